@@ -1,0 +1,1 @@
+//! pgbench -i: schema creation and data generation identical to pgbench.

@@ -1,0 +1,1 @@
+//! The pgbench script language: lexer, meta commands, expressions, PRNG, built-in scripts.

@@ -1,0 +1,1 @@
+//! The results store: versioned schema on SQLite (default) or PostgreSQL.

@@ -1,0 +1,1 @@
+//! libpq-compatible PostgreSQL connections (conninfo, auth, TLS) and protocol helpers.
