@@ -1,1 +1,53 @@
 //! pgbench's command line: getopt_long parsing, options, post-parse checks, help.
+//!
+//! [`parse`] turns argv (without the program name) into an [`Outcome`], printing exactly
+//! what pgbench 18 prints on the way (errors, `-b list`, `--show-script`, `--help`,
+//! `--version`, `setting random seed to N`). It does no network I/O; it reads script
+//! files (`-f`) and stdin (`-f -`) because pgbench parses scripts while reading options.
+#![warn(missing_docs)]
+
+mod getopt;
+mod numeric;
+mod options;
+mod scripts;
+mod seed;
+
+use std::ffi::OsString;
+use std::io::Write;
+
+pub use options::{
+    BenchOptions, Connection, Extensions, InitOptions, PartitionMethod, QueryMode, RunLimit,
+    Script, ScriptEntry, ScriptOrigin, DEFAULT_PERCENTILES,
+};
+pub use seed::{RandomSeed, SeedSource};
+
+/// What the command line asks for.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // built once per process; boxing would only add noise
+pub enum Outcome {
+    /// Stop now with this exit code: `--help`, `--version`, `-b list`, `--show-script`
+    /// (0), or an error that has already been printed to `err` (1).
+    Exit(i32),
+    /// `-i`: initialize.
+    Init(InitOptions),
+    /// Run a benchmark.
+    Bench(BenchOptions),
+}
+
+/// Parses a pgbench command line.
+///
+/// * `argv`: the arguments without the program name.
+/// * `env`: environment lookup (`PGBENCH_RANDOM_SEED`, `PGDATABASE`, `PGUSER`,
+///   `POSIXLY_CORRECT`).
+/// * `out`/`err`: where pgbench would print to stdout/stderr.
+///
+/// `-f -` reads the process's stdin.
+pub fn parse(
+    argv: &[OsString],
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Outcome {
+    let _ = (argv, env, out, err);
+    todo!("pgsurge-args: parse")
+}
