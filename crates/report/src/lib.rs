@@ -1,5 +1,7 @@
 //! The static HTML report and A/B comparison statistics.
 
+pub mod stats;
+
 use std::ffi::OsString;
 
 /// Entry point of `pgsurge report ...`.
