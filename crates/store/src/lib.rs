@@ -1,1 +1,170 @@
-//! The results store: versioned schema on SQLite (default) or PostgreSQL.
+//! The results store: every campaign, run, interval, histogram, metric sample, setting
+//! and environment manifest pgsurge records, in a versioned schema on SQLite (a file, the
+//! default) or PostgreSQL (a URL). Written by `pgsurge-lab`, read by `pgsurge-report`.
+//!
+//! This crate owns the schema (`migrations/*.sql`, applied in order; the version is in
+//! `PRAGMA user_version` on SQLite and in table `pgsurge_schema` on PostgreSQL) and a
+//! typed API over it. It knows nothing about running benchmarks.
+//!
+//! ```no_run
+//! use pgsurge_store::{Store, RunFilter};
+//! let mut store = Store::open("pgsurge-results.db")?;
+//! for set in store.list_sets()? {
+//!     println!("{} {} {} ok / {} failed", set.id, set.record.name, set.runs_ok, set.runs_failed);
+//!     for run in store.list_runs(&RunFilter { set_id: Some(set.id), ..Default::default() })? {
+//!         let full = store.load_run(run.id)?; // intervals, metrics, histograms, settings, manifest
+//!         let latency = pgsurge_store::histogram::merged(&full.histograms, "latency", -1)?;
+//!         println!("{} tps={:?} p99={:?}us", run.record.test_key, run.record.tps,
+//!                  latency.map(|h| h.value_at_quantile(0.99)));
+//!     }
+//! }
+//! # Ok::<(), pgsurge_store::StoreError>(())
+//! ```
+//!
+//! Schema summary (see `migrations/0001_initial.sql` for every column):
+//! `servers`, `sets`, `targets`, `runs` (unique `(set_id, test_key)`), `run_intervals`,
+//! `run_histograms` (HdrHistogram V2 blobs, so percentiles over repeats are exact),
+//! `run_metrics` (long format: run, ts, metric, value) with `metrics_info`,
+//! `run_counters`, `run_settings`, `run_environment` (JSON manifest), `warnings`.
+
+#![warn(missing_docs)]
+
+mod backend;
+mod error;
+pub mod histogram;
+mod model;
+mod pgconn;
+mod read;
+mod schema;
+mod value;
+mod write;
+
+pub use backend::Dialect;
+pub use error::{Result, StoreError};
+pub use model::*;
+pub use schema::SCHEMA_VERSION;
+pub use value::{FromValue, Row, ToValue, Value};
+
+use backend::Backend;
+
+/// Name of the default store file, created in the current directory.
+pub const DEFAULT_STORE_FILE: &str = "pgsurge-results.db";
+
+/// Environment variable naming the store when `--store` is not given.
+pub const STORE_ENV: &str = "PGSURGE_STORE";
+
+/// The store location to use when none was given: `$PGSURGE_STORE`, else
+/// [`DEFAULT_STORE_FILE`] in the current directory.
+pub fn default_location() -> String {
+    std::env::var(STORE_ENV)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| DEFAULT_STORE_FILE.to_string())
+}
+
+/// True when `location` names a PostgreSQL database (URL or conninfo) rather than a file.
+pub fn is_postgres_location(location: &str) -> bool {
+    location.starts_with("postgres://")
+        || location.starts_with("postgresql://")
+        || (location.contains('=') && !location.contains('/') && location.contains(' '))
+        || location.starts_with("host=")
+        || location.starts_with("dbname=")
+}
+
+/// An open results store.
+pub struct Store {
+    backend: Box<dyn Backend>,
+    location: String,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.location)
+            .field("dialect", &self.backend.dialect())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Opens the store at `location` and brings its schema to [`SCHEMA_VERSION`]:
+    /// a `postgres://` / `postgresql://` URL or a conninfo string opens PostgreSQL;
+    /// `:memory:` an in-memory SQLite database; anything else a SQLite file (created).
+    pub fn open(location: &str) -> Result<Self> {
+        Self::open_at_version(location, SCHEMA_VERSION)
+    }
+
+    /// Opens the store migrating only up to `version` (tests of migrations use this to
+    /// build an old store). Fails if the store is newer than this build.
+    pub fn open_at_version(location: &str, version: i64) -> Result<Self> {
+        if location.is_empty() {
+            return Err(StoreError::BadLocation("empty store location".into()));
+        }
+        let backend: Box<dyn Backend> = if is_postgres_location(location) {
+            Box::new(backend::postgres::PostgresBackend::connect(location)?)
+        } else {
+            if let Some(parent) = std::path::Path::new(location).parent() {
+                if !parent.as_os_str().is_empty() && !parent.is_dir() {
+                    return Err(StoreError::BadLocation(format!(
+                        "cannot create {location}: directory {} does not exist",
+                        parent.display()
+                    )));
+                }
+            }
+            Box::new(backend::sqlite::SqliteBackend::open(location)?)
+        };
+        let mut store = Store {
+            backend,
+            location: location.to_string(),
+        };
+        let found = store.backend.schema_version()?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                location: store.location.clone(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        schema::migrate(store.backend.as_mut(), found, version.min(SCHEMA_VERSION))?;
+        Ok(store)
+    }
+
+    /// Where the store is (path or URL as given).
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The backend's dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.backend.dialect()
+    }
+
+    /// The schema version of the open store.
+    pub fn schema_version(&mut self) -> Result<i64> {
+        self.backend.schema_version()
+    }
+
+    /// Runs a read-only query and returns its rows (`?` placeholders) — for reports
+    /// that need an aggregate the typed API does not offer.
+    pub fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        self.backend.query(sql, params)
+    }
+
+    /// Runs `f` inside one transaction: committed if it returns Ok, rolled back otherwise.
+    pub(crate) fn transaction<T>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Backend) -> Result<T>,
+    ) -> Result<T> {
+        self.backend.batch("BEGIN")?;
+        match f(self.backend.as_mut()) {
+            Ok(v) => {
+                self.backend.batch("COMMIT")?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.backend.batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}

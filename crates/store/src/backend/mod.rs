@@ -1,0 +1,45 @@
+//! The two storage backends behind one small trait: statements with `?` placeholders,
+//! rows of [`Value`]s, transactions, and the schema version. SQL written against this
+//! trait must be portable between SQLite (3.35+) and PostgreSQL (RETURNING, no
+//! dialect functions); dialect-specific DDL is produced by [`crate::schema`].
+
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+
+use crate::error::Result;
+use crate::value::{Row, Value};
+
+/// Which SQL dialect a backend speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite (bundled).
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+/// A connection to a store.
+pub(crate) trait Backend: Send {
+    fn dialect(&self) -> Dialect;
+    /// Runs statements without parameters (DDL, BEGIN/COMMIT).
+    fn batch(&mut self, sql: &str) -> Result<()>;
+    /// Runs one statement; returns the number of rows changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
+    /// Runs one query and returns every row.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
+    /// Inserts many rows into `table(columns)`.
+    fn insert_many(&mut self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> Result<()>;
+    /// The schema version stored in the database (0 = empty).
+    fn schema_version(&mut self) -> Result<i64>;
+    /// Records the schema version (inside the migration's transaction).
+    fn set_schema_version(&mut self, version: i64) -> Result<()>;
+}
+
+/// `INSERT INTO table (a, b) VALUES (?, ?)` for `columns`.
+pub(crate) fn insert_sql(table: &str, columns: &[&str]) -> String {
+    let marks = vec!["?"; columns.len()].join(", ");
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({marks})",
+        columns.join(", ")
+    )
+}

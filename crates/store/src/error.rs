@@ -1,0 +1,81 @@
+//! The store's error type. Every failure names what was being done.
+
+/// Errors from opening, migrating, writing or reading the results store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("results store (SQLite): {context}: {source}")]
+    Sqlite {
+        /// What the store was doing.
+        context: String,
+        /// The driver's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// PostgreSQL reported an error.
+    #[error("results store (PostgreSQL): {context}: {message}")]
+    Postgres {
+        /// What the store was doing.
+        context: String,
+        /// The server's or the connection's message.
+        message: String,
+    },
+    /// The store was written by a newer pgsurge.
+    #[error(
+        "results store {location} has schema version {found}, newer than this pgsurge knows ({known}); upgrade pgsurge"
+    )]
+    TooNew {
+        /// Path or URL of the store.
+        location: String,
+        /// Version found in the store.
+        found: i64,
+        /// Newest version this build knows.
+        known: i64,
+    },
+    /// A test with the same identity is already stored in the set.
+    #[error("test \"{test_key}\" is already stored in set {set_id}")]
+    DuplicateTest {
+        /// The set.
+        set_id: i64,
+        /// The test's identity.
+        test_key: String,
+    },
+    /// A requested row does not exist.
+    #[error("{what} {id} not found in the results store")]
+    NotFound {
+        /// Kind of row ("run", "set").
+        what: &'static str,
+        /// Its id.
+        id: i64,
+    },
+    /// A stored value does not have the expected type or format.
+    #[error("results store: column {column}: {message}")]
+    BadValue {
+        /// Column name.
+        column: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A histogram could not be encoded or decoded.
+    #[error("results store: histogram: {0}")]
+    Histogram(String),
+    /// The location is not something the store can open.
+    #[error("results store: {0}")]
+    BadLocation(String),
+}
+
+/// Result alias for the store.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub(crate) trait SqliteContext<T> {
+    fn ctx(self, context: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> SqliteContext<T> for std::result::Result<T, rusqlite::Error> {
+    fn ctx(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| StoreError::Sqlite {
+            context: context(),
+            source,
+        })
+    }
+}

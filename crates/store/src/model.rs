@@ -1,0 +1,603 @@
+//! The rows of the store as Rust types. Each record type lists its columns once; the
+//! [`record!`] macro derives the column list, the parameter list for INSERT and the
+//! reader for SELECT from it, so a new column is one line here plus one migration.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::value::{FromValue, Row, ToValue, Value};
+
+macro_rules! record {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $( $(#[$fm:meta])* $field:ident : $ty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        pub struct $name {
+            $( $(#[$fm])* pub $field: $ty, )*
+        }
+
+        impl $name {
+            /// Column names, in the order of [`Self::values`].
+            pub const COLUMNS: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// The values of the columns, in the order of [`Self::COLUMNS`].
+            pub fn values(&self) -> Vec<Value> {
+                vec![$( ToValue::to_value(&self.$field) ),*]
+            }
+
+            /// Reads the record from `row`, whose columns start at `offset` in the
+            /// order of [`Self::COLUMNS`].
+            pub fn from_row(row: &Row, offset: usize) -> Result<Self> {
+                let mut _i = offset;
+                Ok(Self {
+                    $( $field: {
+                        let v = <$ty as FromValue>::from_value(row.get(_i), stringify!($field))?;
+                        _i += 1;
+                        v
+                    }, )*
+                })
+            }
+
+            /// `a, b, c` for a SELECT list, each column prefixed by `alias.`.
+            pub(crate) fn select_list(alias: &str) -> String {
+                Self::COLUMNS
+                    .iter()
+                    .map(|c| format!("{alias}.{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        }
+    };
+}
+
+/// Kind of a set (stored as text).
+pub mod set_kind {
+    /// A campaign file's matrix.
+    pub const CAMPAIGN: &str = "campaign";
+    /// `pgsurge quickstart`.
+    pub const QUICKSTART: &str = "quickstart";
+    /// Runs imported from pgbench outputs.
+    pub const IMPORT: &str = "import";
+    /// Anything else.
+    pub const ADHOC: &str = "adhoc";
+}
+
+/// Status of a set (stored as text).
+pub mod set_status {
+    /// Tests are still being run (or the campaign was killed: resumable).
+    pub const RUNNING: &str = "running";
+    /// Every planned test is stored.
+    pub const COMPLETE: &str = "complete";
+    /// The campaign stopped with tests left (interrupted by the user).
+    pub const INCOMPLETE: &str = "incomplete";
+}
+
+/// Status of a run (stored as text).
+pub mod run_status {
+    /// The test ran to its end.
+    pub const OK: &str = "ok";
+    /// The test failed; `runs.error` says why.
+    pub const FAILED: &str = "failed";
+    /// The test was interrupted (Ctrl-C); partial results.
+    pub const ABORTED: &str = "aborted";
+    /// Imported from a pgbench output.
+    pub const IMPORTED: &str = "imported";
+}
+
+record! {
+    /// A machine (`servers` table).
+    pub struct ServerRecord {
+        /// Label, unique in the store (normally the host name).
+        name: String,
+        /// Host name.
+        hostname: Option<String>,
+        /// CPU model name.
+        cpu_model: Option<String>,
+        /// Logical CPUs.
+        cpu_count: Option<i64>,
+        /// Physical memory.
+        memory_bytes: Option<i64>,
+        /// `uname -r`.
+        kernel: Option<String>,
+        /// PRETTY_NAME from os-release.
+        os_release: Option<String>,
+        /// Anything else (JSON).
+        details: Option<serde_json::Value>,
+    }
+}
+
+record! {
+    /// A new set (`sets` table) as written by [`crate::Store::create_set`].
+    pub struct SetRecord {
+        /// Name (campaign name, "quickstart", file name of an import…).
+        name: String,
+        /// One of [`set_kind`].
+        kind: String,
+        /// Free text.
+        description: Option<String>,
+        /// Hash of the normalized spec: a rerun of the same campaign finds its set by it.
+        spec_hash: Option<String>,
+        /// The spec's text (campaign TOML).
+        spec: Option<String>,
+        /// How many tests the matrix holds.
+        planned_tests: Option<i64>,
+        /// One of [`set_status`].
+        status: String,
+        /// RFC 3339 UTC.
+        created_at: String,
+        /// RFC 3339 UTC.
+        finished_at: Option<String>,
+    }
+}
+
+/// A stored set with its id and run counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Set {
+    /// Row id.
+    pub id: i64,
+    /// The stored columns.
+    #[serde(flatten)]
+    pub record: SetRecord,
+    /// Runs stored with status ok (or imported).
+    pub runs_ok: i64,
+    /// Runs stored with status failed or aborted.
+    pub runs_failed: i64,
+}
+
+record! {
+    /// A target of a set (`targets` table).
+    pub struct TargetRecord {
+        /// The set.
+        set_id: i64,
+        /// Name from the campaign file, unique in the set.
+        name: String,
+        /// The machine it ran on.
+        server_id: Option<i64>,
+        /// "conninfo" or "throwaway".
+        kind: String,
+        /// Connection string without password.
+        conninfo: Option<String>,
+        /// PostgreSQL binaries used (throwaway).
+        bin_dir: Option<String>,
+        /// `server_version`.
+        server_version: Option<String>,
+        /// `server_version_num`.
+        server_version_num: Option<i64>,
+        /// Requested settings (JSON object).
+        settings: Option<serde_json::Value>,
+    }
+}
+
+/// A stored target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    /// Row id.
+    pub id: i64,
+    /// The stored columns.
+    #[serde(flatten)]
+    pub record: TargetRecord,
+}
+
+record! {
+    /// One test (`runs` table). Latencies in milliseconds, rates in transactions per
+    /// second; summary numbers exclude the warm-up.
+    pub struct RunRecord {
+        /// The set.
+        set_id: i64,
+        /// The target.
+        target_id: Option<i64>,
+        /// Identity of the matrix cell + repeat, unique within the set.
+        test_key: String,
+        /// Position in the planned order.
+        seq: Option<i64>,
+        /// Repeat number, from 1.
+        repeat_no: i64,
+        /// One of [`run_status`].
+        status: String,
+        /// Why the test failed.
+        error: Option<String>,
+        /// RFC 3339 UTC.
+        started_at: Option<String>,
+        /// RFC 3339 UTC.
+        finished_at: Option<String>,
+        /// Epoch seconds.
+        start_epoch: Option<f64>,
+        /// Epoch seconds.
+        end_epoch: Option<f64>,
+        /// Display name of the script or mix.
+        script: Option<String>,
+        /// JSON array of {name, weight, text, sha256}.
+        scripts: Option<serde_json::Value>,
+        /// JSON object of every option.
+        options: Option<serde_json::Value>,
+        /// Equivalent pgbench command line.
+        command_line: Option<String>,
+        /// Random seed used.
+        seed: Option<String>,
+        /// Scale factor.
+        scale: Option<i64>,
+        /// Clients.
+        clients: Option<i64>,
+        /// Threads.
+        threads: Option<i64>,
+        /// Total target rate (tps); None = unthrottled.
+        rate: Option<f64>,
+        /// Per-client rate when the campaign gave one.
+        rate_per_client: Option<f64>,
+        /// `-L`.
+        latency_limit_ms: Option<f64>,
+        /// `-T`.
+        duration_s: Option<f64>,
+        /// `-t`.
+        transactions_per_client: Option<i64>,
+        /// simple / extended / prepared.
+        query_mode: Option<String>,
+        /// client / server (data generation of `-i`).
+        init_method: Option<String>,
+        /// Seconds discarded at the start.
+        warmup_s: Option<f64>,
+        /// Server version text.
+        server_version: Option<String>,
+        /// Server version number.
+        server_version_num: Option<i64>,
+        /// Seconds measured (after warm-up).
+        measured_s: Option<f64>,
+        /// Transactions per second (measured window).
+        tps: Option<f64>,
+        /// Transactions (measured window).
+        transactions: Option<i64>,
+        /// Failed transactions.
+        failures: Option<i64>,
+        /// Serialization failures.
+        serialization_failures: Option<i64>,
+        /// Deadlock failures.
+        deadlock_failures: Option<i64>,
+        /// Transactions retried.
+        retried: Option<i64>,
+        /// Total retries.
+        retries: Option<i64>,
+        /// Skipped (latency limit under rate).
+        skipped: Option<i64>,
+        /// Above the latency limit.
+        late: Option<i64>,
+        /// Mean latency.
+        latency_mean_ms: Option<f64>,
+        /// Latency standard deviation.
+        latency_stddev_ms: Option<f64>,
+        /// Minimum latency.
+        latency_min_ms: Option<f64>,
+        /// Median.
+        latency_p50_ms: Option<f64>,
+        /// 90th percentile.
+        latency_p90_ms: Option<f64>,
+        /// 95th percentile.
+        latency_p95_ms: Option<f64>,
+        /// 99th percentile.
+        latency_p99_ms: Option<f64>,
+        /// 99.9th percentile.
+        latency_p999_ms: Option<f64>,
+        /// Maximum latency.
+        latency_max_ms: Option<f64>,
+        /// Mean schedule lag (rate runs).
+        lag_mean_ms: Option<f64>,
+        /// Maximum schedule lag.
+        lag_max_ms: Option<f64>,
+        /// `pg_stat_database.xact_commit` delta over the test.
+        server_commits: Option<i64>,
+        /// `pg_stat_database.xact_rollback` delta.
+        server_rollbacks: Option<i64>,
+        /// 100 × |server − client| / client.
+        commit_mismatch_pct: Option<f64>,
+        /// WAL bytes written during the test.
+        wal_bytes: Option<i64>,
+        /// Database size before.
+        db_size_start: Option<i64>,
+        /// Database size after.
+        db_size_end: Option<i64>,
+        /// Seconds spent on cleanup after the test.
+        cleanup_s: Option<f64>,
+        /// The engine's RunResult document.
+        result_json: Option<serde_json::Value>,
+    }
+}
+
+/// A stored run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Row id.
+    pub id: i64,
+    /// The stored columns.
+    #[serde(flatten)]
+    pub record: RunRecord,
+}
+
+record! {
+    /// One interval of a run (`run_intervals`), normally one second.
+    pub struct IntervalRecord {
+        /// Interval start, epoch seconds.
+        ts: f64,
+        /// Interval start, seconds since the run began.
+        elapsed_s: f64,
+        /// Interval length.
+        duration_s: f64,
+        /// Inside the discarded warm-up.
+        warmup: bool,
+        /// Transactions that ended in the interval.
+        transactions: i64,
+        /// Their rate.
+        tps: f64,
+        /// Failed.
+        failures: Option<i64>,
+        /// Retried.
+        retried: Option<i64>,
+        /// Skipped.
+        skipped: Option<i64>,
+        /// Mean latency.
+        latency_mean_ms: Option<f64>,
+        /// Min latency.
+        latency_min_ms: Option<f64>,
+        /// Max latency.
+        latency_max_ms: Option<f64>,
+        /// Median.
+        latency_p50_ms: Option<f64>,
+        /// p90.
+        latency_p90_ms: Option<f64>,
+        /// p99.
+        latency_p99_ms: Option<f64>,
+        /// Mean lag.
+        lag_mean_ms: Option<f64>,
+        /// Max lag.
+        lag_max_ms: Option<f64>,
+        /// Latency histogram of the interval, encoded like [`HistogramRecord::data`].
+        histogram: Option<Vec<u8>>,
+    }
+}
+
+/// Encodings of stored histograms.
+pub mod histogram_encoding {
+    /// HdrHistogram V2 serialization, uncompressed (`hdrhistogram::serialization::V2Serializer`).
+    pub const HDR_V2: &str = "hdr-v2";
+}
+
+record! {
+    /// A whole-run histogram (`run_histograms`).
+    pub struct HistogramRecord {
+        /// "latency" or "lag".
+        kind: String,
+        /// Script number, -1 = all scripts together.
+        script_index: i64,
+        /// Script name.
+        script_name: Option<String>,
+        /// Unit of recorded values ("us").
+        unit: String,
+        /// See [`histogram_encoding`].
+        encoding: String,
+        /// Values recorded.
+        count: i64,
+        /// The serialized histogram.
+        data: Vec<u8>,
+    }
+}
+
+record! {
+    /// One sample of a metric (`run_metrics`).
+    pub struct MetricSample {
+        /// Epoch seconds.
+        ts: f64,
+        /// Metric name (see [`MetricInfo`]).
+        metric: String,
+        /// Value in the metric's unit.
+        value: f64,
+    }
+}
+
+record! {
+    /// What a metric name means (`metrics_info`).
+    pub struct MetricInfo {
+        /// Name, e.g. "os.cpu.user_pct".
+        metric: String,
+        /// Group for reports, e.g. "os.cpu".
+        category: String,
+        /// Unit, e.g. "%", "MB/s", "1/s", "bytes".
+        unit: String,
+        /// One line.
+        description: Option<String>,
+    }
+}
+
+record! {
+    /// A server counter before and after the test (`run_counters`).
+    pub struct CounterRecord {
+        /// e.g. "pg_stat_database.xact_commit".
+        name: String,
+        /// Value before the test.
+        before_value: Option<f64>,
+        /// Value after.
+        after_value: Option<f64>,
+        /// after − before.
+        delta: Option<f64>,
+    }
+}
+
+record! {
+    /// A non-default setting during the run (`run_settings`).
+    pub struct SettingRecord {
+        /// GUC name.
+        name: String,
+        /// `setting`.
+        setting: Option<String>,
+        /// `unit`.
+        unit: Option<String>,
+        /// `source`.
+        source: Option<String>,
+        /// `boot_val`.
+        boot_val: Option<String>,
+    }
+}
+
+record! {
+    /// A warning (`warnings`).
+    pub struct WarningRecord {
+        /// Set it concerns.
+        set_id: Option<i64>,
+        /// Run it concerns.
+        run_id: Option<i64>,
+        /// Machine-readable code, e.g. "commit_mismatch".
+        code: String,
+        /// What a person reads.
+        message: String,
+        /// RFC 3339 UTC.
+        created_at: String,
+    }
+}
+
+/// Everything about one test, written in one transaction by [`crate::Store::write_run`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunWrite {
+    /// The `runs` row.
+    pub run: RunRecord,
+    /// Per-interval results.
+    pub intervals: Vec<IntervalRecord>,
+    /// Whole-run histograms.
+    pub histograms: Vec<HistogramRecord>,
+    /// OS and PostgreSQL samples.
+    pub metrics: Vec<MetricSample>,
+    /// Descriptions of the metric names used (upserted).
+    pub metric_info: Vec<MetricInfo>,
+    /// Counters before/after.
+    pub counters: Vec<CounterRecord>,
+    /// Non-default settings.
+    pub settings: Vec<SettingRecord>,
+    /// Environment manifest (JSON).
+    pub environment: Option<serde_json::Value>,
+    /// Warnings about this run (`run_id`/`set_id` are filled in on write).
+    pub warnings: Vec<WarningRecord>,
+}
+
+/// A run with everything stored about it, as returned by [`crate::Store::load_run`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadedRun {
+    /// The run.
+    pub run: Run,
+    /// Its target.
+    pub target: Option<Target>,
+    /// Per-interval results, by time.
+    pub intervals: Vec<IntervalRecord>,
+    /// Whole-run histograms.
+    pub histograms: Vec<HistogramRecord>,
+    /// Samples, by metric then time.
+    pub metrics: Vec<MetricSample>,
+    /// Counters.
+    pub counters: Vec<CounterRecord>,
+    /// Non-default settings.
+    pub settings: Vec<SettingRecord>,
+    /// Environment manifest.
+    pub environment: Option<serde_json::Value>,
+    /// Warnings about the run.
+    pub warnings: Vec<WarningRecord>,
+}
+
+/// Which runs [`crate::Store::list_runs`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    /// Only this set.
+    pub set_id: Option<i64>,
+    /// Only this target id.
+    pub target_id: Option<i64>,
+    /// Only this status.
+    pub status: Option<String>,
+}
+
+/// Current time as RFC 3339 UTC text with milliseconds (`2026-11-22T00:41:22.123Z`).
+pub fn now_rfc3339() -> String {
+    epoch_to_rfc3339(now_epoch())
+}
+
+/// Current time as fractional Unix epoch seconds.
+pub fn now_epoch() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Formats epoch seconds as RFC 3339 UTC text with milliseconds.
+pub fn epoch_to_rfc3339(epoch: f64) -> String {
+    let millis_total = (epoch * 1000.0).round() as i64;
+    let secs = millis_total.div_euclid(1000);
+    let millis = millis_total.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_known_instants() {
+        assert_eq!(epoch_to_rfc3339(0.0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(epoch_to_rfc3339(951_782_400.5), "2000-02-29T00:00:00.500Z");
+        assert_eq!(
+            epoch_to_rfc3339(1_795_307_482.123),
+            "2026-11-22T00:31:22.123Z"
+        );
+    }
+
+    #[test]
+    fn record_round_trips_through_a_row() {
+        let m = MetricSample {
+            ts: 1.5,
+            metric: "os.cpu.user_pct".into(),
+            value: 12.0,
+        };
+        let row = Row(m.values());
+        assert_eq!(MetricSample::from_row(&row, 0).unwrap(), m);
+        assert_eq!(MetricSample::COLUMNS, &["ts", "metric", "value"]);
+    }
+}
+
+/// A stored server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Server {
+    /// Row id.
+    pub id: i64,
+    /// The stored columns.
+    #[serde(flatten)]
+    pub record: ServerRecord,
+}
+
+/// A stored warning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Row id.
+    pub id: i64,
+    /// The stored columns.
+    #[serde(flatten)]
+    pub record: WarningRecord,
+}

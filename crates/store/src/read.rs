@@ -1,0 +1,332 @@
+//! Reading the store: the API the report, `compare` and `pgsurge results` use.
+
+use crate::error::{Result, StoreError};
+use crate::model::*;
+use crate::value::{Row, ToValue, Value};
+use crate::Store;
+
+const SET_COUNTS: &str =
+    "(SELECT count(*) FROM runs r WHERE r.set_id = s.id AND r.status IN ('ok', 'imported')), \
+     (SELECT count(*) FROM runs r WHERE r.set_id = s.id AND r.status IN ('failed', 'aborted'))";
+
+fn set_from_row(r: &Row) -> Result<Set> {
+    let n = SetRecord::COLUMNS.len();
+    Ok(Set {
+        id: r.read(0, "sets.id")?,
+        record: SetRecord::from_row(r, 1)?,
+        runs_ok: r.read(n + 1, "runs_ok")?,
+        runs_failed: r.read(n + 2, "runs_failed")?,
+    })
+}
+
+impl Store {
+    /// Every set, oldest first, with run counts.
+    pub fn list_sets(&mut self) -> Result<Vec<Set>> {
+        let sql = format!(
+            "SELECT s.id, {}, {SET_COUNTS} FROM sets s ORDER BY s.id",
+            SetRecord::select_list("s")
+        );
+        self.backend
+            .query(&sql, &[])?
+            .iter()
+            .map(set_from_row)
+            .collect()
+    }
+
+    /// One set.
+    pub fn set(&mut self, set_id: i64) -> Result<Set> {
+        let sql = format!(
+            "SELECT s.id, {}, {SET_COUNTS} FROM sets s WHERE s.id = ?",
+            SetRecord::select_list("s")
+        );
+        let rows = self.backend.query(&sql, &[Value::Int(set_id)])?;
+        rows.first()
+            .map(set_from_row)
+            .unwrap_or(Err(StoreError::NotFound {
+                what: "set",
+                id: set_id,
+            }))
+    }
+
+    /// The newest set of `kind` named `name` whose spec hash is `spec_hash` (how a rerun
+    /// of a campaign finds the set to resume).
+    pub fn find_set(&mut self, kind: &str, name: &str, spec_hash: &str) -> Result<Option<Set>> {
+        let sql = format!(
+            "SELECT s.id, {}, {SET_COUNTS} FROM sets s \
+             WHERE s.kind = ? AND s.name = ? AND s.spec_hash = ? ORDER BY s.id DESC LIMIT 1",
+            SetRecord::select_list("s")
+        );
+        let rows = self.backend.query(
+            &sql,
+            &[kind.to_value(), name.to_value(), spec_hash.to_value()],
+        )?;
+        rows.first().map(set_from_row).transpose()
+    }
+
+    /// Every server.
+    pub fn servers(&mut self) -> Result<Vec<Server>> {
+        let sql = format!(
+            "SELECT s.id, {} FROM servers s ORDER BY s.id",
+            ServerRecord::select_list("s")
+        );
+        self.backend
+            .query(&sql, &[])?
+            .iter()
+            .map(|r| {
+                Ok(Server {
+                    id: r.read(0, "servers.id")?,
+                    record: ServerRecord::from_row(r, 1)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The targets of a set.
+    pub fn targets(&mut self, set_id: i64) -> Result<Vec<Target>> {
+        let sql = format!(
+            "SELECT t.id, {} FROM targets t WHERE t.set_id = ? ORDER BY t.id",
+            TargetRecord::select_list("t")
+        );
+        self.backend
+            .query(&sql, &[Value::Int(set_id)])?
+            .iter()
+            .map(target_from_row)
+            .collect()
+    }
+
+    /// Runs matching `filter`, in set then planned order.
+    pub fn list_runs(&mut self, filter: &RunFilter) -> Result<Vec<Run>> {
+        let mut sql = format!(
+            "SELECT r.id, {} FROM runs r WHERE 1 = 1",
+            RunRecord::select_list("r")
+        );
+        let mut params = Vec::new();
+        if let Some(s) = filter.set_id {
+            sql.push_str(" AND r.set_id = ?");
+            params.push(Value::Int(s));
+        }
+        if let Some(t) = filter.target_id {
+            sql.push_str(" AND r.target_id = ?");
+            params.push(Value::Int(t));
+        }
+        if let Some(st) = &filter.status {
+            sql.push_str(" AND r.status = ?");
+            params.push(st.to_value());
+        }
+        sql.push_str(" ORDER BY r.set_id, r.seq, r.id");
+        self.backend
+            .query(&sql, &params)?
+            .iter()
+            .map(run_from_row)
+            .collect()
+    }
+
+    /// One run (its `runs` row only).
+    pub fn run(&mut self, run_id: i64) -> Result<Run> {
+        let sql = format!(
+            "SELECT r.id, {} FROM runs r WHERE r.id = ?",
+            RunRecord::select_list("r")
+        );
+        let rows = self.backend.query(&sql, &[Value::Int(run_id)])?;
+        rows.first()
+            .map(run_from_row)
+            .unwrap_or(Err(StoreError::NotFound {
+                what: "run",
+                id: run_id,
+            }))
+    }
+
+    /// The test keys stored in a set, with their status (resume uses this).
+    pub fn stored_tests(&mut self, set_id: i64) -> Result<Vec<(String, String)>> {
+        self.backend
+            .query(
+                "SELECT test_key, status FROM runs WHERE set_id = ? ORDER BY id",
+                &[Value::Int(set_id)],
+            )?
+            .iter()
+            .map(|r| Ok((r.read(0, "test_key")?, r.read(1, "status")?)))
+            .collect()
+    }
+
+    /// A run with its target, intervals, histograms, metrics, counters, settings,
+    /// environment manifest and warnings.
+    pub fn load_run(&mut self, run_id: i64) -> Result<LoadedRun> {
+        let run = self.run(run_id)?;
+        let target = match run.record.target_id {
+            Some(t) => {
+                let sql = format!(
+                    "SELECT t.id, {} FROM targets t WHERE t.id = ?",
+                    TargetRecord::select_list("t")
+                );
+                let rows = self.backend.query(&sql, &[Value::Int(t)])?;
+                rows.first().map(target_from_row).transpose()?
+            }
+            None => None,
+        };
+        let id = [Value::Int(run_id)];
+        let intervals = self.children(
+            &format!(
+                "SELECT {} FROM run_intervals x WHERE x.run_id = ? ORDER BY x.ts",
+                IntervalRecord::select_list("x")
+            ),
+            &id,
+            IntervalRecord::from_row,
+        )?;
+        let histograms = self.children(
+            &format!(
+                "SELECT {} FROM run_histograms x WHERE x.run_id = ? ORDER BY x.kind, x.script_index",
+                HistogramRecord::select_list("x")
+            ),
+            &id,
+            HistogramRecord::from_row,
+        )?;
+        let metrics = self.children(
+            &format!(
+                "SELECT {} FROM run_metrics x WHERE x.run_id = ? ORDER BY x.metric, x.ts",
+                MetricSample::select_list("x")
+            ),
+            &id,
+            MetricSample::from_row,
+        )?;
+        let counters = self.children(
+            &format!(
+                "SELECT {} FROM run_counters x WHERE x.run_id = ? ORDER BY x.name",
+                CounterRecord::select_list("x")
+            ),
+            &id,
+            CounterRecord::from_row,
+        )?;
+        let settings = self.children(
+            &format!(
+                "SELECT {} FROM run_settings x WHERE x.run_id = ? ORDER BY x.name",
+                SettingRecord::select_list("x")
+            ),
+            &id,
+            SettingRecord::from_row,
+        )?;
+        let environment = self
+            .backend
+            .query("SELECT manifest FROM run_environment WHERE run_id = ?", &id)?
+            .first()
+            .map(|r| r.read::<serde_json::Value>(0, "run_environment.manifest"))
+            .transpose()?;
+        let warnings = self.children(
+            &format!(
+                "SELECT {} FROM warnings x WHERE x.run_id = ? ORDER BY x.id",
+                WarningRecord::select_list("x")
+            ),
+            &id,
+            WarningRecord::from_row,
+        )?;
+        Ok(LoadedRun {
+            run,
+            target,
+            intervals,
+            histograms,
+            metrics,
+            counters,
+            settings,
+            environment,
+            warnings,
+        })
+    }
+
+    /// The whole-run histograms of several runs (to merge repeats: see
+    /// [`crate::histogram::merged`]).
+    pub fn histograms(&mut self, run_ids: &[i64]) -> Result<Vec<HistogramRecord>> {
+        let mut out = Vec::new();
+        for id in run_ids {
+            out.extend(self.children(
+                &format!(
+                    "SELECT {} FROM run_histograms x WHERE x.run_id = ?",
+                    HistogramRecord::select_list("x")
+                ),
+                &[Value::Int(*id)],
+                HistogramRecord::from_row,
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// One metric's samples of a run, by time, as (epoch seconds, value).
+    pub fn metric_series(&mut self, run_id: i64, metric: &str) -> Result<Vec<(f64, f64)>> {
+        self.backend
+            .query(
+                "SELECT ts, value FROM run_metrics WHERE run_id = ? AND metric = ? ORDER BY ts",
+                &[Value::Int(run_id), metric.to_value()],
+            )?
+            .iter()
+            .map(|r| Ok((r.read(0, "ts")?, r.read(1, "value")?)))
+            .collect()
+    }
+
+    /// The metric names a run has samples for.
+    pub fn metric_names(&mut self, run_id: i64) -> Result<Vec<String>> {
+        self.backend
+            .query(
+                "SELECT DISTINCT metric FROM run_metrics WHERE run_id = ? ORDER BY metric",
+                &[Value::Int(run_id)],
+            )?
+            .iter()
+            .map(|r| r.read(0, "metric"))
+            .collect()
+    }
+
+    /// What every known metric name means.
+    pub fn metrics_info(&mut self) -> Result<Vec<MetricInfo>> {
+        let sql = format!(
+            "SELECT {} FROM metrics_info x ORDER BY x.metric",
+            MetricInfo::select_list("x")
+        );
+        self.children(&sql, &[], MetricInfo::from_row)
+    }
+
+    /// Warnings of a set (all sets when None), oldest first.
+    pub fn warnings(&mut self, set_id: Option<i64>) -> Result<Vec<Warning>> {
+        let (filter, params) = match set_id {
+            Some(s) => (" WHERE x.set_id = ?", vec![Value::Int(s)]),
+            None => ("", vec![]),
+        };
+        let sql = format!(
+            "SELECT x.id, {} FROM warnings x{filter} ORDER BY x.id",
+            WarningRecord::select_list("x")
+        );
+        self.backend
+            .query(&sql, &params)?
+            .iter()
+            .map(|r| {
+                Ok(Warning {
+                    id: r.read(0, "warnings.id")?,
+                    record: WarningRecord::from_row(r, 1)?,
+                })
+            })
+            .collect()
+    }
+
+    fn children<T>(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        read: fn(&Row, usize) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.backend
+            .query(sql, params)?
+            .iter()
+            .map(|r| read(r, 0))
+            .collect()
+    }
+}
+
+fn target_from_row(r: &Row) -> Result<Target> {
+    Ok(Target {
+        id: r.read(0, "targets.id")?,
+        record: TargetRecord::from_row(r, 1)?,
+    })
+}
+
+fn run_from_row(r: &Row) -> Result<Run> {
+    Ok(Run {
+        id: r.read(0, "runs.id")?,
+        record: RunRecord::from_row(r, 1)?,
+    })
+}

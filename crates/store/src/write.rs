@@ -1,0 +1,265 @@
+//! Writing to the store: sets, servers, targets, and runs (each run with everything
+//! about it in one transaction, so a killed writer leaves either the whole test or
+//! nothing).
+
+use crate::backend::{insert_sql, Backend};
+use crate::error::{Result, StoreError};
+use crate::model::*;
+use crate::value::{ToValue, Value};
+use crate::Store;
+
+fn insert_returning_id(
+    b: &mut dyn Backend,
+    table: &str,
+    columns: &[&str],
+    values: &[Value],
+) -> Result<i64> {
+    let sql = format!("{} RETURNING id", insert_sql(table, columns));
+    let rows = b.query(&sql, values)?;
+    rows.first()
+        .ok_or_else(|| StoreError::BadValue {
+            column: format!("{table}.id"),
+            message: "INSERT … RETURNING id returned no row".into(),
+        })?
+        .read(0, "id")
+}
+
+fn update_by_id(
+    b: &mut dyn Backend,
+    table: &str,
+    columns: &[&str],
+    mut values: Vec<Value>,
+    id: i64,
+) -> Result<()> {
+    let sets = columns
+        .iter()
+        .map(|c| format!("{c} = ?"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    values.push(Value::Int(id));
+    b.execute(&format!("UPDATE {table} SET {sets} WHERE id = ?"), &values)?;
+    Ok(())
+}
+
+impl Store {
+    /// Creates a set and returns its id.
+    pub fn create_set(&mut self, set: &SetRecord) -> Result<i64> {
+        self.transaction(|b| insert_returning_id(b, "sets", SetRecord::COLUMNS, &set.values()))
+    }
+
+    /// Sets a set's status (and `finished_at` when given).
+    pub fn set_set_status(
+        &mut self,
+        set_id: i64,
+        status: &str,
+        finished_at: Option<&str>,
+    ) -> Result<()> {
+        let n = self.backend.execute(
+            "UPDATE sets SET status = ?, finished_at = ? WHERE id = ?",
+            &[
+                status.to_value(),
+                finished_at.map(str::to_string).to_value(),
+                Value::Int(set_id),
+            ],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NotFound {
+                what: "set",
+                id: set_id,
+            });
+        }
+        Ok(())
+    }
+
+    /// Inserts or updates (by name) a server and returns its id.
+    pub fn upsert_server(&mut self, server: &ServerRecord) -> Result<i64> {
+        self.transaction(|b| {
+            let rows = b.query(
+                "SELECT id FROM servers WHERE name = ?",
+                &[server.name.to_value()],
+            )?;
+            match rows.first() {
+                Some(r) => {
+                    let id = r.read(0, "servers.id")?;
+                    update_by_id(b, "servers", ServerRecord::COLUMNS, server.values(), id)?;
+                    Ok(id)
+                }
+                None => insert_returning_id(b, "servers", ServerRecord::COLUMNS, &server.values()),
+            }
+        })
+    }
+
+    /// Inserts or updates (by set and name) a target and returns its id.
+    pub fn upsert_target(&mut self, target: &TargetRecord) -> Result<i64> {
+        self.transaction(|b| {
+            let rows = b.query(
+                "SELECT id FROM targets WHERE set_id = ? AND name = ?",
+                &[Value::Int(target.set_id), target.name.to_value()],
+            )?;
+            match rows.first() {
+                Some(r) => {
+                    let id = r.read(0, "targets.id")?;
+                    update_by_id(b, "targets", TargetRecord::COLUMNS, target.values(), id)?;
+                    Ok(id)
+                }
+                None => insert_returning_id(b, "targets", TargetRecord::COLUMNS, &target.values()),
+            }
+        })
+    }
+
+    /// Writes one test and everything about it in one transaction; returns the run id.
+    /// Fails with [`StoreError::DuplicateTest`] when the set already holds its test key.
+    pub fn write_run(&mut self, w: &RunWrite) -> Result<i64> {
+        self.transaction(|b| write_run_in(b, w, false))
+    }
+
+    /// Like [`Store::write_run`], but first deletes a stored test with the same key (to
+    /// rerun a failed test).
+    pub fn write_run_replacing(&mut self, w: &RunWrite) -> Result<i64> {
+        self.transaction(|b| write_run_in(b, w, true))
+    }
+
+    /// Stores a warning and returns its id.
+    pub fn add_warning(&mut self, warning: &WarningRecord) -> Result<i64> {
+        self.transaction(|b| {
+            insert_returning_id(b, "warnings", WarningRecord::COLUMNS, &warning.values())
+        })
+    }
+
+    /// Deletes a run and everything about it.
+    pub fn delete_run(&mut self, run_id: i64) -> Result<()> {
+        self.transaction(|b| delete_run_in(b, run_id))
+    }
+
+    /// Deletes a set with its targets, runs and warnings.
+    pub fn delete_set(&mut self, set_id: i64) -> Result<()> {
+        self.transaction(|b| {
+            let ids = b.query(
+                "SELECT id FROM runs WHERE set_id = ?",
+                &[Value::Int(set_id)],
+            )?;
+            for r in ids {
+                delete_run_in(b, r.read(0, "runs.id")?)?;
+            }
+            b.execute(
+                "DELETE FROM warnings WHERE set_id = ?",
+                &[Value::Int(set_id)],
+            )?;
+            b.execute(
+                "DELETE FROM targets WHERE set_id = ?",
+                &[Value::Int(set_id)],
+            )?;
+            let n = b.execute("DELETE FROM sets WHERE id = ?", &[Value::Int(set_id)])?;
+            if n == 0 {
+                return Err(StoreError::NotFound {
+                    what: "set",
+                    id: set_id,
+                });
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Child tables of `runs`, deleted explicitly (PostgreSQL and SQLite both cascade, but
+/// SQLite only with `foreign_keys` on; explicit deletes do not depend on it).
+const RUN_CHILDREN: &[&str] = &[
+    "run_intervals",
+    "run_histograms",
+    "run_metrics",
+    "run_counters",
+    "run_settings",
+    "run_environment",
+    "warnings",
+];
+
+fn delete_run_in(b: &mut dyn Backend, run_id: i64) -> Result<()> {
+    for t in RUN_CHILDREN {
+        b.execute(
+            &format!("DELETE FROM {t} WHERE run_id = ?"),
+            &[Value::Int(run_id)],
+        )?;
+    }
+    b.execute("DELETE FROM runs WHERE id = ?", &[Value::Int(run_id)])?;
+    Ok(())
+}
+
+fn with_run_id(run_id: i64, rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    rows.into_iter()
+        .map(|mut r| {
+            r.insert(0, Value::Int(run_id));
+            r
+        })
+        .collect()
+}
+
+fn prefixed<'a>(columns: &[&'a str]) -> Vec<&'a str> {
+    std::iter::once("run_id")
+        .chain(columns.iter().copied())
+        .collect()
+}
+
+fn write_run_in(b: &mut dyn Backend, w: &RunWrite, replace: bool) -> Result<i64> {
+    let run = &w.run;
+    let existing = b.query(
+        "SELECT id FROM runs WHERE set_id = ? AND test_key = ?",
+        &[Value::Int(run.set_id), run.test_key.to_value()],
+    )?;
+    if let Some(r) = existing.first() {
+        if !replace {
+            return Err(StoreError::DuplicateTest {
+                set_id: run.set_id,
+                test_key: run.test_key.clone(),
+            });
+        }
+        delete_run_in(b, r.read(0, "runs.id")?)?;
+    }
+    let run_id = insert_returning_id(b, "runs", RunRecord::COLUMNS, &run.values())?;
+
+    b.insert_many(
+        "run_intervals",
+        &prefixed(IntervalRecord::COLUMNS),
+        &with_run_id(run_id, w.intervals.iter().map(|x| x.values()).collect()),
+    )?;
+    b.insert_many(
+        "run_histograms",
+        &prefixed(HistogramRecord::COLUMNS),
+        &with_run_id(run_id, w.histograms.iter().map(|x| x.values()).collect()),
+    )?;
+    b.insert_many(
+        "run_metrics",
+        &prefixed(MetricSample::COLUMNS),
+        &with_run_id(run_id, w.metrics.iter().map(|x| x.values()).collect()),
+    )?;
+    b.insert_many(
+        "run_counters",
+        &prefixed(CounterRecord::COLUMNS),
+        &with_run_id(run_id, w.counters.iter().map(|x| x.values()).collect()),
+    )?;
+    b.insert_many(
+        "run_settings",
+        &prefixed(SettingRecord::COLUMNS),
+        &with_run_id(run_id, w.settings.iter().map(|x| x.values()).collect()),
+    )?;
+    if let Some(env) = &w.environment {
+        b.execute(
+            "INSERT INTO run_environment (run_id, manifest) VALUES (?, ?)",
+            &[Value::Int(run_id), env.to_value()],
+        )?;
+    }
+    for info in &w.metric_info {
+        b.execute(
+            "INSERT INTO metrics_info (metric, category, unit, description) VALUES (?, ?, ?, ?) \
+             ON CONFLICT (metric) DO UPDATE SET category = excluded.category, \
+             unit = excluded.unit, description = excluded.description",
+            &info.values(),
+        )?;
+    }
+    for warning in &w.warnings {
+        let mut warning = warning.clone();
+        warning.run_id = Some(run_id);
+        warning.set_id = Some(run.set_id);
+        insert_returning_id(b, "warnings", WarningRecord::COLUMNS, &warning.values())?;
+    }
+    Ok(run_id)
+}

@@ -1,0 +1,276 @@
+//! Test bodies shared by the SQLite and PostgreSQL store tests.
+#![allow(dead_code)]
+
+use hdrhistogram::Histogram;
+use pgsurge_store::*;
+
+pub fn sample_set() -> SetRecord {
+    SetRecord {
+        name: "campaign-a".into(),
+        kind: set_kind::CAMPAIGN.into(),
+        description: Some("it's a test \\ with quotes".into()),
+        spec_hash: Some("abc123".into()),
+        spec: Some("[campaign]\nname = 'a'\n".into()),
+        planned_tests: Some(2),
+        status: set_status::RUNNING.into(),
+        created_at: now_rfc3339(),
+        finished_at: None,
+    }
+}
+
+pub fn sample_run(set_id: i64, target_id: Option<i64>, key: &str) -> RunWrite {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+    for v in [100u64, 200, 300, 4000] {
+        h.record(v).unwrap();
+    }
+    let run = RunRecord {
+        set_id,
+        target_id,
+        test_key: key.into(),
+        seq: Some(1),
+        repeat_no: 1,
+        status: run_status::OK.into(),
+        scale: Some(10),
+        clients: Some(4),
+        threads: Some(2),
+        tps: Some(1234.5),
+        transactions: Some(4),
+        latency_p99_ms: Some(4.0),
+        options: Some(serde_json::json!({"clients": 4, "script": "tpcb-like"})),
+        result_json: Some(serde_json::json!({"tps": 1234.5})),
+        ..Default::default()
+    };
+    RunWrite {
+        run,
+        intervals: (0..3)
+            .map(|i| IntervalRecord {
+                ts: 1000.0 + f64::from(i),
+                elapsed_s: f64::from(i),
+                duration_s: 1.0,
+                warmup: i == 0,
+                transactions: 100 + i64::from(i),
+                tps: 100.0 + f64::from(i),
+                latency_p99_ms: Some(2.5),
+                histogram: Some(histogram::encode(&h).unwrap()),
+                ..Default::default()
+            })
+            .collect(),
+        histograms: vec![HistogramRecord::from_histogram("latency", -1, None, &h).unwrap()],
+        metrics: vec![
+            MetricSample {
+                ts: 1000.0,
+                metric: "os.cpu.user_pct".into(),
+                value: 10.0,
+            },
+            MetricSample {
+                ts: 1001.0,
+                metric: "os.cpu.user_pct".into(),
+                value: 20.0,
+            },
+            MetricSample {
+                ts: 1000.0,
+                metric: "pg.db.xact_commit_per_s".into(),
+                value: 99.0,
+            },
+            MetricSample {
+                ts: 1001.0,
+                metric: "pg.db.xact_commit_per_s".into(),
+                value: 101.0,
+            },
+        ],
+        metric_info: vec![MetricInfo {
+            metric: "os.cpu.user_pct".into(),
+            category: "os.cpu".into(),
+            unit: "%".into(),
+            description: Some("user CPU".into()),
+        }],
+        counters: vec![CounterRecord {
+            name: "pg_stat_database.xact_commit".into(),
+            before_value: Some(10.0),
+            after_value: Some(210.0),
+            delta: Some(200.0),
+        }],
+        settings: vec![SettingRecord {
+            name: "shared_buffers".into(),
+            setting: Some("16384".into()),
+            unit: Some("8kB".into()),
+            source: Some("configuration file".into()),
+            boot_val: Some("1024".into()),
+        }],
+        environment: Some(serde_json::json!({"kernel": "6.1", "cpu": {"count": 2}})),
+        warnings: vec![WarningRecord {
+            code: "commit_mismatch".into(),
+            message: "server counted 7% more commits".into(),
+            created_at: now_rfc3339(),
+            ..Default::default()
+        }],
+    }
+}
+
+/// Writes a set, server, target and one run; returns the run id.
+pub fn write_sample(store: &mut Store) -> i64 {
+    let set_id = store.create_set(&sample_set()).unwrap();
+    let server_id = store
+        .upsert_server(&ServerRecord {
+            name: "box1".into(),
+            cpu_count: Some(2),
+            details: Some(serde_json::json!({"x": 1})),
+            ..Default::default()
+        })
+        .unwrap();
+    let target_id = store
+        .upsert_target(&TargetRecord {
+            set_id,
+            name: "pg17".into(),
+            server_id: Some(server_id),
+            kind: "throwaway".into(),
+            settings: Some(serde_json::json!({"shared_buffers": "128MB"})),
+            ..Default::default()
+        })
+        .unwrap();
+    store
+        .write_run(&sample_run(set_id, Some(target_id), "t1"))
+        .unwrap()
+}
+
+/// Writes a second run into `set_id`.
+pub fn write_more(store: &mut Store, set_id: i64) -> i64 {
+    store.write_run(&sample_run(set_id, None, "t2")).unwrap()
+}
+
+/// Full round trip; returns the run id.
+pub fn round_trip(store: &mut Store) -> i64 {
+    let run_id = write_sample(store);
+    let sets = store.list_sets().unwrap();
+    assert_eq!(sets.len(), 1);
+    let set = &sets[0];
+    assert_eq!(set.record, sample_set_with_time(&set.record));
+    assert_eq!((set.runs_ok, set.runs_failed), (1, 0));
+
+    let loaded = store.load_run(run_id).unwrap();
+    let expected = sample_run(set.id, loaded.run.record.target_id, "t1");
+    assert_eq!(loaded.run.record, expected.run);
+    assert_eq!(loaded.intervals, expected.intervals);
+    assert_eq!(loaded.histograms, expected.histograms);
+    assert_eq!(loaded.counters, expected.counters);
+    assert_eq!(loaded.settings, expected.settings);
+    assert_eq!(loaded.environment, expected.environment);
+    assert_eq!(loaded.metrics.len(), 4);
+    assert_eq!(loaded.warnings.len(), 1);
+    assert_eq!(loaded.warnings[0].run_id, Some(run_id));
+    let target = loaded.target.expect("target stored");
+    assert_eq!(target.record.name, "pg17");
+    let h = histogram::merged(&loaded.histograms, "latency", -1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(h.len(), 4);
+    assert_eq!(h.max(), h.highest_equivalent(4000));
+
+    assert_eq!(
+        store.metric_series(run_id, "os.cpu.user_pct").unwrap(),
+        vec![(1000.0, 10.0), (1001.0, 20.0)]
+    );
+    assert_eq!(
+        store.metric_names(run_id).unwrap(),
+        vec![
+            "os.cpu.user_pct".to_string(),
+            "pg.db.xact_commit_per_s".to_string()
+        ]
+    );
+    assert_eq!(store.metrics_info().unwrap().len(), 1);
+    assert_eq!(store.servers().unwrap()[0].record.cpu_count, Some(2));
+    assert_eq!(store.targets(set.id).unwrap().len(), 1);
+    assert_eq!(store.warnings(Some(set.id)).unwrap().len(), 1);
+    assert_eq!(
+        store.stored_tests(set.id).unwrap(),
+        vec![("t1".to_string(), "ok".to_string())]
+    );
+    let found = store
+        .find_set(set_kind::CAMPAIGN, "campaign-a", "abc123")
+        .unwrap()
+        .expect("set found by hash");
+    assert_eq!(found.id, set.id);
+    assert!(store
+        .find_set(set_kind::CAMPAIGN, "campaign-a", "other")
+        .unwrap()
+        .is_none());
+    store
+        .set_set_status(
+            set.id,
+            set_status::COMPLETE,
+            Some("2026-01-01T00:00:00.000Z"),
+        )
+        .unwrap();
+    assert_eq!(store.set(set.id).unwrap().record.status, "complete");
+    // Upserting the same server name updates in place.
+    let again = store
+        .upsert_server(&ServerRecord {
+            name: "box1".into(),
+            cpu_count: Some(4),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(store.servers().unwrap().len(), 1);
+    assert_eq!(store.servers().unwrap()[0].id, again);
+    assert_eq!(store.servers().unwrap()[0].record.cpu_count, Some(4));
+    run_id
+}
+
+fn sample_set_with_time(stored: &SetRecord) -> SetRecord {
+    SetRecord {
+        created_at: stored.created_at.clone(),
+        ..sample_set()
+    }
+}
+
+pub fn duplicate_and_atomicity(store: &mut Store) {
+    let run_id = write_sample(store);
+    let set_id = store.run(run_id).unwrap().record.set_id;
+    let err = store
+        .write_run(&sample_run(set_id, None, "t1"))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::DuplicateTest { .. }), "{err}");
+
+    // A run whose child rows violate the schema (duplicate interval key) is not stored
+    // at all: no runs row, no metrics.
+    let mut bad = sample_run(set_id, None, "t-bad");
+    bad.intervals.push(bad.intervals[0].clone());
+    assert!(store.write_run(&bad).is_err());
+    let keys: Vec<String> = store
+        .stored_tests(set_id)
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, vec!["t1".to_string()]);
+    let orphan_metrics = store
+        .query(
+            "SELECT count(*) FROM run_metrics WHERE run_id NOT IN (SELECT id FROM runs)",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(orphan_metrics[0].read::<i64>(0, "count").unwrap(), 0);
+
+    // Replacing a failed test keeps one row for the key.
+    let mut failed = sample_run(set_id, None, "t3");
+    failed.run.status = run_status::FAILED.into();
+    failed.run.error = Some("connection refused".into());
+    store.write_run(&failed).unwrap();
+    let ok = sample_run(set_id, None, "t3");
+    let new_id = store.write_run_replacing(&ok).unwrap();
+    let t3: Vec<_> = store
+        .stored_tests(set_id)
+        .unwrap()
+        .into_iter()
+        .filter(|(k, _)| k == "t3")
+        .collect();
+    assert_eq!(t3, vec![("t3".to_string(), "ok".to_string())]);
+    assert_eq!(store.load_run(new_id).unwrap().metrics.len(), 4);
+
+    store.delete_set(set_id).unwrap();
+    assert!(store.list_sets().unwrap().is_empty());
+    let left = store
+        .query("SELECT count(*) FROM run_metrics", &[])
+        .unwrap();
+    assert_eq!(left[0].read::<i64>(0, "count").unwrap(), 0);
+}
