@@ -1,5 +1,7 @@
 //! The static HTML report and A/B comparison statistics.
 
+pub mod charts;
+pub mod html;
 pub mod stats;
 
 use std::ffi::OsString;

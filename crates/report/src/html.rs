@@ -1,0 +1,103 @@
+//! HTML building blocks of the report: escaping, the page shell with its inline
+//! stylesheet, and tables. Pages are complete documents that open from disk offline.
+
+use std::fmt::Write;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d3557;color:#fff;padding:14px 28px}header a{color:#cfe3ff}
+main{padding:18px 28px;max-width:1500px}
+h1{font-size:22px;margin:0}h2{font-size:18px;margin:26px 0 8px}h3{font-size:15px;margin:18px 0 6px}
+.charts{display:flex;flex-wrap:wrap;gap:14px}.chart{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:6px}
+table{border-collapse:collapse;background:#fff;font-size:13px;margin:6px 0 14px}
+th,td{border:1px solid #dde1e7;padding:4px 8px;text-align:right;vertical-align:top}th{background:#eef1f5}
+td.l,th.l{text-align:left}pre{background:#fff;border:1px solid #dde1e7;padding:10px;overflow:auto;font-size:12px}
+.faster{color:#11772d;font-weight:600}.slower{color:#b3261e;font-weight:600}.same{color:#555}
+.warn{color:#8a5300}.muted{color:#667}
+";
+
+/// Wraps `body` in a complete HTML document titled `title`; `nav` is a breadcrumb line.
+pub fn page(title: &str, nav: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{t}</title><style>{STYLE}</style></head>\n<body><header><h1>{t}</h1><div>{nav}</div></header>\n<main>\n{body}\n</main></body></html>\n",
+        t = escape(title)
+    )
+}
+
+/// A table; `header` cells and `rows` cells are already-escaped HTML. The first column
+/// is left-aligned.
+pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut s = String::from("<table><thead><tr>");
+    for (i, h) in header.iter().enumerate() {
+        let class = if i == 0 { " class=\"l\"" } else { "" };
+        let _ = write!(s, "<th{class}>{h}</th>");
+    }
+    s.push_str("</tr></thead><tbody>");
+    for row in rows {
+        s.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let class = if i == 0 { " class=\"l\"" } else { "" };
+            let _ = write!(s, "<td{class}>{c}</td>");
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+/// A two-column key/value table of plain text.
+pub fn kv_table(rows: &[(String, String)]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(k, v)| vec![escape(k), format!("<span class=\"l\">{}</span>", escape(v))])
+        .collect();
+    table(&["name".into(), "value".into()], &rows)
+}
+
+/// Formats a number for tables: thousands kept readable, NaN shown as a dash.
+pub fn num(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        "–".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn page_is_a_full_document() {
+        let p = page("T<1>", "nav", "<p>x</p>");
+        assert!(p.starts_with("<!DOCTYPE html>"));
+        assert!(p.contains("<title>T&lt;1&gt;</title>"));
+        assert!(p.ends_with("</html>\n"));
+    }
+}
