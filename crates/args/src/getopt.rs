@@ -292,20 +292,60 @@ mod tests {
     }
 
     const SHORTS: &[ShortOpt<O>] = &[
-        ShortOpt { letter: b'a', takes_arg: false, id: O::A },
-        ShortOpt { letter: b'c', takes_arg: true, id: O::C },
-        ShortOpt { letter: b'n', takes_arg: false, id: O::N },
+        ShortOpt {
+            letter: b'a',
+            takes_arg: false,
+            id: O::A,
+        },
+        ShortOpt {
+            letter: b'c',
+            takes_arg: true,
+            id: O::C,
+        },
+        ShortOpt {
+            letter: b'n',
+            takes_arg: false,
+            id: O::N,
+        },
     ];
     const LONGS: &[LongOpt<O>] = &[
-        LongOpt { name: "client", has_arg: HasArg::Required, id: O::C },
-        LongOpt { name: "log", has_arg: HasArg::No, id: O::Log },
-        LongOpt { name: "port", has_arg: HasArg::Required, id: O::Port },
-        LongOpt { name: "progress", has_arg: HasArg::Required, id: O::Progress },
-        LongOpt { name: "progress-timestamp", has_arg: HasArg::No, id: O::ProgressTs },
+        LongOpt {
+            name: "client",
+            has_arg: HasArg::Required,
+            id: O::C,
+        },
+        LongOpt {
+            name: "log",
+            has_arg: HasArg::No,
+            id: O::Log,
+        },
+        LongOpt {
+            name: "port",
+            has_arg: HasArg::Required,
+            id: O::Port,
+        },
+        LongOpt {
+            name: "progress",
+            has_arg: HasArg::Required,
+            id: O::Progress,
+        },
+        LongOpt {
+            name: "progress-timestamp",
+            has_arg: HasArg::No,
+            id: O::ProgressTs,
+        },
     ];
     const EXTRA: &[LongOpt<O>] = &[
-        LongOpt { name: "json", has_arg: HasArg::Required, id: O::Ext },
-        LongOpt { name: "percentiles", has_arg: HasArg::Optional, id: O::Opt },
+        LongOpt {
+            name: "json",
+            has_arg: HasArg::Required,
+            id: O::Ext,
+        },
+        LongOpt {
+            name: "percentiles",
+            has_arg: HasArg::Optional,
+            id: O::Opt,
+        },
     ];
 
     fn run(args: &[&str], posix: bool) -> (Vec<Item<O>>, Vec<String>) {
@@ -432,6 +472,8 @@ mod tests {
             vec![opt(O::Opt, Some("1,2"))]
         );
         // `--p` stays ambiguous among the first tier only
-        assert!(matches!(&run(&["--p"], false).0[0], Item::Error(m) if !String::from_utf8_lossy(m).contains("percentiles")));
+        assert!(
+            matches!(&run(&["--p"], false).0[0], Item::Error(m) if !String::from_utf8_lossy(m).contains("percentiles"))
+        );
     }
 }

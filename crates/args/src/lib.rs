@@ -6,11 +6,18 @@
 //! files (`-f`) and stdin (`-f -`) because pgbench parses scripts while reading options.
 #![warn(missing_docs)]
 
+mod checks;
+mod diag;
 mod getopt;
+mod help;
 mod numeric;
 mod options;
+mod parser;
+mod rlimit;
 mod scripts;
 mod seed;
+mod table;
+mod user;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -48,6 +55,26 @@ pub fn parse(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Outcome {
-    let _ = (argv, env, out, err);
-    todo!("pgsurge-args: parse")
+    let stdin = std::io::stdin();
+    let mut stdin = stdin.lock();
+    parse_with_stdin(argv, env, &mut stdin, out, err)
 }
+
+/// [`parse`] with an explicit stdin for `-f -` (for tests and embedding).
+pub fn parse_with_stdin(
+    argv: &[OsString],
+    env: &dyn Fn(&str) -> Option<String>,
+    stdin: &mut dyn std::io::Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Outcome {
+    let mut ctx = parser::Ctx {
+        env,
+        stdin,
+        out,
+        diag: diag::Diag::new(err),
+    };
+    parser::parse_with(argv, &mut ctx)
+}
+
+pub use help::{help_text, version_line};

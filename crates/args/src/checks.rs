@@ -1,0 +1,231 @@
+//! What pgbench does between reading the last option and connecting: the default
+//! script, query-mode preparation, total weight, thread clamping, the database name,
+//! extra operands, the mode split and the post-parse checks (spec §1.6), in pgbench's
+//! order with its messages. Produces the final [`Outcome`].
+
+use crate::options::*;
+use crate::parser::{add_builtin, builtin_or_exit, fatal, lossy, Ctx, Exit, Raw, Step};
+use crate::scripts;
+use crate::Outcome;
+
+/// pgbench's `DEFAULT_INIT_STEPS`.
+const DEFAULT_INIT_STEPS: &str = "dtgvp";
+
+/// After the options: defaults, the checks in pgbench's order, and the mode split.
+pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) -> Step<Outcome> {
+    if raw.scripts.is_empty() && !raw.is_init_mode {
+        let b = builtin_or_exit(ctx, b"tpcb-like")?;
+        add_builtin(ctx, &mut raw, b, 1)?;
+        raw.benchmarking_option_set = true;
+        raw.internal_script_used = true;
+    }
+    let mode = raw.query_mode;
+    for entry in &mut raw.scripts {
+        if let Err(msg) = scripts::prepare(&mut entry.script, mode) {
+            return Err(fatal(ctx, msg));
+        }
+    }
+    let total_weight: u64 = raw.scripts.iter().map(|s| u64::from(s.weight)).sum();
+    if total_weight == 0 && !raw.is_init_mode {
+        return Err(fatal(ctx, "total script weight must not be zero"));
+    }
+    raw.threads = raw.threads.min(raw.clients);
+    raw.throttle_delay *= f64::from(raw.threads);
+
+    let mut operands = operands.iter();
+    let dbname = match raw.dbname.take() {
+        Some(d) => d,
+        None => match operands.next() {
+            Some(op) => lossy(op),
+            None => default_dbname(ctx)?,
+        },
+    };
+    if let Some(extra) = operands.next() {
+        ctx.diag.error(
+            [
+                b"too many command-line arguments (first is \"".as_slice(),
+                extra,
+                b"\")",
+            ]
+            .concat(),
+        );
+        ctx.diag.try_help();
+        return Err(Exit(1));
+    }
+    let connection = Connection {
+        host: raw.host.take(),
+        port: raw.port.take(),
+        user: raw.user.take(),
+        dbname,
+    };
+
+    if raw.is_init_mode {
+        return init_outcome(ctx, raw, connection);
+    }
+    if raw.initialization_option_set {
+        return Err(fatal(
+            ctx,
+            "some of the specified options cannot be used in benchmarking mode",
+        ));
+    }
+    bench_checks(ctx, &raw)?;
+    let limit = if raw.duration > 0 {
+        RunLimit::Duration(raw.duration)
+    } else {
+        RunLimit::Transactions(if raw.transactions > 0 {
+            raw.transactions
+        } else {
+            10
+        })
+    };
+    Ok(Outcome::Bench(BenchOptions {
+        connection,
+        scripts: raw.scripts,
+        internal_script_used: raw.internal_script_used,
+        query_mode: raw.query_mode,
+        clients: raw.clients,
+        threads: raw.threads,
+        limit,
+        connect_per_transaction: raw.connect,
+        no_vacuum: raw.no_vacuum,
+        vacuum_all: raw.vacuum_all,
+        scale: raw.scale,
+        scale_given: raw.scale_given,
+        log: raw.use_log,
+        log_prefix: raw.log_prefix,
+        sampling_rate: raw.sampling_rate,
+        aggregate_interval: raw.aggregate_interval,
+        rate: raw.rate,
+        throttle_delay_us: raw.throttle_delay,
+        latency_limit_us: raw.latency_limit_us,
+        progress_secs: raw.progress,
+        progress_timestamp: raw.progress_timestamp,
+        report_per_command: raw.report_per_command,
+        max_tries: raw.max_tries,
+        failures_detailed: raw.failures_detailed,
+        verbose_errors: raw.verbose_errors,
+        exit_on_abort: raw.exit_on_abort,
+        random_seed: raw.seed,
+        variables: raw.variables,
+        debug_level: raw.debug_level,
+        extensions: raw.extensions,
+    }))
+}
+
+/// `$PGDATABASE`, else `$PGUSER`, else the OS user (pgbench's order).
+fn default_dbname(ctx: &mut Ctx<'_>) -> Step<String> {
+    for var in ["PGDATABASE", "PGUSER"] {
+        if let Some(v) = (ctx.env)(var).filter(|v| !v.is_empty()) {
+            return Ok(v);
+        }
+    }
+    crate::user::effective_user_name().map_err(|msg| {
+        // get_user_name_or_exit prints "progname: message" without a level word
+        ctx.diag.info(msg);
+        Exit(1)
+    })
+}
+
+fn init_outcome(ctx: &mut Ctx<'_>, raw: Raw, connection: Connection) -> Step<Outcome> {
+    if raw.benchmarking_option_set {
+        return Err(fatal(
+            ctx,
+            "some of the specified options cannot be used in initialization (-i) mode",
+        ));
+    }
+    if raw.partitions == 0 && raw.partition_method != PartitionMethod::None {
+        return Err(fatal(
+            ctx,
+            "--partition-method requires greater than zero --partitions",
+        ));
+    }
+    let partition_method = if raw.partitions > 0 && raw.partition_method == PartitionMethod::None {
+        PartitionMethod::Range
+    } else {
+        raw.partition_method
+    };
+    let mut steps = raw
+        .init_steps
+        .unwrap_or_else(|| DEFAULT_INIT_STEPS.to_string());
+    if raw.no_vacuum {
+        steps = steps.replace('v', " ");
+    }
+    if raw.foreign_keys && !steps.contains('f') {
+        steps.push('f');
+    }
+    Ok(Outcome::Init(InitOptions {
+        connection,
+        steps,
+        scale: raw.scale,
+        fillfactor: raw.fillfactor,
+        partitions: raw.partitions,
+        partition_method,
+        tablespace: raw.tablespace,
+        index_tablespace: raw.index_tablespace,
+        unlogged_tables: raw.unlogged_tables,
+        quiet: raw.quiet,
+        debug_level: raw.debug_level,
+    }))
+}
+
+/// Checks 7–16 of spec §1.6, in pgbench's order.
+fn bench_checks(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
+    if raw.transactions > 0 && raw.duration > 0 {
+        return Err(fatal(
+            ctx,
+            "specify either a number of transactions (-t) or a duration (-T), not both",
+        ));
+    }
+    if raw.sampling_rate > 0.0 && !raw.use_log {
+        return Err(fatal(
+            ctx,
+            "log sampling (--sampling-rate) is allowed only when logging transactions (-l)",
+        ));
+    }
+    if raw.sampling_rate > 0.0 && raw.aggregate_interval > 0 {
+        return Err(fatal(ctx, "log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time"));
+    }
+    if raw.aggregate_interval > 0 && !raw.use_log {
+        return Err(fatal(
+            ctx,
+            "log aggregation is allowed only when actually logging transactions",
+        ));
+    }
+    if !raw.use_log && raw.log_prefix.is_some() {
+        return Err(fatal(
+            ctx,
+            "log file prefix (--log-prefix) is allowed only when logging transactions (-l)",
+        ));
+    }
+    if raw.duration > 0 && raw.aggregate_interval > raw.duration {
+        return Err(fatal(
+            ctx,
+            format!(
+                "number of seconds for aggregation ({}) must not be higher than test duration ({})",
+                raw.aggregate_interval, raw.duration
+            ),
+        ));
+    }
+    if raw.duration > 0
+        && raw.aggregate_interval > 0
+        && !raw.duration.is_multiple_of(raw.aggregate_interval)
+    {
+        return Err(fatal(
+            ctx,
+            format!(
+                "duration ({}) must be a multiple of aggregation interval ({})",
+                raw.duration, raw.aggregate_interval
+            ),
+        ));
+    }
+    if raw.progress_timestamp && raw.progress == 0 {
+        return Err(fatal(
+            ctx,
+            "--progress-timestamp is allowed only under --progress",
+        ));
+    }
+    if raw.max_tries == 0 && raw.latency_limit_us == 0 && raw.duration == 0 {
+        return Err(fatal(ctx, "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)"));
+    }
+    Ok(())
+}
