@@ -442,10 +442,7 @@ fn script_files() {
         &error(&format!("empty command list for script \"{e}\"")),
     );
     // at most 128 scripts
-    let mut args = Vec::new();
-    for _ in 0..129 {
-        args.push("-S");
-    }
+    let args = vec!["-S"; 129];
     fails(&args, &error("at most 128 SQL scripts are allowed"));
 }
 
