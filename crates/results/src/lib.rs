@@ -1,1 +1,57 @@
-//! Run statistics and their renderers: the pgbench text report, progress lines, transaction logs, the JSON document, HDR interval logs.
+//! Run statistics and their renderers: the pgbench text report, progress lines,
+//! transaction logs, the JSON document, HDR interval logs.
+//!
+//! This crate owns *what is measured and how it is printed*; it never opens a
+//! socket, starts a thread or reads a clock. The engine records into
+//! [`ThreadStats`] from each driver thread (no locks, no allocation), publishes
+//! progress through [`SharedCounters`] read by a [`ProgressAggregator`], merges the
+//! threads' stats at the end, builds a [`RunResult`] and hands it to the
+//! renderers, which write to any `std::io::Write`.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`simple`] | pgbench's exact sums (`SimpleStats`) |
+//! | [`histogram`] | HDR latency histograms |
+//! | [`stats`] | per-thread, per-script, per-command statistics |
+//! | [`shared`] | cross-thread progress counters and interval samples |
+//! | [`result`] | the serializable `RunResult` |
+//! | [`report`] | the pgbench final report |
+//! | [`progress`] | `-P` lines |
+//! | [`txnlog`] | `-l` per-transaction and aggregate logs |
+//! | [`hdrlog`] | `--hdr-log` HdrHistogram interval logs |
+//! | [`json`] | `--json` document and its schema |
+//! | [`pgfmt`] | PostgreSQL `printf` number formatting |
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod hdrlog;
+pub mod histogram;
+pub mod json;
+pub mod pgfmt;
+pub mod progress;
+pub mod report;
+pub mod result;
+pub mod shared;
+pub mod simple;
+pub mod stats;
+pub mod txnlog;
+
+pub use error::ResultsError;
+pub use hdrlog::HdrIntervalLogWriter;
+pub use histogram::LatencyHistogram;
+pub use json::{write_json, write_json_to, RUN_RESULT_SCHEMA};
+pub use progress::{format_progress_line, ProgressOptions};
+pub use report::{write_pgbench_report, PgCompat, ReportOptions};
+pub use result::{
+    CommandResult, LatencySummary, QueryMode, RunInfo, RunOptions, RunResult, ScriptInfo,
+    ScriptResult, TxnSummary, DEFAULT_PERCENTILES, SCHEMA_VERSION,
+};
+pub use shared::{
+    IntervalSample, Percentile, ProgressAggregator, ProgressSnapshot, SharedCounters,
+};
+pub use simple::SimpleStats;
+pub use stats::{
+    CommandStats, FailureKind, ScriptStats, StatsConfig, ThreadStats, TxnOutcome, TxnSample,
+    TxnStats,
+};
+pub use txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogEntry, TxnLogWriter};

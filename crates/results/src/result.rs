@@ -1,0 +1,397 @@
+//! [`RunResult`]: the complete, serializable result of one benchmark run — the
+//! one data structure every output (pgbench text report, JSON document, results
+//! store) is rendered from. Field names are snake_case; times are µs unless a
+//! field name says otherwise. Built once at the end of a run from the merged
+//! [`ThreadStats`] by [`RunResult::build`].
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::LatencyHistogram;
+use crate::shared::{IntervalSample, Percentile};
+use crate::simple::SimpleStats;
+use crate::stats::{ThreadStats, TxnStats};
+
+/// Version of the JSON document layout (`schema/run-result.v1.json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Percentiles always computed into a [`RunResult`], in addition to `--percentiles`.
+pub const DEFAULT_PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
+/// pgbench's `-M` query mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryMode {
+    /// Simple query protocol.
+    #[default]
+    Simple,
+    /// Extended protocol, unnamed statements.
+    Extended,
+    /// Extended protocol, named prepared statements.
+    Prepared,
+}
+
+impl QueryMode {
+    /// The word pgbench prints after `query mode: `.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryMode::Simple => "simple",
+            QueryMode::Extended => "extended",
+            QueryMode::Prepared => "prepared",
+        }
+    }
+}
+
+/// The run options that shape results and their rendering.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RunOptions {
+    /// `-M`.
+    pub query_mode: QueryMode,
+    /// `-c`.
+    pub clients: u32,
+    /// `-j` after clamping to the number of clients.
+    pub threads: u32,
+    /// `--max-tries` (0 = unlimited; default 1).
+    pub max_tries: u32,
+    /// `-t` (absent in `-T` mode).
+    pub transactions_per_client: Option<u32>,
+    /// `-T` in seconds (absent in `-t` mode).
+    pub duration_s: Option<u32>,
+    /// `-R` target rate in transactions per second.
+    pub rate_tps: Option<f64>,
+    /// `-L` in µs (pgbench keeps it as whole µs).
+    pub latency_limit_us: Option<i64>,
+    /// `-C`: a new connection per transaction.
+    pub connect_per_transaction: bool,
+    /// `-P` period in seconds.
+    pub progress_s: Option<u32>,
+    /// `--progress-timestamp`.
+    pub progress_timestamp: bool,
+    /// `--failures-detailed`.
+    pub failures_detailed: bool,
+    /// `-r`.
+    pub report_per_command: bool,
+    /// `-l`.
+    pub log: bool,
+    /// `--sampling-rate`.
+    pub sampling_rate: Option<f64>,
+    /// `--aggregate-interval` in seconds.
+    pub aggregate_interval_s: Option<u32>,
+    /// `--percentiles` ranks (empty: not requested, no percentile lines in the text report).
+    pub percentiles: Vec<f64>,
+    /// The random seed in use.
+    pub random_seed: Option<u64>,
+}
+
+/// A script as given to the run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ScriptInfo {
+    /// pgbench's description: file name or `<builtin: …>`.
+    pub name: String,
+    /// `@weight`.
+    pub weight: u32,
+    /// Full script text.
+    pub text: String,
+    /// First line of each command, as `-r` prints it.
+    pub commands: Vec<String>,
+}
+
+/// Facts about the run that are not statistics, given by the engine to [`RunResult::build`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunInfo {
+    /// Options.
+    pub options: RunOptions,
+    /// Scripts in order.
+    pub scripts: Vec<ScriptInfo>,
+    /// Scaling factor.
+    pub scale: i64,
+    /// Detected partition method (`range`/`hash`), if the accounts table is partitioned.
+    pub partition_method: Option<String>,
+    /// Number of partitions.
+    pub partitions: u32,
+    /// pgsurge version.
+    pub pgsurge_version: String,
+    /// Server `server_version` parameter.
+    pub server_version: Option<String>,
+    /// Start of the run (Unix epoch µs).
+    pub start_time_unix_us: i64,
+    /// End of the run (Unix epoch µs).
+    pub end_time_unix_us: i64,
+    /// pgbench's `total_duration`: end − earliest thread benchmark start (µs).
+    pub bench_duration_us: i64,
+    /// pgbench's `conn_elapsed_duration`: earliest benchmark start − run start (µs).
+    pub initial_connection_us: i64,
+    /// Stopped by SIGINT/SIGTERM.
+    pub interrupted: bool,
+    /// At least one client aborted.
+    pub aborted: bool,
+}
+
+/// Summary of a latency-like quantity.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct LatencySummary {
+    /// Exact running sums in µs (pgbench's numbers).
+    pub sums_us: SimpleStats,
+    /// Mean (ms), absent when nothing was measured.
+    pub mean_ms: Option<f64>,
+    /// Population standard deviation (ms), absent when nothing was measured.
+    pub stddev_ms: Option<f64>,
+    /// Minimum (ms), absent when nothing was measured.
+    pub min_ms: Option<f64>,
+    /// Maximum (ms), absent when nothing was measured.
+    pub max_ms: Option<f64>,
+    /// Percentiles from the HDR histogram (empty without one).
+    pub percentiles: Vec<Percentile>,
+    /// The HDR histogram (µs values), V2-deflate serialized and base64 encoded
+    /// (the payload format of HdrHistogram interval logs), for exact merging.
+    pub histogram: Option<String>,
+}
+
+impl LatencySummary {
+    fn build(s: &SimpleStats, hist: Option<&LatencyHistogram>, ranks: &[f64]) -> Self {
+        let finite = |v: f64| v.is_finite().then_some(v);
+        let measured = s.count > 0;
+        LatencySummary {
+            sums_us: *s,
+            mean_ms: s.mean().and_then(|m| finite(m / 1000.0)),
+            stddev_ms: s.stddev().and_then(|m| finite(m / 1000.0)),
+            min_ms: measured.then_some(s.min / 1000.0),
+            max_ms: measured.then_some(s.max / 1000.0),
+            percentiles: hist
+                .filter(|h| !h.is_empty())
+                .map(|h| {
+                    ranks
+                        .iter()
+                        .map(|&p| Percentile {
+                            percentile: p,
+                            latency_ms: h.value_at_percentile(p).unwrap_or(0) as f64 / 1000.0,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            histogram: hist.filter(|h| !h.is_empty()).and_then(encode_histogram),
+        }
+    }
+
+    /// The stored percentile at `rank`, if computed.
+    pub fn percentile(&self, rank: f64) -> Option<f64> {
+        self.percentiles
+            .iter()
+            .find(|p| p.percentile == rank)
+            .map(|p| p.latency_ms)
+    }
+}
+
+/// Serialize a histogram as base64 of its V2-deflate encoding.
+pub fn encode_histogram(h: &LatencyHistogram) -> Option<String> {
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h.inner(), &mut buf)
+        .ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(buf))
+}
+
+/// Counts and latencies of a set of transactions.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct TxnSummary {
+    /// Successful transactions.
+    pub transactions: u64,
+    /// Skipped transactions (`-R` with `-L`).
+    pub skipped: u64,
+    /// Failed transactions of every kind.
+    pub failures: u64,
+    /// Serialization failures.
+    pub serialization_failures: u64,
+    /// Deadlock failures.
+    pub deadlock_failures: u64,
+    /// Other SQL failures (always 0 with pgbench 18 semantics).
+    pub other_sql_failures: u64,
+    /// Transactions retried at least once.
+    pub retried: u64,
+    /// Total number of retries.
+    pub retries: u64,
+    /// Successful transactions above `-L`.
+    pub late: u64,
+    /// Latency of successful transactions.
+    pub latency: LatencySummary,
+    /// Schedule lag of successful transactions (`-R`).
+    pub lag: LatencySummary,
+}
+
+impl TxnSummary {
+    fn build(s: &TxnStats, ranks: &[f64]) -> Self {
+        TxnSummary {
+            transactions: s.cnt,
+            skipped: s.skipped,
+            failures: s.failures(),
+            serialization_failures: s.serialization_failures,
+            deadlock_failures: s.deadlock_failures,
+            other_sql_failures: s.other_sql_failures,
+            retried: s.retried,
+            retries: s.retries,
+            late: s.late,
+            latency: LatencySummary::build(&s.latency, s.latency_hist.as_ref(), ranks),
+            lag: LatencySummary::build(&s.lag, s.lag_hist.as_ref(), ranks),
+        }
+    }
+
+    /// `transactions + skipped + failures`.
+    pub fn total_cnt(&self) -> u64 {
+        self.transactions + self.skipped + self.failures
+    }
+}
+
+/// One command's statistics (`-r`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct CommandResult {
+    /// 0-based command number within the script.
+    pub index: usize,
+    /// The command's first line.
+    pub first_line: String,
+    /// Latency of completed executions.
+    pub latency: LatencySummary,
+    /// Failures charged to this command.
+    pub failures: u64,
+    /// Retries charged to this command.
+    pub retries: u64,
+}
+
+/// One script's statistics.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ScriptResult {
+    /// Description (file name or `<builtin: …>`).
+    pub name: String,
+    /// Weight.
+    pub weight: u32,
+    /// Script text.
+    pub text: String,
+    /// Transactions of this script.
+    pub stats: TxnSummary,
+    /// Per-command statistics (latencies are zero unless `-r`).
+    pub commands: Vec<CommandResult>,
+}
+
+/// The complete result of one run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RunResult {
+    /// JSON layout version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// pgsurge version.
+    pub pgsurge_version: String,
+    /// Server version string, if connected.
+    pub server_version: Option<String>,
+    /// Start (Unix epoch µs).
+    pub start_time_unix_us: i64,
+    /// End (Unix epoch µs).
+    pub end_time_unix_us: i64,
+    /// Stopped early by SIGINT/SIGTERM.
+    pub interrupted: bool,
+    /// At least one client aborted (results incomplete; exit status 2).
+    pub aborted: bool,
+    /// `transaction type:` — the script description, or `multiple scripts`.
+    pub transaction_type: String,
+    /// Scaling factor.
+    pub scale: i64,
+    /// Partition method, if partitioned.
+    pub partition_method: Option<String>,
+    /// Number of partitions.
+    pub partitions: u32,
+    /// Options.
+    pub options: RunOptions,
+    /// Benchmark duration (µs): end − earliest thread start.
+    pub bench_duration_us: i64,
+    /// Initial connection time (µs), without `-C`.
+    pub initial_connection_us: i64,
+    /// Total time spent connecting under `-C` (µs).
+    pub connection_total_us: u64,
+    /// Successful transactions per second over `bench_duration_us`.
+    pub tps: f64,
+    /// All transactions.
+    pub totals: TxnSummary,
+    /// Per script, in order.
+    pub scripts: Vec<ScriptResult>,
+    /// Per reporting interval (progress period, or 1 s), in order.
+    pub intervals: Vec<IntervalSample>,
+}
+
+impl RunResult {
+    /// Build the result from the run facts, the merged statistics of all threads
+    /// and the interval series.
+    pub fn build(info: RunInfo, stats: &ThreadStats, intervals: Vec<IntervalSample>) -> Self {
+        let mut ranks: Vec<f64> = DEFAULT_PERCENTILES.to_vec();
+        for &p in &info.options.percentiles {
+            if !ranks.contains(&p) {
+                ranks.push(p);
+            }
+        }
+        ranks.sort_by(f64::total_cmp);
+        let bench_s = info.bench_duration_us as f64 / 1e6;
+        let scripts = info
+            .scripts
+            .iter()
+            .enumerate()
+            .map(|(i, sc)| {
+                let st = stats.scripts.get(i);
+                let commands = sc
+                    .commands
+                    .iter()
+                    .enumerate()
+                    .map(|(j, line)| {
+                        let c = st.and_then(|s| s.commands.get(j));
+                        CommandResult {
+                            index: j,
+                            first_line: line.clone(),
+                            latency: c
+                                .map(|c| LatencySummary::build(&c.latency, c.hist.as_ref(), &ranks))
+                                .unwrap_or_default(),
+                            failures: c.map_or(0, |c| c.failures),
+                            retries: c.map_or(0, |c| c.retries),
+                        }
+                    })
+                    .collect();
+                ScriptResult {
+                    name: sc.name.clone(),
+                    weight: sc.weight,
+                    text: sc.text.clone(),
+                    stats: st
+                        .map(|s| TxnSummary::build(&s.txn, &ranks))
+                        .unwrap_or_default(),
+                    commands,
+                }
+            })
+            .collect();
+        let transaction_type = match info.scripts.as_slice() {
+            [one] => one.name.clone(),
+            _ => "multiple scripts".to_string(),
+        };
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            pgsurge_version: info.pgsurge_version,
+            server_version: info.server_version,
+            start_time_unix_us: info.start_time_unix_us,
+            end_time_unix_us: info.end_time_unix_us,
+            interrupted: info.interrupted,
+            aborted: info.aborted,
+            transaction_type,
+            scale: info.scale,
+            partition_method: info.partition_method,
+            partitions: info.partitions,
+            options: info.options,
+            bench_duration_us: info.bench_duration_us,
+            initial_connection_us: info.initial_connection_us,
+            connection_total_us: stats.conn_duration_us,
+            tps: stats.total.cnt as f64 / bench_s,
+            totals: TxnSummary::build(&stats.total, &ranks),
+            scripts,
+            intervals,
+        }
+    }
+}

@@ -1,0 +1,511 @@
+//! Per-thread run statistics: what pgbench accumulates at the end of every
+//! transaction (spec §3.5, §8) plus HDR histograms, kept per script and per
+//! command. A [`ThreadStats`] is owned by one driver thread and updated without
+//! locks; recording never allocates. Threads' stats are merged once at the end.
+//!
+//! This module does no I/O and reads no clock: the engine passes measured values.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::{LatencyHistogram, SIGFIG_COARSE, SIGFIG_FINE};
+use crate::shared::SharedCounters;
+use crate::simple::SimpleStats;
+use crate::ResultsError;
+
+/// Why a transaction failed (only these are counted as failures, spec §8.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// SQLSTATE 40001.
+    Serialization,
+    /// SQLSTATE 40P01.
+    Deadlock,
+    /// Any other SQL error. pgbench 18 aborts the client instead of counting
+    /// these, so the pgbench 18 engine never records it; kept for a later
+    /// `--continue-on-error` (pgbench 19) and counted in `failures` when used.
+    OtherSql,
+}
+
+/// How one transaction (one script execution, or one skipped schedule slot) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnOutcome {
+    /// Committed / completed normally.
+    Success,
+    /// Skipped because it was already later than `-L` at its scheduled start.
+    Skipped,
+    /// Failed after its last try.
+    Failed(FailureKind),
+}
+
+/// One finished transaction, as the engine reports it to [`ThreadStats::record_txn`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TxnSample {
+    /// Script index (0-based).
+    pub script: usize,
+    /// How it ended.
+    pub outcome: TxnOutcome,
+    /// Number of tries (1 = no retry). Ignored for skipped transactions.
+    pub tries: u32,
+    /// Latency in µs from the scheduled start (pgbench: `now - txn_scheduled`).
+    /// Only meaningful for successes when [`StatsConfig::detailed`]; pass 0 otherwise.
+    pub latency_us: f64,
+    /// Schedule lag in µs (`txn_begin - txn_scheduled`); used only under `-R`.
+    pub lag_us: f64,
+}
+
+/// What to collect; fixed for the whole run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StatsConfig {
+    /// pgbench's "detailed" rule (`-P || -R || -L || -l || ≥2 scripts`), or any
+    /// pgsurge extension needing latencies (`--percentiles`, `--json`, `--hdr-log`).
+    /// When false, latency sums accumulate 0 like pgbench does.
+    pub detailed: bool,
+    /// `-R` given: lag is accumulated.
+    pub throttled: bool,
+    /// `-L` in µs: successes with a strictly larger latency are counted as late.
+    pub latency_limit_us: Option<f64>,
+    /// Keep HDR histograms (overall, per script, and per command when
+    /// `per_command`). Cheap; the engine may simply always set it.
+    pub histograms: bool,
+    /// `-r`: per-command latencies are recorded.
+    pub per_command: bool,
+    /// Number of commands of each script, in script order.
+    pub script_commands: Vec<usize>,
+}
+
+/// Counters and sums of a set of transactions (pgbench's `StatsData`) plus histograms.
+#[derive(Debug, Clone)]
+pub struct TxnStats {
+    /// Successful transactions.
+    pub cnt: u64,
+    /// Skipped (late under `-R -L`).
+    pub skipped: u64,
+    /// Sum of `tries - 1` over successful and failed transactions.
+    pub retries: u64,
+    /// Transactions with more than one try (successful or not).
+    pub retried: u64,
+    /// Failed with a serialization error after the last try.
+    pub serialization_failures: u64,
+    /// Failed with a deadlock after the last try.
+    pub deadlock_failures: u64,
+    /// Failed with another SQL error (never in pgbench 18 mode).
+    pub other_sql_failures: u64,
+    /// Successes later than `-L`.
+    pub late: u64,
+    /// Latency of successful transactions (µs; zeros when not "detailed").
+    pub latency: SimpleStats,
+    /// Schedule lag of successful transactions (µs; only under `-R`).
+    pub lag: SimpleStats,
+    /// HDR histogram of successful transactions' latency, if kept.
+    pub latency_hist: Option<LatencyHistogram>,
+    /// HDR histogram of schedule lag, if kept and throttled.
+    pub lag_hist: Option<LatencyHistogram>,
+}
+
+impl TxnStats {
+    /// Empty stats; `histograms` chooses whether HDR histograms are kept.
+    pub fn new(histograms: bool, throttled: bool) -> Self {
+        TxnStats {
+            cnt: 0,
+            skipped: 0,
+            retries: 0,
+            retried: 0,
+            serialization_failures: 0,
+            deadlock_failures: 0,
+            other_sql_failures: 0,
+            late: 0,
+            latency: SimpleStats::default(),
+            lag: SimpleStats::default(),
+            latency_hist: histograms.then(|| LatencyHistogram::new(SIGFIG_FINE)),
+            lag_hist: (histograms && throttled).then(|| LatencyHistogram::new(SIGFIG_FINE)),
+        }
+    }
+
+    /// Failed transactions of every kind.
+    pub fn failures(&self) -> u64 {
+        self.serialization_failures + self.deadlock_failures + self.other_sql_failures
+    }
+
+    /// `cnt + skipped + failures`: every transaction that ended one way or another.
+    pub fn total_cnt(&self) -> u64 {
+        self.cnt + self.skipped + self.failures()
+    }
+
+    /// Accumulate one transaction (pgbench's `accumStats`, plus histograms).
+    #[inline]
+    pub fn accum(&mut self, s: &TxnSample, throttled: bool, late: bool) {
+        match s.outcome {
+            TxnOutcome::Skipped => {
+                self.skipped += 1;
+                return;
+            }
+            TxnOutcome::Success => {
+                self.cnt += 1;
+                self.latency.add(s.latency_us);
+                if let Some(h) = &mut self.latency_hist {
+                    h.record(s.latency_us);
+                }
+                if throttled {
+                    self.lag.add(s.lag_us);
+                    if let Some(h) = &mut self.lag_hist {
+                        h.record(s.lag_us);
+                    }
+                }
+                if late {
+                    self.late += 1;
+                }
+            }
+            TxnOutcome::Failed(FailureKind::Serialization) => self.serialization_failures += 1,
+            TxnOutcome::Failed(FailureKind::Deadlock) => self.deadlock_failures += 1,
+            TxnOutcome::Failed(FailureKind::OtherSql) => self.other_sql_failures += 1,
+        }
+        if s.tries > 1 {
+            self.retries += u64::from(s.tries - 1);
+            self.retried += 1;
+        }
+    }
+
+    /// Add another set of transactions into this one.
+    pub fn merge(&mut self, o: &TxnStats) {
+        self.cnt += o.cnt;
+        self.skipped += o.skipped;
+        self.retries += o.retries;
+        self.retried += o.retried;
+        self.serialization_failures += o.serialization_failures;
+        self.deadlock_failures += o.deadlock_failures;
+        self.other_sql_failures += o.other_sql_failures;
+        self.late += o.late;
+        self.latency.merge(&o.latency);
+        self.lag.merge(&o.lag);
+        merge_hist(&mut self.latency_hist, &o.latency_hist);
+        merge_hist(&mut self.lag_hist, &o.lag_hist);
+    }
+}
+
+fn merge_hist(dst: &mut Option<LatencyHistogram>, src: &Option<LatencyHistogram>) {
+    match (dst.as_mut(), src) {
+        (Some(d), Some(s)) => d.merge(s),
+        (None, Some(s)) => *dst = Some(s.clone()),
+        _ => {}
+    }
+}
+
+/// Per-command statistics (`-r`).
+#[derive(Debug, Clone)]
+pub struct CommandStats {
+    /// Latency of completed executions (µs).
+    pub latency: SimpleStats,
+    /// HDR histogram of the same, if kept (2 significant digits).
+    pub hist: Option<LatencyHistogram>,
+    /// Transactions that failed (after their last try) at this command.
+    pub failures: u64,
+    /// Retries triggered by an error at this command.
+    pub retries: u64,
+}
+
+impl CommandStats {
+    /// Empty command stats.
+    pub fn new(histograms: bool) -> Self {
+        CommandStats {
+            latency: SimpleStats::default(),
+            hist: histograms.then(|| LatencyHistogram::new(SIGFIG_COARSE)),
+            failures: 0,
+            retries: 0,
+        }
+    }
+
+    /// Add another command's stats into this one.
+    pub fn merge(&mut self, o: &CommandStats) {
+        self.latency.merge(&o.latency);
+        merge_hist(&mut self.hist, &o.hist);
+        self.failures += o.failures;
+        self.retries += o.retries;
+    }
+}
+
+/// Statistics of one script: its transactions and its commands.
+#[derive(Debug, Clone)]
+pub struct ScriptStats {
+    /// Transactions that ran this script.
+    pub txn: TxnStats,
+    /// One entry per command of the script (empty if the script has none).
+    pub commands: Vec<CommandStats>,
+}
+
+/// Everything one driver thread measured. Owned and updated by that thread only.
+#[derive(Debug, Clone)]
+pub struct ThreadStats {
+    throttled: bool,
+    latency_limit_us: Option<f64>,
+    per_command: bool,
+    /// All transactions of the thread.
+    pub total: TxnStats,
+    /// Per script, in script order.
+    pub scripts: Vec<ScriptStats>,
+    /// Time spent connecting (µs): `-C` reconnections, or 0 (pgbench's `conn_duration`).
+    pub conn_duration_us: u64,
+    shared: Option<Arc<SharedCounters>>,
+}
+
+impl ThreadStats {
+    /// Empty stats shaped by `config` (all allocation happens here).
+    pub fn new(config: &StatsConfig) -> Self {
+        let h = config.histograms;
+        ThreadStats {
+            throttled: config.throttled,
+            latency_limit_us: config.latency_limit_us,
+            per_command: config.per_command,
+            total: TxnStats::new(h, config.throttled),
+            scripts: config
+                .script_commands
+                .iter()
+                .map(|&n| ScriptStats {
+                    txn: TxnStats::new(h, config.throttled),
+                    commands: (0..n).map(|_| CommandStats::new(h)).collect(),
+                })
+                .collect(),
+            conn_duration_us: 0,
+            shared: None,
+        }
+    }
+
+    /// Same, publishing progress counters to `shared` after every transaction
+    /// (for `-P` / interval series read by another thread).
+    pub fn with_shared(config: &StatsConfig, shared: Arc<SharedCounters>) -> Self {
+        let mut s = ThreadStats::new(config);
+        s.shared = Some(shared);
+        s
+    }
+
+    /// The shared counters this thread publishes to, if any.
+    pub fn shared(&self) -> Option<&Arc<SharedCounters>> {
+        self.shared.as_ref()
+    }
+
+    /// Record one finished (or skipped) transaction. Never allocates.
+    #[inline]
+    pub fn record_txn(&mut self, s: &TxnSample) {
+        let late = matches!(s.outcome, TxnOutcome::Success)
+            && self.latency_limit_us.is_some_and(|l| s.latency_us > l);
+        self.total.accum(s, self.throttled, late);
+        if let Some(sc) = self.scripts.get_mut(s.script) {
+            sc.txn.accum(s, self.throttled, late);
+        }
+        if let Some(sh) = &self.shared {
+            sh.publish(s, &self.total, self.throttled);
+        }
+    }
+
+    /// Record the latency (µs) of one completed command (`-r`).
+    #[inline]
+    pub fn record_command(&mut self, script: usize, command: usize, latency_us: f64) {
+        if !self.per_command {
+            return;
+        }
+        if let Some(c) = self.command_mut(script, command) {
+            c.latency.add(latency_us);
+            if let Some(h) = &mut c.hist {
+                h.record(latency_us);
+            }
+        }
+    }
+
+    /// Charge a retry to the command whose error triggered it.
+    #[inline]
+    pub fn record_command_retry(&mut self, script: usize, command: usize) {
+        if let Some(c) = self.command_mut(script, command) {
+            c.retries += 1;
+        }
+    }
+
+    /// Charge a final failure to the command where the last error happened.
+    #[inline]
+    pub fn record_command_failure(&mut self, script: usize, command: usize) {
+        if let Some(c) = self.command_mut(script, command) {
+            c.failures += 1;
+        }
+    }
+
+    /// Add connection time (µs) — `-C` connects and disconnects.
+    #[inline]
+    pub fn record_connection(&mut self, elapsed_us: u64) {
+        self.conn_duration_us += elapsed_us;
+    }
+
+    fn command_mut(&mut self, script: usize, command: usize) -> Option<&mut CommandStats> {
+        self.scripts.get_mut(script)?.commands.get_mut(command)
+    }
+
+    /// Merge another thread's stats into this one (end of run).
+    pub fn merge(&mut self, other: &ThreadStats) -> Result<(), ResultsError> {
+        let same_shape = self.scripts.len() == other.scripts.len()
+            && self
+                .scripts
+                .iter()
+                .zip(&other.scripts)
+                .all(|(a, b)| a.commands.len() == b.commands.len());
+        if !same_shape {
+            return Err(ResultsError::ShapeMismatch);
+        }
+        self.total.merge(&other.total);
+        for (a, b) in self.scripts.iter_mut().zip(&other.scripts) {
+            a.txn.merge(&b.txn);
+            for (ca, cb) in a.commands.iter_mut().zip(&b.commands) {
+                ca.merge(cb);
+            }
+        }
+        self.conn_duration_us += other.conn_duration_us;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> StatsConfig {
+        StatsConfig {
+            detailed: true,
+            throttled: true,
+            latency_limit_us: Some(1000.0),
+            histograms: true,
+            per_command: true,
+            script_commands: vec![3, 1],
+        }
+    }
+
+    fn ok(script: usize, lat: f64, lag: f64, tries: u32) -> TxnSample {
+        TxnSample {
+            script,
+            outcome: TxnOutcome::Success,
+            tries,
+            latency_us: lat,
+            lag_us: lag,
+        }
+    }
+
+    #[test]
+    fn accumulates_like_pgbench() {
+        let mut t = ThreadStats::new(&cfg());
+        t.record_txn(&ok(0, 500.0, 10.0, 1));
+        t.record_txn(&ok(1, 1500.0, 20.0, 3));
+        t.record_txn(&TxnSample {
+            outcome: TxnOutcome::Failed(FailureKind::Serialization),
+            latency_us: 0.0,
+            ..ok(0, 0.0, 0.0, 2)
+        });
+        t.record_txn(&TxnSample {
+            outcome: TxnOutcome::Skipped,
+            ..ok(1, 0.0, 0.0, 1)
+        });
+        t.record_txn(&TxnSample {
+            outcome: TxnOutcome::Failed(FailureKind::Deadlock),
+            ..ok(1, 0.0, 0.0, 1)
+        });
+        let s = &t.total;
+        assert_eq!(
+            (s.cnt, s.skipped, s.failures(), s.total_cnt()),
+            (2, 1, 2, 5)
+        );
+        assert_eq!((s.serialization_failures, s.deadlock_failures), (1, 1));
+        assert_eq!((s.retried, s.retries), (2, 3));
+        assert_eq!(s.late, 1);
+        assert_eq!(
+            (s.latency.count, s.latency.sum, s.lag.sum),
+            (2, 2000.0, 30.0)
+        );
+        assert_eq!(s.latency_hist.as_ref().map(|h| h.len()), Some(2));
+        assert_eq!(t.scripts[0].txn.cnt, 1);
+        assert_eq!(t.scripts[1].txn.total_cnt(), 3);
+    }
+
+    #[test]
+    fn lag_only_when_throttled() {
+        let mut c = cfg();
+        c.throttled = false;
+        let mut t = ThreadStats::new(&c);
+        t.record_txn(&ok(0, 5.0, 7.0, 1));
+        assert_eq!(t.total.lag.count, 0);
+        assert!(t.total.lag_hist.is_none());
+    }
+
+    #[test]
+    fn merge_equals_single_thread() {
+        let samples: Vec<TxnSample> = (0..200)
+            .map(|i| {
+                let outcome = match i % 7 {
+                    0 => TxnOutcome::Skipped,
+                    1 => TxnOutcome::Failed(FailureKind::Serialization),
+                    _ => TxnOutcome::Success,
+                };
+                TxnSample {
+                    script: i % 2,
+                    outcome,
+                    tries: (i % 3 + 1) as u32,
+                    latency_us: f64::from(i as u32 * 13 % 2000),
+                    lag_us: f64::from(i as u32 % 50),
+                }
+            })
+            .collect();
+        let mut one = ThreadStats::new(&cfg());
+        let mut a = ThreadStats::new(&cfg());
+        let mut b = ThreadStats::new(&cfg());
+        for (i, s) in samples.iter().enumerate() {
+            one.record_txn(s);
+            one.record_command(s.script, 0, 3.0 * i as f64);
+            let t = if i % 3 == 0 { &mut a } else { &mut b };
+            t.record_txn(s);
+            t.record_command(s.script, 0, 3.0 * i as f64);
+        }
+        a.record_command_failure(0, 2);
+        b.record_command_retry(1, 0);
+        a.record_connection(5);
+        b.record_connection(7);
+        a.merge(&b).expect("same shape");
+        for (x, y) in [
+            (&a.total, &one.total),
+            (&a.scripts[1].txn, &one.scripts[1].txn),
+        ] {
+            assert_eq!(
+                (x.cnt, x.skipped, x.retries, x.retried, x.failures(), x.late),
+                (y.cnt, y.skipped, y.retries, y.retried, y.failures(), y.late)
+            );
+            assert_eq!(x.latency.count, y.latency.count);
+            assert_eq!(x.latency.min, y.latency.min);
+            assert_eq!(x.latency.max, y.latency.max);
+            assert!((x.latency.sum - y.latency.sum).abs() < 1e-6);
+            let (hx, hy) = (
+                x.latency_hist.as_ref().unwrap(),
+                y.latency_hist.as_ref().unwrap(),
+            );
+            assert_eq!(hx.value_at_percentile(90.0), hy.value_at_percentile(90.0));
+        }
+        assert_eq!(
+            a.scripts[0].commands[0].latency.count,
+            one.scripts[0].commands[0].latency.count
+        );
+        assert_eq!(a.scripts[0].commands[2].failures, 1);
+        assert_eq!(a.scripts[1].commands[0].retries, 1);
+        assert_eq!(a.conn_duration_us, 12);
+    }
+
+    #[test]
+    fn merge_rejects_other_shapes() {
+        let mut a = ThreadStats::new(&cfg());
+        let mut c = cfg();
+        c.script_commands = vec![3];
+        assert!(a.merge(&ThreadStats::new(&c)).is_err());
+    }
+
+    #[test]
+    fn out_of_range_indexes_are_ignored() {
+        let mut t = ThreadStats::new(&cfg());
+        t.record_command(9, 9, 1.0);
+        t.record_command_retry(0, 99);
+        t.record_txn(&ok(42, 1.0, 0.0, 1));
+        assert_eq!(t.total.cnt, 1);
+    }
+}
