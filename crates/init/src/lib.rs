@@ -1,1 +1,65 @@
-//! pgbench -i: schema creation and data generation identical to pgbench.
+//! pgbench -i: schema creation and data generation identical to pgbench 18.
+//!
+//! [`initialize`] runs the steps of an [`InitSpec`] (`-I dtgGvpf`) over a
+//! connection and prints pgbench's messages (`dropping old tables...`,
+//! progress lines, `done in …`) to the given stderr writer. Failures come back
+//! as [`InitError`], which renders pgbench's exact failure lines; every init
+//! failure exits with status 1.
+//!
+//! Modules: `spec` (options), `steps` (step string), `ddl` (SQL text),
+//! `rows` (COPY rows), `progress` (progress lines, clock), `runner` (step
+//! execution), `session` (what a connection must offer), `wire_session`
+//! (that, for `pgsurge_wire::Connection`). This crate does not parse command
+//! lines or open connections.
+#![warn(missing_docs)]
+
+mod ddl;
+mod error;
+mod progress;
+mod rows;
+mod runner;
+mod session;
+mod spec;
+mod steps;
+
+use std::io::{IsTerminal, Write};
+
+pub use error::InitError;
+pub use progress::{Clock, MonotonicClock};
+pub use runner::{run_steps, InitContext};
+pub use session::{CopyFailure, Fill, InitSession, SessionError};
+pub use spec::{InitSpec, PartitionMethod, SCALE_32BIT_THRESHOLD};
+pub use steps::{effective_steps, InitStep, ALL_INIT_STEPS, DEFAULT_INIT_STEPS};
+
+/// The SQL text builders, public for tests and for tools that want to show
+/// what `-i` would run.
+pub mod sql {
+    pub use crate::ddl::{
+        copy_statement, create_table_statements, partition_statements, primary_key_statements,
+        quote_identifier, server_side_inserts, DROP_TABLES, FOREIGN_KEY_STATEMENTS, RELKIND_QUERY,
+        TRUNCATE_TABLES, VACUUM_STATEMENTS,
+    };
+}
+
+/// Runs pgbench's initialization steps over `conn`, printing pgbench's
+/// messages to `err` (the process's stderr in pgbench; progress lines use
+/// `\r` when the real stderr is a terminal, as pgbench decides).
+///
+/// On failure nothing more is printed: render the returned error to stderr
+/// and exit with [`InitError::exit_code`].
+pub fn initialize<S: InitSession + ?Sized>(
+    conn: &mut S,
+    spec: &InitSpec,
+    err: &mut dyn Write,
+) -> Result<(), InitError> {
+    let clock = MonotonicClock::new();
+    let ctx = InitContext {
+        clock: &clock,
+        stderr_is_tty: std::io::stderr().is_terminal(),
+        cancel: None,
+    };
+    run_steps(conn, spec, err, &ctx)
+}
+
+#[cfg(test)]
+mod runner_tests;
