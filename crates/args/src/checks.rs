@@ -109,6 +109,7 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         variables: raw.variables,
         debug_level: raw.debug_level,
         extensions: raw.extensions,
+        options_given: raw.options_given,
     }))
 }
 

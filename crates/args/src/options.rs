@@ -166,6 +166,10 @@ pub struct BenchOptions {
     pub debug_level: u32,
     /// pgsurge extensions.
     pub extensions: Extensions,
+    /// Long names (without `--`) of the options given, short or long, in order of first
+    /// appearance, e.g. `["client", "rate", "json"]`. Lets the engine refuse, by name,
+    /// an option whose behaviour it does not implement yet instead of ignoring it.
+    pub options_given: Vec<&'static str>,
 }
 
 /// `--partition-method`.

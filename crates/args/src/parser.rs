@@ -75,6 +75,7 @@ pub(crate) struct Raw {
     pub(crate) scripts: Vec<ScriptEntry>,
     pub(crate) seed: RandomSeed,
     pub(crate) extensions: Extensions,
+    pub(crate) options_given: Vec<&'static str>,
 }
 
 impl Raw {
@@ -126,6 +127,7 @@ impl Raw {
             scripts: Vec::new(),
             seed,
             extensions: Extensions::default(),
+            options_given: Vec::new(),
         }
     }
 }
@@ -419,6 +421,11 @@ fn run(args: &[Vec<u8>], ctx: &mut Ctx<'_>) -> Step<Outcome> {
             }
         };
         read_option(ctx, &mut raw, opt, arg.as_deref())?;
+        if let Some(o) = LONGS.iter().chain(EXTENSIONS).find(|o| o.id == opt) {
+            if !raw.options_given.contains(&o.name) {
+                raw.options_given.push(o.name);
+            }
+        }
     }
     let operands: Vec<&[u8]> = getopt.operands();
     crate::checks::post_parse(ctx, raw, &operands)

@@ -708,3 +708,10 @@ fn pgsurge_extensions() {
     assert_eq!(bench(&["--j", "1"]).threads, 1);
     assert_eq!(bench(&["--h", "x"]).connection.host.as_deref(), Some("x"));
 }
+
+#[test]
+fn options_given_names_each_option_once_in_order() {
+    let b = bench(&["-c", "2", "--rate=5", "-c", "3", "-l", "--json", "f", "db"]);
+    assert_eq!(b.options_given, ["client", "rate", "log", "json"]);
+    assert!(bench(&[]).options_given.is_empty());
+}
