@@ -72,9 +72,13 @@ pub fn parse_with_stdin(
         env,
         stdin,
         out,
-        diag: diag::Diag::new(err),
+        diag: diag::Diag::new(
+            err,
+            diag::LogColors::from_env(env, std::io::IsTerminal::is_terminal(&std::io::stderr())),
+        ),
     };
     parser::parse_with(argv, &mut ctx)
 }
 
+pub use diag::{Level, LogColors};
 pub use help::{help_text, version_line};

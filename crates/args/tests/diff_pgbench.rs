@@ -342,6 +342,16 @@ fn invalid_command_lines_match_real_pgbench() {
         expand(&["--bad"], &dir_s),
         vec![("PGBENCH_RANDOM_SEED", "rand ")],
     ));
+    // PG_COLOR: coloured prefixes, but never on glibc's own getopt line
+    cases.push((expand(&["-x"], &dir_s), vec![("PG_COLOR", "always")]));
+    cases.push((
+        expand(&["-i", "-I", "x"], &dir_s),
+        vec![("PG_COLOR", "always"), ("PGBENCH_RANDOM_SEED", "3")],
+    ));
+    cases.push((
+        expand(&["-M", "x"], &dir_s),
+        vec![("PG_COLOR", "always"), ("PG_COLORS", "error=01;32:locus=4")],
+    ));
     assert!(cases.len() >= 40, "the brief asks for at least 40 cases");
 
     let mut mismatches = Vec::new();
