@@ -1,10 +1,41 @@
 //! Throwaway PostgreSQL clusters: find or fetch binaries, initdb, start, stop.
+//!
+//! * [`PgBinaries`] finds server binaries (`--pg-bin DIR`, `PGSURGE_PG_BIN`, `PATH`,
+//!   `pg_config`, `/usr/lib/postgresql/*/bin`); [`fetch`] gets a requested version.
+//! * [`ClusterBuilder`] / [`Cluster`]: initdb (dropping root to `postgres`), settings,
+//!   start on a private socket directory and a free port, stop on drop, watchdog.
+//! * [`testing`]: the fixture all pgsurge tests use.
+//! * [`server_main`]: `pgsurge server start|stop|status`.
+
+#![warn(missing_docs)]
+
+mod binaries;
+mod cli;
+mod cluster;
+mod config_files;
+mod error;
+pub mod fetch;
+#[cfg(feature = "fetch")]
+mod fetch_archive;
+mod postmaster;
+mod run_as;
+mod state;
+pub mod testing;
+mod watchdog;
 
 use std::ffi::OsString;
 
-/// Entry point of `pgsurge server ...`; `args` follow the word `server`.
+pub use binaries::{PgBinaries, PgVersion, PG_BIN_ENV};
+pub use cluster::{
+    free_port, quote_conninfo, quote_ident, stop_all, BinarySource, Cluster, ClusterBuilder,
+    SettingsTarget, StopHandle,
+};
+pub use error::{Result, ServerError};
+pub use postmaster::{is_alive, PidFile};
+pub use run_as::RunAs;
+
+/// Entry point of `pgsurge server ...`; `args` follow the word `server`. Returns the
+/// process exit code.
 pub fn server_main(args: &[OsString]) -> i32 {
-    let _ = args;
-    eprintln!("pgsurge: error: `pgsurge server` is not implemented yet");
-    1
+    cli::main(args)
 }

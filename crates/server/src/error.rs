@@ -1,0 +1,105 @@
+//! The crate's error type: every failure to find binaries, initialize, start, stop
+//! or fetch a server, with enough context (paths, commands, log tails) to act on.
+
+use std::path::PathBuf;
+
+/// Errors from finding binaries, creating, starting and stopping clusters.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// No PostgreSQL server binaries were found where we looked.
+    #[error(
+        "no PostgreSQL server binaries found (looked in: {searched}); install PostgreSQL, \
+         pass --pg-bin DIR, or set PGSURGE_PG_BIN"
+    )]
+    BinariesNotFound {
+        /// The places that were searched, for the message.
+        searched: String,
+    },
+    /// A directory given as binaries directory lacks a required program.
+    #[error("{dir}: no `{program}` program in this directory (expected PostgreSQL server binaries)")]
+    MissingProgram {
+        /// The directory that was inspected.
+        dir: PathBuf,
+        /// The program that is missing.
+        program: String,
+    },
+    /// `postgres --version` printed something we could not understand.
+    #[error("could not determine the PostgreSQL version from `{output}`")]
+    UnknownVersion {
+        /// What the program printed.
+        output: String,
+    },
+    /// A command could not be run or failed.
+    #[error("{what} failed: {detail}")]
+    CommandFailed {
+        /// Which step failed (e.g. "initdb").
+        what: String,
+        /// Exit status and captured output.
+        detail: String,
+    },
+    /// An I/O error on a named path.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run-as user does not exist or cannot be used.
+    #[error("{0}")]
+    RunAs(String),
+    /// The server did not start.
+    #[error("the server did not start: {reason}\n--- last lines of {log} ---\n{log_tail}")]
+    StartFailed {
+        /// Why we gave up.
+        reason: String,
+        /// The server log file.
+        log: PathBuf,
+        /// Its last lines.
+        log_tail: String,
+    },
+    /// A live server already uses the data directory.
+    #[error(
+        "a PostgreSQL server (pid {pid}) is already running on {data_dir}; stop it first \
+         (`pgsurge server stop --data {data_dir}`)"
+    )]
+    AlreadyRunning {
+        /// The postmaster's pid.
+        pid: i32,
+        /// The data directory.
+        data_dir: PathBuf,
+    },
+    /// The data directory exists but cannot be used.
+    #[error("{data_dir}: {reason}")]
+    BadDataDir {
+        /// The data directory.
+        data_dir: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An invalid setting, option or argument.
+    #[error("{0}")]
+    Invalid(String),
+    /// Fetching binaries of a requested version failed or is not available.
+    #[error("could not fetch PostgreSQL {version}: {reason}")]
+    Fetch {
+        /// The requested version.
+        version: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl ServerError {
+    /// Wraps an I/O error with the path it concerns.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ServerError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = ServerError> = std::result::Result<T, E>;

@@ -1,0 +1,168 @@
+//! The running postmaster seen from outside: reading `postmaster.pid`, telling a live
+//! process from a dead or zombie one, and stopping it (fast, then immediate, then kill).
+
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// What `postmaster.pid` says about a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PidFile {
+    /// The postmaster's process id (line 1).
+    pub pid: i32,
+    /// The port (line 4), if present.
+    pub port: Option<u16>,
+    /// The first socket directory (line 5), if present.
+    pub socket_dir: Option<String>,
+    /// The status word (line 8: `starting`, `ready`, `stopping`, `standby`), PostgreSQL 10+.
+    pub status: Option<String>,
+}
+
+impl PidFile {
+    /// Reads `<data_dir>/postmaster.pid`; `None` if absent or unreadable.
+    pub fn read(data_dir: &Path) -> Option<PidFile> {
+        let text = std::fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
+        PidFile::parse(&text)
+    }
+
+    /// Parses the contents of a `postmaster.pid` file.
+    pub fn parse(text: &str) -> Option<PidFile> {
+        let lines: Vec<&str> = text.lines().collect();
+        let pid: i32 = lines.first()?.trim().parse().ok()?;
+        let field = |i: usize| {
+            lines
+                .get(i)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        Some(PidFile {
+            pid,
+            port: field(3).and_then(|p| p.parse().ok()),
+            socket_dir: field(4),
+            status: field(7),
+        })
+    }
+}
+
+/// True if `pid` names a running process (not a zombie waiting to be reaped).
+pub fn is_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    if kill(Pid::from_raw(pid), None).is_err() {
+        // ESRCH: gone. EPERM: exists but belongs to someone else; count it as alive.
+        return matches!(
+            kill(Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::EPERM)
+        );
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state letter follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next())
+            .map(|state| state != 'Z' && state != 'X')
+            .unwrap_or(true),
+        Err(_) => true,
+    }
+}
+
+/// True if the process looks like a PostgreSQL server (its command is `postgres`).
+pub fn looks_like_postgres(pid: i32) -> bool {
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmd) => {
+            let argv0 = cmd.split(|b| *b == 0).next().unwrap_or_default();
+            let argv0 = String::from_utf8_lossy(argv0);
+            argv0.ends_with("postgres") || argv0.ends_with("postmaster") || argv0.starts_with("postgres:")
+        }
+        // Without /proc we cannot tell; assume it is.
+        Err(_) => true,
+    }
+}
+
+/// How long each stop phase may take.
+#[derive(Debug, Clone, Copy)]
+pub struct StopTimeouts {
+    /// Waiting after SIGINT (fast shutdown: roll back, checkpoint, exit).
+    pub fast: Duration,
+    /// Waiting after SIGQUIT (immediate shutdown) before SIGKILL.
+    pub immediate: Duration,
+}
+
+impl Default for StopTimeouts {
+    fn default() -> Self {
+        StopTimeouts {
+            fast: Duration::from_secs(30),
+            immediate: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Stops the postmaster `pid`: SIGINT (fast shutdown), then SIGQUIT (immediate), then
+/// SIGKILL, each after its timeout. If `child` is our handle on that process it is reaped.
+/// Returns true if the process is gone at the end.
+pub fn stop_postmaster(pid: i32, mut child: Option<&mut Child>, timeouts: StopTimeouts) -> bool {
+    let target = Pid::from_raw(pid);
+    let mut gone = |child: &mut Option<&mut Child>| -> bool {
+        match child {
+            Some(c) => !matches!(c.try_wait(), Ok(None)),
+            None => !is_alive(pid),
+        }
+    };
+    let wait_until_gone = |child: &mut Option<&mut Child>,
+                           gone: &mut dyn FnMut(&mut Option<&mut Child>) -> bool,
+                           limit: Duration|
+     -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if gone(child) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    if gone(&mut child) {
+        return true;
+    }
+    for (signal, limit) in [
+        (Signal::SIGINT, timeouts.fast),
+        (Signal::SIGQUIT, timeouts.immediate),
+        (Signal::SIGKILL, Duration::from_secs(5)),
+    ] {
+        let _ = kill(target, signal);
+        if wait_until_gone(&mut child, &mut gone, limit) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pid_file() {
+        let text = "1234\n/tmp/data\n1700000000\n5433\n/tmp/sock\n127.0.0.1\n  5433001  32768\nready   \n";
+        let p = PidFile::parse(text).unwrap();
+        assert_eq!(p.pid, 1234);
+        assert_eq!(p.port, Some(5433));
+        assert_eq!(p.socket_dir.as_deref(), Some("/tmp/sock"));
+        assert_eq!(p.status.as_deref(), Some("ready"));
+        assert!(PidFile::parse("").is_none());
+        assert!(PidFile::parse("abc\n").is_none());
+    }
+
+    #[test]
+    fn own_process_is_alive_and_bogus_pid_is_not() {
+        assert!(is_alive(std::process::id() as i32));
+        assert!(!is_alive(0));
+        assert!(!is_alive(i32::MAX));
+    }
+}

@@ -1,0 +1,88 @@
+//! Dropping root: which unprivileged user runs initdb and postgres, and handing
+//! directories to that user. PostgreSQL refuses to run as root, so when pgsurge runs
+//! as root the server runs as `postgres` (or the user given with `--run-as`).
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Result, ServerError};
+
+/// The unprivileged account that runs the server processes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    /// User name.
+    pub name: String,
+    /// Numeric user id.
+    pub uid: u32,
+    /// Primary group id.
+    pub gid: u32,
+    /// Home directory (used as `HOME` for the server processes).
+    pub home: PathBuf,
+}
+
+impl RunAs {
+    /// Decides who runs the server. Not root: the current user (returns `None`; asking
+    /// for another user is an error). Root: `user` if given, else `postgres`; an error if
+    /// that account does not exist or is itself root.
+    pub fn resolve(user: Option<&str>) -> Result<Option<RunAs>> {
+        let euid = nix::unistd::geteuid();
+        if !euid.is_root() {
+            if let Some(name) = user {
+                let me = nix::unistd::User::from_uid(euid).ok().flatten();
+                if me.map(|u| u.name) != Some(name.to_string()) {
+                    return Err(ServerError::RunAs(format!(
+                        "--run-as {name}: only root can run the server as another user"
+                    )));
+                }
+            }
+            return Ok(None);
+        }
+        let name = user.unwrap_or("postgres");
+        let found = nix::unistd::User::from_name(name)
+            .map_err(|e| ServerError::RunAs(format!("looking up user `{name}`: {e}")))?;
+        let Some(u) = found else {
+            return Err(ServerError::RunAs(format!(
+                "running as root, the server must run as an unprivileged user, but user `{name}` \
+                 does not exist; create it (e.g. `useradd --system postgres`) or pass --run-as USER"
+            )));
+        };
+        if u.uid.is_root() {
+            return Err(ServerError::RunAs(format!(
+                "--run-as {name}: this user is root; PostgreSQL refuses to run as root"
+            )));
+        }
+        Ok(Some(RunAs {
+            name: u.name,
+            uid: u.uid.as_raw(),
+            gid: u.gid.as_raw(),
+            home: u.dir,
+        }))
+    }
+
+    /// Makes `cmd` run as this user (std drops supplementary groups when root switches uid).
+    pub fn apply(&self, cmd: &mut Command) {
+        cmd.uid(self.uid).gid(self.gid).env("HOME", &self.home).env("USER", &self.name);
+    }
+
+    /// Hands `path` (not recursively) to this user.
+    pub fn chown(&self, path: &Path) -> Result<()> {
+        std::os::unix::fs::chown(path, Some(self.uid), Some(self.gid))
+            .map_err(|e| ServerError::io(path, e))
+    }
+}
+
+/// Applies an optional [`RunAs`] to a command.
+pub(crate) fn apply_opt(run_as: Option<&RunAs>, cmd: &mut Command) {
+    if let Some(r) = run_as {
+        r.apply(cmd);
+    }
+}
+
+/// Hands `path` to the run-as user, if any.
+pub(crate) fn chown_opt(run_as: Option<&RunAs>, path: &Path) -> Result<()> {
+    match run_as {
+        Some(r) => r.chown(path),
+        None => Ok(()),
+    }
+}

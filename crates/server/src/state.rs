@@ -1,0 +1,1 @@
+//! State of detached servers (placeholder).
