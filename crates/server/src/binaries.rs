@@ -210,8 +210,10 @@ mod tests {
 
     #[test]
     fn parses_release_and_devel_versions() {
-        let v = PgVersion::parse_version_output("postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)\n")
-            .unwrap();
+        let v = PgVersion::parse_version_output(
+            "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)\n",
+        )
+        .unwrap();
         assert_eq!((v.major, v.minor, v.num()), (15, 18, 150018));
         let v = PgVersion::parse_version_output("postgres (PostgreSQL) 18devel").unwrap();
         assert_eq!(v.num(), 180000);

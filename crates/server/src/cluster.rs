@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use crate::binaries::PgBinaries;
-use crate::config_files::{check_setting_name, prepend_hba, write_auto_conf, write_files, OwnerMarker};
+use crate::config_files::{
+    check_setting_name, prepend_hba, write_auto_conf, write_files, OwnerMarker,
+};
 use crate::error::{Result, ServerError};
 use crate::postmaster::{is_alive, looks_like_postgres, stop_postmaster, PidFile, StopTimeouts};
 use crate::run_as::{apply_opt, chown_opt, RunAs};
@@ -147,7 +149,8 @@ impl ClusterBuilder {
         K: Into<String>,
         V: Into<String>,
     {
-        self.settings.extend(settings.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self.settings
+            .extend(settings.into_iter().map(|(k, v)| (k.into(), v.into())));
         self
     }
     /// Where settings are written (default `postgresql.auto.conf`).
@@ -248,7 +251,12 @@ impl ClusterBuilder {
         result
     }
 
-    fn start_inner(&self, binaries: PgBinaries, run_as: Option<RunAs>, cleanup: &mut Cleanup) -> Result<Cluster> {
+    fn start_inner(
+        &self,
+        binaries: PgBinaries,
+        run_as: Option<RunAs>,
+        cleanup: &mut Cleanup,
+    ) -> Result<Cluster> {
         let ra = run_as.as_ref();
         // Layout: a temporary base holding data/ and sock/, or the given directories.
         let (data_dir, socket_dir, log_file, mut remove) = match &self.data_dir {
@@ -261,7 +269,11 @@ impl ClusterBuilder {
                     None => make_subdir(&base.join("sock"), ra)?,
                 };
                 let keep = self.keep_data.unwrap_or(false);
-                let remove = if keep { vec![sock.clone()] } else { vec![base.clone()] };
+                let remove = if keep {
+                    vec![sock.clone()]
+                } else {
+                    vec![base.clone()]
+                };
                 (data, sock, base.join("server.log"), remove)
             }
             Some(d) => {
@@ -395,7 +407,9 @@ impl ClusterBuilder {
             .open(log_file)
             .map_err(|e| StartError::Other(ServerError::io(log_file, e)))?;
         let log_len = log.metadata().map(|m| m.len()).unwrap_or(0);
-        let log2 = log.try_clone().map_err(|e| StartError::Other(ServerError::io(log_file, e)))?;
+        let log2 = log
+            .try_clone()
+            .map_err(|e| StartError::Other(ServerError::io(log_file, e)))?;
         let mut cmd = server_command(binaries.program("postgres"), ra, data);
         cmd.arg("-D")
             .arg(data)
@@ -410,7 +424,10 @@ impl ClusterBuilder {
                 cmd.arg("-c").arg(format!("{n}={v}"));
             }
         }
-        cmd.stdin(Stdio::null()).stdout(log).stderr(log2).process_group(0);
+        cmd.stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .process_group(0);
         let mut child = cmd.spawn().map_err(|e| {
             StartError::Other(ServerError::CommandFailed {
                 what: format!("starting {}", binaries.program("postgres").display()),
@@ -593,7 +610,12 @@ impl Cluster {
     /// Keyword/value connection string over the Unix socket, e.g.
     /// `host=/tmp/pgsurge-x/sock port=40123 user=postgres dbname=bench`.
     pub fn conninfo(&self, dbname: &str) -> String {
-        conninfo(&self.inner.socket_dir, self.inner.port, &self.inner.superuser, dbname)
+        conninfo(
+            &self.inner.socket_dir,
+            self.inner.port,
+            &self.inner.superuser,
+            dbname,
+        )
     }
     /// Keyword/value connection string over TCP to 127.0.0.1.
     pub fn tcp_conninfo(&self, dbname: &str) -> String {
@@ -616,10 +638,14 @@ impl Cluster {
     }
     /// Runs SQL through `psql -X -At -v ON_ERROR_STOP=1` and returns its standard output.
     pub fn psql(&self, dbname: &str, sql: &str) -> Result<String> {
-        let psql = self.inner.binaries.psql().ok_or_else(|| ServerError::MissingProgram {
-            dir: self.inner.binaries.bin_dir().to_path_buf(),
-            program: "psql".into(),
-        })?;
+        let psql = self
+            .inner
+            .binaries
+            .psql()
+            .ok_or_else(|| ServerError::MissingProgram {
+                dir: self.inner.binaries.bin_dir().to_path_buf(),
+                program: "psql".into(),
+            })?;
         let out = Command::new(&psql)
             .args(["-X", "-At", "-v", "ON_ERROR_STOP=1", "-d"])
             .arg(self.conninfo(dbname))
@@ -633,15 +659,22 @@ impl Cluster {
         if !out.status.success() {
             return Err(ServerError::CommandFailed {
                 what: format!("psql {sql:?}"),
-                detail: format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()),
+                detail: format!(
+                    "{}: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
             });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
     /// Creates a database (name quoted as an identifier).
     pub fn create_database(&self, name: &str) -> Result<()> {
-        self.psql("postgres", &format!("CREATE DATABASE {}", quote_ident(name)))
-            .map(|_| ())
+        self.psql(
+            "postgres",
+            &format!("CREATE DATABASE {}", quote_ident(name)),
+        )
+        .map(|_| ())
     }
     /// Stops the server now (fast, then immediate) and removes its temporary
     /// directories. Returns false if the postmaster could not be made to exit.
@@ -724,7 +757,8 @@ pub fn quote_ident(name: &str) -> String {
 /// A free TCP port on 127.0.0.1 (the kernel picks; the server may still lose a race, which
 /// the caller handles by retrying).
 pub fn free_port() -> Result<u16> {
-    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(|e| ServerError::io("127.0.0.1:0", e))?;
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .map_err(|e| ServerError::io("127.0.0.1:0", e))?;
     l.local_addr()
         .map(|a| a.port())
         .map_err(|e| ServerError::io("127.0.0.1:0", e))
@@ -740,17 +774,23 @@ fn server_command(program: PathBuf, ra: Option<&RunAs>, data: &Path) -> Command 
         }
     }
     cmd.env("LC_ALL", "C");
-    let cwd = data.parent().filter(|p| p.exists()).unwrap_or(Path::new("/"));
+    let cwd = data
+        .parent()
+        .filter(|p| p.exists())
+        .unwrap_or(Path::new("/"));
     cmd.current_dir(cwd);
     apply_opt(ra, &mut cmd);
     cmd
 }
 
 fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
-    let out = cmd.stdin(Stdio::null()).output().map_err(|e| ServerError::CommandFailed {
-        what: what.into(),
-        detail: e.to_string(),
-    })?;
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ServerError::CommandFailed {
+            what: what.into(),
+            detail: e.to_string(),
+        })?;
     if out.status.success() {
         return Ok(());
     }
@@ -766,7 +806,12 @@ fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
 }
 
 /// Creates a database in single-user mode (needs no client program, before start).
-fn create_database_single_user(binaries: &PgBinaries, ra: Option<&RunAs>, data: &Path, db: &str) -> Result<()> {
+fn create_database_single_user(
+    binaries: &PgBinaries,
+    ra: Option<&RunAs>,
+    data: &Path,
+    db: &str,
+) -> Result<()> {
     use std::io::Write;
     let mut cmd = server_command(binaries.program("postgres"), ra, data);
     cmd.args(["--single", "-F", "-c", "exit_on_error=true", "-D"])
@@ -782,7 +827,9 @@ fn create_database_single_user(binaries: &PgBinaries, ra: Option<&RunAs>, data: 
     if let Some(mut stdin) = child.stdin.take() {
         let _ = writeln!(stdin, "CREATE DATABASE {}", quote_ident(db));
     }
-    let out = child.wait_with_output().map_err(|e| ServerError::io("postgres --single", e))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| ServerError::io("postgres --single", e))?;
     if out.status.success() {
         Ok(())
     } else {
@@ -811,7 +858,9 @@ fn prepare_data_dir(data: &Path, binaries: &PgBinaries, timeouts: StopTimeouts) 
         return if empty {
             Ok(true)
         } else {
-            Err(bad("exists, is not empty and is not a PostgreSQL data directory".into()))
+            Err(bad(
+                "exists, is not empty and is not a PostgreSQL data directory".into(),
+            ))
         };
     }
     if let Some(pf) = PidFile::read(data) {

@@ -19,8 +19,13 @@ const OWNER_FILE: &str = "pgsurge.owner";
 /// Checks a setting name: letters, digits, `_` and `.` (for extension settings).
 pub(crate) fn check_setting_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
     if ok {
         Ok(())
     } else {
@@ -36,13 +41,25 @@ fn quote_value(value: &str) -> String {
 }
 
 /// Merges `settings` into `postgresql.auto.conf` (ours override same-named lines).
-pub(crate) fn write_auto_conf(data: &Path, settings: &[(String, String)], run_as: Option<&RunAs>) -> Result<()> {
+pub(crate) fn write_auto_conf(
+    data: &Path,
+    settings: &[(String, String)],
+    run_as: Option<&RunAs>,
+) -> Result<()> {
     let path = data.join("postgresql.auto.conf");
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    let ours: Vec<String> = settings.iter().map(|(n, _)| n.to_ascii_lowercase()).collect();
+    let ours: Vec<String> = settings
+        .iter()
+        .map(|(n, _)| n.to_ascii_lowercase())
+        .collect();
     let mut out = String::new();
     for line in existing.lines() {
-        let name = line.split('=').next().unwrap_or("").trim().to_ascii_lowercase();
+        let name = line
+            .split('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         if !line.trim_start().starts_with('#') && ours.contains(&name) {
             continue;
         }
@@ -71,7 +88,12 @@ pub(crate) fn prepend_hba(data: &Path, lines: &[String], run_as: Option<&RunAs>)
         }
         _ => existing,
     };
-    if lines.is_empty() && rest.len() == std::fs::metadata(&path).map(|m| m.len() as usize).unwrap_or(0) {
+    if lines.is_empty()
+        && rest.len()
+            == std::fs::metadata(&path)
+                .map(|m| m.len() as usize)
+                .unwrap_or(0)
+    {
         return Ok(());
     }
     let mut out = String::new();
@@ -80,7 +102,9 @@ pub(crate) fn prepend_hba(data: &Path, lines: &[String], run_as: Option<&RunAs>)
         out.push('\n');
         for l in lines {
             if l.contains('\n') {
-                return Err(ServerError::Invalid(format!("pg_hba line contains a newline: {l:?}")));
+                return Err(ServerError::Invalid(format!(
+                    "pg_hba line contains a newline: {l:?}"
+                )));
             }
             out.push_str(l);
             out.push('\n');
@@ -93,7 +117,11 @@ pub(crate) fn prepend_hba(data: &Path, lines: &[String], run_as: Option<&RunAs>)
 }
 
 /// Writes extra files (paths relative to the data directory) with mode 0600.
-pub(crate) fn write_files(data: &Path, files: &[(PathBuf, Vec<u8>)], run_as: Option<&RunAs>) -> Result<()> {
+pub(crate) fn write_files(
+    data: &Path,
+    files: &[(PathBuf, Vec<u8>)],
+    run_as: Option<&RunAs>,
+) -> Result<()> {
     for (rel, bytes) in files {
         if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
             return Err(ServerError::Invalid(format!(
@@ -157,10 +185,25 @@ mod tests {
     #[test]
     fn auto_conf_merges_and_quotes() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("postgresql.auto.conf"), "# header\nwork_mem = '1MB'\nfoo = 'x'\n").unwrap();
-        write_auto_conf(dir.path(), &[("work_mem".into(), "8MB".into()), ("a.b".into(), "it's".into())], None).unwrap();
+        std::fs::write(
+            dir.path().join("postgresql.auto.conf"),
+            "# header\nwork_mem = '1MB'\nfoo = 'x'\n",
+        )
+        .unwrap();
+        write_auto_conf(
+            dir.path(),
+            &[
+                ("work_mem".into(), "8MB".into()),
+                ("a.b".into(), "it's".into()),
+            ],
+            None,
+        )
+        .unwrap();
         let text = std::fs::read_to_string(dir.path().join("postgresql.auto.conf")).unwrap();
-        assert_eq!(text, "# header\nfoo = 'x'\nwork_mem = '8MB'\na.b = 'it''s'\n");
+        assert_eq!(
+            text,
+            "# header\nfoo = 'x'\nwork_mem = '8MB'\na.b = 'it''s'\n"
+        );
         assert!(write_auto_conf(dir.path(), &[("bad name".into(), "1".into())], None).is_err());
     }
 
@@ -169,7 +212,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("pg_hba.conf"), "local all all trust\n").unwrap();
         prepend_hba(dir.path(), &["host all u 127.0.0.1/32 md5".into()], None).unwrap();
-        prepend_hba(dir.path(), &["host all v 127.0.0.1/32 scram-sha-256".into()], None).unwrap();
+        prepend_hba(
+            dir.path(),
+            &["host all v 127.0.0.1/32 scram-sha-256".into()],
+            None,
+        )
+        .unwrap();
         let text = std::fs::read_to_string(dir.path().join("pg_hba.conf")).unwrap();
         assert_eq!(text, format!("{HBA_BEGIN}\nhost all v 127.0.0.1/32 scram-sha-256\n{HBA_END}\nlocal all all trust\n"));
     }
@@ -181,7 +229,10 @@ mod tests {
         assert!(write_files(dir.path(), &[("/etc/x".into(), vec![1])], None).is_err());
         write_files(dir.path(), &[("server.key".into(), b"k".to_vec())], None).unwrap();
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(dir.path().join("server.key")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(dir.path().join("server.key"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 }

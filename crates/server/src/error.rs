@@ -16,7 +16,9 @@ pub enum ServerError {
         searched: String,
     },
     /// A directory given as binaries directory lacks a required program.
-    #[error("{dir}: no `{program}` program in this directory (expected PostgreSQL server binaries)")]
+    #[error(
+        "{dir}: no `{program}` program in this directory (expected PostgreSQL server binaries)"
+    )]
     MissingProgram {
         /// The directory that was inspected.
         dir: PathBuf,

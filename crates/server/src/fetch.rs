@@ -74,8 +74,20 @@ mod tests {
 
     #[test]
     fn parses_version_requests() {
-        assert_eq!(VersionRequest::parse("17").unwrap(), VersionRequest { major: 17, minor: None });
-        assert_eq!(VersionRequest::parse("18.1").unwrap(), VersionRequest { major: 18, minor: Some(1) });
+        assert_eq!(
+            VersionRequest::parse("17").unwrap(),
+            VersionRequest {
+                major: 17,
+                minor: None
+            }
+        );
+        assert_eq!(
+            VersionRequest::parse("18.1").unwrap(),
+            VersionRequest {
+                major: 18,
+                minor: Some(1)
+            }
+        );
         assert!(VersionRequest::parse("x").is_err());
         assert!(VersionRequest::parse("9.6").is_err());
         assert!(VersionRequest::parse("17.1.2").is_err());

@@ -76,7 +76,9 @@ pub fn looks_like_postgres(pid: i32) -> bool {
         Ok(cmd) => {
             let argv0 = cmd.split(|b| *b == 0).next().unwrap_or_default();
             let argv0 = String::from_utf8_lossy(argv0);
-            argv0.ends_with("postgres") || argv0.ends_with("postmaster") || argv0.starts_with("postgres:")
+            argv0.ends_with("postgres")
+                || argv0.ends_with("postmaster")
+                || argv0.starts_with("postgres:")
         }
         // Without /proc we cannot tell; assume it is.
         Err(_) => true,
@@ -149,7 +151,8 @@ mod tests {
 
     #[test]
     fn parses_pid_file() {
-        let text = "1234\n/tmp/data\n1700000000\n5433\n/tmp/sock\n127.0.0.1\n  5433001  32768\nready   \n";
+        let text =
+            "1234\n/tmp/data\n1700000000\n5433\n/tmp/sock\n127.0.0.1\n  5433001  32768\nready   \n";
         let p = PidFile::parse(text).unwrap();
         assert_eq!(p.pid, 1234);
         assert_eq!(p.port, Some(5433));

@@ -62,7 +62,10 @@ impl RunAs {
 
     /// Makes `cmd` run as this user (std drops supplementary groups when root switches uid).
     pub fn apply(&self, cmd: &mut Command) {
-        cmd.uid(self.uid).gid(self.gid).env("HOME", &self.home).env("USER", &self.name);
+        cmd.uid(self.uid)
+            .gid(self.gid)
+            .env("HOME", &self.home)
+            .env("USER", &self.name);
     }
 
     /// Hands `path` (not recursively) to this user.

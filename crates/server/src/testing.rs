@@ -83,7 +83,9 @@ impl TestServer {
         });
         match result {
             Ok(s) => s,
-            Err(e) => panic!("pgsurge test fixture: could not start the shared PostgreSQL server: {e}"),
+            Err(e) => {
+                panic!("pgsurge test fixture: could not start the shared PostgreSQL server: {e}")
+            }
         }
     }
 
@@ -92,7 +94,9 @@ impl TestServer {
     pub fn start(options: TestServerOptions) -> TestServer {
         match TestServer::try_start(options, "pgsurge-test-own-") {
             Ok(s) => s,
-            Err(e) => panic!("pgsurge test fixture: could not start a private PostgreSQL server: {e}"),
+            Err(e) => {
+                panic!("pgsurge test fixture: could not start a private PostgreSQL server: {e}")
+            }
         }
     }
 
@@ -111,7 +115,9 @@ impl TestServer {
         for arg in options.initdb_args {
             b = b.initdb_arg(arg);
         }
-        Ok(TestServer { cluster: b.start()? })
+        Ok(TestServer {
+            cluster: b.start()?,
+        })
     }
 
     /// Creates a fresh empty database named `<prefix>_<n>` (prefix reduced to lowercase
@@ -119,7 +125,13 @@ impl TestServer {
     pub fn create_database(&self, prefix: &str) -> String {
         let mut clean: String = prefix
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
             .take(40)
             .collect();
         if clean.is_empty() {
@@ -175,7 +187,10 @@ impl TestServer {
     /// caller's `PGDATABASE` (or other PG* variables) use [`TestServer::apply_env`].
     pub fn env(&self) -> Vec<(String, String)> {
         vec![
-            ("PGHOST".into(), self.socket_dir().to_string_lossy().into_owned()),
+            (
+                "PGHOST".into(),
+                self.socket_dir().to_string_lossy().into_owned(),
+            ),
             ("PGPORT".into(), self.port().to_string()),
             ("PGUSER".into(), self.superuser().to_string()),
         ]
