@@ -1,1 +1,39 @@
 //! libpq-compatible PostgreSQL connections (conninfo, auth, TLS) and protocol helpers.
+//!
+//! This crate owns everything between "pgbench was given `-h -p -U -d` and some
+//! environment" and "bytes on a socket":
+//!
+//! * [`ConnConfig`]: connection parameters resolved the way libpq resolves them
+//!   (`key=value` strings, `postgresql://` URIs, `PG*` environment variables,
+//!   `pg_service.conf`, `~/.pgpass`, built-in defaults).
+//! * [`Connection`]: a blocking connect (TCP, Unix socket, TLS via rustls; trust,
+//!   cleartext, MD5, SCRAM-SHA-256[-PLUS] authentication), blocking setup helpers
+//!   (simple queries, COPY FROM STDIN, cancel), and non-blocking raw access for the
+//!   benchmark engine's event loop.
+//! * [`codec`]: sans-I/O frontend encoders into reusable buffers and a zero-copy
+//!   backend message decoder.
+//!
+//! Error texts ([`ConnectError`], [`QueryError::pq_message`]) read like libpq's
+//! `PQerrorMessage`, because pgbench prints those verbatim.
+//!
+//! It does not know what a benchmark is.
+#![warn(missing_docs)]
+
+mod auth;
+mod cancel;
+pub mod codec;
+mod connection;
+mod conninfo;
+mod error;
+mod error_text;
+mod pgpass;
+mod service;
+mod tls;
+mod transport;
+mod uri;
+
+pub use cancel::CancelToken;
+pub use codec::TransactionStatus;
+pub use connection::{Connection, NoticeHandler, SimpleResult};
+pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttrs};
+pub use error::{ConnectError, ConnectErrorKind, DbError, QueryError};

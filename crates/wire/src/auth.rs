@@ -1,0 +1,870 @@
+//! Establishing a connection the way libpq's `PQconnectdbParams` does: host list
+//! walk, address resolution, TCP/Unix connect with `connect_timeout`, SSLRequest
+//! and TLS per `sslmode`, the startup packet, authentication (trust, cleartext,
+//! MD5, SCRAM-SHA-256, SCRAM-SHA-256-PLUS), and `target_session_attrs`.
+//!
+//! Owns the texts of connection failures (`connection to server ... failed: ...`).
+
+use bytes::{Buf, BytesMut};
+use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
+use postgres_protocol::message::frontend;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cancel::CancelAddr;
+use crate::codec::{self, BackendMessage, TransactionStatus};
+use crate::connection::{set_param, strerror, Connection, SERVER_CLOSED};
+use crate::conninfo::{ConnConfig, HostKind, HostSpec, SslMode, TargetSessionAttrs};
+use crate::transport::{Socket, Transport};
+use crate::{ConnectError, ConnectErrorKind, DbError};
+
+/// Why one attempt failed: text after the host prefix, plus details.
+#[derive(Debug)]
+struct Failure {
+    kind: ConnectErrorKind,
+    text: String,
+    db_error: Option<Box<DbError>>,
+    needs_password: bool,
+    /// Whether the next host should be tried (libpq stops after an
+    /// authentication-phase server error).
+    try_next_host: bool,
+    /// Whether TLS was up when it failed (for `sslmode=prefer` fallback).
+    tls_used: bool,
+}
+
+impl Failure {
+    fn new(kind: ConnectErrorKind, text: impl Into<String>) -> Failure {
+        let mut text = text.into();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Failure {
+            kind,
+            text,
+            db_error: None,
+            needs_password: false,
+            try_next_host: true,
+            tls_used: false,
+        }
+    }
+    fn timeout() -> Failure {
+        Failure::new(ConnectErrorKind::Timeout, "timeout expired")
+    }
+    fn io(e: &io::Error, deadline: Option<Instant>) -> Failure {
+        if deadline.is_some()
+            && matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            )
+        {
+            return Failure::timeout();
+        }
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof => Failure::new(ConnectErrorKind::Io, SERVER_CLOSED),
+            _ => match e.raw_os_error() {
+                Some(libc::EPIPE) | Some(libc::ECONNRESET) => {
+                    Failure::new(ConnectErrorKind::Io, SERVER_CLOSED)
+                }
+                _ => Failure::new(
+                    ConnectErrorKind::Io,
+                    format!("could not receive data from server: {}", strerror(e)),
+                ),
+            },
+        }
+    }
+    fn server(e: DbError) -> Failure {
+        let mut f = Failure::new(ConnectErrorKind::Server, e.pq_message());
+        f.db_error = Some(Box::new(e));
+        f.try_next_host = false;
+        f
+    }
+}
+
+/// One resolved address of a host entry.
+#[derive(Debug, Clone)]
+enum Target {
+    Unix(String),
+    Tcp(SocketAddr),
+}
+
+fn remaining(deadline: Option<Instant>) -> Result<Option<Duration>, Failure> {
+    match deadline {
+        None => Ok(None),
+        Some(d) => {
+            let now = Instant::now();
+            if now >= d {
+                Err(Failure::timeout())
+            } else {
+                Ok(Some(d - now))
+            }
+        }
+    }
+}
+
+/// Connects to a Unix socket path (`@name` = Linux abstract namespace).
+pub(crate) fn connect_unix(path: &Path) -> io::Result<UnixStream> {
+    let s = path.to_string_lossy();
+    if let Some(name) = s.strip_prefix('@') {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+        UnixStream::connect_addr(&addr)
+    } else {
+        UnixStream::connect(path)
+    }
+}
+
+/// Host prefix of every per-attempt message.
+fn prefix(host: &HostSpec, target: &Target) -> String {
+    match target {
+        Target::Unix(path) => format!("connection to server on socket \"{path}\" failed: "),
+        Target::Tcp(addr) => {
+            let displayed = if host.kind == HostKind::Address {
+                host.hostaddr.clone().unwrap_or_default()
+            } else {
+                host.host.clone()
+            };
+            let ip = addr.ip().to_string();
+            if host.kind != HostKind::Address && displayed != ip {
+                format!(
+                    "connection to server at \"{displayed}\" ({ip}), port {} failed: ",
+                    host.port
+                )
+            } else {
+                format!(
+                    "connection to server at \"{displayed}\", port {} failed: ",
+                    host.port
+                )
+            }
+        }
+    }
+}
+
+fn resolve(host: &HostSpec) -> Result<Vec<Target>, String> {
+    match host.kind {
+        HostKind::UnixSocket => {
+            let path = host.socket_path().unwrap_or_default();
+            // sun_path is 108 bytes including the terminating NUL.
+            if path.len() >= 108 {
+                return Err(format!(
+                    "Unix-domain socket path \"{path}\" is too long (maximum 107 bytes)\n"
+                ));
+            }
+            Ok(vec![Target::Unix(path)])
+        }
+        HostKind::Address => {
+            let a = host.hostaddr.as_deref().unwrap_or("");
+            match a.parse::<IpAddr>() {
+                Ok(ip) => Ok(vec![Target::Tcp(SocketAddr::new(ip, host.port))]),
+                Err(_) => Err(format!(
+                    "could not parse network address \"{a}\": Name or service not known\n"
+                )),
+            }
+        }
+        HostKind::Name => match (host.host.as_str(), host.port).to_socket_addrs() {
+            Ok(addrs) => {
+                let v: Vec<Target> = addrs.map(Target::Tcp).collect();
+                if v.is_empty() {
+                    Err(format!(
+                        "could not translate host name \"{}\" to address: Name or service not known\n",
+                        host.host
+                    ))
+                } else {
+                    Ok(v)
+                }
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                let msg = msg
+                    .strip_prefix("failed to lookup address information: ")
+                    .unwrap_or(&msg)
+                    .to_string();
+                Err(format!(
+                    "could not translate host name \"{}\" to address: {msg}\n",
+                    host.host
+                ))
+            }
+        },
+    }
+}
+
+/// Connects as libpq does; see [`Connection::connect`].
+pub(crate) fn connect(cfg: &ConnConfig) -> Result<Connection, ConnectError> {
+    let mut message = String::new();
+    let mut last: Option<Failure> = None;
+    let passes: &[TargetSessionAttrs] = match cfg.target_session_attrs() {
+        TargetSessionAttrs::PreferStandby => {
+            &[TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
+        }
+        other => match other {
+            TargetSessionAttrs::Any => &[TargetSessionAttrs::Any],
+            TargetSessionAttrs::ReadWrite => &[TargetSessionAttrs::ReadWrite],
+            TargetSessionAttrs::ReadOnly => &[TargetSessionAttrs::ReadOnly],
+            TargetSessionAttrs::Primary => &[TargetSessionAttrs::Primary],
+            _ => &[TargetSessionAttrs::Standby],
+        },
+    };
+    'passes: for want in passes {
+        for host in cfg.hosts() {
+            let password = host_password(cfg, host);
+            let targets = match resolve(host) {
+                Ok(t) => t,
+                Err(text) => {
+                    message.push_str(&text);
+                    last = Some(Failure::new(ConnectErrorKind::Io, text));
+                    continue;
+                }
+            };
+            for target in &targets {
+                match attempt_with_ssl_fallback(cfg, host, target, &password, *want) {
+                    Ok(conn) => return Ok(conn),
+                    Err(mut f) => {
+                        message.push_str(&prefix(host, target));
+                        message.push_str(&f.text);
+                        if let (Some(db), PasswordSource::File { path: file, .. }) =
+                            (&f.db_error, &password)
+                        {
+                            if db.code == "28P01" {
+                                let note = format!("password retrieved from file \"{}\"\n", file);
+                                message.push_str(&note);
+                                f.text.push_str(&note);
+                            }
+                        }
+                        let stop = !f.try_next_host;
+                        last = Some(f);
+                        if stop {
+                            break 'passes;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let last =
+        last.unwrap_or_else(|| Failure::new(ConnectErrorKind::Config, "no host to connect to"));
+    Err(ConnectError {
+        kind: last.kind,
+        message,
+        db_error: last.db_error,
+        needs_password: last.needs_password,
+    })
+}
+
+#[derive(Debug, Clone)]
+enum PasswordSource {
+    Given(String),
+    /// From the password file (its path, for the failure note).
+    File {
+        password: String,
+        path: String,
+    },
+    None,
+}
+
+impl PasswordSource {
+    fn get(&self) -> Option<&str> {
+        match self {
+            PasswordSource::Given(p) => Some(p),
+            PasswordSource::File { password, .. } => Some(password),
+            PasswordSource::None => None,
+        }
+    }
+}
+
+/// Per-host password: explicit, else `.pgpass` (looked up before connecting, as
+/// libpq's connectOptions2 does, so its warnings appear even for trust auth).
+fn host_password(cfg: &ConnConfig, host: &HostSpec) -> PasswordSource {
+    if let Some(p) = cfg.password() {
+        return PasswordSource::Given(p.to_string());
+    }
+    let Some(file) = cfg.passfile() else {
+        return PasswordSource::None;
+    };
+    let pw_host = if host.host.is_empty() {
+        host.hostaddr.as_deref().unwrap_or("")
+    } else {
+        host.host.as_str()
+    };
+    let mut stderr = io::stderr();
+    match crate::pgpass::lookup(
+        &file,
+        pw_host,
+        &host.port.to_string(),
+        cfg.dbname(),
+        cfg.user(),
+        &mut stderr,
+    ) {
+        Some(password) => PasswordSource::File {
+            password,
+            path: file.display().to_string(),
+        },
+        None => PasswordSource::None,
+    }
+}
+
+/// One address, with libpq's `sslmode` retries: `prefer` falls back to plain
+/// when the server rejects the TLS session, `allow` retries with TLS when the
+/// server rejects the plain one.
+fn attempt_with_ssl_fallback(
+    cfg: &ConnConfig,
+    host: &HostSpec,
+    target: &Target,
+    password: &PasswordSource,
+    want: TargetSessionAttrs,
+) -> Result<Connection, Failure> {
+    let is_tcp = matches!(target, Target::Tcp(_));
+    let mode = cfg.ssl_mode();
+    // No TLS over Unix-domain sockets (libpq skips it there whatever sslmode says).
+    let first_tls = is_tcp && !matches!(mode, SslMode::Disable | SslMode::Allow);
+    match attempt(cfg, host, target, password, want, first_tls) {
+        Ok(c) => Ok(c),
+        Err(f) if f.kind == ConnectErrorKind::Server && is_tcp => match (mode, f.tls_used) {
+            (SslMode::Prefer, true) => attempt(cfg, host, target, password, want, false),
+            (SslMode::Allow, false) => attempt(cfg, host, target, password, want, true),
+            _ => Err(f),
+        },
+        Err(f) => Err(f),
+    }
+}
+
+/// Startup state collected while the server gets the session ready.
+struct Startup {
+    transport: Transport,
+    inbuf: BytesMut,
+    outbuf: BytesMut,
+    params: Vec<(String, String)>,
+    process_id: i32,
+    secret_key: Vec<u8>,
+    tx_status: TransactionStatus,
+    notices: Vec<DbError>,
+}
+
+fn attempt(
+    cfg: &ConnConfig,
+    host: &HostSpec,
+    target: &Target,
+    password: &PasswordSource,
+    want: TargetSessionAttrs,
+    try_tls: bool,
+) -> Result<Connection, Failure> {
+    let deadline = cfg.connect_timeout().map(|t| Instant::now() + t);
+    let (socket, cancel_addr) = open_socket(target, deadline)?;
+    let mut transport = Transport::Plain(socket);
+    if try_tls {
+        transport = negotiate_tls(cfg, host, transport, deadline)?;
+    }
+    let tls_used = transport.is_tls();
+    let mut st = Startup {
+        transport,
+        inbuf: BytesMut::with_capacity(8192),
+        outbuf: BytesMut::with_capacity(1024),
+        params: Vec::new(),
+        process_id: 0,
+        secret_key: Vec::new(),
+        tx_status: TransactionStatus::Idle,
+        notices: Vec::new(),
+    };
+    let r = startup(cfg, &mut st, password, deadline);
+    if let Err(mut f) = r {
+        f.tls_used = tls_used;
+        return Err(f);
+    }
+    // Back to plain blocking mode without timeouts for the caller.
+    st.transport
+        .socket()
+        .set_timeouts(None)
+        .map_err(|e| Failure::io(&e, None))?;
+    let mut conn = Connection {
+        transport: st.transport,
+        host: host.clone(),
+        dbname: cfg.dbname().to_string(),
+        user: cfg.user().to_string(),
+        params: st.params,
+        process_id: st.process_id,
+        secret_key: st.secret_key,
+        tx_status: st.tx_status,
+        inbuf: st.inbuf,
+        outbuf: st.outbuf,
+        notice_handler: crate::connection::default_notice_handler(),
+        cancel_addr,
+        nonblocking: false,
+    };
+    for n in &st.notices {
+        conn.handle_notice(n);
+    }
+    check_session_attrs(&mut conn, want)?;
+    Ok(conn)
+}
+
+fn open_socket(
+    target: &Target,
+    deadline: Option<Instant>,
+) -> Result<(Socket, CancelAddr), Failure> {
+    let hint_unix = "\n\tIs the server running locally and accepting connections on that socket?";
+    let hint_tcp = "\n\tIs the server running on that host and accepting TCP/IP connections?";
+    match target {
+        Target::Unix(path) => {
+            let s = connect_unix(Path::new(path)).map_err(|e| {
+                Failure::new(ConnectErrorKind::Io, format!("{}{hint_unix}", strerror(&e)))
+            })?;
+            Ok((Socket::Unix(s), CancelAddr::Unix(path.into())))
+        }
+        Target::Tcp(addr) => {
+            let s = match remaining(deadline)? {
+                Some(t) => TcpStream::connect_timeout(addr, t),
+                None => TcpStream::connect(addr),
+            };
+            let s = s.map_err(|e| {
+                if e.kind() == io::ErrorKind::TimedOut && deadline.is_some() {
+                    Failure::timeout()
+                } else {
+                    Failure::new(ConnectErrorKind::Io, format!("{}{hint_tcp}", strerror(&e)))
+                }
+            })?;
+            // libpq sets TCP_NODELAY and SO_KEEPALIVE on TCP connections.
+            let _ = s.set_nodelay(true);
+            set_keepalive(&s);
+            Ok((Socket::Tcp(s), CancelAddr::Tcp(*addr)))
+        }
+    }
+}
+
+fn set_keepalive(s: &TcpStream) {
+    let on: libc::c_int = 1;
+    // SAFETY: valid fd and a correctly sized option value.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_KEEPALIVE,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// SSLRequest, then the TLS handshake if the server agrees.
+fn negotiate_tls(
+    cfg: &ConnConfig,
+    host: &HostSpec,
+    transport: Transport,
+    deadline: Option<Instant>,
+) -> Result<Transport, Failure> {
+    let Transport::Plain(mut sock) = transport else {
+        return Ok(transport);
+    };
+    let config =
+        crate::tls::client_config(cfg).map_err(|t| Failure::new(ConnectErrorKind::Tls, t))?;
+    sock.set_timeouts(remaining(deadline)?)
+        .map_err(|e| Failure::io(&e, deadline))?;
+    let mut req = BytesMut::with_capacity(8);
+    frontend::ssl_request(&mut req);
+    sock.write_all(&req)
+        .map_err(|e| Failure::io(&e, deadline))?;
+    // Read exactly one byte: anything after it belongs to the TLS handshake.
+    let mut b = [0u8; 1];
+    loop {
+        match sock.read(&mut b) {
+            Ok(0) => return Err(Failure::new(ConnectErrorKind::Io, SERVER_CLOSED)),
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Failure::io(&e, deadline)),
+        }
+    }
+    match b[0] {
+        b'S' => {}
+        b'N' => {
+            if matches!(
+                cfg.ssl_mode(),
+                SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+            ) {
+                let mut f = Failure::new(
+                    ConnectErrorKind::Tls,
+                    "server does not support SSL, but SSL was required",
+                );
+                f.try_next_host = true;
+                return Err(f);
+            }
+            return Ok(Transport::Plain(sock));
+        }
+        b'E' => {
+            return Err(Failure::new(
+                ConnectErrorKind::Protocol,
+                "server does not support SSL, but SSL was required",
+            ))
+        }
+        other => {
+            return Err(Failure::new(
+                ConnectErrorKind::Protocol,
+                format!(
+                    "received invalid response to SSL negotiation: {}",
+                    other as char
+                ),
+            ))
+        }
+    }
+    let name_host = if host.host.is_empty() {
+        host.hostaddr.as_deref().unwrap_or("")
+    } else {
+        host.host.as_str()
+    };
+    let mut tls =
+        rustls::ClientConnection::new(Arc::clone(&config), crate::tls::server_name(name_host))
+            .map_err(|e| {
+                Failure::new(
+                    ConnectErrorKind::Tls,
+                    format!("could not establish SSL connection: {e}"),
+                )
+            })?;
+    while tls.is_handshaking() {
+        sock.set_timeouts(remaining(deadline)?)
+            .map_err(|e| Failure::io(&e, deadline))?;
+        if let Err(e) = tls.complete_io(&mut sock) {
+            if deadline.is_some()
+                && matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                )
+            {
+                return Err(Failure::timeout());
+            }
+            return Err(Failure::new(
+                ConnectErrorKind::Tls,
+                crate::tls::describe_error(&e, name_host),
+            ));
+        }
+    }
+    Ok(Transport::Tls(Box::new(tls), sock))
+}
+
+fn send(st: &mut Startup, deadline: Option<Instant>) -> Result<(), Failure> {
+    st.transport
+        .socket()
+        .set_timeouts(remaining(deadline)?)
+        .map_err(|e| Failure::io(&e, deadline))?;
+    let r = st.transport.write_all(&st.outbuf);
+    st.outbuf.clear();
+    r.map_err(|e| Failure::io(&e, deadline))
+}
+
+fn fill(st: &mut Startup, deadline: Option<Instant>) -> Result<(), Failure> {
+    st.transport
+        .socket()
+        .set_timeouts(remaining(deadline)?)
+        .map_err(|e| Failure::io(&e, deadline))?;
+    loop {
+        return match st.transport.try_read(&mut st.inbuf) {
+            Ok(0) => Err(Failure::new(ConnectErrorKind::Io, SERVER_CLOSED)),
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => Err(Failure::new(
+                ConnectErrorKind::Tls,
+                format!("SSL error: {}", e),
+            )),
+            Err(e) => Err(Failure::io(&e, deadline)),
+        };
+    }
+}
+
+/// What the auth loop must do after a message.
+enum Step {
+    Nothing,
+    Ready,
+    Fail(Failure),
+    SendPassword,
+    SendMd5([u8; 4]),
+    StartSasl(Vec<String>),
+    SaslContinue(Vec<u8>),
+    SaslFinal(Vec<u8>),
+    AuthOk,
+}
+
+fn startup(
+    cfg: &ConnConfig,
+    st: &mut Startup,
+    password: &PasswordSource,
+    deadline: Option<Instant>,
+) -> Result<(), Failure> {
+    let mut params: Vec<(&str, &str)> = vec![("user", cfg.user()), ("database", cfg.dbname())];
+    if let Some(r) = cfg.get("replication").filter(|s| !s.is_empty()) {
+        params.push(("replication", r));
+    }
+    if let Some(o) = cfg.options() {
+        params.push(("options", o));
+    }
+    if let Some(a) = cfg.application_name() {
+        params.push(("application_name", a));
+    }
+    if let Some(e) = cfg
+        .get("client_encoding")
+        .filter(|s| !s.is_empty() && *s != "auto")
+    {
+        params.push(("client_encoding", e));
+    }
+    frontend::startup_message(params.iter().copied(), &mut st.outbuf)
+        .map_err(|e| Failure::new(ConnectErrorKind::Config, e.to_string()))?;
+    send(st, deadline)?;
+
+    let channel_binding = cfg.get("channel_binding").unwrap_or("prefer");
+    let mut scram: Option<ScramSha256> = None;
+    let mut sasl_done = false;
+    let mut used_channel_binding = false;
+    loop {
+        let decoded =
+            codec::decode(&st.inbuf).map_err(|e| Failure::new(ConnectErrorKind::Protocol, e.0))?;
+        let Some((msg, len)) = decoded else {
+            fill(st, deadline)?;
+            continue;
+        };
+        let step = match msg {
+            BackendMessage::Authentication { code, data } => match code {
+                0 => Step::AuthOk,
+                3 => Step::SendPassword,
+                5 => match data.get(..4) {
+                    Some(s) => Step::SendMd5([s[0], s[1], s[2], s[3]]),
+                    None => Step::Fail(Failure::new(
+                        ConnectErrorKind::Protocol,
+                        "malformed authentication request",
+                    )),
+                },
+                10 => Step::StartSasl(
+                    data.split(|b| *b == 0)
+                        .filter(|m| !m.is_empty())
+                        .map(|m| String::from_utf8_lossy(m).into_owned())
+                        .collect(),
+                ),
+                11 => Step::SaslContinue(data.to_vec()),
+                12 => Step::SaslFinal(data.to_vec()),
+                2 => Step::Fail(Failure::new(
+                    ConnectErrorKind::Auth,
+                    "Kerberos 5 authentication not supported",
+                )),
+                7 | 8 => Step::Fail(Failure::new(
+                    ConnectErrorKind::Auth,
+                    "GSSAPI authentication not supported",
+                )),
+                9 => Step::Fail(Failure::new(
+                    ConnectErrorKind::Auth,
+                    "SSPI authentication not supported",
+                )),
+                other => Step::Fail(Failure::new(
+                    ConnectErrorKind::Auth,
+                    format!("authentication method {other} not supported"),
+                )),
+            },
+            BackendMessage::ErrorResponse(fields) => {
+                Step::Fail(Failure::server(fields.to_db_error()))
+            }
+            BackendMessage::NoticeResponse(fields) => {
+                st.notices.push(fields.to_db_error());
+                Step::Nothing
+            }
+            BackendMessage::ParameterStatus { name, value } => {
+                set_param(&mut st.params, name, value);
+                Step::Nothing
+            }
+            BackendMessage::BackendKeyData {
+                process_id,
+                secret_key,
+            } => {
+                st.process_id = process_id;
+                st.secret_key = secret_key.to_vec();
+                Step::Nothing
+            }
+            BackendMessage::ReadyForQuery(s) => {
+                st.tx_status = s;
+                Step::Ready
+            }
+            BackendMessage::NegotiateProtocolVersion(_) => Step::Nothing,
+            _ => Step::Fail(Failure::new(
+                ConnectErrorKind::Protocol,
+                format!(
+                    "expected authentication request from server, but received {}",
+                    st.inbuf[0] as char
+                ),
+            )),
+        };
+        st.inbuf.advance(len);
+        match step {
+            Step::Nothing => {}
+            Step::Ready => return Ok(()),
+            Step::Fail(f) => return Err(f),
+            Step::AuthOk => {
+                if channel_binding == "require" && !used_channel_binding {
+                    return Err(Failure::new(
+                        ConnectErrorKind::Auth,
+                        "channel binding required, but server authenticated client without channel binding",
+                    ));
+                }
+                if scram.is_some() && !sasl_done {
+                    return Err(Failure::new(
+                        ConnectErrorKind::Auth,
+                        "server accepted connection without a valid SCRAM exchange",
+                    ));
+                }
+            }
+            Step::SendPassword | Step::SendMd5(_) => {
+                if channel_binding == "require" {
+                    return Err(Failure::new(
+                        ConnectErrorKind::Auth,
+                        "channel binding required but not supported by server's authentication request",
+                    ));
+                }
+                let Some(pw) = password.get().filter(|p| !p.is_empty()) else {
+                    return Err(no_password());
+                };
+                let r = match step {
+                    Step::SendMd5(salt) => {
+                        let hash = postgres_protocol::authentication::md5_hash(
+                            cfg.user().as_bytes(),
+                            pw.as_bytes(),
+                            salt,
+                        );
+                        frontend::password_message(hash.as_bytes(), &mut st.outbuf)
+                    }
+                    _ => frontend::password_message(pw.as_bytes(), &mut st.outbuf),
+                };
+                r.map_err(|e| Failure::new(ConnectErrorKind::Auth, e.to_string()))?;
+                send(st, deadline)?;
+            }
+            Step::StartSasl(mechs) => {
+                let tls_hash = match &st.transport {
+                    Transport::Tls(tls, _) => tls
+                        .peer_certificates()
+                        .and_then(|c| c.first())
+                        .and_then(|c| crate::tls::server_end_point_hash(c.as_ref())),
+                    Transport::Plain(_) => None,
+                };
+                let plus_offered = mechs.iter().any(|m| m == "SCRAM-SHA-256-PLUS");
+                let plain_offered = mechs.iter().any(|m| m == "SCRAM-SHA-256");
+                let (mech, binding) = if plus_offered
+                    && channel_binding != "disable"
+                    && tls_hash.is_some()
+                {
+                    used_channel_binding = true;
+                    (
+                        "SCRAM-SHA-256-PLUS",
+                        ChannelBinding::tls_server_end_point(tls_hash.unwrap_or_default()),
+                    )
+                } else if channel_binding == "require" {
+                    return Err(Failure::new(
+                        ConnectErrorKind::Auth,
+                        "channel binding is required, but server did not offer an authentication method that supports channel binding",
+                    ));
+                } else if plain_offered {
+                    let b = if st.transport.is_tls() && channel_binding != "disable" {
+                        ChannelBinding::unrequested()
+                    } else {
+                        ChannelBinding::unsupported()
+                    };
+                    ("SCRAM-SHA-256", b)
+                } else {
+                    return Err(Failure::new(
+                        ConnectErrorKind::Auth,
+                        "none of the server's SASL authentication mechanisms are supported",
+                    ));
+                };
+                let Some(pw) = password.get().filter(|p| !p.is_empty()) else {
+                    return Err(no_password());
+                };
+                let s = ScramSha256::new(pw.as_bytes(), binding);
+                frontend::sasl_initial_response(mech, s.message(), &mut st.outbuf)
+                    .map_err(|e| Failure::new(ConnectErrorKind::Auth, e.to_string()))?;
+                scram = Some(s);
+                send(st, deadline)?;
+            }
+            Step::SaslContinue(data) => {
+                let Some(s) = scram.as_mut() else {
+                    return Err(Failure::new(
+                        ConnectErrorKind::Protocol,
+                        "out of order SASL message from server",
+                    ));
+                };
+                s.update(&data).map_err(|e| {
+                    Failure::new(
+                        ConnectErrorKind::Auth,
+                        format!("malformed SCRAM message ({e})"),
+                    )
+                })?;
+                frontend::sasl_response(s.message(), &mut st.outbuf)
+                    .map_err(|e| Failure::new(ConnectErrorKind::Auth, e.to_string()))?;
+                send(st, deadline)?;
+            }
+            Step::SaslFinal(data) => {
+                let Some(s) = scram.as_mut() else {
+                    return Err(Failure::new(
+                        ConnectErrorKind::Protocol,
+                        "out of order SASL message from server",
+                    ));
+                };
+                s.finish(&data).map_err(|_| {
+                    Failure::new(ConnectErrorKind::Auth, "incorrect server signature")
+                })?;
+                sasl_done = true;
+            }
+        }
+    }
+}
+
+fn no_password() -> Failure {
+    let mut f = Failure::new(ConnectErrorKind::Auth, "fe_sendauth: no password supplied");
+    f.needs_password = true;
+    f.try_next_host = false;
+    f
+}
+
+/// `target_session_attrs` checks after the session is ready; a mismatch moves on
+/// to the next host.
+fn check_session_attrs(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), Failure> {
+    let mismatch = |text: &str| {
+        let mut f = Failure::new(ConnectErrorKind::Server, text);
+        f.try_next_host = true;
+        f
+    };
+    let query_bool = |conn: &mut Connection, sql: &str| -> Result<bool, Failure> {
+        let r = conn
+            .simple_query(sql)
+            .map_err(|e| Failure::new(ConnectErrorKind::Server, e.pq_message()))?;
+        Ok(r.first()
+            .and_then(|r| r.get(0, 0))
+            .is_some_and(|v| v == "on" || v == "t"))
+    };
+    match want {
+        TargetSessionAttrs::Any => Ok(()),
+        TargetSessionAttrs::ReadWrite | TargetSessionAttrs::ReadOnly => {
+            let ro = match (
+                conn.parameter("default_transaction_read_only"),
+                conn.parameter("in_hot_standby"),
+            ) {
+                (Some(d), Some(h)) => d == "on" || h == "on",
+                _ => query_bool(conn, "SHOW transaction_read_only")?,
+            };
+            match (want, ro) {
+                (TargetSessionAttrs::ReadWrite, true) => Err(mismatch("session is read-only")),
+                (TargetSessionAttrs::ReadOnly, false) => Err(mismatch("session is not read-only")),
+                _ => Ok(()),
+            }
+        }
+        TargetSessionAttrs::Primary
+        | TargetSessionAttrs::Standby
+        | TargetSessionAttrs::PreferStandby => {
+            let standby = match conn.parameter("in_hot_standby") {
+                Some(h) => h == "on",
+                None => query_bool(conn, "SELECT pg_catalog.pg_is_in_recovery()")?,
+            };
+            match (want, standby) {
+                (TargetSessionAttrs::Primary, true) => {
+                    Err(mismatch("server is in hot standby mode"))
+                }
+                (TargetSessionAttrs::Standby | TargetSessionAttrs::PreferStandby, false) => {
+                    Err(mismatch("server is not in hot standby mode"))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}

@@ -1,0 +1,678 @@
+//! Connection parameters resolved the way libpq resolves them for pgbench.
+//!
+//! Owns: the keyword table, parsing of `key=value` conninfo strings and
+//! `postgresql://` URIs, `expand_dbname` semantics of `PQconnectdbParams`, defaults
+//! from the service file (`service.rs`), `PG*` environment variables and built-in
+//! defaults, and splitting of comma-separated host/port lists.
+//! It does no I/O except reading the service file; passwords from `.pgpass` are
+//! looked up per host at connect time (`pgpass.rs`), as libpq does.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::service;
+
+/// Debian's libpq default socket directory (`DEFAULT_PGSOCKET_DIR`).
+pub const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
+/// `DEF_PGPORT_STR`.
+pub const DEFAULT_PORT: u16 = 5432;
+
+/// An invalid connection parameter; `Display` is libpq's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub(crate) String);
+
+/// `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    /// Never TLS.
+    Disable,
+    /// Plain first, TLS if the server insists.
+    Allow,
+    /// TLS if the server supports it (libpq's default).
+    Prefer,
+    /// TLS, no certificate check.
+    Require,
+    /// TLS, certificate must chain to `sslrootcert`.
+    VerifyCa,
+    /// TLS, certificate must chain and match the host name.
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(s: &str) -> Result<SslMode, ConfigError> {
+        Ok(match s {
+            "disable" => SslMode::Disable,
+            "allow" => SslMode::Allow,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            _ => return Err(ConfigError(format!("invalid sslmode value: \"{s}\""))),
+        })
+    }
+}
+
+/// `target_session_attrs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetSessionAttrs {
+    /// Any server.
+    Any,
+    /// `read-write`: `transaction_read_only` must be off.
+    ReadWrite,
+    /// `read-only`.
+    ReadOnly,
+    /// `primary`: not in recovery.
+    Primary,
+    /// `standby`: in recovery.
+    Standby,
+    /// `prefer-standby`: a standby if any, else any.
+    PreferStandby,
+}
+
+/// Where one host entry points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostKind {
+    /// A Unix-domain socket directory (host starts with `/` or `@`).
+    UnixSocket,
+    /// A host name to resolve.
+    Name,
+    /// A numeric address given with `hostaddr`.
+    Address,
+}
+
+/// One entry of the (possibly comma-separated) host list, ready to connect to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostSpec {
+    /// `host` entry as given (empty when only `hostaddr` was given).
+    pub host: String,
+    /// `hostaddr` entry, if any.
+    pub hostaddr: Option<String>,
+    /// Port number.
+    pub port: u16,
+    /// What kind of address this is.
+    pub kind: HostKind,
+}
+
+impl HostSpec {
+    /// The host as libpq's `PQhost` shows it: the host name or socket directory,
+    /// else the `hostaddr`.
+    pub fn display_host(&self) -> &str {
+        if !self.host.is_empty() {
+            &self.host
+        } else {
+            self.hostaddr.as_deref().unwrap_or("")
+        }
+    }
+
+    /// The Unix socket file path (`<dir>/.s.PGSQL.<port>`), for socket hosts.
+    pub fn socket_path(&self) -> Option<String> {
+        (self.kind == HostKind::UnixSocket).then(|| format!("{}/.s.PGSQL.{}", self.host, self.port))
+    }
+}
+
+/// Keywords libpq accepts, with their environment variable (if any).
+/// Unknown keywords are an error, as in libpq.
+const KEYWORDS: &[(&str, Option<&str>)] = &[
+    ("service", Some("PGSERVICE")),
+    ("user", Some("PGUSER")),
+    ("password", Some("PGPASSWORD")),
+    ("passfile", Some("PGPASSFILE")),
+    ("channel_binding", Some("PGCHANNELBINDING")),
+    ("connect_timeout", Some("PGCONNECT_TIMEOUT")),
+    ("dbname", Some("PGDATABASE")),
+    ("host", Some("PGHOST")),
+    ("hostaddr", Some("PGHOSTADDR")),
+    ("port", Some("PGPORT")),
+    ("client_encoding", Some("PGCLIENTENCODING")),
+    ("options", Some("PGOPTIONS")),
+    ("application_name", Some("PGAPPNAME")),
+    ("fallback_application_name", None),
+    ("keepalives", None),
+    ("keepalives_idle", None),
+    ("keepalives_interval", None),
+    ("keepalives_count", None),
+    ("tcp_user_timeout", None),
+    ("sslmode", Some("PGSSLMODE")),
+    ("sslnegotiation", Some("PGSSLNEGOTIATION")),
+    ("sslcompression", Some("PGSSLCOMPRESSION")),
+    ("sslcert", Some("PGSSLCERT")),
+    ("sslkey", Some("PGSSLKEY")),
+    ("sslcertmode", Some("PGSSLCERTMODE")),
+    ("sslpassword", None),
+    ("sslrootcert", Some("PGSSLROOTCERT")),
+    ("sslcrl", Some("PGSSLCRL")),
+    ("sslcrldir", Some("PGSSLCRLDIR")),
+    ("sslsni", Some("PGSSLSNI")),
+    ("sslkeylogfile", None),
+    ("requirepeer", Some("PGREQUIREPEER")),
+    ("require_auth", Some("PGREQUIREAUTH")),
+    ("ssl_min_protocol_version", Some("PGSSLMINPROTOCOLVERSION")),
+    ("ssl_max_protocol_version", Some("PGSSLMAXPROTOCOLVERSION")),
+    ("min_protocol_version", Some("PGMINPROTOCOLVERSION")),
+    ("max_protocol_version", Some("PGMAXPROTOCOLVERSION")),
+    ("gssencmode", Some("PGGSSENCMODE")),
+    ("krbsrvname", Some("PGKRBSRVNAME")),
+    ("gsslib", Some("PGGSSLIB")),
+    ("gssdelegation", Some("PGGSSDELEGATION")),
+    ("replication", None),
+    ("target_session_attrs", Some("PGTARGETSESSIONATTRS")),
+    ("load_balance_hosts", Some("PGLOADBALANCEHOSTS")),
+    ("requiressl", Some("PGREQUIRESSL")),
+];
+
+pub(crate) fn is_keyword(k: &str) -> bool {
+    KEYWORDS.iter().any(|(kw, _)| *kw == k)
+}
+
+/// Raw keyword → value settings, before defaults (one `PQconninfoOption` array).
+pub(crate) type Settings = BTreeMap<String, String>;
+
+/// Fully resolved connection parameters (what libpq's `PGconn` holds after
+/// `connectOptions1/2`), plus the host list to try in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnConfig {
+    values: Settings,
+    hosts: Vec<HostSpec>,
+    sslmode: SslMode,
+    target_session_attrs: TargetSessionAttrs,
+    connect_timeout: Option<Duration>,
+    home: Option<PathBuf>,
+}
+
+/// The process environment as a lookup function.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+impl ConnConfig {
+    /// Resolves parameters as pgbench's `doConnect` does: `PQconnectdbParams` with
+    /// keywords `host, port, user, password, dbname, fallback_application_name` (in
+    /// that order, `expand_dbname` on), where `None`/empty values are left unset.
+    /// `dbname` may be a plain name, a `key=value` string or a URI; settings it holds
+    /// override `host`/`port`/`user` given before it.
+    pub fn for_pgbench(
+        host: Option<&str>,
+        port: Option<&str>,
+        user: Option<&str>,
+        dbname: &str,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ConnConfig, ConfigError> {
+        Self::for_pgbench_with_password(host, port, user, None, dbname, env)
+    }
+
+    /// Like [`ConnConfig::for_pgbench`], with the password pgbench passes (after it
+    /// prompted for one).
+    pub fn for_pgbench_with_password(
+        host: Option<&str>,
+        port: Option<&str>,
+        user: Option<&str>,
+        password: Option<&str>,
+        dbname: &str,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ConnConfig, ConfigError> {
+        let params: [(&str, Option<&str>); 6] = [
+            ("host", host),
+            ("port", port),
+            ("user", user),
+            ("password", password),
+            ("dbname", Some(dbname)),
+            ("fallback_application_name", Some("pgbench")),
+        ];
+        Self::from_params(&params, true, env)
+    }
+
+    /// `PQconnectdbParams` semantics: keyword/value pairs in order, `None` or empty
+    /// values skipped; with `expand_dbname` the first `dbname` that looks like a
+    /// conninfo string or URI is expanded in place. Then defaults are applied from
+    /// the service file, the environment and built-in values.
+    pub fn from_params(
+        params: &[(&str, Option<&str>)],
+        expand_dbname: bool,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ConnConfig, ConfigError> {
+        let mut settings = Settings::new();
+        let mut expanded = false;
+        for (k, v) in params {
+            let Some(v) = v.filter(|v| !v.is_empty()) else {
+                continue;
+            };
+            if !is_keyword(k) {
+                return Err(ConfigError(format!("invalid connection option \"{k}\"")));
+            }
+            if *k == "dbname" && expand_dbname && !expanded && recognized_connection_string(v) {
+                expanded = true;
+                for (ek, ev) in parse_conninfo_or_uri(v)? {
+                    settings.insert(ek, ev);
+                }
+                continue;
+            }
+            settings.insert((*k).to_string(), v.to_string());
+        }
+        Self::resolve(settings, env)
+    }
+
+    /// `PQconnectdb(conninfo)` semantics with the process environment: a `key=value`
+    /// string or a URI, completed with service file, environment and defaults.
+    pub fn parse(conninfo: &str) -> Result<ConnConfig, ConfigError> {
+        Self::parse_with_env(conninfo, &process_env)
+    }
+
+    /// [`ConnConfig::parse`] with an explicit environment.
+    pub fn parse_with_env(
+        conninfo: &str,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ConnConfig, ConfigError> {
+        let settings: Settings = parse_conninfo_or_uri(conninfo)?.into_iter().collect();
+        Self::resolve(settings, env)
+    }
+
+    /// Applies defaults (service file, then environment, then built-ins) to explicit
+    /// settings and validates them (libpq's `conninfo_add_defaults` +
+    /// `connectOptions2`).
+    fn resolve(
+        mut settings: Settings,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ConnConfig, ConfigError> {
+        // Service file values only fill unset keywords, and win over the environment.
+        service::apply_service(&mut settings, env)?;
+        for (kw, var) in KEYWORDS {
+            if settings.contains_key(*kw) {
+                continue;
+            }
+            if let Some(var) = var {
+                if let Some(v) = env(var) {
+                    // libpq takes environment values even when empty, except that an
+                    // empty value behaves like "unset" for most keywords later on.
+                    settings.insert((*kw).to_string(), v);
+                }
+            }
+        }
+        // An empty user or dbname means "use the default" (connectOptions2).
+        for kw in ["user", "dbname"] {
+            if settings.get(kw).is_some_and(|v| v.is_empty()) {
+                settings.remove(kw);
+            }
+        }
+        let home = env("HOME").map(PathBuf::from).or_else(home_from_passwd);
+        if !settings.contains_key("user") {
+            match os_user_name() {
+                Some(u) => {
+                    settings.insert("user".into(), u);
+                }
+                None => {
+                    return Err(ConfigError(
+                        "could not look up local user ID: user does not exist".into(),
+                    ))
+                }
+            }
+        }
+        if !settings.contains_key("dbname") {
+            let u = settings.get("user").cloned().unwrap_or_default();
+            settings.insert("dbname".into(), u);
+        }
+
+        let sslmode = match settings.get("sslmode") {
+            Some(m) => SslMode::parse(m)?,
+            None => {
+                if settings
+                    .get("requiressl")
+                    .is_some_and(|v| v.starts_with('1'))
+                {
+                    SslMode::Require
+                } else {
+                    SslMode::Prefer
+                }
+            }
+        };
+        let target_session_attrs = match settings.get("target_session_attrs").map(String::as_str) {
+            None | Some("any") => TargetSessionAttrs::Any,
+            Some("read-write") => TargetSessionAttrs::ReadWrite,
+            Some("read-only") => TargetSessionAttrs::ReadOnly,
+            Some("primary") => TargetSessionAttrs::Primary,
+            Some("standby") => TargetSessionAttrs::Standby,
+            Some("prefer-standby") => TargetSessionAttrs::PreferStandby,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "invalid target_session_attrs value: \"{other}\""
+                )))
+            }
+        };
+        if let Some(cb) = settings.get("channel_binding") {
+            if !matches!(cb.as_str(), "disable" | "prefer" | "require") {
+                return Err(ConfigError(format!(
+                    "invalid channel_binding value: \"{cb}\""
+                )));
+            }
+            if cb == "require" && sslmode == SslMode::Disable {
+                // libpq only finds out at auth time; keep the option and fail then.
+            }
+        }
+        let connect_timeout = match settings.get("connect_timeout") {
+            None => None,
+            Some(v) if v.is_empty() => None,
+            Some(v) => {
+                let n = parse_int_option(v, "connect_timeout")?;
+                // libpq: values <= 0 mean no timeout, and 1 is raised to 2.
+                if n <= 0 {
+                    None
+                } else {
+                    Some(Duration::from_secs(n.max(2) as u64))
+                }
+            }
+        };
+        let hosts = split_hosts(&settings)?;
+        Ok(ConnConfig {
+            values: settings,
+            hosts,
+            sslmode,
+            target_session_attrs,
+            connect_timeout,
+            home,
+        })
+    }
+
+    /// The value of any libpq keyword after resolution (`PQconninfo`).
+    pub fn get(&self, keyword: &str) -> Option<&str> {
+        self.values.get(keyword).map(String::as_str)
+    }
+
+    /// The hosts to try, in order.
+    pub fn hosts(&self) -> &[HostSpec] {
+        &self.hosts
+    }
+
+    /// The first host as `PQhost` would show it before connecting.
+    pub fn host(&self) -> &str {
+        self.hosts.first().map(HostSpec::display_host).unwrap_or("")
+    }
+
+    /// The port string as given (`PQport`), or the default.
+    pub fn port(&self) -> String {
+        match self.values.get("port") {
+            Some(p) if !p.is_empty() => p.clone(),
+            _ => DEFAULT_PORT.to_string(),
+        }
+    }
+
+    /// Database name (`PQdb`).
+    pub fn dbname(&self) -> &str {
+        self.get("dbname").unwrap_or("")
+    }
+
+    /// User name (`PQuser`).
+    pub fn user(&self) -> &str {
+        self.get("user").unwrap_or("")
+    }
+
+    /// Explicit password (keyword or `PGPASSWORD`), if any.
+    pub fn password(&self) -> Option<&str> {
+        self.get("password").filter(|p| !p.is_empty())
+    }
+
+    /// Sets the password (pgbench does this after prompting).
+    pub fn set_password(&mut self, password: &str) {
+        self.values.insert("password".into(), password.to_string());
+    }
+
+    /// `application_name`, else `fallback_application_name`.
+    pub fn application_name(&self) -> Option<&str> {
+        self.get("application_name")
+            .filter(|s| !s.is_empty())
+            .or_else(|| {
+                self.get("fallback_application_name")
+                    .filter(|s| !s.is_empty())
+            })
+    }
+
+    /// `options` (sent as the `options` startup parameter).
+    pub fn options(&self) -> Option<&str> {
+        self.get("options").filter(|s| !s.is_empty())
+    }
+
+    /// `connect_timeout` as libpq applies it (None: wait forever).
+    pub fn connect_timeout(&self) -> Option<Duration> {
+        self.connect_timeout
+    }
+
+    /// Effective `sslmode`.
+    pub fn ssl_mode(&self) -> SslMode {
+        self.sslmode
+    }
+
+    /// Effective `target_session_attrs`.
+    pub fn target_session_attrs(&self) -> TargetSessionAttrs {
+        self.target_session_attrs
+    }
+
+    /// The password file to consult (`passfile`/`PGPASSFILE`, else `~/.pgpass`).
+    pub fn passfile(&self) -> Option<PathBuf> {
+        match self.get("passfile") {
+            Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+            _ => self.home.as_ref().map(|h| h.join(".pgpass")),
+        }
+    }
+
+    /// A path under `~/.postgresql/` (libpq's default location of TLS files).
+    pub(crate) fn home_file(&self, name: &str) -> Option<PathBuf> {
+        self.home.as_ref().map(|h| h.join(".postgresql").join(name))
+    }
+}
+
+fn parse_int_option(v: &str, name: &str) -> Result<i64, ConfigError> {
+    let t = v.trim();
+    t.parse::<i64>()
+        .ok()
+        .filter(|n| i32::try_from(*n).is_ok())
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "invalid integer value \"{v}\" for connection option \"{name}\""
+            ))
+        })
+}
+
+fn split_list(v: Option<&String>) -> Vec<String> {
+    match v {
+        None => Vec::new(),
+        Some(s) => s.split(',').map(str::to_string).collect(),
+    }
+}
+
+/// libpq's connectOptions2: split `host`, `hostaddr` and `port` lists and pair them.
+fn split_hosts(settings: &Settings) -> Result<Vec<HostSpec>, ConfigError> {
+    let hostaddrs = split_list(settings.get("hostaddr").filter(|s| !s.is_empty()));
+    let mut hosts = split_list(settings.get("host").filter(|s| !s.is_empty()));
+    let n = if !hostaddrs.is_empty() {
+        if !hosts.is_empty() && hosts.len() != hostaddrs.len() {
+            return Err(ConfigError(format!(
+                "could not match {} host names to {} hostaddr values",
+                hosts.len(),
+                hostaddrs.len()
+            )));
+        }
+        hostaddrs.len()
+    } else {
+        hosts.len().max(1)
+    };
+    if hosts.is_empty() {
+        hosts = vec![String::new(); n];
+    }
+    let ports = split_list(settings.get("port").filter(|s| !s.is_empty()));
+    if ports.len() > 1 && ports.len() != n {
+        return Err(ConfigError(format!(
+            "could not match {} port numbers to {} hosts",
+            ports.len(),
+            n
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let port_str = if ports.is_empty() {
+            ""
+        } else if ports.len() == 1 {
+            &ports[0]
+        } else {
+            &ports[i]
+        };
+        let port = if port_str.is_empty() {
+            DEFAULT_PORT
+        } else {
+            let p = parse_int_option(port_str, "port")?;
+            if !(1..=65535).contains(&p) {
+                return Err(ConfigError(format!("invalid port number: \"{port_str}\"")));
+            }
+            p as u16
+        };
+        let hostaddr = hostaddrs.get(i).filter(|a| !a.is_empty()).cloned();
+        let mut host = hosts[i].clone();
+        let kind = if hostaddr.is_some() {
+            HostKind::Address
+        } else if host.is_empty() {
+            host = DEFAULT_SOCKET_DIR.to_string();
+            HostKind::UnixSocket
+        } else if host.starts_with('/') || host.starts_with('@') {
+            HostKind::UnixSocket
+        } else {
+            HostKind::Name
+        };
+        out.push(HostSpec {
+            host,
+            hostaddr,
+            port,
+            kind,
+        });
+    }
+    Ok(out)
+}
+
+/// libpq's `recognized_connection_string`: a URI prefix or an `=` sign.
+pub(crate) fn recognized_connection_string(s: &str) -> bool {
+    uri_prefix_len(s).is_some() || s.contains('=')
+}
+
+fn uri_prefix_len(s: &str) -> Option<usize> {
+    ["postgresql://", "postgres://"]
+        .iter()
+        .find(|p| s.starts_with(*p))
+        .map(|p| p.len())
+}
+
+/// Parses a conninfo string or URI into keyword/value pairs, in order.
+pub(crate) fn parse_conninfo_or_uri(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    if uri_prefix_len(s).is_some() {
+        crate::uri::parse_uri(s)
+    } else {
+        parse_conninfo(s)
+    }
+}
+
+/// Parses `key = value key2='quoted \' value'` (libpq's `conninfo_parse`).
+pub(crate) fn parse_conninfo(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    let b: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    let mut out: Vec<(String, String)> = Vec::new();
+    loop {
+        while i < b.len() && b[i].is_whitespace() {
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let start = i;
+        while i < b.len() && b[i] != '=' && !b[i].is_whitespace() {
+            i += 1;
+        }
+        let key: String = b[start..i].iter().collect();
+        while i < b.len() && b[i].is_whitespace() {
+            i += 1;
+        }
+        if i >= b.len() || b[i] != '=' {
+            return Err(ConfigError(format!(
+                "missing \"=\" after \"{key}\" in connection info string"
+            )));
+        }
+        i += 1;
+        while i < b.len() && b[i].is_whitespace() {
+            i += 1;
+        }
+        let mut val = String::new();
+        if i < b.len() && b[i] == '\'' {
+            i += 1;
+            loop {
+                if i >= b.len() {
+                    return Err(ConfigError(
+                        "unterminated quoted string in connection info string".into(),
+                    ));
+                }
+                match b[i] {
+                    '\\' => {
+                        i += 1;
+                        if i < b.len() {
+                            val.push(b[i]);
+                            i += 1;
+                        }
+                    }
+                    '\'' => {
+                        i += 1;
+                        break;
+                    }
+                    c => {
+                        val.push(c);
+                        i += 1;
+                    }
+                }
+            }
+        } else {
+            while i < b.len() && !b[i].is_whitespace() {
+                if b[i] == '\\' {
+                    i += 1;
+                    if i < b.len() {
+                        val.push(b[i]);
+                    }
+                } else {
+                    val.push(b[i]);
+                }
+                i += 1;
+            }
+        }
+        if !is_keyword(&key) {
+            return Err(ConfigError(format!("invalid connection option \"{key}\"")));
+        }
+        // A later setting of the same keyword wins.
+        out.retain(|(k, _)| *k != key);
+        out.push((key, val));
+    }
+    Ok(out)
+}
+
+/// `pg_fe_getusername`: the OS user name of the effective uid.
+fn os_user_name() -> Option<String> {
+    passwd_entry().map(|(name, _)| name)
+}
+
+fn home_from_passwd() -> Option<PathBuf> {
+    passwd_entry().map(|(_, home)| PathBuf::from(home))
+}
+
+fn passwd_entry() -> Option<(String, String)> {
+    // SAFETY: getpwuid_r with a caller-owned buffer is thread-safe; the returned
+    // pointers point into `buf`, which outlives their use here.
+    unsafe {
+        let uid = libc::geteuid();
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 16384];
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
+        if rc != 0 || result.is_null() {
+            return None;
+        }
+        let name = std::ffi::CStr::from_ptr(pwd.pw_name)
+            .to_string_lossy()
+            .into_owned();
+        let home = std::ffi::CStr::from_ptr(pwd.pw_dir)
+            .to_string_lossy()
+            .into_owned();
+        Some((name, home))
+    }
+}

@@ -1,0 +1,214 @@
+//! Error types: connection failures rendered like libpq's `PQerrorMessage`, and
+//! server errors kept structured ([`DbError`]) with libpq's default-verbosity text.
+//!
+//! pgbench prints libpq's messages verbatim (`pgbench: error: %s`, one trailing
+//! newline stripped), so the `Display` impls here produce exactly that text, without
+//! the trailing newline.
+
+use std::fmt;
+use std::io;
+
+/// What kind of failure a [`ConnectError`] is; the text is in its `Display`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectErrorKind {
+    /// Invalid connection parameters (bad conninfo, unknown service, bad port...).
+    Config,
+    /// The server could not be reached (refused, no such socket, DNS failure...).
+    Io,
+    /// `connect_timeout` expired.
+    Timeout,
+    /// The server rejected the connection with an error (FATAL ...).
+    Server,
+    /// Authentication could not be carried out on the client side
+    /// (no password supplied, unsupported method, SCRAM failure...).
+    Auth,
+    /// TLS negotiation or certificate verification failed.
+    Tls,
+    /// The server sent something that does not follow the protocol.
+    Protocol,
+}
+
+/// A failed connection attempt. `Display` is libpq's `PQerrorMessage` as pgbench
+/// prints it (all hosts tried, one `connection to server ... failed: ...` block each),
+/// without the final newline.
+#[derive(Debug, Clone)]
+pub struct ConnectError {
+    pub(crate) kind: ConnectErrorKind,
+    pub(crate) message: String,
+    pub(crate) db_error: Option<Box<DbError>>,
+    pub(crate) needs_password: bool,
+}
+
+impl ConnectError {
+    pub(crate) fn new(kind: ConnectErrorKind, message: impl Into<String>) -> ConnectError {
+        ConnectError {
+            kind,
+            message: message.into(),
+            db_error: None,
+            needs_password: false,
+        }
+    }
+
+    /// The kind of the last failure (when several hosts were tried: of the last host).
+    pub fn kind(&self) -> ConnectErrorKind {
+        self.kind
+    }
+
+    /// The server's error, when the server rejected the connection.
+    pub fn db_error(&self) -> Option<&DbError> {
+        self.db_error.as_deref()
+    }
+
+    /// libpq's `PQconnectionNeedsPassword`: the server asked for a password and none
+    /// was available. pgbench then prompts `Password: ` once and retries.
+    pub fn needs_password(&self) -> bool {
+        self.needs_password
+    }
+
+    /// The SQLSTATE of the server's error, if any (e.g. `28P01`, `3D000`).
+    pub fn code(&self) -> Option<&str> {
+        self.db_error.as_deref().map(|e| e.code.as_str())
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message.trim_end_matches('\n'))
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+impl From<crate::ConfigError> for ConnectError {
+    /// Invalid parameters fail the connection with libpq's text, as
+    /// `PQconnectdbParams` does.
+    fn from(e: crate::ConfigError) -> ConnectError {
+        ConnectError::new(ConnectErrorKind::Config, e.0)
+    }
+}
+
+/// A structured server error or notice (ErrorResponse / NoticeResponse fields).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DbError {
+    /// Localized severity (`S`), e.g. `ERROR`, `FATAL`, `NOTICE`.
+    pub severity: String,
+    /// Non-localized severity (`V`), when the server sends it.
+    pub severity_nonlocalized: Option<String>,
+    /// SQLSTATE (`C`), e.g. `42P01`.
+    pub code: String,
+    /// Primary message (`M`).
+    pub message: String,
+    /// `D`.
+    pub detail: Option<String>,
+    /// `H`.
+    pub hint: Option<String>,
+    /// `P`: 1-based character position in the query.
+    pub position: Option<u32>,
+    /// `p`: position in `internal_query`.
+    pub internal_position: Option<u32>,
+    /// `q`.
+    pub internal_query: Option<String>,
+    /// `W`: context.
+    pub where_: Option<String>,
+    /// `s`.
+    pub schema: Option<String>,
+    /// `t`.
+    pub table: Option<String>,
+    /// `c`.
+    pub column: Option<String>,
+    /// `d`.
+    pub datatype: Option<String>,
+    /// `n`.
+    pub constraint: Option<String>,
+    /// `F`.
+    pub file: Option<String>,
+    /// `L`.
+    pub line: Option<u32>,
+    /// `R`.
+    pub routine: Option<String>,
+}
+
+impl DbError {
+    /// libpq's default-verbosity rendering (`PQresultErrorMessage` with
+    /// `PQERRORS_DEFAULT` and context shown for errors), without a query text for
+    /// the `LINE n:` caret. Ends with a newline, like libpq's.
+    pub fn pq_message(&self) -> String {
+        crate::error_text::render(self, None)
+    }
+
+    /// Like [`DbError::pq_message`], and when the error has a position and `query`
+    /// is given, adds libpq's `LINE n: ...` excerpt with a caret under the position.
+    pub fn pq_message_with_query(&self, query: Option<&str>) -> String {
+        crate::error_text::render(self, query)
+    }
+
+    /// Whether this is a serialization failure or deadlock (`40001`, `40P01`),
+    /// the errors pgbench retries.
+    pub fn is_retryable(&self) -> bool {
+        self.code == "40001" || self.code == "40P01"
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:  {}", self.severity, self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// Failure of a blocking helper (`simple_query`, `execute`, `copy_in`, `prepare`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The server reported an error; the connection is still usable.
+    #[error("{0}")]
+    Db(Box<DbError>),
+    /// The connection was lost. `message` is libpq's text for it, e.g.
+    /// `server closed the connection unexpectedly\n\tThis probably means ...`,
+    /// preceded by the server's FATAL message when one arrived first.
+    #[error("{}", message.trim_end_matches('\n'))]
+    ConnectionLost {
+        /// libpq-style text, ending with a newline.
+        message: String,
+        /// The FATAL error the server sent before closing, if any.
+        db_error: Option<Box<DbError>>,
+    },
+    /// The server sent something unexpected.
+    #[error("{0}")]
+    Protocol(String),
+    /// The COPY data source failed; a CopyFail was sent to the server.
+    #[error("could not read COPY data: {0}")]
+    CopySource(#[source] io::Error),
+    /// Something else on the client side (e.g. a NUL byte in the SQL text).
+    #[error("{0}")]
+    Client(String),
+}
+
+impl QueryError {
+    /// The text pgbench prints for this error, like libpq's `PQerrorMessage` /
+    /// `PQresultErrorMessage` at default verbosity; ends with a newline.
+    pub fn pq_message(&self) -> String {
+        match self {
+            QueryError::Db(e) => e.pq_message(),
+            QueryError::ConnectionLost { message, .. } => message.clone(),
+            QueryError::Protocol(m) | QueryError::Client(m) => format!("{m}\n"),
+            QueryError::CopySource(e) => format!("could not read COPY data: {e}\n"),
+        }
+    }
+
+    /// The server error, if this is one.
+    pub fn db_error(&self) -> Option<&DbError> {
+        match self {
+            QueryError::Db(e) => Some(e),
+            QueryError::ConnectionLost { db_error, .. } => db_error.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The SQLSTATE, if the server sent one.
+    pub fn code(&self) -> Option<&str> {
+        self.db_error().map(|e| e.code.as_str())
+    }
+}
