@@ -1,0 +1,409 @@
+//! Owns expression evaluation with pgbench's semantics: NULL propagation, lazy
+//! `AND`/`OR`/`CASE`, int/double overloading with overflow checks, coercion rules and
+//! their messages, and every built-in function.
+//!
+//! Evaluation does not allocate in steady state: arguments go into a fixed array, and
+//! variables are looked up by `&str`. Messages are built only on failure or by `debug()`.
+
+use crate::expr::{Expr, Func};
+use crate::functions::{
+    hash_fnv1a, hash_murmur2, permute, random_exponential, random_gaussian, random_uniform,
+    random_zipfian,
+};
+use crate::numfmt::{f6, format_double};
+use crate::prng::Prng;
+use crate::value::Value;
+use crate::vars::Variables;
+
+/// Most arguments a function evaluates before failing (`least`/`greatest` only).
+const MAX_FARGS: usize = 16;
+
+/// `INT64_MIN` as a double (exact).
+const I64_MIN_F: f64 = i64::MIN as f64;
+
+/// An evaluation failure. The engine prints [`EvalError::message`] (if any) as
+/// `pgbench: error: <message>` and then aborts the client with
+/// `client N aborted in command C (set) of script S; evaluation of meta-command failed`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// A message pgbench prints, e.g. `division by zero`.
+    #[error("{0}")]
+    Message(String),
+    /// pgbench fails without a message of its own (a variable whose value is empty).
+    #[error("")]
+    Silent,
+}
+
+impl EvalError {
+    /// The line pgbench prints, if any.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            EvalError::Message(m) => Some(m),
+            EvalError::Silent => None,
+        }
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, EvalError> {
+    Err(EvalError::Message(msg.into()))
+}
+
+/// What one client's evaluation needs.
+pub struct EvalCtx<'a> {
+    /// The client's variables.
+    pub vars: &'a mut Variables,
+    /// The client's function PRNG (`random*()`).
+    pub prng: &'a mut Prng,
+    /// Receives each `debug()` line, without the trailing newline (the engine writes it
+    /// to stderr).
+    pub debug: &'a mut dyn FnMut(&str),
+    /// 0-based script index (printed by `debug()`).
+    pub script: usize,
+    /// 0-based command index (`debug()` prints it 1-based).
+    pub command: usize,
+}
+
+/// Evaluates `expr` for one client.
+pub fn eval(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    match expr {
+        Expr::Const(v) => Ok(*v),
+        Expr::Var(name) => match ctx.vars.get_as_value(name) {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => err(format!("undefined variable \"{name}\"")),
+            Err(e) => Err(match e.message() {
+                Some(m) => EvalError::Message(m),
+                None => EvalError::Silent,
+            }),
+        },
+        Expr::Call { func, args } => match func {
+            Func::And | Func::Or | Func::Case => eval_lazy(*func, args, ctx),
+            _ => eval_standard(*func, args, ctx),
+        },
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    v.value_type().name()
+}
+
+fn to_bool(v: &Value) -> Result<bool, EvalError> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        _ => err(format!("cannot coerce {} to boolean", type_name(v))),
+    }
+}
+
+/// `coerceToInt`: doubles are rounded half-to-even and range checked.
+pub(crate) fn to_int(v: &Value) -> Result<i64, EvalError> {
+    match *v {
+        Value::Int(i) => Ok(i),
+        Value::Double(d) => {
+            let r = d.round_ties_even();
+            if r.is_nan() || !(I64_MIN_F..-I64_MIN_F).contains(&r) {
+                return err(format!("double to int overflow for {}", f6(r)));
+            }
+            Ok(r as i64)
+        }
+        _ => err(format!("cannot coerce {} to int", type_name(v))),
+    }
+}
+
+fn to_double(v: &Value) -> Result<f64, EvalError> {
+    match *v {
+        Value::Double(d) => Ok(d),
+        Value::Int(i) => Ok(i as f64),
+        _ => err(format!("cannot coerce {} to double", type_name(v))),
+    }
+}
+
+fn eval_lazy(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    match func {
+        Func::And | Func::Or => {
+            let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+                return err("internal error: missing operand");
+            };
+            let a1 = eval(a, ctx)?;
+            if a1 == Value::Null {
+                return Ok(Value::Null);
+            }
+            let b1 = to_bool(&a1)?;
+            // AND stops at false, OR at true
+            if b1 == (func == Func::Or) {
+                return Ok(Value::Bool(b1));
+            }
+            let a2 = eval(b, ctx)?;
+            if a2 == Value::Null {
+                return Ok(Value::Null);
+            }
+            Ok(Value::Bool(to_bool(&a2)?))
+        }
+        _ => {
+            // CASE: when, then, when, then, …, else
+            let mut rest = args;
+            loop {
+                match rest {
+                    [when, then, tail @ ..] if !tail.is_empty() => {
+                        if eval(when, ctx)?.truth() {
+                            return eval(then, ctx);
+                        }
+                        rest = tail;
+                    }
+                    [else_] => return eval(else_, ctx),
+                    _ => return err("odd and >= 3 number of arguments expected"),
+                }
+            }
+        }
+    }
+}
+
+fn eval_standard(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    let mut vals = [Value::Null; MAX_FARGS];
+    let mut has_null = false;
+    for (slot, a) in vals.iter_mut().zip(args) {
+        *slot = eval(a, ctx)?;
+        has_null |= *slot == Value::Null;
+    }
+    if args.len() > MAX_FARGS {
+        return err(format!(
+            "too many function arguments, maximum is {MAX_FARGS}"
+        ));
+    }
+    let v = &vals[..args.len()];
+    if has_null && func != Func::Is && func != Func::Debug {
+        return Ok(Value::Null);
+    }
+    let arg = |i: usize| v.get(i).copied().unwrap_or(Value::Null);
+    match func {
+        Func::Add
+        | Func::Sub
+        | Func::Mul
+        | Func::Div
+        | Func::Eq
+        | Func::Ne
+        | Func::Le
+        | Func::Lt
+            if matches!(arg(0), Value::Double(_)) || matches!(arg(1), Value::Double(_)) =>
+        {
+            let l = to_double(&arg(0))?;
+            let r = to_double(&arg(1))?;
+            Ok(match func {
+                Func::Add => Value::Double(l + r),
+                Func::Sub => Value::Double(l - r),
+                Func::Mul => Value::Double(l * r),
+                Func::Div => Value::Double(l / r),
+                Func::Eq => Value::Bool(l == r),
+                Func::Ne => Value::Bool(l != r),
+                Func::Le => Value::Bool(l <= r),
+                _ => Value::Bool(l < r),
+            })
+        }
+        Func::Add
+        | Func::Sub
+        | Func::Mul
+        | Func::Div
+        | Func::Mod
+        | Func::Eq
+        | Func::Ne
+        | Func::Le
+        | Func::Lt => {
+            let l = to_int(&arg(0))?;
+            let r = to_int(&arg(1))?;
+            Ok(match func {
+                Func::Add => Value::Int(
+                    l.checked_add(r)
+                        .ok_or_else(|| msg("bigint add out of range"))?,
+                ),
+                Func::Sub => Value::Int(
+                    l.checked_sub(r)
+                        .ok_or_else(|| msg("bigint sub out of range"))?,
+                ),
+                Func::Mul => Value::Int(
+                    l.checked_mul(r)
+                        .ok_or_else(|| msg("bigint mul out of range"))?,
+                ),
+                Func::Eq => Value::Bool(l == r),
+                Func::Ne => Value::Bool(l != r),
+                Func::Le => Value::Bool(l <= r),
+                Func::Lt => Value::Bool(l < r),
+                _ => {
+                    if r == 0 {
+                        return err("division by zero");
+                    }
+                    if r == -1 {
+                        if func == Func::Div {
+                            if l == i64::MIN {
+                                return err("bigint div out of range");
+                            }
+                            Value::Int(-l)
+                        } else {
+                            Value::Int(0)
+                        }
+                    } else if func == Func::Div {
+                        Value::Int(l / r)
+                    } else {
+                        Value::Int(l % r)
+                    }
+                }
+            })
+        }
+        Func::BitAnd | Func::BitOr | Func::BitXor | Func::LShift | Func::RShift => {
+            let l = to_int(&arg(0))?;
+            let r = to_int(&arg(1))?;
+            // x86-64 masks the shift count to 6 bits, as pgbench's C shifts do in practice
+            Ok(Value::Int(match func {
+                Func::BitAnd => l & r,
+                Func::BitOr => l | r,
+                Func::BitXor => l ^ r,
+                Func::LShift => l.wrapping_shl(r as u32),
+                _ => l.wrapping_shr(r as u32),
+            }))
+        }
+        Func::Not => Ok(Value::Bool(!to_bool(&arg(0))?)),
+        Func::Pi => Ok(Value::Double(std::f64::consts::PI)),
+        Func::Abs => Ok(match arg(0) {
+            Value::Int(i) => Value::Int(if i < 0 { i.wrapping_neg() } else { i }),
+            Value::Double(d) => Value::Double(if d < 0.0 { -d } else { d }),
+            // pgbench reads a boolean's storage as a double here
+            Value::Bool(b) => Value::Double(f64::from_bits(u64::from(b))),
+            Value::Null => Value::Null,
+        }),
+        Func::Debug => {
+            let x = arg(0);
+            let mut line = format!("debug(script={},command={}): ", ctx.script, ctx.command + 1);
+            match x {
+                Value::Null => line.push_str("null"),
+                Value::Bool(b) => line.push_str(if b { "boolean true" } else { "boolean false" }),
+                Value::Int(i) => {
+                    line.push_str("int ");
+                    line.push_str(&i.to_string());
+                }
+                Value::Double(d) => {
+                    line.push_str("double ");
+                    format_double(d, &mut line);
+                }
+            }
+            (ctx.debug)(&line);
+            Ok(x)
+        }
+        Func::Double | Func::Sqrt | Func::Ln | Func::Exp => {
+            let d = to_double(&arg(0))?;
+            Ok(Value::Double(match func {
+                Func::Sqrt => d.sqrt(),
+                Func::Ln => d.ln(),
+                Func::Exp => d.exp(),
+                _ => d,
+            }))
+        }
+        Func::Int => Ok(Value::Int(to_int(&arg(0))?)),
+        Func::Least | Func::Greatest => {
+            let least = func == Func::Least;
+            if v.iter().any(|x| matches!(x, Value::Double(_))) {
+                let mut ext = to_double(&arg(0))?;
+                for x in &v[1..] {
+                    let d = to_double(x)?;
+                    // C's Min/Max macros, including their NaN behaviour
+                    ext = if least {
+                        if ext < d {
+                            ext
+                        } else {
+                            d
+                        }
+                    } else if ext > d {
+                        ext
+                    } else {
+                        d
+                    };
+                }
+                Ok(Value::Double(ext))
+            } else {
+                let mut ext = to_int(&arg(0))?;
+                for x in &v[1..] {
+                    let i = to_int(x)?;
+                    ext = if least { ext.min(i) } else { ext.max(i) };
+                }
+                Ok(Value::Int(ext))
+            }
+        }
+        Func::Random | Func::RandomExponential | Func::RandomGaussian | Func::RandomZipfian => {
+            let lb = to_int(&arg(0))?;
+            let ub = to_int(&arg(1))?;
+            if lb > ub {
+                return err("empty range given to random");
+            }
+            if ub.checked_sub(lb).and_then(|d| d.checked_add(1)).is_none() {
+                return err("random range is too large");
+            }
+            if func == Func::Random {
+                return Ok(Value::Int(random_uniform(ctx.prng, lb, ub)));
+            }
+            let p = to_double(&arg(2))?;
+            Ok(Value::Int(match func {
+                Func::RandomGaussian => {
+                    if p < 2.0 {
+                        return err(format!(
+                            "gaussian parameter must be at least 2.000000 (not {})",
+                            f6(p)
+                        ));
+                    }
+                    random_gaussian(ctx.prng, lb, ub, p)
+                }
+                Func::RandomZipfian => {
+                    // pgbench would loop forever on NaN; reject it with the range message
+                    if !(1.001..=1000.0).contains(&p) {
+                        return err(format!(
+                            "zipfian parameter must be in range [1.001, 1000] (not {})",
+                            f6(p)
+                        ));
+                    }
+                    random_zipfian(ctx.prng, lb, ub, p)
+                }
+                _ => {
+                    if p <= 0.0 {
+                        return err(format!(
+                            "exponential parameter must be greater than zero (not {})",
+                            f6(p)
+                        ));
+                    }
+                    random_exponential(ctx.prng, lb, ub, p)
+                }
+            }))
+        }
+        Func::Pow => Ok(Value::Double(to_double(&arg(0))?.powf(to_double(&arg(1))?))),
+        Func::Is => {
+            let (a, b) = (arg(0), arg(1));
+            Ok(Value::Bool(match (a, b) {
+                (Value::Null, Value::Null) => true,
+                (Value::Bool(x), Value::Bool(y)) => x == y,
+                // same type, compare the storage's first byte as pgbench does
+                (Value::Int(x), Value::Int(y)) => (x as u8 != 0) == (y as u8 != 0),
+                (Value::Double(x), Value::Double(y)) => {
+                    (x.to_bits() as u8 != 0) == (y.to_bits() as u8 != 0)
+                }
+                _ => false,
+            }))
+        }
+        Func::HashMurmur2 | Func::HashFnv1a => {
+            let val = to_int(&arg(0))?;
+            let seed = to_int(&arg(1))?;
+            Ok(Value::Int(if func == Func::HashMurmur2 {
+                hash_murmur2(val, seed)
+            } else {
+                hash_fnv1a(val, seed)
+            }))
+        }
+        Func::Permute => {
+            let val = to_int(&arg(0))?;
+            let size = to_int(&arg(1))?;
+            let seed = to_int(&arg(2))?;
+            if size <= 0 {
+                return err("permute size parameter must be greater than zero");
+            }
+            Ok(Value::Int(permute(val, size, seed)))
+        }
+        Func::And | Func::Or | Func::Case => eval_lazy(func, args, ctx),
+    }
+}
+
+fn msg(m: &str) -> EvalError {
+    EvalError::Message(m.to_string())
+}

@@ -1,0 +1,342 @@
+//! Owns a client's variable table: creation with pgbench's name rules, the string and
+//! typed forms of each variable, and the lazy parsing of strings (from `-D`, `\gset`,
+//! `\aset`) into values the first time an expression uses them.
+//!
+//! Lookups take `&str` and never allocate; only creating a variable or storing a new
+//! string allocates, so evaluating `\set` in steady state is allocation-free.
+
+use crate::value::Value;
+use std::collections::HashMap;
+
+/// Whether `name` may name a new variable: an ASCII letter, `_` or a byte ≥ 0x80 first,
+/// then also digits (pgbench's `valid_variable_name`).
+pub fn is_valid_variable_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let Some((&first, rest)) = b.split_first() else {
+        return false;
+    };
+    let start = |c: u8| c >= 0x80 || c.is_ascii_alphabetic() || c == b'_';
+    start(first) && rest.iter().all(|&c| start(c) || c.is_ascii_digit())
+}
+
+/// A variable-related failure, rendered as pgbench prints it (`pgbench: error: ` + text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VarError {
+    /// Creating a variable with an invalid name; `context` is `option`, `set`, `setshell`,
+    /// `gset` or `aset`.
+    #[error("{context}: invalid variable name: \"{name}\"")]
+    InvalidName {
+        /// Where the name came from.
+        context: String,
+        /// The rejected name.
+        name: String,
+    },
+    /// A string that looks like an integer but does not fit an int64.
+    #[error("value \"{0}\" is out of range for type bigint")]
+    IntOutOfRange(String),
+    /// A string that looks like an integer but is not one (e.g. a lone sign).
+    #[error("invalid input syntax for type bigint: \"{0}\"")]
+    InvalidInt(String),
+    /// A string that is neither NULL, boolean, integer nor double.
+    #[error("malformed variable \"{name}\" value: \"{value}\"")]
+    Malformed {
+        /// Variable name.
+        name: String,
+        /// Its string value.
+        value: String,
+    },
+    /// An empty string value: pgbench fails without a message of its own.
+    #[error("")]
+    Empty,
+}
+
+impl VarError {
+    /// The message pgbench prints, or `None` when it prints nothing.
+    pub fn message(&self) -> Option<String> {
+        match self {
+            VarError::Empty => None,
+            e => Some(e.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Var {
+    name: Box<str>,
+    /// String form, if set as a string or already rendered.
+    text: Option<String>,
+    /// Typed form, if set as a value or already parsed.
+    value: Option<Value>,
+}
+
+/// A client's variables.
+#[derive(Debug, Clone, Default)]
+pub struct Variables {
+    vars: Vec<Var>,
+    index: HashMap<Box<str>, usize>,
+}
+
+impl Variables {
+    /// An empty table.
+    pub fn new() -> Variables {
+        Variables::default()
+    }
+
+    /// Whether `name` is defined.
+    pub fn contains(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// Number of variables.
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Whether no variable is defined.
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    /// Variable names in name order (as pgbench keeps them sorted).
+    pub fn names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.vars.iter().map(|v| &*v.name).collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn slot_or_create(&mut self, context: &str, name: &str) -> Result<usize, VarError> {
+        if let Some(&i) = self.index.get(name) {
+            return Ok(i);
+        }
+        if !is_valid_variable_name(name) {
+            return Err(VarError::InvalidName {
+                context: context.to_string(),
+                name: name.to_string(),
+            });
+        }
+        let i = self.vars.len();
+        self.vars.push(Var {
+            name: name.into(),
+            text: None,
+            value: None,
+        });
+        self.index.insert(name.into(), i);
+        Ok(i)
+    }
+
+    /// `putVariable`: stores a string (parsed lazily when an expression reads it).
+    /// `context` names the caller in the invalid-name message (`option`, `gset`, …).
+    pub fn set_string(&mut self, context: &str, name: &str, value: &str) -> Result<(), VarError> {
+        let i = self.slot_or_create(context, name)?;
+        let var = &mut self.vars[i];
+        match &mut var.text {
+            Some(t) => {
+                t.clear();
+                t.push_str(value);
+            }
+            None => var.text = Some(value.to_string()),
+        }
+        var.value = None;
+        Ok(())
+    }
+
+    /// `putVariableValue`: stores a typed value.
+    pub fn set_value(&mut self, context: &str, name: &str, value: Value) -> Result<(), VarError> {
+        let i = self.slot_or_create(context, name)?;
+        let var = &mut self.vars[i];
+        var.text = None;
+        var.value = Some(value);
+        Ok(())
+    }
+
+    /// `putVariableInt`.
+    pub fn set_int(&mut self, context: &str, name: &str, value: i64) -> Result<(), VarError> {
+        self.set_value(context, name, Value::Int(value))
+    }
+
+    /// The variable's value, parsing its string form on first use like pgbench's
+    /// `makeVariableValue`. `Ok(None)` when undefined.
+    pub fn get_as_value(&mut self, name: &str) -> Result<Option<Value>, VarError> {
+        let Some(&i) = self.index.get(name) else {
+            return Ok(None);
+        };
+        let var = &mut self.vars[i];
+        if let Some(v) = var.value {
+            return Ok(Some(v));
+        }
+        let text = var.text.as_deref().unwrap_or("");
+        let v = parse_variable_text(&var.name, text)?;
+        var.value = Some(v);
+        Ok(Some(v))
+    }
+
+    /// Appends the variable's string form (`getVariable`) to `out`; `false` if undefined.
+    pub fn get_as_text(&mut self, name: &str, out: &mut String) -> bool {
+        let Some(&i) = self.index.get(name) else {
+            return false;
+        };
+        let var = &mut self.vars[i];
+        if var.text.is_none() {
+            // pgbench caches the rendered string beside the value.
+            let mut s = String::new();
+            if let Some(v) = var.value {
+                v.write_text(&mut s);
+            }
+            var.text = Some(s);
+        }
+        out.push_str(var.text.as_deref().unwrap_or(""));
+        true
+    }
+
+    /// The variable's string form as a new string (`None` if undefined).
+    pub fn get_text(&mut self, name: &str) -> Option<String> {
+        let mut s = String::new();
+        self.get_as_text(name, &mut s).then_some(s)
+    }
+}
+
+/// Whether `s` looks like an integer to pgbench (`is_an_int`): optional leading white
+/// space, an optional sign, digits, nothing else (a lone sign passes, then fails to parse).
+fn is_an_int(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && is_c_space(b[i]) {
+        i += 1;
+    }
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    if i < b.len() && !b[i].is_ascii_digit() {
+        return false;
+    }
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    i == b.len()
+}
+
+pub(crate) fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Case-insensitive "`s` is a non-empty prefix of `word`".
+fn is_prefix_ci(s: &str, word: &str) -> bool {
+    s.len() <= word.len() && word.as_bytes()[..s.len()].eq_ignore_ascii_case(s.as_bytes())
+}
+
+fn parse_variable_text(name: &str, text: &str) -> Result<Value, VarError> {
+    if text.is_empty() {
+        return Err(VarError::Empty);
+    }
+    if text.eq_ignore_ascii_case("null") {
+        Ok(Value::Null)
+    } else if is_prefix_ci(text, "true")
+        || is_prefix_ci(text, "yes")
+        || text.eq_ignore_ascii_case("on")
+    {
+        Ok(Value::Bool(true))
+    } else if is_prefix_ci(text, "false")
+        || is_prefix_ci(text, "no")
+        || text.eq_ignore_ascii_case("off")
+        || text.eq_ignore_ascii_case("of")
+    {
+        Ok(Value::Bool(false))
+    } else if is_an_int(text) {
+        crate::cnum::strtoint64(text).map(Value::Int)
+    } else {
+        match crate::cnum::strtod_full(text) {
+            Some(d) => Ok(Value::Double(d)),
+            None => Err(VarError::Malformed {
+                name: name.to_string(),
+                value: text.to_string(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for ok in ["a", "_x", "aid", "x1", "é", "A_9"] {
+            assert!(is_valid_variable_name(ok), "{ok}");
+        }
+        for bad in ["", "1x", "a-b", "?column?", "bad name!", "a.b"] {
+            assert!(!is_valid_variable_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn invalid_name_message() {
+        let mut v = Variables::new();
+        let e = v.set_string("option", "1x", "2").unwrap_err();
+        assert_eq!(e.to_string(), "option: invalid variable name: \"1x\"");
+        let e = v.set_string("gset", "?column?", "1").unwrap_err();
+        assert_eq!(e.to_string(), "gset: invalid variable name: \"?column?\"");
+    }
+
+    #[test]
+    fn lazy_parsing_like_make_variable_value() {
+        let mut v = Variables::new();
+        let cases: &[(&str, Value)] = &[
+            ("NULL", Value::Null),
+            ("t", Value::Bool(true)),
+            ("Yes", Value::Bool(true)),
+            ("on", Value::Bool(true)),
+            ("f", Value::Bool(false)),
+            ("n", Value::Bool(false)),
+            ("of", Value::Bool(false)),
+            ("OFF", Value::Bool(false)),
+            ("  -42", Value::Int(-42)),
+            ("+7", Value::Int(7)),
+            ("1.5", Value::Double(1.5)),
+            (" 2e3", Value::Double(2000.0)),
+            ("inf", Value::Double(f64::INFINITY)),
+            ("-10.1", Value::Double(-10.1)),
+        ];
+        for (text, want) in cases {
+            v.set_string("option", "x", text).unwrap();
+            assert_eq!(v.get_as_value("x").unwrap(), Some(*want), "{text}");
+        }
+        v.set_string("option", "x", "bla").unwrap();
+        assert_eq!(
+            v.get_as_value("x").unwrap_err().to_string(),
+            "malformed variable \"x\" value: \"bla\""
+        );
+        v.set_string("option", "x", "o").unwrap();
+        assert!(v.get_as_value("x").is_err());
+        v.set_string("option", "x", "99999999999999999999").unwrap();
+        assert_eq!(
+            v.get_as_value("x").unwrap_err().to_string(),
+            "value \"99999999999999999999\" is out of range for type bigint"
+        );
+        v.set_string("option", "x", "-").unwrap();
+        assert_eq!(
+            v.get_as_value("x").unwrap_err().to_string(),
+            "invalid input syntax for type bigint: \"-\""
+        );
+        v.set_string("option", "x", "").unwrap();
+        assert_eq!(v.get_as_value("x").unwrap_err().message(), None);
+        assert_eq!(v.get_as_value("nosuch").unwrap(), None);
+    }
+
+    #[test]
+    fn text_forms() {
+        let mut v = Variables::new();
+        v.set_value("set", "d", Value::Double(1.0 / 3.0)).unwrap();
+        assert_eq!(v.get_text("d").as_deref(), Some("0.333333333333333"));
+        // the typed value keeps full precision after rendering
+        assert_eq!(v.get_as_value("d").unwrap(), Some(Value::Double(1.0 / 3.0)));
+        v.set_value("set", "n", Value::Null).unwrap();
+        assert_eq!(v.get_text("n").as_deref(), Some("NULL"));
+        v.set_value("set", "b", Value::Bool(true)).unwrap();
+        assert_eq!(v.get_text("b").as_deref(), Some("true"));
+        v.set_int("set", "i", -5).unwrap();
+        assert_eq!(v.get_text("i").as_deref(), Some("-5"));
+        v.set_string("option", "s", "abc").unwrap();
+        assert_eq!(v.get_text("s").as_deref(), Some("abc"));
+        assert_eq!(v.get_text("zz"), None);
+    }
+}
