@@ -21,6 +21,7 @@ mod runner;
 mod session;
 mod spec;
 mod steps;
+mod wire_session;
 
 use std::io::{IsTerminal, Write};
 
@@ -30,6 +31,7 @@ pub use runner::{run_steps, InitContext};
 pub use session::{CopyFailure, Fill, InitSession, SessionError};
 pub use spec::{InitSpec, PartitionMethod, SCALE_32BIT_THRESHOLD};
 pub use steps::{effective_steps, InitStep, ALL_INIT_STEPS, DEFAULT_INIT_STEPS};
+pub use wire_session::WireSession;
 
 /// The SQL text builders, public for tests and for tools that want to show
 /// what `-i` would run.
@@ -42,13 +44,15 @@ pub mod sql {
 }
 
 /// Runs pgbench's initialization steps over `conn`, printing pgbench's
-/// messages to `err` (the process's stderr in pgbench; progress lines use
-/// `\r` when the real stderr is a terminal, as pgbench decides).
+/// messages and the server's notices to `err` (the process's stderr in
+/// pgbench; progress lines use `\r` when the real stderr is a terminal, as
+/// pgbench decides).
 ///
 /// On failure nothing more is printed: render the returned error to stderr
-/// and exit with [`InitError::exit_code`].
-pub fn initialize<S: InitSession + ?Sized>(
-    conn: &mut S,
+/// and exit with [`InitError::exit_code`]. Afterwards the connection's notice
+/// handler prints to stderr (libpq's default).
+pub fn initialize(
+    conn: &mut pgsurge_wire::Connection,
     spec: &InitSpec,
     err: &mut dyn Write,
 ) -> Result<(), InitError> {
@@ -58,7 +62,18 @@ pub fn initialize<S: InitSession + ?Sized>(
         stderr_is_tty: std::io::stderr().is_terminal(),
         cancel: None,
     };
-    run_steps(conn, spec, err, &ctx)
+    initialize_with(conn, spec, err, &ctx)
+}
+
+/// [`initialize`] with an explicit clock, terminal flag and cancel flag.
+pub fn initialize_with(
+    conn: &mut pgsurge_wire::Connection,
+    spec: &InitSpec,
+    err: &mut dyn Write,
+    ctx: &InitContext<'_>,
+) -> Result<(), InitError> {
+    let mut session = WireSession::new(conn);
+    run_steps(&mut session, spec, err, ctx)
 }
 
 #[cfg(test)]

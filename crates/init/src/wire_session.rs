@@ -1,0 +1,105 @@
+//! [`InitSession`] for `pgsurge_wire::Connection`.
+//!
+//! Maps the wire crate's blocking helpers onto what the runner needs and turns
+//! its errors into libpq's texts (`PQerrorMessage`, with the `LINE n:` excerpt
+//! when the server gave a position). Notices are collected through the
+//! connection's notice handler while `-i` runs.
+
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use pgsurge_wire::{Connection, QueryError};
+
+use crate::session::{CopyFailure, Fill, InitSession, SessionError};
+
+/// A wire connection with its notices captured for the runner.
+pub struct WireSession<'c> {
+    conn: &'c mut Connection,
+    notices: Arc<Mutex<Vec<String>>>,
+}
+
+impl<'c> WireSession<'c> {
+    /// Wraps `conn`, routing its notices to [`InitSession::take_notices`].
+    /// When dropped, the connection's notice handler prints to stderr again
+    /// (libpq's default behaviour).
+    pub fn new(conn: &'c mut Connection) -> Self {
+        let notices = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&notices);
+        conn.set_notice_handler(Box::new(move |n| {
+            if let Ok(mut list) = sink.lock() {
+                list.push(n.pq_message());
+            }
+        }));
+        WireSession { conn, notices }
+    }
+}
+
+impl Drop for WireSession<'_> {
+    fn drop(&mut self) {
+        self.conn
+            .set_notice_handler(Box::new(|n| eprint!("{}", n.pq_message())));
+    }
+}
+
+/// libpq's `PQerrorMessage` after `sql` failed.
+fn session_error(e: &QueryError, sql: &str) -> SessionError {
+    let message = match e {
+        QueryError::Db(db) => db.pq_message_with_query(Some(sql)),
+        other => other.pq_message(),
+    };
+    SessionError { message }
+}
+
+impl InitSession for WireSession<'_> {
+    fn server_version_num(&self) -> i32 {
+        self.conn.server_version_num()
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<(), SessionError> {
+        self.conn.execute(sql).map_err(|e| session_error(&e, sql))
+    }
+
+    fn query_value(&mut self, sql: &str, param: &str) -> Result<Option<String>, SessionError> {
+        // The wire crate has no blocking parameterized query yet: inline the
+        // parameter as a quoted literal, which the server treats identically.
+        let literal = format!("'{}'", param.replace('\'', "''"));
+        let inlined = sql.replacen("$1", &literal, 1);
+        let results = self
+            .conn
+            .simple_query(&inlined)
+            .map_err(|e| session_error(&e, sql))?;
+        Ok(results.first().and_then(|r| r.get(0, 0)).map(str::to_owned))
+    }
+
+    fn copy_in(
+        &mut self,
+        sql: &str,
+        fill: &mut dyn FnMut(&mut Vec<u8>) -> Fill,
+    ) -> Result<(), CopyFailure> {
+        let mut started = false;
+        let result = self
+            .conn
+            .copy_in(sql, |buf: &mut Vec<u8>| -> io::Result<bool> {
+                started = true;
+                Ok(fill(buf) == Fill::More)
+            });
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let err = session_error(&e, sql);
+                Err(match (&e, started) {
+                    (_, false) => CopyFailure::Start(err),
+                    (QueryError::ConnectionLost { .. }, true) => CopyFailure::Send(err),
+                    (_, true) => CopyFailure::End(err),
+                })
+            }
+        }
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        match self.notices.lock() {
+            Ok(mut list) => std::mem::take(&mut *list),
+            Err(_) => Vec::new(),
+        }
+    }
+}
