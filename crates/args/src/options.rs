@@ -25,28 +25,8 @@ pub struct Connection {
     pub dbname: String,
 }
 
-/// `-M/--protocol`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueryMode {
-    /// `simple`: one Query message per SQL command (default).
-    #[default]
-    Simple,
-    /// `extended`: unnamed Parse/Bind/Execute per command.
-    Extended,
-    /// `prepared`: named statements prepared once per connection.
-    Prepared,
-}
-
-impl QueryMode {
-    /// The name pgbench prints in `query mode: …`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryMode::Simple => "simple",
-            QueryMode::Extended => "extended",
-            QueryMode::Prepared => "prepared",
-        }
-    }
-}
+/// `-M/--protocol` (the script crate's type: it rewrites SQL for the mode).
+pub use pgsurge_script::QueryMode;
 
 /// Where a script came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

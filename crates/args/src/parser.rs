@@ -232,8 +232,8 @@ fn split_weight<'a>(ctx: &mut Ctx<'_>, arg: &'a [u8]) -> Step<(&'a [u8], u32)> {
 }
 
 pub(crate) fn builtin_or_exit(ctx: &mut Ctx<'_>, name: &[u8]) -> Step<&'static scripts::Builtin> {
-    find_builtin(name).map_err(|e| {
-        ctx.diag.error(e.message());
+    find_builtin(name).map_err(|msg| {
+        ctx.diag.error(msg);
         ctx.diag.raw(scripts::list_text());
         Exit(1)
     })
@@ -248,11 +248,25 @@ fn add_script(
     origin: ScriptOrigin,
     weight: u32,
 ) -> Step<()> {
-    let script = scripts::compile(&desc, &text).map_err(|e| {
-        ctx.diag.raw(e.stderr);
-        Exit(1)
-    })?;
-    if raw.scripts.len() >= MAX_SCRIPTS {
+    let too_many = raw.scripts.len() >= MAX_SCRIPTS;
+    let script = match scripts::compile(&desc, &text) {
+        Ok(script) => script,
+        // pgbench checks the \if structure after the number of scripts
+        Err(e) if !(e.conditional && too_many) => {
+            ctx.diag.error(e.message);
+            for line in e.context {
+                ctx.diag.raw(format!("{line}\n"));
+            }
+            return Err(Exit(1));
+        }
+        Err(_) => {
+            return Err(fatal(
+                ctx,
+                format!("at most {MAX_SCRIPTS} SQL scripts are allowed"),
+            ))
+        }
+    };
+    if too_many {
         return Err(fatal(
             ctx,
             format!("at most {MAX_SCRIPTS} SQL scripts are allowed"),
@@ -278,7 +292,7 @@ pub(crate) fn add_builtin(
         ctx,
         raw,
         b.desc.to_string(),
-        b.text.to_string(),
+        b.script.to_string(),
         ScriptOrigin::Builtin(b.name),
         weight,
     )

@@ -119,6 +119,23 @@ const SAME_IN_15_AND_18: &[&[&str]] = &[
     &["-f", "{dir}/empty.sql"],
     &["-f", "{dir}/good.sql@x"],
     &["-f", "{dir}/good.sql", "-f", "/nonexistent"],
+    // scripts are parsed while the options are read (spec §1.1): syntax errors in
+    // option order, \if structure after the limit on the number of scripts
+    &["-f", "{dir}/syntax.sql"],
+    &["-f", "{dir}/sleep.sql"],
+    &["-f", "{dir}/cond.sql"],
+    &["-f", "{dir}/endif.sql"],
+    &["-f", "{dir}/gset.sql"],
+    &["-f", "{dir}/unknown.sql"],
+    &["-f", "{dir}/syntax.sql", "-f", "/nonexistent"],
+    &["-f", "/nonexistent", "-f", "{dir}/syntax.sql"],
+    &["-i", "-f", "{dir}/syntax.sql"],
+    &["-f", "{dir}/cond.sql", "-c", "abc"],
+    &["-f", "{dir}/syntax.sql@0", "-t", "0"],
+    // -M applies after all options: the 255-parameter limit comes after them
+    &["-f", "{dir}/many.sql", "-M", "extended"],
+    &["-M", "prepared", "-f", "{dir}/many.sql", "-t", "0"],
+    &["-M", "prepared", "-f", "{dir}/many.sql@0"],
     // mode classification (spec §1.2)
     &["-i", "-t", "5"],
     &["-i", "-S"],
@@ -299,6 +316,18 @@ fn fixture_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("empty.sql"), "\n-- nothing here\n").expect("write");
     std::fs::write(dir.path().join("good.sql"), "select 1;\n").expect("write");
+    let many: Vec<String> = (0..256).map(|i| format!(":v{i}")).collect();
+    for (name, text) in [
+        ("syntax.sql", "select 1;\n\\set i 1 +\n".to_string()),
+        ("sleep.sql", "\\sleep 10 weeks\n".to_string()),
+        ("cond.sql", "\\if true\nselect 1;\n".to_string()),
+        ("endif.sql", "\\endif\n".to_string()),
+        ("gset.sql", "\\gset\n".to_string()),
+        ("unknown.sql", "\\nosuch a b\n".to_string()),
+        ("many.sql", format!("select {};\n", many.join(", "))),
+    ] {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
     dir
 }
 
@@ -342,6 +371,14 @@ fn invalid_command_lines_match_real_pgbench() {
         expand(&["--bad"], &dir_s),
         vec![("PGBENCH_RANDOM_SEED", "rand ")],
     ));
+    // 128 scripts, then one more: a syntax error wins over the limit, the limit over
+    // an \if structure error
+    for last in ["syntax.sql", "cond.sql", "good.sql"] {
+        let mut args = vec!["-S".to_string(); 128];
+        args.push("-f".into());
+        args.push(format!("{dir_s}/{last}"));
+        cases.push((args, Vec::new()));
+    }
     // PG_COLOR: coloured prefixes, but never on glibc's own getopt line
     cases.push((expand(&["-x"], &dir_s), vec![("PG_COLOR", "always")]));
     cases.push((

@@ -715,3 +715,55 @@ fn options_given_names_each_option_once_in_order() {
     assert_eq!(b.options_given, ["client", "rate", "log", "json"]);
     assert!(bench(&[]).options_given.is_empty());
 }
+
+#[test]
+fn scripts_are_parsed_and_prepared_for_the_query_mode() {
+    use pgsurge_script::Command;
+    let sql_of = |b: &BenchOptions| -> Vec<String> {
+        b.scripts[0]
+            .script
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                Command::Sql(s) => Some(s.sql.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let simple = bench(&["-S"]);
+    assert_eq!(
+        sql_of(&simple),
+        ["SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"]
+    );
+    // -M is applied after all options, even when given after the script
+    let extended = bench(&["-S", "-M", "extended"]);
+    assert_eq!(
+        sql_of(&extended),
+        ["SELECT abalance FROM pgbench_accounts WHERE aid = $1;"]
+    );
+    assert_eq!(extended.scripts[0].script.commands.len(), 2);
+}
+
+#[test]
+fn script_errors_are_reported_in_option_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.sql");
+    std::fs::write(&bad, "\\set i 1 +\n").expect("write");
+    let b = bad.to_str().expect("utf-8");
+    let expected = format!(
+        "pgbench: error: {b}:1: syntax error in command \"set\"\n\\set i 1 +\n          ^ error found here\n"
+    );
+    fails(&["-f", b, "-c", "0"], &expected);
+    fails(
+        &["-c", "0", "-f", b],
+        &error("-c/--client must be in range 1..2147483647"),
+    );
+    // coloured like every other error line when PG_COLOR says so
+    let r = run_env(&["-f", b], &[("PG_COLOR", "always"), ("PGDATABASE", "d")]);
+    assert!(
+        r.err
+            .starts_with("\x1b[01mpgbench: \x1b[0m\x1b[01;31merror: \x1b[0m"),
+        "{:?}",
+        r.err
+    );
+}
