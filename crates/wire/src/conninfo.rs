@@ -676,3 +676,6 @@ fn passwd_entry() -> Option<(String, String)> {
         Some((name, home))
     }
 }
+
+#[cfg(test)]
+mod tests;
