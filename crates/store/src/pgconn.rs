@@ -1,11 +1,42 @@
-//! Opens a PostgreSQL connection for the store's PostgreSQL backend.
+//! Opens a PostgreSQL connection for the store's PostgreSQL backend (`pgsurge-wire`,
+//! libpq-compatible: URLs, conninfo strings, PG* variables, .pgpass).
 
 use crate::backend::postgres::SimpleQuery;
 use crate::error::{Result, StoreError};
 
+struct WireConn(pgsurge_wire::Connection);
+
+impl SimpleQuery for WireConn {
+    fn simple_query(
+        &mut self,
+        sql: &str,
+    ) -> std::result::Result<(Vec<Vec<Option<String>>>, u64), String> {
+        let results = self
+            .0
+            .simple_query(sql)
+            .map_err(|e| e.pq_message().trim_end().to_string())?;
+        Ok(results
+            .into_iter()
+            .last()
+            .map(|r| {
+                let n = r.rows_affected().unwrap_or(0);
+                (r.rows, n)
+            })
+            .unwrap_or_default())
+    }
+}
+
 /// Connects to `location` (a `postgres://` URL or a conninfo string).
 pub(crate) fn connect(location: &str) -> Result<Box<dyn SimpleQuery>> {
-    Err(StoreError::BadLocation(format!(
-        "cannot open {location}: the PostgreSQL backend is not available in this build yet"
-    )))
+    let cfg = pgsurge_wire::ConnConfig::parse(location).map_err(|e| StoreError::Postgres {
+        context: "parsing the store's connection string".into(),
+        message: e.to_string(),
+    })?;
+    let mut conn = pgsurge_wire::Connection::connect(&cfg).map_err(|e| StoreError::Postgres {
+        context: "connecting to the store".into(),
+        message: e.to_string().trim_end().to_string(),
+    })?;
+    // Notices (e.g. "relation already exists, skipping") are not the user's business.
+    conn.set_notice_handler(Box::new(|_| {}));
+    Ok(Box::new(WireConn(conn)))
 }

@@ -78,8 +78,11 @@ pub(crate) fn push_literal(out: &mut String, v: &Value) {
 /// A simple-query connection: what the backend needs from a PostgreSQL client.
 pub(crate) trait SimpleQuery: Send {
     /// Runs `sql` (one or more statements); returns the rows of the last result as text
-    /// (None = NULL).
-    fn simple_query(&mut self, sql: &str) -> std::result::Result<Vec<Vec<Option<String>>>, String>;
+    /// (None = NULL) and the row count of its command tag (0 when it has none).
+    fn simple_query(
+        &mut self,
+        sql: &str,
+    ) -> std::result::Result<(Vec<Vec<Option<String>>>, u64), String>;
 }
 
 pub(crate) struct PostgresBackend {
@@ -95,14 +98,18 @@ impl PostgresBackend {
     }
 
     fn run(&mut self, sql: &str) -> Result<Vec<Row>> {
-        let rows = self
-            .conn
-            .simple_query(sql)
-            .map_err(|message| StoreError::Postgres {
-                context: sql.chars().take(80).collect(),
-                message,
-            })?;
-        Ok(rows
+        self.run_counted(sql).map(|(rows, _)| rows)
+    }
+
+    fn run_counted(&mut self, sql: &str) -> Result<(Vec<Row>, u64)> {
+        let (rows, affected) =
+            self.conn
+                .simple_query(sql)
+                .map_err(|message| StoreError::Postgres {
+                    context: sql.chars().take(80).collect(),
+                    message,
+                })?;
+        let rows = rows
             .into_iter()
             .map(|r| {
                 Row(r
@@ -110,7 +117,8 @@ impl PostgresBackend {
                     .map(|v| v.map_or(Value::Null, Value::Text))
                     .collect())
             })
-            .collect())
+            .collect();
+        Ok((rows, affected))
     }
 }
 
@@ -125,7 +133,7 @@ impl Backend for PostgresBackend {
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let sql = render(sql, params)?;
-        self.run(&sql).map(|r| r.len() as u64)
+        self.run_counted(&sql).map(|(_, n)| n)
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {

@@ -1,0 +1,53 @@
+//! Store tests on PostgreSQL (the shared fixture server): the same bodies as on SQLite,
+//! plus migration from schema version 1.
+
+mod common;
+
+use pgsurge_server::testing::TestServer;
+use pgsurge_store::{Dialect, Store, SCHEMA_VERSION};
+
+fn fresh_store_location(prefix: &str) -> String {
+    let srv = TestServer::shared();
+    let db = srv.create_database(prefix);
+    srv.conninfo(&db)
+}
+
+#[test]
+fn postgres_store_round_trips_a_full_run() {
+    let location = fresh_store_location("store_rt");
+    let mut store = Store::open(&location).unwrap();
+    assert_eq!(store.dialect(), Dialect::Postgres);
+    let run_id = common::round_trip(&mut store);
+    drop(store);
+    // Reopening finds the schema in place and the data intact.
+    let mut store = Store::open(&location).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.load_run(run_id).unwrap().intervals.len(), 3);
+}
+
+#[test]
+fn postgres_store_refuses_duplicates_atomically() {
+    let mut store = Store::open(&fresh_store_location("store_dup")).unwrap();
+    common::duplicate_and_atomicity(&mut store);
+}
+
+#[test]
+fn postgres_store_migrates_from_version_1() {
+    let location = fresh_store_location("store_mig");
+    let run_id = {
+        let mut v1 = Store::open_at_version(&location, 1).unwrap();
+        assert_eq!(v1.schema_version().unwrap(), 1);
+        common::write_sample(&mut v1)
+    };
+    let mut store = Store::open(&location).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let loaded = store.load_run(run_id).unwrap();
+    assert_eq!(loaded.metrics.len(), 4);
+    common::write_more(&mut store, loaded.run.record.set_id);
+}
+
+#[test]
+fn unreachable_postgres_store_is_a_clear_error() {
+    let err = Store::open("postgresql://127.0.0.1:1/nodb?connect_timeout=2").unwrap_err();
+    assert!(err.to_string().contains("connecting to the store"), "{err}");
+}
