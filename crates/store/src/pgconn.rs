@@ -1,16 +1,13 @@
 //! Opens a PostgreSQL connection for the store's PostgreSQL backend (`pgsurge-wire`,
 //! libpq-compatible: URLs, conninfo strings, PG* variables, .pgpass).
 
-use crate::backend::postgres::SimpleQuery;
+use crate::backend::postgres::{SimpleQuery, TextRows};
 use crate::error::{Result, StoreError};
 
 struct WireConn(pgsurge_wire::Connection);
 
 impl SimpleQuery for WireConn {
-    fn simple_query(
-        &mut self,
-        sql: &str,
-    ) -> std::result::Result<(Vec<Vec<Option<String>>>, u64), String> {
+    fn simple_query(&mut self, sql: &str) -> std::result::Result<TextRows, String> {
         let results = self
             .0
             .simple_query(sql)

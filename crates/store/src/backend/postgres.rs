@@ -75,14 +75,14 @@ pub(crate) fn push_literal(out: &mut String, v: &Value) {
     }
 }
 
+/// Text rows of a result (None = NULL) and the row count of its command tag.
+pub(crate) type TextRows = (Vec<Vec<Option<String>>>, u64);
+
 /// A simple-query connection: what the backend needs from a PostgreSQL client.
 pub(crate) trait SimpleQuery: Send {
     /// Runs `sql` (one or more statements); returns the rows of the last result as text
     /// (None = NULL) and the row count of its command tag (0 when it has none).
-    fn simple_query(
-        &mut self,
-        sql: &str,
-    ) -> std::result::Result<(Vec<Vec<Option<String>>>, u64), String>;
+    fn simple_query(&mut self, sql: &str) -> std::result::Result<TextRows, String>;
 }
 
 pub(crate) struct PostgresBackend {
