@@ -94,7 +94,7 @@ pub fn merged_stats(scripts: &[ScriptInfo]) -> ThreadStats {
 }
 
 pub fn intervals() -> Vec<IntervalSample> {
-    (1..=2)
+    (1..=2u32)
         .map(|k| IntervalSample {
             elapsed_s: f64::from(k),
             epoch_s: 1_795_305_676.654 + f64::from(k),
