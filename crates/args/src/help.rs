@@ -108,7 +108,6 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
   --hdr-log=FILE           write per-interval latency histograms (HdrHistogram log)
 
 Report bugs to the pgsurge project's issue tracker.
-PostgreSQL home page: <https://www.postgresql.org/>
 "#;
 
 #[cfg(test)]

@@ -4,6 +4,21 @@
 //! what pgbench 18 prints on the way (errors, `-b list`, `--show-script`, `--help`,
 //! `--version`, `setting random seed to N`). It does no network I/O; it reads script
 //! files (`-f`) and stdin (`-f -`) because pgbench parses scripts while reading options.
+//! It may raise the soft `RLIMIT_NOFILE` limit for `-c`, as pgbench 18 does.
+//!
+//! Choices where pgbench leaves room:
+//! * pgsurge's own long options (`--percentiles[=LIST]`, `--json=FILE`,
+//!   `--hdr-log=FILE`) are matched only when no pgbench option matches the argument, so
+//!   pgbench's abbreviations (`--j` = `--jobs`, `--h` = `--host`) and its ambiguity
+//!   messages stay exactly pgbench's.
+//! * `--version` prints `pgbench (PostgreSQL) 18.0 (pgsurge X.Y.Z)`: see
+//!   [`version_line`] for why.
+//! * Messages always name the program `pgbench`, whatever argv\[0\] was, including
+//!   glibc's getopt complaints (which use the raw argv\[0\] in real pgbench).
+//! * Module map: `getopt` (glibc model), `table` (the option tables), `parser` (each
+//!   option's immediate effect), `checks` (post-parse checks, mode split), `numeric`
+//!   (strtol/atoi/atof/sscanf), `scripts` (bridge to `pgsurge-script`), `seed`,
+//!   `rlimit`, `user`, `diag` (log line format and colours), `help`.
 #![warn(missing_docs)]
 
 mod checks;
