@@ -211,6 +211,14 @@ impl ServerCertVerifier for Verifier {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !self.check_name => Ok(ServerCertVerified::assertion()),
+            Err(rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+                expected,
+                presented,
+            })) => Err(rustls::Error::General(name_mismatch_text(
+                end_entity.as_ref(),
+                &expected,
+                &presented,
+            ))),
             Err(e) => Err(e),
         }
     }
@@ -254,25 +262,7 @@ impl ServerCertVerifier for Verifier {
 pub(crate) fn describe_error(e: &std::io::Error, host: &str) -> String {
     let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
     match inner {
-        Some(rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
-            presented,
-            ..
-        })) => {
-            let names: Vec<String> = presented.iter().map(|p| clean_name(p)).collect();
-            match names.len() {
-                0 => "could not get server's host name from server certificate".to_string(),
-                1 => format!(
-                    "server certificate for \"{}\" does not match host name \"{host}\"",
-                    names[0]
-                ),
-                n => format!(
-                    "server certificate for \"{}\" (and {} other name{}) does not match host name \"{host}\"",
-                    names[0],
-                    n - 1,
-                    if n == 2 { "" } else { "s" }
-                ),
-            }
-        }
+        Some(rustls::Error::General(text)) if text.contains("host name") => text.clone(),
         Some(rustls::Error::InvalidCertificate(CertificateError::NotValidForName)) => {
             format!("server certificate does not match host name \"{host}\"")
         }
@@ -283,6 +273,80 @@ pub(crate) fn describe_error(e: &std::io::Error, host: &str) -> String {
             _ => format!("SSL SYSCALL error: {}", crate::connection::strerror(e)),
         },
     }
+}
+
+/// libpq's text for a certificate that does not match the host: the names it
+/// examined are the DNS and IP subject alternative names, plus the subject CN when
+/// there is no SAN of the host's kind (DNS for names, IP for addresses).
+fn name_mismatch_text(cert: &[u8], expected: &ServerName<'_>, presented: &[String]) -> String {
+    let (host, host_is_ip) = match expected {
+        ServerName::IpAddress(ip) => (std::net::IpAddr::from(*ip).to_string(), true),
+        other => (other.to_str().into_owned(), false),
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut has_kind = false;
+    for p in presented {
+        if p.starts_with("DnsName(") {
+            has_kind |= !host_is_ip;
+            names.push(clean_name(p));
+        } else if p.starts_with("IpAddress(") {
+            has_kind |= host_is_ip;
+            names.push(clean_name(p));
+        }
+    }
+    if !has_kind {
+        if let Some(cn) = subject_common_name(cert) {
+            names.push(cn);
+        }
+    }
+    match names.len() {
+        0 => "could not get server's host name from server certificate".to_string(),
+        1 => format!(
+            "server certificate for \"{}\" does not match host name \"{host}\"",
+            names[0]
+        ),
+        n => format!(
+            "server certificate for \"{}\" (and {} other name{}) does not match host name \"{host}\"",
+            names[0],
+            n - 1,
+            if n == 2 { "" } else { "s" }
+        ),
+    }
+}
+
+/// The subject's commonName (OID 2.5.4.3) of a DER certificate.
+fn subject_common_name(cert: &[u8]) -> Option<String> {
+    let (_, cstart, _) = tlv(cert, 0)?;
+    let (_, tstart, tend) = tlv(cert, cstart)?; // tbsCertificate
+    let mut at = tstart;
+    // Optional [0] version, then serial, signature, issuer, validity, subject.
+    let (tag, _, end) = tlv(cert, at)?;
+    if tag == 0xa0 {
+        at = end;
+    }
+    for _ in 0..4 {
+        at = tlv(cert, at)?.2;
+    }
+    let (tag, sstart, send) = tlv(cert, at)?;
+    if tag != 0x30 || send > tend {
+        return None;
+    }
+    let mut rdn = sstart;
+    while rdn < send {
+        let (_, set_start, set_end) = tlv(cert, rdn)?;
+        let mut atv = set_start;
+        while atv < set_end {
+            let (_, astart, aend) = tlv(cert, atv)?;
+            let (otag, ostart, oend) = tlv(cert, astart)?;
+            if otag == 0x06 && cert[ostart..oend] == [0x55, 0x04, 0x03] {
+                let (_, vstart, vend) = tlv(cert, oend)?;
+                return Some(String::from_utf8_lossy(&cert[vstart..vend]).into_owned());
+            }
+            atv = aend;
+        }
+        rdn = set_end;
+    }
+    None
 }
 
 /// `DnsName("x")` / `IpAddress(1.2.3.4)` (webpki's rendering) → `x` / `1.2.3.4`.
