@@ -51,7 +51,7 @@ pub use shared::{
 };
 pub use simple::SimpleStats;
 pub use stats::{
-    CommandStats, FailureKind, ScriptStats, StatsConfig, ThreadStats, TxnOutcome, TxnSample,
-    TxnStats,
+    pgbench_detailed, CommandStats, FailureKind, ScriptStats, StatsConfig, ThreadStats, TxnOutcome,
+    TxnSample, TxnStats,
 };
 pub use txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogEntry, TxnLogWriter};

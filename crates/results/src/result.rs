@@ -13,6 +13,12 @@ use crate::shared::{IntervalSample, Percentile};
 use crate::simple::SimpleStats;
 use crate::stats::{ThreadStats, TxnStats};
 
+/// Non-finite floats are written as JSON `null`; read `null` back as NaN so a
+/// document always round-trips.
+pub(crate) fn nullable_f64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// Version of the JSON document layout (`schema/run-result.v1.json`).
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -313,6 +319,7 @@ pub struct RunResult {
     /// Total time spent connecting under `-C` (µs).
     pub connection_total_us: u64,
     /// Successful transactions per second over `bench_duration_us`.
+    #[serde(deserialize_with = "nullable_f64")]
     pub tps: f64,
     /// All transactions.
     pub totals: TxnSummary,

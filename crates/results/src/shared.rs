@@ -147,10 +147,13 @@ pub struct Percentile {
 #[serde(rename_all = "snake_case")]
 pub struct IntervalSample {
     /// End of the interval, seconds since the progress thread started (`-P` prints `%.1f`).
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
     pub elapsed_s: f64,
     /// End of the interval, seconds since the Unix epoch (`--progress-timestamp` prints `%.3f`).
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
     pub epoch_s: f64,
     /// Length of the interval in seconds.
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
     pub duration_s: f64,
     /// Successful transactions in the interval.
     pub transactions: u64,
@@ -163,12 +166,16 @@ pub struct IntervalSample {
     /// Retries in the interval.
     pub retries: u64,
     /// Successful transactions per second.
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
     pub tps: f64,
     /// Mean latency (ms); 0 when no transaction completed.
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
     pub latency_ms: f64,
     /// Latency standard deviation (ms), pgbench's formula; 0 when none completed.
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
     pub stddev_ms: f64,
     /// Mean schedule lag (ms) under `-R`; 0 otherwise.
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
     pub lag_ms: f64,
     /// Latency percentiles of the interval (empty without interval histograms).
     pub percentiles: Vec<Percentile>,

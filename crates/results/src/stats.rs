@@ -56,6 +56,21 @@ pub struct TxnSample {
     pub lag_us: f64,
 }
 
+/// pgbench's rule for measuring per-transaction latency ("detailed" stats):
+/// `-P`, `-R`, `-L`, `-l`, or more than one script. pgsurge extensions that need
+/// latencies (`--percentiles`, `--json`, `--hdr-log`) should be OR-ed in; that
+/// changes no pgbench output line (the report's latency lines depend on
+/// `-R`/`-P`/`-L` only).
+pub fn pgbench_detailed(
+    progress: bool,
+    rate: bool,
+    latency_limit: bool,
+    log: bool,
+    scripts: usize,
+) -> bool {
+    progress || rate || latency_limit || log || scripts > 1
+}
+
 /// What to collect; fixed for the whole run.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StatsConfig {
@@ -135,8 +150,10 @@ impl TxnStats {
     }
 
     /// Accumulate one transaction (pgbench's `accumStats`, plus histograms).
+    /// `detailed` false: the latency counts as 0 and histograms are left alone,
+    /// as pgbench does when it does not measure latencies.
     #[inline]
-    pub fn accum(&mut self, s: &TxnSample, throttled: bool, late: bool) {
+    pub fn accum(&mut self, s: &TxnSample, detailed: bool, throttled: bool, late: bool) {
         match s.outcome {
             TxnOutcome::Skipped => {
                 self.skipped += 1;
@@ -144,6 +161,10 @@ impl TxnStats {
             }
             TxnOutcome::Success => {
                 self.cnt += 1;
+                if !detailed {
+                    self.latency.add(0.0);
+                    return self.count_tries(s.tries);
+                }
                 self.latency.add(s.latency_us);
                 if let Some(h) = &mut self.latency_hist {
                     h.record(s.latency_us);
@@ -162,8 +183,13 @@ impl TxnStats {
             TxnOutcome::Failed(FailureKind::Deadlock) => self.deadlock_failures += 1,
             TxnOutcome::Failed(FailureKind::OtherSql) => self.other_sql_failures += 1,
         }
-        if s.tries > 1 {
-            self.retries += u64::from(s.tries - 1);
+        self.count_tries(s.tries);
+    }
+
+    #[inline]
+    fn count_tries(&mut self, tries: u32) {
+        if tries > 1 {
+            self.retries += u64::from(tries - 1);
             self.retried += 1;
         }
     }
@@ -238,6 +264,7 @@ pub struct ScriptStats {
 /// Everything one driver thread measured. Owned and updated by that thread only.
 #[derive(Debug, Clone)]
 pub struct ThreadStats {
+    detailed: bool,
     throttled: bool,
     latency_limit_us: Option<f64>,
     per_command: bool,
@@ -255,6 +282,7 @@ impl ThreadStats {
     pub fn new(config: &StatsConfig) -> Self {
         let h = config.histograms;
         ThreadStats {
+            detailed: config.detailed,
             throttled: config.throttled,
             latency_limit_us: config.latency_limit_us,
             per_command: config.per_command,
@@ -288,11 +316,12 @@ impl ThreadStats {
     /// Record one finished (or skipped) transaction. Never allocates.
     #[inline]
     pub fn record_txn(&mut self, s: &TxnSample) {
-        let late = matches!(s.outcome, TxnOutcome::Success)
+        let late = self.detailed
+            && matches!(s.outcome, TxnOutcome::Success)
             && self.latency_limit_us.is_some_and(|l| s.latency_us > l);
-        self.total.accum(s, self.throttled, late);
+        self.total.accum(s, self.detailed, self.throttled, late);
         if let Some(sc) = self.scripts.get_mut(s.script) {
-            sc.txn.accum(s, self.throttled, late);
+            sc.txn.accum(s, self.detailed, self.throttled, late);
         }
         if let Some(sh) = &self.shared {
             sh.publish(s, &self.total, self.throttled);
@@ -420,6 +449,23 @@ mod tests {
         assert_eq!(s.latency_hist.as_ref().map(|h| h.len()), Some(2));
         assert_eq!(t.scripts[0].txn.cnt, 1);
         assert_eq!(t.scripts[1].txn.total_cnt(), 3);
+    }
+
+    #[test]
+    fn not_detailed_accumulates_zero_latency() {
+        let mut c = cfg();
+        c.detailed = false;
+        let mut t = ThreadStats::new(&c);
+        t.record_txn(&ok(0, 5000.0, 7.0, 2));
+        let s = &t.total;
+        assert_eq!(
+            (s.cnt, s.latency.count, s.latency.sum, s.late),
+            (1, 1, 0.0, 0)
+        );
+        assert_eq!((s.retried, s.retries), (1, 1));
+        assert_eq!(s.latency_hist.as_ref().map(|h| h.len()), Some(0));
+        assert!(pgbench_detailed(false, false, false, false, 2));
+        assert!(!pgbench_detailed(false, false, false, false, 1));
     }
 
     #[test]

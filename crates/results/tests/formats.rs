@@ -36,7 +36,13 @@ fn report_multi_script_pg17_layout() {
 fn percentile_lines_only_when_asked() {
     let r = common::result();
     let with = report(&r, &ReportOptions::from_result(&r));
-    let without = report(&r, &ReportOptions { percentiles: vec![], ..ReportOptions::from_result(&r) });
+    let without = report(
+        &r,
+        &ReportOptions {
+            percentiles: vec![],
+            ..ReportOptions::from_result(&r)
+        },
+    );
     assert!(with.contains("\nlatency p99 = "));
     assert!(with.contains("\n - latency p50 = "));
     assert!(with.contains("statement latency percentiles in milliseconds (p50 p99):"));
@@ -85,7 +91,9 @@ fn report_single_script_duration_connect_interrupted() {
     // Not detailed: duration-based average, and failures happened.
     assert!(text.contains(" ms (including failures)\n"), "{text}");
     assert!(text.contains("tps = ") && text.contains(" (including reconnection times)\n"));
-    assert!(text.ends_with("run interrupted: results cover only the transactions finished before the interruption\n"));
+    assert!(text.ends_with(
+        "run interrupted: results cover only the transactions finished before the interruption\n"
+    ));
     insta::assert_snapshot!(text);
 }
 
@@ -104,11 +112,26 @@ fn report_nan_and_infinity_cases() {
     r.scripts.truncate(1);
     r.bench_duration_us = 0;
     r.tps = 0.0 / r.bench_duration_us as f64;
-    let text = report(&r, &ReportOptions { per_command: false, ..ReportOptions::from_result(&r) });
-    assert!(text.contains("number of transactions skipped: 5 (100.000%)\n"), "{text}");
+    let text = report(
+        &r,
+        &ReportOptions {
+            per_command: false,
+            ..ReportOptions::from_result(&r)
+        },
+    );
+    assert!(
+        text.contains("number of transactions skipped: 5 (100.000%)\n"),
+        "{text}"
+    );
     assert!(text.contains("latency limit: 0/0 (0.000%)\n"), "{text}");
-    assert!(text.contains("rate limit schedule lag: avg NaN (max 0.000) ms\n"), "{text}");
-    assert!(text.contains("tps = NaN (without initial connection time)\n"), "{text}");
+    assert!(
+        text.contains("rate limit schedule lag: avg NaN (max 0.000) ms\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tps = NaN (without initial connection time)\n"),
+        "{text}"
+    );
     assert!(!text.contains("latency average"), "{text}");
 }
 
@@ -127,23 +150,40 @@ fn progress_lines_match_observed() {
         latency_ms: lat,
         stddev_ms: sd,
         lag_ms: 0.145,
-        percentiles: vec![Percentile { percentile: 99.9, latency_ms: 1.25 }],
+        percentiles: vec![Percentile {
+            percentile: 99.9,
+            latency_ms: 1.25,
+        }],
     };
     let line = |s: &IntervalSample, o: ProgressOptions| {
         let mut out = Vec::new();
         format_progress_line(s, &o, &mut out).expect("write");
         String::from_utf8(out).expect("utf8")
     };
-    let plain = ProgressOptions { max_tries: 1, ..Default::default() };
+    let plain = ProgressOptions {
+        max_tries: 1,
+        ..Default::default()
+    };
     assert_eq!(
         line(&s(1.0, 0.0, 382.0, 5.183, 8.526), plain),
         "progress: 1.0 s, 382.0 tps, lat 5.183 ms stddev 8.526, 0 failed\n"
     );
     assert_eq!(
-        line(&s(1.0, 1_795_305_676.654, 233.0, 4.256, 1.922), ProgressOptions { timestamp: true, ..plain }),
+        line(
+            &s(1.0, 1_795_305_676.654, 233.0, 4.256, 1.922),
+            ProgressOptions {
+                timestamp: true,
+                ..plain
+            }
+        ),
         "progress: 1795305676.654 s, 233.0 tps, lat 4.256 ms stddev 1.922, 0 failed\n"
     );
-    let all = ProgressOptions { throttled: true, latency_limit: true, max_tries: 2, ..plain };
+    let all = ProgressOptions {
+        throttled: true,
+        latency_limit: true,
+        max_tries: 2,
+        ..plain
+    };
     assert_eq!(
         line(&s(1.0, 0.0, 117.0, 0.474, 0.173), all),
         "progress: 1.0 s, 117.0 tps, lat 0.474 ms stddev 0.173, 0 failed, lag 0.145 ms, 0 skipped, 0 retried, 0 retries\n"
@@ -155,7 +195,15 @@ fn progress_lines_match_observed() {
 ");
 }
 
-fn entry(client: u32, no: u64, outcome: TxnOutcome, lat: f64, lag: f64, tries: u32, now: i64) -> TxnLogEntry {
+fn entry(
+    client: u32,
+    no: u64,
+    outcome: TxnOutcome,
+    lat: f64,
+    lag: f64,
+    tries: u32,
+    now: i64,
+) -> TxnLogEntry {
     TxnLogEntry {
         client_id: client,
         txn_no: no,
@@ -178,44 +226,116 @@ fn txn_log(opts: LogOptions, entries: &[TxnLogEntry]) -> String {
 
 #[test]
 fn transaction_log_lines_match_observed() {
-    let plain = LogOptions { max_tries: 1, ..Default::default() };
+    let plain = LogOptions {
+        max_tries: 1,
+        ..Default::default()
+    };
     assert_eq!(
-        txn_log(plain, &[entry(0, 1, TxnOutcome::Success, 12062.0, 0.0, 1, 1_795_305_692_900_086)]),
+        txn_log(
+            plain,
+            &[entry(
+                0,
+                1,
+                TxnOutcome::Success,
+                12062.0,
+                0.0,
+                1,
+                1_795_305_692_900_086
+            )]
+        ),
         "0 1 12062 0 1795305692 900086\n"
     );
-    let rate_tries = LogOptions { throttled: true, max_tries: 2, ..plain };
+    let rate_tries = LogOptions {
+        throttled: true,
+        max_tries: 2,
+        ..plain
+    };
     assert_eq!(
-        txn_log(rate_tries, &[entry(0, 1, TxnOutcome::Success, 2840.0, 88.0, 1, 1_795_305_692_947_520)]),
+        txn_log(
+            rate_tries,
+            &[entry(
+                0,
+                1,
+                TxnOutcome::Success,
+                2840.0,
+                88.0,
+                1,
+                1_795_305_692_947_520
+            )]
+        ),
         "0 1 2840 0 1795305692 947520 88 0\n"
     );
-    let rate_limit = LogOptions { throttled: true, latency_limit: true, ..plain };
+    let rate_limit = LogOptions {
+        throttled: true,
+        latency_limit: true,
+        ..plain
+    };
     assert_eq!(
-        txn_log(rate_limit, &[entry(0, 2, TxnOutcome::Skipped, 0.0, 5.0, 1, 1_795_305_693_024_190)]),
+        txn_log(
+            rate_limit,
+            &[entry(
+                0,
+                2,
+                TxnOutcome::Skipped,
+                0.0,
+                5.0,
+                1,
+                1_795_305_693_024_190
+            )]
+        ),
         "0 2 skipped 0 1795305693 24190 0\n"
     );
-    let detailed = LogOptions { max_tries: 3, failures_detailed: true, ..plain };
+    let detailed = LogOptions {
+        max_tries: 3,
+        failures_detailed: true,
+        ..plain
+    };
     let ser = TxnOutcome::Failed(FailureKind::Serialization);
     assert_eq!(
-        txn_log(detailed, &[entry(2, 1, ser, 0.0, 0.0, 3, 1_795_305_706_945_650)]),
+        txn_log(
+            detailed,
+            &[entry(2, 1, ser, 0.0, 0.0, 3, 1_795_305_706_945_650)]
+        ),
         "2 1 serialization 0 1795305706 945650 2\n"
     );
-    let failed = LogOptions { max_tries: 3, ..plain };
+    let failed = LogOptions {
+        max_tries: 3,
+        ..plain
+    };
     let dl = TxnOutcome::Failed(FailureKind::Deadlock);
     assert_eq!(
-        txn_log(failed, &[entry(1, 7, dl, 0.0, 0.0, 2, 1_795_305_706_000_001)]),
+        txn_log(
+            failed,
+            &[entry(1, 7, dl, 0.0, 0.0, 2, 1_795_305_706_000_001)]
+        ),
         "1 7 failed 0 1795305706 1 1\n"
     );
     assert_eq!(
-        txn_log(LogOptions { failures_detailed: true, ..failed }, &[entry(1, 7, dl, 0.0, 0.0, 2, 5)]),
+        txn_log(
+            LogOptions {
+                failures_detailed: true,
+                ..failed
+            },
+            &[entry(1, 7, dl, 0.0, 0.0, 2, 5)]
+        ),
         "1 7 deadlock 0 0 5 1\n"
     );
 }
 
 #[test]
 fn log_file_names() {
-    assert_eq!(log_file_path(None, 28216, 0).to_str(), Some("pgbench_log.28216"));
-    assert_eq!(log_file_path(None, 28216, 1).to_str(), Some("pgbench_log.28216.1"));
-    assert_eq!(log_file_path(Some("dir/mylog"), 7, 3).to_str(), Some("dir/mylog.7.3"));
+    assert_eq!(
+        log_file_path(None, 28216, 0).to_str(),
+        Some("pgbench_log.28216")
+    );
+    assert_eq!(
+        log_file_path(None, 28216, 1).to_str(),
+        Some("pgbench_log.28216.1")
+    );
+    assert_eq!(
+        log_file_path(Some("dir/mylog"), 7, 3).to_str(),
+        Some("dir/mylog.7.3")
+    );
 }
 
 #[test]
@@ -243,13 +363,26 @@ fn agg_log(opts: LogOptions, start: i64, entries: &[TxnLogEntry], end: i64) -> S
 
 #[test]
 fn aggregate_log_columns_and_partial_interval() {
-    let all = LogOptions { throttled: true, latency_limit: true, max_tries: 3, failures_detailed: true };
+    let all = LogOptions {
+        throttled: true,
+        latency_limit: true,
+        max_tries: 3,
+        failures_detailed: true,
+    };
     let ok = TxnOutcome::Success;
     let entries = [
         entry(0, 1, ok, 1240.0, 35.0, 1, T0 + 100_000),
         entry(0, 2, ok, 13642.0, 9592.0, 2, T0 + 900_000),
         entry(0, 3, TxnOutcome::Skipped, 0.0, 0.0, 1, T0 + 950_000),
-        entry(0, 4, TxnOutcome::Failed(FailureKind::Serialization), 0.0, 0.0, 3, T0 + 990_000),
+        entry(
+            0,
+            4,
+            TxnOutcome::Failed(FailureKind::Serialization),
+            0.0,
+            0.0,
+            3,
+            T0 + 990_000,
+        ),
         // Nothing in the second interval; the third is still open at the end.
         entry(0, 5, ok, 2000.0, 10.0, 1, T0 + 2_500_000),
     ];
@@ -261,7 +394,10 @@ fn aggregate_log_columns_and_partial_interval() {
          1795305698 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
     );
     // The same run without -R/-L/--max-tries/--failures-detailed zeroes those columns.
-    let plain = LogOptions { max_tries: 1, ..Default::default() };
+    let plain = LogOptions {
+        max_tries: 1,
+        ..Default::default()
+    };
     let text = agg_log(plain, T0, &entries, T0 + 3_000_000);
     assert_eq!(
         text,
@@ -310,7 +446,9 @@ fn strip_histograms(v: &mut serde_json::Value) {
 
 fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(s).expect("base64")
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .expect("base64")
 }
 
 #[test]
@@ -320,24 +458,36 @@ fn hdr_interval_log_is_standard_and_round_trips() {
     for v in [1000.0, 2000.0, 3000.0, 250_000.0] {
         h.record(v);
     }
-    w.write_interval(&h, T0 + 1_000_000, 1_000_000, None).expect("interval");
+    w.write_interval(&h, T0 + 1_000_000, 1_000_000, None)
+        .expect("interval");
     h.reset();
     h.record(42.0);
-    w.write_interval(&h, T0 + 2_000_000, 1_000_000, Some("script1")).expect("interval");
+    w.write_interval(&h, T0 + 2_000_000, 1_000_000, Some("script1"))
+        .expect("interval");
     assert!(w.write_interval(&h, T0, 1, Some("bad tag,")).is_err());
     let out = String::from_utf8(w.finish().expect("flush")).expect("utf8");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "#pgsurge test");
     assert_eq!(lines[1], "#[Histogram log format version 1.3]");
-    assert_eq!(lines[2], "#[StartTime: 1795305697.000 (seconds since epoch)]");
-    assert_eq!(lines[3], "#[BaseTime: 1795305697.000 (seconds since epoch)]");
+    assert_eq!(
+        lines[2],
+        "#[StartTime: 1795305697.000 (seconds since epoch)]"
+    );
+    assert_eq!(
+        lines[3],
+        "#[BaseTime: 1795305697.000 (seconds since epoch)]"
+    );
     assert_eq!(lines[4], "#[MaxValueDivisor: 1000.000]");
     assert_eq!(
         lines[5],
         "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
     );
     assert!(lines[6].starts_with("1.000,1.000,250.111,"), "{}", lines[6]);
-    assert!(lines[7].starts_with("Tag=script1,2.000,1.000,0.042,"), "{}", lines[7]);
+    assert!(
+        lines[7].starts_with("Tag=script1,2.000,1.000,0.042,"),
+        "{}",
+        lines[7]
+    );
     assert_eq!(lines.len(), 8);
     // The crate's own reader accepts the log and gives back the values.
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -346,7 +496,8 @@ fn hdr_interval_log_is_standard_and_round_trips() {
         if let LogEntry::Interval(ih) = e.expect("parse") {
             let bytes = base64_decode(ih.encoded_histogram());
             let mut de = hdrhistogram::serialization::Deserializer::new();
-            let hist: hdrhistogram::Histogram<u64> = de.deserialize(&mut &bytes[..]).expect("decode");
+            let hist: hdrhistogram::Histogram<u64> =
+                de.deserialize(&mut &bytes[..]).expect("decode");
             counts.push(hist.len());
         }
     }

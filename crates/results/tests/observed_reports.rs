@@ -23,7 +23,10 @@ struct Cmd {
 }
 
 fn parse_cmd(line: &str) -> Cmd {
-    let toks: Vec<&str> = line.trim_start_matches("$ pgbench").split_whitespace().collect();
+    let toks: Vec<&str> = line
+        .trim_start_matches("$ pgbench")
+        .split_whitespace()
+        .collect();
     let mut o = RunOptions {
         clients: 1,
         threads: 1,
@@ -32,11 +35,14 @@ fn parse_cmd(line: &str) -> Cmd {
     };
     let mut weights = Vec::new();
     let mut i = 0;
-    let mut next = |i: &mut usize| {
+    let next = |i: &mut usize| {
         *i += 1;
         toks[*i]
     };
-    let weight = |s: &str| s.rsplit_once('@').map_or(1, |(_, w)| w.parse().expect("weight"));
+    let weight = |s: &str| {
+        s.rsplit_once('@')
+            .map_or(1, |(_, w)| w.parse().expect("weight"))
+    };
     while i < toks.len() {
         let t = toks[i];
         let (key, val) = t.split_once('=').unwrap_or((t, ""));
@@ -125,7 +131,9 @@ fn latency(s: SimpleStats) -> LatencySummary {
 fn fields<'a>(lines: &[&'a str], prefix: &str) -> HashMap<String, &'a str> {
     let mut m = HashMap::new();
     for l in lines {
-        let Some(l) = l.strip_prefix(prefix) else { continue };
+        let Some(l) = l.strip_prefix(prefix) else {
+            continue;
+        };
         let cut = [": ", " = "]
             .iter()
             .filter_map(|sep| l.find(sep).map(|p| (p, sep.len())))
@@ -154,11 +162,7 @@ fn summary(f: &HashMap<String, &str>, measured: bool, throttled: bool) -> TxnSum
     };
     if measured {
         if let Some(avg) = get("latency average") {
-            t.latency = latency(sums(
-                transactions,
-                num(avg),
-                get("latency stddev").map(num),
-            ));
+            t.latency = latency(sums(transactions, num(avg), get("latency stddev").map(num)));
         }
     }
     if throttled {
@@ -197,7 +201,11 @@ fn commands(lines: &[&str], retries: bool, pg17: bool) -> Vec<CommandResult> {
                 first_line: rest.to_string(),
                 latency: latency(sums(1, avg, None)),
                 failures: vals[1].parse().expect("failures"),
-                retries: if retries { vals[2].parse().expect("retries") } else { 0 },
+                retries: if retries {
+                    vals[2].parse().expect("retries")
+                } else {
+                    0
+                },
             }
         })
         .collect()
@@ -218,7 +226,11 @@ fn rebuild(cmd: &Cmd, report: &[&str], pg17: bool) -> RunResult {
     let head_end = script_at
         .first()
         .copied()
-        .or_else(|| report.iter().position(|l| l.starts_with("statement latencies")))
+        .or_else(|| {
+            report
+                .iter()
+                .position(|l| l.starts_with("statement latencies"))
+        })
         .unwrap_or(report.len());
     let head = fields(&report[..head_end], "");
     let totals = summary(&head, measured, throttled);
@@ -268,7 +280,11 @@ fn rebuild(cmd: &Cmd, report: &[&str], pg17: bool) -> RunResult {
                     f.get("latency stddev").map(|v| num(v)),
                 ));
             }
-            let cmds: Vec<&str> = block.iter().copied().filter(|l| is_command_line(l)).collect();
+            let cmds: Vec<&str> = block
+                .iter()
+                .copied()
+                .filter(|l| is_command_line(l))
+                .collect();
             scripts.push(ScriptResult {
                 name: name.to_string(),
                 weight: cmd.weights[k],
@@ -325,17 +341,21 @@ fn find_duration(r: &RunResult, tps_str: &str, avg_ms: Option<f64>) -> i64 {
     (est - 5..=est + 5)
         .find(|&d| {
             let ok_tps = f6(cnt / (d as f64 / 1e6)).to_string() == tps_str;
-            let ok_avg = avg_ms.map_or(true, |a| {
-                f3(0.001 * d as f64 * f64::from(r.options.clients) / total_cnt).to_string()
-                    == f3(a).to_string()
-            });
+            let ok_avg = match avg_ms {
+                None => true,
+                Some(a) => {
+                    f3(0.001 * d as f64 * f64::from(r.options.clients) / total_cnt).to_string()
+                        == f3(a).to_string()
+                }
+            };
             ok_tps && ok_avg
         })
         .unwrap_or_else(|| panic!("no duration near {est} µs prints tps {tps_str}"))
 }
 
 fn check(name: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/observed/{name}.report"));
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/observed/{name}.report"));
     let text = std::fs::read_to_string(&path).expect("observed transcript");
     let mut lines = text.lines();
     let cmd = parse_cmd(lines.next().expect("command line"));

@@ -75,8 +75,16 @@ pub fn merged_stats(scripts: &[ScriptInfo]) -> ThreadStats {
             script,
             outcome,
             tries: 1 + (i % 11 == 0) as u32 + (i % 33 == 0) as u32,
-            latency_us: if outcome == TxnOutcome::Success { latency } else { 0.0 },
-            lag_us: if outcome == TxnOutcome::Success { f64::from(i % 97) } else { 0.0 },
+            latency_us: if outcome == TxnOutcome::Success {
+                latency
+            } else {
+                0.0
+            },
+            lag_us: if outcome == TxnOutcome::Success {
+                f64::from(i % 97)
+            } else {
+                0.0
+            },
         });
         for c in 0..scripts[script].commands.len() {
             t.record_command(script, c, latency / (c as f64 + 2.0));
@@ -108,7 +116,10 @@ pub fn intervals() -> Vec<IntervalSample> {
             latency_ms: 3.5,
             stddev_ms: 1.75,
             lag_ms: 0.048,
-            percentiles: vec![Percentile { percentile: 99.0, latency_ms: 6.4 }],
+            percentiles: vec![Percentile {
+                percentile: 99.0,
+                latency_ms: 6.4,
+            }],
         })
         .collect()
 }
