@@ -21,6 +21,29 @@
 //! | [`hdrlog`] | `--hdr-log` HdrHistogram interval logs |
 //! | [`json`] | `--json` document and its schema |
 //! | [`pgfmt`] | PostgreSQL `printf` number formatting |
+//!
+//! ## How a run uses it
+//!
+//! 1. Build one [`StatsConfig`] ([`pgbench_detailed`] gives pgbench's rule for
+//!    measuring latencies; OR in `--percentiles`/`--json`/`--hdr-log`).
+//! 2. Per driver thread: `ThreadStats::with_shared(&cfg, Arc::new(SharedCounters::new(h)))`
+//!    (`h`: keep interval histograms, for percentiles in `-P` lines, the JSON
+//!    series and `--hdr-log`), or `ThreadStats::new` when nobody reads progress.
+//!    At the end of each transaction call [`ThreadStats::record_txn`]; with `-r`,
+//!    [`ThreadStats::record_command`] per completed command, and
+//!    `record_command_retry`/`record_command_failure` where pgbench charges them;
+//!    `record_connection` for `-C` time. With `-l`, feed a [`TxnLogWriter`] or an
+//!    [`AggregateLogWriter`] (file name from [`log_file_path`]; the sampling
+//!    decision stays with the caller) and `finish` it when the thread ends.
+//! 3. The progress thread owns a [`ProgressAggregator`] over all threads'
+//!    counters and calls [`ProgressAggregator::tick`] every `-P` period (or every
+//!    second when only the JSON series / HDR log need it): print the sample with
+//!    [`format_progress_line`], keep it for [`RunResult::build`], and write
+//!    [`ProgressAggregator::interval_histogram`] to an [`HdrIntervalLogWriter`].
+//! 4. At the end, merge the threads' stats ([`ThreadStats::merge`]), build the
+//!    [`RunResult`] from the run facts ([`RunInfo`]), then render it:
+//!    [`write_pgbench_report`] (after the engine's `pgbench (…)` banner),
+//!    [`write_json`].
 #![warn(missing_docs)]
 
 pub mod error;
