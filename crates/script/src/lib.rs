@@ -31,6 +31,7 @@ mod expr;
 mod exprlex;
 mod exprparse;
 mod functions;
+mod fuzzing;
 mod meta;
 mod numfmt;
 mod prepare;
@@ -54,6 +55,8 @@ pub use functions::{
     hash_fnv1a, hash_murmur2, permute, poisson_delay, random_exponential, random_gaussian,
     random_uniform, random_zipfian,
 };
+#[doc(hidden)]
+pub use fuzzing::fuzz_one;
 pub use numfmt::{format_double, format_f, format_g};
 pub use prepare::{substitute_simple, PrepareError, QueryMode, MAX_PARAMS};
 pub use prng::{Prng, RandomSeed, SeedError, SeedStreams, ThreadStreams};
