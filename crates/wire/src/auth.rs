@@ -1,12 +1,11 @@
-//! Establishing a connection the way libpq's `PQconnectdbParams` does: host list
-//! walk, address resolution, TCP/Unix connect with `connect_timeout`, SSLRequest
-//! and TLS per `sslmode`, the startup packet, authentication (trust, cleartext,
-//! MD5, SCRAM-SHA-256, SCRAM-SHA-256-PLUS), and `target_session_attrs`.
+//! Establishing a connection the way libpq's `PQconnectdbParams` does: the host
+//! list walk, address resolution, TCP/Unix connect with `connect_timeout` per
+//! address, SSLRequest and TLS per `sslmode` (with `prefer`/`allow` retries),
+//! then the startup exchange (`startup.rs`) and `target_session_attrs`.
 //!
 //! Owns the texts of connection failures (`connection to server ... failed: ...`).
 
-use bytes::{Buf, BytesMut};
-use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
+use bytes::BytesMut;
 use postgres_protocol::message::frontend;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -17,28 +16,29 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cancel::CancelAddr;
-use crate::codec::{self, BackendMessage, TransactionStatus};
-use crate::connection::{set_param, strerror, Connection, SERVER_CLOSED};
+use crate::codec::TransactionStatus;
+use crate::connection::{strerror, Connection, SERVER_CLOSED};
 use crate::conninfo::{ConnConfig, HostKind, HostSpec, SslMode, TargetSessionAttrs};
+use crate::startup::{startup, PasswordSource, Startup};
 use crate::transport::{Socket, Transport};
 use crate::{ConnectError, ConnectErrorKind, DbError};
 
 /// Why one attempt failed: text after the host prefix, plus details.
 #[derive(Debug)]
-struct Failure {
-    kind: ConnectErrorKind,
-    text: String,
-    db_error: Option<Box<DbError>>,
-    needs_password: bool,
+pub(crate) struct Failure {
+    pub(crate) kind: ConnectErrorKind,
+    pub(crate) text: String,
+    pub(crate) db_error: Option<Box<DbError>>,
+    pub(crate) needs_password: bool,
     /// Whether the next host should be tried (libpq stops after an
     /// authentication-phase server error).
-    try_next_host: bool,
+    pub(crate) try_next_host: bool,
     /// Whether TLS was up when it failed (for `sslmode=prefer` fallback).
-    tls_used: bool,
+    pub(crate) tls_used: bool,
 }
 
 impl Failure {
-    fn new(kind: ConnectErrorKind, text: impl Into<String>) -> Failure {
+    pub(crate) fn new(kind: ConnectErrorKind, text: impl Into<String>) -> Failure {
         let mut text = text.into();
         if !text.ends_with('\n') {
             text.push('\n');
@@ -52,10 +52,10 @@ impl Failure {
             tls_used: false,
         }
     }
-    fn timeout() -> Failure {
+    pub(crate) fn timeout() -> Failure {
         Failure::new(ConnectErrorKind::Timeout, "timeout expired")
     }
-    fn io(e: &io::Error, deadline: Option<Instant>) -> Failure {
+    pub(crate) fn io(e: &io::Error, deadline: Option<Instant>) -> Failure {
         if deadline.is_some()
             && matches!(
                 e.kind(),
@@ -77,7 +77,7 @@ impl Failure {
             },
         }
     }
-    fn server(e: DbError) -> Failure {
+    pub(crate) fn server(e: DbError) -> Failure {
         let mut f = Failure::new(ConnectErrorKind::Server, e.pq_message());
         f.db_error = Some(Box::new(e));
         f.try_next_host = false;
@@ -92,7 +92,7 @@ enum Target {
     Tcp(SocketAddr),
 }
 
-fn remaining(deadline: Option<Instant>) -> Result<Option<Duration>, Failure> {
+pub(crate) fn remaining(deadline: Option<Instant>) -> Result<Option<Duration>, Failure> {
     match deadline {
         None => Ok(None),
         Some(d) => {
@@ -254,27 +254,6 @@ pub(crate) fn connect(cfg: &ConnConfig) -> Result<Connection, ConnectError> {
     })
 }
 
-#[derive(Debug, Clone)]
-enum PasswordSource {
-    Given(String),
-    /// From the password file (its path, for the failure note).
-    File {
-        password: String,
-        path: String,
-    },
-    None,
-}
-
-impl PasswordSource {
-    fn get(&self) -> Option<&str> {
-        match self {
-            PasswordSource::Given(p) => Some(p),
-            PasswordSource::File { password, .. } => Some(password),
-            PasswordSource::None => None,
-        }
-    }
-}
-
 /// Per-host password: explicit, else `.pgpass` (looked up before connecting, as
 /// libpq's connectOptions2 does, so its warnings appear even for trust auth).
 fn host_password(cfg: &ConnConfig, host: &HostSpec) -> PasswordSource {
@@ -329,18 +308,6 @@ fn attempt_with_ssl_fallback(
         },
         Err(f) => Err(f),
     }
-}
-
-/// Startup state collected while the server gets the session ready.
-struct Startup {
-    transport: Transport,
-    inbuf: BytesMut,
-    outbuf: BytesMut,
-    params: Vec<(String, String)>,
-    process_id: i32,
-    secret_key: Vec<u8>,
-    tx_status: TransactionStatus,
-    notices: Vec<DbError>,
 }
 
 fn attempt(
@@ -539,282 +506,6 @@ fn negotiate_tls(
         }
     }
     Ok(Transport::Tls(Box::new(tls), sock))
-}
-
-fn send(st: &mut Startup, deadline: Option<Instant>) -> Result<(), Failure> {
-    st.transport
-        .socket()
-        .set_timeouts(remaining(deadline)?)
-        .map_err(|e| Failure::io(&e, deadline))?;
-    let r = st.transport.write_all(&st.outbuf);
-    st.outbuf.clear();
-    r.map_err(|e| Failure::io(&e, deadline))
-}
-
-fn fill(st: &mut Startup, deadline: Option<Instant>) -> Result<(), Failure> {
-    st.transport
-        .socket()
-        .set_timeouts(remaining(deadline)?)
-        .map_err(|e| Failure::io(&e, deadline))?;
-    loop {
-        return match st.transport.try_read(&mut st.inbuf) {
-            Ok(0) => Err(Failure::new(ConnectErrorKind::Io, SERVER_CLOSED)),
-            Ok(_) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => Err(Failure::new(
-                ConnectErrorKind::Tls,
-                format!("SSL error: {}", e),
-            )),
-            Err(e) => Err(Failure::io(&e, deadline)),
-        };
-    }
-}
-
-/// What the auth loop must do after a message.
-enum Step {
-    Nothing,
-    Ready,
-    Fail(Failure),
-    SendPassword,
-    SendMd5([u8; 4]),
-    StartSasl(Vec<String>),
-    SaslContinue(Vec<u8>),
-    SaslFinal(Vec<u8>),
-    AuthOk,
-}
-
-fn startup(
-    cfg: &ConnConfig,
-    st: &mut Startup,
-    password: &PasswordSource,
-    deadline: Option<Instant>,
-) -> Result<(), Failure> {
-    let mut params: Vec<(&str, &str)> = vec![("user", cfg.user()), ("database", cfg.dbname())];
-    if let Some(r) = cfg.get("replication").filter(|s| !s.is_empty()) {
-        params.push(("replication", r));
-    }
-    if let Some(o) = cfg.options() {
-        params.push(("options", o));
-    }
-    if let Some(a) = cfg.application_name() {
-        params.push(("application_name", a));
-    }
-    if let Some(e) = cfg
-        .get("client_encoding")
-        .filter(|s| !s.is_empty() && *s != "auto")
-    {
-        params.push(("client_encoding", e));
-    }
-    frontend::startup_message(params.iter().copied(), &mut st.outbuf)
-        .map_err(|e| Failure::new(ConnectErrorKind::Config, e.to_string()))?;
-    send(st, deadline)?;
-
-    let channel_binding = cfg.get("channel_binding").unwrap_or("prefer");
-    let mut scram: Option<ScramSha256> = None;
-    let mut sasl_done = false;
-    let mut used_channel_binding = false;
-    loop {
-        let decoded =
-            codec::decode(&st.inbuf).map_err(|e| Failure::new(ConnectErrorKind::Protocol, e.0))?;
-        let Some((msg, len)) = decoded else {
-            fill(st, deadline)?;
-            continue;
-        };
-        let step = match msg {
-            BackendMessage::Authentication { code, data } => match code {
-                0 => Step::AuthOk,
-                3 => Step::SendPassword,
-                5 => match data.get(..4) {
-                    Some(s) => Step::SendMd5([s[0], s[1], s[2], s[3]]),
-                    None => Step::Fail(Failure::new(
-                        ConnectErrorKind::Protocol,
-                        "malformed authentication request",
-                    )),
-                },
-                10 => Step::StartSasl(
-                    data.split(|b| *b == 0)
-                        .filter(|m| !m.is_empty())
-                        .map(|m| String::from_utf8_lossy(m).into_owned())
-                        .collect(),
-                ),
-                11 => Step::SaslContinue(data.to_vec()),
-                12 => Step::SaslFinal(data.to_vec()),
-                2 => Step::Fail(Failure::new(
-                    ConnectErrorKind::Auth,
-                    "Kerberos 5 authentication not supported",
-                )),
-                7 | 8 => Step::Fail(Failure::new(
-                    ConnectErrorKind::Auth,
-                    "GSSAPI authentication not supported",
-                )),
-                9 => Step::Fail(Failure::new(
-                    ConnectErrorKind::Auth,
-                    "SSPI authentication not supported",
-                )),
-                other => Step::Fail(Failure::new(
-                    ConnectErrorKind::Auth,
-                    format!("authentication method {other} not supported"),
-                )),
-            },
-            BackendMessage::ErrorResponse(fields) => {
-                Step::Fail(Failure::server(fields.to_db_error()))
-            }
-            BackendMessage::NoticeResponse(fields) => {
-                st.notices.push(fields.to_db_error());
-                Step::Nothing
-            }
-            BackendMessage::ParameterStatus { name, value } => {
-                set_param(&mut st.params, name, value);
-                Step::Nothing
-            }
-            BackendMessage::BackendKeyData {
-                process_id,
-                secret_key,
-            } => {
-                st.process_id = process_id;
-                st.secret_key = secret_key.to_vec();
-                Step::Nothing
-            }
-            BackendMessage::ReadyForQuery(s) => {
-                st.tx_status = s;
-                Step::Ready
-            }
-            BackendMessage::NegotiateProtocolVersion(_) => Step::Nothing,
-            _ => Step::Fail(Failure::new(
-                ConnectErrorKind::Protocol,
-                format!(
-                    "expected authentication request from server, but received {}",
-                    st.inbuf[0] as char
-                ),
-            )),
-        };
-        st.inbuf.advance(len);
-        match step {
-            Step::Nothing => {}
-            Step::Ready => return Ok(()),
-            Step::Fail(f) => return Err(f),
-            Step::AuthOk => {
-                if channel_binding == "require" && !used_channel_binding {
-                    return Err(Failure::new(
-                        ConnectErrorKind::Auth,
-                        "channel binding required, but server authenticated client without channel binding",
-                    ));
-                }
-                if scram.is_some() && !sasl_done {
-                    return Err(Failure::new(
-                        ConnectErrorKind::Auth,
-                        "server accepted connection without a valid SCRAM exchange",
-                    ));
-                }
-            }
-            Step::SendPassword | Step::SendMd5(_) => {
-                if channel_binding == "require" {
-                    return Err(Failure::new(
-                        ConnectErrorKind::Auth,
-                        "channel binding required but not supported by server's authentication request",
-                    ));
-                }
-                let Some(pw) = password.get().filter(|p| !p.is_empty()) else {
-                    return Err(no_password());
-                };
-                let r = match step {
-                    Step::SendMd5(salt) => {
-                        let hash = postgres_protocol::authentication::md5_hash(
-                            cfg.user().as_bytes(),
-                            pw.as_bytes(),
-                            salt,
-                        );
-                        frontend::password_message(hash.as_bytes(), &mut st.outbuf)
-                    }
-                    _ => frontend::password_message(pw.as_bytes(), &mut st.outbuf),
-                };
-                r.map_err(|e| Failure::new(ConnectErrorKind::Auth, e.to_string()))?;
-                send(st, deadline)?;
-            }
-            Step::StartSasl(mechs) => {
-                let tls_hash = match &st.transport {
-                    Transport::Tls(tls, _) => tls
-                        .peer_certificates()
-                        .and_then(|c| c.first())
-                        .and_then(|c| crate::tls::server_end_point_hash(c.as_ref())),
-                    Transport::Plain(_) => None,
-                };
-                let plus_offered = mechs.iter().any(|m| m == "SCRAM-SHA-256-PLUS");
-                let plain_offered = mechs.iter().any(|m| m == "SCRAM-SHA-256");
-                let (mech, binding) = if plus_offered
-                    && channel_binding != "disable"
-                    && tls_hash.is_some()
-                {
-                    used_channel_binding = true;
-                    (
-                        "SCRAM-SHA-256-PLUS",
-                        ChannelBinding::tls_server_end_point(tls_hash.unwrap_or_default()),
-                    )
-                } else if channel_binding == "require" {
-                    return Err(Failure::new(
-                        ConnectErrorKind::Auth,
-                        "channel binding is required, but server did not offer an authentication method that supports channel binding",
-                    ));
-                } else if plain_offered {
-                    let b = if st.transport.is_tls() && channel_binding != "disable" {
-                        ChannelBinding::unrequested()
-                    } else {
-                        ChannelBinding::unsupported()
-                    };
-                    ("SCRAM-SHA-256", b)
-                } else {
-                    return Err(Failure::new(
-                        ConnectErrorKind::Auth,
-                        "none of the server's SASL authentication mechanisms are supported",
-                    ));
-                };
-                let Some(pw) = password.get().filter(|p| !p.is_empty()) else {
-                    return Err(no_password());
-                };
-                let s = ScramSha256::new(pw.as_bytes(), binding);
-                frontend::sasl_initial_response(mech, s.message(), &mut st.outbuf)
-                    .map_err(|e| Failure::new(ConnectErrorKind::Auth, e.to_string()))?;
-                scram = Some(s);
-                send(st, deadline)?;
-            }
-            Step::SaslContinue(data) => {
-                let Some(s) = scram.as_mut() else {
-                    return Err(Failure::new(
-                        ConnectErrorKind::Protocol,
-                        "out of order SASL message from server",
-                    ));
-                };
-                s.update(&data).map_err(|e| {
-                    Failure::new(
-                        ConnectErrorKind::Auth,
-                        format!("malformed SCRAM message ({e})"),
-                    )
-                })?;
-                frontend::sasl_response(s.message(), &mut st.outbuf)
-                    .map_err(|e| Failure::new(ConnectErrorKind::Auth, e.to_string()))?;
-                send(st, deadline)?;
-            }
-            Step::SaslFinal(data) => {
-                let Some(s) = scram.as_mut() else {
-                    return Err(Failure::new(
-                        ConnectErrorKind::Protocol,
-                        "out of order SASL message from server",
-                    ));
-                };
-                s.finish(&data).map_err(|_| {
-                    Failure::new(ConnectErrorKind::Auth, "incorrect server signature")
-                })?;
-                sasl_done = true;
-            }
-        }
-    }
-}
-
-fn no_password() -> Failure {
-    let mut f = Failure::new(ConnectErrorKind::Auth, "fe_sendauth: no password supplied");
-    f.needs_password = true;
-    f.try_next_host = false;
-    f
 }
 
 /// `target_session_attrs` checks after the session is ready; a mismatch moves on

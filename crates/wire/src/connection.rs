@@ -84,6 +84,9 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+/// libpq's text for a connection the server closed (ends with a newline).
+pub const SERVER_CLOSED_TEXT: &str = SERVER_CLOSED;
+
 /// libpq's text for a connection the server closed.
 pub(crate) const SERVER_CLOSED: &str = "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n\tbefore or while processing the request.\n";
 
@@ -106,13 +109,21 @@ pub(crate) fn strerror(e: &io::Error) -> String {
     }
 }
 
-fn lost(e: &io::Error, sending: bool) -> QueryError {
-    let message = match e.raw_os_error() {
+/// libpq's `PQerrorMessage` text (ending with a newline) for an I/O error on an
+/// established connection: the "server closed the connection unexpectedly" text
+/// for EOF, `EPIPE` and `ECONNRESET`, else `could not send data to server: ...` /
+/// `could not receive data from server: ...`. For the engine's own socket errors.
+pub fn io_error_text(e: &io::Error, sending: bool) -> String {
+    match e.raw_os_error() {
         Some(libc::EPIPE) | Some(libc::ECONNRESET) => SERVER_CLOSED.to_string(),
         _ if e.kind() == io::ErrorKind::UnexpectedEof => SERVER_CLOSED.to_string(),
         _ if sending => format!("could not send data to server: {}\n", strerror(e)),
         _ => format!("could not receive data from server: {}\n", strerror(e)),
-    };
+    }
+}
+
+fn lost(e: &io::Error, sending: bool) -> QueryError {
+    let message = io_error_text(e, sending);
     QueryError::ConnectionLost {
         message,
         db_error: None,
@@ -316,6 +327,34 @@ impl Connection {
     /// Runs `sql` (simple protocol), discarding any rows.
     pub fn execute(&mut self, sql: &str) -> Result<(), QueryError> {
         self.simple_query(sql).map(|_| ())
+    }
+
+    /// `PQexecParams`: runs one statement with the extended protocol (unnamed
+    /// statement, text parameters, `None` = SQL NULL, text results).
+    pub fn query_params(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+    ) -> Result<Vec<SimpleResult>, QueryError> {
+        if sql.contains('\0') {
+            return Err(QueryError::Client("query contains a NUL byte".into()));
+        }
+        self.blocking(|c| {
+            let client = |e: io::Error| QueryError::Client(e.to_string());
+            codec::parse("", sql, &mut c.outbuf).map_err(client)?;
+            codec::bind(
+                "",
+                "",
+                params.iter().map(|p| p.map(str::as_bytes)),
+                &mut c.outbuf,
+            )
+            .map_err(client)?;
+            codec::describe_portal("", &mut c.outbuf).map_err(client)?;
+            codec::execute("", 0, &mut c.outbuf).map_err(client)?;
+            codec::sync(&mut c.outbuf);
+            c.send_outbuf()?;
+            c.collect_results(None)
+        })
     }
 
     /// Prepares a named statement (Parse + Sync), as `PQprepare` with no types.

@@ -63,3 +63,14 @@ pub fn psql_error(conninfo: &str, extra_env: &[(&str, &str)]) -> Option<String> 
             .to_string(),
     )
 }
+
+/// Waits (up to 30 s) until a connection with `conninfo` succeeds: a freshly
+/// started server may not listen yet or still be in startup recovery (57P03).
+pub fn wait_until_accepting(conninfo: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while pgsurge_wire::Connection::connect(&config(conninfo)).is_err()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

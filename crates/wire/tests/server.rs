@@ -7,15 +7,20 @@
 mod common;
 
 use bytes::{Buf, BytesMut};
-use common::{config, empty_home, env_with_home, psql_error};
+use common::{config, empty_home, env_with_home, psql_error, wait_until_accepting};
 use pgsurge_server::testing::{TestServer, TestServerOptions};
 use pgsurge_wire::codec::{self, BackendMessage};
-use pgsurge_wire::{ConnConfig, Connection, QueryError, TransactionStatus};
+use pgsurge_wire::{ConnConfig, Connection, PgbenchConnector, QueryError, TransactionStatus};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The shared server, once it accepts connections (a fresh cluster may still
+/// be in startup recovery for a moment).
 fn shared() -> &'static TestServer {
-    TestServer::shared()
+    static READY: std::sync::Once = std::sync::Once::new();
+    let srv = TestServer::shared();
+    READY.call_once(|| wait_until_accepting(&srv.conninfo("postgres")));
+    srv
 }
 
 #[test]
@@ -337,6 +342,7 @@ fn password_server() -> TestServer {
         ],
         ..Default::default()
     });
+    wait_until_accepting(&srv.conninfo("postgres"));
     srv.psql(
         "postgres",
         "create role scramuser login password 'scram-pw'; \
@@ -475,6 +481,7 @@ fn pgpass_file_is_used_and_permission_checked() {
 #[test]
 fn server_shutdown_while_connected_gives_a_clean_error() {
     let srv = TestServer::start(TestServerOptions::default());
+    wait_until_accepting(&srv.conninfo("postgres"));
     let mut unix = Connection::connect(&config(&srv.conninfo("postgres"))).expect("connect");
     let mut tcp = Connection::connect(&config(&srv.tcp_conninfo("postgres"))).expect("connect");
     unix.execute("select 1").expect("alive");
@@ -499,4 +506,103 @@ fn server_shutdown_while_connected_gives_a_clean_error() {
     // Reconnecting now fails with the refused/missing-socket text.
     let e = Connection::connect(&config(&srv.conninfo("postgres"))).expect_err("down");
     assert!(e.to_string().contains("No such file or directory"), "{e}");
+}
+
+#[test]
+fn query_params_sends_text_parameters_and_nulls() {
+    let srv = shared();
+    let mut c = Connection::connect(&config(&srv.conninfo("postgres"))).expect("connect");
+    let r = c
+        .query_params(
+            "select $1::int * 2, $2::text is null, $3",
+            &[Some("21"), None, Some("it's")],
+        )
+        .expect("query");
+    assert_eq!(
+        r[0].rows[0],
+        vec![Some("42".into()), Some("t".into()), Some("it's".into())]
+    );
+    let e = c
+        .query_params("select $1::int", &[Some("x")])
+        .expect_err("bad int");
+    assert_eq!(e.code(), Some("22P02"));
+    assert_eq!(
+        c.query_params("select 1", &[]).expect("ok")[0].get(0, 0),
+        Some("1")
+    );
+}
+
+#[test]
+fn pgbench_connector_prompts_once_and_remembers() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let srv = password_server();
+    let home = empty_home();
+    let env = env_with_home(&home);
+    let port = srv.port().to_string();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a2 = Arc::clone(&asked);
+    let connector = PgbenchConnector::new(
+        Some("127.0.0.1"),
+        Some(&port),
+        Some("scramuser"),
+        "postgres",
+        &env,
+    )
+    .with_prompt(Box::new(move |prompt| {
+        assert_eq!(prompt, "Password: ");
+        a2.fetch_add(1, Ordering::SeqCst);
+        Some("scram-pw".into())
+    }));
+    for _ in 0..3 {
+        let mut c = connector.connect().expect("connect after prompt");
+        assert_eq!(
+            c.simple_query("select current_user").expect("q")[0].get(0, 0),
+            Some("scramuser")
+        );
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "prompted exactly once");
+    // A wrong answer is not asked again: the failure is reported.
+    let connector = PgbenchConnector::new(
+        Some("127.0.0.1"),
+        Some(&port),
+        Some("scramuser"),
+        "postgres",
+        &env,
+    )
+    .with_prompt(Box::new(|_| Some("wrong".into())));
+    let e = connector.connect().expect_err("wrong password");
+    assert_eq!(e.code(), Some("28P01"));
+    // An empty answer means no password, as in libpq.
+    let connector = PgbenchConnector::new(
+        Some("127.0.0.1"),
+        Some(&port),
+        Some("scramuser"),
+        "postgres",
+        &env,
+    )
+    .with_prompt(Box::new(|_| Some(String::new())));
+    let e = connector.connect().expect_err("empty password");
+    assert!(
+        e.to_string().ends_with("fe_sendauth: no password supplied"),
+        "{e}"
+    );
+    // Bad parameters are reported by connect, like PQconnectdbParams does.
+    let connector = PgbenchConnector::new(None, None, None, "host=x bogus=1", &env);
+    let e = connector.connect().expect_err("bad conninfo");
+    assert_eq!(e.to_string(), "invalid connection option \"bogus\"");
+}
+
+#[test]
+fn connections_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Connection>();
+    assert_send::<pgsurge_wire::CancelToken>();
+    fn assert_sync<T: Sync>() {}
+    assert_sync::<PgbenchConnector>();
+    let srv = shared();
+    let mut c = Connection::connect(&config(&srv.conninfo("postgres"))).expect("connect");
+    let r = std::thread::spawn(move || c.simple_query("select 5").expect("q"))
+        .join()
+        .expect("thread");
+    assert_eq!(r[0].get(0, 0), Some("5"));
 }

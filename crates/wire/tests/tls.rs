@@ -6,7 +6,7 @@
 mod common;
 
 use bytes::{Buf, BytesMut};
-use common::{empty_home, env_with_home, psql_error};
+use common::{empty_home, env_with_home, psql_error, wait_until_accepting};
 use pgsurge_server::testing::{TestServer, TestServerOptions};
 use pgsurge_wire::codec::{self, BackendMessage};
 use pgsurge_wire::{ConnConfig, ConnectErrorKind, Connection};
@@ -87,6 +87,7 @@ fn tls_server() -> &'static TestServer {
             ],
             ..Default::default()
         });
+        wait_until_accepting(&srv.conninfo("postgres"));
         srv.psql(
             "postgres",
             "create role scramuser login password 'scram-pw'; create role certuser login;",

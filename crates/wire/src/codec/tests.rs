@@ -211,3 +211,37 @@ fn encoders_produce_protocol_layout() {
         "NUL in SQL must be refused"
     );
 }
+
+/// Random bytes (a fixed xorshift stream) must decode to messages or errors, never
+/// panic, and every decoded row must be iterable.
+#[test]
+fn random_input_never_panics() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let tags = b"RKSZTDCIEN123nstGHWdcAv?";
+    for _ in 0..20_000 {
+        let len = (next() % 40) as usize;
+        let mut body: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if next() % 3 == 0 {
+            body.iter_mut().for_each(|b| *b %= 4);
+        }
+        let tag = tags[(next() % tags.len() as u64) as usize];
+        let m = msg(tag, &body);
+        if let Ok(Some((parsed, used))) = decode(&m) {
+            assert_eq!(used, m.len());
+            match parsed {
+                BackendMessage::DataRow(r) => assert_eq!(r.values().count(), r.len()),
+                BackendMessage::RowDescription(d) => assert_eq!(d.names().count(), d.len()),
+                BackendMessage::ErrorResponse(f) | BackendMessage::NoticeResponse(f) => {
+                    let _ = f.to_db_error().pq_message_with_query(Some("select 1"));
+                }
+                _ => {}
+            }
+        }
+    }
+}
