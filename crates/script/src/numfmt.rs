@@ -14,14 +14,17 @@ pub fn format_g(x: f64, precision: usize, out: &mut String) {
     if non_finite(x, out) {
         return;
     }
-    let p = precision.max(1);
+    let p = precision.clamp(1, 17);
     if x == 0.0 {
         out.push_str(if x.is_sign_negative() { "-0" } else { "0" });
         return;
     }
     // Round to p significant digits first: the exponent after rounding decides the style.
-    let sci = format!("{:.*e}", p - 1, x);
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    // Formatting goes through a stack buffer so that doubles render without allocating.
+    let mut sci = StackBuf::new();
+    let _ = write!(sci, "{:.*e}", p - 1, x);
+    let sci = sci.as_str();
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     if exp < -4 || exp >= p as i32 {
         out.push_str(strip_zeros(mantissa));
@@ -30,8 +33,39 @@ pub fn format_g(x: f64, precision: usize, out: &mut String) {
         let _ = write!(out, "{:02}", exp.unsigned_abs());
     } else {
         let decimals = (p as i32 - 1 - exp).max(0) as usize;
-        let fixed = format!("{:.*}", decimals, x);
-        out.push_str(strip_zeros(&fixed));
+        let mut fixed = StackBuf::new();
+        let _ = write!(fixed, "{:.*}", decimals, x);
+        out.push_str(strip_zeros(fixed.as_str()));
+    }
+}
+
+/// A small fixed-capacity text buffer (`%g` output never exceeds it for precisions up
+/// to 17: at most 17 digits, a sign, a point, zeros below 1e-4 and an exponent).
+struct StackBuf {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl StackBuf {
+    fn new() -> StackBuf {
+        StackBuf { buf: [0; 64], len: 0 }
+    }
+
+    fn as_str(&self) -> &str {
+        // only whole `str`s are ever copied in, so this cannot fail
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 

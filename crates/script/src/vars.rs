@@ -63,8 +63,10 @@ impl VarError {
 #[derive(Debug, Clone)]
 struct Var {
     name: Box<str>,
-    /// String form, if set as a string or already rendered.
-    text: Option<String>,
+    /// String form, valid when `has_text` (set as a string or already rendered); the
+    /// buffer is kept when invalidated so re-rendering does not allocate.
+    text: String,
+    has_text: bool,
     /// Typed form, if set as a value or already parsed.
     value: Option<Value>,
 }
@@ -117,7 +119,8 @@ impl Variables {
         let i = self.vars.len();
         self.vars.push(Var {
             name: name.into(),
-            text: None,
+            text: String::new(),
+            has_text: false,
             value: None,
         });
         self.index.insert(name.into(), i);
@@ -129,13 +132,9 @@ impl Variables {
     pub fn set_string(&mut self, context: &str, name: &str, value: &str) -> Result<(), VarError> {
         let i = self.slot_or_create(context, name)?;
         let var = &mut self.vars[i];
-        match &mut var.text {
-            Some(t) => {
-                t.clear();
-                t.push_str(value);
-            }
-            None => var.text = Some(value.to_string()),
-        }
+        var.text.clear();
+        var.text.push_str(value);
+        var.has_text = true;
         var.value = None;
         Ok(())
     }
@@ -144,7 +143,7 @@ impl Variables {
     pub fn set_value(&mut self, context: &str, name: &str, value: Value) -> Result<(), VarError> {
         let i = self.slot_or_create(context, name)?;
         let var = &mut self.vars[i];
-        var.text = None;
+        var.has_text = false;
         var.value = Some(value);
         Ok(())
     }
@@ -164,8 +163,7 @@ impl Variables {
         if let Some(v) = var.value {
             return Ok(Some(v));
         }
-        let text = var.text.as_deref().unwrap_or("");
-        let v = parse_variable_text(&var.name, text)?;
+        let v = parse_variable_text(&var.name, &var.text)?;
         var.value = Some(v);
         Ok(Some(v))
     }
@@ -176,15 +174,15 @@ impl Variables {
             return false;
         };
         let var = &mut self.vars[i];
-        if var.text.is_none() {
+        if !var.has_text {
             // pgbench caches the rendered string beside the value.
-            let mut s = String::new();
+            var.text.clear();
             if let Some(v) = var.value {
-                v.write_text(&mut s);
+                v.write_text(&mut var.text);
             }
-            var.text = Some(s);
+            var.has_text = true;
         }
-        out.push_str(var.text.as_deref().unwrap_or(""));
+        out.push_str(&var.text);
         true
     }
 
