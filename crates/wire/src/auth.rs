@@ -424,10 +424,15 @@ fn negotiate_tls(
     let Transport::Plain(mut sock) = transport else {
         return Ok(transport);
     };
-    let config =
-        crate::tls::client_config(cfg).map_err(|t| Failure::new(ConnectErrorKind::Tls, t))?;
+    let config = cfg
+        .tls_config()
+        .map_err(|t| Failure::new(ConnectErrorKind::Tls, t))?;
     sock.set_timeouts(remaining(deadline)?)
         .map_err(|e| Failure::io(&e, deadline))?;
+    // sslnegotiation=direct (PostgreSQL 17+): TLS right away, no SSLRequest.
+    if cfg.get("sslnegotiation") == Some("direct") {
+        return handshake(host, sock, config, deadline);
+    }
     let mut req = BytesMut::with_capacity(8);
     frontend::ssl_request(&mut req);
     sock.write_all(&req)
@@ -474,6 +479,16 @@ fn negotiate_tls(
             ))
         }
     }
+    handshake(host, sock, config, deadline)
+}
+
+/// The TLS handshake on a connected socket.
+fn handshake(
+    host: &HostSpec,
+    mut sock: Socket,
+    config: Arc<rustls::ClientConfig>,
+    deadline: Option<Instant>,
+) -> Result<Transport, Failure> {
     let name_host = if host.host.is_empty() {
         host.hostaddr.as_deref().unwrap_or("")
     } else {

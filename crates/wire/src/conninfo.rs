@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::service;
@@ -179,6 +180,26 @@ pub struct ConnConfig {
     target_session_attrs: TargetSessionAttrs,
     connect_timeout: Option<Duration>,
     home: Option<PathBuf>,
+    tls: TlsCache,
+}
+
+/// The TLS client configuration, built on first use and shared by clones (so
+/// `-C` runs over TLS read the certificate files once, not per connection).
+#[derive(Clone, Default)]
+pub(crate) struct TlsCache(pub(crate) Arc<OnceLock<Result<Arc<rustls::ClientConfig>, String>>>);
+
+impl PartialEq for TlsCache {
+    fn eq(&self, _: &TlsCache) -> bool {
+        // A cache, not part of the configuration's value.
+        true
+    }
+}
+impl Eq for TlsCache {}
+
+impl std::fmt::Debug for TlsCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsCache")
+    }
 }
 
 /// The process environment as a lookup function.
@@ -313,8 +334,20 @@ impl ConnConfig {
             settings.insert("dbname".into(), u);
         }
 
+        // Validation in connectOptions2's order, so the first complaint matches.
+        let mut hosts = split_hosts(&settings)?;
+        if let Some(cb) = settings.get("channel_binding") {
+            if !matches!(cb.as_str(), "disable" | "prefer" | "require") {
+                return Err(ConfigError(format!(
+                    "invalid channel_binding value: \"{cb}\""
+                )));
+            }
+        }
+        // sslrootcert=system makes verify-full the default (libpq 16+).
+        let root_system = settings.get("sslrootcert").is_some_and(|r| r == "system");
         let sslmode = match settings.get("sslmode") {
             Some(m) => SslMode::parse(m)?,
+            None if root_system => SslMode::VerifyFull,
             None => {
                 if settings
                     .get("requiressl")
@@ -326,6 +359,33 @@ impl ConnConfig {
                 }
             }
         };
+        let mode_text = settings
+            .get("sslmode")
+            .cloned()
+            .unwrap_or_else(|| "prefer".into());
+        match settings.get("sslnegotiation").map(String::as_str) {
+            None | Some("") | Some("postgres") => {}
+            Some("direct") => {
+                if !matches!(
+                    sslmode,
+                    SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull
+                ) {
+                    return Err(ConfigError(format!(
+                        "weak sslmode \"{mode_text}\" may not be used with sslnegotiation=direct (use \"require\", \"verify-ca\", or \"verify-full\")"
+                    )));
+                }
+            }
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "invalid sslnegotiation value: \"{other}\""
+                )))
+            }
+        }
+        if root_system && sslmode != SslMode::VerifyFull {
+            return Err(ConfigError(format!(
+                "weak sslmode \"{mode_text}\" may not be used with sslrootcert=system (use \"verify-full\")"
+            )));
+        }
         let target_session_attrs = match settings.get("target_session_attrs").map(String::as_str) {
             None | Some("any") => TargetSessionAttrs::Any,
             Some("read-write") => TargetSessionAttrs::ReadWrite,
@@ -339,16 +399,16 @@ impl ConnConfig {
                 )))
             }
         };
-        if let Some(cb) = settings.get("channel_binding") {
-            if !matches!(cb.as_str(), "disable" | "prefer" | "require") {
+        match settings.get("load_balance_hosts").map(String::as_str) {
+            None | Some("disable") => {}
+            Some("random") => shuffle(&mut hosts),
+            Some(other) => {
                 return Err(ConfigError(format!(
-                    "invalid channel_binding value: \"{cb}\""
-                )));
-            }
-            if cb == "require" && sslmode == SslMode::Disable {
-                // libpq only finds out at auth time; keep the option and fail then.
+                    "invalid load_balance_hosts value: \"{other}\""
+                )))
             }
         }
+        // libpq parses connect_timeout when it starts waiting.
         let connect_timeout = match settings.get("connect_timeout") {
             None => None,
             Some(v) if v.is_empty() => None,
@@ -362,7 +422,6 @@ impl ConnConfig {
                 }
             }
         };
-        let hosts = split_hosts(&settings)?;
         Ok(ConnConfig {
             values: settings,
             hosts,
@@ -370,6 +429,7 @@ impl ConnConfig {
             target_session_attrs,
             connect_timeout,
             home,
+            tls: TlsCache::default(),
         })
     }
 
@@ -454,6 +514,15 @@ impl ConnConfig {
         }
     }
 
+    /// The TLS client configuration for these parameters (built once per
+    /// configuration and its clones).
+    pub(crate) fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
+        self.tls
+            .0
+            .get_or_init(|| crate::tls::client_config(self))
+            .clone()
+    }
+
     /// A path under `~/.postgresql/` (libpq's default location of TLS files).
     pub(crate) fn home_file(&self, name: &str) -> Option<PathBuf> {
         self.home.as_ref().map(|h| h.join(".postgresql").join(name))
@@ -470,6 +539,22 @@ fn parse_int_option(v: &str, name: &str) -> Result<i64, ConfigError> {
                 "invalid integer value \"{v}\" for connection option \"{name}\""
             ))
         })
+}
+
+/// `load_balance_hosts=random`: a Fisher-Yates shuffle seeded from the clock and
+/// the process id (libpq seeds its PRNG per connection object as well).
+fn shuffle<T>(items: &mut [T]) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut x = nanos ^ ((std::process::id() as u64) << 32) | 1;
+    for i in (1..items.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        items.swap(i, (x % (i as u64 + 1)) as usize);
+    }
 }
 
 fn split_list(v: Option<&String>) -> Vec<String> {

@@ -248,6 +248,13 @@ pub(crate) fn startup(
                     Transport::Plain(_) => None,
                 };
                 let plus_offered = mechs.iter().any(|m| m == "SCRAM-SHA-256-PLUS");
+                if plus_offered && !st.transport.is_tls() {
+                    // Not sane without TLS (a proxy may have stripped it).
+                    return Err(Failure::new(
+                        ConnectErrorKind::Auth,
+                        "server offered SCRAM-SHA-256-PLUS authentication over a non-SSL connection",
+                    ));
+                }
                 let plain_offered = mechs.iter().any(|m| m == "SCRAM-SHA-256");
                 let (mech, binding) = if plus_offered
                     && channel_binding != "disable"

@@ -145,6 +145,9 @@ pub(crate) fn client_config(cfg: &ConnConfig) -> Result<Arc<rustls::ClientConfig
         None => builder.with_no_client_auth(),
     };
     config.enable_sni = cfg.get("sslsni") != Some("0");
+    // libpq 17+ always offers ALPN "postgresql" (required by servers for direct
+    // TLS negotiation; older servers ignore it).
+    config.alpn_protocols = vec![b"postgresql".to_vec()];
     Ok(Arc::new(config))
 }
 

@@ -294,3 +294,35 @@ fn service_file_sits_between_explicit_and_environment() {
     let e = ConnConfig::for_pgbench(None, None, None, "service=other", &env).expect_err("missing");
     assert_eq!(e.to_string(), "definition of service \"other\" not found");
 }
+
+#[test]
+fn tls_option_rules() {
+    assert_eq!(
+        err("sslnegotiation=bogus"),
+        "invalid sslnegotiation value: \"bogus\""
+    );
+    for mode in ["disable", "allow", "prefer"] {
+        assert_eq!(
+            err(&format!("sslmode={mode} sslnegotiation=direct")),
+            format!("weak sslmode \"{mode}\" may not be used with sslnegotiation=direct (use \"require\", \"verify-ca\", or \"verify-full\")")
+        );
+    }
+    assert!(parse("sslmode=require sslnegotiation=direct").is_ok());
+    // sslrootcert=system: verify-full by default, and nothing weaker.
+    assert_eq!(
+        parse("sslrootcert=system").expect("valid").ssl_mode(),
+        SslMode::VerifyFull
+    );
+    assert_eq!(
+        err("sslrootcert=system sslmode=require"),
+        "weak sslmode \"require\" may not be used with sslrootcert=system (use \"verify-full\")"
+    );
+    assert_eq!(
+        err("load_balance_hosts=x"),
+        "invalid load_balance_hosts value: \"x\""
+    );
+    let c = parse("host=a,b,c,d,e,f,g,h load_balance_hosts=random").expect("valid");
+    let mut names: Vec<&str> = c.hosts().iter().map(|h| h.host.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, vec!["a", "b", "c", "d", "e", "f", "g", "h"]);
+}
