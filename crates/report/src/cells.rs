@@ -1,0 +1,185 @@
+//! Groups a store's runs into matrix cells: one cell is one combination of target,
+//! workload, scale, clients, rate and query mode; its repeats are the samples that the
+//! charts summarize (median, min–max band) and that `compare` tests.
+//!
+//! Percentiles of a cell are exact over all its repeats: the runs' HDR histograms are
+//! merged and queried, not averaged. Owns no rendering.
+
+use pgsurge_store::{histogram, Run, Store, StoreError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The identity of a matrix cell, without the target.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct CellKey {
+    /// Workload display name ("tpcb-like", "select-only@9+tpcb-like@1", …).
+    pub script: String,
+    /// Scale factor (0 when unknown).
+    pub scale: i64,
+    /// Clients.
+    pub clients: i64,
+    /// Target rate in milli-tps (integer so the key orders and hashes); 0 = unthrottled.
+    pub rate_milli: i64,
+    /// Query mode.
+    pub query_mode: String,
+}
+
+impl CellKey {
+    /// The key of a run.
+    pub fn of(run: &Run) -> CellKey {
+        let r = &run.record;
+        CellKey {
+            script: r.script.clone().unwrap_or_else(|| "?".into()),
+            scale: r.scale.unwrap_or(0),
+            clients: r.clients.unwrap_or(0),
+            rate_milli: r.rate.map(|x| (x * 1000.0).round() as i64).unwrap_or(0),
+            query_mode: r.query_mode.clone().unwrap_or_else(|| "simple".into()),
+        }
+    }
+
+    /// Target rate in tps, None when unthrottled.
+    pub fn rate(&self) -> Option<f64> {
+        (self.rate_milli != 0).then(|| self.rate_milli as f64 / 1000.0)
+    }
+
+    /// Short label, e.g. `tpcb-like s=10 c=8 R=500 prepared`.
+    pub fn label(&self) -> String {
+        let mut s = format!("{} s={} c={}", self.script, self.scale, self.clients);
+        if let Some(r) = self.rate() {
+            s.push_str(&format!(" R={}", trim_float(r)));
+        }
+        if self.query_mode != "simple" {
+            s.push(' ');
+            s.push_str(&self.query_mode);
+        }
+        s
+    }
+}
+
+/// `12.0` → `12`, `12.5` → `12.5`.
+pub fn trim_float(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Summary of one cell on one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Set id.
+    pub set_id: i64,
+    /// Target name ("" when the runs have none).
+    pub target: String,
+    /// The cell.
+    pub key: CellKey,
+    /// Run ids of the successful repeats.
+    pub run_ids: Vec<i64>,
+    /// TPS of each successful repeat.
+    pub tps: Vec<f64>,
+    /// p99 latency (ms) of each successful repeat that has one.
+    pub p99_ms: Vec<f64>,
+    /// Median TPS.
+    pub tps_median: f64,
+    /// Lowest TPS among repeats.
+    pub tps_min: f64,
+    /// Highest TPS among repeats.
+    pub tps_max: f64,
+    /// Exact percentiles over all repeats (merged histograms), ms; from per-run
+    /// medians of the stored percentiles when no histogram was stored.
+    pub latency_ms: Percentiles,
+    /// Mean schedule lag, median over repeats (ms), for rate runs.
+    pub lag_mean_ms: Option<f64>,
+    /// Failed or aborted repeats.
+    pub failed: usize,
+}
+
+/// Latency percentiles in milliseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Percentiles {
+    /// 50th.
+    pub p50: f64,
+    /// 90th.
+    pub p90: f64,
+    /// 99th.
+    pub p99: f64,
+}
+
+/// Groups the runs of `runs` (any mix of sets and targets) into cells, ordered by set,
+/// target, workload, scale, clients, rate, mode. `target_names` maps target ids to names.
+pub fn build_cells(
+    store: &mut Store,
+    runs: &[Run],
+    target_names: &BTreeMap<i64, String>,
+) -> Result<Vec<Cell>, StoreError> {
+    let mut groups: BTreeMap<(i64, String, CellKey), Vec<&Run>> = BTreeMap::new();
+    for run in runs {
+        let target = run
+            .record
+            .target_id
+            .and_then(|id| target_names.get(&id).cloned())
+            .unwrap_or_default();
+        groups
+            .entry((run.record.set_id, target, CellKey::of(run)))
+            .or_default()
+            .push(run);
+    }
+    let mut cells = Vec::with_capacity(groups.len());
+    for ((set_id, target, key), members) in groups {
+        let ok: Vec<&Run> = members.iter().copied().filter(|r| is_ok(r)).collect();
+        let failed = members.len() - ok.len();
+        let tps: Vec<f64> = ok.iter().filter_map(|r| r.record.tps).collect();
+        let p99_ms: Vec<f64> = ok.iter().filter_map(|r| r.record.latency_p99_ms).collect();
+        let run_ids: Vec<i64> = ok.iter().map(|r| r.id).collect();
+        let latency_ms = cell_percentiles(store, &ok)?;
+        let lags: Vec<f64> = ok.iter().filter_map(|r| r.record.lag_mean_ms).collect();
+        cells.push(Cell {
+            set_id,
+            target,
+            key,
+            run_ids,
+            tps_median: crate::stats::median(&tps),
+            tps_min: tps.iter().copied().fold(f64::NAN, f64::min),
+            tps_max: tps.iter().copied().fold(f64::NAN, f64::max),
+            tps,
+            p99_ms,
+            latency_ms,
+            lag_mean_ms: (!lags.is_empty()).then(|| crate::stats::median(&lags)),
+            failed,
+        });
+    }
+    Ok(cells)
+}
+
+/// A run whose numbers count (imported pgbench results count too).
+pub fn is_ok(run: &Run) -> bool {
+    matches!(run.record.status.as_str(), "ok" | "imported")
+}
+
+fn cell_percentiles(store: &mut Store, runs: &[&Run]) -> Result<Percentiles, StoreError> {
+    let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+    if !ids.is_empty() {
+        let records = store.histograms(&ids)?;
+        if let Some(h) = histogram::merged(&records, "latency", -1)? {
+            if !h.is_empty() {
+                // Histograms record microseconds.
+                let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
+                return Ok(Percentiles {
+                    p50: q(0.50),
+                    p90: q(0.90),
+                    p99: q(0.99),
+                });
+            }
+        }
+    }
+    let med = |f: fn(&Run) -> Option<f64>| {
+        let v: Vec<f64> = runs.iter().filter_map(|r| f(r)).collect();
+        crate::stats::median(&v)
+    };
+    Ok(Percentiles {
+        p50: med(|r| r.record.latency_p50_ms),
+        p90: med(|r| r.record.latency_p90_ms),
+        p99: med(|r| r.record.latency_p99_ms),
+    })
+}

@@ -1,0 +1,632 @@
+//! The report's pages, built from the store: `index.html` (sets, targets, matrix charts
+//! and tables, comparisons) and one `run-<id>.html` per test (per-second series, OS and
+//! PostgreSQL metrics with checkpoint markers, options, script, settings, environment).
+//!
+//! Owns the content and arrangement of the pages; charts come from [`crate::charts`],
+//! markup helpers from [`crate::html`], statistics from [`crate::compare`].
+
+use crate::cells::{build_cells, trim_float, Cell, CellKey};
+use crate::charts::{LineChart, Series};
+use crate::compare::{compare, interval, pct, Comparison};
+use crate::html::{escape, num, page, table};
+use pgsurge_store::{Run, RunFilter, Set, Store, StoreError};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// A point of a matrix line: x, y, and the optional (low, high) band around y.
+type BandPoint = (f64, f64, Option<(f64, f64)>);
+/// Samples of each metric of a category, by metric name: (seconds, value).
+pub(crate) type MetricSeries<'a> = BTreeMap<&'a str, Vec<(f64, f64)>>;
+
+/// What to put in the report.
+#[derive(Debug, Clone, Default)]
+pub struct ReportRequest {
+    /// Only these set ids (all sets when empty).
+    pub sets: Vec<i64>,
+}
+
+/// A generated report: its files and what it contains.
+#[derive(Debug, Clone)]
+pub struct ReportFiles {
+    /// Path of index.html.
+    pub index: PathBuf,
+    /// Every file written.
+    pub files: Vec<PathBuf>,
+    /// Number of chart SVGs embedded.
+    pub charts: usize,
+}
+
+/// Errors of report generation.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// Reading the store failed.
+    #[error("reading the results store: {0}")]
+    Store(#[from] StoreError),
+    /// Writing a file failed.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Nothing to report.
+    #[error("the results store {0} holds no runs{1}")]
+    Empty(String, String),
+}
+
+/// Writes the report for `req` from `store` into directory `out` (created).
+pub fn write_report(
+    store: &mut Store,
+    req: &ReportRequest,
+    out: &Path,
+) -> Result<ReportFiles, ReportError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ReportError::Write { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let sets: Vec<Set> = store
+        .list_sets()?
+        .into_iter()
+        .filter(|s| req.sets.is_empty() || req.sets.contains(&s.id))
+        .collect();
+    let mut target_names = BTreeMap::new();
+    let mut runs: Vec<Run> = Vec::new();
+    for s in &sets {
+        for t in store.targets(s.id)? {
+            target_names.insert(t.id, t.record.name.clone());
+        }
+        runs.extend(store.list_runs(&RunFilter {
+            set_id: Some(s.id),
+            ..Default::default()
+        })?);
+    }
+    if runs.is_empty() {
+        let which = if req.sets.is_empty() {
+            String::new()
+        } else {
+            format!(" in sets {:?}", req.sets)
+        };
+        return Err(ReportError::Empty(store.location().to_string(), which));
+    }
+    let cells = build_cells(store, &runs, &target_names)?;
+    let mut files = Vec::new();
+    let mut charts = 0;
+
+    let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names)?;
+    charts += n;
+    let index = out.join("index.html");
+    std::fs::write(&index, index_html).map_err(io(&index))?;
+    files.push(index.clone());
+    for run in &runs {
+        let loaded = store.load_run(run.id)?;
+        let set_name = sets
+            .iter()
+            .find(|s| s.id == run.record.set_id)
+            .map(|s| s.record.name.clone());
+        let (html, n) = crate::run_page::run_page(&loaded, set_name.as_deref().unwrap_or("?"));
+        charts += n;
+        let path = out.join(format!("run-{}.html", run.id));
+        std::fs::write(&path, html).map_err(io(&path))?;
+        files.push(path);
+    }
+    Ok(ReportFiles {
+        index,
+        files,
+        charts,
+    })
+}
+
+/// Series grouping of the matrix charts: one line per (set, target, workload, extra).
+fn line_name(sets: &[Set], c: &Cell, extra: &str) -> String {
+    let set = sets
+        .iter()
+        .find(|s| s.id == c.set_id)
+        .map(|s| s.record.name.as_str())
+        .unwrap_or("?");
+    let mut parts = vec![];
+    if sets.len() > 1 {
+        parts.push(set.to_string());
+    }
+    if !c.target.is_empty() {
+        parts.push(c.target.clone());
+    }
+    parts.push(c.key.script.clone());
+    if c.key.query_mode != "simple" {
+        parts.push(c.key.query_mode.clone());
+    }
+    if !extra.is_empty() {
+        parts.push(extra.to_string());
+    }
+    parts.join(" · ")
+}
+
+/// Builds a chart whose lines group cells by `group` and place them at x = `x`.
+fn matrix_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    cells: &[&Cell],
+    group: impl Fn(&Cell) -> String,
+    x: impl Fn(&Cell) -> f64,
+    y: impl Fn(&Cell) -> (f64, Option<(f64, f64)>),
+) -> LineChart {
+    let mut lines: BTreeMap<String, Vec<BandPoint>> = BTreeMap::new();
+    for c in cells {
+        let (v, band) = y(c);
+        lines.entry(group(c)).or_default().push((x(c), v, band));
+    }
+    let series = lines
+        .into_iter()
+        .map(|(name, mut pts)| {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series {
+                name,
+                points: pts.iter().map(|p| (p.0, p.1)).collect(),
+                band: pts
+                    .iter()
+                    .filter_map(|p| p.2.map(|(lo, hi)| (p.0, lo, hi)))
+                    .collect(),
+            }
+        })
+        .collect();
+    LineChart {
+        title: title.into(),
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        series,
+        y_from_zero: true,
+        ..Default::default()
+    }
+}
+
+pub(crate) fn chart_div(c: &LineChart, count: &mut usize) -> String {
+    *count += 1;
+    format!("<div class=\"chart\">{}</div>", c.to_svg())
+}
+
+fn index_page(
+    store: &mut Store,
+    sets: &[Set],
+    runs: &[Run],
+    cells: &[Cell],
+    target_names: &BTreeMap<i64, String>,
+) -> Result<(String, usize), StoreError> {
+    let mut body = String::new();
+    let mut n = 0;
+
+    // Sets and targets.
+    body.push_str("<h2>Sets</h2>");
+    let rows: Vec<Vec<String>> = sets
+        .iter()
+        .map(|s| {
+            vec![
+                escape(&s.record.name),
+                s.id.to_string(),
+                escape(&s.record.kind),
+                escape(&s.record.status),
+                s.runs_ok.to_string(),
+                s.runs_failed.to_string(),
+                escape(&s.record.created_at),
+                escape(s.record.description.as_deref().unwrap_or("")),
+            ]
+        })
+        .collect();
+    body.push_str(&table(
+        &[
+            "set",
+            "id",
+            "kind",
+            "status",
+            "tests ok",
+            "failed",
+            "created",
+            "description",
+        ]
+        .map(String::from),
+        &rows,
+    ));
+    let mut trows = Vec::new();
+    for s in sets {
+        for t in store.targets(s.id)? {
+            trows.push(vec![
+                escape(&t.record.name),
+                escape(&s.record.name),
+                escape(&t.record.kind),
+                escape(t.record.server_version.as_deref().unwrap_or("")),
+                escape(
+                    t.record
+                        .bin_dir
+                        .as_deref()
+                        .or(t.record.conninfo.as_deref())
+                        .unwrap_or(""),
+                ),
+                escape(
+                    &t.record
+                        .settings
+                        .as_ref()
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                ),
+            ]);
+        }
+    }
+    if !trows.is_empty() {
+        body.push_str("<h2>Targets</h2>");
+        body.push_str(&table(
+            &[
+                "target",
+                "set",
+                "kind",
+                "server",
+                "binaries / conninfo",
+                "settings",
+            ]
+            .map(String::from),
+            &trows,
+        ));
+    }
+
+    let warnings = store.warnings(None)?;
+    if !warnings.is_empty() {
+        body.push_str("<h2>Warnings</h2><ul>");
+        for w in &warnings {
+            let _ = write!(
+                body,
+                "<li class=\"warn\">{}: {}</li>",
+                escape(&w.record.code),
+                escape(&w.record.message)
+            );
+        }
+        body.push_str("</ul>");
+    }
+
+    // Matrix charts, unthrottled cells.
+    let plain: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.key.rate_milli == 0 && !c.tps.is_empty())
+        .collect();
+    let scales: BTreeSet<i64> = plain.iter().map(|c| c.key.scale).collect();
+    if !plain.is_empty() {
+        body.push_str("<h2>Throughput and latency against clients</h2><div class=\"charts\">");
+        for &scale in &scales {
+            let at: Vec<&Cell> = plain
+                .iter()
+                .copied()
+                .filter(|c| c.key.scale == scale)
+                .collect();
+            let chart = matrix_chart(
+                &format!("TPS against clients, scale {scale} (median, band = min–max of repeats)"),
+                "clients",
+                "transactions per second",
+                &at,
+                |c| line_name(sets, c, ""),
+                |c| c.key.clients as f64,
+                |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
+            );
+            body.push_str(&chart_div(&chart, &mut n));
+            let mut lat = matrix_chart(
+                &format!("Latency percentiles against clients, scale {scale}"),
+                "clients",
+                "latency (ms)",
+                &[],
+                |_| String::new(),
+                |_| 0.0,
+                |_| (0.0, None),
+            );
+            for (label, pick) in [("p50", 0usize), ("p90", 1), ("p99", 2)] {
+                let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+                for c in &at {
+                    let p = &c.latency_ms;
+                    let v = [p.p50, p.p90, p.p99][pick];
+                    lines
+                        .entry(line_name(sets, c, label))
+                        .or_default()
+                        .push((c.key.clients as f64, v));
+                }
+                for (name, mut points) in lines {
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    lat.series.push(Series {
+                        name,
+                        points,
+                        band: vec![],
+                    });
+                }
+            }
+            body.push_str(&chart_div(&lat, &mut n));
+        }
+        body.push_str("</div>");
+        if scales.len() > 1 {
+            body.push_str("<h2>Throughput against scale</h2><div class=\"charts\">");
+            let chart = matrix_chart(
+                "TPS against scale (median of repeats)",
+                "scale",
+                "transactions per second",
+                &plain,
+                |c| line_name(sets, c, &format!("c={}", c.key.clients)),
+                |c| c.key.scale as f64,
+                |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
+            );
+            body.push_str(&chart_div(&chart, &mut n));
+            body.push_str("</div>");
+        }
+    }
+
+    // Rate sets: latency against target rate.
+    let rated: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.key.rate_milli != 0 && !c.tps.is_empty())
+        .collect();
+    if !rated.is_empty() {
+        body.push_str("<h2>Latency against target rate</h2><div class=\"charts\">");
+        let chart = matrix_chart(
+            "p99 latency against target rate",
+            "target rate (tps)",
+            "p99 latency (ms)",
+            &rated,
+            |c| line_name(sets, c, &format!("s={} c={}", c.key.scale, c.key.clients)),
+            |c| c.key.rate().unwrap_or(0.0),
+            |c| (c.latency_ms.p99, None),
+        );
+        body.push_str(&chart_div(&chart, &mut n));
+        let chart = matrix_chart(
+            "Achieved TPS against target rate",
+            "target rate (tps)",
+            "transactions per second",
+            &rated,
+            |c| line_name(sets, c, &format!("s={} c={}", c.key.scale, c.key.clients)),
+            |c| c.key.rate().unwrap_or(0.0),
+            |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
+        );
+        body.push_str(&chart_div(&chart, &mut n));
+        body.push_str("</div>");
+    }
+
+    // Scale × clients tables, one per (set, target, workload, rate, mode).
+    body.push_str("<h2>Scale × clients (median TPS of repeats)</h2>");
+    let mut groups: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
+    for c in cells {
+        let rate = c
+            .key
+            .rate()
+            .map(|r| format!("R={}", trim_float(r)))
+            .unwrap_or_default();
+        groups.entry(line_name(sets, c, &rate)).or_default().push(c);
+    }
+    for (name, group) in &groups {
+        let clients: BTreeSet<i64> = group.iter().map(|c| c.key.clients).collect();
+        let scales: BTreeSet<i64> = group.iter().map(|c| c.key.scale).collect();
+        let _ = write!(body, "<h3>{}</h3>", escape(name));
+        let mut header = vec!["scale \\ clients".to_string()];
+        header.extend(clients.iter().map(|c| c.to_string()));
+        let rows: Vec<Vec<String>> = scales
+            .iter()
+            .map(|s| {
+                let mut row = vec![s.to_string()];
+                for cl in &clients {
+                    let cell = group
+                        .iter()
+                        .find(|c| c.key.scale == *s && c.key.clients == *cl);
+                    row.push(match cell {
+                        Some(c) => {
+                            let links: Vec<String> = c
+                                .run_ids
+                                .iter()
+                                .map(|id| format!("<a href=\"run-{id}.html\">#{id}</a>"))
+                                .collect();
+                            let failed = if c.failed > 0 {
+                                format!(" <span class=\"warn\">({} failed)</span>", c.failed)
+                            } else {
+                                String::new()
+                            };
+                            format!(
+                                "{}<br><span class=\"muted\">{}</span>{failed}",
+                                num(c.tps_median, 1),
+                                links.join(" ")
+                            )
+                        }
+                        None => String::new(),
+                    });
+                }
+                row
+            })
+            .collect();
+        body.push_str(&table(&header, &rows));
+    }
+
+    // Comparisons: targets within a set, and sets against the first set.
+    let comparisons = comparisons(sets, cells);
+    if !comparisons.is_empty() {
+        body.push_str("<h2>Comparisons</h2>");
+        for c in &comparisons {
+            body.push_str(&comparison_html(c));
+        }
+    }
+
+    // All tests.
+    body.push_str("<h2>Tests</h2>");
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let rec = &r.record;
+            vec![
+                format!("<a href=\"run-{}.html\">#{}</a>", r.id, r.id),
+                escape(
+                    sets.iter()
+                        .find(|s| s.id == rec.set_id)
+                        .map(|s| s.record.name.as_str())
+                        .unwrap_or(""),
+                ),
+                escape(
+                    rec.target_id
+                        .and_then(|t| target_names.get(&t))
+                        .map(String::as_str)
+                        .unwrap_or(""),
+                ),
+                escape(&CellKey::of(r).label()),
+                rec.repeat_no.to_string(),
+                escape(&rec.status),
+                num(rec.tps.unwrap_or(f64::NAN), 1),
+                num(rec.latency_mean_ms.unwrap_or(f64::NAN), 3),
+                num(rec.latency_p99_ms.unwrap_or(f64::NAN), 3),
+                escape(rec.error.as_deref().unwrap_or("")),
+            ]
+        })
+        .collect();
+    body.push_str(&table(
+        &[
+            "test",
+            "set",
+            "target",
+            "cell",
+            "repeat",
+            "status",
+            "tps",
+            "lat avg ms",
+            "p99 ms",
+            "error",
+        ]
+        .map(String::from),
+        &rows,
+    ));
+    Ok((page("pgsurge report", "", &body), n))
+}
+
+/// Comparisons the index shows: every further target of a set against its first target,
+/// and (when several sets exist) every set against the first one. A target whose name
+/// ends in " (A/A)" is the A/A noise check of the target it repeats.
+fn comparisons(sets: &[Set], cells: &[Cell]) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    for s in sets {
+        let in_set: Vec<&Cell> = cells.iter().filter(|c| c.set_id == s.id).collect();
+        let mut targets: Vec<String> = Vec::new();
+        for c in &in_set {
+            if !targets.contains(&c.target) {
+                targets.push(c.target.clone());
+            }
+        }
+        let of = |t: &str| -> Vec<Cell> {
+            in_set
+                .iter()
+                .filter(|c| c.target == t)
+                .map(|c| (*c).clone())
+                .collect()
+        };
+        let real: Vec<&String> = targets.iter().filter(|t| !t.ends_with(" (A/A)")).collect();
+        if let Some(first) = real.first() {
+            let aa_name = format!("{first} (A/A)");
+            let aa = targets
+                .contains(&aa_name)
+                .then(|| compare(first, &of(first), &aa_name, &of(&aa_name)));
+            for other in real.iter().skip(1) {
+                let mut c = compare(
+                    &format!("{} · {first}", s.record.name),
+                    &of(first),
+                    &format!("{} · {other}", s.record.name),
+                    &of(other),
+                );
+                if let Some(aa) = &aa {
+                    c = c.with_noise_floor(aa);
+                }
+                out.push(c);
+            }
+            if let Some(aa) = aa {
+                out.push(aa);
+            }
+        }
+    }
+    if sets.len() > 1 {
+        let first = &sets[0];
+        let a: Vec<Cell> = cells
+            .iter()
+            .filter(|c| c.set_id == first.id)
+            .cloned()
+            .collect();
+        for s in &sets[1..] {
+            let b: Vec<Cell> = cells.iter().filter(|c| c.set_id == s.id).cloned().collect();
+            let c = compare(&first.record.name, &a, &s.record.name, &b);
+            if !c.rows.is_empty() {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The HTML section of one comparison.
+pub fn comparison_html(c: &Comparison) -> String {
+    let mut s = format!("<h3>{} → {}</h3>", escape(&c.a_label), escape(&c.b_label));
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            let v = |m: &crate::compare::MetricComparison| {
+                format!(
+                    "<span class=\"{}\">{}</span>",
+                    match m.verdict.symbol() {
+                        "faster" => "faster",
+                        "slower" => "slower",
+                        _ => "same",
+                    },
+                    m.verdict.symbol()
+                )
+            };
+            let mut row = vec![
+                escape(&r.label),
+                num(r.tps.a_median, 1),
+                num(r.tps.b_median, 1),
+                format!("{}/{}", r.a_n, r.b_n),
+                pct(r.tps.change),
+                interval(r.tps.ci_low, r.tps.ci_high),
+                r.tps.p_value.map(|p| format!("{p:.3}")).unwrap_or_default(),
+                v(&r.tps),
+            ];
+            match &r.p99_ms {
+                Some(p) => row.extend([
+                    num(p.a_median, 3),
+                    num(p.b_median, 3),
+                    pct(p.change),
+                    interval(p.ci_low, p.ci_high),
+                    v(p),
+                ]),
+                None => row.extend(std::iter::repeat_n(String::new(), 5)),
+            }
+            row.push(format!(
+                "<span class=\"warn\">{}</span>",
+                escape(&r.warnings.join("; "))
+            ));
+            row
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "cell", "A tps", "B tps", "n", "change", "95% CI", "p", "verdict", "A p99 ms",
+            "B p99 ms", "change", "95% CI", "verdict", "warnings",
+        ]
+        .map(String::from),
+        &rows,
+    ));
+    let _ = write!(
+        s,
+        "<p>Geometric mean of B/A: TPS {}, p99 latency {} — {} faster, {} slower, {} ~, {} ?{}</p>",
+        pct(c.tps_geomean_change),
+        pct(c.p99_geomean_change),
+        c.tps_verdicts[0],
+        c.tps_verdicts[1],
+        c.tps_verdicts[2],
+        c.tps_verdicts[3],
+        c.noise_floor
+            .map(|n| format!(" · noise floor (A/A) ±{:.1} %", n * 100.0))
+            .unwrap_or_default()
+    );
+    if !c.unmatched.is_empty() {
+        let _ = write!(
+            s,
+            "<p class=\"muted\">Not compared: {}</p>",
+            escape(&c.unmatched.join(", "))
+        );
+    }
+    s
+}

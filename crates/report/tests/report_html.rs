@@ -1,0 +1,302 @@
+//! End-to-end test of the report: a store with a realistic A/B campaign (two targets, an
+//! A/A repeat, two scales, three client counts, three repeats, per-second intervals,
+//! histograms, metrics with a checkpoint, settings, environment) is written through the
+//! store's API; the report is generated from it and opened in headless Chromium.
+
+use hdrhistogram::Histogram;
+use pgsurge_report::cells::build_cells;
+use pgsurge_report::compare::{compare, render_text};
+use pgsurge_report::{write_report, ReportRequest};
+use pgsurge_store::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// Deterministic pseudo-random numbers (xorshift), so snapshots are stable.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn build_store(path: &str) -> Store {
+    let mut store = Store::open(path).unwrap();
+    let set_id = store
+        .create_set(&SetRecord {
+            name: "ab-test".into(),
+            kind: "campaign".into(),
+            status: "complete".into(),
+            created_at: "2026-11-22T00:00:00Z".into(),
+            description: Some("shared_buffers 128MB vs 1GB".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let targets = [("default", 1.0), ("default (A/A)", 1.0), ("tuned", 1.12)];
+    let mut run_no = 0;
+    for (name, speedup) in targets {
+        let target_id = store
+            .upsert_target(&TargetRecord {
+                set_id,
+                name: name.into(),
+                kind: "throwaway".into(),
+                server_version: Some("15.18".into()),
+                server_version_num: Some(150018),
+                settings: Some(
+                    serde_json::json!({"shared_buffers": if speedup > 1.0 {"1GB"} else {"128MB"}}),
+                ),
+                ..Default::default()
+            })
+            .unwrap();
+        for scale in [1i64, 10] {
+            for clients in [1i64, 2, 4] {
+                for repeat in 1..=3i64 {
+                    run_no += 1;
+                    let base =
+                        900.0 * (clients as f64).powf(0.8) * speedup / (1.0 + scale as f64 / 50.0);
+                    let tps = base * (1.0 + (rng.next() - 0.5) * 0.01);
+                    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+                    let mean_us = clients as f64 * 1e6 / tps;
+                    for _ in 0..2000 {
+                        let v = mean_us
+                            * (0.5 + rng.next())
+                            * if rng.next() > 0.98 { 4.0 } else { 1.0 };
+                        h.record(v as u64).unwrap();
+                    }
+                    let t0 = 1_790_000_000.0 + run_no as f64 * 10.0;
+                    let intervals: Vec<IntervalRecord> = (0..5)
+                        .map(|i| IntervalRecord {
+                            ts: t0 + i as f64,
+                            elapsed_s: i as f64,
+                            duration_s: 1.0,
+                            transactions: tps as i64,
+                            tps: tps * (1.0 + (rng.next() - 0.5) * 0.05),
+                            latency_p50_ms: Some(h.value_at_quantile(0.5) as f64 / 1000.0),
+                            latency_p90_ms: Some(h.value_at_quantile(0.9) as f64 / 1000.0),
+                            latency_p99_ms: Some(h.value_at_quantile(0.99) as f64 / 1000.0),
+                            latency_max_ms: Some(h.max() as f64 / 1000.0),
+                            failures: Some(0),
+                            retried: Some(0),
+                            skipped: Some(0),
+                            ..Default::default()
+                        })
+                        .collect();
+                    let mut metrics = Vec::new();
+                    for i in 0..5 {
+                        let ts = t0 + i as f64 + 0.5;
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "os.cpu.user_pct".into(),
+                            value: 40.0 + 10.0 * rng.next(),
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "os.cpu.system_pct".into(),
+                            value: 10.0 + 5.0 * rng.next(),
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "os.disk.vda.write_mb_s".into(),
+                            value: 5.0 * rng.next(),
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "pg.checkpointer.num_timed".into(),
+                            value: if i >= 3 { 8.0 } else { 7.0 },
+                        });
+                    }
+                    store
+                        .write_run(&RunWrite {
+                            run: RunRecord {
+                                set_id,
+                                target_id: Some(target_id),
+                                test_key: format!("{name}/s{scale}/c{clients}/r{repeat}"),
+                                repeat_no: repeat,
+                                status: "ok".into(),
+                                start_epoch: Some(t0),
+                                end_epoch: Some(t0 + 5.0),
+                                script: Some("select-only".into()),
+                                scripts: Some(serde_json::json!([{"name": "select-only", "weight": 1, "text": "\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n"}])),
+                                options: Some(serde_json::json!({"clients": clients, "jobs": 1, "protocol": "prepared"})),
+                                command_line: Some(format!("pgbench -S -M prepared -c {clients} -T 5")),
+                                scale: Some(scale),
+                                clients: Some(clients),
+                                threads: Some(1),
+                                duration_s: Some(5.0),
+                                query_mode: Some("prepared".into()),
+                                tps: Some(tps),
+                                transactions: Some((tps * 5.0) as i64),
+                                server_commits: Some((tps * 5.0) as i64),
+                                failures: Some(0),
+                                latency_mean_ms: Some(h.mean() / 1000.0),
+                                latency_p50_ms: Some(h.value_at_quantile(0.5) as f64 / 1000.0),
+                                latency_p99_ms: Some(h.value_at_quantile(0.99) as f64 / 1000.0),
+                                latency_max_ms: Some(h.max() as f64 / 1000.0),
+                                ..Default::default()
+                            },
+                            intervals,
+                            histograms: vec![HistogramRecord::from_histogram("latency", -1, None, &h).unwrap()],
+                            metrics,
+                            settings: vec![SettingRecord {
+                                name: "shared_buffers".into(),
+                                setting: Some(if speedup > 1.0 { "131072" } else { "16384" }.into()),
+                                unit: Some("8kB".into()),
+                                source: Some("configuration file".into()),
+                                boot_val: Some("1024".into()),
+                            }],
+                            environment: Some(serde_json::json!({"kernel": "6.1.0", "cpu": {"model": "Test CPU", "count": 2}})),
+                            ..Default::default()
+                        })
+                        .unwrap();
+                }
+            }
+        }
+    }
+    store
+}
+
+fn cells_of(store: &mut Store, target: &str) -> Vec<pgsurge_report::cells::Cell> {
+    let mut names = BTreeMap::new();
+    let mut ids = vec![];
+    for t in store.targets(1).unwrap() {
+        if t.record.name == target {
+            ids.push(t.id);
+        }
+        names.insert(t.id, t.record.name);
+    }
+    let runs = store
+        .list_runs(&RunFilter {
+            target_id: Some(ids[0]),
+            ..Default::default()
+        })
+        .unwrap();
+    build_cells(store, &runs, &names).unwrap()
+}
+
+#[test]
+fn comparison_table_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = build_store(dir.path().join("r.db").to_str().unwrap());
+    let a = cells_of(&mut store, "default");
+    let b = cells_of(&mut store, "tuned");
+    let c = compare("default", &a, "tuned", &b);
+    // Every cell is 12 % faster with 1 % noise: all six must be detected.
+    assert_eq!(c.tps_verdicts, [6, 0, 0, 0], "{}", render_text(&c));
+    insta::assert_snapshot!("compare_default_vs_tuned", render_text(&c));
+}
+
+/// Runs headless Chromium on `page` and returns (DOM after load, stderr).
+fn chromium(args: &[&str], page: &Path) -> (String, String) {
+    let bin = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("headless Chromium is required for the report test: apt-get install chromium");
+    let out = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn report_opens_in_headless_chromium_with_every_chart_rendered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = build_store(dir.path().join("r.db").to_str().unwrap());
+    let out = dir.path().join("report");
+    let files = write_report(&mut store, &ReportRequest::default(), &out).unwrap();
+    assert_eq!(
+        files.files.len(),
+        1 + 3 * 2 * 3 * 3,
+        "index + one page per test"
+    );
+    let index = std::fs::read_to_string(&files.index).unwrap();
+    // The comparison section states the verdicts and the A/A noise floor.
+    assert!(
+        index.contains("ab-test · default → ab-test · tuned"),
+        "comparison missing"
+    );
+    assert!(index.contains("noise floor (A/A)"));
+    assert!(index.contains(">faster<"));
+
+    // Check in the browser that each page's SVG charts were laid out with a real size and
+    // hold drawn geometry: an inline script writes its findings into the DOM we dump.
+    let check = r#"<script>
+      window.addEventListener('load', () => {
+        const svgs = [...document.querySelectorAll('.chart svg')];
+        const bad = svgs.filter(s => { const r = s.getBoundingClientRect();
+          return !(r.width > 100 && r.height > 100 && s.querySelectorAll('polyline,polygon,circle,path,line').length > 0); });
+        document.body.setAttribute('data-check', svgs.length + ' charts, ' + bad.length + ' empty');
+      });
+    </script></body>"#;
+    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let first_run = files
+        .files
+        .iter()
+        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .unwrap()
+        .clone();
+    let marker = regex::Regex::new(r#"data-check="(\d+) charts, (\d+) empty""#).unwrap();
+    for (page, expected_min) in [(files.index.clone(), 5usize), (first_run, 6)] {
+        let html = std::fs::read_to_string(&page).unwrap();
+        let probe = page.with_extension("probe.html");
+        std::fs::write(&probe, html.replace("</body>", check)).unwrap();
+        let (dom, stderr) = chromium(&["--dump-dom", "--virtual-time-budget=5000"], &probe);
+        let caps = marker
+            .captures(&dom)
+            .unwrap_or_else(|| panic!("no check result in DOM; stderr:\n{stderr}"));
+        let (charts, empty): (usize, usize) = (caps[1].parse().unwrap(), caps[2].parse().unwrap());
+        assert!(
+            charts >= expected_min,
+            "{}: only {charts} charts",
+            page.display()
+        );
+        assert_eq!(empty, 0, "{}: {empty} charts empty", page.display());
+        let console_errors: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("CONSOLE") && l.contains("ERROR"))
+            .collect();
+        assert!(
+            console_errors.is_empty(),
+            "console errors: {console_errors:?}"
+        );
+        let shot = artifacts.join(format!(
+            "{}.png",
+            page.file_stem().unwrap().to_string_lossy()
+        ));
+        let (_, stderr) = chromium(
+            &[
+                &format!("--screenshot={}", shot.display()),
+                "--window-size=1400,2200",
+            ],
+            &page,
+        );
+        let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+        assert!(
+            size > 10_000,
+            "screenshot {} missing or blank ({size} bytes); stderr:\n{stderr}",
+            shot.display()
+        );
+    }
+}
