@@ -1,0 +1,1253 @@
+//! The client state machine: one pgbench client running transactions, with no I/O and no
+//! clock of its own (pgbench's `advanceConnectionState`, §3.3, §3.4, §6, §8.2).
+//!
+//! A driver hands it the current time and a [`ClientIo`] (bytes received, bytes to send,
+//! whether a connection exists) and calls [`Client::advance`] until it returns a
+//! [`Wait`]: read more, sleep until a time, open or close a connection, or done. Script
+//! evaluation goes through a [`ScriptHost`], statistics through a [`Recorder`], messages
+//! through [`Diagnostics`], so the whole machine runs in tests against a fake clock and
+//! scripted server bytes. It must not block, allocate per transaction in steady state, or
+//! read a clock.
+
+use crate::client_reply::{Reply, ReplyState};
+use crate::plan::{CommandKind, MetaTag, Plan, QueryMode, SqlForm, SqlPlan};
+use crate::proto;
+use crate::throttle::{Slot, ThrottleSchedule};
+
+/// Per-client script state: variables, the function PRNG, meta-command evaluation.
+pub trait ScriptHost {
+    /// Appends the text form of variable `name`; false when it is undefined.
+    fn write_var(&mut self, name: &str, out: &mut Vec<u8>) -> bool;
+    /// Runs meta command `cmd` of script `script` (`\set`, `\setshell`, `\shell`,
+    /// `\sleep`, `\if`, `\elif`). Cause lines go into the failure.
+    fn exec_meta(&mut self, script: usize, cmd: usize) -> Result<MetaValue, MetaFailure>;
+    /// Stores one `\gset`/`\aset` value; `Err` carries pgbench's message
+    /// (`gset: invalid variable name: "?column?"`).
+    fn store_var(&mut self, name: &str, value: &[u8], aset: bool) -> Result<(), String>;
+    /// Remembers the function PRNG state at transaction start (for retries).
+    fn save_random_state(&mut self);
+    /// Restores the state saved by [`ScriptHost::save_random_state`].
+    fn restore_random_state(&mut self);
+}
+
+/// Result of a meta command that succeeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaValue {
+    /// Nothing more to do.
+    Done,
+    /// `\sleep` for this many µs (≤ 0 = no sleep).
+    SleepUs(i64),
+    /// `\if`/`\elif` condition.
+    Truth(bool),
+}
+
+/// A meta command that failed: the cause line(s) and pgbench's summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaFailure {
+    /// Lines printed (as errors) before the abort line, e.g. `division by zero`.
+    pub causes: Vec<String>,
+    /// `evaluation of meta-command failed` / `assignment of meta-command failed` /
+    /// `execution of meta-command failed`.
+    pub summary: &'static str,
+}
+
+/// Per-thread random streams used by the machine.
+pub trait ThreadRng {
+    /// `random(0, total_weight - 1)` on the thread's `choose` stream.
+    fn choose(&mut self, total_weight: i64) -> i64;
+    /// Next uniform double of the thread's `throttle` stream.
+    fn throttle_double(&mut self) -> f64;
+}
+
+/// How a transaction ended, for statistics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnStatus {
+    /// Completed.
+    Success,
+    /// Skipped under `-R -L`.
+    Skipped,
+    /// Failed with a serialization error after its last try.
+    Serialization,
+    /// Failed with a deadlock after its last try.
+    Deadlock,
+}
+
+/// One finished (or skipped, or failed) transaction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TxnEnd {
+    /// Client id.
+    pub client: usize,
+    /// Script index.
+    pub script: usize,
+    /// The client's transaction counter after this one (starts at 1).
+    pub txn_no: i64,
+    /// Outcome.
+    pub status: TxnStatus,
+    /// µs from the scheduled start to the end (0 unless `Success`).
+    pub latency_us: i64,
+    /// µs from the scheduled start to the actual start (0 unless `Success`).
+    pub lag_us: i64,
+    /// Tries used (1 = no retry).
+    pub tries: u32,
+    /// Time of the event (µs, run clock).
+    pub now: i64,
+}
+
+/// Receives what the machine measures.
+pub trait Recorder {
+    /// A transaction ended (processXactStats).
+    fn txn(&mut self, t: &TxnEnd);
+    /// A command finished (`-r`), latency in µs.
+    fn command_latency(&mut self, script: usize, cmd: usize, us: i64);
+    /// The last try of a transaction failed in this command.
+    fn command_failure(&mut self, script: usize, cmd: usize);
+    /// A retry was caused by an error in this command.
+    fn command_retry(&mut self, script: usize, cmd: usize);
+}
+
+/// Where the machine's messages go (stderr in the real driver).
+pub trait Diagnostics {
+    /// `pgbench: error: …`
+    fn error(&mut self, msg: &str);
+    /// `pgbench: …` (info level).
+    fn info(&mut self, msg: &str);
+    /// Whether `--debug` lines are wanted.
+    fn debug_enabled(&self) -> bool;
+    /// `pgbench: …` debug line.
+    fn debug(&mut self, msg: &str);
+    /// A server notice, printed raw as libpq's notice processor prints it.
+    fn notice(&mut self, text: &str);
+}
+
+/// The bytes between a client and its connection, owned by the driver.
+#[derive(Debug, Default)]
+pub struct ClientIo {
+    /// Bytes to send, appended by the machine, drained by the driver.
+    pub out: Vec<u8>,
+    /// Bytes received; `in_pos` marks what the machine consumed.
+    pub inbuf: bytes::BytesMut,
+    /// Consumed prefix of `inbuf`.
+    pub in_pos: usize,
+    /// A connection is open.
+    pub connected: bool,
+    /// The connection broke (EOF or I/O error) and only `inbuf` remains.
+    pub lost: bool,
+    /// Backend process id of the connection (for messages), 0 if unknown.
+    pub backend_pid: i32,
+}
+
+impl ClientIo {
+    /// Drops consumed input (keeps the allocation).
+    pub fn compact(&mut self) {
+        if self.in_pos > 0 {
+            bytes::Buf::advance(&mut self.inbuf, self.in_pos);
+            self.in_pos = 0;
+        }
+    }
+}
+
+/// What the machine waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Send `out`, then wait for input.
+    Read,
+    /// Sleep until this time (µs); `out` may still need sending.
+    Until(i64),
+    /// Runnable again (pgbench returns to the loop after each transaction).
+    Yield,
+    /// Open a connection (`-C`), then call [`Client::connected`] or
+    /// [`Client::connect_failed`].
+    Connect,
+    /// Close the connection (`-C` end of transaction), then call `advance` again.
+    Disconnect,
+    /// Finished or aborted: close the connection and stop.
+    Done,
+}
+
+/// pgbench's client states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientState {
+    /// Pick the next script.
+    ChooseScript,
+    /// Draw the next `-R` slot.
+    PrepareThrottle,
+    /// Wait for the scheduled start.
+    Throttle,
+    /// Begin a transaction.
+    StartTx,
+    /// Run the current command.
+    StartCommand,
+    /// Prepared statements sent (Parse+Sync), waiting for their answers.
+    WaitPrepare,
+    /// Waiting for a SQL command's results.
+    WaitResult,
+    /// `\sleep`.
+    Sleep,
+    /// A command is done.
+    EndCommand,
+    /// Skipping commands in an inactive `\if` branch.
+    SkipCommand,
+    /// Transaction done.
+    EndTx,
+    /// A retryable error happened.
+    Error,
+    /// Waiting for the ROLLBACK after an error.
+    WaitRollback,
+    /// Discarding pipeline results after an error.
+    DiscardPipeline,
+    /// Retry the transaction.
+    Retry,
+    /// Count the transaction as failed.
+    Failure,
+    /// Stopped because of an error.
+    Aborted,
+    /// Stopped normally.
+    Finished,
+}
+
+/// Conditional stack states (pgbench's `ifState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IfState {
+    True,
+    False,
+    Ignored,
+    ElseTrue,
+    ElseFalse,
+}
+
+/// The per-thread context a client runs in.
+pub struct ThreadCtx<'a> {
+    /// Scripts and settings.
+    pub plan: &'a Plan,
+    /// The thread's `choose`/`throttle` streams.
+    pub rng: &'a mut dyn ThreadRng,
+    /// The thread's `-R` schedule.
+    pub schedule: Option<&'a mut ThrottleSchedule>,
+    /// `-T` end (µs), 0 if none; only the throttle uses it (as pgbench does).
+    pub end_us: i64,
+    /// The run must stop starting transactions (`-T` expired, or a stop request).
+    pub timer_exceeded: bool,
+    /// Statistics.
+    pub rec: &'a mut dyn Recorder,
+    /// Messages.
+    pub diag: &'a mut dyn Diagnostics,
+}
+
+/// SQLSTATE classes pgbench distinguishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorStatus {
+    None,
+    Serialization,
+    Deadlock,
+    Other,
+}
+
+/// One pgbench client.
+pub struct Client<H> {
+    /// Client id (0-based, global).
+    pub id: usize,
+    /// Script variables and PRNG.
+    pub host: H,
+    state: ClientState,
+    script: usize,
+    command: usize,
+    cnt: i64,
+    tries: u32,
+    estatus: ErrorStatus,
+    txn_scheduled: i64,
+    txn_begin: i64,
+    stmt_begin: i64,
+    sleep_until: i64,
+    conds: Vec<IfState>,
+    /// Prepared flags per script and command, reset per connection.
+    prepared: Vec<Vec<bool>>,
+    in_pipeline: bool,
+    /// Syncs sent whose ReadyForQuery has not arrived.
+    syncs_pending: u32,
+    /// Transaction status byte of the last ReadyForQuery (`I`, `T`, `E`); 0 unknown.
+    tx_status: u8,
+    reply: ReplyState,
+    /// State to enter once `WaitPrepare` is done.
+    after_prepare: ClientState,
+    /// The client stopped because of an error.
+    aborted: bool,
+    /// Coming back to StartCommand after the prepare round trip of this command.
+    resuming_after_prepare: bool,
+}
+
+impl<H: ScriptHost> Client<H> {
+    /// A client about to choose its first script.
+    pub fn new(id: usize, host: H, plan: &Plan) -> Self {
+        Client {
+            id,
+            host,
+            state: ClientState::ChooseScript,
+            script: 0,
+            command: 0,
+            cnt: 0,
+            tries: 1,
+            estatus: ErrorStatus::None,
+            txn_scheduled: 0,
+            txn_begin: 0,
+            stmt_begin: 0,
+            sleep_until: 0,
+            conds: Vec::with_capacity(8),
+            prepared: plan
+                .scripts
+                .iter()
+                .map(|s| vec![false; s.commands.len()])
+                .collect(),
+            in_pipeline: false,
+            syncs_pending: 0,
+            tx_status: 0,
+            reply: ReplyState::default(),
+            after_prepare: ClientState::StartCommand,
+            aborted: false,
+            resuming_after_prepare: false,
+        }
+    }
+
+    /// Current state.
+    pub fn state(&self) -> ClientState {
+        self.state
+    }
+
+    /// Transactions counted so far (successes, failures, skips).
+    pub fn count(&self) -> i64 {
+        self.cnt
+    }
+
+    /// Whether the client stopped because of an error.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted
+    }
+
+    /// Whether the client reached a final state.
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, ClientState::Finished | ClientState::Aborted)
+    }
+
+    /// A (new) connection is ready: called once per connection, before the first
+    /// `advance` that uses it. Resets per-connection state (prepared statements).
+    pub fn connected(&mut self, io: &mut ClientIo) {
+        io.connected = true;
+        io.lost = false;
+        io.in_pos = 0;
+        io.inbuf.clear();
+        io.out.clear();
+        self.tx_status = b'I';
+        self.in_pipeline = false;
+        self.syncs_pending = 0;
+        for p in &mut self.prepared {
+            p.iter_mut().for_each(|f| *f = false);
+        }
+    }
+
+    /// A `-C` connection attempt failed: the client aborts (the run goes on).
+    pub fn connect_failed(&mut self, ctx: &mut ThreadCtx<'_>, message: &str) {
+        ctx.diag.error(message);
+        ctx.diag
+            .error(&format!("client {} aborted while establishing connection", self.id));
+        self.abort();
+    }
+
+    fn abort(&mut self) {
+        self.state = ClientState::Aborted;
+        self.aborted = true;
+    }
+
+    /// The connection is gone (driver saw EOF or an I/O error). Input already received
+    /// stays in `io.inbuf` and is processed first.
+    pub fn connection_lost(&mut self, io: &mut ClientIo) {
+        io.lost = true;
+    }
+
+    fn debug(&self, ctx: &mut ThreadCtx<'_>, f: impl FnOnce() -> String) {
+        if ctx.diag.debug_enabled() {
+            ctx.diag.debug(&f());
+        }
+    }
+
+    fn cond_active(&self) -> bool {
+        matches!(
+            self.conds.last(),
+            None | Some(IfState::True) | Some(IfState::ElseTrue)
+        )
+    }
+
+    /// Runs the machine until it has to wait. `now` is the current time in µs on the run
+    /// clock (the driver reads it right before the call).
+    pub fn advance(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64) -> Wait {
+        let plan = ctx.plan;
+        loop {
+            match self.state {
+                ClientState::ChooseScript => {
+                    self.script = if plan.scripts.len() == 1 {
+                        0
+                    } else {
+                        let mut w = ctx.rng.choose(plan.total_weight);
+                        let mut i = 0;
+                        loop {
+                            w -= plan.scripts[i].weight;
+                            if w < 0 || i + 1 == plan.scripts.len() {
+                                break;
+                            }
+                            i += 1;
+                        }
+                        i
+                    };
+                    let (id, script) = (self.id, self.script);
+                    self.debug(ctx, || {
+                        format!(
+                            "client {id} executing script \"{}\"",
+                            plan.scripts[script].desc
+                        )
+                    });
+                    self.estatus = ErrorStatus::None;
+                    self.tries = 1;
+                    self.state = if ctx.timer_exceeded {
+                        ClientState::Finished
+                    } else if plan.config.throttle {
+                        ClientState::PrepareThrottle
+                    } else {
+                        ClientState::StartTx
+                    };
+                }
+                ClientState::PrepareThrottle => {
+                    let u = ctx.rng.throttle_double();
+                    let limit = plan.config.latency_limit_us;
+                    let slot = match ctx.schedule.as_deref_mut() {
+                        Some(s) => s.next_slot(u, now, limit, ctx.end_us),
+                        None => Slot::Run(now),
+                    };
+                    match slot {
+                        Slot::Skip(t) => {
+                            self.txn_scheduled = t;
+                            self.process_xact(ctx, now, TxnStatus::Skipped);
+                            if ctx.timer_exceeded
+                                || (plan.config.nxacts > 0 && self.cnt >= plan.config.nxacts)
+                            {
+                                self.state = ClientState::Finished;
+                            }
+                        }
+                        Slot::PastEnd => {
+                            self.txn_scheduled = ctx.schedule.as_deref().map_or(0, |s| s.trigger);
+                            self.state = ClientState::Finished;
+                        }
+                        Slot::Run(t) => {
+                            self.txn_scheduled = t;
+                            self.state = ClientState::Throttle;
+                        }
+                    }
+                }
+                ClientState::Throttle => {
+                    if now < self.txn_scheduled {
+                        return Wait::Until(self.txn_scheduled);
+                    }
+                    self.state = if ctx.timer_exceeded {
+                        ClientState::Finished
+                    } else {
+                        ClientState::StartTx
+                    };
+                }
+                ClientState::StartTx => {
+                    if !io.connected {
+                        if plan.config.connect_per_txn {
+                            return Wait::Connect;
+                        }
+                        ctx.diag.error(&format!(
+                            "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
+                            self.id, self.command, self.script
+                        ));
+                        self.abort();
+                        continue;
+                    }
+                    self.host.save_random_state();
+                    self.txn_begin = now;
+                    if !plan.config.throttle {
+                        self.txn_scheduled = now;
+                    }
+                    self.command = 0;
+                    self.state = ClientState::StartCommand;
+                }
+                ClientState::StartCommand => {
+                    if let Some(w) = self.start_command(ctx, io, now) {
+                        return w;
+                    }
+                }
+                ClientState::WaitPrepare => {
+                    match self.read_prepare(ctx, io) {
+                        ReadOutcome::NeedMore => return Wait::Read,
+                        ReadOutcome::Done => self.state = self.after_prepare,
+                        ReadOutcome::Abort => {}
+                    }
+                }
+                ClientState::WaitResult => match self.read_result(ctx, io) {
+                    ReadOutcome::NeedMore => return Wait::Read,
+                    ReadOutcome::Done => {
+                        self.state = match self.estatus {
+                            ErrorStatus::None => ClientState::EndCommand,
+                            ErrorStatus::Serialization | ErrorStatus::Deadlock => ClientState::Error,
+                            ErrorStatus::Other => {
+                                self.abort();
+                                ClientState::Aborted
+                            }
+                        };
+                    }
+                    ReadOutcome::Abort => {}
+                },
+                ClientState::Sleep => {
+                    if now < self.sleep_until {
+                        return Wait::Until(self.sleep_until);
+                    }
+                    self.state = ClientState::EndCommand;
+                }
+                ClientState::EndCommand => {
+                    if plan.config.per_command {
+                        ctx.rec
+                            .command_latency(self.script, self.command, now - self.stmt_begin);
+                    }
+                    self.command += 1;
+                    self.state = if self.cond_active() {
+                        ClientState::StartCommand
+                    } else {
+                        ClientState::SkipCommand
+                    };
+                }
+                ClientState::SkipCommand => self.skip_commands(plan),
+                ClientState::EndTx => {
+                    let status = match self.estatus {
+                        ErrorStatus::Serialization => TxnStatus::Serialization,
+                        ErrorStatus::Deadlock => TxnStatus::Deadlock,
+                        _ => TxnStatus::Success,
+                    };
+                    self.process_xact(ctx, now, status);
+                    if !io.connected || io.lost && io.in_pos >= io.inbuf.len() {
+                        ctx.diag.error("perhaps the backend died while processing");
+                        ctx.diag.error(&format!(
+                            "client {} aborted while receiving the transaction status",
+                            self.id
+                        ));
+                        self.abort();
+                        continue;
+                    }
+                    if self.tx_status != b'I' {
+                        ctx.diag.error(&format!(
+                            "client {} aborted: end of script reached without completing the last transaction",
+                            self.id
+                        ));
+                        self.abort();
+                        continue;
+                    }
+                    let done = (!plan.config.timed && self.cnt >= plan.config.nxacts)
+                        || ctx.timer_exceeded;
+                    self.state = if done {
+                        ClientState::Finished
+                    } else {
+                        ClientState::ChooseScript
+                    };
+                    if plan.config.connect_per_txn {
+                        return Wait::Disconnect;
+                    }
+                    if !done {
+                        return Wait::Yield;
+                    }
+                }
+                ClientState::Error => self.on_error(ctx, io, now),
+                ClientState::WaitRollback => match self.read_rollback(ctx, io) {
+                    ReadOutcome::NeedMore => return Wait::Read,
+                    ReadOutcome::Done => self.state = self.after_error(ctx, now),
+                    ReadOutcome::Abort => {}
+                },
+                ClientState::DiscardPipeline => match self.read_discard(ctx, io) {
+                    ReadOutcome::NeedMore => return Wait::Read,
+                    ReadOutcome::Done => {
+                        self.in_pipeline = false;
+                        self.state = ClientState::Error;
+                    }
+                    ReadOutcome::Abort => {}
+                },
+                ClientState::Retry => {
+                    if plan.config.verbose_errors {
+                        self.verbose_try_message(ctx, now, true);
+                    }
+                    self.tries += 1;
+                    ctx.rec.command_retry(self.script, self.command);
+                    self.host.restore_random_state();
+                    self.command = 0;
+                    self.estatus = ErrorStatus::None;
+                    self.state = if self.cond_active() {
+                        ClientState::StartCommand
+                    } else {
+                        ClientState::SkipCommand
+                    };
+                }
+                ClientState::Failure => {
+                    ctx.rec.command_failure(self.script, self.command);
+                    if plan.config.verbose_errors {
+                        self.verbose_try_message(ctx, now, false);
+                    }
+                    self.state = ClientState::EndTx;
+                }
+                ClientState::Aborted | ClientState::Finished => return Wait::Done,
+            }
+        }
+    }
+
+    /// processXactStats: counts the transaction and reports it.
+    fn process_xact(&mut self, ctx: &mut ThreadCtx<'_>, now: i64, status: TxnStatus) {
+        let (latency_us, lag_us) = if status == TxnStatus::Success {
+            (now - self.txn_scheduled, self.txn_begin - self.txn_scheduled)
+        } else {
+            (0, 0)
+        };
+        self.cnt += 1;
+        ctx.rec.txn(&TxnEnd {
+            client: self.id,
+            script: self.script,
+            txn_no: self.cnt,
+            status,
+            latency_us,
+            lag_us,
+            tries: self.tries,
+            now,
+        });
+    }
+
+    fn verbose_try_message(&self, ctx: &mut ThreadCtx<'_>, now: i64, retry: bool) {
+        use std::fmt::Write as _;
+        let mut m = format!(
+            "client {} {} (try {}",
+            self.id,
+            if retry {
+                "repeats the transaction after the error"
+            } else {
+                "ends the failed transaction"
+            },
+            self.tries
+        );
+        let cfg = &ctx.plan.config;
+        if cfg.max_tries != 0 {
+            let _ = write!(m, "/{}", cfg.max_tries);
+        }
+        if cfg.latency_limit_us > 0 {
+            let pct = 100.0 * (now - self.txn_scheduled) as f64 / cfg.latency_limit_us as f64;
+            let _ = write!(m, ", {pct:.3}% of the maximum time of tries was used");
+        }
+        m.push(')');
+        ctx.diag.info(&m);
+    }
+
+    fn can_retry(&self, ctx: &ThreadCtx<'_>, now: i64) -> bool {
+        let cfg = &ctx.plan.config;
+        if !matches!(
+            self.estatus,
+            ErrorStatus::Serialization | ErrorStatus::Deadlock
+        ) {
+            return false;
+        }
+        if cfg.max_tries != 0 && self.tries >= cfg.max_tries {
+            return false;
+        }
+        if cfg.latency_limit_us > 0 && now - self.txn_scheduled > cfg.latency_limit_us {
+            return false;
+        }
+        !ctx.timer_exceeded
+    }
+
+    fn after_error(&self, ctx: &ThreadCtx<'_>, now: i64) -> ClientState {
+        if ctx.timer_exceeded {
+            ClientState::Finished
+        } else if self.can_retry(ctx, now) {
+            ClientState::Retry
+        } else {
+            ClientState::Failure
+        }
+    }
+
+    fn on_error(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64) {
+        self.conds.clear();
+        if self.in_pipeline {
+            // discardUntilSync: one more Sync, then read up to the last sync point.
+            proto::sync(&mut io.out);
+            self.syncs_pending += 1;
+            self.state = ClientState::DiscardPipeline;
+            return;
+        }
+        if io.lost && io.in_pos >= io.inbuf.len() || !io.connected {
+            ctx.diag.error("perhaps the backend died while processing");
+            ctx.diag.error(&format!(
+                "client {} aborted while receiving the transaction status",
+                self.id
+            ));
+            self.abort();
+            return;
+        }
+        match self.tx_status {
+            b'T' | b'E' => {
+                proto::query(&mut io.out, b"ROLLBACK");
+                self.syncs_pending += 1;
+                self.reply.reset();
+                self.state = ClientState::WaitRollback;
+            }
+            b'I' => self.state = self.after_error(ctx, now),
+            _ => {
+                ctx.diag.error(&format!(
+                    "client {} aborted while receiving the transaction status",
+                    self.id
+                ));
+                self.abort();
+            }
+        }
+    }
+
+    fn skip_commands(&mut self, plan: &Plan) {
+        let commands = &plan.scripts[self.script].commands;
+        loop {
+            let Some(cmd) = commands.get(self.command) else {
+                // Cannot happen for a script that passed the static conditional check.
+                self.state = ClientState::StartCommand;
+                return;
+            };
+            let tag = match &cmd.kind {
+                CommandKind::Meta { tag, .. } => Some(*tag),
+                CommandKind::Sql(_) => None,
+            };
+            match (self.conds.last().copied(), tag) {
+                (Some(IfState::False), Some(MetaTag::If)) => {
+                    self.conds.push(IfState::Ignored);
+                    self.command += 1;
+                }
+                (Some(IfState::False), Some(MetaTag::Elif)) => {
+                    self.state = ClientState::StartCommand;
+                }
+                (Some(IfState::False), Some(MetaTag::Else)) => {
+                    if let Some(top) = self.conds.last_mut() {
+                        *top = IfState::ElseTrue;
+                    }
+                    self.state = ClientState::StartCommand;
+                    self.command += 1;
+                }
+                (Some(IfState::False), Some(MetaTag::Endif)) => {
+                    self.conds.pop();
+                    if self.cond_active() {
+                        self.state = ClientState::StartCommand;
+                    }
+                    self.command += 1;
+                }
+                (Some(IfState::Ignored | IfState::ElseFalse), Some(MetaTag::If)) => {
+                    self.conds.push(IfState::Ignored);
+                    self.command += 1;
+                }
+                (Some(IfState::Ignored | IfState::ElseFalse), Some(MetaTag::Endif)) => {
+                    self.conds.pop();
+                    if self.cond_active() {
+                        self.state = ClientState::StartCommand;
+                    }
+                    self.command += 1;
+                }
+                _ => self.command += 1,
+            }
+            if self.state != ClientState::SkipCommand {
+                return;
+            }
+        }
+    }
+
+    /// CSTATE_START_COMMAND; returns a wait when the machine must yield.
+    fn start_command(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64) -> Option<Wait> {
+        let plan = ctx.plan;
+        let Some(cmd) = plan.scripts[self.script].commands.get(self.command) else {
+            if self.in_pipeline {
+                ctx.diag.error(&format!(
+                    "client {} aborted: end of script reached with pipeline open",
+                    self.id
+                ));
+                self.abort();
+            } else {
+                self.state = ClientState::EndTx;
+            }
+            return None;
+        };
+        if plan.config.per_command && !self.resuming_after_prepare {
+            self.stmt_begin = now;
+        }
+        self.resuming_after_prepare = false;
+        match &cmd.kind {
+            CommandKind::Sql(sql) => {
+                if self.in_pipeline {
+                    if let Some(c) = &sql.capture {
+                        let name = if c.all { "aset" } else { "gset" };
+                        ctx.diag.error(&format!(
+                            "client {} aborted in command {} ({name}) of script {}; \\{name} is not allowed in pipeline mode",
+                            self.id, self.command, self.script
+                        ));
+                        self.abort();
+                        return None;
+                    }
+                }
+                if io.lost || !io.connected {
+                    ctx.diag.error(&format!(
+                        "client {} aborted in command {} (SQL) of script {}; SQL command send failed",
+                        self.id, self.command, self.script
+                    ));
+                    self.abort();
+                    return None;
+                }
+                if plan.config.mode == QueryMode::Prepared
+                    && !self.prepared[self.script][self.command]
+                {
+                    self.send_prepare(ctx, io, self.command);
+                    self.after_prepare = ClientState::StartCommand;
+                    self.resuming_after_prepare = true;
+                    self.state = ClientState::WaitPrepare;
+                    // The prepare round trip comes first; the statement itself is
+                    // sent when we come back to this state (prepared flag now set).
+                    return None;
+                }
+                self.send_sql(ctx, io, sql);
+                self.state = if self.in_pipeline {
+                    ClientState::EndCommand
+                } else {
+                    self.reply.reset();
+                    self.reply.capture = sql.capture.is_some();
+                    ClientState::WaitResult
+                };
+                None
+            }
+            CommandKind::Meta { tag, name } => {
+                self.exec_meta(ctx, io, now, *tag, name);
+                None
+            }
+        }
+    }
+
+    fn send_prepare(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, cmd: usize) {
+        let script = &ctx.plan.scripts[self.script];
+        if let Some(CommandKind::Sql(SqlPlan {
+            form: SqlForm::Params(p),
+            stmt_name: Some(name),
+            ..
+        })) = script.commands.get(cmd).map(|c| &c.kind)
+        {
+            let id = self.id;
+            self.debug(ctx, || format!("client {id} preparing {name}"));
+            proto::parse(&mut io.out, name.as_bytes(), p.sql.as_bytes());
+            proto::sync(&mut io.out);
+            self.syncs_pending += 1;
+        }
+        if let Some(f) = self.prepared[self.script].get_mut(cmd) {
+            *f = true;
+        }
+    }
+
+    fn send_sql(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, sql: &SqlPlan) {
+        let host = &mut self.host;
+        match &sql.form {
+            SqlForm::Simple(t) => {
+                let mut w = proto::MessageWriter::new(&mut io.out, b'Q');
+                let start = w.body().len();
+                t.render(w.body(), |name, out| host.write_var(name, out));
+                if ctx.diag.debug_enabled() {
+                    let text = String::from_utf8_lossy(&w.body()[start..]).into_owned();
+                    ctx.diag.debug(&format!("client {} sending {text}", self.id));
+                }
+                w.body().push(0);
+                w.finish();
+            }
+            SqlForm::Params(p) => {
+                let stmt: &[u8] = match (&sql.stmt_name, ctx.plan.config.mode) {
+                    (Some(n), QueryMode::Prepared) => n.as_bytes(),
+                    _ => b"",
+                };
+                if ctx.diag.debug_enabled() {
+                    let what = if stmt.is_empty() { &p.sql } else { sql.stmt_name.as_deref().unwrap_or("") };
+                    ctx.diag.debug(&format!("client {} sending {what}", self.id));
+                }
+                if stmt.is_empty() {
+                    proto::parse(&mut io.out, b"", p.sql.as_bytes());
+                }
+                let mut b = proto::BindWriter::new(&mut io.out, stmt, p.params.len() as u16);
+                for name in &p.params {
+                    let mut defined = true;
+                    // An undefined variable goes as SQL NULL; write then patch.
+                    b.param_with(|out| defined = host.write_var(name, out));
+                    if !defined {
+                        b.retract_last_as_null();
+                    }
+                }
+                b.finish();
+                proto::describe_portal(&mut io.out);
+                proto::execute(&mut io.out);
+                if !self.in_pipeline {
+                    proto::sync(&mut io.out);
+                    self.syncs_pending += 1;
+                }
+            }
+        }
+        if matches!(sql.form, SqlForm::Simple(_)) {
+            self.syncs_pending += 1;
+        }
+    }
+
+    fn exec_meta(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64, tag: MetaTag, name: &str) {
+        let (id, command, script) = (self.id, self.command, self.script);
+        let abort = |this: &mut Self, ctx: &mut ThreadCtx<'_>, what: &str| {
+            ctx.diag.error(&format!(
+                "client {id} aborted in command {command} ({name}) of script {script}; {what}"
+            ));
+            this.abort();
+        };
+        match tag {
+            MetaTag::Set | MetaTag::SetShell | MetaTag::Shell | MetaTag::Sleep | MetaTag::If | MetaTag::Elif => {
+                if tag == MetaTag::Elif {
+                    // An \elif after a taken branch is not evaluated.
+                    if let Some(top) = self.conds.last_mut() {
+                        if *top == IfState::True {
+                            *top = IfState::Ignored;
+                            self.state = ClientState::EndCommand;
+                            return;
+                        }
+                    }
+                }
+                match self.host.exec_meta(script, command) {
+                    Err(f) => {
+                        for c in &f.causes {
+                            ctx.diag.error(c);
+                        }
+                        abort(self, ctx, f.summary);
+                    }
+                    Ok(MetaValue::SleepUs(us)) => {
+                        self.sleep_until = now + us.max(0);
+                        self.state = ClientState::Sleep;
+                    }
+                    Ok(MetaValue::Truth(t)) => {
+                        let st = if t { IfState::True } else { IfState::False };
+                        if tag == MetaTag::If {
+                            self.conds.push(st);
+                        } else if let Some(top) = self.conds.last_mut() {
+                            *top = st;
+                        }
+                        self.state = ClientState::EndCommand;
+                    }
+                    Ok(MetaValue::Done) => self.state = ClientState::EndCommand,
+                }
+            }
+            MetaTag::Else => {
+                if let Some(top) = self.conds.last_mut() {
+                    *top = match *top {
+                        IfState::True => IfState::ElseFalse,
+                        _ => IfState::ElseTrue,
+                    };
+                }
+                self.state = ClientState::EndCommand;
+            }
+            MetaTag::Endif => {
+                self.conds.pop();
+                self.state = ClientState::EndCommand;
+            }
+            MetaTag::StartPipeline => {
+                if ctx.plan.config.mode == QueryMode::Simple {
+                    abort(self, ctx, "cannot use pipeline mode with the simple query protocol");
+                    return;
+                }
+                if self.in_pipeline {
+                    abort(self, ctx, "already in pipeline mode");
+                    return;
+                }
+                if io.lost || !io.connected {
+                    abort(self, ctx, "failed to enter pipeline mode");
+                    return;
+                }
+                self.state = ClientState::EndCommand;
+                if ctx.plan.config.mode == QueryMode::Prepared {
+                    // Prepare every statement up to the next \endpipeline first.
+                    let cmds = &ctx.plan.scripts[script].commands;
+                    let mut any = false;
+                    for k in command + 1..cmds.len() {
+                        match &cmds[k].kind {
+                            CommandKind::Meta { tag: MetaTag::EndPipeline, .. } => break,
+                            CommandKind::Sql(_) if !self.prepared[script][k] => {
+                                self.send_prepare(ctx, io, k);
+                                any = true;
+                            }
+                            _ => {}
+                        }
+                    }
+                    if any {
+                        self.after_prepare = ClientState::EndCommand;
+                        self.state = ClientState::WaitPrepare;
+                    }
+                }
+                self.in_pipeline = true;
+            }
+            MetaTag::SyncPipeline => {
+                if !self.in_pipeline {
+                    abort(self, ctx, "not in pipeline mode");
+                    return;
+                }
+                proto::sync(&mut io.out);
+                self.syncs_pending += 1;
+                self.state = ClientState::EndCommand;
+            }
+            MetaTag::EndPipeline => {
+                if !self.in_pipeline {
+                    abort(self, ctx, "not in pipeline mode");
+                    return;
+                }
+                proto::sync(&mut io.out);
+                self.syncs_pending += 1;
+                self.debug(ctx, || format!("client {id} pipeline ending, ongoing syncs: {}", 0));
+                self.reply.reset();
+                self.state = ClientState::WaitResult;
+            }
+        }
+    }
+}
+
+/// Result of consuming input in a waiting state.
+pub(crate) enum ReadOutcome {
+    /// More bytes are needed.
+    NeedMore,
+    /// The awaited answer is complete.
+    Done,
+    /// The client aborted (state already set).
+    Abort,
+}
+
+impl<H: ScriptHost> Client<H> {
+    /// Reads answers to Parse+Sync pairs (prepare failures are printed, not fatal).
+    fn read_prepare(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
+        loop {
+            match self.next_reply(ctx, io) {
+                Err(o) => return o,
+                Ok(Reply::Error { text, .. }) => ctx.diag.error(&text),
+                Ok(Reply::Ready(st)) => {
+                    self.tx_status = st;
+                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
+                    if self.syncs_pending == 0 {
+                        return ReadOutcome::Done;
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Reads the ROLLBACK answer after an error.
+    fn read_rollback(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
+        loop {
+            match self.next_reply(ctx, io) {
+                Err(ReadOutcome::Abort) => {
+                    // next_reply printed the SQL-level message; pgbench words it this way.
+                    return ReadOutcome::Abort;
+                }
+                Err(o) => {
+                    if io.lost {
+                        ctx.diag.error(&format!(
+                            "client {} aborted while rolling back the transaction after an error; perhaps the backend died while processing",
+                            self.id
+                        ));
+                        self.abort();
+                        return ReadOutcome::Abort;
+                    }
+                    return o;
+                }
+                Ok(Reply::Error { text, .. }) => {
+                    ctx.diag.error(&format!(
+                        "client {} aborted while rolling back the transaction after an error; {text}",
+                        self.id
+                    ));
+                    self.abort();
+                    return ReadOutcome::Abort;
+                }
+                Ok(Reply::Ready(st)) => {
+                    self.tx_status = st;
+                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
+                    if self.syncs_pending == 0 {
+                        return ReadOutcome::Done;
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Discards pipeline results until every outstanding sync is answered.
+    fn read_discard(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
+        loop {
+            match self.next_reply(ctx, io) {
+                Err(ReadOutcome::NeedMore) if io.lost => {
+                    ctx.diag.error(&format!(
+                        "client {} aborted while rolling back the transaction after an error; perhaps the backend died while processing",
+                        self.id
+                    ));
+                    self.abort();
+                    return ReadOutcome::Abort;
+                }
+                Err(o) => return o,
+                Ok(Reply::Ready(st)) => {
+                    self.tx_status = st;
+                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
+                    if self.syncs_pending == 0 {
+                        return ReadOutcome::Done;
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Reads a SQL command's results (or a whole pipeline's at `\endpipeline`).
+    fn read_result(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
+        let plan = ctx.plan;
+        let capture = match plan.scripts[self.script].commands.get(self.command).map(|c| &c.kind) {
+            Some(CommandKind::Sql(s)) => s.capture.as_ref(),
+            _ => None,
+        };
+        loop {
+            let reply = match self.next_reply(ctx, io) {
+                Err(ReadOutcome::NeedMore) if io.lost => {
+                    ctx.diag.error(&format!(
+                        "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
+                        self.id, self.command, self.script
+                    ));
+                    self.abort();
+                    return ReadOutcome::Abort;
+                }
+                Err(o) => return o,
+                Ok(r) => r,
+            };
+            match reply {
+                Reply::ResultDone => {
+                    if let Some(c) = capture {
+                        if c.all {
+                            if let Err(()) = self.store_captured(ctx, c) {
+                                return ReadOutcome::Abort;
+                            }
+                        }
+                    }
+                    self.reply.end_result();
+                }
+                Reply::Error { status, text } => {
+                    if self.estatus == ErrorStatus::None {
+                        self.estatus = status;
+                        let (id, cmd, script, q) = (self.id, self.command, self.script, self.reply.qrynum);
+                        match status {
+                            ErrorStatus::Serialization | ErrorStatus::Deadlock => {
+                                if plan.config.verbose_errors {
+                                    ctx.diag.info(&format!(
+                                        "client {id} got an error in command {cmd} (SQL) of script {script}; {text}"
+                                    ));
+                                }
+                            }
+                            _ => ctx.diag.error(&format!(
+                                "client {id} script {script} aborted in command {cmd} query {q}: {text}"
+                            )),
+                        }
+                    }
+                    self.reply.end_result();
+                }
+                Reply::Copy => {
+                    ctx.diag.error("COPY is not supported in pgbench, aborting");
+                    self.abort();
+                    return ReadOutcome::Abort;
+                }
+                Reply::Ready(st) => {
+                    self.tx_status = st;
+                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
+                    if self.in_pipeline {
+                        if self.syncs_pending > 0 {
+                            continue;
+                        }
+                        self.in_pipeline = false;
+                        return ReadOutcome::Done;
+                    }
+                    if self.estatus == ErrorStatus::None {
+                        if let Some(c) = capture.filter(|c| !c.all) {
+                            if let Err(()) = self.check_gset(ctx, c) {
+                                return ReadOutcome::Abort;
+                            }
+                        } else if !self.reply.any_result {
+                            ctx.diag.error(&format!(
+                                "client {} command {}: no results",
+                                self.id, self.command
+                            ));
+                            self.estatus = ErrorStatus::Other;
+                        }
+                    }
+                    return ReadOutcome::Done;
+                }
+                Reply::Other => {}
+            }
+        }
+    }
+
+    fn check_gset(&mut self, ctx: &mut ThreadCtx<'_>, c: &crate::plan::Capture) -> Result<(), ()> {
+        let ntuples = if self.reply.last_had_tuples { self.reply.last_ntuples } else { 0 };
+        if ntuples != 1 {
+            ctx.diag.error(&format!(
+                "client {} script {} command {} query {}: expected one row, got {ntuples}",
+                self.id,
+                self.script,
+                self.command,
+                self.reply.qrynum.saturating_sub(1)
+            ));
+            self.abort();
+            return Err(());
+        }
+        self.store_captured(ctx, c)
+    }
+
+    /// Stores the captured last row of the current/last result into variables.
+    fn store_captured(&mut self, ctx: &mut ThreadCtx<'_>, c: &crate::plan::Capture) -> Result<(), ()> {
+        if !self.reply.cur_had_tuples_or_last() || self.reply.captured_rows() == 0 {
+            return Ok(());
+        }
+        let mut name = String::with_capacity(c.prefix.len() + 16);
+        let mut failed = None;
+        let (reply, host) = (&self.reply, &mut self.host);
+        for (col, val) in reply.captured() {
+            name.clear();
+            name.push_str(&c.prefix);
+            name.push_str(&String::from_utf8_lossy(col));
+            if let Err(msg) = host.store_var(&name, val.unwrap_or(b""), c.all) {
+                failed = Some(msg);
+                break;
+            }
+        }
+        if let Some(msg) = failed {
+            ctx.diag.error(&msg);
+            ctx.diag.error(&format!(
+                "client {} script {} command {} query {}: error storing into variable {name}",
+                self.id, self.script, self.command, self.reply.qrynum
+            ));
+            self.abort();
+            return Err(());
+        }
+        Ok(())
+    }
+
+    /// Frames and classifies the next backend message. `Err(NeedMore)` when the input is
+    /// exhausted, `Err(Abort)` on a protocol violation (client aborted).
+    fn next_reply(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> Result<Reply, ReadOutcome> {
+        match self.reply.next(&io.inbuf[io.in_pos..], ctx.diag) {
+            Ok(Some((reply, used))) => {
+                io.in_pos += used;
+                Ok(reply)
+            }
+            Ok(None) => {
+                io.compact();
+                Err(ReadOutcome::NeedMore)
+            }
+            Err(e) => {
+                ctx.diag.error(&format!(
+                    "client {} aborted in command {} (SQL) of script {}; {e}",
+                    self.id, self.command, self.script
+                ));
+                self.abort();
+                Err(ReadOutcome::Abort)
+            }
+        }
+    }
+}

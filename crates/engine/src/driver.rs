@@ -1,0 +1,369 @@
+//! The per-thread driver loop: owns the sockets of one thread's clients, an epoll
+//! instance (`mio`), the clock, and the thread's statistics, and advances each client's
+//! state machine when its socket is readable or its timer expired (pgbench §3.2).
+//!
+//! One write per request: everything a client appended during one `advance` goes out in
+//! one `write`. Reads drain the socket until `WouldBlock` (edge-triggered). Connections
+//! are opened with the blocking `pgsurge-wire` connect (as pgbench does, also for `-C`),
+//! then switched to non-blocking mode.
+
+use std::io;
+use std::time::Duration;
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use pgsurge_wire::{ConnConfig, Connection};
+
+use crate::client::{Client, ClientIo, ScriptHost, ThreadCtx, Wait};
+use crate::clock::RunClock;
+use crate::plan::Plan;
+use crate::recorder::ThreadRecorder;
+use crate::stderr::StderrDiag;
+use crate::stop::StopFlag;
+use crate::throttle::ThrottleSchedule;
+
+/// Longest time the loop sleeps without looking at the stop flag.
+const MAX_POLL: Duration = Duration::from_millis(50);
+
+/// One client slot of a driver: the machine, its bytes and its connection.
+pub struct Slot<H> {
+    /// The state machine.
+    pub client: Client<H>,
+    /// Its buffers.
+    pub io: ClientIo,
+    conn: Option<Connection>,
+    /// Bytes of `io.out` already written.
+    out_pos: usize,
+    /// Earliest time the client wants to run again (`i64::MAX`: only on input).
+    wake_at: i64,
+    /// Advance on the next iteration regardless of time/input.
+    runnable: bool,
+    done: bool,
+    write_interest: bool,
+}
+
+impl<H> Slot<H> {
+    /// A slot with no connection yet.
+    pub fn new(client: Client<H>) -> Self {
+        Slot {
+            client,
+            io: ClientIo::default(),
+            conn: None,
+            out_pos: 0,
+            wake_at: 0,
+            runnable: true,
+            done: false,
+            write_interest: false,
+        }
+    }
+}
+
+/// What the driver needs besides its clients.
+pub struct DriverCtx<'a> {
+    /// Scripts and settings.
+    pub plan: &'a Plan,
+    /// Connection parameters of every client connection.
+    pub conn_config: &'a ConnConfig,
+    /// Run clock.
+    pub clock: &'a RunClock,
+    /// Stop request (signals, library callers).
+    pub stop: &'a StopFlag,
+    /// `-T` end on the run clock (0 = none).
+    pub end_us: i64,
+    /// `--exit-on-abort`.
+    pub exit_on_abort: bool,
+}
+
+/// Thread-level random streams (adapter over the script crate's PRNGs).
+pub struct ThreadStreams {
+    /// Script choice stream.
+    pub choose: pgsurge_script::Prng,
+    /// Throttle stream.
+    pub throttle: pgsurge_script::Prng,
+}
+
+impl crate::client::ThreadRng for ThreadStreams {
+    fn choose(&mut self, total_weight: i64) -> i64 {
+        if total_weight <= 1 {
+            return 0;
+        }
+        self.choose.uint64_range(0, (total_weight - 1) as u64) as i64
+    }
+    fn throttle_double(&mut self) -> f64 {
+        self.throttle.double()
+    }
+}
+
+/// Opens a client connection in non-blocking mode.
+pub fn open_connection(cfg: &ConnConfig) -> Result<Connection, String> {
+    let mut c = Connection::connect(cfg).map_err(|e| e.to_string())?;
+    c.set_nonblocking(true).map_err(|e| e.to_string())?;
+    Ok(c)
+}
+
+/// How the thread's loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopEnd {
+    /// Every client finished or aborted.
+    AllDone,
+    /// `--exit-on-abort` and a client aborted.
+    ExitOnAbort,
+    /// The poller failed (pgbench: thread error, exit status 2).
+    PollFailed,
+}
+
+/// Runs the event loop of one thread until all its clients are done.
+pub fn run_loop<H: ScriptHost>(
+    dctx: &DriverCtx<'_>,
+    slots: &mut [Slot<H>],
+    streams: &mut ThreadStreams,
+    schedule: &mut Option<ThrottleSchedule>,
+    rec: &mut ThreadRecorder,
+) -> LoopEnd {
+    let mut diag = StderrDiag::new(dctx.plan.config.debug);
+    let mut poll = match Poll::new() {
+        Ok(p) => p,
+        Err(e) => {
+            diag.error_line(&format!("epoll_create1() failed: {e}"));
+            return LoopEnd::PollFailed;
+        }
+    };
+    let mut events = Events::with_capacity(slots.len().max(16));
+    for (i, s) in slots.iter_mut().enumerate() {
+        if let Some(c) = &s.conn {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(c);
+            if poll
+                .registry()
+                .register(&mut SourceFd(&fd), Token(i), Interest::READABLE)
+                .is_err()
+            {
+                diag.error_line("invalid socket: could not register client socket");
+                return LoopEnd::PollFailed;
+            }
+        }
+    }
+    let mut remaining = slots.iter().filter(|s| !s.done).count();
+    loop {
+        let timer_exceeded =
+            dctx.stop.is_raised() || (dctx.end_us > 0 && dctx.clock.now() >= dctx.end_us);
+        let mut next_wake = i64::MAX;
+        let mut any_runnable = false;
+        for i in 0..slots.len() {
+            let now = dctx.clock.now();
+            let s = &mut slots[i];
+            if s.done || !(s.runnable || s.wake_at <= now || timer_exceeded && s.wake_at != i64::MAX) {
+                if !s.done {
+                    next_wake = next_wake.min(s.wake_at);
+                }
+                continue;
+            }
+            s.runnable = false;
+            let mut ctx = ThreadCtx {
+                plan: dctx.plan,
+                rng: streams,
+                schedule: schedule.as_mut(),
+                end_us: dctx.end_us,
+                timer_exceeded,
+                rec,
+                diag: &mut diag,
+            };
+            let wait = s.client.advance(&mut ctx, &mut s.io, now);
+            match wait {
+                Wait::Read => s.wake_at = i64::MAX,
+                Wait::Until(t) => s.wake_at = t,
+                Wait::Yield => {
+                    s.wake_at = i64::MAX;
+                    s.runnable = true;
+                }
+                Wait::Connect => {
+                    let t0 = dctx.clock.now();
+                    match open_connection(dctx.conn_config) {
+                        Ok(c) => {
+                            let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
+                            let _ = poll.registry().register(
+                                &mut SourceFd(&fd),
+                                Token(i),
+                                Interest::READABLE,
+                            );
+                            s.conn = Some(c);
+                            s.out_pos = 0;
+                            s.write_interest = false;
+                            s.client.connected(&mut s.io);
+                        }
+                        Err(msg) => {
+                            let mut ctx = ThreadCtx {
+                                plan: dctx.plan,
+                                rng: streams,
+                                schedule: schedule.as_mut(),
+                                end_us: dctx.end_us,
+                                timer_exceeded,
+                                rec,
+                                diag: &mut diag,
+                            };
+                            s.client.connect_failed(&mut ctx, msg.trim_end());
+                        }
+                    }
+                    rec.connection_time(dctx.clock.now() - t0);
+                    s.runnable = true;
+                    s.wake_at = i64::MAX;
+                }
+                Wait::Disconnect => {
+                    let t0 = dctx.clock.now();
+                    flush(s);
+                    close(&poll, s);
+                    rec.connection_time(dctx.clock.now() - t0);
+                    s.runnable = true;
+                    s.wake_at = i64::MAX;
+                }
+                Wait::Done => {
+                    flush(s);
+                    close(&poll, s);
+                    s.done = true;
+                    remaining -= 1;
+                    if dctx.exit_on_abort && s.client.is_aborted() {
+                        return LoopEnd::ExitOnAbort;
+                    }
+                    continue;
+                }
+            }
+            if !flush(s) {
+                s.client.connection_lost(&mut s.io);
+                s.runnable = true;
+            } else if s.out_pos < s.io.out.len() && !s.write_interest {
+                if let Some(c) = &s.conn {
+                    let fd = std::os::fd::AsRawFd::as_raw_fd(c);
+                    let _ = poll.registry().reregister(
+                        &mut SourceFd(&fd),
+                        Token(i),
+                        Interest::READABLE | Interest::WRITABLE,
+                    );
+                    s.write_interest = true;
+                }
+            }
+            if s.runnable {
+                any_runnable = true;
+            } else {
+                next_wake = next_wake.min(s.wake_at);
+            }
+        }
+        if remaining == 0 {
+            return LoopEnd::AllDone;
+        }
+        let now = dctx.clock.now();
+        let mut timeout = if any_runnable {
+            Duration::ZERO
+        } else if next_wake == i64::MAX {
+            MAX_POLL
+        } else {
+            Duration::from_micros((next_wake - now).max(0) as u64).min(MAX_POLL)
+        };
+        if dctx.end_us > 0 && !timer_exceeded && !any_runnable {
+            timeout = timeout.min(Duration::from_micros((dctx.end_us - now).max(0) as u64));
+        }
+        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                diag.error_line(&format!("epoll_wait() failed: {e}"));
+                return LoopEnd::PollFailed;
+            }
+            continue;
+        }
+        for ev in events.iter() {
+            let i = ev.token().0;
+            let Some(s) = slots.get_mut(i) else { continue };
+            if ev.is_writable() && s.write_interest {
+                flush(s);
+                if s.out_pos >= s.io.out.len() {
+                    if let Some(c) = &s.conn {
+                        let fd = std::os::fd::AsRawFd::as_raw_fd(c);
+                        let _ = poll.registry().reregister(
+                            &mut SourceFd(&fd),
+                            Token(i),
+                            Interest::READABLE,
+                        );
+                    }
+                    s.write_interest = false;
+                }
+            }
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                if !fill(s) {
+                    s.client.connection_lost(&mut s.io);
+                }
+                s.runnable = true;
+            }
+        }
+    }
+}
+
+/// Writes pending output; false if the connection broke.
+fn flush<H>(s: &mut Slot<H>) -> bool {
+    let Some(c) = s.conn.as_mut() else {
+        s.io.out.clear();
+        s.out_pos = 0;
+        return true;
+    };
+    while s.out_pos < s.io.out.len() {
+        match c.try_write(&s.io.out[s.out_pos..]) {
+            Ok(0) => return false,
+            Ok(n) => s.out_pos += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    if c.wants_write() {
+        match c.flush() {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+            Err(_) => return false,
+        }
+    }
+    s.io.out.clear();
+    s.out_pos = 0;
+    true
+}
+
+/// Reads everything available; false on EOF or error.
+fn fill<H>(s: &mut Slot<H>) -> bool {
+    let Some(c) = s.conn.as_mut() else {
+        return false;
+    };
+    loop {
+        match c.try_read(&mut s.io.inbuf) {
+            Ok(0) => return false,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+fn close<H>(poll: &Poll, s: &mut Slot<H>) {
+    if let Some(c) = s.conn.take() {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
+        let _ = poll.registry().deregister(&mut SourceFd(&fd));
+        c.close();
+    }
+    s.io.connected = false;
+    s.io.out.clear();
+    s.out_pos = 0;
+    s.write_interest = false;
+}
+
+/// Connects every slot (not `-C`), sequentially as pgbench does. On failure returns the
+/// failing client id and the message.
+pub fn connect_all<H: ScriptHost>(
+    cfg: &ConnConfig,
+    slots: &mut [Slot<H>],
+) -> Result<(), (usize, String)> {
+    for s in slots.iter_mut() {
+        match open_connection(cfg) {
+            Ok(c) => {
+                s.conn = Some(c);
+                s.client.connected(&mut s.io);
+            }
+            Err(m) => return Err((s.client.id, m)),
+        }
+    }
+    Ok(())
+}
