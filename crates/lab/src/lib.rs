@@ -1,24 +1,56 @@
-//! Campaigns, OS/PG metric samplers, the environment manifest, and quickstart.
+//! Campaigns (what pgbench-tools does with bash and psql, done in-process), the OS and
+//! PostgreSQL metric samplers, the environment manifest, `pgsurge results` and
+//! `pgsurge quickstart`. Results go to `pgsurge-store`.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`spec`] | the campaign file (TOML) and its validation |
+//! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle |
+//! | [`target`] | throwaway or existing servers for a campaign |
+//! | [`execute`] | one test: init, hygiene, snapshots, engine run, samplers |
+//! | [`runner`] | a campaign: resume, progress, storing each test atomically |
+//! | [`sampler`] | per-second OS (/proc) and PostgreSQL samples |
+//! | [`pgstats`] | version-dependent statistics views, in one place |
+//! | [`manifest`] | the environment manifest |
+//! | [`convert`] | engine results → store records |
+//! | [`import`] | pgbench text reports and `-l` / aggregate logs → store |
+//! | `results_cli`, `campaign_cli`, [`quickstart`] | the subcommands |
+
+#![warn(missing_docs)]
+
+mod campaign_cli;
+pub mod convert;
+pub mod error;
+pub mod execute;
+pub mod import;
+pub mod manifest;
+pub mod matrix;
+pub mod pg;
+pub mod pgstats;
+pub mod quickstart;
+mod results_cli;
+pub mod runner;
+pub mod sampler;
+pub mod spec;
+pub mod target;
 
 use std::ffi::OsString;
 
+pub use error::{LabError, Result};
+pub use runner::{run_campaign, Outcome, RunOptions};
+pub use spec::Campaign;
+
 /// Entry point of `pgsurge campaign ...`.
 pub fn campaign_main(args: &[OsString]) -> i32 {
-    let _ = args;
-    eprintln!("pgsurge: error: `pgsurge campaign` is not implemented yet");
-    1
+    campaign_cli::main(args)
 }
 
 /// Entry point of `pgsurge results ...`.
 pub fn results_main(args: &[OsString]) -> i32 {
-    let _ = args;
-    eprintln!("pgsurge: error: `pgsurge results` is not implemented yet");
-    1
+    results_cli::main(args)
 }
 
 /// Entry point of `pgsurge quickstart`.
 pub fn quickstart_main(args: &[OsString]) -> i32 {
-    let _ = args;
-    eprintln!("pgsurge: error: `pgsurge quickstart` is not implemented yet");
-    1
+    quickstart::main(args)
 }

@@ -17,7 +17,8 @@ pub fn encode(h: &Histogram<u64>) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Deserializes a histogram stored with [`encode`].
+/// Deserializes a histogram stored with [`encode`] (or deflate-compressed V2: the
+/// format is recognized from its cookie).
 pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>> {
     Deserializer::new()
         .deserialize(&mut std::io::Cursor::new(bytes))
@@ -45,7 +46,9 @@ impl HistogramRecord {
 
     /// Decodes the stored histogram.
     pub fn decode(&self) -> Result<Histogram<u64>> {
-        if self.encoding != histogram_encoding::HDR_V2 {
+        if self.encoding != histogram_encoding::HDR_V2
+            && self.encoding != histogram_encoding::HDR_V2_DEFLATE
+        {
             return Err(StoreError::Histogram(format!(
                 "unknown encoding {:?}",
                 self.encoding

@@ -361,6 +361,9 @@ record! {
 pub mod histogram_encoding {
     /// HdrHistogram V2 serialization, uncompressed (`hdrhistogram::serialization::V2Serializer`).
     pub const HDR_V2: &str = "hdr-v2";
+    /// HdrHistogram V2 serialization, deflate-compressed (`V2DeflateSerializer`; what
+    /// the engine's RunResult carries, base64-decoded).
+    pub const HDR_V2_DEFLATE: &str = "hdr-v2-deflate";
 }
 
 record! {

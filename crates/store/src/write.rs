@@ -71,6 +71,16 @@ impl Store {
         Ok(())
     }
 
+    /// Records how many tests a set's matrix holds (a campaign extended with new matrix
+    /// values plans more tests in the same set).
+    pub fn set_planned_tests(&mut self, set_id: i64, planned: i64) -> Result<()> {
+        self.backend.execute(
+            "UPDATE sets SET planned_tests = ? WHERE id = ?",
+            &[Value::Int(planned), Value::Int(set_id)],
+        )?;
+        Ok(())
+    }
+
     /// Inserts or updates (by name) a server and returns its id.
     pub fn upsert_server(&mut self, server: &ServerRecord) -> Result<i64> {
         self.transaction(|b| {

@@ -1,0 +1,116 @@
+//! Turns the engine's [`RunResult`] and interval samples into store records.
+
+use base64::Engine as _;
+use pgsurge_results::{IntervalSample, LatencySummary, RunResult};
+use pgsurge_store::{histogram_encoding, HistogramRecord, IntervalRecord, RunRecord};
+
+/// Fills the result columns of `run` from `r`.
+pub fn fill_run(run: &mut RunRecord, r: &RunResult) {
+    let t = &r.totals;
+    run.measured_s = Some(r.bench_duration_us as f64 / 1e6);
+    run.tps = Some(r.tps);
+    run.transactions = i64::try_from(t.transactions).ok();
+    run.failures = i64::try_from(t.failures).ok();
+    run.serialization_failures = i64::try_from(t.serialization_failures).ok();
+    run.deadlock_failures = i64::try_from(t.deadlock_failures).ok();
+    run.retried = i64::try_from(t.retried).ok();
+    run.retries = i64::try_from(t.retries).ok();
+    run.skipped = i64::try_from(t.skipped).ok();
+    run.late = i64::try_from(t.late).ok();
+    let l = &t.latency;
+    run.latency_mean_ms = l.mean_ms;
+    run.latency_stddev_ms = l.stddev_ms;
+    run.latency_min_ms = l.min_ms;
+    run.latency_max_ms = l.max_ms;
+    let h = decode_summary(l).and_then(|b| pgsurge_store::histogram::decode(&b).ok());
+    let q = |p: f64| {
+        h.as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| h.value_at_quantile(p) as f64 / 1000.0)
+    };
+    run.latency_p50_ms = q(0.50).or_else(|| l.percentile(50.0));
+    run.latency_p90_ms = q(0.90).or_else(|| l.percentile(90.0));
+    run.latency_p95_ms = q(0.95);
+    run.latency_p99_ms = q(0.99).or_else(|| l.percentile(99.0));
+    run.latency_p999_ms = q(0.999).or_else(|| l.percentile(99.9));
+    if r.options.rate_tps.is_some() {
+        run.lag_mean_ms = t.lag.mean_ms;
+        run.lag_max_ms = t.lag.max_ms;
+    }
+    run.result_json = serde_json::to_value(r).ok();
+}
+
+fn decode_summary(l: &LatencySummary) -> Option<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD
+        .decode(l.histogram.as_deref()?)
+        .ok()
+}
+
+fn record(
+    kind: &str,
+    index: i64,
+    name: Option<String>,
+    l: &LatencySummary,
+) -> Option<HistogramRecord> {
+    let data = decode_summary(l)?;
+    Some(HistogramRecord {
+        kind: kind.into(),
+        script_index: index,
+        script_name: name,
+        unit: "us".into(),
+        encoding: histogram_encoding::HDR_V2_DEFLATE.into(),
+        count: i64::try_from(l.sums_us.count).unwrap_or(i64::MAX),
+        data,
+    })
+}
+
+/// Whole-run histograms: latency and lag, all scripts together and per script.
+pub fn histograms(r: &RunResult) -> Vec<HistogramRecord> {
+    let mut out = Vec::new();
+    out.extend(record("latency", -1, None, &r.totals.latency));
+    if r.options.rate_tps.is_some() {
+        out.extend(record("lag", -1, None, &r.totals.lag));
+    }
+    if r.scripts.len() > 1 {
+        for (i, s) in r.scripts.iter().enumerate() {
+            out.extend(record(
+                "latency",
+                i as i64,
+                Some(s.name.clone()),
+                &s.stats.latency,
+            ));
+        }
+    }
+    out
+}
+
+/// One interval sample as a stored interval.
+pub fn interval(s: &IntervalSample, warmup: bool, elapsed_offset: f64) -> IntervalRecord {
+    let pct = |p: f64| {
+        s.percentiles
+            .iter()
+            .find(|x| (x.percentile - p).abs() < 1e-9)
+            .map(|x| x.latency_ms)
+    };
+    let some = |v: f64| (s.transactions > 0 && v.is_finite()).then_some(v);
+    IntervalRecord {
+        ts: s.epoch_s,
+        elapsed_s: s.elapsed_s + elapsed_offset,
+        duration_s: s.duration_s,
+        warmup,
+        transactions: i64::try_from(s.transactions).unwrap_or(i64::MAX),
+        tps: s.tps,
+        failures: i64::try_from(s.failures).ok(),
+        retried: i64::try_from(s.retried).ok(),
+        skipped: i64::try_from(s.skipped).ok(),
+        latency_mean_ms: some(s.latency_ms),
+        latency_min_ms: None,
+        latency_max_ms: None,
+        latency_p50_ms: pct(50.0),
+        latency_p90_ms: pct(90.0),
+        latency_p99_ms: pct(99.0),
+        lag_mean_ms: some(s.lag_ms),
+        lag_max_ms: None,
+        histogram: None,
+    }
+}

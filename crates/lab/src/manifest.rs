@@ -1,0 +1,159 @@
+//! The environment manifest: what a result depends on besides the workload — kernel,
+//! CPU (model, count, frequency governor), memory, transparent huge pages, vm dirty
+//! settings, block device queue settings, mounts, and the server's version, build
+//! options (`pg_config`) and non-default settings. Stored as JSON with every run.
+//!
+//! Host facts come from `/proc` and `/sys` of the machine pgsurge runs on; a missing
+//! file is left out rather than an error (containers hide some of them).
+
+use serde_json::{json, Map, Value};
+
+use crate::pg::Pg;
+use crate::pgstats;
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Host part of the manifest.
+pub fn host_manifest() -> Value {
+    let cpu_model = cpu_model();
+    let mem_total = procfs_mem_total();
+    let mut vm = Map::new();
+    for k in [
+        "dirty_ratio",
+        "dirty_background_ratio",
+        "dirty_bytes",
+        "dirty_background_bytes",
+        "dirty_expire_centisecs",
+        "dirty_writeback_centisecs",
+        "swappiness",
+        "overcommit_memory",
+        "nr_hugepages",
+    ] {
+        if let Some(v) = read(&format!("/proc/sys/vm/{k}")) {
+            vm.insert(k.into(), Value::String(v));
+        }
+    }
+    let mut devices = Map::new();
+    for dev in crate::sampler::default_devices() {
+        let mut q = Map::new();
+        for k in [
+            "scheduler",
+            "read_ahead_kb",
+            "rotational",
+            "nr_requests",
+            "max_sectors_kb",
+            "logical_block_size",
+            "physical_block_size",
+            "write_cache",
+        ] {
+            if let Some(v) = read(&format!("/sys/block/{dev}/queue/{k}")) {
+                q.insert(k.into(), Value::String(v));
+            }
+        }
+        if let Some(size) = read(&format!("/sys/block/{dev}/size")) {
+            q.insert("size_sectors".into(), Value::String(size));
+        }
+        devices.insert(dev, Value::Object(q));
+    }
+    let mounts: Vec<Value> = read("/proc/mounts")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (dev, dir, fstype, opts) = (f.first()?, f.get(1)?, f.get(2)?, f.get(3)?);
+            let real = [
+                "ext4", "xfs", "btrfs", "zfs", "ext3", "f2fs", "overlay", "tmpfs",
+            ]
+            .contains(fstype);
+            real.then(|| json!({"device": dev, "mount": dir, "fstype": fstype, "options": opts}))
+        })
+        .collect();
+    json!({
+        "hostname": read("/proc/sys/kernel/hostname"),
+        "kernel": read("/proc/sys/kernel/osrelease"),
+        "kernel_version": read("/proc/version"),
+        "os_release": os_release(),
+        "cpu": {
+            "model": cpu_model,
+            "count": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            "governor": read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            "max_freq_khz": read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
+        },
+        "memory_bytes": mem_total,
+        "thp": {
+            "enabled": read("/sys/kernel/mm/transparent_hugepage/enabled"),
+            "defrag": read("/sys/kernel/mm/transparent_hugepage/defrag"),
+        },
+        "vm": vm,
+        "block_devices": devices,
+        "mounts": mounts,
+    })
+}
+
+/// PRETTY_NAME of /etc/os-release.
+pub fn os_release() -> Option<String> {
+    read("/etc/os-release")?.lines().find_map(|l| {
+        l.strip_prefix("PRETTY_NAME=")
+            .map(|v| v.trim_matches('"').to_string())
+    })
+}
+
+fn procfs_mem_total() -> Option<u64> {
+    use procfs::Current;
+    procfs::Meminfo::current().ok().map(|m| m.mem_total)
+}
+
+/// CPU model name from /proc/cpuinfo.
+pub fn cpu_model() -> Option<String> {
+    use procfs::Current;
+    procfs::CpuInfo::current()
+        .ok()
+        .and_then(|ci| ci.model_name(0).map(str::to_string))
+}
+
+/// Server part of the manifest (version, build options, non-default settings).
+/// Queries that need privileges the role lacks are left out.
+pub fn server_manifest(pg: &mut Pg) -> Value {
+    let version = pg.value("SELECT version()").ok().flatten();
+    let mut pg_config = Map::new();
+    if let Ok(rows) = pg.rows("SELECT name, setting FROM pg_config") {
+        for r in rows {
+            if let (Some(Some(k)), Some(Some(v))) = (r.first(), r.get(1)) {
+                pg_config.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+    }
+    let mut settings = Map::new();
+    if let Ok(rows) = pg.rows(pgstats::SETTINGS_SQL) {
+        for r in rows {
+            if let (Some(Some(k)), Some(v)) = (r.first(), r.get(1)) {
+                settings.insert(k.clone(), v.clone().map_or(Value::Null, Value::String));
+            }
+        }
+    }
+    json!({
+        "version": version,
+        "version_num": pg.version_num(),
+        "data_directory": pg.value("SELECT setting FROM pg_settings WHERE name = 'data_directory'").ok().flatten(),
+        "pg_config": pg_config,
+        "non_default_settings": settings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_manifest_has_kernel_cpu_and_memory() {
+        let m = host_manifest();
+        assert!(m["kernel"].as_str().is_some_and(|k| !k.is_empty()));
+        assert!(m["cpu"]["count"].as_u64().is_some_and(|n| n >= 1));
+        assert!(m["memory_bytes"].as_u64().is_some_and(|n| n > 1 << 20));
+        assert!(m["mounts"].is_array());
+    }
+}

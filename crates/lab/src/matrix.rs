@@ -1,0 +1,417 @@
+//! Expands a campaign into its ordered list of tests.
+//!
+//! A test's identity (`key`) is its matrix cell and repeat, e.g.
+//! `pg17/s10/tpcb-like/c8/r-/3`: the store refuses a second test with the same key in a
+//! set, which is what makes resuming exact. The order: scales in the order given; within
+//! a scale, repeat rounds; within a round every cell (workload × clients × rate), in a
+//! seeded shuffled order when `shuffle` is on; each cell runs on every target in turn
+//! (rotated each round: A B, then B A) when `interleave_targets` is on.
+
+use std::path::{Path, PathBuf};
+
+use crate::spec::{Campaign, ScriptPart, ScriptSpec};
+
+/// Built-in pgbench scripts a campaign may name.
+pub const BUILTIN_SCRIPTS: &[&str] = &["tpcb-like", "simple-update", "select-only"];
+
+/// Where one script of a workload comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptSource {
+    /// `-b NAME`.
+    Builtin(String),
+    /// `-f FILE`.
+    File(PathBuf),
+}
+
+/// A script with its weight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadPart {
+    /// The script.
+    pub source: ScriptSource,
+    /// `@W`.
+    pub weight: u32,
+}
+
+/// One workload of the matrix: one script or a weighted mix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// Display name (used in test keys and reports).
+    pub name: String,
+    /// Its scripts.
+    pub parts: Vec<WorkloadPart>,
+}
+
+fn part_from_spec(p: &ScriptPart, base: &Path) -> Result<WorkloadPart, String> {
+    let source = match (&p.builtin, &p.file) {
+        (Some(b), None) => builtin(b)?,
+        (None, Some(f)) => file(f, base)?,
+        _ => return Err("give exactly one of builtin = \"…\" or file = \"…\"".into()),
+    };
+    if p.weight == 0 {
+        return Err("weight must be ≥ 1".into());
+    }
+    Ok(WorkloadPart {
+        source,
+        weight: p.weight,
+    })
+}
+
+fn builtin(name: &str) -> Result<ScriptSource, String> {
+    if BUILTIN_SCRIPTS.contains(&name) {
+        Ok(ScriptSource::Builtin(name.to_string()))
+    } else {
+        Err(format!(
+            "unknown built-in script \"{name}\" (valid: {})",
+            BUILTIN_SCRIPTS.join(", ")
+        ))
+    }
+}
+
+fn file(f: &Path, base: &Path) -> Result<ScriptSource, String> {
+    let path = if f.is_absolute() {
+        f.to_path_buf()
+    } else {
+        base.join(f)
+    };
+    if !path.is_file() {
+        return Err(format!("script file {} not found", path.display()));
+    }
+    Ok(ScriptSource::File(path))
+}
+
+impl WorkloadPart {
+    fn label(&self) -> String {
+        match &self.source {
+            ScriptSource::Builtin(b) => b.clone(),
+            ScriptSource::File(f) => f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| f.display().to_string()),
+        }
+    }
+}
+
+impl Workload {
+    /// Resolves a matrix entry (file paths relative to `base`).
+    pub fn from_spec(spec: &ScriptSpec, base: &Path) -> Result<Workload, String> {
+        match spec {
+            ScriptSpec::Builtin(b) => Ok(Workload {
+                name: b.clone(),
+                parts: vec![WorkloadPart {
+                    source: builtin(b)?,
+                    weight: 1,
+                }],
+            }),
+            ScriptSpec::Part(p) => {
+                let part = part_from_spec(p, base)?;
+                Ok(Workload {
+                    name: part.label(),
+                    parts: vec![part],
+                })
+            }
+            ScriptSpec::Mix { name, mix } => {
+                if mix.is_empty() {
+                    return Err("a mix needs at least one part".into());
+                }
+                if name.is_empty() || name.contains('/') {
+                    return Err("a mix needs a name without '/'".into());
+                }
+                let parts = mix
+                    .iter()
+                    .map(|p| part_from_spec(p, base))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Workload {
+                    name: name.clone(),
+                    parts,
+                })
+            }
+        }
+    }
+
+    /// pgbench options selecting the scripts (`-b name@w`, `-f file@w`).
+    pub fn pgbench_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in &self.parts {
+            match &p.source {
+                ScriptSource::Builtin(b) => {
+                    out.push("-b".into());
+                    out.push(format!("{b}@{}", p.weight));
+                }
+                ScriptSource::File(f) => {
+                    out.push("-f".into());
+                    out.push(format!("{}@{}", f.display(), p.weight));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One planned test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestPlan {
+    /// Position in the order, from 1.
+    pub seq: usize,
+    /// Identity in the set.
+    pub key: String,
+    /// Index into the campaign's targets.
+    pub target: usize,
+    /// Scale.
+    pub scale: u32,
+    /// Index into [`Matrix::workloads`].
+    pub workload: usize,
+    /// Clients.
+    pub clients: u32,
+    /// Total rate (tps); None = unthrottled.
+    pub rate: Option<f64>,
+    /// The per-client rate it came from, if the campaign gave one.
+    pub rate_per_client: Option<f64>,
+    /// Repeat number from 1.
+    pub repeat: u32,
+    /// `--random-seed` of this test.
+    pub seed: u64,
+}
+
+/// The expanded campaign.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    /// Workloads in the order of `matrix.scripts`.
+    pub workloads: Vec<Workload>,
+    /// Every test in run order.
+    pub tests: Vec<TestPlan>,
+}
+
+/// splitmix64: a small, well-known generator; enough for a reproducible shuffle.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn rate_label(rate: Option<f64>, per_client: Option<f64>) -> String {
+    match (rate, per_client) {
+        (_, Some(p)) => format!("rpc{p}"),
+        (Some(r), None) => format!("r{r}"),
+        (None, None) => "r-".into(),
+    }
+}
+
+/// Expands `campaign` into its tests.
+pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
+    let s = &campaign.spec;
+    let m = &s.matrix;
+    let workloads = m
+        .scripts
+        .iter()
+        .map(|w| Workload::from_spec(w, &campaign.base_dir))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut names = std::collections::BTreeSet::new();
+    for w in &workloads {
+        if !names.insert(w.name.clone()) {
+            return Err(format!("two workloads are named \"{}\"", w.name));
+        }
+    }
+    // Rate dimension: (total, per-client) per entry; 0 = unthrottled.
+    enum RateDim {
+        Total(f64),
+        PerClient(f64),
+        None,
+    }
+    let rates: Vec<RateDim> = if !m.rates_per_client.is_empty() {
+        m.rates_per_client
+            .iter()
+            .map(|r| RateDim::PerClient(*r))
+            .collect()
+    } else if !m.rates.is_empty() {
+        m.rates.iter().map(|r| RateDim::Total(*r)).collect()
+    } else {
+        vec![RateDim::None]
+    };
+    let mut cells = Vec::new();
+    for (wi, _) in workloads.iter().enumerate() {
+        for &c in &m.clients {
+            for r in &rates {
+                let (rate, per_client) = match r {
+                    RateDim::None => (None, None),
+                    RateDim::Total(t) if *t == 0.0 => (None, None),
+                    RateDim::Total(t) => (Some(*t), None),
+                    RateDim::PerClient(p) if *p == 0.0 => (None, None),
+                    RateDim::PerClient(p) => (Some(p * f64::from(c)), Some(*p)),
+                };
+                cells.push((wi, c, rate, per_client));
+            }
+        }
+    }
+    let ntargets = s.targets.len();
+    let mut tests = Vec::new();
+    let mut push =
+        |target: usize, scale: u32, cell: &(usize, u32, Option<f64>, Option<f64>), repeat: u32| {
+            let (wi, clients, rate, per_client) = *cell;
+            let key = format!(
+                "{}/s{scale}/{}/c{clients}/{}/{repeat}",
+                s.targets[target].name,
+                workloads[wi].name,
+                rate_label(rate, per_client)
+            );
+            let seed = SplitMix(s.campaign.seed ^ fnv1a(&key)).next() >> 1;
+            tests.push(TestPlan {
+                seq: tests.len() + 1,
+                key,
+                target,
+                scale,
+                workload: wi,
+                clients,
+                rate,
+                rate_per_client: per_client,
+                repeat,
+                seed,
+            });
+        };
+    let rounds = |scale: u32| -> Vec<(u32, Vec<usize>)> {
+        (1..=m.repeats)
+            .map(|repeat| {
+                let mut order: Vec<usize> = (0..cells.len()).collect();
+                if s.campaign.shuffle {
+                    let mut rng =
+                        SplitMix(s.campaign.seed ^ (u64::from(scale) << 32) ^ u64::from(repeat));
+                    rng.shuffle(&mut order);
+                }
+                (repeat, order)
+            })
+            .collect()
+    };
+    if s.campaign.interleave_targets {
+        for &scale in &m.scales {
+            for (repeat, order) in rounds(scale) {
+                for ci in order {
+                    for k in 0..ntargets {
+                        let t = (k + repeat as usize - 1) % ntargets;
+                        push(t, scale, &cells[ci], repeat);
+                    }
+                }
+            }
+        }
+    } else {
+        for t in 0..ntargets {
+            for &scale in &m.scales {
+                for (repeat, order) in rounds(scale) {
+                    for ci in order {
+                        push(t, scale, &cells[ci], repeat);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Matrix { workloads, tests })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn campaign(extra: &str) -> Campaign {
+        let text = format!(
+            r#"
+[campaign]
+name = "m"
+seed = 7
+{extra}
+[[target]]
+name = "a"
+conninfo = "dbname=a"
+[[target]]
+name = "b"
+conninfo = "dbname=b"
+[matrix]
+scales = [1, 5]
+clients = [1, 2, 4]
+scripts = ["select-only", "tpcb-like"]
+rates_per_client = [0, 10]
+repeats = 2
+"#
+        );
+        Campaign::parse(&text, "m.toml", Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn every_cell_repeat_and_target_appears_once() {
+        let m = expand(&campaign("")).unwrap();
+        assert_eq!(m.tests.len(), 2 * 2 * 3 * 2 * 2 * 2);
+        let keys: BTreeSet<_> = m.tests.iter().map(|t| t.key.clone()).collect();
+        assert_eq!(keys.len(), m.tests.len());
+        assert!(keys.contains("b/s5/tpcb-like/c4/rpc10/2"));
+        let t = m
+            .tests
+            .iter()
+            .find(|t| t.key == "a/s1/select-only/c4/rpc10/1")
+            .unwrap();
+        assert_eq!(t.rate, Some(40.0));
+        let t = m
+            .tests
+            .iter()
+            .find(|t| t.key == "a/s1/select-only/c4/r-/1")
+            .unwrap();
+        assert_eq!(t.rate, None);
+        // Scales do not go back and forth: each scale's tests are contiguous.
+        let scales: Vec<u32> = m.tests.iter().map(|t| t.scale).collect();
+        assert!(scales.windows(2).all(|w| w[0] <= w[1]));
+        // Seeds differ between repeats of a cell.
+        let s1 = m
+            .tests
+            .iter()
+            .find(|t| t.key == "a/s1/select-only/c1/r-/1")
+            .unwrap()
+            .seed;
+        let s2 = m
+            .tests
+            .iter()
+            .find(|t| t.key == "a/s1/select-only/c1/r-/2")
+            .unwrap()
+            .seed;
+        assert_ne!(s1, s2);
+    }
+
+    #[test]
+    fn targets_alternate_and_rotate_per_round() {
+        let m = expand(&campaign("")).unwrap();
+        let first: Vec<usize> = m.tests.iter().take(4).map(|t| t.target).collect();
+        assert_eq!(first, vec![0, 1, 0, 1]);
+        let round2 = m.tests.iter().position(|t| t.repeat == 2).unwrap();
+        assert_eq!(m.tests[round2].target, 1);
+    }
+
+    #[test]
+    fn shuffle_is_seeded_and_can_be_turned_off() {
+        let a = expand(&campaign("")).unwrap();
+        let b = expand(&campaign("")).unwrap();
+        assert_eq!(a.tests, b.tests);
+        let plain = expand(&campaign("shuffle = false\ninterleave_targets = false")).unwrap();
+        assert_ne!(
+            a.tests.iter().map(|t| &t.key).collect::<Vec<_>>(),
+            plain.tests.iter().map(|t| &t.key).collect::<Vec<_>>()
+        );
+        assert_eq!(plain.tests[0].key, "a/s1/select-only/c1/r-/1");
+        assert_eq!(plain.tests[1].key, "a/s1/select-only/c1/rpc10/1");
+        assert!(plain.tests[..24].iter().all(|t| t.target == 0));
+    }
+}

@@ -1,0 +1,114 @@
+//! A small blocking PostgreSQL helper over `pgsurge-wire` for the lab's own queries
+//! (hygiene, counters, settings, manifest). Not used on the benchmark's hot path.
+
+use pgsurge_wire::{ConnConfig, Connection};
+
+use crate::error::{LabError, Result};
+
+/// A connection with text-result helpers.
+pub struct Pg {
+    conn: Connection,
+    conninfo: String,
+}
+
+impl Pg {
+    /// Connects to `conninfo` (libpq syntax or URI).
+    pub fn connect(conninfo: &str) -> Result<Pg> {
+        let cfg = ConnConfig::parse(conninfo).map_err(|e| LabError::Pg {
+            context: format!("connection string \"{conninfo}\""),
+            message: e.to_string(),
+        })?;
+        let mut conn = Connection::connect(&cfg).map_err(|e| LabError::Pg {
+            context: "connecting".into(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        conn.set_notice_handler(Box::new(|_| {}));
+        Ok(Pg {
+            conn,
+            conninfo: conninfo.to_string(),
+        })
+    }
+
+    /// The connection string it was opened with.
+    pub fn conninfo(&self) -> &str {
+        &self.conninfo
+    }
+
+    /// `server_version_num`.
+    pub fn version_num(&self) -> i32 {
+        self.conn.server_version_num()
+    }
+
+    /// Database name.
+    pub fn dbname(&self) -> &str {
+        self.conn.dbname()
+    }
+
+    /// Runs statements, discarding results.
+    pub fn exec(&mut self, sql: &str) -> Result<()> {
+        self.conn.execute(sql).map_err(|e| LabError::Pg {
+            context: short(sql),
+            message: e.pq_message().trim_end().to_string(),
+        })
+    }
+
+    /// Rows of the last statement, as text (None = NULL).
+    pub fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let res = self.conn.simple_query(sql).map_err(|e| LabError::Pg {
+            context: short(sql),
+            message: e.pq_message().trim_end().to_string(),
+        })?;
+        Ok(res.into_iter().last().map(|r| r.rows).unwrap_or_default())
+    }
+
+    /// The first column of the first row.
+    pub fn value(&mut self, sql: &str) -> Result<Option<String>> {
+        Ok(self
+            .rows(sql)?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten()))
+    }
+
+    /// Rows of (name, number) pairs; rows whose value is NULL or not a number are
+    /// skipped.
+    pub fn pairs(&mut self, sql: &str) -> Result<Vec<(String, f64)>> {
+        Ok(self
+            .rows(sql)?
+            .into_iter()
+            .filter_map(|r| {
+                let name = r.first()?.clone()?;
+                let v: f64 = r.get(1)?.as_deref()?.parse().ok()?;
+                Some((name, v))
+            })
+            .collect())
+    }
+
+    /// The underlying wire connection (for `-i`).
+    pub fn connection(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+}
+
+fn short(sql: &str) -> String {
+    let s: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() > 70 {
+        format!("{}…", s.chars().take(70).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// Quotes a string literal for SQL (standard_conforming_strings on or off).
+pub fn literal(s: &str) -> String {
+    let mut out = String::from("E'");
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}

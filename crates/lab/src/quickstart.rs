@@ -1,0 +1,182 @@
+//! `pgsurge quickstart`: a throwaway server (local binaries, else a fetched version),
+//! `-i -s 10`, select-only and tpcb-like at 1, 2, 4 and 8 clients for 10 s each, a
+//! summary table, the results in a store file, and the HTML report — in under three
+//! minutes on two cores, leaving nothing running.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Parser;
+use pgsurge_engine::StopFlag;
+use pgsurge_store::{set_kind, RunFilter, Store};
+
+use crate::runner::{run_campaign, RunOptions};
+use crate::spec::Campaign;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pgsurge quickstart",
+    about = "Start a throwaway PostgreSQL, run a short benchmark matrix, store and report it"
+)]
+struct Cli {
+    /// Seconds per test.
+    #[arg(long, default_value_t = 10)]
+    duration: u32,
+    /// Scale factor of `-i`.
+    #[arg(long, default_value_t = 10)]
+    scale: u32,
+    /// Client counts, comma-separated.
+    #[arg(long, default_value = "1,2,4,8", value_delimiter = ',')]
+    clients: Vec<u32>,
+    /// Results store (SQLite file or postgresql:// URL)
+    /// [default: $PGSURGE_STORE or ./pgsurge-results.db].
+    #[arg(long)]
+    store: Option<String>,
+    /// Directory for the HTML report [default: ./pgsurge-report].
+    #[arg(long)]
+    report_dir: Option<PathBuf>,
+    /// PostgreSQL binaries directory.
+    #[arg(long, conflicts_with = "pg_version")]
+    pg_bin: Option<PathBuf>,
+    /// PostgreSQL version to use (local binaries of that major, else fetched).
+    #[arg(long)]
+    pg_version: Option<String>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn toml_str(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// The quickstart's campaign text.
+fn campaign_text(cli: &Cli) -> String {
+    let mut target = String::from("[[target]]\nname = \"local\"\n");
+    if let Some(b) = &cli.pg_bin {
+        target.push_str(&format!(
+            "pg_bin = {}\n",
+            toml_str(&b.display().to_string())
+        ));
+    }
+    if let Some(v) = &cli.pg_version {
+        target.push_str(&format!("pg_version = {}\n", toml_str(v)));
+    }
+    let clients: Vec<String> = cli.clients.iter().map(u32::to_string).collect();
+    format!(
+        "[campaign]\nname = \"quickstart\"\ndescription = \"pgsurge quickstart\"\nshuffle = false\n\n{target}\n\
+         [matrix]\nscales = [{}]\nclients = [{}]\nscripts = [\"select-only\", \"tpcb-like\"]\n\n\
+         [run]\nduration = {}\nthreads = \"auto\"\n\n[init]\nmethod = \"client\"\n",
+        cli.scale,
+        clients.join(", "),
+        cli.duration
+    )
+}
+
+/// Entry point of `pgsurge quickstart`.
+pub fn main(args: &[OsString]) -> i32 {
+    let argv = std::iter::once(OsString::from("pgsurge quickstart")).chain(args.iter().cloned());
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let text = campaign_text(&cli);
+    let campaign = match Campaign::parse(&text, "quickstart", std::path::Path::new(".")) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            return 1;
+        }
+    };
+    let location = cli
+        .store
+        .clone()
+        .unwrap_or_else(pgsurge_store::default_location);
+    let mut store = match Store::open(&location) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            return 1;
+        }
+    };
+    if !cli.quiet {
+        eprintln!(
+            "pgsurge quickstart: throwaway server, scale {}, select-only and tpcb-like at {:?} clients, {} s each",
+            cli.scale, cli.clients, cli.duration
+        );
+    }
+    let stop = StopFlag::new();
+    let _watcher = pgsurge_engine::stop::SignalWatcher::install(stop.clone()).ok();
+    let opts = RunOptions {
+        new_set: true,
+        retry_failed: false,
+        quiet: cli.quiet,
+        kind: Some(set_kind::QUICKSTART.into()),
+    };
+    let outcome = match run_campaign(&campaign, &mut store, &opts, &stop) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            return 1;
+        }
+    };
+    let runs = match store.list_runs(&RunFilter {
+        set_id: Some(outcome.set_id),
+        ..Default::default()
+    }) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            return 1;
+        }
+    };
+    println!();
+    print!("{}", crate::results_cli::runs_table(&runs));
+    for w in &outcome.warnings {
+        println!("warning: {w}");
+    }
+    println!();
+    println!("results stored in {} (set {})", location, outcome.set_id);
+    let report_dir = cli
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("pgsurge-report"));
+    match pgsurge_report::write_report(
+        &mut store,
+        &pgsurge_report::ReportRequest {
+            sets: vec![outcome.set_id],
+        },
+        &report_dir,
+    ) {
+        Ok(files) => println!("report: {}", files.index.display()),
+        Err(e) => eprintln!("pgsurge: warning: the report could not be written: {e}"),
+    }
+    if outcome.remaining > 0 {
+        eprintln!("quickstart interrupted");
+        130
+    } else if outcome.failed > 0 {
+        3
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quickstart_campaign_is_valid_and_has_eight_tests() {
+        let cli = Cli::try_parse_from(["q"]).unwrap();
+        let c = Campaign::parse(&campaign_text(&cli), "q", std::path::Path::new(".")).unwrap();
+        let m = crate::matrix::expand(&c).unwrap();
+        assert_eq!(m.tests.len(), 8);
+        assert_eq!(c.limit(), crate::spec::Limit::Duration(10));
+        let cli = Cli::try_parse_from(["q", "--duration", "2", "--clients", "1,2"]).unwrap();
+        let c = Campaign::parse(&campaign_text(&cli), "q", std::path::Path::new(".")).unwrap();
+        assert_eq!(crate::matrix::expand(&c).unwrap().tests.len(), 4);
+    }
+}

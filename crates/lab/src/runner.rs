@@ -1,0 +1,345 @@
+//! Runs a campaign: finds or creates its set in the store, skips the tests already
+//! stored (resume), starts the targets it still needs, runs the remaining tests in the
+//! planned order with a progress bar, stores each test in one transaction as soon as it
+//! ends (failed tests too, with their error), and stops the throwaway servers.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pgsurge_engine::StopFlag;
+use pgsurge_store::{
+    now_rfc3339, run_status, set_kind, set_status, ServerRecord, SetRecord, Store, TargetRecord,
+};
+
+use crate::error::{LabError, Result};
+use crate::execute::{run_test, Interrupted, TestSetup};
+use crate::matrix::{expand, Matrix, TestPlan};
+use crate::spec::{Campaign, Limit};
+use crate::target::{self, LiveTarget};
+
+/// How to run a campaign.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Start a new set even if one with the same identity exists.
+    pub new_set: bool,
+    /// Run again the tests stored as failed.
+    pub retry_failed: bool,
+    /// No progress bar and no per-test lines.
+    pub quiet: bool,
+    /// Set kind to record (default: campaign).
+    pub kind: Option<String>,
+}
+
+/// What a campaign invocation did.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The set.
+    pub set_id: i64,
+    /// Tests in the matrix.
+    pub planned: usize,
+    /// Tests already stored when this invocation started.
+    pub already_stored: usize,
+    /// Tests run and stored now with status ok.
+    pub ok: usize,
+    /// Tests run and stored now as failed.
+    pub failed: usize,
+    /// Tests still missing (interrupted).
+    pub remaining: usize,
+    /// Warnings raised now.
+    pub warnings: Vec<String>,
+    /// Run ids stored now, in order.
+    pub run_ids: Vec<i64>,
+}
+
+/// Seconds a test is expected to take besides its run (hygiene, snapshots).
+const OVERHEAD_S: u64 = 3;
+
+fn planned_seconds(c: &Campaign) -> u64 {
+    match c.limit() {
+        Limit::Duration(d) => u64::from(d) + c.warmup_s().round() as u64 + OVERHEAD_S,
+        Limit::Transactions(_) => 10,
+    }
+}
+
+/// Runs (or resumes) `campaign` into `store`. `stop` is raised by Ctrl-C: the test in
+/// hand is abandoned (not stored) and the set stays resumable.
+pub fn run_campaign(
+    campaign: &Campaign,
+    store: &mut Store,
+    opts: &RunOptions,
+    stop: &StopFlag,
+) -> Result<Outcome> {
+    let matrix = expand(campaign).map_err(LabError::Other)?;
+    let spec = &campaign.spec;
+    let kind = opts
+        .kind
+        .clone()
+        .unwrap_or_else(|| set_kind::CAMPAIGN.into());
+    let hash = campaign.identity_hash();
+    let existing = if opts.new_set {
+        None
+    } else {
+        store.find_set(&kind, &spec.campaign.name, &hash)?
+    };
+    let set_id = match existing {
+        Some(s) => s.id,
+        None => store.create_set(&SetRecord {
+            name: spec.campaign.name.clone(),
+            kind: kind.clone(),
+            description: spec.campaign.description.clone(),
+            spec_hash: Some(hash),
+            spec: Some(campaign.text.clone()),
+            planned_tests: Some(matrix.tests.len() as i64),
+            status: set_status::RUNNING.into(),
+            created_at: now_rfc3339(),
+            finished_at: None,
+        })?,
+    };
+    store.set_planned_tests(set_id, matrix.tests.len() as i64)?;
+    store.set_set_status(set_id, set_status::RUNNING, None)?;
+    let stored = store.stored_tests(set_id)?;
+    let done: BTreeSet<String> = stored
+        .iter()
+        .filter(|(_, st)| !(opts.retry_failed && st == run_status::FAILED))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let todo: Vec<&TestPlan> = matrix
+        .tests
+        .iter()
+        .filter(|t| !done.contains(&t.key))
+        .collect();
+    let mut out = Outcome {
+        set_id,
+        planned: matrix.tests.len(),
+        already_stored: matrix.tests.len() - todo.len(),
+        ..Default::default()
+    };
+    if todo.is_empty() {
+        store.set_set_status(set_id, set_status::COMPLETE, Some(&now_rfc3339()))?;
+        return Ok(out);
+    }
+    let server_id = store.upsert_server(&this_host())?;
+
+    let pb = progress_bar(campaign, &matrix, &todo, opts.quiet);
+    let mut live: Vec<Option<LiveTarget>> = (0..spec.targets.len()).map(|_| None).collect();
+    let result = run_tests(
+        campaign, store, &matrix, &todo, &mut live, set_id, server_id, &pb, stop, &mut out,
+        opts.quiet,
+    );
+    pb.finish_and_clear();
+    // Stop throwaway servers now (Drop does it too, on every path).
+    for t in live.iter_mut() {
+        if let Some(t) = t.take() {
+            if let Some(c) = &t.cluster {
+                c.stop();
+            }
+        }
+    }
+    result?;
+    out.remaining = todo.len() - out.ok - out.failed;
+    let status = if out.remaining == 0 {
+        set_status::COMPLETE
+    } else {
+        set_status::INCOMPLETE
+    };
+    store.set_set_status(
+        set_id,
+        status,
+        (out.remaining == 0).then(now_rfc3339).as_deref(),
+    )?;
+    Ok(out)
+}
+
+fn progress_bar(c: &Campaign, _m: &Matrix, todo: &[&TestPlan], quiet: bool) -> ProgressBar {
+    let per_test = planned_seconds(c);
+    let pb = ProgressBar::new(per_test * todo.len() as u64);
+    if quiet {
+        pb.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        pb.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% ETA {eta_precise}\n  {msg}",
+    ) {
+        pb.set_style(style);
+    }
+    pb.enable_steady_tick(Duration::from_millis(250));
+    pb
+}
+
+fn this_host() -> ServerRecord {
+    let m = crate::manifest::host_manifest();
+    let hostname = m["hostname"].as_str().unwrap_or("localhost").to_string();
+    ServerRecord {
+        name: hostname.clone(),
+        hostname: Some(hostname),
+        cpu_model: m["cpu"]["model"].as_str().map(str::to_string),
+        cpu_count: m["cpu"]["count"].as_i64(),
+        memory_bytes: m["memory_bytes"].as_i64(),
+        kernel: m["kernel"].as_str().map(str::to_string),
+        os_release: m["os_release"].as_str().map(str::to_string),
+        details: Some(m),
+    }
+}
+
+fn say(pb: &ProgressBar, quiet: bool, line: &str) {
+    if quiet {
+        return;
+    }
+    if pb.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        pb.println(line);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_tests(
+    campaign: &Campaign,
+    store: &mut Store,
+    matrix: &Matrix,
+    todo: &[&TestPlan],
+    live: &mut [Option<LiveTarget>],
+    set_id: i64,
+    server_id: i64,
+    pb: &ProgressBar,
+    stop: &StopFlag,
+    out: &mut Outcome,
+    quiet: bool,
+) -> Result<()> {
+    let spec = &campaign.spec;
+    let per_test = planned_seconds(campaign);
+    for (i, plan) in todo.iter().enumerate() {
+        if stop.is_raised() {
+            break;
+        }
+        let base = per_test * i as u64;
+        pb.set_position(base);
+        pb.set_message(format!(
+            "[{}/{}] {} (starting)",
+            i + 1,
+            todo.len(),
+            plan.key
+        ));
+        if live[plan.target].is_none() {
+            let tspec = &spec.targets[plan.target];
+            pb.set_message(format!("starting target \"{}\"", tspec.name));
+            let mut t = target::start(tspec, &spec.run.database)?;
+            t.target_id = store.upsert_target(&TargetRecord {
+                set_id,
+                name: t.name.clone(),
+                server_id: Some(server_id),
+                kind: if tspec.is_throwaway() {
+                    "throwaway"
+                } else {
+                    "conninfo"
+                }
+                .into(),
+                conninfo: Some(strip_password(&t.conninfo)),
+                bin_dir: t.bin_dir.clone(),
+                server_version: Some(t.server_version.clone()),
+                server_version_num: Some(i64::from(t.version_num)),
+                settings: serde_json::to_value(&tspec.settings_text()).ok(),
+            })?;
+            live[plan.target] = Some(t);
+        }
+        let Some(target) = live[plan.target].as_mut() else {
+            continue;
+        };
+        let setup = TestSetup {
+            campaign,
+            plan,
+            workload: &matrix.workloads[plan.workload],
+            set_id,
+        };
+        let n = todo.len();
+        let key = plan.key.clone();
+        let mut ticks = 0u64;
+        let mut on_interval = |iv: &pgsurge_results::IntervalSample| {
+            ticks += 1;
+            pb.set_position((base + ticks).min(base + per_test));
+            pb.set_message(format!(
+                "[{}/{n}] {key}: {:.0} tps, {:.2} ms",
+                i + 1,
+                iv.tps,
+                iv.latency_ms
+            ));
+        };
+        let write = match run_test(&setup, target, stop, &mut on_interval) {
+            Ok(w) => w,
+            Err(Interrupted::Stopped) => break,
+        };
+        let failed = write.run.status == run_status::FAILED;
+        let run_id = store.write_run_replacing(&write)?;
+        out.run_ids.push(run_id);
+        for w in &write.warnings {
+            if w.code != "sampler" {
+                say(pb, quiet, &format!("warning: {}", w.message));
+            }
+            out.warnings.push(w.message.clone());
+        }
+        if failed {
+            out.failed += 1;
+            say(
+                pb,
+                quiet,
+                &format!(
+                    "[{}/{n}] {}: FAILED: {}",
+                    i + 1,
+                    plan.key,
+                    write.run.error.as_deref().unwrap_or("")
+                ),
+            );
+        } else {
+            out.ok += 1;
+            say(
+                pb,
+                quiet,
+                &format!(
+                    "[{}/{n}] {}: {:.1} tps, latency avg {:.3} ms, p99 {:.3} ms",
+                    i + 1,
+                    plan.key,
+                    write.run.tps.unwrap_or(0.0),
+                    write.run.latency_mean_ms.unwrap_or(0.0),
+                    write.run.latency_p99_ms.unwrap_or(0.0)
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Removes `password=...` / `:password@` from a connection string before storing it.
+pub fn strip_password(conninfo: &str) -> String {
+    if let Some(rest) = conninfo.split_once("://") {
+        if let Some((auth, host)) = rest.1.split_once('@') {
+            let user = auth.split(':').next().unwrap_or("");
+            return format!("{}://{user}@{host}", rest.0);
+        }
+        return conninfo.to_string();
+    }
+    conninfo
+        .split_whitespace()
+        .filter(|kv| !kv.starts_with("password="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_not_stored() {
+        assert_eq!(
+            strip_password("host=x password=secret dbname=y"),
+            "host=x dbname=y"
+        );
+        assert_eq!(
+            strip_password("postgresql://u:pw@h:5/db"),
+            "postgresql://u@h:5/db"
+        );
+        assert_eq!(strip_password("postgresql://h/db"), "postgresql://h/db");
+    }
+}

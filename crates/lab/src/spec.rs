@@ -1,0 +1,766 @@
+//! The campaign file (TOML): what to run, against which servers, in which order.
+//!
+//! This module owns parsing and validation only; [`crate::matrix`] expands a
+//! [`CampaignSpec`] into the ordered list of tests. Every error names the key and says
+//! what would be valid. See `examples/*.toml` at the repository root for documented
+//! examples.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Errors in a campaign file.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// The file could not be read.
+    #[error("cannot read campaign file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// TOML syntax or an unknown/mistyped key.
+    #[error("campaign file {path}: {message}")]
+    Toml {
+        /// The file.
+        path: String,
+        /// The TOML parser's message (with line and column).
+        message: String,
+    },
+    /// A value is not valid.
+    #[error("campaign file {path}: {key}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// The key, e.g. `matrix.clients`.
+        key: String,
+        /// What is wrong and what would be valid.
+        message: String,
+    },
+}
+
+/// A whole campaign file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignSpec {
+    /// `[campaign]`: name, description, order.
+    pub campaign: CampaignSection,
+    /// `[[target]]`: servers to test (at least one).
+    #[serde(rename = "target")]
+    pub targets: Vec<TargetSpec>,
+    /// `[matrix]`: the values crossed with each other.
+    pub matrix: MatrixSpec,
+    /// `[run]`: options every test shares.
+    #[serde(default)]
+    pub run: RunSection,
+    /// `[init]`: how `-i` builds each scale.
+    #[serde(default)]
+    pub init: InitSection,
+    /// `[sampling]`: OS and PostgreSQL metric sampling.
+    #[serde(default)]
+    pub sampling: SamplingSection,
+    /// `[hygiene]`: what is done between tests.
+    #[serde(default)]
+    pub hygiene: HygieneSection,
+}
+
+/// `[campaign]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignSection {
+    /// Name of the campaign (and of its set in the store).
+    pub name: String,
+    /// Free text stored with the set.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Seed of the test order shuffle and of each test's `--random-seed`.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Alternate targets test by test (A B A B …) instead of running all of A first.
+    #[serde(default = "yes")]
+    pub interleave_targets: bool,
+    /// Shuffle the order of matrix cells within each repeat round (seeded), so drift
+    /// over time does not masquerade as a difference between cells.
+    #[serde(default = "yes")]
+    pub shuffle: bool,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+
+/// `[[target]]`: an existing server (`conninfo`) or a throwaway one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// Label, unique in the campaign.
+    pub name: String,
+    /// Existing server: libpq connection string or URI of the benchmark database.
+    #[serde(default)]
+    pub conninfo: Option<String>,
+    /// Throwaway server from binaries in this directory.
+    #[serde(default)]
+    pub pg_bin: Option<PathBuf>,
+    /// Throwaway server of this version (local binaries of that major, else fetched).
+    #[serde(default)]
+    pub pg_version: Option<String>,
+    /// Settings for a throwaway server (`postgresql.auto.conf`).
+    #[serde(default)]
+    pub settings: BTreeMap<String, toml::Value>,
+    /// initdb `--data-checksums` for a throwaway server.
+    #[serde(default)]
+    pub data_checksums: bool,
+}
+
+impl TargetSpec {
+    /// True for a throwaway server (no `conninfo`).
+    pub fn is_throwaway(&self) -> bool {
+        self.conninfo.is_none()
+    }
+
+    /// Settings as strings (`shared_buffers = "1GB"`, `fsync = false` → "off"...).
+    pub fn settings_text(&self) -> Vec<(String, String)> {
+        self.settings
+            .iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+                    other => other.to_string(),
+                };
+                (k.clone(), s)
+            })
+            .collect()
+    }
+}
+
+/// `[matrix]`: every combination of these values is one test (per target and repeat).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixSpec {
+    /// Scale factors (`-s` of `-i`); the database is re-initialized when it changes.
+    pub scales: Vec<u32>,
+    /// Client counts (`-c`).
+    pub clients: Vec<u32>,
+    /// Workloads: built-in names, `{ file = "x.sql" }`, or weighted mixes.
+    #[serde(default = "default_scripts")]
+    pub scripts: Vec<ScriptSpec>,
+    /// Total target rates in transactions per second (`-R`); 0 = unthrottled.
+    #[serde(default)]
+    pub rates: Vec<f64>,
+    /// Per-client target rates; the total rate is clients × rate. Not with `rates`.
+    #[serde(default)]
+    pub rates_per_client: Vec<f64>,
+    /// How many times each cell runs.
+    #[serde(default = "one")]
+    pub repeats: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_scripts() -> Vec<ScriptSpec> {
+    vec![ScriptSpec::Builtin("tpcb-like".into())]
+}
+
+/// One workload of the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ScriptSpec {
+    /// A built-in script name: `tpcb-like`, `simple-update`, `select-only`.
+    Builtin(String),
+    /// A weighted mix of built-in and file scripts, with a display name.
+    Mix {
+        /// Display name of the mix.
+        name: String,
+        /// The parts.
+        mix: Vec<ScriptPart>,
+    },
+    /// One built-in or file script (with an optional weight, ignored alone).
+    Part(ScriptPart),
+}
+
+/// One part of a workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptPart {
+    /// Built-in script name.
+    #[serde(default)]
+    pub builtin: Option<String>,
+    /// Script file, relative to the campaign file.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Weight in a mix (`@W`).
+    #[serde(default = "one")]
+    pub weight: u32,
+}
+
+/// How long each test runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    /// `-T` seconds.
+    Duration(u32),
+    /// `-t` transactions per client.
+    Transactions(u32),
+}
+
+/// `[run]`: options shared by every test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// Duration of each test: seconds or a string such as "90s", "2m".
+    #[serde(default)]
+    pub duration: Option<DurationValue>,
+    /// Transactions per client instead of a duration.
+    #[serde(default)]
+    pub transactions: Option<u32>,
+    /// Threads: a number, or "auto" (min(clients, CPUs)).
+    #[serde(default)]
+    pub threads: Option<ThreadsValue>,
+    /// simple / extended / prepared.
+    #[serde(default = "default_mode")]
+    pub query_mode: String,
+    /// `-L`: transactions slower than this count as late (skipped under a rate).
+    #[serde(default)]
+    pub latency_limit: Option<DurationValue>,
+    /// Time run before each test and discarded (a separate, unrecorded run).
+    #[serde(default)]
+    pub warmup: Option<DurationValue>,
+    /// `--max-tries`.
+    #[serde(default)]
+    pub max_tries: Option<u32>,
+    /// `-D NAME=VALUE` for every script.
+    #[serde(default)]
+    pub defines: BTreeMap<String, toml::Value>,
+    /// Database name used on throwaway servers.
+    #[serde(default = "default_db")]
+    pub database: String,
+    /// Extra pgbench options appended verbatim (e.g. ["--failures-detailed"]).
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+}
+
+fn default_mode() -> String {
+    "simple".into()
+}
+fn default_db() -> String {
+    "pgsurge".into()
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            duration: None,
+            transactions: None,
+            threads: None,
+            query_mode: default_mode(),
+            latency_limit: None,
+            warmup: None,
+            max_tries: None,
+            defines: BTreeMap::new(),
+            database: default_db(),
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+/// A duration: integer seconds or text with a unit (ms, s, m, h).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DurationValue {
+    /// Seconds.
+    Seconds(f64),
+    /// "500ms", "10s", "2m", "1h".
+    Text(String),
+}
+
+impl DurationValue {
+    /// The duration in seconds, or a message saying what is wrong.
+    pub fn seconds(&self) -> Result<f64, String> {
+        match self {
+            DurationValue::Seconds(s) if *s >= 0.0 && s.is_finite() => Ok(*s),
+            DurationValue::Seconds(s) => Err(format!("{s} is not a valid duration")),
+            DurationValue::Text(t) => parse_duration(t),
+        }
+    }
+}
+
+/// Parses "500ms", "10s", "2m", "1h" or a bare number of seconds.
+pub fn parse_duration(t: &str) -> Result<f64, String> {
+    let t = t.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| {
+        format!("\"{t}\" is not a duration (use e.g. 30, \"30s\", \"500ms\", \"2m\")")
+    })?;
+    let factor = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit \"{other}\" in \"{t}\" (use ms, s, m or h)"
+            ))
+        }
+    };
+    Ok(n * factor)
+}
+
+/// Threads: a number or "auto".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ThreadsValue {
+    /// A fixed count (clamped to the client count).
+    Count(u32),
+    /// "auto".
+    Auto(String),
+}
+
+/// `[init]`: how each scale is built; `[init.scale.N]` overrides for scale N.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitSection {
+    /// "client" (COPY from the client, `-I dtgvp`) or "server" (`-I dtGvp`).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// `--partitions`.
+    #[serde(default)]
+    pub partitions: Option<u32>,
+    /// `--partition-method` (range / hash).
+    #[serde(default)]
+    pub partition_method: Option<String>,
+    /// `-F`.
+    #[serde(default)]
+    pub fillfactor: Option<u32>,
+    /// `--unlogged-tables`.
+    #[serde(default)]
+    pub unlogged: Option<bool>,
+    /// `--foreign-keys`.
+    #[serde(default)]
+    pub foreign_keys: Option<bool>,
+    /// Overrides per scale (keys are scale numbers as strings).
+    #[serde(default)]
+    pub scale: BTreeMap<String, InitOptionsSpec>,
+}
+
+/// Options of `-i`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitOptionsSpec {
+    /// "client" (COPY from the client, `-I dtgvp`) or "server" (`-I dtGvp`).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// `--partitions`.
+    #[serde(default)]
+    pub partitions: Option<u32>,
+    /// `--partition-method` (range / hash).
+    #[serde(default)]
+    pub partition_method: Option<String>,
+    /// `-F`.
+    #[serde(default)]
+    pub fillfactor: Option<u32>,
+    /// `--unlogged-tables`.
+    #[serde(default)]
+    pub unlogged: Option<bool>,
+    /// `--foreign-keys`.
+    #[serde(default)]
+    pub foreign_keys: Option<bool>,
+}
+
+impl InitSection {
+    /// The effective options for `scale` (override fields win over defaults).
+    pub fn for_scale(&self, scale: u32) -> InitOptionsSpec {
+        let d = InitOptionsSpec {
+            method: self.method.clone(),
+            partitions: self.partitions,
+            partition_method: self.partition_method.clone(),
+            fillfactor: self.fillfactor,
+            unlogged: self.unlogged,
+            foreign_keys: self.foreign_keys,
+        };
+        match self.scale.get(&scale.to_string()) {
+            None => d,
+            Some(o) => InitOptionsSpec {
+                method: o.method.clone().or_else(|| d.method.clone()),
+                partitions: o.partitions.or(d.partitions),
+                partition_method: o
+                    .partition_method
+                    .clone()
+                    .or_else(|| d.partition_method.clone()),
+                fillfactor: o.fillfactor.or(d.fillfactor),
+                unlogged: o.unlogged.or(d.unlogged),
+                foreign_keys: o.foreign_keys.or(d.foreign_keys),
+            },
+        }
+    }
+}
+
+/// `[sampling]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSection {
+    /// Sample OS metrics from /proc (client host = server host for throwaway servers).
+    #[serde(default = "yes")]
+    pub os: bool,
+    /// Sample PostgreSQL statistics views.
+    #[serde(default = "yes")]
+    pub pg: bool,
+    /// Seconds between samples.
+    #[serde(default = "one_f")]
+    pub interval: f64,
+    /// Block devices to sample (default: every non-virtual device).
+    #[serde(default)]
+    pub devices: Vec<String>,
+}
+
+fn one_f() -> f64 {
+    1.0
+}
+
+impl Default for SamplingSection {
+    fn default() -> Self {
+        SamplingSection {
+            os: true,
+            pg: true,
+            interval: 1.0,
+            devices: Vec::new(),
+        }
+    }
+}
+
+/// `[hygiene]`: the state reset before each test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HygieneSection {
+    /// `TRUNCATE pgbench_history` before each test.
+    #[serde(default = "yes")]
+    pub truncate_history: bool,
+    /// `VACUUM ANALYZE` of the pgbench tables before each test.
+    #[serde(default = "yes")]
+    pub vacuum: bool,
+    /// `CHECKPOINT` (and wait for it) before each test.
+    #[serde(default = "yes")]
+    pub checkpoint: bool,
+    /// `pg_stat_reset()` (and shared stats) before each test.
+    #[serde(default = "yes")]
+    pub reset_stats: bool,
+    /// Server commits may differ from the client's count by this many percent before a
+    /// warning is stored.
+    #[serde(default = "five")]
+    pub commit_tolerance_pct: f64,
+}
+
+fn five() -> f64 {
+    5.0
+}
+
+impl Default for HygieneSection {
+    fn default() -> Self {
+        HygieneSection {
+            truncate_history: true,
+            vacuum: true,
+            checkpoint: true,
+            reset_stats: true,
+            commit_tolerance_pct: 5.0,
+        }
+    }
+}
+
+/// A parsed and validated campaign with where it came from.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    /// The spec.
+    pub spec: CampaignSpec,
+    /// The file's text, verbatim (stored with the set).
+    pub text: String,
+    /// Directory script files are relative to.
+    pub base_dir: PathBuf,
+    /// Path of the file, for messages.
+    pub path: String,
+}
+
+impl Campaign {
+    /// Reads and validates a campaign file.
+    pub fn load(path: &Path) -> Result<Campaign, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Campaign::parse(&text, &path.display().to_string(), &base)
+    }
+
+    /// Parses and validates campaign text.
+    pub fn parse(text: &str, path: &str, base_dir: &Path) -> Result<Campaign, SpecError> {
+        let spec: CampaignSpec = toml::from_str(text).map_err(|e| SpecError::Toml {
+            path: path.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let c = Campaign {
+            spec,
+            text: text.to_string(),
+            base_dir: base_dir.to_path_buf(),
+            path: path.to_string(),
+        };
+        c.validate()?;
+        Ok(c)
+    }
+
+    fn invalid(&self, key: &str, message: impl Into<String>) -> SpecError {
+        SpecError::Invalid {
+            path: self.path.clone(),
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        let s = &self.spec;
+        if s.campaign.name.trim().is_empty() {
+            return Err(self.invalid("campaign.name", "must not be empty"));
+        }
+        if s.targets.is_empty() {
+            return Err(self.invalid("target", "at least one [[target]] is needed"));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for (i, t) in s.targets.iter().enumerate() {
+            let key = format!("target[{i}]");
+            if t.name.is_empty() || t.name.contains('/') {
+                return Err(self.invalid(
+                    &format!("{key}.name"),
+                    "must be non-empty and contain no '/'",
+                ));
+            }
+            if !names.insert(t.name.clone()) {
+                return Err(self.invalid(
+                    &format!("{key}.name"),
+                    format!("\"{}\" is used twice", t.name),
+                ));
+            }
+            if t.conninfo.is_some()
+                && (t.pg_bin.is_some() || t.pg_version.is_some() || !t.settings.is_empty())
+            {
+                return Err(self.invalid(
+                    &key,
+                    "give either conninfo (an existing server) or pg_bin/pg_version/settings (a throwaway server), not both",
+                ));
+            }
+            if t.pg_bin.is_some() && t.pg_version.is_some() {
+                return Err(self.invalid(&key, "give pg_bin or pg_version, not both"));
+            }
+        }
+        let m = &s.matrix;
+        if m.scales.is_empty() || m.scales.contains(&0) {
+            return Err(self.invalid("matrix.scales", "needs at least one scale, each ≥ 1"));
+        }
+        if m.clients.is_empty() || m.clients.contains(&0) {
+            return Err(self.invalid(
+                "matrix.clients",
+                "needs at least one client count, each ≥ 1",
+            ));
+        }
+        if m.scripts.is_empty() {
+            return Err(self.invalid("matrix.scripts", "needs at least one script"));
+        }
+        if m.repeats == 0 {
+            return Err(self.invalid("matrix.repeats", "must be ≥ 1"));
+        }
+        if !m.rates.is_empty() && !m.rates_per_client.is_empty() {
+            return Err(self.invalid("matrix", "give rates (total) or rates_per_client, not both"));
+        }
+        for r in m.rates.iter().chain(&m.rates_per_client) {
+            if !(r.is_finite() && *r >= 0.0) {
+                return Err(self.invalid(
+                    "matrix.rates",
+                    format!("{r} is not a rate (tps ≥ 0; 0 = unthrottled)"),
+                ));
+            }
+        }
+        for (i, sc) in m.scripts.iter().enumerate() {
+            crate::matrix::Workload::from_spec(sc, &self.base_dir)
+                .map_err(|e| self.invalid(&format!("matrix.scripts[{i}]"), e))?;
+        }
+        let r = &s.run;
+        match (&r.duration, r.transactions) {
+            (Some(_), Some(_)) => {
+                return Err(self.invalid("run", "give duration or transactions, not both"))
+            }
+            (Some(d), None) => {
+                let secs = d.seconds().map_err(|e| self.invalid("run.duration", e))?;
+                if secs < 1.0 || secs.fract() != 0.0 {
+                    return Err(
+                        self.invalid("run.duration", "must be a whole number of seconds ≥ 1")
+                    );
+                }
+            }
+            (None, Some(0)) => return Err(self.invalid("run.transactions", "must be ≥ 1")),
+            _ => {}
+        }
+        if !["simple", "extended", "prepared"].contains(&r.query_mode.as_str()) {
+            return Err(self.invalid("run.query_mode", "must be simple, extended or prepared"));
+        }
+        if let Some(ThreadsValue::Auto(a)) = &r.threads {
+            if a != "auto" {
+                return Err(self.invalid("run.threads", "must be a number or \"auto\""));
+            }
+        }
+        if let Some(ThreadsValue::Count(0)) = &r.threads {
+            return Err(self.invalid("run.threads", "must be ≥ 1"));
+        }
+        for (key, v) in [
+            ("run.latency_limit", &r.latency_limit),
+            ("run.warmup", &r.warmup),
+        ] {
+            if let Some(v) = v {
+                v.seconds().map_err(|e| self.invalid(key, e))?;
+            }
+        }
+        for scale in &m.scales {
+            let o = s.init.for_scale(*scale);
+            if let Some(method) = &o.method {
+                if method != "client" && method != "server" {
+                    return Err(self.invalid("init.method", "must be \"client\" or \"server\""));
+                }
+            }
+            if let Some(pm) = &o.partition_method {
+                if pm != "range" && pm != "hash" {
+                    return Err(
+                        self.invalid("init.partition_method", "must be \"range\" or \"hash\"")
+                    );
+                }
+            }
+            if let Some(ff) = o.fillfactor {
+                if !(10..=100).contains(&ff) {
+                    return Err(self.invalid("init.fillfactor", "must be in 10..100"));
+                }
+            }
+        }
+        for k in s.init.scale.keys() {
+            if k.parse::<u32>().is_err() {
+                return Err(self.invalid(&format!("init.scale.{k}"), "keys must be scale numbers"));
+            }
+        }
+        if !(s.sampling.interval >= 0.1 && s.sampling.interval <= 60.0) {
+            return Err(self.invalid("sampling.interval", "must be between 0.1 and 60 seconds"));
+        }
+        Ok(())
+    }
+
+    /// The test limit (default: 60 s).
+    pub fn limit(&self) -> Limit {
+        let r = &self.spec.run;
+        match (&r.duration, r.transactions) {
+            (_, Some(t)) => Limit::Transactions(t),
+            (Some(d), None) => Limit::Duration(d.seconds().unwrap_or(60.0) as u32),
+            (None, None) => Limit::Duration(60),
+        }
+    }
+
+    /// Warm-up seconds (0 when none).
+    pub fn warmup_s(&self) -> f64 {
+        self.spec
+            .run
+            .warmup
+            .as_ref()
+            .and_then(|w| w.seconds().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// Hash of everything that makes tests comparable: the spec without the matrix value
+    /// lists and the description. Rerunning a campaign with the same hash resumes (or
+    /// extends) its set; changing anything else starts a new set.
+    pub fn identity_hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut spec = self.spec.clone();
+        spec.campaign.description = None;
+        spec.matrix.scales.clear();
+        spec.matrix.clients.clear();
+        spec.matrix.scripts.clear();
+        spec.matrix.rates.clear();
+        spec.matrix.rates_per_client.clear();
+        spec.matrix.repeats = 0;
+        spec.campaign.shuffle = false;
+        spec.campaign.interleave_targets = false;
+        let json = serde_json::to_string(&spec).unwrap_or_default();
+        let digest = Sha256::digest(json.as_bytes());
+        digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[campaign]
+name = "t"
+[[target]]
+name = "a"
+conninfo = "dbname=x"
+[matrix]
+scales = [1, 2]
+clients = [1, 4]
+scripts = ["select-only", { name = "mix", mix = [{ builtin = "tpcb-like", weight = 1 }, { builtin = "select-only", weight = 9 }] }]
+repeats = 2
+[run]
+duration = "2s"
+threads = "auto"
+[init.scale.2]
+method = "server"
+"#;
+
+    fn parse(t: &str) -> Result<Campaign, SpecError> {
+        Campaign::parse(t, "test.toml", Path::new("."))
+    }
+
+    #[test]
+    fn parses_a_good_file_with_defaults() {
+        let c = parse(GOOD).unwrap();
+        assert_eq!(c.limit(), Limit::Duration(2));
+        assert_eq!(c.spec.run.query_mode, "simple");
+        assert_eq!(c.spec.init.for_scale(2).method.as_deref(), Some("server"));
+        assert_eq!(c.spec.init.for_scale(1).method, None);
+        assert!(c.spec.hygiene.vacuum);
+        assert_eq!(c.spec.matrix.scripts.len(), 2);
+    }
+
+    #[test]
+    fn identity_ignores_matrix_values_but_not_run_options() {
+        let a = parse(GOOD).unwrap();
+        let b = parse(&GOOD.replace("clients = [1, 4]", "clients = [1, 4, 8]")).unwrap();
+        let c = parse(&GOOD.replace("duration = \"2s\"", "duration = \"3s\"")).unwrap();
+        assert_eq!(a.identity_hash(), b.identity_hash());
+        assert_ne!(a.identity_hash(), c.identity_hash());
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = parse(&GOOD.replace("clients = [1, 4]", "clients = []")).unwrap_err();
+        assert!(e.to_string().contains("matrix.clients"), "{e}");
+        let e = parse(&GOOD.replace("threads = \"auto\"", "threads = \"many\"")).unwrap_err();
+        assert!(e.to_string().contains("run.threads"), "{e}");
+        let e = parse(&GOOD.replace("duration = \"2s\"", "duration = \"2 weeks\"")).unwrap_err();
+        assert!(e.to_string().contains("run.duration"), "{e}");
+        let e = parse(&GOOD.replace("repeats = 2", "repeats = 2\nbogus = 1")).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = parse(&GOOD.replace("\"select-only\", {", "\"no-such\", {")).unwrap_err();
+        assert!(e.to_string().contains("matrix.scripts[0]"), "{e}");
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("500ms").unwrap(), 0.5);
+        assert_eq!(parse_duration("2m").unwrap(), 120.0);
+        assert_eq!(parse_duration("7").unwrap(), 7.0);
+        assert!(parse_duration("x").is_err());
+        assert!(parse_duration("3 days").is_err());
+    }
+}
