@@ -17,6 +17,33 @@
 //! `PQerrorMessage`, because pgbench prints those verbatim.
 //!
 //! It does not know what a benchmark is.
+//!
+//! # Typical use
+//!
+//! ```no_run
+//! use pgsurge_wire::{Connection, PgbenchConnector};
+//!
+//! // pgbench -h/-p/-U and DBNAME (a name, `key=value` string or URI), environment
+//! // from the process; prompts "Password: " once if the server wants one.
+//! let connector = PgbenchConnector::new(None, None, None, "bench", &pgsurge_wire::process_env);
+//! let mut conn = match connector.connect() {
+//!     Ok(c) => c,
+//!     Err(e) => {
+//!         // Exactly what pgbench prints after "pgbench: error: ".
+//!         eprintln!("pgbench: error: {e}");
+//!         std::process::exit(1);
+//!     }
+//! };
+//! match conn.simple_query("select count(*) from pgbench_branches") {
+//!     Ok(results) => println!("scale {}", results[0].get(0, 0).unwrap_or("?")),
+//!     Err(e) => eprint!("{}", e.pq_message()),
+//! }
+//! conn.close();
+//! ```
+//!
+//! For the benchmark loop, switch the connection to non-blocking mode and use
+//! [`Connection::try_write`], [`Connection::try_read`], [`Connection::flush`] and
+//! the [`codec`] module (its docs show the pattern).
 #![warn(missing_docs)]
 
 mod auth;
@@ -39,6 +66,6 @@ pub use codec::TransactionStatus;
 pub use connection::{io_error_text, SERVER_CLOSED_TEXT};
 pub use connection::{Connection, NoticeHandler, SimpleResult};
 pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttrs};
-pub use conninfo::{HostKind, DEFAULT_PORT, DEFAULT_SOCKET_DIR};
+pub use conninfo::{process_env, HostKind, DEFAULT_PORT, DEFAULT_SOCKET_DIR};
 pub use error::{ConnectError, ConnectErrorKind, DbError, QueryError};
 pub use pgbench::{simple_prompt, PasswordPrompt, PgbenchConnector};

@@ -4,6 +4,8 @@
 //! `connect_timeout` against a server that never answers, and a server that hangs
 //! up. No PostgreSQL needed.
 
+mod common;
+
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use pgsurge_wire::{ConnConfig, ConnectErrorKind, Connection};
@@ -445,6 +447,21 @@ fn refused_and_unresolvable() {
              \tIs the server running on that host and accepting TCP/IP connections?"
         )
     );
+    // hostaddr wins for the display; host lists accumulate one block per host.
+    let other = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    for conninfo in [
+        format!("host=foo hostaddr=127.0.0.1 port={port} user=x sslmode=disable"),
+        format!("host=localhost,127.0.0.1 port={port},{other} user=x sslmode=disable"),
+    ] {
+        let e = Connection::connect(&common::config(&conninfo)).expect_err("refused");
+        assert!(e.to_string().contains("Connection refused"), "{e}");
+        if let Some(p) = common::psql_error(&conninfo, &[]) {
+            assert_eq!(e.to_string(), p);
+        }
+    }
     let env = |k: &str| (k == "HOME").then(|| "/nonexistent-home".to_string());
     let c = ConnConfig::parse_with_env("host=nosuchhost.invalid user=a", &env).expect("valid");
     let e = Connection::connect(&c).expect_err("unresolvable");
