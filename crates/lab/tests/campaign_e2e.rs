@@ -1,0 +1,216 @@
+//! End-to-end campaign on the fixture server: 2 scales × 3 client counts × 2 repeats,
+//! 2-second tests. Every test, interval, metric, counter and manifest must be in the
+//! store and plausible; a second invocation finds nothing left to do.
+
+use pgsurge_engine::StopFlag;
+use pgsurge_lab::{run_campaign, Campaign, RunOptions};
+use pgsurge_server::testing::TestServer;
+use pgsurge_store::{RunFilter, Store};
+
+fn campaign_text(conninfo: &str) -> String {
+    format!(
+        r#"
+[campaign]
+name = "e2e"
+seed = 3
+
+[[target]]
+name = "fixture"
+conninfo = "{conninfo}"
+
+[matrix]
+scales = [1, 2]
+clients = [1, 2, 4]
+scripts = ["select-only"]
+repeats = 2
+
+[run]
+duration = 2
+threads = "auto"
+
+[sampling]
+interval = 0.5
+"#
+    )
+}
+
+#[test]
+fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_e2e");
+    let text = campaign_text(&srv.conninfo(&db));
+    let campaign = Campaign::parse(&text, "e2e.toml", std::path::Path::new(".")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store_path = dir.path().join("r.db");
+    let mut store = Store::open(store_path.to_str().unwrap()).unwrap();
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let out = run_campaign(&campaign, &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_eq!(out.planned, 12);
+    assert_eq!((out.ok, out.failed, out.remaining), (12, 0, 0), "{out:?}");
+
+    let runs = store
+        .list_runs(&RunFilter {
+            set_id: Some(out.set_id),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(runs.len(), 12);
+    let mut keys: Vec<&str> = runs.iter().map(|r| r.record.test_key.as_str()).collect();
+    keys.sort();
+    let mut expected = Vec::new();
+    for s in [1, 2] {
+        for c in [1, 2, 4] {
+            for r in [1, 2] {
+                expected.push(format!("fixture/s{s}/select-only/c{c}/r-/{r}"));
+            }
+        }
+    }
+    expected.sort();
+    assert_eq!(
+        keys,
+        expected.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+
+    for run in &runs {
+        let full = store.load_run(run.id).unwrap();
+        let r = &full.run.record;
+        assert_eq!(r.status, "ok", "{:?}", r.error);
+        let tps = r.tps.unwrap();
+        assert!(tps > 10.0, "{}: tps {tps}", r.test_key);
+        let n = r.transactions.unwrap();
+        assert!(n > 10);
+        assert!(r.latency_p99_ms.unwrap() >= r.latency_p50_ms.unwrap());
+        assert!(r.latency_mean_ms.unwrap() > 0.0);
+        // Server-side ground truth within the 5 % tolerance.
+        let commits = r.server_commits.unwrap();
+        assert!(
+            r.commit_mismatch_pct.unwrap() <= 5.0,
+            "{}: server {commits} vs client {n}",
+            r.test_key
+        );
+        // Intervals: about one per second, summing to the transactions.
+        assert!(!full.intervals.is_empty(), "{}: no intervals", r.test_key);
+        let sum: i64 = full.intervals.iter().map(|i| i.transactions).sum();
+        assert!(
+            sum > 0 && sum <= n + n / 2,
+            "{}: intervals {sum} vs {n}",
+            r.test_key
+        );
+        // Histogram: as many values as transactions.
+        let h = pgsurge_store::histogram::merged(&full.histograms, "latency", -1)
+            .unwrap()
+            .expect("latency histogram stored");
+        assert_eq!(h.len() as i64, n);
+        // Metrics: OS and PostgreSQL.
+        let names: std::collections::BTreeSet<&str> =
+            full.metrics.iter().map(|m| m.metric.as_str()).collect();
+        for m in [
+            "os.cpu.user_pct",
+            "os.mem.dirty_mb",
+            "pg.db.xact_commit_per_s",
+            "pg.db.size_bytes",
+        ] {
+            assert!(
+                names.contains(m),
+                "{}: metric {m} missing from {names:?}",
+                r.test_key
+            );
+        }
+        let cpu: Vec<f64> = full
+            .metrics
+            .iter()
+            .filter(|m| m.metric == "os.cpu.user_pct")
+            .map(|m| m.value)
+            .collect();
+        assert!(cpu.iter().all(|v| (0.0..=100.0).contains(v)));
+        // Counters and settings.
+        assert!(full.counters.iter().any(|c| c.name == "pg.db.xact_commit"));
+        assert!(full.settings.iter().any(|s| s.name == "port"
+            || s.name == "listen_addresses"
+            || s.name == "unix_socket_directories"));
+        // Manifest.
+        let env = full.environment.as_ref().expect("manifest");
+        assert!(env["kernel"].as_str().is_some());
+        assert!(env["cpu"]["count"].as_u64().unwrap() >= 1);
+        assert!(env["server"]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("PostgreSQL"));
+        assert_eq!(
+            r.scale,
+            Some(if r.test_key.contains("/s1/") { 1 } else { 2 })
+        );
+    }
+    // The database really holds the last scale.
+    let branches = srv.psql(&db, "select count(*) from pgbench_branches");
+    assert_eq!(branches.trim(), "2");
+
+    // Nothing left: a rerun stores nothing new.
+    let again = run_campaign(&campaign, &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_eq!(again.set_id, out.set_id);
+    assert_eq!((again.already_stored, again.ok + again.failed), (12, 0));
+    assert_eq!(store.set(out.set_id).unwrap().record.status, "complete");
+}
+
+#[test]
+fn failed_test_is_recorded_and_campaign_goes_on() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_fail");
+    let dir = tempfile::tempdir().unwrap();
+    // A script that fails on its first run (unknown table), next to one that works.
+    std::fs::write(dir.path().join("bad.sql"), "SELECT * FROM no_such_table;\n").unwrap();
+    let text = format!(
+        r#"
+[campaign]
+name = "fail"
+shuffle = false
+[[target]]
+name = "fx"
+conninfo = "{}"
+[matrix]
+scales = [1]
+clients = [1]
+scripts = [{{ file = "bad.sql" }}, "select-only"]
+[run]
+duration = 1
+"#,
+        srv.conninfo(&db)
+    );
+    let campaign = Campaign::parse(&text, "fail.toml", dir.path()).unwrap();
+    let mut store = Store::open(":memory:").unwrap();
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let out = run_campaign(&campaign, &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_eq!((out.ok, out.failed), (1, 1), "{out:?}");
+    let runs = store.list_runs(&RunFilter::default()).unwrap();
+    let bad = runs
+        .iter()
+        .find(|r| r.record.test_key.contains("/bad/"))
+        .unwrap();
+    assert_eq!(bad.record.status, "failed");
+    // The engine prints the client's error (naming the table) on stderr; the stored
+    // error says the run aborted.
+    assert!(
+        bad.record
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("aborted"),
+        "{:?}",
+        bad.record.error
+    );
+    // --retry-failed runs only the failed test again.
+    let retry = RunOptions {
+        quiet: true,
+        retry_failed: true,
+        ..Default::default()
+    };
+    let again = run_campaign(&campaign, &mut store, &retry, &StopFlag::new()).unwrap();
+    assert_eq!((again.already_stored, again.ok + again.failed), (1, 1));
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 2);
+}
