@@ -485,7 +485,37 @@ fn server_shutdown_while_connected_gives_a_clean_error() {
     let mut unix = Connection::connect(&config(&srv.conninfo("postgres"))).expect("connect");
     let mut tcp = Connection::connect(&config(&srv.tcp_conninfo("postgres"))).expect("connect");
     unix.execute("select 1").expect("alive");
+    let mut hot = Connection::connect(&config(&srv.tcp_conninfo("postgres"))).expect("connect");
+    hot.set_nonblocking(true).expect("nonblocking");
     assert!(srv.cluster().stop(), "server stopped");
+    // The engine's view: the FATAL message, then end of stream, never a hang.
+    let mut inp = BytesMut::new();
+    let mut codes = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "no end of stream");
+        match hot.try_read(&mut inp) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => {
+                assert_eq!(
+                    pgsurge_wire::io_error_text(&e, false),
+                    pgsurge_wire::SERVER_CLOSED_TEXT
+                );
+                break;
+            }
+        }
+        while let Some((m, len)) = codec::decode(&inp).expect("decode") {
+            if let BackendMessage::ErrorResponse(f) = m {
+                codes.push(f.code().to_string());
+            }
+            inp.advance(len);
+        }
+    }
+    assert_eq!(codes, vec!["57P01".to_string()]);
     for c in [&mut unix, &mut tcp] {
         let e = c.execute("select 1").expect_err("server gone");
         let QueryError::ConnectionLost { message, .. } = &e else {
