@@ -359,6 +359,7 @@ fn attempt(
         notice_handler: crate::connection::default_notice_handler(),
         cancel_addr,
         nonblocking: false,
+        terminated: false,
     };
     for n in &st.notices {
         conn.handle_notice(n);

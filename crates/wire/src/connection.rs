@@ -70,6 +70,7 @@ pub struct Connection {
     pub(crate) notice_handler: NoticeHandler,
     pub(crate) cancel_addr: CancelAddr,
     pub(crate) nonblocking: bool,
+    pub(crate) terminated: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -534,13 +535,30 @@ impl Connection {
 
     /// Sends Terminate and closes the socket (`PQfinish`).
     pub fn close(mut self) {
-        let _ = self.set_nonblocking(false);
+        self.terminate();
+    }
+
+    /// Sends Terminate (and TLS close_notify) once, best effort, without waiting
+    /// on a full socket.
+    fn terminate(&mut self) {
+        if self.terminated {
+            return;
+        }
+        self.terminated = true;
+        self.outbuf.clear();
         codec::terminate(&mut self.outbuf);
-        let _ = self.transport.write_all(&self.outbuf);
+        let _ = self.transport.try_write(&self.outbuf);
         if let Transport::Tls(tls, _) = &mut self.transport {
             tls.send_close_notify();
-            let _ = self.transport.flush();
         }
+        let _ = self.transport.flush();
+    }
+}
+
+impl Drop for Connection {
+    /// Like `PQfinish`: the server sees a Terminate rather than a dropped socket.
+    fn drop(&mut self) {
+        self.terminate();
     }
 }
 

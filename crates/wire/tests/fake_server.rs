@@ -253,8 +253,11 @@ fn md5_and_cleartext_passwords() {
         let (t, body) = p.read_msg();
         assert_eq!((t, body.as_slice()), (b'p', &b"pw\0"[..]));
         p.ready();
+        // Dropping the connection sends Terminate, as PQfinish does.
+        let (t, _) = p.read_msg();
+        assert_eq!(t, b'X');
     });
-    Connection::connect(&cfg(port, "password=pw")).expect("cleartext login");
+    drop(Connection::connect(&cfg(port, "password=pw")).expect("cleartext login"));
     h.join().expect("server script");
 }
 
