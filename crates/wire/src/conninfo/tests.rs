@@ -326,3 +326,30 @@ fn tls_option_rules() {
     names.sort_unstable();
     assert_eq!(names, vec!["a", "b", "c", "d", "e", "f", "g", "h"]);
 }
+
+/// Random strings built from the characters that matter to the parsers must
+/// parse or fail cleanly, never panic.
+#[test]
+fn random_conninfo_and_uris_never_panic() {
+    let alphabet: Vec<char> = "postgresql://@:/?&=,[]%' \\\thost port user dbname 0123456789abcfé"
+        .chars()
+        .collect();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in 0..20_000 {
+        let mut s = String::new();
+        if i % 2 == 0 {
+            s.push_str("postgresql://");
+        }
+        let len = (x % 30) as usize;
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            s.push(alphabet[(x % alphabet.len() as u64) as usize]);
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let _ = parse(&s);
+    }
+}
