@@ -399,6 +399,14 @@ fn connect_timeout_against_a_server_that_never_answers() {
         took >= Duration::from_millis(1900) && took < Duration::from_secs(6),
         "{took:?}"
     );
+    if let Some(p) = common::psql_error(
+        &format!(
+            "host=127.0.0.1 port={port} user=alice dbname=db sslmode=disable connect_timeout=2"
+        ),
+        &[],
+    ) {
+        assert_eq!(e.to_string(), p);
+    }
     // Two hosts: the timeout applies to each, and both failures are reported.
     let env = |k: &str| (k == "HOME").then(|| "/nonexistent-home".to_string());
     let two = ConnConfig::parse_with_env(
