@@ -1,1 +1,650 @@
+//! State-machine tests: the client runs against a fake clock (plain integers), scripted
+//! server bytes and fake script/rng/recorder implementations. Nothing sleeps and nothing
+//! touches the network.
 
+use std::collections::HashMap;
+
+use crate::client::*;
+use crate::plan::*;
+use crate::sqltext::{to_param_sql, SqlTemplate};
+use crate::throttle::ThrottleSchedule;
+
+// ---------- fakes ----------
+
+#[derive(Default)]
+struct FakeHost {
+    vars: HashMap<String, String>,
+    /// Per (script, cmd): what exec_meta returns.
+    metas: HashMap<(usize, usize), Result<MetaValue, MetaFailure>>,
+    saves: u32,
+    restores: u32,
+}
+
+impl ScriptHost for FakeHost {
+    fn write_var(&mut self, name: &str, out: &mut Vec<u8>) -> bool {
+        match self.vars.get(name) {
+            Some(v) => {
+                out.extend_from_slice(v.as_bytes());
+                true
+            }
+            None => false,
+        }
+    }
+    fn exec_meta(&mut self, script: usize, cmd: usize) -> Result<MetaValue, MetaFailure> {
+        self.metas
+            .get(&(script, cmd))
+            .cloned()
+            .unwrap_or(Ok(MetaValue::Done))
+    }
+    fn store_var(&mut self, name: &str, value: &[u8], _aset: bool) -> Result<(), String> {
+        if name.contains('?') {
+            return Err(format!("gset: invalid variable name: \"{name}\""));
+        }
+        self.vars
+            .insert(name.to_string(), String::from_utf8_lossy(value).into_owned());
+        Ok(())
+    }
+    fn save_random_state(&mut self) {
+        self.saves += 1;
+    }
+    fn restore_random_state(&mut self) {
+        self.restores += 1;
+    }
+}
+
+struct FakeRng {
+    u: f64,
+    choices: Vec<i64>,
+}
+
+impl ThreadRng for FakeRng {
+    fn choose(&mut self, _total: i64) -> i64 {
+        if self.choices.is_empty() {
+            0
+        } else {
+            self.choices.remove(0)
+        }
+    }
+    fn throttle_double(&mut self) -> f64 {
+        self.u
+    }
+}
+
+#[derive(Default)]
+struct Rec {
+    txns: Vec<TxnEnd>,
+    cmd_lat: Vec<(usize, usize, i64)>,
+    failures: Vec<(usize, usize)>,
+    retries: Vec<(usize, usize)>,
+}
+
+impl Recorder for Rec {
+    fn txn(&mut self, t: &TxnEnd) {
+        self.txns.push(*t);
+    }
+    fn command_latency(&mut self, s: usize, c: usize, us: i64) {
+        self.cmd_lat.push((s, c, us));
+    }
+    fn command_failure(&mut self, s: usize, c: usize) {
+        self.failures.push((s, c));
+    }
+    fn command_retry(&mut self, s: usize, c: usize) {
+        self.retries.push((s, c));
+    }
+}
+
+#[derive(Default)]
+struct Diag {
+    errors: Vec<String>,
+    infos: Vec<String>,
+}
+
+impl Diagnostics for Diag {
+    fn error(&mut self, m: &str) {
+        self.errors.push(m.to_string());
+    }
+    fn info(&mut self, m: &str) {
+        self.infos.push(m.to_string());
+    }
+    fn debug_enabled(&self) -> bool {
+        false
+    }
+    fn debug(&mut self, _m: &str) {}
+    fn notice(&mut self, _t: &str) {}
+}
+
+// ---------- server bytes ----------
+
+fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut v = vec![tag];
+    v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    v.extend_from_slice(body);
+    v
+}
+fn ready(st: u8) -> Vec<u8> {
+    msg(b'Z', &[st])
+}
+fn complete(tag: &str) -> Vec<u8> {
+    let mut b = tag.as_bytes().to_vec();
+    b.push(0);
+    msg(b'C', &b)
+}
+fn error(code: &str, text: &str) -> Vec<u8> {
+    let b = format!("SERROR\0C{code}\0M{text}\0\0");
+    msg(b'E', b.as_bytes())
+}
+fn row_desc(names: &[&str]) -> Vec<u8> {
+    let mut b = (names.len() as u16).to_be_bytes().to_vec();
+    for n in names {
+        b.extend_from_slice(n.as_bytes());
+        b.push(0);
+        b.extend_from_slice(&[0; 18]);
+    }
+    msg(b'T', &b)
+}
+fn data_row(vals: &[&str]) -> Vec<u8> {
+    let mut b = (vals.len() as u16).to_be_bytes().to_vec();
+    for v in vals {
+        b.extend_from_slice(&(v.len() as u32).to_be_bytes());
+        b.extend_from_slice(v.as_bytes());
+    }
+    msg(b'D', &b)
+}
+
+/// The tags of the frontend messages in `out`.
+fn tags(out: &[u8]) -> String {
+    let mut s = String::new();
+    let mut rest = out;
+    while let Ok(Some((tag, _, used))) = crate::proto::frame(rest) {
+        s.push(tag as char);
+        rest = &rest[used..];
+    }
+    s
+}
+
+// ---------- plan helpers ----------
+
+fn sql(text: &str, mode: QueryMode) -> CommandPlan {
+    let form = match mode {
+        QueryMode::Simple => SqlForm::Simple(SqlTemplate::new(text)),
+        _ => SqlForm::Params(to_param_sql(text).unwrap()),
+    };
+    CommandPlan {
+        first_line: text.to_string(),
+        kind: CommandKind::Sql(SqlPlan {
+            form,
+            stmt_name: (mode == QueryMode::Prepared).then(|| "P_0".into()),
+            capture: None,
+        }),
+    }
+}
+fn meta(tag: MetaTag, name: &str) -> CommandPlan {
+    CommandPlan {
+        first_line: format!("\\{name}"),
+        kind: CommandKind::Meta {
+            tag,
+            name: name.into(),
+        },
+    }
+}
+fn plan(commands: Vec<CommandPlan>, config: MachineConfig) -> Plan {
+    Plan::new(
+        vec![ScriptPlan {
+            desc: "test.sql".into(),
+            weight: 1,
+            commands,
+        }],
+        config,
+    )
+}
+
+struct World {
+    rng: FakeRng,
+    sched: Option<ThrottleSchedule>,
+    rec: Rec,
+    diag: Diag,
+    io: ClientIo,
+    timer_exceeded: bool,
+    end_us: i64,
+}
+
+impl World {
+    fn new() -> Self {
+        let mut io = ClientIo::default();
+        io.connected = true;
+        World {
+            rng: FakeRng {
+                u: 0.5,
+                choices: vec![],
+            },
+            sched: None,
+            rec: Rec::default(),
+            diag: Diag::default(),
+            io,
+            timer_exceeded: false,
+            end_us: 0,
+        }
+    }
+    fn step(&mut self, c: &mut Client<FakeHost>, p: &Plan, now: i64) -> Wait {
+        let mut ctx = ThreadCtx {
+            plan: p,
+            rng: &mut self.rng,
+            schedule: self.sched.as_mut(),
+            end_us: self.end_us,
+            timer_exceeded: self.timer_exceeded,
+            rec: &mut self.rec,
+            diag: &mut self.diag,
+        };
+        c.advance(&mut ctx, &mut self.io, now)
+    }
+    fn feed(&mut self, parts: &[Vec<u8>]) {
+        for p in parts {
+            self.io.inbuf.extend_from_slice(p);
+        }
+    }
+    fn take_out(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.io.out)
+    }
+}
+
+fn new_client(p: &Plan) -> Client<FakeHost> {
+    let mut host = FakeHost::default();
+    host.vars.insert("a".into(), "5".into());
+    let mut c = Client::new(0, host, p);
+    let mut io = ClientIo::default();
+    c.connected(&mut io);
+    c
+}
+
+// ---------- tests ----------
+
+#[test]
+fn simple_mode_sends_one_query_and_counts_latency_from_fake_clock() {
+    let p = plan(vec![sql("SELECT :a", QueryMode::Simple)], MachineConfig {
+        nxacts: 2,
+        per_command: true,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 1_000), Wait::Read);
+    let out = w.take_out();
+    assert_eq!(out, b"Q\0\0\0\x0dSELECT 5\0");
+    // Partial answer: still waiting.
+    w.feed(&[complete("SELECT 1")]);
+    assert_eq!(w.step(&mut c, &p, 1_200), Wait::Read);
+    w.feed(&[ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 1_700), Wait::Yield);
+    assert_eq!(w.rec.txns.len(), 1);
+    assert_eq!(w.rec.txns[0].latency_us, 700);
+    assert_eq!(w.rec.txns[0].txn_no, 1);
+    assert_eq!(w.rec.cmd_lat, vec![(0, 0, 700)]);
+    assert_eq!(w.step(&mut c, &p, 2_000), Wait::Read);
+    w.take_out();
+    w.feed(&[complete("SELECT 1"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 2_500), Wait::Done);
+    assert_eq!(c.state(), ClientState::Finished);
+    assert_eq!(c.count(), 2);
+}
+
+#[test]
+fn prepared_mode_prepares_once_per_connection_then_binds() {
+    let p = plan(vec![sql("SELECT :a, :nosuch", QueryMode::Prepared)], MachineConfig {
+        mode: QueryMode::Prepared,
+        nxacts: 2,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    assert_eq!(tags(&w.take_out()), "PS");
+    w.feed(&[msg(b'1', b""), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 10), Wait::Read);
+    let out = w.take_out();
+    assert_eq!(tags(&out), "BDES");
+    // :nosuch is undefined -> NULL parameter (-1 length).
+    assert!(out.windows(4).any(|x| x == [0xff, 0xff, 0xff, 0xff]));
+    w.feed(&[msg(b'2', b""), row_desc(&["x"]), data_row(&["5"]), complete("SELECT 1"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 20), Wait::Yield);
+    assert_eq!(w.step(&mut c, &p, 30), Wait::Read);
+    assert_eq!(tags(&w.take_out()), "BDES", "second transaction must not re-prepare");
+}
+
+#[test]
+fn extended_mode_sends_unnamed_parse_bind_describe_execute_sync() {
+    let p = plan(vec![sql("SELECT :a", QueryMode::Extended)], MachineConfig {
+        mode: QueryMode::Extended,
+        nxacts: 1,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    assert_eq!(tags(&w.take_out()), "PBDES");
+}
+
+#[test]
+fn throttle_waits_for_schedule_and_records_lag() {
+    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
+        nxacts: 1,
+        throttle: true,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    w.sched = Some(ThrottleSchedule::new(1000.0, 1, 0)); // mean 1000 us
+    let mut c = new_client(&p);
+    // u = 0.5 -> first slot at 693 us.
+    assert_eq!(w.step(&mut c, &p, 100), Wait::Until(693));
+    assert_eq!(w.step(&mut c, &p, 500), Wait::Until(693));
+    // Woken late: 900 us -> lag 207.
+    assert_eq!(w.step(&mut c, &p, 900), Wait::Read);
+    w.take_out();
+    w.feed(&[complete("SELECT 1"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 1_400), Wait::Done);
+    let t = w.rec.txns[0];
+    assert_eq!((t.lag_us, t.latency_us), (207, 707));
+}
+
+#[test]
+fn late_slots_are_skipped_under_latency_limit() {
+    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
+        nxacts: 3,
+        throttle: true,
+        latency_limit_us: 1_000,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    w.sched = Some(ThrottleSchedule::new(1000.0, 1, 0));
+    let mut c = new_client(&p);
+    // now = 3 ms: slots 693 and 1386 are older than now - 1 ms -> skipped; 2079 runs.
+    assert_eq!(w.step(&mut c, &p, 3_000), Wait::Read);
+    let skipped: Vec<_> = w.rec.txns.iter().map(|t| (t.status, t.txn_no)).collect();
+    assert_eq!(skipped, vec![(TxnStatus::Skipped, 1), (TxnStatus::Skipped, 2)]);
+    w.take_out();
+    w.feed(&[complete("SELECT 1"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 3_100), Wait::Done, "-t 3 reached by 2 skips + 1 run");
+    assert_eq!(w.rec.txns[2].status, TxnStatus::Success);
+    assert_eq!(w.rec.txns[2].lag_us, 3_000 - 2_079);
+}
+
+#[test]
+fn serialization_error_in_block_rolls_back_and_retries_then_fails() {
+    let p = plan(
+        vec![
+            sql("BEGIN", QueryMode::Simple),
+            sql("UPDATE t SET v = v + 1", QueryMode::Simple),
+            sql("END", QueryMode::Simple),
+        ],
+        MachineConfig {
+            nxacts: 1,
+            max_tries: 2,
+            verbose_errors: true,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    for attempt in 0..2 {
+        assert_eq!(w.step(&mut c, &p, 10), Wait::Read);
+        w.take_out();
+        w.feed(&[complete("BEGIN"), ready(b'T')]);
+        assert_eq!(w.step(&mut c, &p, 20), Wait::Read);
+        w.take_out();
+        w.feed(&[error("40001", "could not serialize access"), ready(b'E')]);
+        // The machine sends ROLLBACK (simple protocol) and waits for it.
+        assert_eq!(w.step(&mut c, &p, 30), Wait::Read);
+        assert_eq!(w.take_out(), b"Q\0\0\0\x0dROLLBACK\0", "attempt {attempt}");
+        w.feed(&[complete("ROLLBACK"), ready(b'I')]);
+    }
+    assert_eq!(w.step(&mut c, &p, 40), Wait::Done);
+    assert_eq!(w.rec.retries, vec![(0, 1)]);
+    assert_eq!(w.rec.failures, vec![(0, 1)]);
+    assert_eq!(c.host.restores, 1, "PRNG restored once, for the one retry");
+    let t = w.rec.txns[0];
+    assert_eq!((t.status, t.tries), (TxnStatus::Serialization, 2));
+    assert!(w.diag.infos[0].starts_with("client 0 got an error in command 1 (SQL) of script 0; ERROR:  could not serialize access"));
+    assert_eq!(w.diag.infos[1], "client 0 repeats the transaction after the error (try 1/2)");
+    assert_eq!(w.diag.infos[3], "client 0 ends the failed transaction (try 2/2)");
+    assert!(!c.is_aborted());
+}
+
+#[test]
+fn latency_limit_ends_retries() {
+    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
+        nxacts: 1,
+        max_tries: 0,
+        latency_limit_us: 1_000,
+        verbose_errors: true,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.take_out();
+    w.feed(&[error("40P01", "deadlock detected"), ready(b'I')]);
+    // 2 ms after the start: over the 1 ms limit -> no retry.
+    assert_eq!(w.step(&mut c, &p, 2_000), Wait::Done);
+    assert_eq!(w.rec.txns[0].status, TxnStatus::Deadlock);
+    assert!(w.rec.retries.is_empty());
+    assert_eq!(
+        w.diag.infos.last().unwrap(),
+        "client 0 ends the failed transaction (try 1, 200.000% of the maximum time of tries was used)"
+    );
+}
+
+#[test]
+fn other_sql_error_aborts_client_with_pgbench_message() {
+    let p = plan(vec![sql("SELECT nosuch", QueryMode::Simple)], MachineConfig::default());
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[error("42703", "column \"nosuch\" does not exist"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 5), Wait::Done);
+    assert!(c.is_aborted());
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 script 0 aborted in command 0 query 0: ERROR:  column \"nosuch\" does not exist"]
+    );
+    assert!(w.rec.txns.is_empty(), "aborted transactions are not counted");
+}
+
+#[test]
+fn timer_during_transaction_lets_it_finish_then_stops() {
+    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
+        nxacts: 0,
+        timed: true,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.take_out();
+    w.timer_exceeded = true; // Ctrl-C or -T while the query runs
+    assert_eq!(w.step(&mut c, &p, 10), Wait::Read, "in-flight transaction is not abandoned");
+    w.feed(&[complete("SELECT 1"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 20), Wait::Done);
+    assert_eq!(w.rec.txns.len(), 1);
+    assert_eq!(c.state(), ClientState::Finished);
+    assert!(!c.is_aborted());
+}
+
+#[test]
+fn gset_stores_columns_and_rejects_wrong_row_count() {
+    let mut cmd = sql("SELECT 1 AS one", QueryMode::Simple);
+    if let CommandKind::Sql(s) = &mut cmd.kind {
+        s.capture = Some(Capture {
+            prefix: "p_".into(),
+            all: false,
+        });
+    }
+    let p = plan(vec![cmd], MachineConfig {
+        nxacts: 2,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[row_desc(&["one"]), data_row(&["1"]), complete("SELECT 1"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Yield);
+    assert_eq!(c.host.vars.get("p_one").map(String::as_str), Some("1"));
+    assert_eq!(w.step(&mut c, &p, 2), Wait::Read);
+    w.feed(&[row_desc(&["one"]), complete("SELECT 0"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 3), Wait::Done);
+    assert!(c.is_aborted());
+    assert_eq!(w.diag.errors, vec!["client 0 script 0 command 0 query 0: expected one row, got 0"]);
+}
+
+#[test]
+fn pipeline_sends_everything_then_one_sync_and_reads_all_results() {
+    let p = plan(
+        vec![
+            meta(MetaTag::StartPipeline, "startpipeline"),
+            sql("SELECT 1", QueryMode::Extended),
+            sql("SELECT 2", QueryMode::Extended),
+            meta(MetaTag::SyncPipeline, "syncpipeline"),
+            sql("SELECT 3", QueryMode::Extended),
+            meta(MetaTag::EndPipeline, "endpipeline"),
+        ],
+        MachineConfig {
+            mode: QueryMode::Extended,
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    assert_eq!(tags(&w.take_out()), "PBDEPBDESPBDES");
+    let result = |v: &str| {
+        vec![msg(b'1', b""), msg(b'2', b""), row_desc(&["x"]), data_row(&[v]), complete("SELECT 1")]
+    };
+    let mut bytes = result("1");
+    bytes.extend(result("2"));
+    bytes.push(ready(b'I'));
+    w.feed(&bytes);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Read, "second sync still pending");
+    let mut bytes = result("3");
+    bytes.push(ready(b'I'));
+    w.feed(&bytes);
+    assert_eq!(w.step(&mut c, &p, 2), Wait::Done);
+    assert_eq!(w.rec.txns.len(), 1);
+    assert!(!c.is_aborted());
+}
+
+#[test]
+fn pipeline_restrictions_abort_like_pgbench() {
+    let p = plan(vec![meta(MetaTag::StartPipeline, "startpipeline")], MachineConfig::default());
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Done);
+    assert_eq!(w.diag.errors, vec!["client 0 aborted in command 0 (startpipeline) of script 0; cannot use pipeline mode with the simple query protocol"]);
+
+    let p = plan(vec![meta(MetaTag::StartPipeline, "startpipeline")], MachineConfig {
+        mode: QueryMode::Extended,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Done);
+    assert_eq!(w.diag.errors, vec!["client 0 aborted: end of script reached with pipeline open"]);
+}
+
+#[test]
+fn meta_failure_prints_cause_then_abort_line() {
+    let p = plan(vec![meta(MetaTag::Set, "set")], MachineConfig::default());
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    c.host.metas.insert(
+        (0, 0),
+        Err(MetaFailure {
+            causes: vec!["division by zero".into()],
+            summary: "evaluation of meta-command failed",
+        }),
+    );
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Done);
+    assert_eq!(
+        w.diag.errors,
+        vec![
+            "division by zero",
+            "client 0 aborted in command 0 (set) of script 0; evaluation of meta-command failed"
+        ]
+    );
+}
+
+#[test]
+fn sleep_and_conditionals_follow_the_fake_clock() {
+    let p = plan(
+        vec![
+            meta(MetaTag::If, "if"),
+            meta(MetaTag::Sleep, "sleep"),
+            meta(MetaTag::Else, "else"),
+            sql("SELECT 1", QueryMode::Simple),
+            meta(MetaTag::Endif, "endif"),
+        ],
+        MachineConfig {
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    c.host.metas.insert((0, 0), Ok(MetaValue::Truth(true)));
+    c.host.metas.insert((0, 1), Ok(MetaValue::SleepUs(5_000)));
+    assert_eq!(w.step(&mut c, &p, 100), Wait::Until(5_100));
+    assert_eq!(w.step(&mut c, &p, 5_100), Wait::Done, "else branch skipped, no SQL sent");
+    assert!(w.io.out.is_empty());
+    assert_eq!(w.rec.txns[0].latency_us, 5_000);
+}
+
+#[test]
+fn connection_loss_while_waiting_aborts_the_client() {
+    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig::default());
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    c.connection_lost(&mut w.io);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
+    assert!(c.is_aborted());
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 aborted in command 0 (SQL) of script 0; perhaps the backend died while processing"]
+    );
+}
+
+#[test]
+fn connect_per_transaction_asks_driver_to_connect_and_disconnect() {
+    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
+        nxacts: 2,
+        connect_per_txn: true,
+        ..Default::default()
+    });
+    let mut w = World::new();
+    w.io.connected = false;
+    let mut c = Client::new(0, FakeHost::default(), &p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Connect);
+    c.connected(&mut w.io);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Read);
+    w.feed(&[complete("SELECT 1"), ready(b'I')]);
+    assert_eq!(w.step(&mut c, &p, 2), Wait::Disconnect);
+    w.io.connected = false;
+    assert_eq!(w.step(&mut c, &p, 3), Wait::Connect);
+}
+
+#[test]
+fn weighted_script_choice_uses_thread_stream() {
+    let mut p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
+        nxacts: 1,
+        ..Default::default()
+    });
+    p.scripts.push(ScriptPlan {
+        desc: "b".into(),
+        weight: 3,
+        commands: vec![sql("SELECT 2", QueryMode::Simple)],
+    });
+    p.total_weight = 4;
+    let mut w = World::new();
+    w.rng.choices = vec![2]; // 2 - 1 >= 0, 1 - 3 < 0 -> script 1
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    assert_eq!(w.take_out(), b"Q\0\0\0\x0dSELECT 2\0");
+}
