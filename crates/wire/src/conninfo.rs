@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::require_auth::RequireAuth;
 use crate::service;
 
 /// Debian's libpq default socket directory (`DEFAULT_PGSOCKET_DIR`).
@@ -181,6 +182,7 @@ pub struct ConnConfig {
     connect_timeout: Option<Duration>,
     home: Option<PathBuf>,
     tls: TlsCache,
+    require_auth: Option<RequireAuth>,
 }
 
 /// The TLS client configuration, built on first use and shared by clones (so
@@ -336,6 +338,8 @@ impl ConnConfig {
 
         // Validation in connectOptions2's order, so the first complaint matches.
         let mut hosts = split_hosts(&settings)?;
+        let require_auth =
+            RequireAuth::parse(settings.get("require_auth").map_or("", String::as_str))?;
         if let Some(cb) = settings.get("channel_binding") {
             if !matches!(cb.as_str(), "disable" | "prefer" | "require") {
                 return Err(ConfigError(format!(
@@ -430,6 +434,7 @@ impl ConnConfig {
             connect_timeout,
             home,
             tls: TlsCache::default(),
+            require_auth,
         })
     }
 
@@ -521,6 +526,11 @@ impl ConnConfig {
             .0
             .get_or_init(|| crate::tls::client_config(self))
             .clone()
+    }
+
+    /// The parsed `require_auth` rule, if any.
+    pub(crate) fn require_auth(&self) -> Option<&RequireAuth> {
+        self.require_auth.as_ref()
     }
 
     /// A path under `~/.postgresql/` (libpq's default location of TLS files).

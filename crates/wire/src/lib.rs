@@ -55,6 +55,7 @@ mod error;
 mod error_text;
 mod pgbench;
 mod pgpass;
+mod require_auth;
 mod service;
 mod startup;
 mod tls;

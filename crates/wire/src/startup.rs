@@ -120,6 +120,8 @@ pub(crate) fn startup(
     let channel_binding = cfg.get("channel_binding").unwrap_or("prefer");
     let mut scram: Option<ScramSha256> = None;
     let mut sasl_done = false;
+    // Whether the client proved itself (libpq's client_finished_auth).
+    let mut client_finished = false;
     let mut used_channel_binding = false;
     loop {
         let decoded =
@@ -128,6 +130,18 @@ pub(crate) fn startup(
             fill(st, deadline)?;
             continue;
         };
+        if let BackendMessage::Authentication { code, .. } = msg {
+            if let Some(rule) = cfg.require_auth() {
+                // SASL continuation messages belong to an exchange already allowed.
+                if !(scram.is_some() && (code == 11 || code == 12)) {
+                    if let Err(text) = rule.check(code, client_finished) {
+                        let mut f = Failure::new(ConnectErrorKind::Auth, text);
+                        f.try_next_host = false;
+                        return Err(f);
+                    }
+                }
+            }
+        }
         let step = match msg {
             BackendMessage::Authentication { code, data } => match code {
                 0 => Step::AuthOk,
@@ -238,6 +252,7 @@ pub(crate) fn startup(
                 };
                 r.map_err(|e| Failure::new(ConnectErrorKind::Auth, e.to_string()))?;
                 send(st, deadline)?;
+                client_finished = true;
             }
             Step::StartSasl(mechs) => {
                 let tls_hash = match &st.transport {
@@ -320,6 +335,7 @@ pub(crate) fn startup(
                     Failure::new(ConnectErrorKind::Auth, "incorrect server signature")
                 })?;
                 sasl_done = true;
+                client_finished = true;
             }
         }
     }

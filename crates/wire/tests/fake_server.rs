@@ -493,3 +493,47 @@ fn refused_and_unresolvable() {
         )
     );
 }
+
+#[test]
+fn require_auth_refuses_unwanted_methods() {
+    // The server asks for MD5 while only SCRAM is acceptable.
+    let (port, h) = serve(|mut p| {
+        p.read_startup();
+        p.auth(5, b"salt");
+        let mut b = [0u8; 1];
+        let _ = p.0.read(&mut b);
+    });
+    let e = Connection::connect(&cfg(port, "password=pw require_auth=scram-sha-256"))
+        .expect_err("md5 refused");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "connection to server at \"127.0.0.1\", port {port} failed: authentication method requirement \"scram-sha-256\" failed: server requested a hashed password"
+        )
+    );
+    h.join().expect("server script");
+    // Trust (no request at all) when a password method is required.
+    let (port, h) = serve(|mut p| {
+        p.read_startup();
+        p.ready();
+        let mut b = [0u8; 1];
+        let _ = p.0.read(&mut b);
+    });
+    let e = Connection::connect(&cfg(port, "require_auth=password")).expect_err("trust refused");
+    assert!(
+        e.to_string().ends_with(
+            "authentication method requirement \"password\" failed: server did not complete authentication"
+        ),
+        "{e}"
+    );
+    h.join().expect("server script");
+    // And allowed when it matches.
+    let (port, h) = serve(|mut p| {
+        p.read_startup();
+        p.auth(3, b"");
+        let _ = p.read_msg();
+        p.ready();
+    });
+    Connection::connect(&cfg(port, "password=pw require_auth=password,md5")).expect("allowed");
+    h.join().expect("server script");
+}
