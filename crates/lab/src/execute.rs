@@ -123,10 +123,13 @@ pub fn initialize(target: &LiveTarget, scale: u32, o: &InitOptionsSpec) -> Resul
 
 /// Reads counters (name → value) through the monitoring connection.
 fn snapshot(monitor: &mut Pg, target: &LiveTarget) -> Result<BTreeMap<String, f64>> {
-    let mut m: BTreeMap<String, f64> = monitor
-        .pairs(&pgstats::counters_sql(target.version_num, &target.dbname))?
-        .into_iter()
-        .collect();
+    let mut m: BTreeMap<String, f64> = BTreeMap::new();
+    for sql in pgstats::counters_sql(target.version_num, &target.dbname) {
+        // A view this role cannot read only loses its own counters (the sampler reports it).
+        if let Ok(pairs) = monitor.pairs(&sql) {
+            m.extend(pairs);
+        }
+    }
     for (k, v) in monitor.pairs(&pgstats::gauges_sql(&target.dbname))? {
         if k == "pg.db.size_bytes" {
             m.insert(k, v);

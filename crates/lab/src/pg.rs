@@ -29,6 +29,22 @@ impl Pg {
         })
     }
 
+    /// Like [`Pg::connect`], retrying for up to `patience` while the server says it is
+    /// starting up (a server that just started may still be in recovery).
+    pub fn connect_patiently(conninfo: &str, patience: std::time::Duration) -> Result<Pg> {
+        let deadline = std::time::Instant::now() + patience;
+        loop {
+            match Pg::connect(conninfo) {
+                Err(LabError::Pg { message, .. })
+                    if message.contains("starting up") && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// The connection string it was opened with.
     pub fn conninfo(&self) -> &str {
         &self.conninfo

@@ -10,9 +10,10 @@
 
 use crate::pg::literal;
 
-/// SQL returning (name, value) rows of cumulative counters for database `db` on a
-/// server of version `version_num`.
-pub fn counters_sql(version_num: i32, db: &str) -> String {
+/// Queries returning (name, value) rows of cumulative counters for database `db` on a
+/// server of version `version_num`, one per view, so a view the role cannot read (or a
+/// column a patched server lacks) costs only its own counters.
+pub fn counters_sql(version_num: i32, db: &str) -> Vec<String> {
     let dbl = literal(db);
     let mut parts = vec![format!(
         "SELECT 'pg.db.' || k, v FROM (SELECT * FROM pg_stat_database WHERE datname = {dbl}) d, \
@@ -78,7 +79,7 @@ pub fn counters_sql(version_num: i32, db: &str) -> String {
                 .into(),
         );
     }
-    parts.join(" UNION ALL ")
+    parts
 }
 
 /// SQL returning (name, value) rows of instantaneous values.

@@ -273,7 +273,7 @@ impl OsSampler {
 
 struct PgSampler {
     conn: Pg,
-    counters: String,
+    counters: Vec<String>,
     gauges: String,
     rates: Rates,
 }
@@ -290,14 +290,30 @@ impl PgSampler {
     }
 
     fn sample(&mut self, ts: f64, out: &mut Vec<MetricSample>) -> Result<(), String> {
-        for (name, v) in self.conn.pairs(&self.counters).map_err(|e| e.to_string())? {
-            if let Some(r) = self.rates.rate(&name, ts, v) {
-                out.push(MetricSample {
-                    ts,
-                    metric: format!("{name}_per_s"),
-                    value: r,
-                });
+        let mut first_error = None;
+        let mut failed = Vec::new();
+        for (i, sql) in self.counters.iter().enumerate() {
+            match self.conn.pairs(sql) {
+                Ok(pairs) => {
+                    for (name, v) in pairs {
+                        if let Some(r) = self.rates.rate(&name, ts, v) {
+                            out.push(MetricSample {
+                                ts,
+                                metric: format!("{name}_per_s"),
+                                value: r,
+                            });
+                        }
+                    }
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e.to_string());
+                    failed.push(i);
+                }
             }
+        }
+        // A query that failed once (missing view or privilege) is not retried.
+        for i in failed.into_iter().rev() {
+            self.counters.remove(i);
         }
         for (name, v) in self.conn.pairs(&self.gauges).map_err(|e| e.to_string())? {
             out.push(MetricSample {
@@ -306,7 +322,7 @@ impl PgSampler {
                 value: v,
             });
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 }
 

@@ -764,3 +764,25 @@ method = "server"
         assert!(parse_duration("3 days").is_err());
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    /// Every campaign under `examples/` parses, validates and expands.
+    #[test]
+    fn repository_examples_are_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().and_then(|x| x.to_str()) == Some("toml") {
+                let c = Campaign::load(&p).unwrap_or_else(|e| panic!("{e}"));
+                let m = crate::matrix::expand(&c).unwrap();
+                assert!(!m.tests.is_empty(), "{}", p.display());
+                n += 1;
+            }
+        }
+        assert!(n >= 4, "examples found: {n}");
+    }
+}

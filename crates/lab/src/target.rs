@@ -67,13 +67,15 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
             (Some(cluster), conninfo, monitor, Some(bin))
         }
     };
-    let mut pg = Pg::connect(&conninfo).map_err(|e| match e {
-        LabError::Pg { message, .. } => LabError::Pg {
-            context: format!("target \"{}\"", spec.name),
-            message,
+    let mut pg = Pg::connect_patiently(&conninfo, std::time::Duration::from_secs(60)).map_err(
+        |e| match e {
+            LabError::Pg { message, .. } => LabError::Pg {
+                context: format!("target \"{}\"", spec.name),
+                message,
+            },
+            other => other,
         },
-        other => other,
-    })?;
+    )?;
     let server_version = pg.value("SHOW server_version")?.unwrap_or_default();
     let mut manifest = crate::manifest::host_manifest();
     manifest["server"] = crate::manifest::server_manifest(&mut pg);
