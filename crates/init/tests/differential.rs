@@ -211,3 +211,65 @@ fn step_subsets_and_repeats_match_pgbench() {
         },
     );
 }
+
+#[test]
+fn bigint_schema_from_scale_20000_matches_pgbench() {
+    // Tables only: the column types and 64-bit range bounds, without 2e9 rows.
+    compare(
+        "bigint",
+        &["-I", "dt", "-s", "30000", "--partitions", "3"],
+        &InitSpec {
+            scale: 30_000,
+            partitions: 3,
+            ..spec("dt")
+        },
+    );
+    compare(
+        "below_bigint",
+        &["-I", "dt", "-s", "19999"],
+        &InitSpec {
+            scale: 19_999,
+            ..spec("dt")
+        },
+    );
+}
+
+#[test]
+fn single_range_partition_matches_pgbench() {
+    compare(
+        "one_part",
+        &[
+            "-s",
+            "1",
+            "--partitions",
+            "1",
+            "--partition-method",
+            "range",
+        ],
+        &InitSpec {
+            scale: 1,
+            partitions: 1,
+            partition_method: PartitionMethod::Range,
+            ..spec("dtgvp")
+        },
+    );
+}
+
+#[test]
+fn message_masking_hides_only_times_and_the_pg17_table_name() {
+    let masked = message_structure(
+        "100000 of 200000 tuples (50%) of pgbench_accounts done (elapsed 0.10 s, remaining 0.10 s)\n\
+         done in 12.34 s (drop tables 0.00 s, vacuum 1.50 s).\n",
+    );
+    assert_eq!(
+        masked,
+        vec![
+            "100000 of 200000 tuples (50%) done (elapsed T.TT s, remaining T.TT s)",
+            "done in T.TT s (drop tables T.TT s, vacuum T.TT s).",
+        ]
+    );
+    assert_ne!(
+        message_structure("200000 of 200000"),
+        message_structure("100000 of 200000")
+    );
+}
