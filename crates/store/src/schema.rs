@@ -8,7 +8,10 @@ use crate::backend::{Backend, Dialect};
 use crate::error::Result;
 
 /// Migration scripts; index i brings the schema from version i to i + 1.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_initial.sql"),
+    include_str!("../migrations/0002_indexes.sql"),
+];
 
 /// The newest schema version this build knows.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

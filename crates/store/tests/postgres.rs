@@ -33,14 +33,19 @@ fn postgres_store_refuses_duplicates_atomically() {
 
 #[test]
 fn postgres_store_migrates_from_version_1() {
-    let location = fresh_store_location("store_mig");
+    let srv = TestServer::shared();
+    let db = srv.create_database("store_mig");
+    let location = srv.conninfo(&db);
     let run_id = {
         let mut v1 = Store::open_at_version(&location, 1).unwrap();
         assert_eq!(v1.schema_version().unwrap(), 1);
         common::write_sample(&mut v1)
     };
+    let index_sql = "SELECT count(*) FROM pg_indexes WHERE indexname = 'runs_target'";
+    assert_eq!(srv.psql(&db, index_sql).trim(), "0");
     let mut store = Store::open(&location).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(srv.psql(&db, index_sql).trim(), "1");
     let loaded = store.load_run(run_id).unwrap();
     assert_eq!(loaded.metrics.len(), 4);
     common::write_more(&mut store, loaded.run.record.set_id);
