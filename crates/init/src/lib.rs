@@ -24,6 +24,8 @@ mod steps;
 mod wire_session;
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 pub use error::InitError;
 pub use progress::{Clock, MonotonicClock};
@@ -66,15 +68,38 @@ pub fn initialize(
 }
 
 /// [`initialize`] with an explicit clock, terminal flag and cancel flag.
+///
+/// When `ctx.cancel` is given, a watcher thread sends the server a cancel
+/// request as soon as the flag is set (a SIGINT handler only has to set it),
+/// as pgbench's cancel handler does: the running statement then fails with
+/// `canceling statement due to user request` and nothing is committed.
 pub fn initialize_with(
     conn: &mut pgsurge_wire::Connection,
     spec: &InitSpec,
     err: &mut dyn Write,
     ctx: &InitContext<'_>,
 ) -> Result<(), InitError> {
-    let mut session = WireSession::new(conn);
-    run_steps(&mut session, spec, err, ctx)
+    let Some(flag) = ctx.cancel else {
+        let mut session = WireSession::new(conn);
+        return run_steps(&mut session, spec, err, ctx);
+    };
+    let token = conn.cancel_token();
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !finished.load(Ordering::Acquire) {
+                if flag.load(Ordering::Acquire) {
+                    // Nothing useful can be done if the request cannot be sent:
+                    // generation still stops at the flag and the run fails.
+                    let _ = token.cancel();
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let mut session = WireSession::new(conn);
+        let result = run_steps(&mut session, spec, err, ctx);
+        finished.store(true, Ordering::Release);
+        result
+    })
 }
-
-#[cfg(test)]
-mod runner_tests;

@@ -191,3 +191,54 @@ fn generating_without_tables_fails_like_pgbench() {
     );
     assert_same_failure("no tables", &theirs, &ours);
 }
+
+#[test]
+fn cancel_flag_cancels_the_running_step_and_commits_nothing() {
+    use pgsurge_init::{initialize_with, InitContext, MonotonicClock};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    let srv = TestServer::shared();
+    let db = srv.create_database("init_cancel");
+    let mut conn = connect(srv, &db, None);
+    // Big enough that client-side generation is still running when the flag is set.
+    let spec = InitSpec {
+        steps: "dtg".into(),
+        scale: 20,
+        ..InitSpec::default()
+    };
+    let flag = AtomicBool::new(false);
+    let clock = MonotonicClock::new();
+    let ctx = InitContext {
+        clock: &clock,
+        stderr_is_tty: false,
+        cancel: Some(&flag),
+    };
+    let mut err = Vec::new();
+    let started = Instant::now();
+    let result = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(700));
+            flag.store(true, Ordering::Release);
+        });
+        initialize_with(&mut conn, &spec, &mut err, &ctx)
+    });
+    let e = result.expect_err("a cancelled init fails");
+    assert_eq!(e.exit_code(), 1);
+    let text = e.render();
+    assert!(
+        text.contains("canceling statement due to user request"),
+        "{text}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "cancel took effect promptly"
+    );
+    // The loading transaction was rolled back.
+    drop(conn);
+    assert_eq!(
+        srv.psql(&db, "select count(*) from pgbench_accounts")
+            .trim(),
+        "0"
+    );
+}
