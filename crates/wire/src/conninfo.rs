@@ -118,6 +118,7 @@ impl HostSpec {
 /// Unknown keywords are an error, as in libpq.
 const KEYWORDS: &[(&str, Option<&str>)] = &[
     ("service", Some("PGSERVICE")),
+    ("servicefile", None),
     ("user", Some("PGUSER")),
     ("password", Some("PGPASSWORD")),
     ("passfile", Some("PGPASSFILE")),
@@ -162,6 +163,12 @@ const KEYWORDS: &[(&str, Option<&str>)] = &[
     ("target_session_attrs", Some("PGTARGETSESSIONATTRS")),
     ("load_balance_hosts", Some("PGLOADBALANCEHOSTS")),
     ("requiressl", Some("PGREQUIRESSL")),
+    ("scram_client_key", None),
+    ("scram_server_key", None),
+    ("oauth_issuer", None),
+    ("oauth_client_id", None),
+    ("oauth_client_secret", None),
+    ("oauth_scope", None),
 ];
 
 pub(crate) fn is_keyword(k: &str) -> bool {

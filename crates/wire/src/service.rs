@@ -25,7 +25,13 @@ pub(crate) fn apply_service(
             _ => return Ok(()),
         },
     };
-    let user_file = match env("PGSERVICEFILE") {
+    // PostgreSQL 18's `servicefile` keyword wins over PGSERVICEFILE.
+    let explicit = settings
+        .get("servicefile")
+        .filter(|f| !f.is_empty())
+        .cloned()
+        .or_else(|| env("PGSERVICEFILE"));
+    let user_file = match explicit {
         Some(f) => Some(PathBuf::from(f)),
         None => env("HOME").map(|h| Path::new(&h).join(".pg_service.conf")),
     };
@@ -93,9 +99,9 @@ pub(crate) fn apply_from_text(
             ))
         };
         let (key, val) = line.split_once('=').ok_or_else(syntax)?;
-        if key == "service" {
+        if key == "service" || key == "servicefile" {
             return Err(ConfigError(format!(
-                "nested \"service\" specifications not supported in service file \"{file_name}\", line {lineno}"
+                "nested \"{key}\" specifications not supported in service file \"{file_name}\", line {lineno}"
             )));
         }
         if !is_keyword(key) {
@@ -161,5 +167,13 @@ mod tests {
         s.insert("service".into(), "s3".into());
         let e = apply_service(&mut s, &env).expect_err("missing");
         assert_eq!(e.to_string(), "definition of service \"s3\" not found");
+        // The servicefile keyword (PostgreSQL 18) wins over PGSERVICEFILE.
+        let other = dir.path().join("other.conf");
+        std::fs::write(&other, "[s1]\nhost=fromkeyword\n").expect("write");
+        let mut s = Settings::new();
+        s.insert("service".into(), "s1".into());
+        s.insert("servicefile".into(), other.display().to_string());
+        apply_service(&mut s, &env).expect("found");
+        assert_eq!(s.get("host").map(String::as_str), Some("fromkeyword"));
     }
 }
