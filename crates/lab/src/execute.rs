@@ -226,9 +226,11 @@ pub fn run_test(
     on_interval: &mut dyn FnMut(&IntervalSample),
 ) -> std::result::Result<RunWrite, Interrupted> {
     let started = now_epoch();
-    let mut w = RunWrite::default();
-    w.run = base_record(s, target, started);
-    w.environment = Some(target.manifest.clone());
+    let mut w = RunWrite {
+        run: base_record(s, target, started),
+        environment: Some(target.manifest.clone()),
+        ..Default::default()
+    };
     match run_test_inner(s, target, stop, on_interval, &mut w) {
         Ok(()) => {}
         Err(_) if stop.is_raised() => return Err(Interrupted::Stopped),

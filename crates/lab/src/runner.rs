@@ -240,7 +240,13 @@ fn run_tests(
                 bin_dir: t.bin_dir.clone(),
                 server_version: Some(t.server_version.clone()),
                 server_version_num: Some(i64::from(t.version_num)),
-                settings: serde_json::to_value(&tspec.settings_text()).ok(),
+                settings: Some(serde_json::Value::Object(
+                    tspec
+                        .settings_text()
+                        .into_iter()
+                        .map(|(k, v)| (k, serde_json::Value::String(v)))
+                        .collect(),
+                )),
             })?;
             live[plan.target] = Some(t);
         }
