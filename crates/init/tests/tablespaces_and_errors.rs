@@ -242,3 +242,50 @@ fn cancel_flag_cancels_the_running_step_and_commits_nothing() {
         "0"
     );
 }
+
+#[test]
+fn backend_killed_mid_generation_is_a_clean_exit_1() {
+    use std::time::{Duration, Instant};
+
+    let srv = TestServer::shared();
+    let db = srv.create_database("init_killed");
+    let mut conn = connect(srv, &db, None);
+    let pid = conn.backend_pid();
+    let spec = InitSpec {
+        steps: "dtg".into(),
+        scale: 20,
+        ..InitSpec::default()
+    };
+    let started = Instant::now();
+    let run = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(700));
+            srv.psql("postgres", &format!("select pg_terminate_backend({pid})"));
+        });
+        let mut err = Vec::new();
+        let result = pgsurge_init::initialize_with(
+            &mut conn,
+            &spec,
+            &mut err,
+            &pgsurge_init::InitContext {
+                clock: &pgsurge_init::MonotonicClock::new(),
+                stderr_is_tty: false,
+                cancel: None,
+            },
+        );
+        (result, String::from_utf8_lossy(&err).into_owned())
+    });
+    let (result, stderr) = run;
+    let e = result.expect_err("a killed backend fails the init");
+    assert_eq!(e.exit_code(), 1);
+    let text = e.render();
+    eprintln!("{stderr}{text}");
+    // pgbench's wording depends on where libpq notices the loss.
+    assert!(
+        text.ends_with("pgbench: error: PQputline failed\n")
+            || text.ends_with("pgbench: error: PQendcopy failed\n")
+            || text.contains("pgbench: error: query failed: "),
+        "{stderr}{text}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60), "no hang");
+}
