@@ -103,3 +103,6 @@ pub fn initialize_with(
         result
     })
 }
+
+#[cfg(test)]
+mod runner_tests;

@@ -414,7 +414,13 @@ fn quiet_mode_prints_only_the_final_line_when_fast() {
 #[test]
 fn only_spaces_runs_nothing_and_prints_an_empty_summary() {
     let mut s = FakeSession::new();
-    let (r, err) = run(&mut s, &InitSpec { steps: "  ".into(), ..InitSpec::default() });
+    let (r, err) = run(
+        &mut s,
+        &InitSpec {
+            steps: "  ".into(),
+            ..InitSpec::default()
+        },
+    );
     r.expect("ok");
     assert_eq!(err, "done in 0.00 s ().\n");
     assert!(s.log.is_empty());
