@@ -214,3 +214,49 @@ duration = 1
     assert_eq!((again.already_stored, again.ok + again.failed), (1, 1));
     assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 2);
 }
+
+#[test]
+fn server_commit_mismatch_is_stored_and_reported() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_mismatch");
+    let dir = tempfile::tempdir().unwrap();
+    // Two autocommit statements per pgbench transaction: the server counts two commits
+    // for each transaction the client counts.
+    std::fs::write(dir.path().join("two.sql"), "SELECT 1;\nSELECT 2;\n").unwrap();
+    let text = format!(
+        r#"
+[campaign]
+name = "mismatch"
+[[target]]
+name = "fx"
+conninfo = "{}"
+[matrix]
+scales = [1]
+clients = [1]
+scripts = [{{ file = "two.sql" }}]
+[run]
+duration = 2
+"#,
+        srv.conninfo(&db)
+    );
+    let campaign = Campaign::parse(&text, "m.toml", dir.path()).unwrap();
+    let mut store = Store::open(":memory:").unwrap();
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let out = run_campaign(&campaign, &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_eq!(out.ok, 1, "{out:?}");
+    assert!(
+        out.warnings.iter().any(|w| w.contains("commits")),
+        "{:?}",
+        out.warnings
+    );
+    let run = &store.list_runs(&RunFilter::default()).unwrap()[0];
+    let pct = run.record.commit_mismatch_pct.unwrap();
+    assert!((90.0..=110.0).contains(&pct), "mismatch {pct} %");
+    let warnings = store.warnings(Some(out.set_id)).unwrap();
+    assert!(warnings
+        .iter()
+        .any(|w| w.record.code == "commit_mismatch" && w.record.run_id == Some(run.id)));
+}
