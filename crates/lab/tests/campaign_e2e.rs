@@ -236,6 +236,7 @@ clients = [1]
 scripts = [{{ file = "two.sql" }}]
 [run]
 duration = 2
+warmup = 2
 "#,
         srv.conninfo(&db)
     );
@@ -254,6 +255,14 @@ duration = 2
     );
     let run = &store.list_runs(&RunFilter::default()).unwrap()[0];
     let pct = run.record.commit_mismatch_pct.unwrap();
+    // The warm-up ran before the measured window: its intervals are kept, flagged, and
+    // not counted in the run's transactions.
+    let full = store.load_run(run.id).unwrap();
+    let warm: i64 = full.intervals.iter().filter(|i| i.warmup).map(|i| i.transactions).sum();
+    let measured: i64 = full.intervals.iter().filter(|i| !i.warmup).map(|i| i.transactions).sum();
+    assert!(warm > 0, "warm-up intervals: {:?}", full.intervals);
+    assert!(full.intervals.iter().filter(|i| i.warmup).all(|i| i.elapsed_s < 0.0));
+    assert!(measured <= run.record.transactions.unwrap());
     assert!((90.0..=110.0).contains(&pct), "mismatch {pct} %");
     let warnings = store.warnings(Some(out.set_id)).unwrap();
     assert!(warnings
