@@ -14,7 +14,13 @@ use regex::Regex;
 
 const PGBENCH: &str = "/usr/bin/pgbench";
 
-fn run(srv: &TestServer, program: &str, pre: &[&str], args: &[&str], cwd: &Path) -> (String, String, i32) {
+fn run(
+    srv: &TestServer,
+    program: &str,
+    pre: &[&str],
+    args: &[&str],
+    cwd: &Path,
+) -> (String, String, i32) {
     let mut c = Command::new(program);
     c.args(pre).args(args).current_dir(cwd);
     for (k, v) in srv.env() {
@@ -34,7 +40,10 @@ fn mask(text: &str) -> Vec<String> {
     let ws = Regex::new(r"[ \t]+").expect("regex");
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
-        let l = ws.replace_all(&num.replace_all(line, "N"), " ").trim_end().to_string();
+        let l = ws
+            .replace_all(&num.replace_all(line, "N"), " ")
+            .trim_end()
+            .to_string();
         if out.last() != Some(&l) {
             out.push(l);
         }
@@ -48,7 +57,9 @@ fn normalize_18(lines: Vec<String>) -> Vec<String> {
     let mut it = lines.into_iter().skip(1).peekable();
     while let Some(l) = it.next() {
         if l == " - N transactions (N% of total)" {
-            if it.peek().map(String::as_str) == Some(" - number of transactions actually processed: N (tps = N)") {
+            if it.peek().map(String::as_str)
+                == Some(" - number of transactions actually processed: N (tps = N)")
+            {
                 it.next();
                 out.push(" - N transactions (N% of total, tps = N)".to_string());
                 continue;
@@ -88,12 +99,57 @@ fn bench_report_structure_matches_pgbench() {
         &["-n", "-t", "20", "-R", "2000", "-L", "1"],
         &["-n", "-t", "10", "-L", "50", "-r"],
         &["-n", "-T", "2", "-P", "1", "-c", "2"],
-        &["-n", "-T", "2", "-P", "1", "-R", "300", "-L", "20", "--max-tries=3"],
+        &[
+            "-n",
+            "-T",
+            "2",
+            "-P",
+            "1",
+            "-R",
+            "300",
+            "-L",
+            "20",
+            "--max-tries=3",
+        ],
         &["-n", "-t", "10", "--max-tries=3", "-r"],
         &["-n", "-t", "10", "--max-tries=2", "--failures-detailed"],
-        &["-n", "-t", "12", "-b", "simple-update@2", "-b", "select-only@1", "-r"],
-        &["-n", "-t", "12", "-b", "tpcb@1", "-b", "select@1", "--max-tries=2", "--failures-detailed", "-r"],
-        &["-n", "-t", "12", "-b", "simple-update@1", "-b", "select-only@1", "-R", "400", "-L", "5", "-M", "extended"],
+        &[
+            "-n",
+            "-t",
+            "12",
+            "-b",
+            "simple-update@2",
+            "-b",
+            "select-only@1",
+            "-r",
+        ],
+        &[
+            "-n",
+            "-t",
+            "12",
+            "-b",
+            "tpcb@1",
+            "-b",
+            "select@1",
+            "--max-tries=2",
+            "--failures-detailed",
+            "-r",
+        ],
+        &[
+            "-n",
+            "-t",
+            "12",
+            "-b",
+            "simple-update@1",
+            "-b",
+            "select-only@1",
+            "-R",
+            "400",
+            "-L",
+            "5",
+            "-M",
+            "extended",
+        ],
         &["-n", "-t", "10", "-v", "-S", "-c", "3", "-j", "2"],
     ];
     let mut failures = Vec::new();
@@ -103,22 +159,45 @@ fn bench_report_structure_matches_pgbench() {
         full.push("--random-seed=5");
         full.push(&db);
         let (po, pe, pc) = run(srv, PGBENCH, &[], &full, dir.path());
-        let (so, se, sc) = run(srv, env!("CARGO_BIN_EXE_pgsurge"), &["bench"], &full, dir.path());
+        let (so, se, sc) = run(
+            srv,
+            env!("CARGO_BIN_EXE_pgsurge"),
+            &["bench"],
+            &full,
+            dir.path(),
+        );
         if pc != sc {
             failures.push(format!("{args:?}: exit {pc} vs {sc}\n{pe}\n{se}"));
             continue;
         }
-        let (p, s) = (mask(&po).into_iter().skip(1).collect::<Vec<_>>(), normalize_18(mask(&so)));
+        let (p, s) = (
+            mask(&po).into_iter().skip(1).collect::<Vec<_>>(),
+            normalize_18(mask(&so)),
+        );
         if p != s {
-            failures.push(format!("{args:?} stdout:\npgbench:\n{}\npgsurge:\n{}", p.join("\n"), s.join("\n")));
+            failures.push(format!(
+                "{args:?} stdout:\npgbench:\n{}\npgsurge:\n{}",
+                p.join("\n"),
+                s.join("\n")
+            ));
         }
         let (p, s) = (mask(&pe), mask(&se));
         if p != s {
-            failures.push(format!("{args:?} stderr:\npgbench:\n{}\npgsurge:\n{}", p.join("\n"), s.join("\n")));
+            failures.push(format!(
+                "{args:?} stderr:\npgbench:\n{}\npgsurge:\n{}",
+                p.join("\n"),
+                s.join("\n")
+            ));
         }
     }
     assert!(combos.len() >= 12);
-    assert!(failures.is_empty(), "{} of {} combinations differ:\n{}", failures.len(), combos.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} combinations differ:\n{}",
+        failures.len(),
+        combos.len(),
+        failures.join("\n\n")
+    );
 }
 
 fn log_lines(dir: &Path, prefix: &str) -> Vec<String> {
@@ -161,9 +240,18 @@ fn bench_log_formats_match_pgbench() {
         let mut b = full.clone();
         b.push(&sp);
         let (_, pe, pc) = run(srv, PGBENCH, &[], &a, dir.path());
-        let (_, se, sc) = run(srv, env!("CARGO_BIN_EXE_pgsurge"), &["bench"], &b, dir.path());
+        let (_, se, sc) = run(
+            srv,
+            env!("CARGO_BIN_EXE_pgsurge"),
+            &["bench"],
+            &b,
+            dir.path(),
+        );
         assert_eq!((pc, sc), (0, 0), "{pe}\n{se}");
-        let (p, s) = (log_lines(dir.path(), &format!("p{i}")), log_lines(dir.path(), &format!("s{i}")));
+        let (p, s) = (
+            log_lines(dir.path(), &format!("p{i}")),
+            log_lines(dir.path(), &format!("s{i}")),
+        );
         assert!(!s.is_empty(), "no pgsurge log for {args:?}");
         // Every line shape pgsurge writes must be one pgbench writes. Skips depend on
         // timing, so a skipped line is checked against pgbench's documented shape
@@ -173,7 +261,10 @@ fn bench_log_formats_match_pgbench() {
                 assert_eq!(l, "N N skipped N N N N", "{args:?}");
                 continue;
             }
-            assert!(p.contains(l), "{args:?}: pgsurge log line shape {l:?} not in pgbench's {p:?}");
+            assert!(
+                p.contains(l),
+                "{args:?}: pgsurge log line shape {l:?} not in pgbench's {p:?}"
+            );
         }
     }
 }

@@ -66,7 +66,12 @@ fn bench_every_query_mode_runs_builtins() {
     let db = initialized_db(srv, "modes");
     for mode in ["simple", "extended", "prepared"] {
         for b in ["tpcb-like", "simple-update", "select-only"] {
-            let r = run(srv, &["-n", "-M", mode, "-b", b, "-c", "3", "-j", "2", "-t", "15", &db]);
+            let r = run(
+                srv,
+                &[
+                    "-n", "-M", mode, "-b", b, "-c", "3", "-j", "2", "-t", "15", &db,
+                ],
+            );
             assert_eq!(r.code, 0, "{mode} {b}: {}", r.stderr);
             assert_eq!(processed(&r.stdout), "45/45", "{mode} {b}:\n{}", r.stdout);
             assert_eq!(line_value(&r.stdout, "query mode: "), Some(mode));
@@ -85,7 +90,11 @@ fn bench_connect_per_transaction_and_duration() {
     let r = run(srv, &["-n", "-C", "-S", "-c", "2", "-t", "10", &db]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(processed(&r.stdout), "20/20");
-    assert!(r.stdout.contains("average connection time = "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("average connection time = "),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("(including reconnection times)"));
 
     let start = Instant::now();
@@ -103,13 +112,30 @@ fn bench_weighted_scripts_and_per_command_report() {
     let db = initialized_db(srv, "weights");
     let r = run(
         srv,
-        &["-n", "-b", "simple-update@0", "-b", "select-only@3", "-t", "30", "-r", "--random-seed=7", &db],
+        &[
+            "-n",
+            "-b",
+            "simple-update@0",
+            "-b",
+            "select-only@3",
+            "-t",
+            "30",
+            "-r",
+            "--random-seed=7",
+            &db,
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("transaction type: multiple scripts"));
     assert!(r.stdout.contains("SQL script 1: <builtin: simple update>\n - weight: 0 (targets 0.0% of total)\n - 0 transactions (0.0% of total)"), "{}", r.stdout);
-    assert!(r.stdout.contains(" - 30 transactions (100.0% of total)"), "{}", r.stdout);
-    assert!(r.stdout.contains("statement latencies in milliseconds and failures:"));
+    assert!(
+        r.stdout.contains(" - 30 transactions (100.0% of total)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .contains("statement latencies in milliseconds and failures:"));
 }
 
 #[test]
@@ -127,7 +153,11 @@ fn bench_gset_aset_and_pipelines() {
     );
     let r = run(srv, &["-n", "-t", "1", "-f", &f, &db]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("debug(script=0,command=4): int 9"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("debug(script=0,command=4): int 9"),
+        "{}",
+        r.stderr
+    );
 
     let p = write_script(
         dir.path(),
@@ -135,7 +165,10 @@ fn bench_gset_aset_and_pipelines() {
         "\\startpipeline\nSELECT 1;\nSELECT 2;\n\\syncpipeline\nSELECT 3;\n\\endpipeline\n",
     );
     for mode in ["extended", "prepared"] {
-        let r = run(srv, &["-n", "-M", mode, "-t", "5", "-c", "2", "-f", &p, &db]);
+        let r = run(
+            srv,
+            &["-n", "-M", mode, "-t", "5", "-c", "2", "-f", &p, &db],
+        );
         assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
         assert_eq!(processed(&r.stdout), "10/10");
     }
@@ -146,34 +179,84 @@ fn bench_gset_aset_and_pipelines() {
     let bad = write_script(dir.path(), "b.sql", "SELECT 1 WHERE false \\gset\n");
     let r = run(srv, &["-n", "-t", "1", "-f", &bad, &db]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("client 0 script 0 command 0 query 0: expected one row, got 0"), "{}", r.stderr);
-    assert!(r.stderr.contains("Run was aborted; the above results are incomplete."));
+    assert!(
+        r.stderr
+            .contains("client 0 script 0 command 0 query 0: expected one row, got 0"),
+        "{}",
+        r.stderr
+    );
+    assert!(r
+        .stderr
+        .contains("Run was aborted; the above results are incomplete."));
 }
 
 #[test]
 fn bench_serialization_failures_are_retried() {
     let srv = TestServer::shared();
     let db = srv.create_database("serial");
-    srv.psql(&db, "create table hot(id int primary key, v int); insert into hot values (1, 0)");
+    srv.psql(
+        &db,
+        "create table hot(id int primary key, v int); insert into hot values (1, 0)",
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     let f = write_script(
         dir.path(),
         "s.sql",
         "BEGIN;\nSELECT v FROM hot WHERE id = 1;\n\\sleep 2 ms\nUPDATE hot SET v = v + 1 WHERE id = 1;\nEND;\n",
     );
-    let mut c = bench_cmd(srv, &["-n", "-c", "4", "-t", "10", "-f", &f, "--max-tries=20", "--failures-detailed", "-r", &db]);
-    c.env("PGOPTIONS", "-c default_transaction_isolation=repeatable\\ read");
+    let mut c = bench_cmd(
+        srv,
+        &[
+            "-n",
+            "-c",
+            "4",
+            "-t",
+            "10",
+            "-f",
+            &f,
+            "--max-tries=20",
+            "--failures-detailed",
+            "-r",
+            &db,
+        ],
+    );
+    c.env(
+        "PGOPTIONS",
+        "-c default_transaction_isolation=repeatable\\ read",
+    );
     let out = c.output().expect("run");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let retried = line_value(&stdout, "number of transactions retried: ").expect("retried line");
-    let n: u64 = retried.split(' ').next().and_then(|s| s.parse().ok()).expect("number");
+    let n: u64 = retried
+        .split(' ')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("number");
     assert!(n > 0, "no retries happened:\n{stdout}");
-    let (ok, failed) = (processed(&stdout), line_value(&stdout, "number of serialization failures: "));
-    let ok: u64 = ok.split('/').next().and_then(|s| s.parse().ok()).expect("processed");
-    let failed: u64 = failed.and_then(|s| s.split(' ').next()?.parse().ok()).expect("failures");
+    let (ok, failed) = (
+        processed(&stdout),
+        line_value(&stdout, "number of serialization failures: "),
+    );
+    let ok: u64 = ok
+        .split('/')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("processed");
+    let failed: u64 = failed
+        .and_then(|s| s.split(' ').next()?.parse().ok())
+        .expect("failures");
     assert_eq!(ok + failed, 40, "{stdout}");
-    let v: u64 = srv.psql(&db, "select v from hot").trim().parse().expect("v");
+    let v: u64 = srv
+        .psql(&db, "select v from hot")
+        .trim()
+        .parse()
+        .expect("v");
     assert_eq!(v, ok, "each successful transaction incremented once");
 }
 
@@ -181,7 +264,10 @@ fn bench_serialization_failures_are_retried() {
 fn bench_deadlocks_are_counted_as_failures() {
     let srv = TestServer::shared();
     let db = srv.create_database("deadlock");
-    srv.psql(&db, "create table d(id int primary key, v int); insert into d values (1,0),(2,0)");
+    srv.psql(
+        &db,
+        "create table d(id int primary key, v int); insert into d values (1,0),(2,0)",
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     // Clients take the two rows in opposite orders depending on their id.
     let f = write_script(
@@ -189,10 +275,29 @@ fn bench_deadlocks_are_counted_as_failures() {
         "d.sql",
         "\\set a 1 + :client_id % 2\n\\set b 2 - :client_id % 2\nBEGIN;\nUPDATE d SET v = v + 1 WHERE id = :a;\n\\sleep 20 ms\nUPDATE d SET v = v + 1 WHERE id = :b;\nEND;\n",
     );
-    let r = run(srv, &["-n", "-c", "2", "-j", "2", "-t", "6", "-f", &f, "--failures-detailed", &db]);
+    let r = run(
+        srv,
+        &[
+            "-n",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-t",
+            "6",
+            "-f",
+            &f,
+            "--failures-detailed",
+            &db,
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let dl = line_value(&r.stdout, "number of deadlock failures: ").expect("deadlock line");
-    let n: u64 = dl.split(' ').next().and_then(|s| s.parse().ok()).expect("n");
+    let n: u64 = dl
+        .split(' ')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("n");
     assert!(n > 0, "{}", r.stdout);
 }
 
@@ -219,12 +324,21 @@ fn bench_server_shutdown_mid_run_aborts_clients_and_reports() {
     let start = Instant::now();
     srv.cluster().stop();
     let out = child.wait_with_output().expect("wait");
-    assert!(start.elapsed() < Duration::from_secs(20), "hung after shutdown");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "hung after shutdown"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    assert!(stdout.contains("number of transactions actually processed: "), "{stdout}");
-    assert!(stderr.contains("Run was aborted; the above results are incomplete."), "{stderr}");
+    assert!(
+        stdout.contains("number of transactions actually processed: "),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("Run was aborted; the above results are incomplete."),
+        "{stderr}"
+    );
     assert!(stderr.contains("client "), "{stderr}");
 }
 
@@ -240,7 +354,10 @@ fn bench_sigint_stops_gracefully_with_report() {
     std::thread::sleep(Duration::from_millis(1500));
     let start = Instant::now();
     // SAFETY-free: send SIGINT with the kill command.
-    let ok = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
     assert!(ok.success());
     let out = child.wait_with_output().expect("wait");
     assert!(start.elapsed() < Duration::from_secs(10));

@@ -250,11 +250,7 @@ fn try_execute(conn: &mut Connection, sql: &str) {
 }
 
 fn bench(o: BenchOptions) -> i32 {
-    if let Some(&name) = o
-        .options_given
-        .iter()
-        .find(|n| UNSUPPORTED.contains(n))
-    {
+    if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
         err_line(&format!("option {name} is not supported yet"));
         return 1;
     }

@@ -9,160 +9,15 @@
 //! scripted server bytes. It must not block, allocate per transaction in steady state, or
 //! read a clock.
 
-use crate::client_reply::{Reply, ReplyState};
+pub use crate::client_api::*;
+use crate::client_reply::ReplyState;
 use crate::plan::{CommandKind, MetaTag, Plan, QueryMode, SqlForm, SqlPlan};
 use crate::proto;
 use crate::throttle::{Slot, ThrottleSchedule};
 
-/// Per-client script state: variables, the function PRNG, meta-command evaluation.
-pub trait ScriptHost {
-    /// Appends the text form of variable `name`; false when it is undefined.
-    fn write_var(&mut self, name: &str, out: &mut Vec<u8>) -> bool;
-    /// Runs meta command `cmd` of script `script` (`\set`, `\setshell`, `\shell`,
-    /// `\sleep`, `\if`, `\elif`). Cause lines go into the failure.
-    fn exec_meta(&mut self, script: usize, cmd: usize) -> Result<MetaValue, MetaFailure>;
-    /// Stores one `\gset`/`\aset` value; `Err` carries pgbench's message
-    /// (`gset: invalid variable name: "?column?"`).
-    fn store_var(&mut self, name: &str, value: &[u8], aset: bool) -> Result<(), String>;
-    /// Remembers the function PRNG state at transaction start (for retries).
-    fn save_random_state(&mut self);
-    /// Restores the state saved by [`ScriptHost::save_random_state`].
-    fn restore_random_state(&mut self);
-}
-
-/// Result of a meta command that succeeded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetaValue {
-    /// Nothing more to do.
-    Done,
-    /// `\sleep` for this many µs (≤ 0 = no sleep).
-    SleepUs(i64),
-    /// `\if`/`\elif` condition.
-    Truth(bool),
-}
-
-/// A meta command that failed: the cause line(s) and pgbench's summary.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MetaFailure {
-    /// Lines printed (as errors) before the abort line, e.g. `division by zero`.
-    pub causes: Vec<String>,
-    /// `evaluation of meta-command failed` / `assignment of meta-command failed` /
-    /// `execution of meta-command failed`.
-    pub summary: &'static str,
-}
-
-/// Per-thread random streams used by the machine.
-pub trait ThreadRng {
-    /// `random(0, total_weight - 1)` on the thread's `choose` stream.
-    fn choose(&mut self, total_weight: i64) -> i64;
-    /// Next uniform double of the thread's `throttle` stream.
-    fn throttle_double(&mut self) -> f64;
-}
-
-/// How a transaction ended, for statistics and logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TxnStatus {
-    /// Completed.
-    Success,
-    /// Skipped under `-R -L`.
-    Skipped,
-    /// Failed with a serialization error after its last try.
-    Serialization,
-    /// Failed with a deadlock after its last try.
-    Deadlock,
-}
-
-/// One finished (or skipped, or failed) transaction.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TxnEnd {
-    /// Client id.
-    pub client: usize,
-    /// Script index.
-    pub script: usize,
-    /// The client's transaction counter after this one (starts at 1).
-    pub txn_no: i64,
-    /// Outcome.
-    pub status: TxnStatus,
-    /// µs from the scheduled start to the end (0 unless `Success`).
-    pub latency_us: i64,
-    /// µs from the scheduled start to the actual start (0 unless `Success`).
-    pub lag_us: i64,
-    /// Tries used (1 = no retry).
-    pub tries: u32,
-    /// Time of the event (µs, run clock).
-    pub now: i64,
-}
-
-/// Receives what the machine measures.
-pub trait Recorder {
-    /// A transaction ended (processXactStats).
-    fn txn(&mut self, t: &TxnEnd);
-    /// A command finished (`-r`), latency in µs.
-    fn command_latency(&mut self, script: usize, cmd: usize, us: i64);
-    /// The last try of a transaction failed in this command.
-    fn command_failure(&mut self, script: usize, cmd: usize);
-    /// A retry was caused by an error in this command.
-    fn command_retry(&mut self, script: usize, cmd: usize);
-}
-
-/// Where the machine's messages go (stderr in the real driver).
-pub trait Diagnostics {
-    /// `pgbench: error: …`
-    fn error(&mut self, msg: &str);
-    /// `pgbench: …` (info level).
-    fn info(&mut self, msg: &str);
-    /// Whether `--debug` lines are wanted.
-    fn debug_enabled(&self) -> bool;
-    /// `pgbench: …` debug line.
-    fn debug(&mut self, msg: &str);
-    /// A server notice, printed raw as libpq's notice processor prints it.
-    fn notice(&mut self, text: &str);
-}
-
-/// The bytes between a client and its connection, owned by the driver.
-#[derive(Debug, Default)]
-pub struct ClientIo {
-    /// Bytes to send, appended by the machine, drained by the driver.
-    pub out: Vec<u8>,
-    /// Bytes received; `in_pos` marks what the machine consumed.
-    pub inbuf: bytes::BytesMut,
-    /// Consumed prefix of `inbuf`.
-    pub in_pos: usize,
-    /// A connection is open.
-    pub connected: bool,
-    /// The connection broke (EOF or I/O error) and only `inbuf` remains.
-    pub lost: bool,
-    /// Backend process id of the connection (for messages), 0 if unknown.
-    pub backend_pid: i32,
-}
-
-impl ClientIo {
-    /// Drops consumed input (keeps the allocation).
-    pub fn compact(&mut self) {
-        if self.in_pos > 0 {
-            bytes::Buf::advance(&mut self.inbuf, self.in_pos);
-            self.in_pos = 0;
-        }
-    }
-}
-
-/// What the machine waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    /// Send `out`, then wait for input.
-    Read,
-    /// Sleep until this time (µs); `out` may still need sending.
-    Until(i64),
-    /// Runnable again (pgbench returns to the loop after each transaction).
-    Yield,
-    /// Open a connection (`-C`), then call [`Client::connected`] or
-    /// [`Client::connect_failed`].
-    Connect,
-    /// Close the connection (`-C` end of transaction), then call `advance` again.
-    Disconnect,
-    /// Finished or aborted: close the connection and stop.
-    Done,
-}
+#[path = "client_read.rs"]
+mod read;
+use read::ReadOutcome;
 
 /// pgbench's client states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -346,8 +201,10 @@ impl<H: ScriptHost> Client<H> {
     /// A `-C` connection attempt failed: the client aborts (the run goes on).
     pub fn connect_failed(&mut self, ctx: &mut ThreadCtx<'_>, message: &str) {
         ctx.diag.error(message);
-        ctx.diag
-            .error(&format!("client {} aborted while establishing connection", self.id));
+        ctx.diag.error(&format!(
+            "client {} aborted while establishing connection",
+            self.id
+        ));
         self.abort();
     }
 
@@ -475,19 +332,19 @@ impl<H: ScriptHost> Client<H> {
                         return w;
                     }
                 }
-                ClientState::WaitPrepare => {
-                    match self.read_prepare(ctx, io) {
-                        ReadOutcome::NeedMore => return Wait::Read,
-                        ReadOutcome::Done => self.state = self.after_prepare,
-                        ReadOutcome::Abort => {}
-                    }
-                }
+                ClientState::WaitPrepare => match self.read_prepare(ctx, io) {
+                    ReadOutcome::NeedMore => return Wait::Read,
+                    ReadOutcome::Done => self.state = self.after_prepare,
+                    ReadOutcome::Abort => {}
+                },
                 ClientState::WaitResult => match self.read_result(ctx, io) {
                     ReadOutcome::NeedMore => return Wait::Read,
                     ReadOutcome::Done => {
                         self.state = match self.estatus {
                             ErrorStatus::None => ClientState::EndCommand,
-                            ErrorStatus::Serialization | ErrorStatus::Deadlock => ClientState::Error,
+                            ErrorStatus::Serialization | ErrorStatus::Deadlock => {
+                                ClientState::Error
+                            }
                             ErrorStatus::Other => {
                                 self.abort();
                                 ClientState::Aborted
@@ -597,7 +454,10 @@ impl<H: ScriptHost> Client<H> {
     /// processXactStats: counts the transaction and reports it.
     fn process_xact(&mut self, ctx: &mut ThreadCtx<'_>, now: i64, status: TxnStatus) {
         let (latency_us, lag_us) = if status == TxnStatus::Success {
-            (now - self.txn_scheduled, self.txn_begin - self.txn_scheduled)
+            (
+                now - self.txn_scheduled,
+                self.txn_begin - self.txn_scheduled,
+            )
         } else {
             (0, 0)
         };
@@ -755,7 +615,12 @@ impl<H: ScriptHost> Client<H> {
     }
 
     /// CSTATE_START_COMMAND; returns a wait when the machine must yield.
-    fn start_command(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64) -> Option<Wait> {
+    fn start_command(
+        &mut self,
+        ctx: &mut ThreadCtx<'_>,
+        io: &mut ClientIo,
+        now: i64,
+    ) -> Option<Wait> {
         let plan = ctx.plan;
         let Some(cmd) = plan.scripts[self.script].commands.get(self.command) else {
             if self.in_pipeline {
@@ -850,7 +715,8 @@ impl<H: ScriptHost> Client<H> {
                 t.render(w.body(), |name, out| host.write_var(name, out));
                 if ctx.diag.debug_enabled() {
                     let text = String::from_utf8_lossy(&w.body()[start..]).into_owned();
-                    ctx.diag.debug(&format!("client {} sending {text}", self.id));
+                    ctx.diag
+                        .debug(&format!("client {} sending {text}", self.id));
                 }
                 w.body().push(0);
                 w.finish();
@@ -861,8 +727,13 @@ impl<H: ScriptHost> Client<H> {
                     _ => b"",
                 };
                 if ctx.diag.debug_enabled() {
-                    let what = if stmt.is_empty() { &p.sql } else { sql.stmt_name.as_deref().unwrap_or("") };
-                    ctx.diag.debug(&format!("client {} sending {what}", self.id));
+                    let what = if stmt.is_empty() {
+                        &p.sql
+                    } else {
+                        sql.stmt_name.as_deref().unwrap_or("")
+                    };
+                    ctx.diag
+                        .debug(&format!("client {} sending {what}", self.id));
                 }
                 if stmt.is_empty() {
                     proto::parse(&mut io.out, b"", p.sql.as_bytes());
@@ -890,7 +761,14 @@ impl<H: ScriptHost> Client<H> {
         }
     }
 
-    fn exec_meta(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64, tag: MetaTag, name: &str) {
+    fn exec_meta(
+        &mut self,
+        ctx: &mut ThreadCtx<'_>,
+        io: &mut ClientIo,
+        now: i64,
+        tag: MetaTag,
+        name: &str,
+    ) {
         let (id, command, script) = (self.id, self.command, self.script);
         let abort = |this: &mut Self, ctx: &mut ThreadCtx<'_>, what: &str| {
             ctx.diag.error(&format!(
@@ -899,7 +777,12 @@ impl<H: ScriptHost> Client<H> {
             this.abort();
         };
         match tag {
-            MetaTag::Set | MetaTag::SetShell | MetaTag::Shell | MetaTag::Sleep | MetaTag::If | MetaTag::Elif => {
+            MetaTag::Set
+            | MetaTag::SetShell
+            | MetaTag::Shell
+            | MetaTag::Sleep
+            | MetaTag::If
+            | MetaTag::Elif => {
                 if tag == MetaTag::Elif {
                     // An \elif after a taken branch is not evaluated.
                     if let Some(top) = self.conds.last_mut() {
@@ -948,7 +831,11 @@ impl<H: ScriptHost> Client<H> {
             }
             MetaTag::StartPipeline => {
                 if ctx.plan.config.mode == QueryMode::Simple {
-                    abort(self, ctx, "cannot use pipeline mode with the simple query protocol");
+                    abort(
+                        self,
+                        ctx,
+                        "cannot use pipeline mode with the simple query protocol",
+                    );
                     return;
                 }
                 if self.in_pipeline {
@@ -964,9 +851,12 @@ impl<H: ScriptHost> Client<H> {
                     // Prepare every statement up to the next \endpipeline first.
                     let cmds = &ctx.plan.scripts[script].commands;
                     let mut any = false;
-                    for k in command + 1..cmds.len() {
-                        match &cmds[k].kind {
-                            CommandKind::Meta { tag: MetaTag::EndPipeline, .. } => break,
+                    for (k, c) in cmds.iter().enumerate().skip(command + 1) {
+                        match &c.kind {
+                            CommandKind::Meta {
+                                tag: MetaTag::EndPipeline,
+                                ..
+                            } => break,
                             CommandKind::Sql(_) if !self.prepared[script][k] => {
                                 self.send_prepare(ctx, io, k);
                                 any = true;
@@ -997,256 +887,11 @@ impl<H: ScriptHost> Client<H> {
                 }
                 proto::sync(&mut io.out);
                 self.syncs_pending += 1;
-                self.debug(ctx, || format!("client {id} pipeline ending, ongoing syncs: {}", 0));
+                self.debug(ctx, || {
+                    format!("client {id} pipeline ending, ongoing syncs: {}", 0)
+                });
                 self.reply.reset();
                 self.state = ClientState::WaitResult;
-            }
-        }
-    }
-}
-
-/// Result of consuming input in a waiting state.
-pub(crate) enum ReadOutcome {
-    /// More bytes are needed.
-    NeedMore,
-    /// The awaited answer is complete.
-    Done,
-    /// The client aborted (state already set).
-    Abort,
-}
-
-impl<H: ScriptHost> Client<H> {
-    /// Reads answers to Parse+Sync pairs (prepare failures are printed, not fatal).
-    fn read_prepare(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
-        loop {
-            match self.next_reply(ctx, io) {
-                Err(o) => return o,
-                Ok(Reply::Error { text, .. }) => ctx.diag.error(&text),
-                Ok(Reply::Ready(st)) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.syncs_pending == 0 {
-                        return ReadOutcome::Done;
-                    }
-                }
-                Ok(_) => {}
-            }
-        }
-    }
-
-    /// Reads the ROLLBACK answer after an error.
-    fn read_rollback(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
-        loop {
-            match self.next_reply(ctx, io) {
-                Err(ReadOutcome::Abort) => {
-                    // next_reply printed the SQL-level message; pgbench words it this way.
-                    return ReadOutcome::Abort;
-                }
-                Err(o) => {
-                    if io.lost {
-                        ctx.diag.error(&format!(
-                            "client {} aborted while rolling back the transaction after an error; perhaps the backend died while processing",
-                            self.id
-                        ));
-                        self.abort();
-                        return ReadOutcome::Abort;
-                    }
-                    return o;
-                }
-                Ok(Reply::Error { text, .. }) => {
-                    ctx.diag.error(&format!(
-                        "client {} aborted while rolling back the transaction after an error; {text}",
-                        self.id
-                    ));
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
-                Ok(Reply::Ready(st)) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.syncs_pending == 0 {
-                        return ReadOutcome::Done;
-                    }
-                }
-                Ok(_) => {}
-            }
-        }
-    }
-
-    /// Discards pipeline results until every outstanding sync is answered.
-    fn read_discard(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
-        loop {
-            match self.next_reply(ctx, io) {
-                Err(ReadOutcome::NeedMore) if io.lost => {
-                    ctx.diag.error(&format!(
-                        "client {} aborted while rolling back the transaction after an error; perhaps the backend died while processing",
-                        self.id
-                    ));
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
-                Err(o) => return o,
-                Ok(Reply::Ready(st)) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.syncs_pending == 0 {
-                        return ReadOutcome::Done;
-                    }
-                }
-                Ok(_) => {}
-            }
-        }
-    }
-
-    /// Reads a SQL command's results (or a whole pipeline's at `\endpipeline`).
-    fn read_result(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
-        let plan = ctx.plan;
-        let capture = match plan.scripts[self.script].commands.get(self.command).map(|c| &c.kind) {
-            Some(CommandKind::Sql(s)) => s.capture.as_ref(),
-            _ => None,
-        };
-        loop {
-            let reply = match self.next_reply(ctx, io) {
-                Err(ReadOutcome::NeedMore) if io.lost => {
-                    ctx.diag.error(&format!(
-                        "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
-                        self.id, self.command, self.script
-                    ));
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
-                Err(o) => return o,
-                Ok(r) => r,
-            };
-            match reply {
-                Reply::ResultDone => {
-                    if let Some(c) = capture {
-                        if c.all {
-                            if let Err(()) = self.store_captured(ctx, c) {
-                                return ReadOutcome::Abort;
-                            }
-                        }
-                    }
-                    self.reply.end_result();
-                }
-                Reply::Error { status, text } => {
-                    if self.estatus == ErrorStatus::None {
-                        self.estatus = status;
-                        let (id, cmd, script, q) = (self.id, self.command, self.script, self.reply.qrynum);
-                        match status {
-                            ErrorStatus::Serialization | ErrorStatus::Deadlock => {
-                                if plan.config.verbose_errors {
-                                    ctx.diag.info(&format!(
-                                        "client {id} got an error in command {cmd} (SQL) of script {script}; {text}"
-                                    ));
-                                }
-                            }
-                            _ => ctx.diag.error(&format!(
-                                "client {id} script {script} aborted in command {cmd} query {q}: {text}"
-                            )),
-                        }
-                    }
-                    self.reply.end_result();
-                }
-                Reply::Copy => {
-                    ctx.diag.error("COPY is not supported in pgbench, aborting");
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
-                Reply::Ready(st) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.in_pipeline {
-                        if self.syncs_pending > 0 {
-                            continue;
-                        }
-                        self.in_pipeline = false;
-                        return ReadOutcome::Done;
-                    }
-                    if self.estatus == ErrorStatus::None {
-                        if let Some(c) = capture.filter(|c| !c.all) {
-                            if let Err(()) = self.check_gset(ctx, c) {
-                                return ReadOutcome::Abort;
-                            }
-                        } else if !self.reply.any_result {
-                            ctx.diag.error(&format!(
-                                "client {} command {}: no results",
-                                self.id, self.command
-                            ));
-                            self.estatus = ErrorStatus::Other;
-                        }
-                    }
-                    return ReadOutcome::Done;
-                }
-                Reply::Other => {}
-            }
-        }
-    }
-
-    fn check_gset(&mut self, ctx: &mut ThreadCtx<'_>, c: &crate::plan::Capture) -> Result<(), ()> {
-        let ntuples = if self.reply.last_had_tuples { self.reply.last_ntuples } else { 0 };
-        if ntuples != 1 {
-            ctx.diag.error(&format!(
-                "client {} script {} command {} query {}: expected one row, got {ntuples}",
-                self.id,
-                self.script,
-                self.command,
-                self.reply.qrynum.saturating_sub(1)
-            ));
-            self.abort();
-            return Err(());
-        }
-        self.store_captured(ctx, c)
-    }
-
-    /// Stores the captured last row of the current/last result into variables.
-    fn store_captured(&mut self, ctx: &mut ThreadCtx<'_>, c: &crate::plan::Capture) -> Result<(), ()> {
-        if !self.reply.cur_had_tuples_or_last() || self.reply.captured_rows() == 0 {
-            return Ok(());
-        }
-        let mut name = String::with_capacity(c.prefix.len() + 16);
-        let mut failed = None;
-        let (reply, host) = (&self.reply, &mut self.host);
-        for (col, val) in reply.captured() {
-            name.clear();
-            name.push_str(&c.prefix);
-            name.push_str(&String::from_utf8_lossy(col));
-            if let Err(msg) = host.store_var(&name, val.unwrap_or(b""), c.all) {
-                failed = Some(msg);
-                break;
-            }
-        }
-        if let Some(msg) = failed {
-            ctx.diag.error(&msg);
-            ctx.diag.error(&format!(
-                "client {} script {} command {} query {}: error storing into variable {name}",
-                self.id, self.script, self.command, self.reply.qrynum
-            ));
-            self.abort();
-            return Err(());
-        }
-        Ok(())
-    }
-
-    /// Frames and classifies the next backend message. `Err(NeedMore)` when the input is
-    /// exhausted, `Err(Abort)` on a protocol violation (client aborted).
-    fn next_reply(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> Result<Reply, ReadOutcome> {
-        match self.reply.next(&io.inbuf[io.in_pos..], ctx.diag) {
-            Ok(Some((reply, used))) => {
-                io.in_pos += used;
-                Ok(reply)
-            }
-            Ok(None) => {
-                io.compact();
-                Err(ReadOutcome::NeedMore)
-            }
-            Err(e) => {
-                ctx.diag.error(&format!(
-                    "client {} aborted in command {} (SQL) of script {}; {e}",
-                    self.id, self.command, self.script
-                ));
-                self.abort();
-                Err(ReadOutcome::Abort)
             }
         }
     }

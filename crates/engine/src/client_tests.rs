@@ -40,8 +40,10 @@ impl ScriptHost for FakeHost {
         if name.contains('?') {
             return Err(format!("gset: invalid variable name: \"{name}\""));
         }
-        self.vars
-            .insert(name.to_string(), String::from_utf8_lossy(value).into_owned());
+        self.vars.insert(
+            name.to_string(),
+            String::from_utf8_lossy(value).into_owned(),
+        );
         Ok(())
     }
     fn save_random_state(&mut self) {
@@ -260,11 +262,14 @@ fn new_client(p: &Plan) -> Client<FakeHost> {
 
 #[test]
 fn simple_mode_sends_one_query_and_counts_latency_from_fake_clock() {
-    let p = plan(vec![sql("SELECT :a", QueryMode::Simple)], MachineConfig {
-        nxacts: 2,
-        per_command: true,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT :a", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 2,
+            per_command: true,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 1_000), Wait::Read);
@@ -289,11 +294,14 @@ fn simple_mode_sends_one_query_and_counts_latency_from_fake_clock() {
 
 #[test]
 fn prepared_mode_prepares_once_per_connection_then_binds() {
-    let p = plan(vec![sql("SELECT :a, :nosuch", QueryMode::Prepared)], MachineConfig {
-        mode: QueryMode::Prepared,
-        nxacts: 2,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT :a, :nosuch", QueryMode::Prepared)],
+        MachineConfig {
+            mode: QueryMode::Prepared,
+            nxacts: 2,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
@@ -304,19 +312,32 @@ fn prepared_mode_prepares_once_per_connection_then_binds() {
     assert_eq!(tags(&out), "BDES");
     // :nosuch is undefined -> NULL parameter (-1 length).
     assert!(out.windows(4).any(|x| x == [0xff, 0xff, 0xff, 0xff]));
-    w.feed(&[msg(b'2', b""), row_desc(&["x"]), data_row(&["5"]), complete("SELECT 1"), ready(b'I')]);
+    w.feed(&[
+        msg(b'2', b""),
+        row_desc(&["x"]),
+        data_row(&["5"]),
+        complete("SELECT 1"),
+        ready(b'I'),
+    ]);
     assert_eq!(w.step(&mut c, &p, 20), Wait::Yield);
     assert_eq!(w.step(&mut c, &p, 30), Wait::Read);
-    assert_eq!(tags(&w.take_out()), "BDES", "second transaction must not re-prepare");
+    assert_eq!(
+        tags(&w.take_out()),
+        "BDES",
+        "second transaction must not re-prepare"
+    );
 }
 
 #[test]
 fn extended_mode_sends_unnamed_parse_bind_describe_execute_sync() {
-    let p = plan(vec![sql("SELECT :a", QueryMode::Extended)], MachineConfig {
-        mode: QueryMode::Extended,
-        nxacts: 1,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT :a", QueryMode::Extended)],
+        MachineConfig {
+            mode: QueryMode::Extended,
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
@@ -325,11 +346,14 @@ fn extended_mode_sends_unnamed_parse_bind_describe_execute_sync() {
 
 #[test]
 fn throttle_waits_for_schedule_and_records_lag() {
-    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
-        nxacts: 1,
-        throttle: true,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 1,
+            throttle: true,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     w.sched = Some(ThrottleSchedule::new(1000.0, 1, 0)); // mean 1000 us
     let mut c = new_client(&p);
@@ -347,22 +371,32 @@ fn throttle_waits_for_schedule_and_records_lag() {
 
 #[test]
 fn late_slots_are_skipped_under_latency_limit() {
-    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
-        nxacts: 3,
-        throttle: true,
-        latency_limit_us: 1_000,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 3,
+            throttle: true,
+            latency_limit_us: 1_000,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     w.sched = Some(ThrottleSchedule::new(1000.0, 1, 0));
     let mut c = new_client(&p);
     // now = 3 ms: slots 693 and 1386 are older than now - 1 ms -> skipped; 2079 runs.
     assert_eq!(w.step(&mut c, &p, 3_000), Wait::Read);
     let skipped: Vec<_> = w.rec.txns.iter().map(|t| (t.status, t.txn_no)).collect();
-    assert_eq!(skipped, vec![(TxnStatus::Skipped, 1), (TxnStatus::Skipped, 2)]);
+    assert_eq!(
+        skipped,
+        vec![(TxnStatus::Skipped, 1), (TxnStatus::Skipped, 2)]
+    );
     w.take_out();
     w.feed(&[complete("SELECT 1"), ready(b'I')]);
-    assert_eq!(w.step(&mut c, &p, 3_100), Wait::Done, "-t 3 reached by 2 skips + 1 run");
+    assert_eq!(
+        w.step(&mut c, &p, 3_100),
+        Wait::Done,
+        "-t 3 reached by 2 skips + 1 run"
+    );
     assert_eq!(w.rec.txns[2].status, TxnStatus::Success);
     assert_eq!(w.rec.txns[2].lag_us, 3_000 - 2_079);
 }
@@ -402,21 +436,32 @@ fn serialization_error_in_block_rolls_back_and_retries_then_fails() {
     assert_eq!(c.host.restores, 1, "PRNG restored once, for the one retry");
     let t = w.rec.txns[0];
     assert_eq!((t.status, t.tries), (TxnStatus::Serialization, 2));
-    assert!(w.diag.infos[0].starts_with("client 0 got an error in command 1 (SQL) of script 0; ERROR:  could not serialize access"));
-    assert_eq!(w.diag.infos[1], "client 0 repeats the transaction after the error (try 1/2)");
-    assert_eq!(w.diag.infos[3], "client 0 ends the failed transaction (try 2/2)");
+    assert!(w.diag.infos[0].starts_with(
+        "client 0 got an error in command 1 (SQL) of script 0; ERROR:  could not serialize access"
+    ));
+    assert_eq!(
+        w.diag.infos[1],
+        "client 0 repeats the transaction after the error (try 1/2)"
+    );
+    assert_eq!(
+        w.diag.infos[3],
+        "client 0 ends the failed transaction (try 2/2)"
+    );
     assert!(!c.is_aborted());
 }
 
 #[test]
 fn latency_limit_ends_retries() {
-    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
-        nxacts: 1,
-        max_tries: 0,
-        latency_limit_us: 1_000,
-        verbose_errors: true,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 1,
+            max_tries: 0,
+            latency_limit_us: 1_000,
+            verbose_errors: true,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
@@ -434,33 +479,49 @@ fn latency_limit_ends_retries() {
 
 #[test]
 fn other_sql_error_aborts_client_with_pgbench_message() {
-    let p = plan(vec![sql("SELECT nosuch", QueryMode::Simple)], MachineConfig::default());
+    let p = plan(
+        vec![sql("SELECT nosuch", QueryMode::Simple)],
+        MachineConfig::default(),
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
-    w.feed(&[error("42703", "column \"nosuch\" does not exist"), ready(b'I')]);
+    w.feed(&[
+        error("42703", "column \"nosuch\" does not exist"),
+        ready(b'I'),
+    ]);
     assert_eq!(w.step(&mut c, &p, 5), Wait::Done);
     assert!(c.is_aborted());
     assert_eq!(
         w.diag.errors,
         vec!["client 0 script 0 aborted in command 0 query 0: ERROR:  column \"nosuch\" does not exist"]
     );
-    assert!(w.rec.txns.is_empty(), "aborted transactions are not counted");
+    assert!(
+        w.rec.txns.is_empty(),
+        "aborted transactions are not counted"
+    );
 }
 
 #[test]
 fn timer_during_transaction_lets_it_finish_then_stops() {
-    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
-        nxacts: 0,
-        timed: true,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 0,
+            timed: true,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.take_out();
     w.timer_exceeded = true; // Ctrl-C or -T while the query runs
-    assert_eq!(w.step(&mut c, &p, 10), Wait::Read, "in-flight transaction is not abandoned");
+    assert_eq!(
+        w.step(&mut c, &p, 10),
+        Wait::Read,
+        "in-flight transaction is not abandoned"
+    );
     w.feed(&[complete("SELECT 1"), ready(b'I')]);
     assert_eq!(w.step(&mut c, &p, 20), Wait::Done);
     assert_eq!(w.rec.txns.len(), 1);
@@ -477,21 +538,32 @@ fn gset_stores_columns_and_rejects_wrong_row_count() {
             all: false,
         });
     }
-    let p = plan(vec![cmd], MachineConfig {
-        nxacts: 2,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![cmd],
+        MachineConfig {
+            nxacts: 2,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
-    w.feed(&[row_desc(&["one"]), data_row(&["1"]), complete("SELECT 1"), ready(b'I')]);
+    w.feed(&[
+        row_desc(&["one"]),
+        data_row(&["1"]),
+        complete("SELECT 1"),
+        ready(b'I'),
+    ]);
     assert_eq!(w.step(&mut c, &p, 1), Wait::Yield);
     assert_eq!(c.host.vars.get("p_one").map(String::as_str), Some("1"));
     assert_eq!(w.step(&mut c, &p, 2), Wait::Read);
     w.feed(&[row_desc(&["one"]), complete("SELECT 0"), ready(b'I')]);
     assert_eq!(w.step(&mut c, &p, 3), Wait::Done);
     assert!(c.is_aborted());
-    assert_eq!(w.diag.errors, vec!["client 0 script 0 command 0 query 0: expected one row, got 0"]);
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 script 0 command 0 query 0: expected one row, got 0"]
+    );
 }
 
 #[test]
@@ -516,13 +588,23 @@ fn pipeline_sends_everything_then_one_sync_and_reads_all_results() {
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     assert_eq!(tags(&w.take_out()), "PBDEPBDESPBDES");
     let result = |v: &str| {
-        vec![msg(b'1', b""), msg(b'2', b""), row_desc(&["x"]), data_row(&[v]), complete("SELECT 1")]
+        vec![
+            msg(b'1', b""),
+            msg(b'2', b""),
+            row_desc(&["x"]),
+            data_row(&[v]),
+            complete("SELECT 1"),
+        ]
     };
     let mut bytes = result("1");
     bytes.extend(result("2"));
     bytes.push(ready(b'I'));
     w.feed(&bytes);
-    assert_eq!(w.step(&mut c, &p, 1), Wait::Read, "second sync still pending");
+    assert_eq!(
+        w.step(&mut c, &p, 1),
+        Wait::Read,
+        "second sync still pending"
+    );
     let mut bytes = result("3");
     bytes.push(ready(b'I'));
     w.feed(&bytes);
@@ -533,20 +615,29 @@ fn pipeline_sends_everything_then_one_sync_and_reads_all_results() {
 
 #[test]
 fn pipeline_restrictions_abort_like_pgbench() {
-    let p = plan(vec![meta(MetaTag::StartPipeline, "startpipeline")], MachineConfig::default());
+    let p = plan(
+        vec![meta(MetaTag::StartPipeline, "startpipeline")],
+        MachineConfig::default(),
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Done);
     assert_eq!(w.diag.errors, vec!["client 0 aborted in command 0 (startpipeline) of script 0; cannot use pipeline mode with the simple query protocol"]);
 
-    let p = plan(vec![meta(MetaTag::StartPipeline, "startpipeline")], MachineConfig {
-        mode: QueryMode::Extended,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![meta(MetaTag::StartPipeline, "startpipeline")],
+        MachineConfig {
+            mode: QueryMode::Extended,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Done);
-    assert_eq!(w.diag.errors, vec!["client 0 aborted: end of script reached with pipeline open"]);
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 aborted: end of script reached with pipeline open"]
+    );
 }
 
 #[test]
@@ -591,14 +682,21 @@ fn sleep_and_conditionals_follow_the_fake_clock() {
     c.host.metas.insert((0, 0), Ok(MetaValue::Truth(true)));
     c.host.metas.insert((0, 1), Ok(MetaValue::SleepUs(5_000)));
     assert_eq!(w.step(&mut c, &p, 100), Wait::Until(5_100));
-    assert_eq!(w.step(&mut c, &p, 5_100), Wait::Done, "else branch skipped, no SQL sent");
+    assert_eq!(
+        w.step(&mut c, &p, 5_100),
+        Wait::Done,
+        "else branch skipped, no SQL sent"
+    );
     assert!(w.io.out.is_empty());
     assert_eq!(w.rec.txns[0].latency_us, 5_000);
 }
 
 #[test]
 fn connection_loss_while_waiting_aborts_the_client() {
-    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig::default());
+    let p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig::default(),
+    );
     let mut w = World::new();
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
@@ -613,11 +711,14 @@ fn connection_loss_while_waiting_aborts_the_client() {
 
 #[test]
 fn connect_per_transaction_asks_driver_to_connect_and_disconnect() {
-    let p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
-        nxacts: 2,
-        connect_per_txn: true,
-        ..Default::default()
-    });
+    let p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 2,
+            connect_per_txn: true,
+            ..Default::default()
+        },
+    );
     let mut w = World::new();
     w.io.connected = false;
     let mut c = Client::new(0, FakeHost::default(), &p);
@@ -632,10 +733,13 @@ fn connect_per_transaction_asks_driver_to_connect_and_disconnect() {
 
 #[test]
 fn weighted_script_choice_uses_thread_stream() {
-    let mut p = plan(vec![sql("SELECT 1", QueryMode::Simple)], MachineConfig {
-        nxacts: 1,
-        ..Default::default()
-    });
+    let mut p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
     p.scripts.push(ScriptPlan {
         desc: "b".into(),
         weight: 3,

@@ -148,10 +148,11 @@ pub fn run_loop<H: ScriptHost>(
             dctx.stop.is_raised() || (dctx.end_us > 0 && dctx.clock.now() >= dctx.end_us);
         let mut next_wake = i64::MAX;
         let mut any_runnable = false;
-        for i in 0..slots.len() {
+        for (i, s) in slots.iter_mut().enumerate() {
             let now = dctx.clock.now();
-            let s = &mut slots[i];
-            if s.done || !(s.runnable || s.wake_at <= now || timer_exceeded && s.wake_at != i64::MAX) {
+            if s.done
+                || !(s.runnable || s.wake_at <= now || timer_exceeded && s.wake_at != i64::MAX)
+            {
                 if !s.done {
                     next_wake = next_wake.min(s.wake_at);
                 }

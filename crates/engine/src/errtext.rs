@@ -31,7 +31,9 @@ mod tests {
 
     #[test]
     fn renders_like_libpq_default_verbosity() {
-        let f = error_fields(b"SERROR\0C40P01\0Mdeadlock detected\0DProcess 1 waits.\0HSee server log.\0\0");
+        let f = error_fields(
+            b"SERROR\0C40P01\0Mdeadlock detected\0DProcess 1 waits.\0HSee server log.\0\0",
+        );
         assert_eq!(
             pq_message(&f),
             "ERROR:  deadlock detected\nDETAIL:  Process 1 waits.\nHINT:  See server log."

@@ -124,7 +124,9 @@ impl ScriptHost for ClientScript {
                 let cmd_name = words.first().cloned().unwrap_or_default();
                 let output = run_for_output(&self.shell).map_err(|_| {
                     fail(
-                        Some(format!("{cmd_name}: could not read result of shell command")),
+                        Some(format!(
+                            "{cmd_name}: could not read result of shell command"
+                        )),
                         EXEC_FAILED,
                     )
                 })?;
@@ -172,7 +174,10 @@ fn run_for_output(cmd: &str) -> std::io::Result<String> {
     if buf.is_empty() {
         return Err(std::io::Error::other("no output"));
     }
-    let mut end = buf.iter().position(|&b| b == b'\n').map_or(buf.len(), |p| p + 1);
+    let mut end = buf
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(buf.len(), |p| p + 1);
     end = end.min(63);
     Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }

@@ -20,6 +20,7 @@
 
 pub mod bench;
 pub mod client;
+mod client_api;
 mod client_reply;
 pub mod clock;
 pub mod distribute;

@@ -143,11 +143,14 @@ pub fn terminate(buf: &mut Vec<u8>) {
     buf.extend_from_slice(&[b'X', 0, 0, 0, 4]);
 }
 
+/// A framed message: tag, body, bytes used.
+pub type Frame<'a> = (u8, &'a [u8], usize);
+
 /// Frames one complete backend message at the start of `data`: returns
 /// `(tag, body, total_len)` or `None` when more bytes are needed. A length below 4 is a
 /// protocol violation reported as `Err`.
 #[inline]
-pub fn frame(data: &[u8]) -> Result<Option<(u8, &[u8], usize)>, ProtocolError> {
+pub fn frame(data: &[u8]) -> Result<Option<Frame<'_>>, ProtocolError> {
     if data.len() < 5 {
         return Ok(None);
     }

@@ -264,9 +264,8 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         RunLimit::Duration(s) => start_time + s as i64 * 1_000_000,
         RunLimit::Transactions(_) => 0,
     };
-    let want_intervals = o.progress_secs > 0
-        || hooks.on_interval.is_some()
-        || o.extensions.hdr_log.is_some();
+    let want_intervals =
+        o.progress_secs > 0 || hooks.on_interval.is_some() || o.extensions.hdr_log.is_some();
     let interval_hists = o.extensions.percentiles.is_some()
         || o.extensions.hdr_log.is_some()
         || hooks.on_interval.is_some();
@@ -301,8 +300,13 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
             let path = log_file_path(o.log_prefix.as_deref(), std::process::id(), t);
             Some(if o.aggregate_interval > 0 {
                 ThreadLog::Aggregate(
-                    AggregateLogWriter::create(&path, log_opts, o.aggregate_interval, start_epoch_us)
-                        .map_err(|e| EngineError::Setup(e.to_string()))?,
+                    AggregateLogWriter::create(
+                        &path,
+                        log_opts,
+                        o.aggregate_interval,
+                        start_epoch_us,
+                    )
+                    .map_err(|e| EngineError::Setup(e.to_string()))?,
                 )
             } else {
                 ThreadLog::PerTxn {
@@ -381,8 +385,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                     return Err(String::new());
                 }
                 let bench_start = clock.now();
-                let mut schedule =
-                    rate.map(|r| ThrottleSchedule::new(r, nthreads, bench_start));
+                let mut schedule = rate.map(|r| ThrottleSchedule::new(r, nthreads, bench_start));
                 let dctx = DriverCtx {
                     plan,
                     conn_config: conn,
@@ -392,8 +395,8 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                     exit_on_abort,
                 };
                 let loop_end = run_loop(&dctx, &mut slots, &mut streams, &mut schedule, &mut rec);
-                let aborted = slots.iter().any(|s| s.client.is_aborted())
-                    || loop_end != LoopEnd::AllDone;
+                let aborted =
+                    slots.iter().any(|s| s.client.is_aborted()) || loop_end != LoopEnd::AllDone;
                 let mut log_error = rec.log_error.take().map(|e| e.to_string());
                 match rec.log.take() {
                     Some(ThreadLog::PerTxn { writer, .. }) => {
@@ -431,7 +434,11 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
 
         // Progress / interval sampling on the main thread.
         if want_intervals {
-            let period_s = if o.progress_secs > 0 { o.progress_secs as i64 } else { 1 };
+            let period_s = if o.progress_secs > 0 {
+                o.progress_secs as i64
+            } else {
+                1
+            };
             let pct = o.extensions.percentiles.clone().unwrap_or_default();
             let mut agg: Option<ProgressAggregator> = None;
             let mut next = 0i64;
@@ -462,7 +469,11 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                         let sample = a.tick(now);
                         if o.progress_secs > 0 {
                             let mut line = Vec::with_capacity(128);
-                            if pgsurge_results::progress::format_progress_line(&sample, &popts, &mut line).is_ok() {
+                            if pgsurge_results::progress::format_progress_line(
+                                &sample, &popts, &mut line,
+                            )
+                            .is_ok()
+                            {
                                 let _ = std::io::stdout().flush();
                                 let _ = std::io::stderr().write_all(&line);
                             }
@@ -499,7 +510,9 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                             connect_error = Some(msg);
                         }
                     }
-                    Err(_) => connect_error.get_or_insert_with(|| "a driver thread panicked".into()).clear(),
+                    Err(_) => connect_error
+                        .get_or_insert_with(|| "a driver thread panicked".into())
+                        .clear(),
                 },
                 Err(e) => {
                     connect_error.get_or_insert(format!("could not create thread: {e}"));

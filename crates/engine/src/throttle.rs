@@ -94,8 +94,14 @@ mod tests {
     fn slots_accumulate_from_start() {
         let mut s = ThrottleSchedule::new(1000.0, 1, 10_000);
         let mut r = Fixed(vec![0.5], 0);
-        assert_eq!(s.next_slot(r.next_double(), 10_000, 0, 0), Slot::Run(10_693));
-        assert_eq!(s.next_slot(r.next_double(), 10_000, 0, 0), Slot::Run(11_386));
+        assert_eq!(
+            s.next_slot(r.next_double(), 10_000, 0, 0),
+            Slot::Run(10_693)
+        );
+        assert_eq!(
+            s.next_slot(r.next_double(), 10_000, 0, 0),
+            Slot::Run(11_386)
+        );
     }
 
     #[test]
