@@ -57,6 +57,18 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// Axis label text: no trailing `.0`, at most 3 significant decimals.
+fn short(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
 fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values
         .filter(|v| v.is_finite())
@@ -77,6 +89,30 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
 }
 
 impl LineChart {
+    /// Renders the chart as HTML: the `<svg>` plot followed by its legend (an HTML list
+    /// with one colored swatch per series, so it never covers the data).
+    pub fn to_html(&self) -> String {
+        let mut out = self.to_svg();
+        if self.series.len() > 1 || !self.markers.is_empty() {
+            out.push_str("<ul class=\"legend\">");
+            for (i, s) in self.series.iter().enumerate() {
+                let RGBColor(r, g, b) = color(i);
+                out.push_str(&format!(
+                    "<li><span class=\"swatch\" style=\"background:rgb({r},{g},{b})\"></span>{}</li>",
+                    crate::html::escape(&s.name)
+                ));
+            }
+            if !self.markers.is_empty() && !self.marker_label.is_empty() {
+                out.push_str(&format!(
+                    "<li><span class=\"swatch marker\"></span>{}</li>",
+                    crate::html::escape(&self.marker_label)
+                ));
+            }
+            out.push_str("</ul>");
+        }
+        out
+    }
+
     /// Renders the chart as a standalone `<svg>` element.
     pub fn to_svg(&self) -> String {
         let mut svg = String::new();
@@ -129,10 +165,36 @@ impl LineChart {
             .y_label_area_size(64)
             .build_cartesian_2d(x_range.0..x_range.1, y_range.0..y_range.1)
             .map_err(|e| e.to_string())?;
+        // Integer x values (clients, scale): label only whole numbers.
+        let integral_x = !empty
+            && self
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .all(|p| !p.0.is_finite() || p.0.fract() == 0.0);
+        let span = (x_range.1 - x_range.0).max(1.0);
+        let x_labels = if integral_x {
+            (span as usize + 1).clamp(2, 12)
+        } else {
+            10
+        };
+        let x_fmt = move |v: &f64| {
+            if !integral_x {
+                short(*v)
+            } else if (v - v.round()).abs() < 1e-9 {
+                format!("{}", v.round() as i64)
+            } else {
+                String::new()
+            }
+        };
+        let y_fmt = |v: &f64| short(*v);
         chart
             .configure_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
+            .x_labels(x_labels)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(|e| e.to_string())?;
@@ -175,7 +237,6 @@ impl LineChart {
         }
         if !self.markers.is_empty() {
             let grey = RGBColor(120, 120, 120);
-            let mut first = true;
             for &m in &self.markers {
                 let line = DashedLineSeries::new(
                     vec![(m, y_range.0), (m, y_range.1)],
@@ -183,23 +244,8 @@ impl LineChart {
                     4,
                     grey.stroke_width(1),
                 );
-                let drawn = chart.draw_series(line).map_err(|e| e.to_string())?;
-                if first && !self.marker_label.is_empty() {
-                    drawn
-                        .label(self.marker_label.clone())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey));
-                    first = false;
-                }
+                chart.draw_series(line).map_err(|e| e.to_string())?;
             }
-        }
-        if self.series.len() > 1 || !self.markers.is_empty() {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(200, 200, 200))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(|e| e.to_string())?;
         }
         root.present().map_err(|e| e.to_string())?;
         Ok(())
@@ -236,7 +282,7 @@ mod tests {
         ]);
         c.markers = vec![2.5];
         c.marker_label = "checkpoint".into();
-        let svg = c.to_svg();
+        let svg = c.to_html();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("<polyline"), "no line drawn");
         assert!(svg.contains("<polygon"), "no band drawn");

@@ -184,7 +184,7 @@ fn matrix_chart(
 
 pub(crate) fn chart_div(c: &LineChart, count: &mut usize) -> String {
     *count += 1;
-    format!("<div class=\"chart\">{}</div>", c.to_svg())
+    format!("<div class=\"chart\">{}</div>", c.to_html())
 }
 
 fn index_page(
