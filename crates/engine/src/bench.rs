@@ -249,34 +249,42 @@ fn try_execute(conn: &mut Connection, sql: &str) {
     }
 }
 
-fn bench(o: BenchOptions) -> i32 {
-    if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
-        err_line(&format!("option {name} is not supported yet"));
-        return 1;
-    }
+/// Setup for an in-process run (what `bench_main` does before running): setup
+/// connection, version banner, scale and partition detection, vacuum — printing pgbench's
+/// messages — and the resulting [`RunSpec`]. `Err` holds the exit code pgbench would use
+/// (the messages are already printed).
+pub fn prepare(o: BenchOptions) -> Result<RunSpec, i32> {
     let cfg = match conn_config(&o.connection) {
         Ok(c) => c,
         Err(m) => {
             err_line(&m);
             err_line("could not create connection for setup");
-            return 1;
+            return Err(1);
         }
     };
-    let info = match setup(&o, &cfg) {
-        Ok(i) => i,
-        Err(code) => return code,
-    };
-    let stop = StopFlag::new();
-    let _watcher = SignalWatcher::install(stop.clone()).ok();
-    let json = o.extensions.json.clone();
-    let spec = RunSpec {
+    let info = setup(&o, &cfg)?;
+    Ok(RunSpec {
         options: o,
         conn: cfg,
         scale: info.scale,
         partition_method: info.partition_method,
         partitions: info.partitions,
         server_version: info.server_version,
+    })
+}
+
+fn bench(o: BenchOptions) -> i32 {
+    if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
+        err_line(&format!("option {name} is not supported yet"));
+        return 1;
+    }
+    let json = o.extensions.json.clone();
+    let spec = match prepare(o) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
+    let stop = StopFlag::new();
+    let _watcher = SignalWatcher::install(stop.clone()).ok();
     let result = match run(
         &spec,
         RunHooks {

@@ -66,15 +66,22 @@ impl ScriptHost for ClientScript {
     }
 
     fn exec_meta(&mut self, script: usize, cmd: usize) -> Result<MetaValue, MetaFailure> {
-        let scripts = Arc::clone(&self.scripts);
+        // Borrow the fields apart: no Arc traffic on the hot path.
+        let ClientScript {
+            scripts,
+            vars,
+            prng,
+            shell,
+            ..
+        } = self;
         let Some(Command::Meta(m)) = scripts.get(script).and_then(|s| s.commands.get(cmd)) else {
             return Ok(MetaValue::Done);
         };
         let argv0 = m.argv.first().map(String::as_str).unwrap_or("");
         let mut debug = debug_line;
         let mut ctx = EvalCtx {
-            vars: &mut self.vars,
-            prng: &mut self.prng,
+            vars,
+            prng,
             debug: &mut debug,
             script,
             command: cmd,
@@ -83,7 +90,7 @@ impl ScriptHost for ClientScript {
             MetaKind::Set { var, expr } => {
                 let v = eval(expr, &mut ctx)
                     .map_err(|e| fail(e.message().map(str::to_string), EVAL_FAILED))?;
-                self.vars
+                ctx.vars
                     .set_value("set", var, v)
                     .map_err(|e| fail(e.message(), ASSIGN_FAILED))?;
                 Ok(MetaValue::Done)
@@ -94,12 +101,12 @@ impl ScriptHost for ClientScript {
                 Ok(MetaValue::Truth(v.truth()))
             }
             MetaKind::Sleep(spec) => {
-                let us = sleep_usec(spec, argv0, &mut self.vars)
+                let us = sleep_usec(spec, argv0, ctx.vars)
                     .map_err(|e| fail(Some(e.to_string()), EXEC_FAILED))?;
                 Ok(MetaValue::SleepUs(us as i64))
             }
             MetaKind::Shell { words } => {
-                shell_command(words, &mut self.vars, &mut self.shell)
+                shell_command(words, ctx.vars, shell)
                     .map_err(|e| fail(Some(e.to_string()), EXEC_FAILED))?;
                 let cmd_name = words.first().cloned().unwrap_or_default();
                 use std::io::Write;
@@ -119,7 +126,7 @@ impl ScriptHost for ClientScript {
                 Ok(MetaValue::Done)
             }
             MetaKind::SetShell { var, words } => {
-                shell_command(words, &mut self.vars, &mut self.shell)
+                shell_command(words, ctx.vars, shell)
                     .map_err(|e| fail(Some(e.to_string()), EXEC_FAILED))?;
                 let cmd_name = words.first().cloned().unwrap_or_default();
                 let output = run_for_output(&self.shell).map_err(|_| {
@@ -132,7 +139,7 @@ impl ScriptHost for ClientScript {
                 })?;
                 let v = pgsurge_script::parse_shell_output(&cmd_name, &output)
                     .map_err(|e| fail(Some(e.to_string()), EXEC_FAILED))?;
-                self.vars
+                ctx.vars
                     .set_int("setshell", var, v as i64)
                     .map_err(|e| fail(e.message(), EXEC_FAILED))?;
                 Ok(MetaValue::Done)

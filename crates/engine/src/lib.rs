@@ -41,6 +41,9 @@ mod client_tests;
 
 use std::ffi::OsString;
 
+pub use bench::prepare;
+pub use pgsurge_results::result::RunResult;
+pub use pgsurge_results::shared::IntervalSample;
 pub use run::{run, RunHooks, RunSpec};
 pub use stop::StopFlag;
 
