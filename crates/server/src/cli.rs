@@ -1,9 +1,350 @@
-//! `pgsurge server start|stop|status` (placeholder until the CLI lands).
+//! `pgsurge server start|stop|status`: detached throwaway servers for interactive use
+//! and scripts. Parsing (clap) and printing only; clusters are [`crate::cluster`]'s job
+//! and the records that let `stop`/`status` find a server are [`crate::state`]'s.
 
 use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::cluster::{conninfo, BinarySource, ClusterBuilder};
+use crate::error::{Result, ServerError};
+use crate::postmaster::{is_alive, looks_like_postgres, stop_postmaster, PidFile, StopTimeouts};
+use crate::state::{self, ServerRecord};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pgsurge server",
+    about = "Start, stop and inspect throwaway PostgreSQL servers",
+    disable_version_flag = true
+)]
+struct ServerCli {
+    /// Directory holding the records of started servers (default: the user's state dir).
+    #[arg(long, global = true, value_name = "DIR", hide = true)]
+    state_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Initialize (if needed) and start a server that keeps running until `stop`;
+    /// prints its connection string.
+    Start(StartArgs),
+    /// Stop a server started with `start` (fast shutdown, then immediate).
+    Stop(SelectArgs),
+    /// Show the servers started with `start` and whether they run.
+    Status(SelectArgs),
+}
+
+#[derive(Debug, Args)]
+struct StartArgs {
+    /// Use the PostgreSQL binaries in DIR (e.g. a self-built server's bin directory).
+    #[arg(long, value_name = "DIR", conflicts_with = "pg_version")]
+    pg_bin: Option<PathBuf>,
+    /// Use PostgreSQL version V (17 or 18.1): installed if available, else downloaded.
+    #[arg(long, value_name = "V")]
+    pg_version: Option<String>,
+    /// Server setting, repeatable (e.g. --set shared_buffers=1GB).
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+    settings: Vec<(String, String)>,
+    /// Data directory (created and initialized if missing, reused if it holds a cluster;
+    /// kept at stop). Default: a temporary directory removed at stop.
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// TCP port on 127.0.0.1 (default: a free port).
+    #[arg(long, value_name = "N")]
+    port: Option<u16>,
+    /// Database to create at initialization; the connection string names it.
+    #[arg(long, value_name = "NAME", default_value = "pgsurge")]
+    database: String,
+    /// When running as root, run the server as USER (default: postgres).
+    #[arg(long, value_name = "USER")]
+    run_as: Option<String>,
+    /// Initialize with data page checksums.
+    #[arg(long)]
+    data_checksums: bool,
+}
+
+#[derive(Debug, Args)]
+struct SelectArgs {
+    /// The server's data directory (needed when several servers run).
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// All recorded servers.
+    #[arg(long, conflicts_with = "data")]
+    all: bool,
+}
+
+fn parse_setting(text: &str) -> std::result::Result<(String, String), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, got `{text}`"))?;
+    crate::config_files::check_setting_name(name.trim()).map_err(|e| e.to_string())?;
+    Ok((name.trim().to_string(), value.to_string()))
+}
+
+/// `pgsurge server` with the given output streams; returns the exit code (0 success,
+/// 1 failure, 2 usage error, 3 `status`: no server running).
+pub(crate) fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let argv = std::iter::once(OsString::from("pgsurge server")).chain(args.iter().cloned());
+    let cli = match ServerCli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = e.exit_code();
+            let text = e.render().ansi().to_string();
+            if e.use_stderr() {
+                let _ = write!(err, "{text}");
+            } else {
+                let _ = write!(out, "{text}");
+            }
+            return code;
+        }
+    };
+    let state_dir = match cli
+        .state_dir
+        .map(Ok)
+        .unwrap_or_else(state::default_state_dir)
+    {
+        Ok(d) => d,
+        Err(e) => return fail(err, &e),
+    };
+    let result = match cli.command {
+        Command::Start(a) => start(&state_dir, a, out, err),
+        Command::Stop(a) => stop(&state_dir, a, out, err),
+        Command::Status(a) => status(&state_dir, a, out),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => fail(err, &e),
+    }
+}
 
 pub(crate) fn main(args: &[OsString]) -> i32 {
-    let _ = args;
-    eprintln!("pgsurge: error: `pgsurge server` is not implemented yet");
+    run(args, &mut std::io::stdout(), &mut std::io::stderr())
+}
+
+fn fail(err: &mut dyn Write, e: &ServerError) -> i32 {
+    let _ = writeln!(err, "pgsurge: error: {e}");
     1
+}
+
+fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let source = match (a.pg_bin, a.pg_version) {
+        (Some(dir), _) => BinarySource::Dir(dir),
+        (None, Some(v)) => BinarySource::Version(v),
+        (None, None) => BinarySource::Auto,
+    };
+    let mut b = ClusterBuilder::new()
+        .binaries(source)
+        .settings(a.settings)
+        .database(a.database.clone())
+        .data_checksums(a.data_checksums)
+        .detached(true);
+    if let Some(d) = &a.data {
+        b = b.data_dir(d);
+    }
+    if let Some(p) = a.port {
+        b = b.port(p);
+    }
+    if let Some(u) = a.run_as {
+        b = b.run_as(u);
+    }
+    let cluster = b.start()?;
+    let rec = ServerRecord {
+        data_dir: cluster.data_dir().to_path_buf(),
+        pid: cluster.pid(),
+        port: cluster.port(),
+        socket_dir: cluster.socket_dir().to_path_buf(),
+        bin_dir: cluster.binaries().bin_dir().to_path_buf(),
+        version_num: cluster.binaries().version().num(),
+        superuser: cluster.superuser().to_string(),
+        database: a.database.clone(),
+        log_file: cluster.log_file().to_path_buf(),
+        remove_on_stop: cluster.removable_paths().to_vec(),
+    };
+    if let Err(e) = state::save(state_dir, &rec) {
+        cluster.stop();
+        return Err(e);
+    }
+    let _ = writeln!(out, "{}", cluster.conninfo(&a.database));
+    let _ = writeln!(
+        err,
+        "pgsurge: PostgreSQL {} running (pid {}, port {}, data {}, log {}); stop it with `pgsurge server stop{}`",
+        cluster.binaries().version(),
+        rec.pid,
+        rec.port,
+        rec.data_dir.display(),
+        rec.log_file.display(),
+        if a.data.is_some() { format!(" --data {}", rec.data_dir.display()) } else { String::new() }
+    );
+    cluster.detach();
+    Ok(0)
+}
+
+/// The recorded servers a command applies to.
+fn select(state_dir: &Path, a: &SelectArgs) -> Result<Vec<ServerRecord>> {
+    let all = state::load_all(state_dir);
+    if let Some(d) = &a.data {
+        let d = std::path::absolute(d).map_err(|e| ServerError::io(d, e))?;
+        let d = std::fs::canonicalize(&d).unwrap_or(d);
+        let found: Vec<ServerRecord> = all
+            .into_iter()
+            .filter(|r| {
+                std::fs::canonicalize(&r.data_dir).unwrap_or_else(|_| r.data_dir.clone()) == d
+            })
+            .collect();
+        if !found.is_empty() {
+            return Ok(found);
+        }
+        // Not started by `pgsurge server start` (or its record was lost): use postmaster.pid.
+        return match PidFile::read(&d) {
+            Some(pf) => Ok(vec![ServerRecord {
+                data_dir: d.clone(),
+                pid: pf.pid,
+                port: pf.port.unwrap_or(0),
+                socket_dir: pf.socket_dir.map(PathBuf::from).unwrap_or_default(),
+                bin_dir: PathBuf::new(),
+                version_num: 0,
+                superuser: "postgres".into(),
+                database: "postgres".into(),
+                log_file: d.join("pgsurge.log"),
+                remove_on_stop: Vec::new(),
+            }]),
+            None => Err(ServerError::Invalid(format!(
+                "{}: no server recorded for this data directory and no postmaster.pid in it",
+                d.display()
+            ))),
+        };
+    }
+    if a.all || all.len() <= 1 {
+        return Ok(all);
+    }
+    let list: Vec<String> = all
+        .iter()
+        .map(|r| format!("  --data {}", r.data_dir.display()))
+        .collect();
+    Err(ServerError::Invalid(format!(
+        "several servers are recorded; choose one with --data DIR (or --all):\n{}",
+        list.join("\n")
+    )))
+}
+
+/// The live postmaster of a record, if any.
+fn live_pid(r: &ServerRecord) -> Option<i32> {
+    let pid = PidFile::read(&r.data_dir).map(|p| p.pid).unwrap_or(r.pid);
+    (is_alive(pid) && looks_like_postgres(pid)).then_some(pid)
+}
+
+fn stop(state_dir: &Path, a: SelectArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let records = select(state_dir, &a)?;
+    if records.is_empty() {
+        let _ = writeln!(err, "pgsurge: no server to stop");
+        return Ok(0);
+    }
+    let mut code = 0;
+    for r in records {
+        match live_pid(&r) {
+            Some(pid) => {
+                if stop_postmaster(pid, None, StopTimeouts::default()) {
+                    let _ = writeln!(
+                        out,
+                        "stopped server on {} (pid {pid})",
+                        r.data_dir.display()
+                    );
+                } else {
+                    let _ = writeln!(
+                        err,
+                        "pgsurge: error: server pid {pid} on {} did not exit",
+                        r.data_dir.display()
+                    );
+                    code = 1;
+                    continue;
+                }
+            }
+            None => {
+                let _ = writeln!(out, "server on {} was not running", r.data_dir.display());
+            }
+        }
+        for p in &r.remove_on_stop {
+            let _ = std::fs::remove_dir_all(p);
+        }
+        state::remove(state_dir, &r.data_dir)?;
+    }
+    Ok(code)
+}
+
+fn status(state_dir: &Path, a: SelectArgs, out: &mut dyn Write) -> Result<i32> {
+    let records = select(
+        state_dir,
+        &SelectArgs {
+            data: a.data,
+            all: true,
+        },
+    )?;
+    if records.is_empty() {
+        let _ = writeln!(out, "no pgsurge server recorded");
+        return Ok(3);
+    }
+    let mut any_running = false;
+    for r in records {
+        match live_pid(&r) {
+            Some(pid) => {
+                any_running = true;
+                let _ = writeln!(
+                    out,
+                    "running  pid {pid}  port {}  data {}\n         {}",
+                    r.port,
+                    r.data_dir.display(),
+                    conninfo(&r.socket_dir, r.port, &r.superuser, &r.database)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "stopped  data {}", r.data_dir.display());
+            }
+        }
+    }
+    Ok(if any_running { 0 } else { 3 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_str(args: &[&str]) -> (i32, String, String) {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let code = run(&args, &mut o, &mut e);
+        (
+            code,
+            String::from_utf8_lossy(&o).into_owned(),
+            String::from_utf8_lossy(&e).into_owned(),
+        )
+    }
+
+    #[test]
+    fn usage_errors_exit_2_with_a_message() {
+        let (code, _, err) = run_str(&["start", "--set", "novalue"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("expected NAME=VALUE"), "{err}");
+        let (code, _, err) = run_str(&["start", "--pg-bin", "/x", "--pg-version", "17"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("cannot be used with"), "{err}");
+        let (code, out, _) = run_str(&["--help"]);
+        assert_eq!(code, 0);
+        assert!(out.contains("start"));
+    }
+
+    #[test]
+    fn status_with_nothing_recorded_exits_3() {
+        let dir = tempfile::tempdir().unwrap();
+        let sd = dir.path().to_string_lossy().into_owned();
+        let (code, out, _) = run_str(&["status", "--state-dir", &sd]);
+        assert_eq!(code, 3);
+        assert!(out.contains("no pgsurge server"));
+        let (code, _, err) = run_str(&["stop", "--state-dir", &sd]);
+        assert_eq!(code, 0);
+        assert!(err.contains("no server to stop"));
+    }
 }

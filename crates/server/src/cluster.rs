@@ -296,6 +296,11 @@ impl ClusterBuilder {
             }
         };
         check_socket_path_length(&socket_dir)?;
+        if let Some(r) = ra {
+            r.check_reachable(&data_dir)?;
+            r.check_reachable(&socket_dir)?;
+            r.check_reachable(&binaries.program("postgres"))?;
+        }
 
         let fresh = prepare_data_dir(&data_dir, &binaries, self.stop_timeouts)?;
         if fresh {
@@ -456,11 +461,10 @@ impl ClusterBuilder {
                 Err(e) => return Err(StartError::Other(ServerError::io("postgres", e))),
             }
             if let Some(pf) = PidFile::read(data) {
-                let ready = match &pf.status {
-                    Some(s) => s == "ready",
-                    // Old servers write no status line: accept once the socket exists.
-                    None => socket_dir.join(format!(".s.PGSQL.{port}")).exists(),
-                };
+                // PostgreSQL 10+ writes its status on line 8 once it accepts
+                // connections; until then the file is shorter. (Older servers, which
+                // never write it, are not supported: PgVersion rejects them.)
+                let ready = pf.status.as_deref() == Some("ready");
                 if pf.pid == pid && ready {
                     return Ok(child);
                 }
@@ -629,6 +633,10 @@ impl Cluster {
     /// The last `lines` lines of the server log.
     pub fn log_tail(&self, lines: usize) -> String {
         log_tail_since(&self.inner.log_file, 0, lines)
+    }
+    /// Directories removed when the server stops (temporary data and socket directories).
+    pub fn removable_paths(&self) -> &[PathBuf] {
+        &self.inner.remove
     }
     /// A handle that can stop the server from another thread.
     pub fn stop_handle(&self) -> StopHandle {
@@ -872,6 +880,7 @@ fn prepare_data_dir(data: &Path, binaries: &PgBinaries, timeouts: StopTimeouts) 
                     if let Some(w) = m.watchdog_pid {
                         wait_gone(w, Duration::from_secs(45));
                     }
+                    remove_orphan_socket_dir(pf.socket_dir.as_deref());
                 }
                 _ => {
                     return Err(ServerError::AlreadyRunning {
@@ -901,6 +910,21 @@ fn prepare_data_dir(data: &Path, binaries: &PgBinaries, timeouts: StopTimeouts) 
         )));
     }
     Ok(false)
+}
+
+/// Removes the private socket directory of a killed run (its watchdog, which would have
+/// removed it, may be dead too). Only directories pgsurge names `pgsurge-…` are touched.
+fn remove_orphan_socket_dir(dir: Option<&str>) {
+    let Some(dir) = dir.map(Path::new) else {
+        return;
+    };
+    let ours = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("pgsurge-"));
+    if ours && dir.is_absolute() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 fn wait_gone(pid: i32, limit: Duration) {

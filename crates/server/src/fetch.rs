@@ -53,6 +53,26 @@ pub fn binaries_for_version(text: &str) -> Result<PgBinaries> {
     fetch_binaries(&req, text)
 }
 
+/// Environment variable naming the cache directory for fetched binaries.
+pub const CACHE_DIR_ENV: &str = "PGSURGE_CACHE_DIR";
+
+/// Where fetched binaries are kept: `PGSURGE_CACHE_DIR`, else `/var/cache/pgsurge` for
+/// root (the server user must be able to reach the binaries, and `/root` is private),
+/// else the user's cache directory (`~/.cache/pgsurge`).
+pub fn cache_root() -> Result<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os(CACHE_DIR_ENV).filter(|d| !d.is_empty()) {
+        return Ok(dir.into());
+    }
+    if nix::unistd::geteuid().is_root() {
+        return Ok("/var/cache/pgsurge".into());
+    }
+    dirs::cache_dir().map(|d| d.join("pgsurge")).ok_or_else(|| {
+        ServerError::Invalid(format!(
+            "no cache directory known for this user; set {CACHE_DIR_ENV}"
+        ))
+    })
+}
+
 #[cfg(not(feature = "fetch"))]
 fn fetch_binaries(_req: &VersionRequest, text: &str) -> Result<PgBinaries> {
     Err(ServerError::Fetch {

@@ -33,6 +33,17 @@ pub use cluster::{
 pub use error::{Result, ServerError};
 pub use postmaster::{is_alive, PidFile};
 pub use run_as::RunAs;
+pub use state::{ServerRecord, STATE_DIR_ENV};
+
+/// `pgsurge server ...` writing to the given streams instead of the process's stdout and
+/// stderr (for tests and embedding); returns the exit code like [`server_main`].
+pub fn server_command(
+    args: &[OsString],
+    stdout: &mut dyn std::io::Write,
+    stderr: &mut dyn std::io::Write,
+) -> i32 {
+    cli::run(args, stdout, stderr)
+}
 
 /// Entry point of `pgsurge server ...`; `args` follow the word `server`. Returns the
 /// process exit code.

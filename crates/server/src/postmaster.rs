@@ -52,12 +52,11 @@ pub fn is_alive(pid: i32) -> bool {
     if pid <= 0 {
         return false;
     }
-    if kill(Pid::from_raw(pid), None).is_err() {
-        // ESRCH: gone. EPERM: exists but belongs to someone else; count it as alive.
-        return matches!(
-            kill(Pid::from_raw(pid), None),
-            Err(nix::errno::Errno::EPERM)
-        );
+    match kill(Pid::from_raw(pid), None) {
+        Ok(()) => {}
+        // Exists but belongs to someone else: alive.
+        Err(nix::errno::Errno::EPERM) => return true,
+        Err(_) => return false,
     }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state letter follows the parenthesised command name.
@@ -107,29 +106,7 @@ impl Default for StopTimeouts {
 /// SIGKILL, each after its timeout. If `child` is our handle on that process it is reaped.
 /// Returns true if the process is gone at the end.
 pub fn stop_postmaster(pid: i32, mut child: Option<&mut Child>, timeouts: StopTimeouts) -> bool {
-    let target = Pid::from_raw(pid);
-    let mut gone = |child: &mut Option<&mut Child>| -> bool {
-        match child {
-            Some(c) => !matches!(c.try_wait(), Ok(None)),
-            None => !is_alive(pid),
-        }
-    };
-    let wait_until_gone = |child: &mut Option<&mut Child>,
-                           gone: &mut dyn FnMut(&mut Option<&mut Child>) -> bool,
-                           limit: Duration|
-     -> bool {
-        let deadline = Instant::now() + limit;
-        loop {
-            if gone(child) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    if gone(&mut child) {
+    if is_gone(pid, &mut child) {
         return true;
     }
     for (signal, limit) in [
@@ -137,12 +114,27 @@ pub fn stop_postmaster(pid: i32, mut child: Option<&mut Child>, timeouts: StopTi
         (Signal::SIGQUIT, timeouts.immediate),
         (Signal::SIGKILL, Duration::from_secs(5)),
     ] {
-        let _ = kill(target, signal);
-        if wait_until_gone(&mut child, &mut gone, limit) {
-            return true;
+        let _ = kill(Pid::from_raw(pid), signal);
+        let deadline = Instant::now() + limit;
+        loop {
+            if is_gone(pid, &mut child) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
     false
+}
+
+/// Gone: reaped if it is our child, else not alive.
+fn is_gone(pid: i32, child: &mut Option<&mut Child>) -> bool {
+    match child {
+        Some(c) => !matches!(c.try_wait(), Ok(None)),
+        None => !is_alive(pid),
+    }
 }
 
 #[cfg(test)]

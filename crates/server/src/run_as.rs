@@ -75,6 +75,44 @@ impl RunAs {
     }
 }
 
+impl RunAs {
+    /// Checks that this user can reach `path`: execute permission on every existing
+    /// directory from `/` down to it. A data directory under a private home (mode 0700)
+    /// is the usual mistake; the error says which directory blocks and how to fix it.
+    pub fn check_reachable(&self, path: &Path) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let mut dirs: Vec<&Path> = path.ancestors().collect();
+        dirs.reverse();
+        for dir in dirs {
+            let Ok(meta) = std::fs::metadata(dir) else {
+                break;
+            };
+            if !meta.is_dir() {
+                continue;
+            }
+            let mode = meta.mode();
+            let ok = if meta.uid() == self.uid {
+                mode & 0o100 != 0
+            } else if meta.gid() == self.gid {
+                mode & 0o010 != 0
+            } else {
+                mode & 0o001 != 0
+            };
+            if !ok {
+                return Err(ServerError::RunAs(format!(
+                    "{}: not accessible to user `{}`, who runs the server (needed to reach {}); \
+                     choose a directory elsewhere (e.g. under /tmp or /var/lib) or `chmod o+x {}`",
+                    dir.display(),
+                    self.name,
+                    path.display(),
+                    dir.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Applies an optional [`RunAs`] to a command.
 pub(crate) fn apply_opt(run_as: Option<&RunAs>, cmd: &mut Command) {
     if let Some(r) = run_as {

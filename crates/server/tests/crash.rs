@@ -1,0 +1,141 @@
+//! Crash cleanup: a process that started a cluster is SIGKILLed; the server must not
+//! be left running, and starting again on the same data directory must work.
+//!
+//! The crashing process is this test binary re-executed to run `crash_helper` only.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::wait_gone;
+use pgsurge_server::{is_alive, Cluster, ClusterBuilder};
+
+/// Runs a query; on failure panics with the server log, which tells what happened.
+fn query(c: &Cluster, sql: &str) -> String {
+    match c.psql("postgres", sql) {
+        Ok(out) => out.trim().to_string(),
+        Err(e) => panic!("{e}\n--- server log ---\n{}", c.log_tail(40)),
+    }
+}
+
+const HELPER_ENV: &str = "PGSURGE_CRASH_HELPER_DATA";
+
+/// Not a test on its own: started by the tests below in a child process, it starts a
+/// cluster on the given data directory, reports, and waits to be killed.
+#[test]
+fn crash_helper() {
+    let Some(data) = std::env::var_os(HELPER_ENV) else {
+        return;
+    };
+    let cluster = ClusterBuilder::new()
+        .data_dir(PathBuf::from(data))
+        .start()
+        .unwrap();
+    let marker = std::fs::read_to_string(cluster.data_dir().join("pgsurge.owner")).unwrap();
+    println!("READY {} {marker}", cluster.pid());
+    std::thread::sleep(std::time::Duration::from_secs(300));
+}
+
+/// Starts the helper; returns it, the postmaster pid and the watchdog pid.
+fn start_helper(data: &Path) -> (Child, i32, i32) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "crash_helper", "--nocapture", "--test-threads=1"])
+        .env(HELPER_ENV, data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = loop {
+        let l = lines
+            .next()
+            .expect("helper exited before starting its cluster")
+            .unwrap();
+        // libtest prints "test crash_helper ... " before the helper's own output.
+        if let Some(at) = l.find("READY ") {
+            break l[at + "READY ".len()..].to_string();
+        }
+    };
+    let (pid, marker) = line.split_once(' ').unwrap();
+    let watchdog: i32 = marker
+        .split("\"watchdog_pid\":")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|s| s.parse().ok())
+        .expect("owner marker names the watchdog");
+    (child, pid.parse().unwrap(), watchdog)
+}
+
+fn sigkill(pid: i32) {
+    let ok = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn crash_cleanup_watchdog_stops_server_and_restart_reuses_data() {
+    let dir = common::reachable_tempdir();
+    let data = dir.path().join("data");
+    let (mut child, postmaster, watchdog) = start_helper(&data);
+    assert!(is_alive(postmaster));
+    sigkill(child.id() as i32);
+    let _ = child.wait();
+    // Start again at once: either the watchdog has stopped the orphan already or the
+    // new start stops it; both must end with one server on the data directory.
+    let again = ClusterBuilder::new().data_dir(&data).start().unwrap();
+    assert!(
+        wait_gone(postmaster, 10),
+        "old postmaster {postmaster} still running"
+    );
+    assert!(wait_gone(watchdog, 10), "watchdog {watchdog} still running");
+    assert_ne!(again.pid(), postmaster);
+    assert_eq!(query(&again, "select 1"), "1");
+    let pid = again.pid();
+    drop(again);
+    assert!(!is_alive(pid));
+    assert!(
+        data.join("PG_VERSION").exists(),
+        "a given data directory is kept"
+    );
+}
+
+#[test]
+fn crash_cleanup_without_watchdog_orphan_is_stopped_on_restart() {
+    let dir = common::reachable_tempdir();
+    let data = dir.path().join("data");
+    let (mut child, postmaster, watchdog) = start_helper(&data);
+    // Kill the watchdog first: now nothing will stop the orphaned server but us.
+    sigkill(watchdog);
+    sigkill(child.id() as i32);
+    let _ = child.wait();
+    assert!(wait_gone(watchdog, 5));
+    assert!(
+        is_alive(postmaster),
+        "orphaned postmaster should still be running"
+    );
+    let again = ClusterBuilder::new().data_dir(&data).start().unwrap();
+    assert!(
+        !is_alive(postmaster),
+        "orphan from the killed run was not stopped"
+    );
+    assert_eq!(query(&again, "select 2"), "2");
+}
+
+#[test]
+fn running_server_of_a_live_owner_is_not_taken_over() {
+    let dir = common::reachable_tempdir();
+    let first = ClusterBuilder::new()
+        .data_dir(dir.path().join("d"))
+        .start()
+        .unwrap();
+    let err = ClusterBuilder::new()
+        .data_dir(first.data_dir())
+        .start()
+        .unwrap_err();
+    assert!(err.to_string().contains("already running"), "{err}");
+    assert!(is_alive(first.pid()));
+}
