@@ -48,7 +48,10 @@ struct StackBuf {
 
 impl StackBuf {
     fn new() -> StackBuf {
-        StackBuf { buf: [0; 64], len: 0 }
+        StackBuf {
+            buf: [0; 64],
+            len: 0,
+        }
     }
 
     fn as_str(&self) -> &str {

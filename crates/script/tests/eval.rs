@@ -3,7 +3,11 @@
 
 use pgsurge_script::{eval, parse_expr, EvalCtx, Prng, SeedStreams, Value, Variables};
 
-fn run_with(src: &str, vars: &mut Variables, prng: &mut Prng) -> (Result<Value, String>, Vec<String>) {
+fn run_with(
+    src: &str,
+    vars: &mut Variables,
+    prng: &mut Prng,
+) -> (Result<Value, String>, Vec<String>) {
     let expr = parse_expr(src).unwrap_or_else(|e| panic!("{src}: {e}"));
     let mut lines = Vec::new();
     let mut sink = |l: &str| lines.push(l.to_string());
@@ -39,7 +43,10 @@ fn spec_reference_results() {
         Ok("8.50705917302346e+37".to_string())
     );
     assert_eq!(ev("hash(10, 5432)"), Ok(Value::Int(-5817877081768721676)));
-    assert_eq!(ev("hash_fnv1a(10, 5432)"), Ok(Value::Int(-7793829335365542153)));
+    assert_eq!(
+        ev("hash_fnv1a(10, 5432)"),
+        Ok(Value::Int(-7793829335365542153))
+    );
     assert_eq!(ev("-9223372036854775808"), Ok(Value::Int(i64::MIN)));
     assert_eq!(ev("-(:min + 1)"), Ok(Value::Int(i64::MAX)));
     assert_eq!(ev("~1 + 2"), Ok(Value::Int(-4)));
@@ -54,8 +61,14 @@ fn spec_reference_results() {
     assert_eq!(ev("-7 % 3"), Ok(Value::Int(-1)));
     assert_eq!(ev("int(2.5)"), Ok(Value::Int(2)));
     assert_eq!(ev("int(-2.5)"), Ok(Value::Int(-2)));
-    assert_eq!(ev("1.0 / 0").map(|v| v.to_text()), Ok("Infinity".to_string()));
-    assert_eq!(ev("ln(0)").map(|v| v.to_text()), Ok("-Infinity".to_string()));
+    assert_eq!(
+        ev("1.0 / 0").map(|v| v.to_text()),
+        Ok("Infinity".to_string())
+    );
+    assert_eq!(
+        ev("ln(0)").map(|v| v.to_text()),
+        Ok("-Infinity".to_string())
+    );
     assert_eq!(ev("sqrt(-1)").map(|v| v.to_text()), Ok("NaN".to_string()));
     assert_eq!(ev("1 is true"), Ok(Value::Bool(false)));
     assert_eq!(ev("null and false"), Ok(Value::Null));
@@ -67,20 +80,38 @@ fn spec_reference_results() {
 fn runtime_error_messages() {
     assert_eq!(ev("1 / 0"), Err("division by zero".into()));
     assert_eq!(ev("1 % 0"), Err("division by zero".into()));
-    assert_eq!(ev("9223372036854775807 + 1"), Err("bigint add out of range".into()));
+    assert_eq!(
+        ev("9223372036854775807 + 1"),
+        Err("bigint add out of range".into())
+    );
     assert_eq!(ev(":min - 1"), Err("bigint sub out of range".into()));
     assert_eq!(ev(":min * -1"), Err("bigint mul out of range".into()));
     assert_eq!(ev(":min / -1"), Err("bigint div out of range".into()));
     assert_eq!(ev(":min % -1"), Ok(Value::Int(0)));
-    assert_eq!(ev("int(1e19)"), Err("double to int overflow for 10000000000000000000.000000".into()));
-    assert_eq!(ev("int(0.0/0)"), Err("double to int overflow for NaN".into()));
+    assert_eq!(
+        ev("int(1e19)"),
+        Err("double to int overflow for 10000000000000000000.000000".into())
+    );
+    assert_eq!(
+        ev("int(0.0/0)"),
+        Err("double to int overflow for NaN".into())
+    );
     assert_eq!(ev("true + 1"), Err("cannot coerce boolean to int".into()));
-    assert_eq!(ev("true + 1.5"), Err("cannot coerce boolean to double".into()));
+    assert_eq!(
+        ev("true + 1.5"),
+        Err("cannot coerce boolean to double".into())
+    );
     assert_eq!(ev("1 and true"), Err("cannot coerce int to boolean".into()));
     assert_eq!(ev("not 1.5"), Err("cannot coerce double to boolean".into()));
     assert_eq!(ev(":nosuch"), Err("undefined variable \"nosuch\"".into()));
-    assert_eq!(ev("random(2, 1)"), Err("empty range given to random".into()));
-    assert_eq!(ev("random(0, 9223372036854775807)"), Err("random range is too large".into()));
+    assert_eq!(
+        ev("random(2, 1)"),
+        Err("empty range given to random".into())
+    );
+    assert_eq!(
+        ev("random(0, 9223372036854775807)"),
+        Err("random range is too large".into())
+    );
     assert_eq!(
         ev("random_exponential(1, 2, 0)"),
         Err("exponential parameter must be greater than zero (not 0.000000)".into())
@@ -97,7 +128,10 @@ fn runtime_error_messages() {
         ev("random_zipfian(1, 2, 0.0/0)"),
         Err("zipfian parameter must be in range [1.001, 1000] (not NaN)".into())
     );
-    assert_eq!(ev("permute(1, 0)"), Err("permute size parameter must be greater than zero".into()));
+    assert_eq!(
+        ev("permute(1, 0)"),
+        Err("permute size parameter must be greater than zero".into())
+    );
     assert_eq!(
         ev("greatest(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17)"),
         Err("too many function arguments, maximum is 16".into())
@@ -120,7 +154,13 @@ fn debug_output_format() {
         ]
     );
     let (_, lines) = run_with("debug(true) and debug(7)", &mut vars, &mut prng);
-    assert_eq!(lines, ["debug(script=0,command=1): boolean true", "debug(script=0,command=1): int 7"]);
+    assert_eq!(
+        lines,
+        [
+            "debug(script=0,command=1): boolean true",
+            "debug(script=0,command=1): int 7"
+        ]
+    );
 }
 
 #[test]
@@ -138,13 +178,29 @@ fn seeded_tap_vectors_through_the_evaluator() {
     ] {
         got.push(run_with(e, &mut vars, &mut prng).0.unwrap());
     }
-    assert_eq!(got, [Value::Int(17), Value::Int(104), Value::Int(1498), Value::Int(3)]);
+    assert_eq!(
+        got,
+        [
+            Value::Int(17),
+            Value::Int(104),
+            Value::Int(1498),
+            Value::Int(3)
+        ]
+    );
 }
 
 #[test]
 fn variables_from_strings_in_expressions() {
     let mut vars = Variables::new();
-    for (k, v) in [("foo", "-10.1"), ("bla", "false"), ("i", "+3"), ("n", "null"), ("t", "t"), ("f", "of"), ("e", "")] {
+    for (k, v) in [
+        ("foo", "-10.1"),
+        ("bla", "false"),
+        ("i", "+3"),
+        ("n", "null"),
+        ("t", "t"),
+        ("f", "of"),
+        ("e", ""),
+    ] {
         vars.set_string("option", k, v).unwrap();
     }
     let mut prng = Prng::seed(0);

@@ -57,7 +57,8 @@ fn tpcb_set_block_does_not_allocate() {
     let mut vars = Variables::new();
     vars.set_int("set", "scale", 10).unwrap();
     // a double variable too, so that %.15g rendering is covered
-    vars.set_value("set", "ratio", pgsurge_script::Value::Double(1.0 / 3.0)).unwrap();
+    vars.set_value("set", "ratio", pgsurge_script::Value::Double(1.0 / 3.0))
+        .unwrap();
     let mut prng = Prng::seed(42);
     let mut sink = |_: &str| {};
     let mut buf = String::with_capacity(4096);
@@ -77,7 +78,8 @@ fn tpcb_set_block_does_not_allocate() {
             buf.clear();
             substitute_simple(sql, vars, buf);
         }
-        vars.set_value("set", "ratio", pgsurge_script::Value::Double(0.1 * 3.0)).unwrap();
+        vars.set_value("set", "ratio", pgsurge_script::Value::Double(0.1 * 3.0))
+            .unwrap();
         buf.clear();
         substitute_simple("SELECT :ratio", vars, buf);
     };

@@ -59,23 +59,40 @@ fn multi_line_sql_keeps_comments_inside() {
 
 #[test]
 fn gset_and_compound_queries() {
-    let text = "SELECT 1 AS one \\gset\nSELECT 1 \\; SELECT 2 AS two \\aset p_\n\\set r debug(:one)\n";
+    let text =
+        "SELECT 1 AS one \\gset\nSELECT 1 \\; SELECT 2 AS two \\aset p_\n\\set r debug(:one)\n";
     let s = parse_script("v1.sql", text).unwrap();
     assert_eq!(s.commands.len(), 3);
     let a = sql(&s.commands[0]);
     assert_eq!(a.first_line, "SELECT 1 AS one ");
-    assert_eq!(a.meta, SqlMeta::Gset { prefix: String::new() });
+    assert_eq!(
+        a.meta,
+        SqlMeta::Gset {
+            prefix: String::new()
+        }
+    );
     let b = sql(&s.commands[1]);
     assert_eq!(b.source, "SELECT 1 ; SELECT 2 AS two ");
-    assert_eq!(b.meta, SqlMeta::Aset { prefix: "p_".into() });
+    assert_eq!(
+        b.meta,
+        SqlMeta::Aset {
+            prefix: "p_".into()
+        }
+    );
 }
 
 #[test]
 fn gset_errors_name_preceding_meta_command() {
     let e = parse_script("g.sql", "\\set i +1\n\\gset\n").unwrap_err();
-    assert_eq!(e.render(), "pgbench: error: g.sql:2: \\gset must follow an SQL command (\\set i +1)\n");
+    assert_eq!(
+        e.render(),
+        "pgbench: error: g.sql:2: \\gset must follow an SQL command (\\set i +1)\n"
+    );
     let e = parse_script("g.sql", "SELECT 1 AS i \\gset\n\\aset\n").unwrap_err();
-    assert_eq!(e.render(), "pgbench: error: g.sql:2: \\gset must follow an SQL command\n");
+    assert_eq!(
+        e.render(),
+        "pgbench: error: g.sql:2: \\gset must follow an SQL command\n"
+    );
 }
 
 #[test]
@@ -152,7 +169,10 @@ fn prepare_per_mode() {
     s.prepare(QueryMode::Extended).unwrap();
     let c = sql(&s.commands[0]);
     assert_eq!(c.sql, "SELECT $1, $2::int, '$3';");
-    assert_eq!(c.params.iter().map(|p| &**p).collect::<Vec<_>>(), ["a", "b", "a"]);
+    assert_eq!(
+        c.params.iter().map(|p| &**p).collect::<Vec<_>>(),
+        ["a", "b", "a"]
+    );
     s.prepare(QueryMode::Simple).unwrap();
     let c = sql(&s.commands[0]);
     assert_eq!(c.sql, "SELECT :a, :b::int, ':a';");

@@ -18,7 +18,8 @@ const SCRIPT_A: &str = "\\set r debug(:client_id * 10000000 + random(1, 1000000)
 \\set h debug(:client_id * 10000000 + abs(hash(:client_id)) % 1000000)\n\
 \\set p debug(:client_id * 10000000 + permute(:client_id, 100))\n\
 \\set z debug(:client_id * 10000000 + random_zipfian(1, 1000, 1.5))\n";
-const SCRIPT_B: &str = "\\set e debug(:client_id * 10000000 + 5000000 + random_exponential(1, 1000, 3))\n\
+const SCRIPT_B: &str =
+    "\\set e debug(:client_id * 10000000 + 5000000 + random_exponential(1, 1000, 3))\n\
 \\set s debug(:client_id * 10000000 + 5000000 + :default_seed % 1000)\n";
 const CLIENTS: usize = 3;
 const TXNS: usize = 6;
@@ -39,8 +40,10 @@ fn simulate(seed: u64) -> BTreeMap<i64, Vec<i64>> {
         let mut vars = Variables::new();
         vars.set_int("set", "scale", 1).unwrap();
         vars.set_int("set", "client_id", c as i64).unwrap();
-        vars.set_int("set", "default_seed", streams.default_seed).unwrap();
-        vars.set_int("set", "random_seed", streams.random_seed()).unwrap();
+        vars.set_int("set", "default_seed", streams.default_seed)
+            .unwrap();
+        vars.set_int("set", "random_seed", streams.random_seed())
+            .unwrap();
         let mut values = Vec::new();
         for _ in 0..TXNS {
             let mut w = random_uniform(&mut choose, 0, total - 1);
@@ -54,8 +57,12 @@ fn simulate(seed: u64) -> BTreeMap<i64, Vec<i64>> {
             }
             let script = &scripts[idx - 1];
             for (k, cmd) in script.commands.iter().enumerate() {
-                let Command::Meta(m) = cmd else { unreachable!() };
-                let MetaKind::Set { var, expr } = &m.kind else { unreachable!() };
+                let Command::Meta(m) = cmd else {
+                    unreachable!()
+                };
+                let MetaKind::Set { var, expr } = &m.kind else {
+                    unreachable!()
+                };
                 let mut printed = Vec::new();
                 let mut sink = |l: &str| printed.push(l.to_string());
                 let mut ctx = EvalCtx {
@@ -80,7 +87,10 @@ fn simulate(seed: u64) -> BTreeMap<i64, Vec<i64>> {
 fn parse_pgbench(stderr: &str) -> BTreeMap<i64, Vec<i64>> {
     let mut out: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
     for piece in stderr.split("int ").skip(1) {
-        let digits: String = piece.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+        let digits: String = piece
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '-')
+            .collect();
         if let Ok(v) = digits.parse::<i64>() {
             out.entry(v / 10_000_000).or_default().push(v);
         }
@@ -122,7 +132,11 @@ fn same_streams_as_real_pgbench_c3_j3() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
-        assert_eq!(parse_pgbench(&stderr), simulate(seed), "seed {seed}\n{stderr}");
+        assert_eq!(
+            parse_pgbench(&stderr),
+            simulate(seed),
+            "seed {seed}\n{stderr}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
