@@ -206,7 +206,7 @@ fn seeded_multi_client_runs_same_values() {
             String::from_utf8_lossy(&ours.stderr)
         );
         let t = values_per_client(&theirs);
-        assert_eq!(t.values().map(Vec::len).sum::<usize>() > 0, true);
+        assert!(t.values().map(Vec::len).sum::<usize>() > 0);
         assert_eq!(t, values_per_client(&ours), "seed {seed}");
     }
     let _ = std::fs::remove_dir_all(&dir);
