@@ -182,7 +182,7 @@ fn candidate_dirs() -> Vec<PathBuf> {
             Some((major, e.path().join("bin")))
         })
         .collect();
-    versioned.sort_by(|a, b| b.0.cmp(&a.0));
+    versioned.sort_by_key(|b| std::cmp::Reverse(b.0));
     for (_, d) in versioned {
         push(d);
     }
