@@ -67,6 +67,18 @@ pub struct EvalCtx<'a> {
 pub fn eval(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     match expr {
         Expr::Const(v) => Ok(*v),
+        // deep nesting (pgbench accepts ~10000 levels) may need more stack than a thread has
+        _ => stacker::maybe_grow(
+            crate::exprparse::RED_ZONE,
+            crate::exprparse::STACK_GROWTH,
+            || eval_node(expr, ctx),
+        ),
+    }
+}
+
+fn eval_node(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    match expr {
+        Expr::Const(v) => Ok(*v),
         Expr::Var(name) => match ctx.vars.get_as_value(name) {
             Ok(Some(v)) => Ok(v),
             Ok(None) => err(format!("undefined variable \"{name}\"")),

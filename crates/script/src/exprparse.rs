@@ -52,7 +52,11 @@ pub fn parse_expr(text: &str) -> Result<Expr, ExprError> {
 /// On error the rest of the command is consumed (pgbench reports the last lexical error
 /// of the line if there is one after the first error).
 pub(crate) fn parse_expression(sc: &mut Scanner<'_>) -> Result<Expr, ExprError> {
-    let mut p = Parser { sc, peeked: None };
+    let mut p = Parser {
+        sc,
+        peeked: None,
+        depth: 1,
+    };
     let result = p.parse_expr(0).and_then(|e| {
         let t = p.next()?;
         if t.tok == Tok::Eol {
@@ -81,7 +85,17 @@ fn syntax_error(t: &Token) -> ExprError {
 struct Parser<'s, 'a> {
     sc: &'s mut Scanner<'a>,
     peeked: Option<Token>,
+    /// How many states pgbench's bison parser would have on its stack: it gives up with
+    /// "memory exhausted" at 10000, which also bounds this parser's recursion.
+    depth: usize,
 }
+
+/// Stack kept free before recursing, and the size of each extra segment.
+pub(crate) const RED_ZONE: usize = 64 * 1024;
+pub(crate) const STACK_GROWTH: usize = 2 * 1024 * 1024;
+
+/// Bison's default `YYMAXDEPTH`.
+const MAX_DEPTH: usize = 10_000;
 
 fn binary(tok: Tok) -> Option<(u8, Func, bool)> {
     // (precedence, function, swap operands)
@@ -126,9 +140,20 @@ impl Parser<'_, '_> {
         Ok(t)
     }
 
+    /// Consumes (shifts) the next token.
     fn next(&mut self) -> Result<Token, ExprError> {
         let t = self.peek()?;
         self.peeked = None;
+        if t.tok != Tok::Eol {
+            self.depth += 1;
+            if self.depth >= MAX_DEPTH {
+                return Err(ExprError {
+                    message: "memory exhausted".into(),
+                    more: None,
+                    offset: t.end.saturating_sub(1),
+                });
+            }
+        }
         Ok(t)
     }
 
@@ -142,6 +167,11 @@ impl Parser<'_, '_> {
     }
 
     fn parse_expr(&mut self, min: u8) -> Result<Expr, ExprError> {
+        stacker::maybe_grow(RED_ZONE, STACK_GROWTH, || self.parse_expr_inner(min))
+    }
+
+    fn parse_expr_inner(&mut self, min: u8) -> Result<Expr, ExprError> {
+        let base = self.depth;
         let mut lhs = self.parse_prefix()?;
         // comparisons are %nonassoc: `a < b < c` is a syntax error
         let mut after_cmp = false;
@@ -152,6 +182,7 @@ impl Parser<'_, '_> {
                     self.next()?;
                     lhs = self.postfix_is(t.tok, lhs)?;
                     after_cmp = false;
+                    self.depth = base + 1;
                 }
                 tok => {
                     let Some((prec, func, swap)) = binary(tok) else {
@@ -171,6 +202,7 @@ impl Parser<'_, '_> {
                         Expr::call(func, vec![lhs, rhs])
                     };
                     after_cmp = prec == P_CMP;
+                    self.depth = base + 1;
                 }
             }
         }
@@ -201,7 +233,15 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// One operand; leaves one more symbol on the (modelled) parser stack.
     fn parse_prefix(&mut self) -> Result<Expr, ExprError> {
+        let base = self.depth;
+        let e = self.parse_prefix_inner()?;
+        self.depth = base + 1;
+        Ok(e)
+    }
+
+    fn parse_prefix_inner(&mut self) -> Result<Expr, ExprError> {
         let t = self.next()?;
         match t.tok {
             Tok::LParen => {
@@ -254,8 +294,10 @@ impl Parser<'_, '_> {
         let close = if self.peek()?.tok == Tok::RParen {
             self.next()?
         } else {
+            let elist_depth = self.depth + 1;
             loop {
                 args.push(self.parse_expr(0)?);
+                self.depth = elist_depth;
                 let t = self.next()?;
                 match t.tok {
                     Tok::Comma => {}
@@ -293,11 +335,14 @@ impl Parser<'_, '_> {
 
     fn case(&mut self) -> Result<Expr, ExprError> {
         let mut args = Vec::new();
+        let list_depth = self.depth + 1;
         self.expect(Tok::When)?;
         loop {
             args.push(self.parse_expr(0)?);
             self.expect(Tok::Then)?;
             args.push(self.parse_expr(0)?);
+            // `… WHEN e THEN e` reduces to one when_then_list
+            self.depth = list_depth;
             let t = self.next()?;
             match t.tok {
                 Tok::When => {}
@@ -385,6 +430,20 @@ mod tests {
         assert_eq!(
             (e.to_string().as_str(), e.offset),
             ("unexpected character ($)", 4)
+        );
+        let deep = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
+        assert!(parse_expr(&deep(9996)).is_ok());
+        let e = parse_expr(&deep(9997)).unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.offset),
+            ("memory exhausted", 9997 + 1)
+        );
+        assert!(parse_expr(&format!("{}1", "-".repeat(9997))).is_ok());
+        assert_eq!(
+            parse_expr(&format!("{}1", "-".repeat(9998)))
+                .unwrap_err()
+                .message,
+            "memory exhausted"
         );
         let e = parse_expr("9223372036854775808").unwrap_err();
         assert_eq!(e.message, "syntax error");

@@ -62,7 +62,7 @@ fn observed_pg17_messages() {
         ("e18-gset-too-many", "pgbench: error: e18.sql:1: too many arguments in command \"gset\"\n\\gset a b\n"),
         ("e19-set-missing", "pgbench: error: e19.sql:1: missing argument in command \"set\"\n"),
         ("e20-case-without-end", "pgbench: error: e20.sql:1: syntax error in command \"set\"\n\\set i CASE WHEN 1 THEN 2\n                         ^ error found here\n"),
-        ("string-literal", "pgbench: error: v1.sql:1: unexpected character (') in command \"set\"\n\\set s 'x'\n       ^ error found here\n"),
+        ("string-literal", "pgbench: error: v1.sql:1: unexpected character (') in command \"set\"\n\\set s 'x'\n         ^ error found here\n"),
     ];
     let cases = cases();
     for (name, want) in expect {
