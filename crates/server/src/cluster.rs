@@ -947,10 +947,7 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 /// A new private temporary directory, owned by the run-as user. Short paths: a Unix
 /// socket path must fit in 107 bytes.
 fn make_temp_dir(prefix: &str, ra: Option<&RunAs>) -> Result<PathBuf> {
-    let mut root = std::env::temp_dir();
-    if root.as_os_str().len() > 60 {
-        root = PathBuf::from("/tmp");
-    }
+    let root = crate::sweep::temp_root();
     let dir = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(&root)

@@ -20,6 +20,7 @@ mod fetch_archive;
 mod postmaster;
 mod run_as;
 mod state;
+mod sweep;
 pub mod testing;
 mod watchdog;
 
@@ -34,6 +35,7 @@ pub use error::{Result, ServerError};
 pub use postmaster::{is_alive, PidFile};
 pub use run_as::RunAs;
 pub use state::{ServerRecord, STATE_DIR_ENV};
+pub use sweep::sweep_stale_temp_clusters;
 
 /// `pgsurge server ...` writing to the given streams instead of the process's stdout and
 /// stderr (for tests and embedding); returns the exit code like [`server_main`].

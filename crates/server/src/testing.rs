@@ -72,6 +72,8 @@ impl TestServer {
     /// (in every test that asks) if it cannot start, with the reason and the log tail.
     pub fn shared() -> &'static TestServer {
         let result = SHARED.get_or_init(|| {
+            // Leftovers of test runs killed together with their watchdogs.
+            crate::sweep::sweep_stale_temp_clusters();
             let server = TestServer::try_start(TestServerOptions::default(), "pgsurge-test-")
                 .map_err(|e| e.to_string())?;
             // SAFETY: registering a plain `extern "C" fn` with no captured state; it only

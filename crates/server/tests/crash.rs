@@ -29,17 +29,30 @@ fn crash_helper() {
     let Some(data) = std::env::var_os(HELPER_ENV) else {
         return;
     };
-    let cluster = ClusterBuilder::new()
-        .data_dir(PathBuf::from(data))
-        .start()
-        .unwrap();
+    // "temp": a temporary cluster, as the test fixture makes.
+    let builder = if data == "temp" {
+        ClusterBuilder::new()
+    } else {
+        ClusterBuilder::new().data_dir(PathBuf::from(data))
+    };
+    let cluster = builder.start().unwrap();
     let marker = std::fs::read_to_string(cluster.data_dir().join("pgsurge.owner")).unwrap();
-    println!("READY {} {marker}", cluster.pid());
+    println!(
+        "READY {} {} {marker}",
+        cluster.pid(),
+        cluster.data_dir().display()
+    );
     std::thread::sleep(std::time::Duration::from_secs(300));
 }
 
 /// Starts the helper; returns it, the postmaster pid and the watchdog pid.
 fn start_helper(data: &Path) -> (Child, i32, i32) {
+    let (child, pid, watchdog, _) = start_helper_in(data);
+    (child, pid, watchdog)
+}
+
+/// Like `start_helper`, also returning the data directory the helper used.
+fn start_helper_in(data: &Path) -> (Child, i32, i32, PathBuf) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "crash_helper", "--nocapture", "--test-threads=1"])
         .env(HELPER_ENV, data)
@@ -58,14 +71,24 @@ fn start_helper(data: &Path) -> (Child, i32, i32) {
             break l[at + "READY ".len()..].to_string();
         }
     };
-    let (pid, marker) = line.split_once(' ').unwrap();
+    let mut parts = line.splitn(3, ' ');
+    let (pid, data_dir, marker) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
     let watchdog: i32 = marker
         .split("\"watchdog_pid\":")
         .nth(1)
         .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|s| s.parse().ok())
         .expect("owner marker names the watchdog");
-    (child, pid.parse().unwrap(), watchdog)
+    (
+        child,
+        pid.parse().unwrap(),
+        watchdog,
+        PathBuf::from(data_dir),
+    )
 }
 
 fn sigkill(pid: i32) {
@@ -138,4 +161,29 @@ fn running_server_of_a_live_owner_is_not_taken_over() {
         .unwrap_err();
     assert!(err.to_string().contains("already running"), "{err}");
     assert!(is_alive(first.pid()));
+}
+
+#[test]
+fn stale_temporary_cluster_of_a_killed_run_is_swept() {
+    let (mut child, postmaster, watchdog, data) = start_helper_in(Path::new("temp"));
+    let base = data.parent().unwrap().to_path_buf();
+    sigkill(watchdog);
+    sigkill(child.id() as i32);
+    let _ = child.wait();
+    assert!(wait_gone(watchdog, 5));
+    assert!(
+        is_alive(postmaster),
+        "orphaned postmaster should still be running"
+    );
+    let removed = pgsurge_server::sweep_stale_temp_clusters();
+    assert!(
+        removed.contains(&base),
+        "{} not swept (removed: {removed:?})",
+        base.display()
+    );
+    assert!(
+        !is_alive(postmaster),
+        "orphaned postmaster not stopped by the sweep"
+    );
+    assert!(!base.exists());
 }
