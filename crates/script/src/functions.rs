@@ -204,6 +204,67 @@ mod tests {
         assert_eq!(random_zipfian(&mut cs, 1, 9, 1.3), 3);
     }
 
+    /// Vectors computed with `spec/pgbench_prng_model.py`.
+    #[test]
+    fn python_model_vectors() {
+        let mut p = Prng::seed(0);
+        assert_eq!(
+            [p.next_u64(), p.next_u64(), p.next_u64()],
+            [
+                16053376993090331485,
+                7868822567099391496,
+                12331295923365717130
+            ]
+        );
+        let mut p = Prng::seed(1);
+        let v: Vec<i64> = (0..5).map(|_| poisson_delay(&mut p, 1000.0)).collect();
+        assert_eq!(v, [502, 1509, 2467, 1796, 36]);
+        let mut p = Prng::seed(42);
+        let v: Vec<i64> = (0..8).map(|_| random_uniform(&mut p, -5, 5)).collect();
+        assert_eq!(v, [1, -2, -2, -4, -5, -3, 5, -2]);
+        let mut p = Prng::seed(7);
+        let v: Vec<i64> = (0..5)
+            .map(|_| random_exponential(&mut p, 1, 1000, 2.5))
+            .collect();
+        assert_eq!(v, [195, 611, 340, 572, 2]);
+        let mut p = Prng::seed(7);
+        let v: Vec<i64> = (0..5)
+            .map(|_| random_gaussian(&mut p, 1, 1000, 2.5))
+            .collect();
+        assert_eq!(v, [667, 746, 515, 585, 626]);
+        let mut p = Prng::seed(7);
+        let v: Vec<i64> = (0..5)
+            .map(|_| random_zipfian(&mut p, 1, 1000, 1.07))
+            .collect();
+        assert_eq!(v, [89, 491, 131, 8, 138]);
+        assert_eq!(
+            [
+                hash_fnv1a(0, 0),
+                hash_fnv1a(-1, 7),
+                hash_fnv1a(123456789, -42)
+            ],
+            [
+                -6284781860667377211,
+                923706717037857242,
+                -4593267551895467025
+            ]
+        );
+        assert_eq!(
+            [
+                hash_murmur2(0, 0),
+                hash_murmur2(-1, 7),
+                hash_murmur2(123456789, -42)
+            ],
+            [
+                8217090173679840641,
+                -837761221932631145,
+                -6113044747122403149
+            ]
+        );
+        let v: Vec<i64> = (0..5).map(|i| permute(i, 1000, 99)).collect();
+        assert_eq!(v, [699, 438, 108, 585, 647]);
+    }
+
     #[test]
     fn c_trunc_like_x86() {
         assert_eq!(c_trunc(2.9), 2);
