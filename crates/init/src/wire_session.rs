@@ -60,13 +60,9 @@ impl InitSession for WireSession<'_> {
     }
 
     fn query_value(&mut self, sql: &str, param: &str) -> Result<Option<String>, SessionError> {
-        // The wire crate has no blocking parameterized query yet: inline the
-        // parameter as a quoted literal, which the server treats identically.
-        let literal = format!("'{}'", param.replace('\'', "''"));
-        let inlined = sql.replacen("$1", &literal, 1);
         let results = self
             .conn
-            .simple_query(&inlined)
+            .query_params(sql, &[Some(param)])
             .map_err(|e| session_error(&e, sql))?;
         Ok(results.first().and_then(|r| r.get(0, 0)).map(str::to_owned))
     }
