@@ -193,9 +193,26 @@ impl SeedStreams {
     /// Derives all streams from `seed` for `nclients` clients and `nthreads` threads
     /// (threads after clamping to the number of clients).
     pub fn new(seed: u64, nclients: usize, nthreads: usize) -> SeedStreams {
+        SeedStreams::with_default_seed(seed, nclients, nthreads, true)
+    }
+
+    /// Like [`SeedStreams::new`], but pgbench draws `:default_seed` from the base
+    /// generator only when `-D default_seed=…` did not define it
+    /// (`draw_default_seed = false` then; `default_seed` is left 0 and the thread
+    /// streams come one draw earlier).
+    pub fn with_default_seed(
+        seed: u64,
+        nclients: usize,
+        nthreads: usize,
+        draw_default_seed: bool,
+    ) -> SeedStreams {
         let mut base = Prng::seed(seed);
         let clients = (0..nclients).map(|_| Prng::seed(base.next_u64())).collect();
-        let default_seed = base.next_u64() as i64;
+        let default_seed = if draw_default_seed {
+            base.next_u64() as i64
+        } else {
+            0
+        };
         let threads = (0..nthreads)
             .map(|_| ThreadStreams {
                 choose: Prng::seed(base.next_u64()),
@@ -230,6 +247,17 @@ mod tests {
         let mut c1 = s.clients[1];
         assert_eq!(1 + c0.uint64_range(0, 999_999) as i64, 856256);
         assert_eq!(1 + c1.uint64_range(0, 999_999) as i64, 506940);
+    }
+
+    #[test]
+    fn defined_default_seed_is_not_drawn() {
+        let drawn = SeedStreams::new(5432, 2, 2);
+        let defined = SeedStreams::with_default_seed(5432, 2, 2, false);
+        assert_eq!(drawn.clients, defined.clients);
+        assert_eq!(defined.default_seed, 0);
+        // the thread streams move one draw earlier
+        assert_eq!(defined.threads[0].throttle, drawn.threads[0].choose);
+        assert_ne!(defined.threads[0].choose, drawn.threads[0].choose);
     }
 
     #[test]

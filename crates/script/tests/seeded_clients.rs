@@ -27,11 +27,17 @@ const WEIGHTS: [i64; 2] = [1, 2];
 
 /// Per client, the values its `debug()` calls print, in order.
 fn simulate(seed: u64) -> BTreeMap<i64, Vec<i64>> {
+    simulate_with(seed, None)
+}
+
+/// Same, with `-D default_seed=<value>` when given (pgbench then does not draw it).
+fn simulate_with(seed: u64, defined_default_seed: Option<i64>) -> BTreeMap<i64, Vec<i64>> {
     let scripts: Vec<Script> = [SCRIPT_A, SCRIPT_B]
         .iter()
         .map(|t| parse_script("s.sql", t).unwrap())
         .collect();
-    let streams = SeedStreams::new(seed, CLIENTS, CLIENTS);
+    let streams =
+        SeedStreams::with_default_seed(seed, CLIENTS, CLIENTS, defined_default_seed.is_none());
     let total: i64 = WEIGHTS.iter().sum();
     let mut out = BTreeMap::new();
     for c in 0..CLIENTS {
