@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::cluster::{conninfo, BinarySource, ClusterBuilder};
+use crate::builder::{BinarySource, ClusterBuilder};
+use crate::cluster::conninfo;
 use crate::error::{Result, ServerError};
 use crate::postmaster::{is_alive, looks_like_postgres, stop_postmaster, PidFile, StopTimeouts};
 use crate::state::{self, ServerRecord};

@@ -10,9 +10,11 @@
 #![warn(missing_docs)]
 
 mod binaries;
+mod builder;
 mod cli;
 mod cluster;
 mod config_files;
+mod datadir;
 mod error;
 pub mod fetch;
 #[cfg(feature = "fetch")]
@@ -27,10 +29,8 @@ mod watchdog;
 use std::ffi::OsString;
 
 pub use binaries::{PgBinaries, PgVersion, PG_BIN_ENV};
-pub use cluster::{
-    free_port, quote_conninfo, quote_ident, stop_all, BinarySource, Cluster, ClusterBuilder,
-    SettingsTarget, StopHandle,
-};
+pub use builder::{BinarySource, ClusterBuilder, SettingsTarget};
+pub use cluster::{free_port, quote_conninfo, quote_ident, stop_all, Cluster, StopHandle};
 pub use error::{Result, ServerError};
 pub use postmaster::{is_alive, PidFile};
 pub use run_as::RunAs;

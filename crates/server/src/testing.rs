@@ -15,7 +15,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
-use crate::cluster::{Cluster, ClusterBuilder};
+use crate::builder::ClusterBuilder;
+use crate::cluster::Cluster;
 use crate::error::Result;
 
 /// Settings applied to every test server: durability off (tests never need it), room

@@ -1,0 +1,502 @@
+//! Configuring and starting a cluster: [`ClusterBuilder`] resolves the binaries and the
+//! run-as user, lays out the directories, initializes or reuses the data directory,
+//! writes the configuration, then starts the postmaster on a free port and waits until
+//! it accepts connections (retrying when another process takes the port first).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::binaries::PgBinaries;
+use crate::cluster::{free_port, register, Cluster, Inner, RunState};
+use crate::config_files::{
+    check_setting_name, prepend_hba, write_auto_conf, write_files, OwnerMarker,
+};
+use crate::datadir::{
+    absolute, check_socket_path_length, create_database_single_user, log_tail_since, make_subdir,
+    make_temp_dir, prepare_data_dir, run_checked, server_command,
+};
+use crate::error::{Result, ServerError};
+use crate::postmaster::{stop_postmaster, PidFile, StopTimeouts};
+use crate::run_as::{chown_opt, RunAs};
+use crate::watchdog::Watchdog;
+
+/// Where the server binaries come from.
+#[derive(Debug, Clone, Default)]
+pub enum BinarySource {
+    /// Local binaries found by [`PgBinaries::discover`].
+    #[default]
+    Auto,
+    /// A binaries directory (`--pg-bin DIR`).
+    Dir(PathBuf),
+    /// A version (`17`, `18.1`): local binaries of that major version if installed and
+    /// the request names no minor version, else fetched (see [`crate::fetch`]).
+    Version(String),
+    /// Binaries already found.
+    Binaries(PgBinaries),
+}
+
+impl BinarySource {
+    /// Resolves the source to a binaries directory (may download, see [`crate::fetch`]).
+    pub fn resolve(&self) -> Result<PgBinaries> {
+        match self {
+            BinarySource::Auto => PgBinaries::discover(),
+            BinarySource::Dir(d) => PgBinaries::from_dir(d),
+            BinarySource::Version(v) => crate::fetch::binaries_for_version(v),
+            BinarySource::Binaries(b) => Ok(b.clone()),
+        }
+    }
+}
+
+/// Where settings go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SettingsTarget {
+    /// Merged into `postgresql.auto.conf` before each start (visible to `ALTER SYSTEM`).
+    #[default]
+    AutoConf,
+    /// Passed as `-c name=value` on the postmaster's command line.
+    CommandLine,
+}
+
+/// Configures and starts a [`Cluster`]. Defaults: local binaries, a new temporary data
+/// directory removed at stop, `-E UTF8 --locale=C`, superuser `postgres`, trust
+/// authentication, a free port, and (as root) the `postgres` user.
+#[derive(Debug, Clone)]
+pub struct ClusterBuilder {
+    source: BinarySource,
+    data_dir: Option<PathBuf>,
+    keep_data: Option<bool>,
+    settings: Vec<(String, String)>,
+    settings_target: SettingsTarget,
+    hba: Vec<String>,
+    files: Vec<(PathBuf, Vec<u8>)>,
+    data_checksums: bool,
+    encoding: String,
+    locale: String,
+    initdb_args: Vec<OsString>,
+    superuser: String,
+    database: Option<String>,
+    run_as: Option<String>,
+    port: Option<u16>,
+    socket_dir: Option<PathBuf>,
+    start_timeout: Duration,
+    stop_timeouts: StopTimeouts,
+    detached: bool,
+    temp_prefix: String,
+}
+
+impl Default for ClusterBuilder {
+    fn default() -> Self {
+        ClusterBuilder {
+            source: BinarySource::Auto,
+            data_dir: None,
+            keep_data: None,
+            settings: Vec::new(),
+            settings_target: SettingsTarget::AutoConf,
+            hba: Vec::new(),
+            files: Vec::new(),
+            data_checksums: false,
+            encoding: "UTF8".into(),
+            locale: "C".into(),
+            initdb_args: Vec::new(),
+            superuser: "postgres".into(),
+            database: None,
+            run_as: None,
+            port: None,
+            socket_dir: None,
+            start_timeout: Duration::from_secs(60),
+            stop_timeouts: StopTimeouts::default(),
+            detached: false,
+            temp_prefix: "pgsurge-".into(),
+        }
+    }
+}
+
+impl ClusterBuilder {
+    /// A builder with the defaults described on the type.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Where the binaries come from.
+    pub fn binaries(mut self, source: BinarySource) -> Self {
+        self.source = source;
+        self
+    }
+    /// Uses (and keeps, unless [`keep_data`](Self::keep_data)`(false)`) this data directory:
+    /// initialized if missing or empty, reused if it holds a cluster of the same major
+    /// version. A server left running by a killed pgsurge run is stopped first.
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+    /// Keep the data directory after stop (default: keep a given one, remove a temporary one).
+    pub fn keep_data(mut self, keep: bool) -> Self {
+        self.keep_data = Some(keep);
+        self
+    }
+    /// Adds a server setting (`shared_buffers`, `max_wal_size`, …).
+    pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.push((name.into(), value.into()));
+        self
+    }
+    /// Adds several settings.
+    pub fn settings<I, K, V>(mut self, settings: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.settings
+            .extend(settings.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+    /// Where settings are written (default `postgresql.auto.conf`).
+    pub fn settings_target(mut self, target: SettingsTarget) -> Self {
+        self.settings_target = target;
+        self
+    }
+    /// Adds a `pg_hba.conf` line, placed before the default lines so that it wins.
+    pub fn hba_line(mut self, line: impl Into<String>) -> Self {
+        self.hba.push(line.into());
+        self
+    }
+    /// Writes a file (path relative to the data directory, mode 0600, owned by the
+    /// server's user) before start, e.g. `server.crt` / `server.key`.
+    pub fn file(mut self, rel_path: impl Into<PathBuf>, contents: impl Into<Vec<u8>>) -> Self {
+        self.files.push((rel_path.into(), contents.into()));
+        self
+    }
+    /// `initdb --data-checksums`.
+    pub fn data_checksums(mut self, on: bool) -> Self {
+        self.data_checksums = on;
+        self
+    }
+    /// initdb's encoding (default `UTF8`).
+    pub fn encoding(mut self, encoding: impl Into<String>) -> Self {
+        self.encoding = encoding.into();
+        self
+    }
+    /// initdb's locale (default `C`).
+    pub fn locale(mut self, locale: impl Into<String>) -> Self {
+        self.locale = locale.into();
+        self
+    }
+    /// Extra initdb arguments.
+    pub fn initdb_arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.initdb_args.push(arg.into());
+        self
+    }
+    /// The bootstrap superuser name (default `postgres`).
+    pub fn superuser(mut self, name: impl Into<String>) -> Self {
+        self.superuser = name.into();
+        self
+    }
+    /// Creates this database when the cluster is initialized (the benchmark database).
+    pub fn database(mut self, name: impl Into<String>) -> Self {
+        self.database = Some(name.into());
+        self
+    }
+    /// When running as root, run the server as this user (default `postgres`).
+    pub fn run_as(mut self, user: impl Into<String>) -> Self {
+        self.run_as = Some(user.into());
+        self
+    }
+    /// TCP port on 127.0.0.1 (default: a free one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = Some(port);
+        self
+    }
+    /// Unix socket directory (default: a new private temporary directory).
+    pub fn socket_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.socket_dir = Some(dir.into());
+        self
+    }
+    /// How long to wait for the server to accept connections (default 60 s).
+    pub fn start_timeout(mut self, t: Duration) -> Self {
+        self.start_timeout = t;
+        self
+    }
+    /// How long each stop phase may take (fast shutdown, immediate shutdown).
+    pub fn stop_timeouts(mut self, fast: Duration, immediate: Duration) -> Self {
+        self.stop_timeouts = StopTimeouts { fast, immediate };
+        self
+    }
+    /// The server outlives this process (`pgsurge server start`): no watchdog, and
+    /// dropping the [`Cluster`] leaves it running.
+    pub fn detached(mut self, on: bool) -> Self {
+        self.detached = on;
+        self
+    }
+    /// Prefix of temporary directory names (default `pgsurge-`).
+    pub fn temp_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.temp_prefix = prefix.into();
+        self
+    }
+
+    /// Initializes if needed, configures, starts and waits for the server.
+    pub fn start(self) -> Result<Cluster> {
+        for (name, _) in &self.settings {
+            check_setting_name(name)?;
+        }
+        let binaries = self.source.resolve()?;
+        let run_as = RunAs::resolve(self.run_as.as_deref())?;
+        let mut cleanup = Cleanup::default();
+        let result = self.start_inner(binaries, run_as, &mut cleanup);
+        if result.is_err() {
+            cleanup.run();
+        }
+        result
+    }
+
+    fn start_inner(
+        &self,
+        binaries: PgBinaries,
+        run_as: Option<RunAs>,
+        cleanup: &mut Cleanup,
+    ) -> Result<Cluster> {
+        let ra = run_as.as_ref();
+        // Layout: a temporary base holding data/ and sock/, or the given directories.
+        let (data_dir, socket_dir, log_file, mut remove) = match &self.data_dir {
+            None => {
+                let base = make_temp_dir(&self.temp_prefix, ra)?;
+                cleanup.paths.push(base.clone());
+                let data = base.join("data");
+                let sock = match &self.socket_dir {
+                    Some(s) => s.clone(),
+                    None => make_subdir(&base.join("sock"), ra)?,
+                };
+                let keep = self.keep_data.unwrap_or(false);
+                let remove = if keep {
+                    vec![sock.clone()]
+                } else {
+                    vec![base.clone()]
+                };
+                (data, sock, base.join("server.log"), remove)
+            }
+            Some(d) => {
+                let data = absolute(d)?;
+                let mut remove = Vec::new();
+                let sock = match &self.socket_dir {
+                    Some(s) => s.clone(),
+                    None => {
+                        let s = make_temp_dir(&format!("{}sock-", self.temp_prefix), ra)?;
+                        cleanup.paths.push(s.clone());
+                        remove.push(s.clone());
+                        s
+                    }
+                };
+                if !self.keep_data.unwrap_or(true) {
+                    remove.push(data.clone());
+                }
+                let log = data.join("pgsurge.log");
+                (data, sock, log, remove)
+            }
+        };
+        check_socket_path_length(&socket_dir)?;
+        if let Some(r) = ra {
+            r.check_reachable(&data_dir)?;
+            r.check_reachable(&socket_dir)?;
+            r.check_reachable(&binaries.program("postgres"))?;
+        }
+
+        let fresh = prepare_data_dir(&data_dir, &binaries, self.stop_timeouts)?;
+        if fresh {
+            if self.data_dir.is_some() && !data_dir.exists() {
+                cleanup.paths.push(data_dir.clone());
+            }
+            self.initdb(&binaries, ra, &data_dir)?;
+        }
+        if self.settings_target == SettingsTarget::AutoConf && !self.settings.is_empty() {
+            write_auto_conf(&data_dir, &self.settings, ra)?;
+        }
+        prepend_hba(&data_dir, &self.hba, ra)?;
+        write_files(&data_dir, &self.files, ra)?;
+        if fresh {
+            if let Some(db) = &self.database {
+                create_database_single_user(&binaries, ra, &data_dir, db)?;
+            }
+        }
+
+        // Start, retrying on a port taken between our probe and the server's bind.
+        let mut attempt = 0;
+        let (child, port) = loop {
+            attempt += 1;
+            let port = match self.port {
+                Some(p) => p,
+                None => free_port()?,
+            };
+            match self.spawn_and_wait(&binaries, ra, &data_dir, &socket_dir, &log_file, port) {
+                Ok(child) => break (child, port),
+                Err(StartError::PortInUse(_)) if self.port.is_none() && attempt < 8 => continue,
+                Err(StartError::PortInUse(e)) | Err(StartError::Other(e)) => return Err(e),
+            }
+        };
+        let pid = child.id() as i32;
+
+        let watchdog = if self.detached {
+            None
+        } else {
+            remove.retain(|p| p.exists());
+            Some(Watchdog::spawn(pid, &remove)?)
+        };
+        let marker = OwnerMarker {
+            owner_pid: std::process::id() as i32,
+            watchdog_pid: watchdog.as_ref().map(|w| w.pid()),
+            detached: self.detached,
+        };
+        marker.write(&data_dir, ra)?;
+        cleanup.paths.clear();
+
+        let inner = Arc::new(Inner {
+            binaries,
+            run_as,
+            data_dir,
+            socket_dir,
+            log_file,
+            port,
+            pid,
+            superuser: self.superuser.clone(),
+            database: self.database.clone(),
+            remove,
+            stop_timeouts: self.stop_timeouts,
+            detached: self.detached,
+            state: Mutex::new(RunState {
+                child: Some(child),
+                watchdog,
+                stopped: false,
+            }),
+        });
+        if !self.detached {
+            register(&inner);
+        }
+        Ok(Cluster { inner })
+    }
+
+    fn initdb(&self, binaries: &PgBinaries, ra: Option<&RunAs>, data: &Path) -> Result<()> {
+        if !data.exists() {
+            std::fs::create_dir_all(data).map_err(|e| ServerError::io(data, e))?;
+        }
+        chown_opt(ra, data)?;
+        let mut cmd = server_command(binaries.program("initdb"), ra, data);
+        cmd.arg("-D")
+            .arg(data)
+            .arg("-U")
+            .arg(&self.superuser)
+            .arg("--auth=trust")
+            .arg("-E")
+            .arg(&self.encoding)
+            .arg(format!("--locale={}", self.locale))
+            .arg("--no-sync");
+        if self.data_checksums {
+            cmd.arg("--data-checksums");
+        }
+        cmd.args(&self.initdb_args);
+        run_checked(cmd, "initdb")
+    }
+
+    fn spawn_and_wait(
+        &self,
+        binaries: &PgBinaries,
+        ra: Option<&RunAs>,
+        data: &Path,
+        socket_dir: &Path,
+        log_file: &Path,
+        port: u16,
+    ) -> std::result::Result<Child, StartError> {
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(log_file)
+            .map_err(|e| StartError::Other(ServerError::io(log_file, e)))?;
+        let log_len = log.metadata().map(|m| m.len()).unwrap_or(0);
+        let log2 = log
+            .try_clone()
+            .map_err(|e| StartError::Other(ServerError::io(log_file, e)))?;
+        let mut cmd = server_command(binaries.program("postgres"), ra, data);
+        cmd.arg("-D")
+            .arg(data)
+            .arg("-c")
+            .arg(format!("port={port}"))
+            .arg("-c")
+            .arg("listen_addresses=127.0.0.1")
+            .arg("-c")
+            .arg(format!("unix_socket_directories={}", socket_dir.display()));
+        if self.settings_target == SettingsTarget::CommandLine {
+            for (n, v) in &self.settings {
+                cmd.arg("-c").arg(format!("{n}={v}"));
+            }
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .process_group(0);
+        let mut child = cmd.spawn().map_err(|e| {
+            StartError::Other(ServerError::CommandFailed {
+                what: format!("starting {}", binaries.program("postgres").display()),
+                detail: e.to_string(),
+            })
+        })?;
+        let pid = child.id() as i32;
+        let deadline = Instant::now() + self.start_timeout;
+        let fail = |reason: String, port_in_use: bool| {
+            let tail = log_tail_since(log_file, log_len, 30);
+            let err = ServerError::StartFailed {
+                reason,
+                log: log_file.to_path_buf(),
+                log_tail: tail.clone(),
+            };
+            if port_in_use || tail.contains("Address already in use") {
+                StartError::PortInUse(err)
+            } else {
+                StartError::Other(err)
+            }
+        };
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return Err(fail(format!("postgres exited ({status})"), false)),
+                Ok(None) => {}
+                Err(e) => return Err(StartError::Other(ServerError::io("postgres", e))),
+            }
+            if let Some(pf) = PidFile::read(data) {
+                // PostgreSQL 10+ writes its status on line 8 once it accepts
+                // connections; until then the file is shorter. (Older servers, which
+                // never write it, are not supported: PgVersion rejects them.)
+                let ready = pf.status.as_deref() == Some("ready");
+                if pf.pid == pid && ready {
+                    return Ok(child);
+                }
+            }
+            if Instant::now() >= deadline {
+                stop_postmaster(pid, Some(&mut child), self.stop_timeouts);
+                return Err(fail(
+                    format!("not accepting connections after {:?}", self.start_timeout),
+                    false,
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+enum StartError {
+    PortInUse(ServerError),
+    Other(ServerError),
+}
+
+/// Paths to remove if starting fails half-way.
+#[derive(Default)]
+struct Cleanup {
+    paths: Vec<PathBuf>,
+}
+
+impl Cleanup {
+    fn run(&mut self) {
+        for p in self.paths.drain(..) {
+            let _ = std::fs::remove_dir_all(&p);
+        }
+    }
+}
