@@ -22,6 +22,9 @@ use crate::stderr::StderrDiag;
 use crate::stop::StopFlag;
 use crate::throttle::ThrottleSchedule;
 
+/// Transactions a client may start back to back before the loop polls again.
+const MAX_IMMEDIATE: u32 = 8;
+
 /// Longest time the loop sleeps without looking at the stop flag.
 const MAX_POLL: Duration = Duration::from_millis(50);
 
@@ -168,7 +171,14 @@ pub fn run_loop<H: ScriptHost>(
                 rec,
                 diag: &mut diag,
             };
-            let wait = s.client.advance(&mut ctx, &mut s.io, now);
+            // A client that yields after a transaction starts the next one right away
+            // (bounded, so a SQL-free script cannot starve the others): no extra poll.
+            let mut wait = s.client.advance(&mut ctx, &mut s.io, now);
+            let mut again = 0;
+            while wait == Wait::Yield && again < MAX_IMMEDIATE {
+                again += 1;
+                wait = s.client.advance(&mut ctx, &mut s.io, dctx.clock.now());
+            }
             match wait {
                 Wait::Read => s.wake_at = i64::MAX,
                 Wait::Until(t) => s.wake_at = t,
@@ -328,10 +338,17 @@ fn fill<H>(s: &mut Slot<H>) -> bool {
     let Some(c) = s.conn.as_mut() else {
         return false;
     };
+    // Plain sockets: a read that leaves spare room drained the socket, so the usual
+    // extra read that only returns EAGAIN is skipped. TLS may hold decrypted bytes.
+    let tls = c.is_tls();
     loop {
         match c.try_read(&mut s.io.inbuf) {
             Ok(0) => return false,
-            Ok(_) => {}
+            Ok(_) => {
+                if !tls && s.io.inbuf.len() < s.io.inbuf.capacity() {
+                    return true;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return false,
