@@ -6,6 +6,27 @@
 //!   start on a private socket directory and a free port, stop on drop, watchdog.
 //! * [`testing`]: the fixture all pgsurge tests use.
 //! * [`server_main`]: `pgsurge server start|stop|status`.
+//!
+//! ```no_run
+//! use pgsurge_server::{BinarySource, ClusterBuilder};
+//!
+//! let cluster = ClusterBuilder::new()
+//!     .binaries(BinarySource::Auto)          // or Dir("/opt/pg/bin"), Version("17")
+//!     .setting("shared_buffers", "1GB")
+//!     .data_checksums(true)
+//!     .database("bench")
+//!     .start()?;
+//! println!("{}", cluster.conninfo("bench")); // host=/tmp/pgsurge-…/sock port=… user=postgres dbname=bench
+//! // Ctrl-C: the postmaster sits in its own process group, so the terminal's SIGINT
+//! // reaches only us; a handler (e.g. the `ctrlc` crate) calls
+//! // `cluster.stop_handle().stop()` or `pgsurge_server::stop_all()` before exiting.
+//! drop(cluster);                             // fast shutdown, then immediate; temp dirs removed
+//! # Ok::<(), pgsurge_server::ServerError>(())
+//! ```
+//!
+//! Exits that skip destructors (SIGKILL, `process::exit`, abort) are covered by a
+//! watchdog process per cluster, and [`sweep_stale_temp_clusters`] cleans up after runs
+//! whose watchdog died too.
 
 #![warn(missing_docs)]
 
