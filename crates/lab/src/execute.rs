@@ -375,11 +375,19 @@ fn run_test_inner(
     if warmup > 0 {
         let argv = pgbench_argv(s, Limit::Duration(warmup), true);
         let mut cb = |iv: &IntervalSample| {
-            w.intervals
-                .push(crate::convert::interval(iv, true, -f64::from(warmup)));
+            w.intervals.push(crate::convert::interval(iv, true, 0.0));
             on_interval(iv);
         };
         engine_run(target, &argv, p.scale, &init, stop, &mut cb)?;
+        // Warm-up intervals end at elapsed 0, where the measured run begins.
+        let end = w
+            .intervals
+            .iter()
+            .map(|i| i.elapsed_s + i.duration_s)
+            .fold(0.0, f64::max);
+        for i in &mut w.intervals {
+            i.elapsed_s -= end;
+        }
     }
     let mut monitor = Pg::connect(&target.monitor_conninfo)?;
     settle(&mut monitor, &target.dbname)?;

