@@ -19,6 +19,28 @@
 //!
 //! It must not do I/O: output produced by `debug()` goes to a sink the caller supplies,
 //! and shell commands are assembled here but run by the engine.
+//!
+//! # Using it to run scripts (what pgbench does, in order)
+//!
+//! 1. [`parse_script`]`(name, text)` for each `-f`/`-b` script (errors print with
+//!    [`ScriptError::render`], exit 1), then [`Script::prepare`]`(mode)` once all options
+//!    are known (`statement has too many arguments …`, exit 1).
+//! 2. Client 0's [`Variables`] get the `-D` values with `set_string("option", …)`; other
+//!    clients clone them. Unless `-D` defined them: `scale`, `client_id`, then
+//!    `default_seed`, then `random_seed` with `set_int`. Streams come from
+//!    [`SeedStreams::with_default_seed`]`(seed, nclients, nthreads, !defined("default_seed"))`
+//!    — pgbench draws `:default_seed` only when `-D` did not set it.
+//! 3. SQL commands: simple mode sends [`substitute_simple`] of `sql`; extended/prepared
+//!    send `sql` with one text parameter per `params` name ([`Variables::get_as_text`];
+//!    undefined → SQL NULL). Results of a `\gset`/`\aset` command go through
+//!    [`store_result_column`] (NULL → empty string).
+//! 4. Meta commands: `\set` → [`eval`] then `set_value("set", var, v)`; `\if`/`\elif`/
+//!    `\else`/`\endif` → [`CondStack`] (skipped commands through [`CondStack::skip_step`]);
+//!    `\sleep` → [`sleep_usec`]; `\shell`/`\setshell` → [`shell_command`], the process's
+//!    first output line (≤ 63 bytes) → [`parse_shell_output`] → `set_int("setshell", …)`.
+//!    Failures print their message (if any) as `pgbench: error: …` before the engine's
+//!    `client N aborted in command C (<argv[0]>) of script S; …` line.
+//! 5. The `-r` report prints each command's [`Command::first_line`].
 
 #![warn(missing_docs)]
 

@@ -109,7 +109,7 @@ pub(crate) fn parse_meta(
                 return Err(syntax(
                     e.to_string(),
                     Some(context),
-                    Some(e.offset - backslash),
+                    Some(e.offset.saturating_sub(backslash)),
                 ));
             }
         };
