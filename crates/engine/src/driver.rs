@@ -21,9 +21,14 @@ use crate::recorder::ThreadRecorder;
 use crate::stderr::StderrDiag;
 use crate::stop::StopFlag;
 use crate::throttle::ThrottleSchedule;
+use crate::timer::WakeTimer;
+use std::os::fd::AsRawFd;
 
 /// Transactions a client may start back to back before the loop polls again.
 const MAX_IMMEDIATE: u32 = 8;
+
+/// Token of the wake-up timer in the poll set.
+const TIMER_TOKEN: Token = Token(usize::MAX);
 
 /// Longest time the loop sleeps without looking at the stop flag.
 const MAX_POLL: Duration = Duration::from_millis(50);
@@ -132,6 +137,14 @@ pub fn run_loop<H: ScriptHost>(
         }
     };
     let mut events = Events::with_capacity(slots.len().max(16));
+    // µs-precision wake-ups (throttling, \sleep); epoll alone only has ms.
+    let timer = WakeTimer::new().ok();
+    if let Some(t) = &timer {
+        let fd = t.as_raw_fd();
+        let _ = poll
+            .registry()
+            .register(&mut SourceFd(&fd), TIMER_TOKEN, Interest::READABLE);
+    }
     for (i, s) in slots.iter_mut().enumerate() {
         if let Some(c) = &s.conn {
             let fd = std::os::fd::AsRawFd::as_raw_fd(c);
@@ -261,6 +274,19 @@ pub fn run_loop<H: ScriptHost>(
             return LoopEnd::AllDone;
         }
         let now = dctx.clock.now();
+        if let (Some(t), false) = (&timer, any_runnable) {
+            let mut until = next_wake;
+            if dctx.end_us > 0 && !timer_exceeded {
+                until = until.min(dctx.end_us);
+            }
+            // The timerfd wakes us on time; the poll timeout is then only a fallback.
+            if until != i64::MAX
+                && until - now < MAX_POLL.as_micros() as i64
+                && t.arm_in(until - now).is_ok()
+            {
+                next_wake = i64::MAX;
+            }
+        }
         let mut timeout = if any_runnable {
             Duration::ZERO
         } else if next_wake == i64::MAX {
@@ -279,6 +305,12 @@ pub fn run_loop<H: ScriptHost>(
             continue;
         }
         for ev in events.iter() {
+            if ev.token() == TIMER_TOKEN {
+                if let Some(t) = &timer {
+                    t.drain();
+                }
+                continue;
+            }
             let i = ev.token().0;
             let Some(s) = slots.get_mut(i) else { continue };
             if ev.is_writable() && s.write_interest {

@@ -35,6 +35,7 @@ pub mod sqltext;
 pub mod stderr;
 pub mod stop;
 pub mod throttle;
+pub mod timer;
 
 #[cfg(test)]
 mod client_tests;
