@@ -10,20 +10,25 @@ use pgsurge_store::LoadedRun;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-/// Vertical markers: the sample times at which a checkpoint counter increased.
+/// Vertical markers: the moments a checkpoint was counted. The lab stores the
+/// checkpointer's counters (`pg.checkpointer.timed` / `.requested`, whichever view the
+/// server version has) as per-second rates (`…_per_s`): a sample with a positive rate
+/// marks a checkpoint; a cumulative counter marks where it increased.
 fn checkpoint_moments(run: &LoadedRun, t0: f64) -> Vec<f64> {
-    let mut by_metric: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    const COUNTERS: [&str; 2] = ["pg.checkpointer.timed", "pg.checkpointer.requested"];
+    let mut out = BTreeSet::new();
+    let mut cumulative: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     for m in &run.metrics {
         let name = m.metric.as_str();
-        if name.contains("checkpoint")
-            && (name.contains("num_") || name.contains("checkpoints_"))
-            && !name.ends_with("_per_s")
-        {
-            by_metric.entry(name).or_default().push((m.ts, m.value));
+        if let Some(base) = name.strip_suffix("_per_s") {
+            if COUNTERS.contains(&base) && m.value > 0.0 {
+                out.insert(((m.ts - t0) * 1000.0).round() as i64);
+            }
+        } else if COUNTERS.contains(&name) {
+            cumulative.entry(name).or_default().push((m.ts, m.value));
         }
     }
-    let mut out = BTreeSet::new();
-    for (_, mut series) in by_metric {
+    for (_, mut series) in cumulative {
         series.sort_by(|a, b| a.0.total_cmp(&b.0));
         for w in series.windows(2) {
             if w[1].1 > w[0].1 {

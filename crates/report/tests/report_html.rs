@@ -105,8 +105,8 @@ fn build_store(path: &str) -> Store {
                         });
                         metrics.push(MetricSample {
                             ts,
-                            metric: "pg.checkpointer.num_timed".into(),
-                            value: if i >= 3 { 8.0 } else { 7.0 },
+                            metric: "pg.checkpointer.requested_per_s".into(),
+                            value: if i == 3 { 1.0 } else { 0.0 },
                         });
                     }
                     store
@@ -263,6 +263,18 @@ fn report_opens_in_headless_chromium_with_every_chart_rendered() {
         let probe = page.with_extension("probe.html");
         std::fs::write(&probe, html.replace("</body>", check)).unwrap();
         let (dom, stderr) = chromium(&["--dump-dom", "--virtual-time-budget=5000"], &probe);
+        if page != files.index {
+            // The run page marks the checkpoint sampled 3.5 s into the run: a legend entry
+            // and a dashed vertical line in each per-second chart.
+            assert!(
+                html.contains("checkpoint</li>"),
+                "checkpoint marker legend missing"
+            );
+            assert!(
+                html.contains("stroke-dasharray") || html.matches("<line").count() >= 4,
+                "no marker line drawn"
+            );
+        }
         let caps = marker
             .captures(&dom)
             .unwrap_or_else(|| panic!("no check result in DOM; stderr:\n{stderr}"));
