@@ -50,6 +50,9 @@ fn toml_str(s: &str) -> String {
     serde_json::Value::String(s.to_string()).to_string()
 }
 
+/// Major version fetched when no local PostgreSQL binaries are found.
+const FALLBACK_VERSION: &str = "17";
+
 /// The quickstart's campaign text.
 fn campaign_text(cli: &Cli) -> String {
     let mut target = String::from("[[target]]\nname = \"local\"\n");
@@ -61,6 +64,9 @@ fn campaign_text(cli: &Cli) -> String {
     }
     if let Some(v) = &cli.pg_version {
         target.push_str(&format!("pg_version = {}\n", toml_str(v)));
+    } else if cli.pg_bin.is_none() && pgsurge_server::PgBinaries::discover().is_err() {
+        // No local PostgreSQL: fetch a release (cached for next time) instead of failing.
+        target.push_str(&format!("pg_version = {}\n", toml_str(FALLBACK_VERSION)));
     }
     let clients: Vec<String> = cli.clients.iter().map(u32::to_string).collect();
     format!(

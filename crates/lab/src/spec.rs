@@ -85,6 +85,12 @@ pub struct CampaignSection {
     /// over time does not masquerade as a difference between cells.
     #[serde(default = "yes")]
     pub shuffle: bool,
+    /// A/A noise check: run the first target a second time as an identical target
+    /// named "NAME (A-A)", interleaved with the others. Comparing the two measures the
+    /// machine's noise floor; the report and `pgsurge compare --aa` show it next to
+    /// the real comparison.
+    #[serde(default)]
+    pub aa_check: bool,
 }
 
 fn default_seed() -> u64 {
@@ -504,6 +510,14 @@ impl Campaign {
             path: path.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
+        let mut spec = spec;
+        if spec.campaign.aa_check {
+            if let Some(first) = spec.targets.first() {
+                let mut twin = first.clone();
+                twin.name = format!("{} (A-A)", first.name);
+                spec.targets.insert(1, twin);
+            }
+        }
         let c = Campaign {
             spec,
             text: text.to_string(),
@@ -719,6 +733,19 @@ method = "server"
 
     fn parse(t: &str) -> Result<Campaign, SpecError> {
         Campaign::parse(t, "test.toml", Path::new("."))
+    }
+
+    #[test]
+    fn aa_check_adds_an_identical_twin_of_the_first_target() {
+        let c = parse(
+            "[campaign]\nname = \"x\"\naa_check = true\n[[target]]\nname = \"pg\"\nsettings = { shared_buffers = \"1GB\" }\n[[target]]\nname = \"other\"\n[matrix]\nscales = [1]\nclients = [1]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = c.spec.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["pg", "pg (A-A)", "other"]);
+        assert_eq!(c.spec.targets[1].settings, c.spec.targets[0].settings);
+        let off = parse("[campaign]\nname = \"x\"\n[[target]]\nname = \"pg\"\n[matrix]\nscales = [1]\nclients = [1]\n").unwrap();
+        assert_eq!(off.spec.targets.len(), 1);
     }
 
     #[test]

@@ -496,7 +496,7 @@ fn index_page(
 
 /// Comparisons the index shows: every further target of a set against its first target,
 /// and (when several sets exist) every set against the first one. A target whose name
-/// ends in " (A/A)" is the A/A noise check of the target it repeats.
+/// ends in " (A-A)" (as `aa_check` names it) is the A/A noise check of the target it repeats.
 fn comparisons(sets: &[Set], cells: &[Cell]) -> Vec<Comparison> {
     let mut out = Vec::new();
     for s in sets {
@@ -514,9 +514,9 @@ fn comparisons(sets: &[Set], cells: &[Cell]) -> Vec<Comparison> {
                 .map(|c| (*c).clone())
                 .collect()
         };
-        let real: Vec<&String> = targets.iter().filter(|t| !t.ends_with(" (A/A)")).collect();
+        let real: Vec<&String> = targets.iter().filter(|t| !t.ends_with(" (A-A)")).collect();
         if let Some(first) = real.first() {
-            let aa_name = format!("{first} (A/A)");
+            let aa_name = format!("{first} (A-A)");
             let aa = targets
                 .contains(&aa_name)
                 .then(|| compare(first, &of(first), &aa_name, &of(&aa_name)));

@@ -36,7 +36,7 @@ fn build_store(path: &str) -> Store {
         })
         .unwrap();
     let mut rng = Rng(0x9e3779b97f4a7c15);
-    let targets = [("default", 1.0), ("default (A/A)", 1.0), ("tuned", 1.12)];
+    let targets = [("default", 1.0), ("default (A-A)", 1.0), ("tuned", 1.12)];
     let mut run_no = 0;
     for (name, speedup) in targets {
         let target_id = store
