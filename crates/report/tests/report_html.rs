@@ -189,6 +189,29 @@ fn comparison_table_snapshot() {
     insta::assert_snapshot!("compare_default_vs_tuned", render_text(&c));
 }
 
+#[test]
+fn report_data_tables_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = build_store(dir.path().join("r.db").to_str().unwrap());
+    let files = write_report(
+        &mut store,
+        &ReportRequest::default(),
+        &dir.path().join("out"),
+    )
+    .unwrap();
+    let index = std::fs::read_to_string(&files.index).unwrap();
+    // The scale x clients tables and the comparison tables, one row per line for review.
+    let start = index
+        .find("<h2>Scale × clients")
+        .expect("scale x clients section");
+    let end = index.find("<h2>Tests</h2>").expect("tests section");
+    let tables = index[start..end]
+        .replace("<tr>", "\n<tr>")
+        .replace("<h3>", "\n<h3>")
+        .replace("<p>", "\n<p>");
+    insta::assert_snapshot!("index_data_tables", tables);
+}
+
 /// Runs headless Chromium on `page` and returns (DOM after load, stderr).
 fn chromium(args: &[&str], page: &Path) -> (String, String) {
     let bin = ["chromium", "chromium-browser", "google-chrome"]
