@@ -254,7 +254,10 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     let nclients = o.clients.max(1) as usize;
     let ranges = clients_per_thread(nclients, o.threads.max(1) as usize);
     let nthreads = ranges.len();
-    let seeds = SeedStreams::new(o.random_seed.value, nclients, nthreads);
+    // pgbench draws :default_seed only when -D did not define it.
+    let draw_default_seed = !o.variables.iter().any(|(k, _)| k == "default_seed");
+    let seeds =
+        SeedStreams::with_default_seed(o.random_seed.value, nclients, nthreads, draw_default_seed);
     let mut vars = client_variables(o, spec.scale, &seeds)?.into_iter();
 
     let clock = RunClock::new();
