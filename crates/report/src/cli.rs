@@ -42,7 +42,7 @@ enum Format {
     name = "pgsurge compare",
     about = "Is B faster than A? Per matrix cell: medians, relative change with a 95 % confidence interval, Mann-Whitney p, verdict",
     after_help = "SIDES: set:ID|NAME, target:NAME, set:X/target:NAME, run:ID[,ID...], or the path of another store file.\n\
-                  Without sides: the first two targets of a set that has several, else the last two sets."
+                  Without sides: the first two targets of a set that has several (its A/A twin, if any, gives the noise floor), else the last two sets."
 )]
 struct CompareArgs {
     /// Side A (the baseline)
@@ -145,9 +145,16 @@ pub fn compare_main(args: &[OsString]) -> i32 {
 
 fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
     let mut store = open(a.store.as_deref())?;
+    let mut aa = a.aa.clone();
     let (sa, sb) = match (&a.a, &a.b) {
         (Some(x), Some(y)) => (x.clone(), y.clone()),
-        (None, None) => default_sides(&mut store)?,
+        (None, None) => {
+            let (x, y, twin) = default_sides(&mut store)?;
+            if aa.is_none() {
+                aa = twin.map(|t| format!("{x},{t}"));
+            }
+            (x, y)
+        }
         _ => {
             return Err(
                 "give two sides to compare (A and B), or none to compare the obvious pair".into(),
@@ -162,7 +169,7 @@ fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
             "A ({la}) and B ({lb}) have no matrix cell in common"
         ));
     }
-    if let Some(aa) = &a.aa {
+    if let Some(aa) = &aa {
         let (x, y) = aa
             .split_once(',')
             .ok_or_else(|| format!("--aa wants two sides separated by a comma, got \"{aa}\""))?;
@@ -294,15 +301,24 @@ fn side_cells(store: &mut Store, spec: &str) -> Result<(String, Vec<Cell>), Stri
     Ok((spec.to_string(), cells))
 }
 
-fn default_sides(store: &mut Store) -> Result<(String, String), String> {
+fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), String> {
     let sets = store.list_sets().map_err(|e| e.to_string())?;
     for s in sets.iter().rev() {
         let targets = store.targets(s.id).map_err(|e| e.to_string())?;
-        if targets.len() >= 2 {
-            return Ok((
-                format!("set:{}/target:{}", s.id, targets[0].record.name),
-                format!("set:{}/target:{}", s.id, targets[1].record.name),
-            ));
+        // A campaign's A/A twin ("NAME (A-A)") is the noise check, not a side.
+        let real: Vec<&str> = targets
+            .iter()
+            .map(|t| t.record.name.as_str())
+            .filter(|n| !n.ends_with(" (A-A)"))
+            .collect();
+        if real.len() >= 2 {
+            let side = |t: &str| format!("set:{}/target:{t}", s.id);
+            let twin_name = format!("{} (A-A)", real[0]);
+            let twin = targets
+                .iter()
+                .any(|t| t.record.name == twin_name)
+                .then(|| side(&twin_name));
+            return Ok((side(real[0]), side(real[1]), twin));
         }
     }
     if sets.len() >= 2 {
@@ -310,6 +326,7 @@ fn default_sides(store: &mut Store) -> Result<(String, String), String> {
         return Ok((
             format!("set:{}", sets[n - 2].id),
             format!("set:{}", sets[n - 1].id),
+            None,
         ));
     }
     Err("nothing to compare: the store has no set with two targets and fewer than two sets; name the sides A and B".into())
