@@ -16,7 +16,11 @@ fn export_json(store: &str) -> Vec<serde_json::Value> {
         .args(["results", "export", "--format", "json", "--store", store])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
 }
 
@@ -63,13 +67,19 @@ duration = 2
         if std::path::Path::new(&store).exists() && export_json(&store).len() >= 2 {
             break;
         }
-        assert!(child.try_wait().unwrap().is_none(), "campaign ended before it was killed");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "campaign ended before it was killed"
+        );
         assert!(Instant::now() < deadline, "no test stored in time");
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let stored_before = export_json(&store).len();
-    assert!((2..6).contains(&stored_before), "{stored_before} tests stored at the kill");
+    assert!(
+        (2..6).contains(&stored_before),
+        "{stored_before} tests stored at the kill"
+    );
 
     let out = pgsurge()
         .args(["campaign", "run", &file, "--store", &store])
@@ -100,10 +110,16 @@ duration = 2
     assert_eq!(set_ids.len(), 1, "resumed into the same set");
 
     // results list / show / export csv read the same store.
-    let list = pgsurge().args(["results", "list", "--store", &store]).output().unwrap();
+    let list = pgsurge()
+        .args(["results", "list", "--store", &store])
+        .output()
+        .unwrap();
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(list.contains("kill") && list.contains("complete"), "{list}");
-    let show = pgsurge().args(["results", "show", "--store", &store]).output().unwrap();
+    let show = pgsurge()
+        .args(["results", "show", "--store", &store])
+        .output()
+        .unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
     assert_eq!(show.matches("fx/s1/select-only/").count(), 6, "{show}");
     let csv = pgsurge()
@@ -112,7 +128,11 @@ duration = 2
         .unwrap();
     let csv = String::from_utf8_lossy(&csv.stdout);
     assert_eq!(csv.lines().count(), 7, "{csv}");
-    assert!(csv.lines().next().unwrap().starts_with("run_id,set_id,test_key"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("run_id,set_id,test_key"));
 }
 
 #[test]
@@ -128,7 +148,11 @@ fn results_import_reads_a_pgbench_report_and_log() {
     )
     .unwrap();
     let log = dir.path().join("pgbench_log.1");
-    std::fs::write(&log, "0 0 1000 0 1700000000 1\n1 0 2000 0 1700000000 2\n0 1 3000 0 1700000001 3\n").unwrap();
+    std::fs::write(
+        &log,
+        "0 0 1000 0 1700000000 1\n1 0 2000 0 1700000000 2\n0 1 3000 0 1700000001 3\n",
+    )
+    .unwrap();
     let store = dir.path().join("i.db").display().to_string();
     let out = pgsurge()
         .args(["results", "import", "--store", &store, "--log"])
@@ -136,13 +160,20 @@ fn results_import_reads_a_pgbench_report_and_log() {
         .arg(&report)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let runs = export_json(&store);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["tps"], 1.5);
     assert_eq!(runs[0]["clients"], 2);
     assert_eq!(runs[0]["status"], "imported");
-    assert_eq!(runs[0]["latency_max_ms"].as_f64().map(|v| v.round()), Some(3.0));
+    assert_eq!(
+        runs[0]["latency_max_ms"].as_f64().map(|v| v.round()),
+        Some(3.0)
+    );
     let bad = pgsurge()
         .args(["results", "import", "--store", &store])
         .arg(&log)

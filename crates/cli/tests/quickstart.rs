@@ -32,12 +32,18 @@ fn check_output(stdout: &str, dir: &Path, store: &Path, report_dir: &Path, tests
         .filter(|l| l.contains("/select-only/") || l.contains("/tpcb-like/"))
         .collect();
     assert_eq!(rows.len(), tests, "summary table:\n{stdout}");
-    assert!(rows.iter().all(|r| r.trim_end().ends_with("ok")), "{stdout}");
+    assert!(
+        rows.iter().all(|r| r.trim_end().ends_with("ok")),
+        "{stdout}"
+    );
     assert!(
         stdout.contains(&format!("results stored in {}", store.display())),
         "{stdout}"
     );
-    assert!(store.exists() || dir.join(store).exists(), "store file missing");
+    assert!(
+        store.exists() || dir.join(store).exists(),
+        "store file missing"
+    );
     let report_line = stdout
         .lines()
         .find_map(|l| l.strip_prefix("report: "))
@@ -53,14 +59,26 @@ fn check_output(stdout: &str, dir: &Path, store: &Path, report_dir: &Path, tests
 
 #[test]
 fn quickstart_short_then_default_leaves_nothing_running() {
-    assert!(quickstart_postgres().is_empty(), "a quickstart server is already running");
+    assert!(
+        quickstart_postgres().is_empty(),
+        "a quickstart server is already running"
+    );
     let dir = tempfile::tempdir().unwrap();
 
     // Short variant: 2 clients counts × 2 scripts, 2 s each, scale 1.
     let store = dir.path().join("short.db");
     let report_dir = dir.path().join("short-report");
     let out = pgsurge()
-        .args(["quickstart", "--duration", "2", "--clients", "1,2", "--scale", "1", "--store"])
+        .args([
+            "quickstart",
+            "--duration",
+            "2",
+            "--clients",
+            "1,2",
+            "--scale",
+            "1",
+            "--store",
+        ])
         .arg(&store)
         .arg("--report-dir")
         .arg(&report_dir)
@@ -70,9 +88,16 @@ fn quickstart_short_then_default_leaves_nothing_running() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stderr.contains("[4/4]"), "progress shown on stderr:\n{stderr}");
+    assert!(
+        stderr.contains("[4/4]"),
+        "progress shown on stderr:\n{stderr}"
+    );
     check_output(&stdout, dir.path(), &store, &report_dir, 4);
-    assert!(quickstart_postgres().is_empty(), "left running: {:?}", quickstart_postgres());
+    assert!(
+        quickstart_postgres().is_empty(),
+        "left running: {:?}",
+        quickstart_postgres()
+    );
 
     // The default path, with the default store file and report directory.
     let started = Instant::now();
@@ -94,6 +119,13 @@ fn quickstart_short_then_default_leaves_nothing_running() {
         8,
     );
     assert!(stdout.contains("/s10/"), "scale 10: {stdout}");
-    assert!(elapsed < Duration::from_secs(180), "quickstart took {elapsed:?}");
-    assert!(quickstart_postgres().is_empty(), "left running: {:?}", quickstart_postgres());
+    assert!(
+        elapsed < Duration::from_secs(180),
+        "quickstart took {elapsed:?}"
+    );
+    assert!(
+        quickstart_postgres().is_empty(),
+        "left running: {:?}",
+        quickstart_postgres()
+    );
 }
