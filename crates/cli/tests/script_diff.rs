@@ -302,16 +302,6 @@ const RUNTIME_CASES: &[(&str, &str)] = &[
     ("substitution", "\\set a 5\n\\set d 1.0 / 3\nSELECT :a::int + 1 AS s, :d::float8 AS dd \\gset\n\\set y debug(:s)\n\\set z debug(:dd)\n"),
 ];
 
-/// Known engine difference, tolerated so CI stays green until the engine is fixed: pgbench
-/// numbers the result of a `\\gset` storing error `query 0` (for a single-result query);
-/// `pgsurge bench` currently prints `query 1`. Remove this when the engine is fixed.
-fn known_engine_gap(line: String) -> String {
-    line.replace(
-        " query 1: error storing into variable",
-        " query 0: error storing into variable",
-    )
-}
-
 #[test]
 fn runtime_meta_commands_same_stderr() {
     if !have_pgbench() {
@@ -332,10 +322,7 @@ fn runtime_meta_commands_same_stderr() {
         let theirs = run(None, srv, &dir, &args);
         let ours = run(Some(bin), srv, &dir, &args);
         let t = comparable_stderr(&theirs);
-        let o: Vec<String> = comparable_stderr(&ours)
-            .into_iter()
-            .map(known_engine_gap)
-            .collect();
+        let o: Vec<String> = comparable_stderr(&ours).into_iter().collect();
         if t != o || theirs.status.code() != ours.status.code() {
             diffs.push(format!(
                 "--- {name}\npgbench ({:?}):\n{}\npgsurge ({:?}):\n{}",

@@ -144,7 +144,8 @@ impl<H: ScriptHost> Client<H> {
                 Reply::ResultDone => {
                     if let Some(c) = capture {
                         if c.all {
-                            if let Err(()) = self.store_captured(ctx, c) {
+                            let qrynum = self.reply.qrynum;
+                            if let Err(()) = self.store_captured(ctx, c, qrynum) {
                                 return ReadOutcome::Abort;
                             }
                         }
@@ -223,14 +224,18 @@ impl<H: ScriptHost> Client<H> {
             self.abort();
             return Err(());
         }
-        self.store_captured(ctx, c)
+        // The result has ended, so the reader's counter is already past it.
+        let qrynum = self.reply.qrynum.saturating_sub(1);
+        self.store_captured(ctx, c, qrynum)
     }
 
-    /// Stores the captured last row of the current/last result into variables.
+    /// Stores the captured last row of the current/last result into variables;
+    /// `qrynum` is that result's index, as pgbench names it in the error.
     fn store_captured(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
         c: &crate::plan::Capture,
+        qrynum: u32,
     ) -> Result<(), ()> {
         if !self.reply.cur_had_tuples_or_last() || self.reply.captured_rows() == 0 {
             return Ok(());
@@ -251,7 +256,7 @@ impl<H: ScriptHost> Client<H> {
             ctx.diag.error(&msg);
             ctx.diag.error(&format!(
                 "client {} script {} command {} query {}: error storing into variable {name}",
-                self.id, self.script, self.command, self.reply.qrynum
+                self.id, self.script, self.command, qrynum
             ));
             self.abort();
             return Err(());
