@@ -335,3 +335,68 @@ fn report_opens_in_headless_chromium_with_every_chart_rendered() {
         );
     }
 }
+
+#[test]
+fn compare_command_line_resolves_sides_and_rejects_bad_ones() {
+    use pgsurge_report::compare_main;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    drop(build_store(path.to_str().unwrap()));
+    let args = |v: &[&str]| -> Vec<std::ffi::OsString> {
+        ["--store", path.to_str().unwrap()]
+            .iter()
+            .chain(v)
+            .map(Into::into)
+            .collect()
+    };
+    // Explicit sides by set and target names, by ids, as JSON, and with an A/A pair.
+    assert_eq!(
+        compare_main(&args(&[
+            "set:ab-test/target:default",
+            "set:ab-test/target:tuned"
+        ])),
+        0
+    );
+    assert_eq!(
+        compare_main(&args(&[
+            "target:default",
+            "target:tuned",
+            "--format",
+            "json"
+        ])),
+        0
+    );
+    assert_eq!(
+        compare_main(&args(&[
+            "set:1/target:default",
+            "set:1/target:tuned",
+            "--aa",
+            "target:default,target:default (A-A)"
+        ])),
+        0
+    );
+    // Runs 1-3 are default's c=1 repeats, 37-39 tuned's (targets were written in order).
+    assert_eq!(compare_main(&args(&["run:1,2,3", "run:37,38,39"])), 0);
+    assert_eq!(
+        compare_main(&args(&["run:1,2,3", "run:4,5,6"])),
+        1,
+        "no cell in common"
+    );
+    // No sides: the two real targets (the A-A twin is the noise check).
+    assert_eq!(compare_main(&args(&[])), 0);
+    // Bad input: clear error, exit 1; usage error, exit 2.
+    assert_eq!(compare_main(&args(&["target:nope", "target:tuned"])), 1);
+    assert_eq!(compare_main(&args(&["bogus", "target:tuned"])), 1);
+    assert_eq!(compare_main(&args(&["run:x", "target:tuned"])), 1);
+    assert_eq!(compare_main(&args(&["target:default"])), 1);
+    assert_eq!(compare_main(&args(&["--format", "yaml"])), 2);
+    let missing = vec![
+        "--store".into(),
+        dir.path().join("none.db").into_os_string(),
+    ];
+    assert_eq!(compare_main(&missing), 1);
+    assert!(
+        !dir.path().join("none.db").exists(),
+        "a missing store must not be created"
+    );
+}
