@@ -267,10 +267,15 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         RunLimit::Duration(s) => start_time + s as i64 * 1_000_000,
         RunLimit::Transactions(_) => 0,
     };
-    let want_intervals =
-        o.progress_secs > 0 || hooks.on_interval.is_some() || o.extensions.hdr_log.is_some();
+    // The JSON document carries the per-interval series, so --json collects it too
+    // (progress lines are still printed only with -P).
+    let want_intervals = o.progress_secs > 0
+        || hooks.on_interval.is_some()
+        || o.extensions.hdr_log.is_some()
+        || o.extensions.json.is_some();
     let interval_hists = o.extensions.percentiles.is_some()
         || o.extensions.hdr_log.is_some()
+        || o.extensions.json.is_some()
         || hooks.on_interval.is_some();
     let stats_config = StatsConfig {
         detailed: true,

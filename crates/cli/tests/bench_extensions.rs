@@ -1,0 +1,109 @@
+//! pgsurge's opt-in measurements on a real run: `--percentiles` adds lines to the report
+//! (and only then), `--json` writes a document that validates against the committed
+//! schema and carries the per-second series even without `-P`, and `--hdr-log` writes a
+//! standard HdrHistogram interval log.
+
+use pgsurge_server::testing::TestServer;
+use std::process::Command;
+
+fn bench(srv: &TestServer, args: &[&str]) -> (String, String, i32) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.arg("bench").args(args);
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    let out = c.output().expect("run pgsurge bench");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn percentiles_json_and_hdr_log_from_a_real_run() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("extensions");
+    let (_, err, code) = bench(srv, &["-i", "-s", "1", "-q", &db]);
+    assert_eq!(code, 0, "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let hlog = dir.path().join("run.hlog");
+
+    // Without extensions: no percentile line.
+    let (plain, err, code) = bench(srv, &["-S", "-c", "2", "-t", "50", &db]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!plain.contains("latency p50"), "{plain}");
+
+    let json_arg = format!("--json={}", json.display());
+    let hlog_arg = format!("--hdr-log={}", hlog.display());
+    let (out, err, code) = bench(
+        srv,
+        &[
+            "-S",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-T",
+            "3",
+            "--percentiles=50,99",
+            &json_arg,
+            &hlog_arg,
+            &db,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    for p in ["50", "99"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("latency p{p} = "))),
+            "no {p} percentile line in:\n{out}"
+        );
+    }
+    assert!(
+        !err.contains("progress:"),
+        "no progress lines without -P:\n{err}"
+    );
+
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json file")).expect("valid JSON");
+    let schema: serde_json::Value =
+        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    let processed: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .and_then(|v| v.split('/').next())
+        .and_then(|v| v.trim().parse().ok())
+        .expect("processed line");
+    assert_eq!(
+        doc["totals"]["transactions"].as_u64(),
+        Some(processed),
+        "JSON count differs from the report"
+    );
+    let intervals = doc["intervals"].as_array().expect("intervals");
+    assert!(
+        intervals.len() >= 2,
+        "expected a per-second series with --json alone, got {}",
+        intervals.len()
+    );
+
+    let log = std::fs::read_to_string(&hlog).expect("hdr log");
+    assert!(
+        log.lines().any(|l| l.starts_with("#[StartTime:")),
+        "no StartTime header:\n{log}"
+    );
+    assert!(
+        log.lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with('"') && l.contains(','))
+            .count()
+            >= 2,
+        "fewer than two interval lines:\n{log}"
+    );
+}
