@@ -56,14 +56,13 @@ fn normalize_18(lines: Vec<String>) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = lines.into_iter().skip(1).peekable();
     while let Some(l) = it.next() {
-        if l == " - N transactions (N% of total)" {
-            if it.peek().map(String::as_str)
+        if l == " - N transactions (N% of total)"
+            && it.peek().map(String::as_str)
                 == Some(" - number of transactions actually processed: N (tps = N)")
-            {
-                it.next();
-                out.push(" - N transactions (N% of total, tps = N)".to_string());
-                continue;
-            }
+        {
+            it.next();
+            out.push(" - N transactions (N% of total, tps = N)".to_string());
+            continue;
         }
         out.push(l);
     }

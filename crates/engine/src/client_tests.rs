@@ -212,8 +212,10 @@ struct World {
 
 impl World {
     fn new() -> Self {
-        let mut io = ClientIo::default();
-        io.connected = true;
+        let io = ClientIo {
+            connected: true,
+            ..Default::default()
+        };
         World {
             rng: FakeRng {
                 u: 0.5,
