@@ -37,6 +37,20 @@ fn run(srv: &TestServer, args: &[&str]) -> Run {
     }
 }
 
+/// Waits for a child's output; past `limit` the child is killed (so a hang fails the test
+/// instead of blocking the suite) and its output so far is returned.
+fn wait_or_kill(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("wait")
+}
+
 fn line_value<'a>(out: &'a str, prefix: &str) -> Option<&'a str> {
     out.lines().find_map(|l| l.strip_prefix(prefix))
 }
@@ -311,10 +325,9 @@ fn bench_missing_tables_hint_and_exit_1() {
     assert!(r.stderr.contains(&format!("pgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"{db}\".")), "{}", r.stderr);
 }
 
+/// Regression: the hang-up arrived in the same edge-triggered event as the server's
+/// FATAL message; the driver read the message, skipped the EOF read, and polled forever.
 #[test]
-#[ignore = "known bug: in the final CI rehearsal the bench process never exited after the \
-            server went away (engine thread 0 kept polling with no connections left); passes \
-            most runs, tracked in the open issue for the drop-in core"]
 fn bench_server_shutdown_mid_run_aborts_clients_and_reports() {
     let srv = TestServer::start(TestServerOptions::default());
     let db = initialized_db(&srv, "shutdown");
@@ -326,7 +339,7 @@ fn bench_server_shutdown_mid_run_aborts_clients_and_reports() {
     std::thread::sleep(Duration::from_millis(1500));
     let start = Instant::now();
     srv.cluster().stop();
-    let out = child.wait_with_output().expect("wait");
+    let out = wait_or_kill(child, Duration::from_secs(20));
     assert!(
         start.elapsed() < Duration::from_secs(20),
         "hung after shutdown"

@@ -26,6 +26,7 @@ impl<H: ScriptHost> Client<H> {
     ) -> ReadOutcome {
         loop {
             match self.next_reply(ctx, io) {
+                Err(ReadOutcome::NeedMore) if io.lost => return self.backend_died(ctx),
                 Err(o) => return o,
                 Ok(Reply::Error { text, .. }) => ctx.diag.error(&text),
                 Ok(Reply::Ready(st)) => {
@@ -129,14 +130,7 @@ impl<H: ScriptHost> Client<H> {
         };
         loop {
             let reply = match self.next_reply(ctx, io) {
-                Err(ReadOutcome::NeedMore) if io.lost => {
-                    ctx.diag.error(&format!(
-                        "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
-                        self.id, self.command, self.script
-                    ));
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
+                Err(ReadOutcome::NeedMore) if io.lost => return self.backend_died(ctx),
                 Err(o) => return o,
                 Ok(r) => r,
             };
@@ -262,6 +256,16 @@ impl<H: ScriptHost> Client<H> {
             return Err(());
         }
         Ok(())
+    }
+
+    /// The connection ended while an answer was awaited: the client aborts.
+    fn backend_died(&mut self, ctx: &mut ThreadCtx<'_>) -> ReadOutcome {
+        ctx.diag.error(&format!(
+            "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
+            self.id, self.command, self.script
+        ));
+        self.abort();
+        ReadOutcome::Abort
     }
 
     /// Frames and classifies the next backend message. `Err(NeedMore)` when the input is

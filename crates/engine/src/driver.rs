@@ -328,7 +328,10 @@ pub fn run_loop<H: ScriptHost>(
                 }
             }
             if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                if !fill(s) {
+                // Edge-triggered: a hang-up reported with the last data never shows up
+                // again, so then read on to the EOF instead of stopping at a short read.
+                let closed = ev.is_read_closed() || ev.is_error();
+                if !fill(s, closed) {
                     s.client.connection_lost(&mut s.io);
                 }
                 s.runnable = true;
@@ -365,19 +368,20 @@ fn flush<H>(s: &mut Slot<H>) -> bool {
     true
 }
 
-/// Reads everything available; false on EOF or error.
-fn fill<H>(s: &mut Slot<H>) -> bool {
+/// Reads everything available; false on EOF or error. `closed`: the poller reported a
+/// hang-up, so the socket is read until EOF even when a read came back short.
+fn fill<H>(s: &mut Slot<H>, closed: bool) -> bool {
     let Some(c) = s.conn.as_mut() else {
         return false;
     };
     // Plain sockets: a read that leaves spare room drained the socket, so the usual
     // extra read that only returns EAGAIN is skipped. TLS may hold decrypted bytes.
-    let tls = c.is_tls();
+    let shortcut = !c.is_tls() && !closed;
     loop {
         match c.try_read(&mut s.io.inbuf) {
             Ok(0) => return false,
             Ok(_) => {
-                if !tls && s.io.inbuf.len() < s.io.inbuf.capacity() {
+                if shortcut && s.io.inbuf.len() < s.io.inbuf.capacity() {
                     return true;
                 }
             }
