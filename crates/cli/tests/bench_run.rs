@@ -385,3 +385,90 @@ fn bench_sigint_stops_gracefully_with_report() {
     assert!(stdout.contains("tps = "), "{stdout}");
     assert!(stderr.contains("Run was interrupted by SIGINT"), "{stderr}");
 }
+
+/// pgbench's `doConnect`: with no password given and a server that wants one, it prompts
+/// `Password: ` once (on stderr/stdin without a terminal), and every later connection of
+/// the run, all clients included, uses that password. Compared with the real pgbench.
+#[test]
+fn bench_prompts_for_a_password_once_like_pgbench() {
+    let srv = TestServer::start(TestServerOptions {
+        hba: vec!["host all pwuser 127.0.0.1/32 scram-sha-256".into()],
+        ..Default::default()
+    });
+    srv.psql(
+        "postgres",
+        "create role pwuser login password 'prompt-pw' createdb",
+    );
+    let db = srv.create_database("pwprompt");
+    srv.psql(&db, "grant all on schema public to pwuser");
+    let port = srv.port().to_string();
+    let common = ["-h", "127.0.0.1", "-p", &port, "-U", "pwuser"];
+    let run_with_stdin = |program: &str, pre: &[&str], args: &[&str], input: &str| {
+        use std::io::Write as _;
+        // setsid: no controlling terminal, so the prompt goes to stderr and the answer
+        // comes from stdin, as with a wrapper that pipes the password in.
+        let mut c = Command::new("setsid");
+        c.arg("-w").arg(program).args(pre).args(common).args(args);
+        for (k, v) in srv.env() {
+            c.env(k, v);
+        }
+        c.env_remove("PGPASSWORD").env_remove("PGOPTIONS");
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write password");
+        let out = wait_or_kill(child, Duration::from_secs(60));
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, err) = run_with_stdin(bin(), &["bench"], &["-i", "-s", "1", &db], "prompt-pw\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.starts_with("Password: "), "{err}");
+    assert_eq!(err.matches("Password: ").count(), 1, "{err}");
+    // Four clients on two threads connect after setup with the prompted password.
+    let (code, out, err) = run_with_stdin(
+        bin(),
+        &["bench"],
+        &["-n", "-S", "-c", "4", "-j", "2", "-t", "20", &db],
+        "prompt-pw\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("Password: ").count(), 1, "{err}");
+    assert_eq!(processed(&out), "80/80", "{out}");
+    // A wrong answer: one prompt, libpq's authentication failure, exit 1 — as pgbench.
+    let ours = run_with_stdin(bin(), &["bench"], &["-n", "-S", "-t", "1", &db], "wrong\n");
+    if Path::new("/usr/bin/pgbench").exists() {
+        let theirs = run_with_stdin(
+            "/usr/bin/pgbench",
+            &[],
+            &["-n", "-S", "-t", "1", &db],
+            "wrong\n",
+        );
+        assert_eq!(ours.0, theirs.0, "ours: {}\ntheirs: {}", ours.2, theirs.2);
+        assert_eq!(ours.2, theirs.2);
+    }
+    assert_eq!(ours.0, 1, "{}", ours.2);
+    assert!(
+        ours.2
+            .starts_with("Password: \npgbench: error: connection to server at \"127.0.0.1\""),
+        "{}",
+        ours.2
+    );
+    assert!(
+        ours.2
+            .contains("password authentication failed for user \"pwuser\""),
+        "{}",
+        ours.2
+    );
+}

@@ -12,7 +12,7 @@ use std::io::Write;
 
 use pgsurge_args::{BenchOptions, InitOptions, Outcome};
 use pgsurge_results::report::{write_pgbench_report, ReportOptions};
-use pgsurge_wire::{ConnConfig, Connection};
+use pgsurge_wire::{ConnConfig, ConnectError, Connection};
 
 use crate::run::{run, RunHooks, RunSpec};
 use crate::stop::{signal_name, SignalWatcher, StopCause, StopFlag};
@@ -59,8 +59,22 @@ fn conn_config(c: &pgsurge_args::Connection) -> Result<ConnConfig, String> {
     .map_err(|e| e.to_string())
 }
 
+/// pgbench's `doConnect`: when the server wants a password and none was given, prompts
+/// `Password: ` once and retries. The password stays in `cfg`, so every later
+/// connection of the run (all clients) uses it, as pgbench's static variable does.
+fn connect_prompting(cfg: &mut ConnConfig) -> Result<Connection, ConnectError> {
+    match Connection::connect(cfg) {
+        Err(e) if e.needs_password() => {
+            let pw = pgsurge_wire::simple_prompt("Password: ", false).unwrap_or_default();
+            cfg.set_password(&pw);
+            Connection::connect(cfg)
+        }
+        other => other,
+    }
+}
+
 fn init_main(o: &InitOptions) -> i32 {
-    let cfg = match conn_config(&o.connection) {
+    let mut cfg = match conn_config(&o.connection) {
         Ok(c) => c,
         Err(m) => {
             err_line(&m);
@@ -68,7 +82,7 @@ fn init_main(o: &InitOptions) -> i32 {
             return 1;
         }
     };
-    let mut conn = match Connection::connect(&cfg) {
+    let mut conn = match connect_prompting(&mut cfg) {
         Ok(c) => c,
         Err(e) => {
             err_line(&e.to_string());
@@ -113,8 +127,8 @@ struct SetupInfo {
 const PARTITION_QUERY: &str = "select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1";
 
 /// pgbench's setup steps 3–8; `Err(code)` after printing the messages.
-fn setup(o: &BenchOptions, cfg: &ConnConfig) -> Result<SetupInfo, i32> {
-    let mut conn = match Connection::connect(cfg) {
+fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<SetupInfo, i32> {
+    let mut conn = match connect_prompting(cfg) {
         Ok(c) => c,
         Err(e) => {
             err_line(&e.to_string());
@@ -254,7 +268,7 @@ fn try_execute(conn: &mut Connection, sql: &str) {
 /// messages — and the resulting [`RunSpec`]. `Err` holds the exit code pgbench would use
 /// (the messages are already printed).
 pub fn prepare(o: BenchOptions) -> Result<RunSpec, i32> {
-    let cfg = match conn_config(&o.connection) {
+    let mut cfg = match conn_config(&o.connection) {
         Ok(c) => c,
         Err(m) => {
             err_line(&m);
@@ -262,7 +276,7 @@ pub fn prepare(o: BenchOptions) -> Result<RunSpec, i32> {
             return Err(1);
         }
     };
-    let info = setup(&o, &cfg)?;
+    let info = setup(&o, &mut cfg)?;
     Ok(RunSpec {
         options: o,
         conn: cfg,

@@ -134,6 +134,12 @@ pub fn simple_prompt(prompt: &str, echo: bool) -> io::Result<String> {
             err.write_all(prompt.as_bytes())?;
             err.flush()?;
             io::stdin().lock().read_line(&mut line)?;
+            // libpq ends a no-echo prompt with a newline on the prompt's stream, also
+            // when that is stderr (pgbench's output then reads "Password: \n…").
+            if !echo {
+                err.write_all(b"\n")?;
+                err.flush()?;
+            }
         }
     }
     while line.ends_with('\n') || line.ends_with('\r') {
