@@ -153,8 +153,7 @@ impl<H: ScriptHost> Client<H> {
                         return Some(ReadOutcome::Abort);
                     }
                 }
-                self.reply.end_result();
-                self.in_flight.result_done();
+                self.end_result();
             }
             Reply::Error { status, text } => {
                 if self.estatus == ErrorStatus::None {
@@ -174,8 +173,7 @@ impl<H: ScriptHost> Client<H> {
                         )),
                     }
                 }
-                self.reply.end_result();
-                self.in_flight.result_done();
+                self.end_result();
             }
             Reply::Copy => {
                 ctx.diag.error("COPY is not supported in pgbench, aborting");
@@ -185,6 +183,9 @@ impl<H: ScriptHost> Client<H> {
             Reply::Ready(st) => {
                 let all_answered = self.sync_answered(st);
                 if self.in_pipeline {
+                    // libpq returns the sync result without a NULL after it, so pgbench
+                    // counts it as a query of the next command's results.
+                    self.reply.qrynum += 1;
                     // The pipeline ends with the answer to its last Sync.
                     if all_answered.is_some() {
                         self.in_pipeline = false;
@@ -209,6 +210,17 @@ impl<H: ScriptHost> Client<H> {
             Reply::Other => {}
         }
         None
+    }
+
+    /// A result ended. In a pipeline libpq ends each command's results with a NULL, so
+    /// pgbench's `readCommandResponse` (and its query counter) starts again at the next
+    /// command.
+    fn end_result(&mut self) {
+        self.reply.end_result();
+        self.in_flight.result_done();
+        if self.in_pipeline {
+            self.reply.qrynum = 0;
+        }
     }
 
     fn check_gset(&mut self, ctx: &mut ThreadCtx<'_>, c: &Capture) -> Result<(), ()> {

@@ -873,6 +873,43 @@ fn pipeline_error_shows_the_failing_commands_text() {
     assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
     assert_eq!(
         w.diag.errors,
+        vec!["client 0 script 0 aborted in command 4 query 0: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT nosuch\n               ^"]
+    );
+}
+
+/// After a `\syncpipeline`, libpq hands out the sync result and the next command's
+/// result without a NULL between them, so pgbench numbers that command's error query 1.
+#[test]
+fn pipeline_error_after_a_sync_is_query_1() {
+    let p = plan(
+        vec![
+            meta(MetaTag::StartPipeline, "startpipeline"),
+            sql("SELECT 1", QueryMode::Extended),
+            meta(MetaTag::SyncPipeline, "syncpipeline"),
+            sql("SELECT nosuch", QueryMode::Extended),
+            meta(MetaTag::EndPipeline, "endpipeline"),
+        ],
+        MachineConfig {
+            mode: QueryMode::Extended,
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[
+        msg(b'1', b""),
+        msg(b'2', b""),
+        msg(b'n', b""),
+        complete("SELECT 1"),
+        ready(b'T'),
+        error_at("42703", "column \"nosuch\" does not exist", 8),
+        ready(b'I'),
+    ]);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
+    assert_eq!(
+        w.diag.errors,
         vec!["client 0 script 0 aborted in command 4 query 1: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT nosuch\n               ^"]
     );
 }
