@@ -42,14 +42,19 @@ impl<H: ScriptHost> Client<H> {
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> ReadOutcome {
-        self.read_replies(ctx, io, Self::backend_died, |this, ctx, reply| {
-            match reply {
-                Reply::Error { text, .. } => ctx.diag.error(&text),
-                Reply::Ready(st) => return this.sync_answered(st),
-                _ => {}
-            }
-            None
-        })
+        self.read_replies(
+            ctx,
+            io,
+            Self::backend_died,
+            |this, ctx, reply| match reply {
+                Reply::Error { text, .. } => {
+                    ctx.diag.error(&text);
+                    None
+                }
+                Reply::Ready(st) => this.sync_answered(st),
+                _ => None,
+            },
+        )
     }
 
     /// Reads the ROLLBACK answer after an error.
@@ -307,12 +312,11 @@ impl<H: ScriptHost> Client<H> {
 
     /// What is being answered, for the query text under an error.
     fn query_source(&self) -> QuerySource {
-        let in_flight =
-            |k: Option<usize>, f: fn(usize) -> QuerySource| k.map_or(QuerySource::Unknown, f);
+        let front = self.in_flight.front();
         match self.state {
             ClientState::WaitRollback => QuerySource::Rollback,
-            ClientState::WaitPrepare => in_flight(self.in_flight.front(), QuerySource::Prepare),
-            _ if self.in_pipeline => in_flight(self.in_flight.front(), QuerySource::Execute),
+            ClientState::WaitPrepare => front.map_or(QuerySource::Unknown, QuerySource::Prepare),
+            _ if self.in_pipeline => front.map_or(QuerySource::Unknown, QuerySource::Execute),
             _ => QuerySource::Execute(self.command),
         }
     }
