@@ -429,6 +429,7 @@ impl<H: ScriptHost> Client<H> {
                     ReadOutcome::NeedMore => return Wait::Read,
                     ReadOutcome::Done => {
                         self.in_pipeline = false;
+                        self.in_flight.clear();
                         self.state = ClientState::Error;
                     }
                     ReadOutcome::Abort => {}
@@ -865,6 +866,9 @@ impl<H: ScriptHost> Client<H> {
                     return;
                 }
                 self.state = ClientState::EndCommand;
+                // Nothing is in flight between transactions; start the pipeline's queue
+                // clean whatever an earlier failure left.
+                self.in_flight.clear();
                 if ctx.plan.config.mode == QueryMode::Prepared {
                     // Prepare every statement up to the next \endpipeline first.
                     let cmds = &ctx.plan.scripts[script].commands;

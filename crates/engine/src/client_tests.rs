@@ -913,3 +913,33 @@ fn pipeline_error_after_a_sync_is_query_1() {
         vec!["client 0 script 0 aborted in command 4 query 1: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT nosuch\n               ^"]
     );
 }
+
+/// Simple mode shows the text as sent even when an `\aset` of the same command changed a
+/// substituted variable before the failing statement.
+#[test]
+fn aset_error_shows_the_text_as_sent() {
+    let mut cmd = sql("SELECT 7 AS a ; SELECT :a, nosuch", QueryMode::Simple);
+    if let CommandKind::Sql(s) = &mut cmd.kind {
+        s.capture = Some(Capture {
+            prefix: String::new(),
+            all: true,
+        });
+    }
+    let p = plan(vec![cmd], MachineConfig::default());
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[
+        row_desc(&["a"]),
+        data_row(&["7"]),
+        complete("SELECT 1"),
+        error_at("42703", "column \"nosuch\" does not exist", 27),
+        ready(b'I'),
+    ]);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
+    assert_eq!(c.host.vars["a"], "7", "the \\aset ran before the error");
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 script 0 aborted in command 0 query 1: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT 7 AS a ; SELECT 5, nosuch\n                                  ^"]
+    );
+}
