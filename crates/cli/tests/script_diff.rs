@@ -8,7 +8,10 @@
 //! * seeded multi-client runs (`-c 3 -j 3`, two weighted scripts drawing random numbers):
 //!   identical values per client;
 //! * the invalid-script corpus (`crates/script/tests/data/invalid_scripts.txt`):
-//!   identical error text and exit status.
+//!   identical error text and exit status;
+//! * SQL failing at run time in each query mode (syntax errors, unknown columns on a
+//!   later line, long lines, PL/pgSQL errors, pipelines, a re-planned prepared statement):
+//!   identical server error text as libpq renders it, identical exit status.
 //!
 //! Skipped (with a message) when `/usr/bin/pgbench` is missing.
 
@@ -339,5 +342,141 @@ fn runtime_meta_commands_same_stderr() {
         "{} cases differ:\n{}",
         diffs.len(),
         diffs.join("\n")
+    );
+}
+
+/// SQL that fails at run time: the server's error as `PQerrorMessage` renders it (the
+/// `LINE n:` excerpt and caret when libpq knows the query text, ` at character N` when
+/// it does not, DETAIL/HINT/QUERY/CONTEXT lines), notices without CONTEXT, in every query
+/// mode. `(name, setup SQL run before each tool, script, -t)`.
+const SQL_ERROR_CASES: &[(&str, &str, &str, &str)] = &[
+    // Simple mode sends `12345`, extended/prepared `$1`: the caret moves with the text.
+    ("syntax-position", "", "\\set x 12345\nselect :x as n,, 2;\n", "1"),
+    (
+        "column-on-line-2",
+        "",
+        "select 1 as a,\n       nosuch as b\n  from generate_series(1, 2);\n",
+        "1",
+    ),
+    (
+        "long-line-middle",
+        "",
+        "select 1 as aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, 2 as bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, nosuch, 3 as cccccccccccccccccccccccccccccccccccccccc, 4 as dddddddddddddddddddddddddddd;\n",
+        "1",
+    ),
+    (
+        "long-line-start",
+        "",
+        "select nosuch, 1 as aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, 2 as bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb;\n",
+        "1",
+    ),
+    (
+        "hint-with-position",
+        "",
+        "select abalanc from (select 1 as abalance) t;\n",
+        "1",
+    ),
+    ("division-by-zero", "", "\\set z 0\nselect 1 / :z;\n", "1"),
+    (
+        "plpgsql-context",
+        "",
+        "do $$ begin perform 1 / 0; end $$;\n",
+        "1",
+    ),
+    (
+        "plpgsql-internal-position",
+        "",
+        "do $$\nbegin\n  perform nosuch_col;\nend\n$$;\n",
+        "1",
+    ),
+    (
+        "detail-hint-context",
+        "",
+        "do $$ begin raise exception 'custom failure' using detail = 'the detail', hint = 'the hint'; end $$;\n",
+        "1",
+    ),
+    (
+        "notice-without-context",
+        "",
+        "do $$ begin raise notice 'hello %', 42; end $$;\n",
+        "1",
+    ),
+    (
+        "compound-second-fails",
+        "",
+        "select 1 \\; select nosuch;\n",
+        "1",
+    ),
+    // The second execution re-analyses the statement after the table changed: prepared
+    // mode has no query text then, so libpq prints `at character N`.
+    (
+        "replanned-statement",
+        "drop table if exists sqlerr_replan; create table sqlerr_replan(a int);",
+        "select a from sqlerr_replan;\ndrop table sqlerr_replan;\ncreate table sqlerr_replan(b int);\n",
+        "2",
+    ),
+    (
+        "pipeline-column",
+        "",
+        "\\startpipeline\nselect 1;\nselect nosuch;\nselect 3;\n\\endpipeline\n",
+        "1",
+    ),
+    (
+        "pipeline-division-by-zero",
+        "",
+        "\\set z 0\n\\startpipeline\nselect 1;\nselect 1 / :z;\n\\endpipeline\n",
+        "1",
+    ),
+];
+
+#[test]
+fn sql_errors_same_stderr_in_every_query_mode() {
+    if !have_pgbench() {
+        return;
+    }
+    let srv = TestServer::shared();
+    let db = srv.create_database("scriptdiffsqlerr");
+    let dir = workdir("sqlerr");
+    let bin = env!("CARGO_BIN_EXE_pgsurge");
+    let mut diffs = Vec::new();
+    let mut with_excerpt = 0;
+    for (name, setup, body, txns) in SQL_ERROR_CASES {
+        let file = format!("{name}.sql");
+        std::fs::write(dir.join(&file), body).unwrap();
+        for mode in ["simple", "extended", "prepared"] {
+            let args: Vec<String> = ["-n", "-t", txns, "-M", mode, "-f", &file, &db]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let mut outs = Vec::new();
+            for tool in [None, Some(bin)] {
+                if !setup.is_empty() {
+                    srv.psql(&db, setup);
+                }
+                outs.push(run(tool, srv, &dir, &args));
+            }
+            let (t, o) = (comparable_stderr(&outs[0]), comparable_stderr(&outs[1]));
+            with_excerpt += t.iter().filter(|l| l.starts_with("LINE ")).count();
+            if t != o || outs[0].status.code() != outs[1].status.code() {
+                diffs.push(format!(
+                    "--- {name} -M {mode}\npgbench ({:?}):\n{}\npgsurge ({:?}):\n{}",
+                    outs[0].status.code(),
+                    t.join("\n"),
+                    outs[1].status.code(),
+                    o.join("\n")
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        with_excerpt >= 15,
+        "the cases must exercise libpq's LINE excerpt (saw {with_excerpt})"
+    );
+    assert!(
+        diffs.is_empty(),
+        "{} runs differ:\n{}",
+        diffs.len(),
+        diffs.join("\n\n")
     );
 }

@@ -10,10 +10,11 @@
 //! read a clock.
 
 pub use crate::client_api::*;
-use crate::client_reply::ReplyState;
+use crate::client_reply::{InFlight, ReplyState};
 use crate::plan::{CommandKind, MetaTag, Plan, QueryMode, SqlForm, SqlPlan};
-use crate::proto;
 use crate::throttle::{Slot, ThrottleSchedule};
+use pgsurge_wire::codec::append;
+use pgsurge_wire::TransactionStatus;
 
 #[path = "client_read.rs"]
 mod read;
@@ -119,9 +120,14 @@ pub struct Client<H> {
     in_pipeline: bool,
     /// Syncs sent whose ReadyForQuery has not arrived.
     syncs_pending: u32,
-    /// Transaction status byte of the last ReadyForQuery (`I`, `T`, `E`); 0 unknown.
-    tx_status: u8,
+    /// Transaction status of the last ReadyForQuery.
+    tx_status: TransactionStatus,
     reply: ReplyState,
+    /// Prepares and pipelined commands whose answers are still to come.
+    in_flight: InFlight,
+    /// The text sent for the current command when it has `\aset` (simple mode), whose
+    /// results may change the variables before a later statement of it fails.
+    aset_text: Vec<u8>,
     /// State to enter once `WaitPrepare` is done.
     after_prepare: ClientState,
     /// The client stopped because of an error.
@@ -154,8 +160,10 @@ impl<H: ScriptHost> Client<H> {
                 .collect(),
             in_pipeline: false,
             syncs_pending: 0,
-            tx_status: 0,
+            tx_status: TransactionStatus::Unknown,
             reply: ReplyState::default(),
+            in_flight: InFlight::default(),
+            aset_text: Vec::new(),
             after_prepare: ClientState::StartCommand,
             aborted: false,
             resuming_after_prepare: false,
@@ -190,8 +198,9 @@ impl<H: ScriptHost> Client<H> {
         io.in_pos = 0;
         io.inbuf.clear();
         io.out.clear();
-        self.tx_status = b'I';
+        self.tx_status = TransactionStatus::Idle;
         self.in_pipeline = false;
+        self.in_flight.clear();
         self.syncs_pending = 0;
         for p in &mut self.prepared {
             p.iter_mut().for_each(|f| *f = false);
@@ -388,7 +397,7 @@ impl<H: ScriptHost> Client<H> {
                         self.abort();
                         continue;
                     }
-                    if self.tx_status != b'I' {
+                    if self.tx_status != TransactionStatus::Idle {
                         ctx.diag.error(&format!(
                             "client {} aborted: end of script reached without completing the last transaction",
                             self.id
@@ -420,6 +429,7 @@ impl<H: ScriptHost> Client<H> {
                     ReadOutcome::NeedMore => return Wait::Read,
                     ReadOutcome::Done => {
                         self.in_pipeline = false;
+                        self.in_flight.clear();
                         self.state = ClientState::Error;
                     }
                     ReadOutcome::Abort => {}
@@ -529,8 +539,9 @@ impl<H: ScriptHost> Client<H> {
         self.conds.clear();
         if self.in_pipeline {
             // discardUntilSync: one more Sync, then read up to the last sync point.
-            proto::sync(&mut io.out);
+            append::sync(&mut io.out);
             self.syncs_pending += 1;
+            self.in_flight.sync();
             self.state = ClientState::DiscardPipeline;
             return;
         }
@@ -544,13 +555,13 @@ impl<H: ScriptHost> Client<H> {
             return;
         }
         match self.tx_status {
-            b'T' | b'E' => {
-                proto::query(&mut io.out, b"ROLLBACK");
+            TransactionStatus::InTransaction | TransactionStatus::InError => {
+                append::query(&mut io.out, b"ROLLBACK");
                 self.syncs_pending += 1;
                 self.reply.reset();
                 self.state = ClientState::WaitRollback;
             }
-            b'I' => self.state = self.after_error(ctx, now),
+            TransactionStatus::Idle => self.state = self.after_error(ctx, now),
             _ => {
                 ctx.diag.error(&format!(
                     "client {} aborted while receiving the transaction status",
@@ -697,9 +708,11 @@ impl<H: ScriptHost> Client<H> {
         {
             let id = self.id;
             self.debug(ctx, || format!("client {id} preparing {name}"));
-            proto::parse(&mut io.out, name.as_bytes(), p.sql.as_bytes());
-            proto::sync(&mut io.out);
+            append::parse(&mut io.out, name.as_bytes(), p.sql.as_bytes());
+            append::sync(&mut io.out);
             self.syncs_pending += 1;
+            self.in_flight.command(cmd);
+            self.in_flight.sync();
         }
         if let Some(f) = self.prepared[self.script].get_mut(cmd) {
             *f = true;
@@ -710,9 +723,13 @@ impl<H: ScriptHost> Client<H> {
         let host = &mut self.host;
         match &sql.form {
             SqlForm::Simple(t) => {
-                let mut w = proto::MessageWriter::new(&mut io.out, b'Q');
+                let mut w = append::MessageWriter::new(&mut io.out, b'Q');
                 let start = w.body().len();
                 t.render(w.body(), |name, out| host.write_var(name, out));
+                if sql.capture.as_ref().is_some_and(|c| c.all) {
+                    self.aset_text.clear();
+                    self.aset_text.extend_from_slice(&w.body()[start..]);
+                }
                 if ctx.diag.debug_enabled() {
                     let text = String::from_utf8_lossy(&w.body()[start..]).into_owned();
                     ctx.diag
@@ -736,9 +753,9 @@ impl<H: ScriptHost> Client<H> {
                         .debug(&format!("client {} sending {what}", self.id));
                 }
                 if stmt.is_empty() {
-                    proto::parse(&mut io.out, b"", p.sql.as_bytes());
+                    append::parse(&mut io.out, b"", p.sql.as_bytes());
                 }
-                let mut b = proto::BindWriter::new(&mut io.out, stmt, p.params.len() as u16);
+                let mut b = append::BindWriter::new(&mut io.out, stmt, p.params.len() as u16);
                 for name in &p.params {
                     let mut defined = true;
                     // An undefined variable goes as SQL NULL; write then patch.
@@ -748,10 +765,12 @@ impl<H: ScriptHost> Client<H> {
                     }
                 }
                 b.finish();
-                proto::describe_portal(&mut io.out);
-                proto::execute(&mut io.out);
-                if !self.in_pipeline {
-                    proto::sync(&mut io.out);
+                append::describe_portal(&mut io.out);
+                append::execute(&mut io.out);
+                if self.in_pipeline {
+                    self.in_flight.command(self.command);
+                } else {
+                    append::sync(&mut io.out);
                     self.syncs_pending += 1;
                 }
             }
@@ -847,6 +866,9 @@ impl<H: ScriptHost> Client<H> {
                     return;
                 }
                 self.state = ClientState::EndCommand;
+                // Nothing is in flight between transactions; start the pipeline's queue
+                // clean whatever an earlier failure left.
+                self.in_flight.clear();
                 if ctx.plan.config.mode == QueryMode::Prepared {
                     // Prepare every statement up to the next \endpipeline first.
                     let cmds = &ctx.plan.scripts[script].commands;
@@ -876,8 +898,9 @@ impl<H: ScriptHost> Client<H> {
                     abort(self, ctx, "not in pipeline mode");
                     return;
                 }
-                proto::sync(&mut io.out);
+                append::sync(&mut io.out);
                 self.syncs_pending += 1;
+                self.in_flight.sync();
                 self.state = ClientState::EndCommand;
             }
             MetaTag::EndPipeline => {
@@ -885,8 +908,9 @@ impl<H: ScriptHost> Client<H> {
                     abort(self, ctx, "not in pipeline mode");
                     return;
                 }
-                proto::sync(&mut io.out);
+                append::sync(&mut io.out);
                 self.syncs_pending += 1;
+                self.in_flight.sync();
                 self.debug(ctx, || {
                     format!("client {id} pipeline ending, ongoing syncs: {}", 0)
                 });

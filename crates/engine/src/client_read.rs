@@ -1,11 +1,13 @@
 //! Reading the server's answers for the client machine: prepare round trips, command
 //! results (with `\gset`/`\aset`), the ROLLBACK after an error, discarding a failed
-//! pipeline. A child module of `client` so it shares the machine's private state.
+//! pipeline, and the query text libpq would show under an error. A child module of
+//! `client` so it shares the machine's private state.
 
-use super::{Client, ErrorStatus, ScriptHost, ThreadCtx};
+use super::{Client, ClientState, ErrorStatus, ScriptHost, ThreadCtx};
 use crate::client_api::ClientIo;
 use crate::client_reply::Reply;
-use crate::plan::CommandKind;
+use crate::plan::{Capture, CommandKind, Plan, QueryMode, SqlForm};
+use pgsurge_wire::TransactionStatus;
 
 /// Result of consuming input in a waiting state.
 pub(super) enum ReadOutcome {
@@ -17,6 +19,22 @@ pub(super) enum ReadOutcome {
     Abort,
 }
 
+/// Which text libpq would have remembered for the command whose answer is being read:
+/// the one given to `PQsendQuery`, `PQsendQueryParams` or `PQprepare`; none for
+/// `PQsendQueryPrepared`. It shows as the `LINE n:` excerpt under an error with a
+/// position; without it the position is printed as ` at character N`.
+#[derive(Debug, Clone, Copy)]
+enum QuerySource {
+    /// Nothing known to be in flight.
+    Unknown,
+    /// The `ROLLBACK` sent after an error.
+    Rollback,
+    /// The Parse of command `k` (prepared mode).
+    Prepare(usize),
+    /// The execution of command `k`.
+    Execute(usize),
+}
+
 impl<H: ScriptHost> Client<H> {
     /// Reads answers to Parse+Sync pairs (prepare failures are printed, not fatal).
     pub(super) fn read_prepare(
@@ -24,21 +42,19 @@ impl<H: ScriptHost> Client<H> {
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> ReadOutcome {
-        loop {
-            match self.next_reply(ctx, io) {
-                Err(ReadOutcome::NeedMore) if io.lost => return self.backend_died(ctx),
-                Err(o) => return o,
-                Ok(Reply::Error { text, .. }) => ctx.diag.error(&text),
-                Ok(Reply::Ready(st)) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.syncs_pending == 0 {
-                        return ReadOutcome::Done;
-                    }
+        self.read_replies(
+            ctx,
+            io,
+            Self::backend_died,
+            |this, ctx, reply| match reply {
+                Reply::Error { text, .. } => {
+                    ctx.diag.error(&text);
+                    None
                 }
-                Ok(_) => {}
-            }
-        }
+                Reply::Ready(st) => this.sync_answered(st),
+                _ => None,
+            },
+        )
     }
 
     /// Reads the ROLLBACK answer after an error.
@@ -47,41 +63,16 @@ impl<H: ScriptHost> Client<H> {
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> ReadOutcome {
-        loop {
-            match self.next_reply(ctx, io) {
-                Err(ReadOutcome::Abort) => {
-                    // next_reply printed the SQL-level message; pgbench words it this way.
-                    return ReadOutcome::Abort;
-                }
-                Err(o) => {
-                    if io.lost {
-                        ctx.diag.error(&format!(
-                            "client {} aborted while rolling back the transaction after an error; perhaps the backend died while processing",
-                            self.id
-                        ));
-                        self.abort();
-                        return ReadOutcome::Abort;
-                    }
-                    return o;
-                }
-                Ok(Reply::Error { text, .. }) => {
-                    ctx.diag.error(&format!(
-                        "client {} aborted while rolling back the transaction after an error; {text}",
-                        self.id
-                    ));
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
-                Ok(Reply::Ready(st)) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.syncs_pending == 0 {
-                        return ReadOutcome::Done;
-                    }
-                }
-                Ok(_) => {}
-            }
-        }
+        self.read_replies(
+            ctx,
+            io,
+            Self::rollback_lost,
+            |this, ctx, reply| match reply {
+                Reply::Error { text, .. } => Some(this.rollback_failed(ctx, &text)),
+                Reply::Ready(st) => this.sync_answered(st),
+                _ => None,
+            },
+        )
     }
 
     /// Discards pipeline results until every outstanding sync is answered.
@@ -90,27 +81,14 @@ impl<H: ScriptHost> Client<H> {
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> ReadOutcome {
-        loop {
-            match self.next_reply(ctx, io) {
-                Err(ReadOutcome::NeedMore) if io.lost => {
-                    ctx.diag.error(&format!(
-                        "client {} aborted while rolling back the transaction after an error; perhaps the backend died while processing",
-                        self.id
-                    ));
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
-                Err(o) => return o,
-                Ok(Reply::Ready(st)) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.syncs_pending == 0 {
-                        return ReadOutcome::Done;
-                    }
-                }
-                Ok(_) => {}
+        self.read_replies(ctx, io, Self::rollback_lost, |this, _, reply| match reply {
+            Reply::Ready(st) => this.sync_answered(st),
+            Reply::ResultDone | Reply::Error { .. } => {
+                this.in_flight.result_done();
+                None
             }
-        }
+            _ => None,
+        })
     }
 
     /// Reads a SQL command's results (or a whole pipeline's at `\endpipeline`).
@@ -128,80 +106,129 @@ impl<H: ScriptHost> Client<H> {
             Some(CommandKind::Sql(s)) => s.capture.as_ref(),
             _ => None,
         };
+        self.read_replies(ctx, io, Self::backend_died, |this, ctx, reply| {
+            this.on_result_reply(ctx, capture, reply)
+        })
+    }
+
+    /// The loop the readers share: decode replies until one of them ends the wait
+    /// (`on_reply` returns an outcome), the input runs out (`NeedMore`, or `on_lost` when
+    /// the connection is gone), or the input is malformed (`Abort`).
+    fn read_replies(
+        &mut self,
+        ctx: &mut ThreadCtx<'_>,
+        io: &mut ClientIo,
+        on_lost: fn(&mut Self, &mut ThreadCtx<'_>) -> ReadOutcome,
+        mut on_reply: impl FnMut(&mut Self, &mut ThreadCtx<'_>, Reply) -> Option<ReadOutcome>,
+    ) -> ReadOutcome {
         loop {
-            let reply = match self.next_reply(ctx, io) {
-                Err(ReadOutcome::NeedMore) if io.lost => return self.backend_died(ctx),
+            match self.next_reply(ctx, io) {
+                Err(ReadOutcome::NeedMore) if io.lost => return on_lost(self, ctx),
                 Err(o) => return o,
-                Ok(r) => r,
-            };
-            match reply {
-                Reply::ResultDone => {
-                    if let Some(c) = capture {
-                        if c.all {
-                            let qrynum = self.reply.qrynum;
-                            if let Err(()) = self.store_captured(ctx, c, qrynum) {
-                                return ReadOutcome::Abort;
-                            }
-                        }
+                Ok(reply) => {
+                    if let Some(o) = on_reply(self, ctx, reply) {
+                        return o;
                     }
-                    self.reply.end_result();
                 }
-                Reply::Error { status, text } => {
-                    if self.estatus == ErrorStatus::None {
-                        self.estatus = status;
-                        let (id, cmd, script, q) =
-                            (self.id, self.command, self.script, self.reply.qrynum);
-                        match status {
-                            ErrorStatus::Serialization | ErrorStatus::Deadlock => {
-                                if plan.config.verbose_errors {
-                                    ctx.diag.info(&format!(
-                                        "client {id} got an error in command {cmd} (SQL) of script {script}; {text}"
-                                    ));
-                                }
-                            }
-                            _ => ctx.diag.error(&format!(
-                                "client {id} script {script} aborted in command {cmd} query {q}: {text}"
-                            )),
-                        }
-                    }
-                    self.reply.end_result();
-                }
-                Reply::Copy => {
-                    ctx.diag.error("COPY is not supported in pgbench, aborting");
-                    self.abort();
-                    return ReadOutcome::Abort;
-                }
-                Reply::Ready(st) => {
-                    self.tx_status = st;
-                    self.syncs_pending = self.syncs_pending.saturating_sub(1);
-                    if self.in_pipeline {
-                        if self.syncs_pending > 0 {
-                            continue;
-                        }
-                        self.in_pipeline = false;
-                        return ReadOutcome::Done;
-                    }
-                    if self.estatus == ErrorStatus::None {
-                        if let Some(c) = capture.filter(|c| !c.all) {
-                            if let Err(()) = self.check_gset(ctx, c) {
-                                return ReadOutcome::Abort;
-                            }
-                        } else if !self.reply.any_result {
-                            ctx.diag.error(&format!(
-                                "client {} command {}: no results",
-                                self.id, self.command
-                            ));
-                            self.estatus = ErrorStatus::Other;
-                        }
-                    }
-                    return ReadOutcome::Done;
-                }
-                Reply::Other => {}
             }
         }
     }
 
-    fn check_gset(&mut self, ctx: &mut ThreadCtx<'_>, c: &crate::plan::Capture) -> Result<(), ()> {
+    /// A ReadyForQuery arrived: records the transaction status and returns `Done` once
+    /// every Sync sent has been answered.
+    fn sync_answered(&mut self, status: TransactionStatus) -> Option<ReadOutcome> {
+        self.tx_status = status;
+        self.syncs_pending = self.syncs_pending.saturating_sub(1);
+        self.in_flight.synced();
+        (self.syncs_pending == 0).then_some(ReadOutcome::Done)
+    }
+
+    /// One reply to a SQL command (or to a pipeline being ended).
+    fn on_result_reply(
+        &mut self,
+        ctx: &mut ThreadCtx<'_>,
+        capture: Option<&Capture>,
+        reply: Reply,
+    ) -> Option<ReadOutcome> {
+        match reply {
+            Reply::ResultDone => {
+                if let Some(c) = capture.filter(|c| c.all) {
+                    let qrynum = self.reply.qrynum;
+                    if let Err(()) = self.store_captured(ctx, c, qrynum) {
+                        return Some(ReadOutcome::Abort);
+                    }
+                }
+                self.end_result();
+            }
+            Reply::Error { status, text } => {
+                if self.estatus == ErrorStatus::None {
+                    self.estatus = status;
+                    let (id, cmd, script, q) =
+                        (self.id, self.command, self.script, self.reply.qrynum);
+                    match status {
+                        ErrorStatus::Serialization | ErrorStatus::Deadlock => {
+                            if ctx.plan.config.verbose_errors {
+                                ctx.diag.info(&format!(
+                                    "client {id} got an error in command {cmd} (SQL) of script {script}; {text}"
+                                ));
+                            }
+                        }
+                        _ => ctx.diag.error(&format!(
+                            "client {id} script {script} aborted in command {cmd} query {q}: {text}"
+                        )),
+                    }
+                }
+                self.end_result();
+            }
+            Reply::Copy => {
+                ctx.diag.error("COPY is not supported in pgbench, aborting");
+                self.abort();
+                return Some(ReadOutcome::Abort);
+            }
+            Reply::Ready(st) => {
+                let all_answered = self.sync_answered(st);
+                if self.in_pipeline {
+                    // libpq returns the sync result without a NULL after it, so pgbench
+                    // counts it as a query of the next command's results.
+                    self.reply.qrynum += 1;
+                    // The pipeline ends with the answer to its last Sync.
+                    if all_answered.is_some() {
+                        self.in_pipeline = false;
+                    }
+                    return all_answered;
+                }
+                if self.estatus == ErrorStatus::None {
+                    if let Some(c) = capture.filter(|c| !c.all) {
+                        if let Err(()) = self.check_gset(ctx, c) {
+                            return Some(ReadOutcome::Abort);
+                        }
+                    } else if !self.reply.any_result {
+                        ctx.diag.error(&format!(
+                            "client {} command {}: no results",
+                            self.id, self.command
+                        ));
+                        self.estatus = ErrorStatus::Other;
+                    }
+                }
+                return Some(ReadOutcome::Done);
+            }
+            Reply::Other => {}
+        }
+        None
+    }
+
+    /// A result ended. In a pipeline libpq ends each command's results with a NULL, so
+    /// pgbench's `readCommandResponse` (and its query counter) starts again at the next
+    /// command.
+    fn end_result(&mut self) {
+        self.reply.end_result();
+        self.in_flight.result_done();
+        if self.in_pipeline {
+            self.reply.qrynum = 0;
+        }
+    }
+
+    fn check_gset(&mut self, ctx: &mut ThreadCtx<'_>, c: &Capture) -> Result<(), ()> {
         let ntuples = if self.reply.last_had_tuples {
             self.reply.last_ntuples
         } else {
@@ -228,7 +255,7 @@ impl<H: ScriptHost> Client<H> {
     fn store_captured(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
-        c: &crate::plan::Capture,
+        c: &Capture,
         qrynum: u32,
     ) -> Result<(), ()> {
         if !self.reply.cur_had_tuples_or_last() || self.reply.captured_rows() == 0 {
@@ -268,14 +295,47 @@ impl<H: ScriptHost> Client<H> {
         ReadOutcome::Abort
     }
 
-    /// Frames and classifies the next backend message. `Err(NeedMore)` when the input is
+    /// The connection ended while a rollback or a pipeline discard was awaited.
+    fn rollback_lost(&mut self, ctx: &mut ThreadCtx<'_>) -> ReadOutcome {
+        self.rollback_failed(ctx, "perhaps the backend died while processing")
+    }
+
+    /// Rolling back after an error failed: the client aborts.
+    fn rollback_failed(&mut self, ctx: &mut ThreadCtx<'_>, why: &str) -> ReadOutcome {
+        ctx.diag.error(&format!(
+            "client {} aborted while rolling back the transaction after an error; {why}",
+            self.id
+        ));
+        self.abort();
+        ReadOutcome::Abort
+    }
+
+    /// What is being answered, for the query text under an error.
+    fn query_source(&self) -> QuerySource {
+        let front = self.in_flight.front();
+        match self.state {
+            ClientState::WaitRollback => QuerySource::Rollback,
+            ClientState::WaitPrepare => front.map_or(QuerySource::Unknown, QuerySource::Prepare),
+            _ if self.in_pipeline => front.map_or(QuerySource::Unknown, QuerySource::Execute),
+            _ => QuerySource::Execute(self.command),
+        }
+    }
+
+    /// Decodes and classifies the next backend message. `Err(NeedMore)` when the input is
     /// exhausted, `Err(Abort)` on a protocol violation (client aborted).
     fn next_reply(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> Result<Reply, ReadOutcome> {
-        match self.reply.next(&io.inbuf[io.in_pos..], ctx.diag) {
+        let (plan, script, source) = (ctx.plan, self.script, self.query_source());
+        let (host, aset_text) = (&mut self.host, &self.aset_text);
+        let mut query =
+            |out: &mut Vec<u8>| write_query_text(plan, script, source, host, aset_text, out);
+        match self
+            .reply
+            .next(&io.inbuf[io.in_pos..], ctx.diag, &mut query)
+        {
             Ok(Some((reply, used))) => {
                 io.in_pos += used;
                 Ok(reply)
@@ -294,4 +354,45 @@ impl<H: ScriptHost> Client<H> {
             }
         }
     }
+}
+
+/// Writes the text libpq remembered for `source` into `out`; false when there is none.
+/// Simple mode renders the command again: the variables cannot have changed since it
+/// was sent, except through the `\aset` of that same command, whose sent text is kept
+/// in `aset_text`.
+fn write_query_text<H: ScriptHost>(
+    plan: &Plan,
+    script: usize,
+    source: QuerySource,
+    host: &mut H,
+    aset_text: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    let k = match source {
+        QuerySource::Unknown => return false,
+        QuerySource::Rollback => {
+            out.extend_from_slice(b"ROLLBACK");
+            return true;
+        }
+        QuerySource::Prepare(k) | QuerySource::Execute(k) => k,
+    };
+    let Some(CommandKind::Sql(sql)) = plan.scripts[script].commands.get(k).map(|c| &c.kind) else {
+        return false;
+    };
+    match &sql.form {
+        SqlForm::Simple(_) if sql.capture.as_ref().is_some_and(|c| c.all) => {
+            out.extend_from_slice(aset_text)
+        }
+        SqlForm::Simple(t) => t.render(out, |name, o| host.write_var(name, o)),
+        SqlForm::Params(p) => {
+            let executes_prepared = matches!(source, QuerySource::Execute(_))
+                && plan.config.mode == QueryMode::Prepared
+                && sql.stmt_name.is_some();
+            if executes_prepared {
+                return false;
+            }
+            out.extend_from_slice(p.sql.as_bytes());
+        }
+    }
+    true
 }

@@ -1,12 +1,19 @@
 //! Reading a command's answer: framing backend messages, keeping the result boundaries
 //! libpq would report (one result per CommandComplete/EmptyQuery/Error), the row count
 //! and the last row of the current result for `\gset`/`\aset`, and turning errors into
-//! pgbench's classification and libpq's message text. Reuses its buffers across
-//! commands; allocates only when an error or notice is formatted.
+//! pgbench's classification and libpq's message text. Decoding and the text are
+//! `pgsurge-wire`'s; this module only decides what the machine sees. Reuses its buffers
+//! across commands; allocates only when an error or notice is formatted.
+
+use pgsurge_wire::codec::{self, BackendMessage, ErrorFields, ProtocolError};
+use pgsurge_wire::TransactionStatus;
 
 use crate::client::{Diagnostics, ErrorStatus};
-use crate::errtext;
-use crate::proto::{self, ProtocolError};
+
+/// Writes the text libpq remembered for the command whose answer is being read (see
+/// `Client::query_text`) and says whether there is one. Called only for an error or
+/// notice with a statement position, the one case where the text shows.
+pub(crate) type QueryText<'q> = dyn FnMut(&mut Vec<u8>) -> bool + 'q;
 
 /// One classified backend message.
 #[derive(Debug)]
@@ -17,13 +24,14 @@ pub(crate) enum Reply {
     Error {
         /// pgbench's classification of the SQLSTATE.
         status: ErrorStatus,
-        /// The message as `PQerrorMessage` renders it, without the trailing newline.
+        /// The message as `PQerrorMessage` renders it, without the trailing newline
+        /// (pgbench's logging drops it).
         text: String,
     },
     /// CopyIn/CopyOut/CopyBoth response (pgbench aborts).
     Copy,
-    /// ReadyForQuery with the transaction status byte.
-    Ready(u8),
+    /// ReadyForQuery with the transaction status.
+    Ready(TransactionStatus),
     /// Anything else (ParseComplete, BindComplete, rows, …).
     Other,
 }
@@ -101,38 +109,39 @@ impl ReplyState {
         })
     }
 
-    /// Frames the next message of `data`: `Ok(None)` when incomplete, else the reply and
-    /// the bytes it used.
+    /// Decodes the next message of `data`: `Ok(None)` when incomplete, else the reply and
+    /// the bytes it used. `query` supplies the command's text for error positions.
     pub fn next(
         &mut self,
         data: &[u8],
         diag: &mut dyn Diagnostics,
+        query: &mut QueryText<'_>,
     ) -> Result<Option<(Reply, usize)>, ProtocolError> {
-        let Some((tag, body, used)) = proto::frame(data)? else {
+        let Some((msg, used)) = codec::decode(data)? else {
             return Ok(None);
         };
-        let reply = match tag {
-            b'T' => {
+        let reply = match msg {
+            BackendMessage::RowDescription(desc) => {
                 self.cur_tuples = true;
                 self.cur_ntuples = 0;
                 if self.capture {
                     self.cap_ntuples = 0;
                     self.names.clear();
                     self.name_ends.clear();
-                    for n in proto::row_description_names(body) {
+                    for n in desc.name_bytes() {
                         self.names.extend_from_slice(n);
                         self.name_ends.push(self.names.len());
                     }
                 }
                 Reply::Other
             }
-            b'D' => {
+            BackendMessage::DataRow(row) => {
                 self.cur_ntuples += 1;
                 if self.capture {
                     self.cap_ntuples = self.cur_ntuples;
                     self.row.clear();
                     self.row_vals.clear();
-                    for v in proto::data_row_values(body) {
+                    for v in row.values() {
                         match v {
                             None => self.row_vals.push((usize::MAX, 0)),
                             Some(b) => {
@@ -145,30 +154,149 @@ impl ReplyState {
                 }
                 Reply::Other
             }
-            b'C' | b'I' => Reply::ResultDone,
-            b'E' => {
-                let f = proto::error_fields(body);
-                let status = match f.code {
+            BackendMessage::CommandComplete(_) | BackendMessage::EmptyQueryResponse => {
+                Reply::ResultDone
+            }
+            BackendMessage::ErrorResponse(f) => {
+                let status = match f.code() {
                     "40001" => ErrorStatus::Serialization,
                     "40P01" => ErrorStatus::Deadlock,
                     _ => ErrorStatus::Other,
                 };
-                Reply::Error {
-                    status,
-                    text: errtext::pq_message(&f),
+                let mut text = with_query(&f, query, ErrorFields::pq_error_text);
+                if text.ends_with('\n') {
+                    text.pop();
                 }
+                Reply::Error { status, text }
             }
-            b'N' => {
-                let f = proto::error_fields(body);
-                let mut text = errtext::pq_message(&f);
-                text.push('\n');
-                diag.notice(&text);
+            BackendMessage::NoticeResponse(f) => {
+                diag.notice(&with_query(&f, query, ErrorFields::pq_notice_text));
                 Reply::Other
             }
-            b'G' | b'H' | b'W' => Reply::Copy,
-            b'Z' => Reply::Ready(body.first().copied().unwrap_or(0)),
+            BackendMessage::CopyInResponse(_)
+            | BackendMessage::CopyOutResponse(_)
+            | BackendMessage::CopyBothResponse(_) => Reply::Copy,
+            BackendMessage::ReadyForQuery(status) => Reply::Ready(status),
             _ => Reply::Other,
         };
         Ok(Some((reply, used)))
+    }
+}
+
+/// Renders `f` with `render`, fetching the query text only when the position needs it
+/// (libpq keeps the text with the result only then, too).
+fn with_query<'m>(
+    f: &ErrorFields<'m>,
+    query: &mut QueryText<'_>,
+    render: fn(&ErrorFields<'m>, Option<&str>) -> String,
+) -> String {
+    if !f.has_position() {
+        return render(f, None);
+    }
+    let mut text = Vec::new();
+    if query(&mut text) {
+        render(f, Some(&String::from_utf8_lossy(&text)))
+    } else {
+        render(f, None)
+    }
+}
+
+/// The commands whose answers are still to come, in the order they were sent, with the
+/// Syncs that close each group: prepares sent before a command or a pipeline, and a
+/// pipeline's commands. It tells which command an error answers when several are in
+/// flight, as libpq's command queue does. Outside those cases it is empty. Keeps its
+/// allocation across transactions.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight {
+    /// Command indices and [`InFlight::SYNC`] marks.
+    entries: Vec<u32>,
+    /// The first entry not answered yet.
+    head: usize,
+}
+
+impl InFlight {
+    const SYNC: u32 = u32::MAX;
+
+    /// Forgets everything (new connection).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.head = 0;
+    }
+
+    /// Command `cmd` of the current script was sent.
+    pub fn command(&mut self, cmd: usize) {
+        self.entries.push(cmd as u32);
+    }
+
+    /// A Sync was sent.
+    pub fn sync(&mut self) {
+        self.entries.push(Self::SYNC);
+    }
+
+    /// The command whose answer is being read, if any.
+    pub fn front(&self) -> Option<usize> {
+        match self.entries.get(self.head) {
+            Some(&e) if e != Self::SYNC => Some(e as usize),
+            _ => None,
+        }
+    }
+
+    /// The front command's result ended (successfully or with its error).
+    pub fn result_done(&mut self) {
+        if self.front().is_some() {
+            self.head += 1;
+        }
+    }
+
+    /// A ReadyForQuery answered the next Sync: the commands before it are done, including
+    /// those the server skipped after an error.
+    pub fn synced(&mut self) {
+        while let Some(&e) = self.entries.get(self.head) {
+            self.head += 1;
+            if e == Self::SYNC {
+                break;
+            }
+        }
+        if self.head >= self.entries.len() {
+            self.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InFlight;
+
+    #[test]
+    fn in_flight_follows_results_and_syncs() {
+        let mut f = InFlight::default();
+        assert_eq!(f.front(), None);
+        // Two prepares, each with its Sync.
+        f.command(3);
+        f.sync();
+        f.command(5);
+        f.sync();
+        assert_eq!(f.front(), Some(3));
+        f.synced();
+        assert_eq!(f.front(), Some(5));
+        f.synced();
+        assert_eq!(f.front(), None);
+        // A pipeline of three commands; the second fails, the third is skipped.
+        f.command(1);
+        f.command(2);
+        f.command(4);
+        f.sync();
+        f.command(6);
+        f.sync();
+        f.result_done();
+        assert_eq!(f.front(), Some(2));
+        f.result_done();
+        f.synced();
+        assert_eq!(f.front(), Some(6));
+        f.result_done();
+        assert_eq!(f.front(), None);
+        f.result_done(); // at a Sync mark: stays there
+        f.synced();
+        assert!(f.entries.is_empty());
     }
 }

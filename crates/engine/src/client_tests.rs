@@ -157,8 +157,8 @@ fn data_row(vals: &[&str]) -> Vec<u8> {
 fn tags(out: &[u8]) -> String {
     let mut s = String::new();
     let mut rest = out;
-    while let Ok(Some((tag, _, used))) = crate::proto::frame(rest) {
-        s.push(tag as char);
+    while let Some(used) = pgsurge_wire::codec::peek_len(rest).filter(|&n| n <= rest.len()) {
+        s.push(rest[0] as char);
         rest = &rest[used..];
     }
     s
@@ -753,4 +753,193 @@ fn weighted_script_choice_uses_thread_stream() {
     let mut c = new_client(&p);
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     assert_eq!(w.take_out(), b"Q\0\0\0\x0dSELECT 2\0");
+}
+
+// ---------- query text under errors (libpq's errQuery rule) ----------
+
+fn error_at(code: &str, text: &str, position: usize) -> Vec<u8> {
+    let b = format!("SERROR\0C{code}\0M{text}\0P{position}\0\0");
+    msg(b'E', b.as_bytes())
+}
+
+/// Runs one transaction of `commands` in `mode`, answering the first wait with `reply`
+/// (after a ParseComplete+ReadyForQuery for a prepare, in prepared mode), and returns the
+/// error lines.
+fn errors_after(mode: QueryMode, text: &str, reply: Vec<Vec<u8>>) -> Vec<String> {
+    let p = plan(
+        vec![sql(text, mode)],
+        MachineConfig {
+            mode,
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    if mode == QueryMode::Prepared {
+        w.feed(&[msg(b'1', b""), ready(b'I')]);
+        assert_eq!(w.step(&mut c, &p, 1), Wait::Read);
+    }
+    w.feed(&reply);
+    assert_eq!(w.step(&mut c, &p, 2), Wait::Done);
+    assert!(c.is_aborted());
+    w.diag.errors
+}
+
+#[test]
+fn error_position_shows_the_text_libpq_remembered_per_mode() {
+    let reply = || {
+        vec![
+            error_at("42703", "column \"nosuch\" does not exist", 10),
+            ready(b'I'),
+        ]
+    };
+    let head =
+        "client 0 script 0 aborted in command 0 query 0: ERROR:  column \"nosuch\" does not exist";
+    // Simple: the text with variables substituted (PQsendQuery).
+    assert_eq!(
+        errors_after(QueryMode::Simple, "SELECT :a, nosuch", reply()),
+        vec![format!(
+            "{head}\nLINE 1: SELECT 5, nosuch\n                 ^"
+        )]
+    );
+    // Extended: the `$n` text (PQsendQueryParams).
+    assert_eq!(
+        errors_after(QueryMode::Extended, "SELECT :a,nosuch", reply()),
+        vec![format!(
+            "{head}\nLINE 1: SELECT $1,nosuch\n                 ^"
+        )]
+    );
+    // Prepared: PQsendQueryPrepared keeps no text, so the position is printed as a number.
+    assert_eq!(
+        errors_after(QueryMode::Prepared, "SELECT :a,nosuch", reply()),
+        vec![format!("{head} at character 10")]
+    );
+}
+
+#[test]
+fn prepare_error_shows_the_prepared_text() {
+    let p = plan(
+        vec![sql("SELECT :a,\n  nosuch", QueryMode::Prepared)],
+        MachineConfig {
+            mode: QueryMode::Prepared,
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[
+        error_at("42703", "column \"nosuch\" does not exist", 14),
+        ready(b'I'),
+    ]);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Read);
+    assert_eq!(
+        w.diag.errors,
+        vec!["ERROR:  column \"nosuch\" does not exist\nLINE 2:   nosuch\n          ^"]
+    );
+}
+
+#[test]
+fn pipeline_error_shows_the_failing_commands_text() {
+    let p = plan(
+        vec![
+            meta(MetaTag::StartPipeline, "startpipeline"),
+            sql("SELECT 1", QueryMode::Extended),
+            sql("SELECT nosuch", QueryMode::Extended),
+            sql("SELECT 3", QueryMode::Extended),
+            meta(MetaTag::EndPipeline, "endpipeline"),
+        ],
+        MachineConfig {
+            mode: QueryMode::Extended,
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[
+        msg(b'1', b""),
+        msg(b'2', b""),
+        row_desc(&["x"]),
+        data_row(&["1"]),
+        complete("SELECT 1"),
+        error_at("42703", "column \"nosuch\" does not exist", 8),
+        ready(b'I'),
+    ]);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 script 0 aborted in command 4 query 0: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT nosuch\n               ^"]
+    );
+}
+
+/// After a `\syncpipeline`, libpq hands out the sync result and the next command's
+/// result without a NULL between them, so pgbench numbers that command's error query 1.
+#[test]
+fn pipeline_error_after_a_sync_is_query_1() {
+    let p = plan(
+        vec![
+            meta(MetaTag::StartPipeline, "startpipeline"),
+            sql("SELECT 1", QueryMode::Extended),
+            meta(MetaTag::SyncPipeline, "syncpipeline"),
+            sql("SELECT nosuch", QueryMode::Extended),
+            meta(MetaTag::EndPipeline, "endpipeline"),
+        ],
+        MachineConfig {
+            mode: QueryMode::Extended,
+            nxacts: 1,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[
+        msg(b'1', b""),
+        msg(b'2', b""),
+        msg(b'n', b""),
+        complete("SELECT 1"),
+        ready(b'T'),
+        error_at("42703", "column \"nosuch\" does not exist", 8),
+        ready(b'I'),
+    ]);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 script 0 aborted in command 4 query 1: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT nosuch\n               ^"]
+    );
+}
+
+/// Simple mode shows the text as sent even when an `\aset` of the same command changed a
+/// substituted variable before the failing statement.
+#[test]
+fn aset_error_shows_the_text_as_sent() {
+    let mut cmd = sql("SELECT 7 AS a ; SELECT :a, nosuch", QueryMode::Simple);
+    if let CommandKind::Sql(s) = &mut cmd.kind {
+        s.capture = Some(Capture {
+            prefix: String::new(),
+            all: true,
+        });
+    }
+    let p = plan(vec![cmd], MachineConfig::default());
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
+    w.feed(&[
+        row_desc(&["a"]),
+        data_row(&["7"]),
+        complete("SELECT 1"),
+        error_at("42703", "column \"nosuch\" does not exist", 27),
+        ready(b'I'),
+    ]);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
+    assert_eq!(c.host.vars["a"], "7", "the \\aset ran before the error");
+    assert_eq!(
+        w.diag.errors,
+        vec!["client 0 script 0 aborted in command 0 query 1: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT 7 AS a ; SELECT 5, nosuch\n                                  ^"]
+    );
 }

@@ -4,7 +4,7 @@
 //!
 //! It does not parse the command line (`pgsurge-args`), interpret scripts
 //! (`pgsurge-script`), hold statistics or render reports (`pgsurge-results`), nor
-//! establish connections (`pgsurge-wire`).
+//! establish connections or encode and decode protocol messages (`pgsurge-wire`).
 //!
 //! | module | owns |
 //! |---|---|
@@ -12,7 +12,6 @@
 //! | [`run`] | one run in-process: plan, seeding, threads, progress, merge |
 //! | [`client`] | the client state machine (no I/O) |
 //! | [`driver`] | the per-thread epoll loop |
-//! | [`proto`] | hot-path protocol encoding/framing |
 //! | [`throttle`] | `-R` schedule and `-L` skips |
 //! | [`stop`] | stop flag and SIGINT/SIGTERM |
 
@@ -25,10 +24,8 @@ mod client_reply;
 pub mod clock;
 pub mod distribute;
 pub mod driver;
-mod errtext;
 pub mod host;
 pub mod plan;
-pub mod proto;
 pub mod recorder;
 pub mod run;
 pub mod sqltext;

@@ -52,7 +52,15 @@
 //! `Connection::try_write` may keep bytes inside the TLS layer when the socket is
 //! full: check `Connection::wants_write` and call `Connection::flush` on WRITABLE.
 //!
-//! Encoders are thin wrappers over `postgres_protocol::message::frontend`.
+//! Encoders are thin wrappers over `postgres_protocol::message::frontend`; the
+//! [`append`] module has the few the benchmark engine sends, writing into a plain
+//! `Vec<u8>` piecewise (variables substituted while the message is written).
+//!
+//! An `ErrorResponse` is rendered as libpq's `PQerrorMessage` text straight from the
+//! buffer with [`ErrorFields::pq_error_text`], with the `LINE n:` excerpt when the
+//! caller knows the query text.
+
+pub mod append;
 
 use bytes::BytesMut;
 use postgres_protocol::message::frontend;
@@ -71,8 +79,9 @@ pub fn parse(statement: &str, sql: &str, buf: &mut BytesMut) -> io::Result<()> {
     frontend::parse(statement, sql, std::iter::empty(), buf)
 }
 
-/// Appends `Bind` with all parameters in text format (`None` = SQL NULL) and text
-/// results, as `PQsendQueryParams`/`PQsendQueryPrepared` with NULL formats do.
+/// Appends `Bind` with all parameters in text format (`None` = SQL NULL) and one
+/// result-format code (text), byte for byte what `PQsendQueryParams`/
+/// `PQsendQueryPrepared` send with NULL formats and `resultFormat` 0.
 pub fn bind<'a, I>(portal: &str, statement: &str, params: I, buf: &mut BytesMut) -> io::Result<()>
 where
     I: IntoIterator<Item = Option<&'a [u8]>>,
@@ -90,7 +99,7 @@ where
             }
             None => Ok(IsNull::Yes),
         },
-        std::iter::empty(),
+        std::iter::once(0),
         buf,
     )
     .map_err(|e| match e {
@@ -432,7 +441,6 @@ impl<'a> RowDescription<'a> {
         let mut at = 2usize;
         for _ in 0..count {
             let nul = body.get(at..)?.iter().position(|&b| b == 0)?;
-            std::str::from_utf8(&body[at..at + nul]).ok()?;
             at += nul + 1 + 18;
             if at > body.len() {
                 return None;
@@ -451,15 +459,22 @@ impl<'a> RowDescription<'a> {
         self.count == 0
     }
 
-    /// Column names, in order.
+    /// Column names, in order (`""` for a name that is not UTF-8, which a server with a
+    /// single-byte client encoding may send; [`RowDescription::name_bytes`] has it).
     pub fn names(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.name_bytes()
+            .map(|n| std::str::from_utf8(n).unwrap_or(""))
+    }
+
+    /// Column names as sent, in the client encoding.
+    pub fn name_bytes(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
         let body = self.body;
         let mut at = 2usize;
         (0..self.count).map(move |_| {
             let nul = body[at..].iter().position(|&b| b == 0).unwrap_or(0);
-            let s = std::str::from_utf8(&body[at..at + nul]).unwrap_or("");
+            let name = &body[at..at + nul];
             at += nul + 1 + 18;
-            s
+            name
         })
     }
 }
@@ -510,6 +525,50 @@ impl<'a> ErrorFields<'a> {
         self.field(b'C')
             .and_then(|v| std::str::from_utf8(v).ok())
             .unwrap_or("")
+    }
+
+    /// libpq's default-verbosity text of this `ErrorResponse` (what `PQerrorMessage`
+    /// returns, ending with a newline): severity and message, the `LINE n:` excerpt with
+    /// a caret when `query` (the text libpq remembered for the command) is given and the
+    /// error has a position, else ` at character N`; then DETAIL, HINT, QUERY and
+    /// CONTEXT lines. Allocates only the returned text (and lossy copies of fields that
+    /// are not UTF-8).
+    pub fn pq_error_text(&self, query: Option<&str>) -> String {
+        crate::error_text::render(&self.report(true), query)
+    }
+
+    /// The same for a `NoticeResponse`, as libpq's default notice processor prints it:
+    /// no CONTEXT line.
+    pub fn pq_notice_text(&self, query: Option<&str>) -> String {
+        crate::error_text::render(&self.report(false), query)
+    }
+
+    /// Whether the error has a statement position (`P`), i.e. whether its text depends
+    /// on the query text.
+    pub fn has_position(&self) -> bool {
+        self.field(b'P').is_some()
+    }
+
+    fn report(&self, show_context: bool) -> crate::error_text::Report<'a> {
+        let mut r = crate::error_text::Report {
+            show_context,
+            ..Default::default()
+        };
+        for (t, v) in self.iter() {
+            let v = String::from_utf8_lossy(v);
+            match t {
+                b'S' => r.severity = v,
+                b'M' => r.message = v,
+                b'D' => r.detail = Some(v),
+                b'H' => r.hint = Some(v),
+                b'P' => r.position = Some(v),
+                b'p' => r.internal_position = Some(v),
+                b'q' => r.internal_query = Some(v),
+                b'W' => r.context = Some(v),
+                _ => {}
+            }
+        }
+        r
     }
 
     /// Copies the fields into a [`DbError`].

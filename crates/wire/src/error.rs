@@ -134,13 +134,13 @@ impl DbError {
     /// `PQERRORS_DEFAULT` and context shown for errors), without a query text for
     /// the `LINE n:` caret. Ends with a newline, like libpq's.
     pub fn pq_message(&self) -> String {
-        crate::error_text::render(self, None)
+        crate::error_text::render(&crate::error_text::Report::of_db_error(self), None)
     }
 
     /// Like [`DbError::pq_message`], and when the error has a position and `query`
     /// is given, adds libpq's `LINE n: ...` excerpt with a caret under the position.
     pub fn pq_message_with_query(&self, query: Option<&str>) -> String {
-        crate::error_text::render(self, query)
+        crate::error_text::render(&crate::error_text::Report::of_db_error(self), query)
     }
 
     /// Whether this is a serialization failure or deadlock (`40001`, `40P01`),

@@ -1,9 +1,17 @@
-//! Renders a [`DbError`] the way libpq's default verbosity does
-//! (`PQERRORS_DEFAULT`, context shown for errors), including the `LINE n:` excerpt
-//! with a caret when the query text is known.
+//! Renders a server error or notice the way libpq's default verbosity does
+//! (`PQERRORS_DEFAULT`, context shown for errors only), including the `LINE n:` excerpt
+//! with a caret when the query text is known, from either an owned [`DbError`] or the
+//! borrowed fields of a message still in the receive buffer.
 //!
 //! pgbench prints these texts verbatim, so the layout (two spaces after the
 //! severity, the 60-column excerpt window, `...` truncation marks) must match.
+//!
+//! Which query text is "known" is the caller's business and follows libpq: the text
+//! given to `PQsendQuery`, `PQsendQueryParams` or `PQsendPrepare`, none for
+//! `PQsendQueryPrepared`. Without it a statement position is appended to the primary
+//! message as ` at character N`.
+
+use std::borrow::Cow;
 
 use crate::DbError;
 
@@ -12,45 +20,100 @@ const DISPLAY_SIZE: usize = 60;
 /// Keep at least this many columns between the caret and a right cut.
 const MIN_RIGHT_CUT: usize = 10;
 
-/// Builds the message text. With `query` and a statement position, the position is
-/// shown as an excerpt; without a query it is appended as ` at character N`.
-pub(crate) fn render(e: &DbError, query: Option<&str>) -> String {
-    let mut out = String::with_capacity(e.message.len() + 32);
-    out.push_str(&e.severity);
-    out.push_str(":  ");
-    out.push_str(&e.message);
-    let mut excerpt: Option<(&str, u32)> = None;
-    if let Some(pos) = e.position {
-        match query {
-            Some(q) => excerpt = Some((q, pos)),
-            None => out.push_str(&format!(" at character {pos}")),
+/// The fields of a server error or notice that the default-verbosity text shows.
+#[derive(Debug, Default)]
+pub(crate) struct Report<'a> {
+    /// `S`; nothing is printed before the message when it is empty.
+    pub severity: Cow<'a, str>,
+    /// `M`.
+    pub message: Cow<'a, str>,
+    /// `D`.
+    pub detail: Option<Cow<'a, str>>,
+    /// `H`.
+    pub hint: Option<Cow<'a, str>>,
+    /// `P` as sent (printed as is after ` at character `).
+    pub position: Option<Cow<'a, str>>,
+    /// `p` as sent.
+    pub internal_position: Option<Cow<'a, str>>,
+    /// `q`.
+    pub internal_query: Option<Cow<'a, str>>,
+    /// `W`.
+    pub context: Option<Cow<'a, str>>,
+    /// libpq shows CONTEXT for error results only (`PQSHOW_CONTEXT_ERRORS`).
+    pub show_context: bool,
+}
+
+impl<'a> Report<'a> {
+    /// The parts of an owned error; CONTEXT is shown for error severities.
+    pub(crate) fn of_db_error(e: &'a DbError) -> Report<'a> {
+        Report {
+            severity: Cow::Borrowed(&e.severity),
+            message: Cow::Borrowed(&e.message),
+            detail: e.detail.as_deref().map(Cow::Borrowed),
+            hint: e.hint.as_deref().map(Cow::Borrowed),
+            position: e.position.map(|p| Cow::Owned(p.to_string())),
+            internal_position: e.internal_position.map(|p| Cow::Owned(p.to_string())),
+            internal_query: e.internal_query.as_deref().map(Cow::Borrowed),
+            context: e.where_.as_deref().map(Cow::Borrowed),
+            show_context: is_error_severity(e),
         }
-    } else if let Some(pos) = e.internal_position {
-        match e.internal_query.as_deref() {
-            Some(q) => excerpt = Some((q, pos)),
-            None => out.push_str(&format!(" at character {pos}")),
+    }
+}
+
+/// libpq's `atoi` of a position field: leading digits, 0 when there are none.
+fn position_value(text: &str) -> usize {
+    let digits = text.trim_start();
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse().unwrap_or(0)
+}
+
+/// Builds the message text, ending with a newline. With `query` and a statement
+/// position, the position is shown as an excerpt; without a query it is appended to the
+/// primary message as ` at character N`. An internal position is shown on the internal
+/// query the server sent.
+pub(crate) fn render(r: &Report<'_>, query: Option<&str>) -> String {
+    let mut out = String::with_capacity(r.message.len() + 32);
+    if !r.severity.is_empty() {
+        out.push_str(&r.severity);
+        out.push_str(":  ");
+    }
+    out.push_str(&r.message);
+    let mut excerpt: Option<(&str, usize)> = None;
+    let (pos, text) = match (&r.position, &r.internal_position) {
+        (Some(p), _) => (Some(p), query),
+        (None, Some(p)) => (Some(p), r.internal_query.as_deref()),
+        (None, None) => (None, None),
+    };
+    if let Some(pos) = pos {
+        match text {
+            Some(q) => excerpt = Some((q, position_value(pos))),
+            None => {
+                out.push_str(" at character ");
+                out.push_str(pos);
+            }
         }
     }
     out.push('\n');
     if let Some((q, pos)) = excerpt {
         if pos > 0 {
-            report_position(&mut out, q, pos as usize);
+            report_position(&mut out, q, pos);
         }
     }
-    if let Some(d) = &e.detail {
-        out.push_str(&format!("DETAIL:  {d}\n"));
-    }
-    if let Some(h) = &e.hint {
-        out.push_str(&format!("HINT:  {h}\n"));
-    }
-    if let Some(q) = &e.internal_query {
-        out.push_str(&format!("QUERY:  {q}\n"));
-    }
-    // libpq shows CONTEXT for errors only (PQSHOW_CONTEXT_ERRORS), not for notices.
-    if is_error_severity(e) {
-        if let Some(w) = &e.where_ {
-            out.push_str(&format!("CONTEXT:  {w}\n"));
+    let mut line = |label: &str, v: &Option<Cow<'_, str>>| {
+        if let Some(v) = v {
+            out.push_str(label);
+            out.push_str(":  ");
+            out.push_str(v);
+            out.push('\n');
         }
+    };
+    line("DETAIL", &r.detail);
+    line("HINT", &r.hint);
+    line("QUERY", &r.internal_query);
+    if r.show_context {
+        line("CONTEXT", &r.context);
     }
     out
 }
@@ -160,6 +223,10 @@ fn report_position(out: &mut String, query: &str, loc1: usize) {
 mod tests {
     use super::*;
 
+    fn text(e: &DbError, query: Option<&str>) -> String {
+        render(&Report::of_db_error(e), query)
+    }
+
     fn err(msg: &str) -> DbError {
         DbError {
             severity: "ERROR".into(),
@@ -176,7 +243,7 @@ mod tests {
         e.detail = Some("d".into());
         e.hint = Some("h".into());
         assert_eq!(
-            render(&e, None),
+            text(&e, None),
             "ERROR:  relation \"t\" does not exist\nDETAIL:  d\nHINT:  h\n"
         );
     }
@@ -186,7 +253,7 @@ mod tests {
         let mut e = err("syntax error at or near \"x\"");
         e.position = Some(8);
         assert_eq!(
-            render(&e, None),
+            text(&e, None),
             "ERROR:  syntax error at or near \"x\" at character 8\n"
         );
     }
@@ -196,13 +263,13 @@ mod tests {
         let mut e = err("syntax error at or near \"selec\"");
         e.position = Some(1);
         assert_eq!(
-            render(&e, Some("selec 1")),
+            text(&e, Some("selec 1")),
             "ERROR:  syntax error at or near \"selec\"\nLINE 1: selec 1\n        ^\n"
         );
         let mut e = err("column \"y\" does not exist");
         e.position = Some(16);
         assert_eq!(
-            render(&e, Some("select 1,\n  2, y from t")),
+            text(&e, Some("select 1,\n  2, y from t")),
             "ERROR:  column \"y\" does not exist\nLINE 2:   2, y from t\n             ^\n"
         );
     }
@@ -212,7 +279,7 @@ mod tests {
         let q = format!("select {} from t", "a".repeat(100));
         let mut e = err("boom");
         e.position = Some(100);
-        let text = render(&e, Some(&q));
+        let text = text(&e, Some(&q));
         let line = text.lines().nth(1).expect("LINE");
         assert!(line.starts_with("LINE 1: ..."), "{line}");
         assert!(line.ends_with("..."), "{line}");
@@ -227,9 +294,9 @@ mod tests {
     fn context_only_for_errors() {
         let mut e = err("x");
         e.where_ = Some("PL/pgSQL function f() line 1".into());
-        assert!(render(&e, None).contains("CONTEXT:  PL/pgSQL"));
+        assert!(text(&e, None).contains("CONTEXT:  PL/pgSQL"));
         e.severity = "NOTICE".into();
         e.severity_nonlocalized = Some("NOTICE".into());
-        assert!(!render(&e, None).contains("CONTEXT"));
+        assert!(!text(&e, None).contains("CONTEXT"));
     }
 }

@@ -183,7 +183,8 @@ fn encoders_produce_protocol_layout() {
     body.extend_from_slice(&1i32.to_be_bytes());
     body.extend_from_slice(b"7");
     body.extend_from_slice(&(-1i32).to_be_bytes());
-    body.extend_from_slice(&0u16.to_be_bytes()); // no result formats: all text
+    body.extend_from_slice(&1u16.to_be_bytes()); // one result format, as libpq sends:
+    body.extend_from_slice(&0u16.to_be_bytes()); // text
     expect.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
     expect.extend_from_slice(&body);
     assert_eq!(&buf[..], &expect[..]);
@@ -244,4 +245,69 @@ fn random_input_never_panics() {
             }
         }
     }
+}
+
+fn fields_of(m: &[u8]) -> ErrorFields<'_> {
+    match decode(m).expect("ok").expect("whole").0 {
+        BackendMessage::ErrorResponse(f) | BackendMessage::NoticeResponse(f) => f,
+        other => panic!("not an error or notice: {other:?}"),
+    }
+}
+
+/// The borrowed path renders what the owned `DbError` path renders, and the query text
+/// decides between the `LINE n:` excerpt and ` at character N`.
+#[test]
+fn error_text_from_borrowed_fields() {
+    let m = msg(
+        b'E',
+        b"SERROR\0VERROR\0C42703\0Mcolumn \"nosuch\" does not exist\0P8\0HPerhaps you meant \"x\".\0\0",
+    );
+    let f = fields_of(&m);
+    assert!(f.has_position());
+    let with_query = f.pq_error_text(Some("select nosuch from t"));
+    assert_eq!(
+        with_query,
+        "ERROR:  column \"nosuch\" does not exist\nLINE 1: select nosuch from t\n               ^\nHINT:  Perhaps you meant \"x\".\n"
+    );
+    assert_eq!(
+        with_query,
+        f.to_db_error()
+            .pq_message_with_query(Some("select nosuch from t"))
+    );
+    assert_eq!(
+        f.pq_error_text(None),
+        "ERROR:  column \"nosuch\" does not exist at character 8\nHINT:  Perhaps you meant \"x\".\n"
+    );
+}
+
+/// An internal position is shown on the internal query, whatever the statement text;
+/// CONTEXT is printed for errors and left out of notices, as libpq's default
+/// `PQSHOW_CONTEXT_ERRORS` does.
+#[test]
+fn internal_query_excerpt_and_context_only_for_errors() {
+    let body = b"SERROR\0C42703\0Mcolumn \"nosuch\" does not exist\0p8\0qSELECT nosuch\0WPL/pgSQL function inline_code_block line 1 at PERFORM\0\0";
+    let m = msg(b'E', body);
+    let expect = "ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT nosuch\n               ^\nQUERY:  SELECT nosuch\nCONTEXT:  PL/pgSQL function inline_code_block line 1 at PERFORM\n";
+    assert_eq!(fields_of(&m).pq_error_text(Some("do $$...$$")), expect);
+    assert_eq!(fields_of(&m).pq_error_text(None), expect);
+    let n = msg(
+        b'N',
+        b"SNOTICE\0C00000\0Mhello\0WPL/pgSQL function inline_code_block line 1 at RAISE\0\0",
+    );
+    assert_eq!(fields_of(&n).pq_notice_text(None), "NOTICE:  hello\n");
+    assert!(!fields_of(&n).has_position());
+}
+
+/// Column names that are not UTF-8 (a LATIN1 client encoding) still decode.
+#[test]
+fn row_description_with_non_utf8_name() {
+    let mut rd = vec![0, 1];
+    rd.extend_from_slice(b"caf\xe9\0");
+    rd.extend_from_slice(&[0; 18]);
+    let m = msg(b'T', &rd);
+    let BackendMessage::RowDescription(d) = decode(&m).expect("ok").expect("whole").0 else {
+        panic!("not a row description")
+    };
+    assert_eq!(d.name_bytes().collect::<Vec<_>>(), vec![&b"caf\xe9"[..]]);
+    assert_eq!(d.names().collect::<Vec<_>>(), vec![""]);
 }
