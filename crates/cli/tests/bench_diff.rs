@@ -153,21 +153,41 @@ fn bench_report_structure_matches_pgbench() {
     ];
     let mut failures = Vec::new();
     for args in combos {
-        // Same seed: both tools choose the same scripts (bit-exact PRNG streams).
+        // Same seed: both tools choose the same scripts (bit-exact PRNG streams). With -L
+        // on a loaded machine, which lines appear depends on timing (a script whose every
+        // transaction was skipped has no latency lines), so a mismatch is run again.
+        let timing = args.contains(&"-L");
+        let mut attempt_failures = Vec::new();
+        for _ in 0..if timing { 3 } else { 1 } {
+            attempt_failures = compare_once(srv, args, &db, dir.path());
+            if attempt_failures.is_empty() {
+                break;
+            }
+        }
+        failures.extend(attempt_failures);
+    }
+    assert!(combos.len() >= 12);
+    assert!(
+        failures.is_empty(),
+        "{} of {} combinations differ:\n{}",
+        failures.len(),
+        combos.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Runs pgbench and pgsurge once with `args` and returns the differences found.
+fn compare_once(srv: &TestServer, args: &[&str], db: &str, dir: &Path) -> Vec<String> {
+    let mut failures = Vec::new();
+    {
         let mut full: Vec<&str> = args.to_vec();
         full.push("--random-seed=5");
-        full.push(&db);
-        let (po, pe, pc) = run(srv, PGBENCH, &[], &full, dir.path());
-        let (so, se, sc) = run(
-            srv,
-            env!("CARGO_BIN_EXE_pgsurge"),
-            &["bench"],
-            &full,
-            dir.path(),
-        );
+        full.push(db);
+        let (po, pe, pc) = run(srv, PGBENCH, &[], &full, dir);
+        let (so, se, sc) = run(srv, env!("CARGO_BIN_EXE_pgsurge"), &["bench"], &full, dir);
         if pc != sc {
             failures.push(format!("{args:?}: exit {pc} vs {sc}\n{pe}\n{se}"));
-            continue;
+            return failures;
         }
         let (p, s) = (
             mask(&po).into_iter().skip(1).collect::<Vec<_>>(),
@@ -189,14 +209,7 @@ fn bench_report_structure_matches_pgbench() {
             ));
         }
     }
-    assert!(combos.len() >= 12);
-    assert!(
-        failures.is_empty(),
-        "{} of {} combinations differ:\n{}",
-        failures.len(),
-        combos.len(),
-        failures.join("\n\n")
-    );
+    failures
 }
 
 fn log_lines(dir: &Path, prefix: &str) -> Vec<String> {
