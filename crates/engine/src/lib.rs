@@ -46,6 +46,7 @@ pub use bench::prepare;
 pub use pgsurge_results::result::RunResult;
 pub use pgsurge_results::shared::IntervalSample;
 pub use run::{run, RunHooks, RunSpec};
+pub use stderr::{Diagnostic, DiagnosticLevel, DiagnosticSink};
 pub use stop::StopFlag;
 
 /// Why a run could not be carried out.

@@ -32,6 +32,7 @@ use crate::plan::{
 };
 use crate::recorder::{ThreadLog, ThreadRecorder};
 use crate::sqltext::{to_param_sql, SqlTemplate};
+use crate::stderr::{DiagnosticSink, SinkGuard, StderrDiag};
 use crate::stop::StopFlag;
 use crate::throttle::ThrottleSchedule;
 use crate::EngineError;
@@ -62,6 +63,11 @@ pub struct RunHooks<'a> {
     /// Called from the main thread with each interval sample (every `-P` seconds, or
     /// every second when `-P` is off).
     pub on_interval: Option<&'a mut dyn FnMut(&IntervalSample)>,
+    /// Takes the run's diagnostics (client errors such as `client 3 script 0 aborted in
+    /// command 1 query 0: ERROR:  …`, `--verbose-errors` lines, server notices) instead
+    /// of stderr. Called from the thread that meets them; only on a diagnostic, never on
+    /// the path of a successful transaction.
+    pub on_diagnostic: Option<DiagnosticSink>,
 }
 
 /// Parses the script texts again with the script crate (the args crate validated them),
@@ -249,6 +255,8 @@ struct ThreadOutput {
 /// (`-P`) and client errors are printed to stderr as pgbench prints them.
 pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError> {
     let o = &spec.options;
+    // Diagnostics of the main thread (log file errors) go to the caller's sink too.
+    let _sink = SinkGuard::install(hooks.on_diagnostic.as_ref());
     let scripts = Arc::new(parse_scripts(o)?);
     let plan = build_plan(o, &scripts)?;
     let nclients = o.clients.max(1) as usize;
@@ -372,7 +380,9 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
             );
             let rate = o.rate;
             let exit_on_abort = o.exit_on_abort;
+            let sink = hooks.on_diagnostic.clone();
             let body = move || -> Result<ThreadOutput, String> {
+                let _sink = SinkGuard::install(sink.as_ref());
                 let mut err = None;
                 if !plan.config.connect_per_txn {
                     if let Err((id, msg)) = connect_all(conn, &mut slots) {
@@ -546,8 +556,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         min_start = min_start.min(out.bench_start);
         aborted |= out.aborted || out.loop_end == LoopEnd::PollFailed;
         if let Some(e) = &out.log_error {
-            let _ = std::io::stdout().flush();
-            eprintln!("pgbench: error: could not write to log file: {e}");
+            StderrDiag::new(false).error_line(&format!("could not write to log file: {e}"));
         }
         match merged.as_mut() {
             None => merged = Some(out.stats),

@@ -156,12 +156,14 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
 }
 
 #[test]
-fn failed_test_is_recorded_and_campaign_goes_on() {
+fn failed_test_is_recorded_with_the_server_error_and_campaign_goes_on() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_fail");
     let dir = tempfile::tempdir().unwrap();
-    // A script that fails on its first run (unknown table), next to one that works.
+    // Scripts that fail on their first run (unknown table; division by zero in the
+    // second command), next to one that works.
     std::fs::write(dir.path().join("bad.sql"), "SELECT * FROM no_such_table;\n").unwrap();
+    std::fs::write(dir.path().join("div.sql"), "SELECT 1;\nSELECT 1 / 0;\n").unwrap();
     let text = format!(
         r#"
 [campaign]
@@ -172,8 +174,8 @@ name = "fx"
 conninfo = "{}"
 [matrix]
 scales = [1]
-clients = [1]
-scripts = [{{ file = "bad.sql" }}, "select-only"]
+clients = [2]
+scripts = [{{ file = "bad.sql" }}, {{ file = "div.sql" }}, "select-only"]
 [run]
 duration = 1
 "#,
@@ -186,33 +188,41 @@ duration = 1
         ..Default::default()
     };
     let out = run_campaign(&campaign, &mut store, &opts, &StopFlag::new()).unwrap();
-    assert_eq!((out.ok, out.failed), (1, 1), "{out:?}");
+    assert_eq!((out.ok, out.failed), (1, 2), "{out:?}");
     let runs = store.list_runs(&RunFilter::default()).unwrap();
-    let bad = runs
-        .iter()
-        .find(|r| r.record.test_key.contains("/bad/"))
-        .unwrap();
-    assert_eq!(bad.record.status, "failed");
-    // The engine prints the client's error (naming the table) on stderr; the stored
-    // error says the run aborted.
+    let error_of = |part: &str| {
+        let run = runs
+            .iter()
+            .find(|r| r.record.test_key.contains(part))
+            .unwrap_or_else(|| panic!("no test {part}"));
+        assert_eq!(run.record.status, "failed", "{part}");
+        run.record.error.clone().unwrap_or_default()
+    };
+    // The stored error is what pgbench prints on stderr for each aborted client: the
+    // client, script, command and query, then the server's own message.
+    let bad = error_of("/bad/");
+    assert!(bad.starts_with("benchmark run aborted:\n"), "{bad}");
     assert!(
-        bad.record
-            .error
-            .as_deref()
-            .unwrap_or("")
-            .contains("aborted"),
-        "{:?}",
-        bad.record.error
+        bad.contains("script 0 aborted in command 0 query 0: ERROR:  relation \"no_such_table\" does not exist"),
+        "{bad}"
     );
-    // --retry-failed runs only the failed test again.
+    for client in ["client 0 ", "client 1 "] {
+        assert!(bad.contains(client), "{client} missing from {bad}");
+    }
+    let div = error_of("/div/");
+    assert!(
+        div.contains("aborted in command 1 query 0: ERROR:  division by zero"),
+        "{div}"
+    );
+    // --retry-failed runs only the failed tests again.
     let retry = RunOptions {
         quiet: true,
         retry_failed: true,
         ..Default::default()
     };
     let again = run_campaign(&campaign, &mut store, &retry, &StopFlag::new()).unwrap();
-    assert_eq!((again.already_stored, again.ok + again.failed), (1, 1));
-    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 2);
+    assert_eq!((again.already_stored, again.ok + again.failed), (1, 2));
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 3);
 }
 
 #[test]
