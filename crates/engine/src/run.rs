@@ -17,7 +17,7 @@ use pgsurge_results::result::{QueryMode as ResMode, RunInfo, RunOptions, RunResu
 use pgsurge_results::shared::{IntervalSample, ProgressAggregator, SharedCounters};
 use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_results::txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogWriter};
-use pgsurge_results::HdrIntervalLogWriter;
+use pgsurge_results::{HdrIntervalLogWriter, LatencyHistogram};
 use pgsurge_script::{Command, Script, SeedStreams, SqlMeta, Variables};
 use pgsurge_wire::ConnConfig;
 
@@ -61,8 +61,12 @@ pub struct RunHooks<'a> {
     /// Raise to stop the run (clients finish their current transaction).
     pub stop: StopFlag,
     /// Called from the main thread with each interval sample (every `-P` seconds, or
-    /// every second when `-P` is off).
-    pub on_interval: Option<&'a mut dyn FnMut(&IntervalSample)>,
+    /// every second when `-P` is off) and the latency histogram of the interval's
+    /// successful transactions (µs). After the clients finish, it is called once more
+    /// for the remainder since the last full interval (shorter, and not printed by
+    /// `-P`) when that recorded anything; so the interval histograms merge exactly to the
+    /// run's latency histogram.
+    pub on_interval: Option<&'a mut dyn FnMut(&IntervalSample, &LatencyHistogram)>,
     /// Takes the run's diagnostics (client errors such as `client 3 script 0 aborted in
     /// command 1 query 0: ERROR:  …`, `--verbose-errors` lines, server notices) instead
     /// of stderr. Called from the thread that meets them; only on a diagnostic, never on
@@ -505,7 +509,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                             );
                         }
                         if let Some(cb) = on_interval.as_mut() {
-                            cb(&sample);
+                            cb(&sample, a.interval_histogram());
                         }
                         intervals.push(sample);
                     }
@@ -515,6 +519,16 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                 }
                 let wait = (next - clock.now()).clamp(1_000, 20_000);
                 std::thread::sleep(Duration::from_micros(wait as u64));
+            }
+            // Every client is done: the remainder since the last full interval goes to
+            // the caller only (pgbench prints no partial progress line).
+            if let (Some(a), Some(cb)) = (agg.as_mut(), on_interval.as_mut()) {
+                let sample = a.tick(clock.now());
+                if sample.transactions + sample.failures + sample.skipped > 0
+                    || !a.interval_histogram().is_empty()
+                {
+                    cb(&sample, a.interval_histogram());
+                }
             }
         }
 

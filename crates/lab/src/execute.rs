@@ -12,7 +12,7 @@ use std::time::Instant;
 use pgsurge_engine::{
     Diagnostic, DiagnosticLevel, DiagnosticSink, RunHooks, RunSpec, StopFlag,
 };
-use pgsurge_results::{IntervalSample, RunResult};
+use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
 use pgsurge_store::{
     epoch_to_rfc3339, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord, RunWrite,
     SettingRecord, WarningRecord,
@@ -207,7 +207,7 @@ pub fn engine_run(
     scale: u32,
     init: &InitOptionsSpec,
     stop: &StopFlag,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn FnMut(&IntervalSample, &LatencyHistogram),
 ) -> Result<(RunResult, ClientMessages)> {
     let mut args: Vec<OsString> = argv.iter().map(OsString::from).collect();
     args.push("--percentiles".into());
@@ -431,7 +431,7 @@ fn run_test_inner(
     let warmup = c.warmup_s().round() as u32;
     if warmup > 0 {
         let argv = pgbench_argv(s, Limit::Duration(warmup), true);
-        let mut cb = |iv: &IntervalSample| {
+        let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
             w.intervals.push(crate::convert::interval(iv, true, 0.0));
             on_interval(iv);
         };
@@ -469,8 +469,11 @@ fn run_test_inner(
         devices: sampling.devices.clone(),
     });
     let argv = pgbench_argv(s, c.limit(), true);
-    let mut cb = |iv: &IntervalSample| {
-        w.intervals.push(crate::convert::interval(iv, false, 0.0));
+    let mut cb = |iv: &IntervalSample, h: &LatencyHistogram| {
+        let interval = crate::convert::interval(iv, false, 0.0);
+        w.interval_histograms
+            .extend(crate::convert::interval_histogram(&interval, h));
+        w.intervals.push(interval);
         on_interval(iv);
     };
     let result = engine_run(target, &argv, p.scale, &init, stop, &mut cb);
