@@ -60,11 +60,19 @@ duration = 2
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it once two tests are stored (so one is in hand).
+    // Kill it once two tests are stored and the third is under way: some session of
+    // the campaign (hygiene or the benchmark's clients) is on the database.
     let deadline = Instant::now() + Duration::from_secs(120);
+    let busy_sql = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '{db}' \
+         AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    );
     loop {
-        std::thread::sleep(Duration::from_millis(300));
-        if std::path::Path::new(&store).exists() && export_json(&store).len() >= 2 {
+        std::thread::sleep(Duration::from_millis(100));
+        if std::path::Path::new(&store).exists()
+            && export_json(&store).len() >= 2
+            && srv.psql(&db, &busy_sql).trim() != "0"
+        {
             break;
         }
         assert!(
