@@ -234,7 +234,10 @@ duration = 1
     let stderr = String::from_utf8_lossy(&run.stderr);
     // Exit status 3: the campaign completed with failed tests.
     assert_eq!(run.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("FAILED") && stderr.contains(server_message), "{stderr}");
+    assert!(
+        stderr.contains("FAILED") && stderr.contains(server_message),
+        "{stderr}"
+    );
 
     let runs = export_json(&store);
     assert_eq!(runs.len(), 1);
@@ -245,20 +248,36 @@ duration = 1
             && error.contains(server_message),
         "{error}"
     );
-    let run_id = runs[0]["id"].as_i64().or(runs[0]["run_id"].as_i64()).unwrap();
+    let run_id = runs[0]["id"]
+        .as_i64()
+        .or(runs[0]["run_id"].as_i64())
+        .unwrap();
 
     let show = pgsurge()
         .args(["results", "show", "--store", &store])
         .output()
         .unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
-    assert!(show.contains("failed") && show.contains(server_message), "{show}");
+    assert!(
+        show.contains("failed") && show.contains(server_message),
+        "{show}"
+    );
     let show_run = pgsurge()
-        .args(["results", "show", "--store", &store, "--run", &run_id.to_string()])
+        .args([
+            "results",
+            "show",
+            "--store",
+            &store,
+            "--run",
+            &run_id.to_string(),
+        ])
         .output()
         .unwrap();
     let show_run = String::from_utf8_lossy(&show_run.stdout);
-    assert!(show_run.contains("error:\n") && show_run.contains(server_message), "{show_run}");
+    assert!(
+        show_run.contains("error:\n") && show_run.contains(server_message),
+        "{show_run}"
+    );
 
     let report_dir = dir.path().join("report");
     let rep = pgsurge()
@@ -266,7 +285,11 @@ duration = 1
         .arg(&report_dir)
         .output()
         .unwrap();
-    assert!(rep.status.success(), "{}", String::from_utf8_lossy(&rep.stderr));
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
     let escaped = server_message.replace('"', "&quot;");
     let mut found = false;
     for entry in walk(&report_dir) {

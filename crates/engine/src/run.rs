@@ -55,6 +55,10 @@ pub struct RunSpec {
     pub server_version: Option<String>,
 }
 
+/// Receives an interval's sample and the latency histogram of its successful
+/// transactions (see [`RunHooks::on_interval`]).
+pub type IntervalHook<'a> = dyn FnMut(&IntervalSample, &LatencyHistogram) + 'a;
+
 /// Callbacks and controls for an in-process run.
 #[derive(Default)]
 pub struct RunHooks<'a> {
@@ -66,7 +70,7 @@ pub struct RunHooks<'a> {
     /// for the remainder since the last full interval (shorter, and not printed by
     /// `-P`) when that recorded anything; so the interval histograms merge exactly to the
     /// run's latency histogram.
-    pub on_interval: Option<&'a mut dyn FnMut(&IntervalSample, &LatencyHistogram)>,
+    pub on_interval: Option<&'a mut IntervalHook<'a>>,
     /// Takes the run's diagnostics (client errors such as `client 3 script 0 aborted in
     /// command 1 query 0: ERROR:  …`, `--verbose-errors` lines, server notices) instead
     /// of stderr. Called from the thread that meets them; only on a diagnostic, never on

@@ -9,9 +9,7 @@ use std::ffi::OsString;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use pgsurge_engine::{
-    Diagnostic, DiagnosticLevel, DiagnosticSink, RunHooks, RunSpec, StopFlag,
-};
+use pgsurge_engine::{Diagnostic, DiagnosticLevel, DiagnosticSink, RunHooks, RunSpec, StopFlag};
 use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
 use pgsurge_store::{
     epoch_to_rfc3339, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord, RunWrite,

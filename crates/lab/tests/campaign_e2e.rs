@@ -107,7 +107,11 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
         );
         let sum: i64 = full.intervals.iter().map(|i| i.transactions).sum();
         assert_eq!(sum, n, "{}: intervals vs run", r.test_key);
-        assert!(full.intervals[0].elapsed_s.abs() < 0.5, "{:?}", full.intervals[0]);
+        assert!(
+            full.intervals[0].elapsed_s.abs() < 0.5,
+            "{:?}",
+            full.intervals[0]
+        );
         // Histogram: as many values as transactions.
         let h = pgsurge_store::histogram::merged(&full.histograms, "latency", -1)
             .unwrap()
@@ -310,7 +314,11 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
     }
     // Each scale was initialized once: the database is larger at scale 2 (about 37 MB
     // against 22 MB), and every test of a scale saw the same order of size.
-    let max_s1 = sizes.iter().filter(|s| s.0 == 1).map(|s| s.2).fold(0.0, f64::max);
+    let max_s1 = sizes
+        .iter()
+        .filter(|s| s.0 == 1)
+        .map(|s| s.2)
+        .fold(0.0, f64::max);
     let min_s2 = sizes
         .iter()
         .filter(|s| s.0 == 2)

@@ -107,7 +107,10 @@ fn statistics_views_and_manifest_on_postgresql_16_17_18() {
         }
         let positive = |name: &str| {
             let s = series(&metrics, name, v);
-            assert!(s.iter().any(|x| *x > 0.0), "pg{v}: {name} never moved: {s:?}");
+            assert!(
+                s.iter().any(|x| *x > 0.0),
+                "pg{v}: {name} never moved: {s:?}"
+            );
         };
         let present = |name: &str| {
             series(&metrics, name, v);
@@ -242,7 +245,10 @@ fn statistics_views_and_manifest_on_postgresql_16_17_18() {
             version.starts_with(&format!("PostgreSQL {v}.")),
             "pg{v}: version() = {version:?}"
         );
-        assert_eq!(server["version_num"].as_i64().unwrap() / 10000, i64::from(v));
+        assert_eq!(
+            server["version_num"].as_i64().unwrap() / 10000,
+            i64::from(v)
+        );
         assert!(
             server["pg_config"]["VERSION"]
                 .as_str()
@@ -251,14 +257,18 @@ fn statistics_views_and_manifest_on_postgresql_16_17_18() {
             server["pg_config"]
         );
         assert!(server["pg_config"]["CONFIGURE"].as_str().is_some());
-        assert!(server["data_directory"].as_str().is_some_and(|d| !d.is_empty()));
+        assert!(server["data_directory"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty()));
         assert_eq!(
             server["non_default_settings"]["track_io_timing"].as_str(),
             Some("on"),
             "pg{v}: {:?}",
             server["non_default_settings"]
         );
-        assert!(full.settings.iter().any(|s| s.name == "track_wal_io_timing"
-            && s.setting.as_deref() == Some("on")));
+        assert!(full
+            .settings
+            .iter()
+            .any(|s| s.name == "track_wal_io_timing" && s.setting.as_deref() == Some("on")));
     }
 }

@@ -2,13 +2,13 @@
 //! `run_intervals.histogram`. Values are microseconds. Merging the whole-run histograms
 //! of several repeats gives exact percentiles over the repeats (within HDR precision).
 
-use hdrhistogram::serialization::{
-    Deserializer, Serializer, V2DeflateSerializer, V2Serializer,
-};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer, V2Serializer};
 use hdrhistogram::Histogram;
 
 use crate::error::{Result, StoreError};
-use crate::model::{histogram_encoding, HistogramRecord, IntervalHistogram, IntervalHistogramRecord};
+use crate::model::{
+    histogram_encoding, HistogramRecord, IntervalHistogram, IntervalHistogramRecord,
+};
 
 /// Serializes `h` in the stored encoding ([`histogram_encoding::HDR_V2`]).
 pub fn encode(h: &Histogram<u64>) -> Result<Vec<u8>> {

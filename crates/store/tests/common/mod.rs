@@ -213,8 +213,9 @@ pub fn round_trip(store: &mut Store) -> i64 {
         ivh.iter().map(|h| h.record.clone()).collect::<Vec<_>>(),
         expected.interval_histograms
     );
-    assert!(ivh.iter().all(|h| h.run_id == run_id
-        && h.record.encoding == histogram_encoding::HDR_V2_DEFLATE));
+    assert!(ivh
+        .iter()
+        .all(|h| h.run_id == run_id && h.record.encoding == histogram_encoding::HDR_V2_DEFLATE));
     let whole = histogram::merged(&loaded.histograms, "latency", -1)
         .unwrap()
         .unwrap();
