@@ -260,7 +260,8 @@ struct ThreadOutput {
 }
 
 /// Runs the benchmark described by `spec` and returns its merged result. Progress lines
-/// (`-P`) and client errors are printed to stderr as pgbench prints them.
+/// (`-P`) are printed to stderr as pgbench prints them, and so are client errors unless
+/// [`RunHooks::on_diagnostic`] takes them.
 pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError> {
     let o = &spec.options;
     // Diagnostics of the main thread (log file errors) go to the caller's sink too.
