@@ -60,11 +60,19 @@ duration = 2
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it once two tests are stored (so one is in hand).
+    // Kill it once two tests are stored and the third is under way: some session of
+    // the campaign (hygiene or the benchmark's clients) is on the database.
     let deadline = Instant::now() + Duration::from_secs(120);
+    let busy_sql = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '{db}' \
+         AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    );
     loop {
-        std::thread::sleep(Duration::from_millis(300));
-        if std::path::Path::new(&store).exists() && export_json(&store).len() >= 2 {
+        std::thread::sleep(Duration::from_millis(100));
+        if std::path::Path::new(&store).exists()
+            && export_json(&store).len() >= 2
+            && srv.psql(&db, &busy_sql).trim() != "0"
+        {
             break;
         }
         assert!(
@@ -181,4 +189,127 @@ fn results_import_reads_a_pgbench_report_and_log() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no pgbench report found"));
+}
+
+#[test]
+fn failed_test_error_is_shown_by_results_and_the_report() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_error_shown");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("missing.sql"),
+        "SELECT * FROM table_that_is_not_there;\n",
+    )
+    .unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "errshown"
+[[target]]
+name = "fx"
+conninfo = "{}"
+[matrix]
+scales = [1]
+clients = [1]
+scripts = [{{ file = "missing.sql" }}]
+[run]
+duration = 1
+"#,
+            srv.conninfo(&db)
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let server_message = "relation \"table_that_is_not_there\" does not exist";
+    let run = pgsurge()
+        .current_dir(dir.path())
+        .args(["campaign", "run"])
+        .arg(&file)
+        .args(["--store", &store])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    // Exit status 3: the campaign completed with failed tests.
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("FAILED") && stderr.contains(server_message),
+        "{stderr}"
+    );
+
+    let runs = export_json(&store);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "failed");
+    let error = runs[0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("client 0 script 0 aborted in command 0 query 0: ERROR:  ")
+            && error.contains(server_message),
+        "{error}"
+    );
+    let run_id = runs[0]["id"]
+        .as_i64()
+        .or(runs[0]["run_id"].as_i64())
+        .unwrap();
+
+    let show = pgsurge()
+        .args(["results", "show", "--store", &store])
+        .output()
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        show.contains("failed") && show.contains(server_message),
+        "{show}"
+    );
+    let show_run = pgsurge()
+        .args([
+            "results",
+            "show",
+            "--store",
+            &store,
+            "--run",
+            &run_id.to_string(),
+        ])
+        .output()
+        .unwrap();
+    let show_run = String::from_utf8_lossy(&show_run.stdout);
+    assert!(
+        show_run.contains("error:\n") && show_run.contains(server_message),
+        "{show_run}"
+    );
+
+    let report_dir = dir.path().join("report");
+    let rep = pgsurge()
+        .args(["report", "--store", &store, "-o"])
+        .arg(&report_dir)
+        .output()
+        .unwrap();
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let escaped = server_message.replace('"', "&quot;");
+    let mut found = false;
+    for entry in walk(&report_dir) {
+        if entry.extension().is_some_and(|e| e == "html") {
+            let html = std::fs::read_to_string(&entry).unwrap();
+            found |= html.contains(&escaped) || html.contains(server_message);
+        }
+    }
+    assert!(found, "the report does not show the server's error");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

@@ -303,7 +303,7 @@ fn bench(o: BenchOptions) -> i32 {
         &spec,
         RunHooks {
             stop: stop.clone(),
-            on_interval: None,
+            ..Default::default()
         },
     ) {
         Ok(r) => r,

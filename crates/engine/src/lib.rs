@@ -42,7 +42,8 @@ use std::ffi::OsString;
 pub use bench::prepare;
 pub use pgsurge_results::result::RunResult;
 pub use pgsurge_results::shared::IntervalSample;
-pub use run::{run, RunHooks, RunSpec};
+pub use run::{run, IntervalHook, RunHooks, RunSpec};
+pub use stderr::{Diagnostic, DiagnosticLevel, DiagnosticSink};
 pub use stop::StopFlag;
 
 /// Why a run could not be carried out.

@@ -17,7 +17,7 @@ use pgsurge_results::result::{QueryMode as ResMode, RunInfo, RunOptions, RunResu
 use pgsurge_results::shared::{IntervalSample, ProgressAggregator, SharedCounters};
 use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_results::txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogWriter};
-use pgsurge_results::HdrIntervalLogWriter;
+use pgsurge_results::{HdrIntervalLogWriter, LatencyHistogram};
 use pgsurge_script::{Command, Script, SeedStreams, SqlMeta, Variables};
 use pgsurge_wire::ConnConfig;
 
@@ -32,6 +32,7 @@ use crate::plan::{
 };
 use crate::recorder::{ThreadLog, ThreadRecorder};
 use crate::sqltext::{to_param_sql, SqlTemplate};
+use crate::stderr::{DiagnosticSink, SinkGuard, StderrDiag};
 use crate::stop::StopFlag;
 use crate::throttle::ThrottleSchedule;
 use crate::EngineError;
@@ -54,14 +55,27 @@ pub struct RunSpec {
     pub server_version: Option<String>,
 }
 
+/// Receives an interval's sample and the latency histogram of its successful
+/// transactions (see [`RunHooks::on_interval`]).
+pub type IntervalHook<'a> = dyn FnMut(&IntervalSample, &LatencyHistogram) + 'a;
+
 /// Callbacks and controls for an in-process run.
 #[derive(Default)]
 pub struct RunHooks<'a> {
     /// Raise to stop the run (clients finish their current transaction).
     pub stop: StopFlag,
     /// Called from the main thread with each interval sample (every `-P` seconds, or
-    /// every second when `-P` is off).
-    pub on_interval: Option<&'a mut dyn FnMut(&IntervalSample)>,
+    /// every second when `-P` is off) and the latency histogram of the interval's
+    /// successful transactions (µs). After the clients finish, it is called once more
+    /// for the remainder since the last full interval (shorter, and not printed by
+    /// `-P`) when that recorded anything; so the interval histograms merge exactly to the
+    /// run's latency histogram.
+    pub on_interval: Option<&'a mut IntervalHook<'a>>,
+    /// Takes the run's diagnostics (client errors such as `client 3 script 0 aborted in
+    /// command 1 query 0: ERROR:  …`, `--verbose-errors` lines, server notices) instead
+    /// of stderr. Called from the thread that meets them; only on a diagnostic, never on
+    /// the path of a successful transaction.
+    pub on_diagnostic: Option<DiagnosticSink>,
 }
 
 /// Parses the script texts again with the script crate (the args crate validated them),
@@ -246,9 +260,12 @@ struct ThreadOutput {
 }
 
 /// Runs the benchmark described by `spec` and returns its merged result. Progress lines
-/// (`-P`) and client errors are printed to stderr as pgbench prints them.
+/// (`-P`) are printed to stderr as pgbench prints them, and so are client errors unless
+/// [`RunHooks::on_diagnostic`] takes them.
 pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError> {
     let o = &spec.options;
+    // Diagnostics of the main thread (log file errors) go to the caller's sink too.
+    let _sink = SinkGuard::install(hooks.on_diagnostic.as_ref());
     let scripts = Arc::new(parse_scripts(o)?);
     let plan = build_plan(o, &scripts)?;
     let nclients = o.clients.max(1) as usize;
@@ -372,7 +389,9 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
             );
             let rate = o.rate;
             let exit_on_abort = o.exit_on_abort;
+            let sink = hooks.on_diagnostic.clone();
             let body = move || -> Result<ThreadOutput, String> {
+                let _sink = SinkGuard::install(sink.as_ref());
                 let mut err = None;
                 if !plan.config.connect_per_txn {
                     if let Err((id, msg)) = connect_all(conn, &mut slots) {
@@ -495,7 +514,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                             );
                         }
                         if let Some(cb) = on_interval.as_mut() {
-                            cb(&sample);
+                            cb(&sample, a.interval_histogram());
                         }
                         intervals.push(sample);
                     }
@@ -505,6 +524,16 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                 }
                 let wait = (next - clock.now()).clamp(1_000, 20_000);
                 std::thread::sleep(Duration::from_micros(wait as u64));
+            }
+            // Every client is done: the remainder since the last full interval goes to
+            // the caller only (pgbench prints no partial progress line).
+            if let (Some(a), Some(cb)) = (agg.as_mut(), on_interval.as_mut()) {
+                let sample = a.tick(clock.now());
+                if sample.transactions + sample.failures + sample.skipped > 0
+                    || !a.interval_histogram().is_empty()
+                {
+                    cb(&sample, a.interval_histogram());
+                }
             }
         }
 
@@ -546,8 +575,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         min_start = min_start.min(out.bench_start);
         aborted |= out.aborted || out.loop_end == LoopEnd::PollFailed;
         if let Some(e) = &out.log_error {
-            let _ = std::io::stdout().flush();
-            eprintln!("pgbench: error: could not write to log file: {e}");
+            StderrDiag::new(false).error_line(&format!("could not write to log file: {e}"));
         }
         match merged.as_mut() {
             None => merged = Some(out.stats),

@@ -1,8 +1,10 @@
 //! Turns the engine's [`RunResult`] and interval samples into store records.
 
 use base64::Engine as _;
-use pgsurge_results::{IntervalSample, LatencySummary, RunResult};
-use pgsurge_store::{histogram_encoding, HistogramRecord, IntervalRecord, RunRecord};
+use pgsurge_results::{IntervalSample, LatencyHistogram, LatencySummary, RunResult};
+use pgsurge_store::{
+    histogram_encoding, HistogramRecord, IntervalHistogramRecord, IntervalRecord, RunRecord,
+};
 
 /// Fills the result columns of `run` from `r`.
 pub fn fill_run(run: &mut RunRecord, r: &RunResult) {
@@ -84,7 +86,24 @@ pub fn histograms(r: &RunResult) -> Vec<HistogramRecord> {
     out
 }
 
-/// One interval sample as a stored interval.
+/// The latency histogram of a stored interval (None when it recorded nothing).
+pub fn interval_histogram(
+    interval: &IntervalRecord,
+    h: &LatencyHistogram,
+) -> Option<IntervalHistogramRecord> {
+    IntervalHistogramRecord::from_histogram(
+        "latency",
+        interval.ts,
+        interval.elapsed_s,
+        interval.duration_s,
+        h.inner(),
+    )
+    .ok()
+    .flatten()
+}
+
+/// One interval sample as a stored interval. The engine's sample is stamped with the
+/// interval's end; the store keeps its start.
 pub fn interval(s: &IntervalSample, warmup: bool, elapsed_offset: f64) -> IntervalRecord {
     let pct = |p: f64| {
         s.percentiles
@@ -94,8 +113,8 @@ pub fn interval(s: &IntervalSample, warmup: bool, elapsed_offset: f64) -> Interv
     };
     let some = |v: f64| (s.transactions > 0 && v.is_finite()).then_some(v);
     IntervalRecord {
-        ts: s.epoch_s,
-        elapsed_s: s.elapsed_s + elapsed_offset,
+        ts: s.epoch_s - s.duration_s,
+        elapsed_s: s.elapsed_s - s.duration_s + elapsed_offset,
         duration_s: s.duration_s,
         warmup,
         transactions: i64::try_from(s.transactions).unwrap_or(i64::MAX),

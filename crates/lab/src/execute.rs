@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use pgsurge_engine::{RunHooks, RunSpec, StopFlag};
-use pgsurge_results::{IntervalSample, RunResult};
+use pgsurge_engine::{Diagnostic, DiagnosticLevel, DiagnosticSink, RunHooks, RunSpec, StopFlag};
+use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
 use pgsurge_store::{
     epoch_to_rfc3339, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord, RunWrite,
     SettingRecord, WarningRecord,
@@ -157,15 +158,55 @@ fn settle(monitor: &mut Pg, db: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs the engine in-process for `argv` against `target`.
+/// How many client messages a stored error or warning quotes.
+const KEPT_MESSAGES: usize = 10;
+
+/// The error and info lines the engine's clients reported during a run (what pgbench
+/// prints on stderr), the first [`KEPT_MESSAGES`] of them verbatim.
+#[derive(Debug, Default)]
+pub struct ClientMessages {
+    /// The first messages, in the order they arrived.
+    pub kept: Vec<String>,
+    /// How many more there were.
+    pub dropped: usize,
+}
+
+impl ClientMessages {
+    fn push(&mut self, message: &str) {
+        if self.kept.len() < KEPT_MESSAGES {
+            self.kept.push(message.to_string());
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// True when no client reported anything.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The messages, one per line (a server error keeps its own `LINE n:` lines), and
+    /// how many were left out.
+    pub fn text(&self) -> String {
+        let mut s = self.kept.join("\n");
+        if self.dropped > 0 {
+            s.push_str(&format!("\n(and {} more messages)", self.dropped));
+        }
+        s
+    }
+}
+
+/// Runs the engine in-process for `argv` against `target`. The clients' error lines are
+/// collected instead of printed: an aborted run fails with them as its error, a run that
+/// completed returns them beside its result.
 pub fn engine_run(
     target: &LiveTarget,
     argv: &[String],
     scale: u32,
     init: &InitOptionsSpec,
     stop: &StopFlag,
-    on_interval: &mut dyn FnMut(&IntervalSample),
-) -> Result<RunResult> {
+    on_interval: &mut dyn FnMut(&IntervalSample, &LatencyHistogram),
+) -> Result<(RunResult, ClientMessages)> {
     let mut args: Vec<OsString> = argv.iter().map(OsString::from).collect();
     args.push("--percentiles".into());
     let mut out = Vec::new();
@@ -197,18 +238,32 @@ pub fn engine_run(
         partitions,
         server_version: Some(target.server_version.clone()),
     };
+    let messages = Arc::new(Mutex::new(ClientMessages::default()));
+    let collector = Arc::clone(&messages);
+    // Server notices are not errors: they are dropped (pgbench would print them).
+    let sink: DiagnosticSink = Arc::new(move |d: &Diagnostic<'_>| {
+        if d.level != DiagnosticLevel::Notice {
+            if let Ok(mut m) = collector.lock() {
+                m.push(d.message);
+            }
+        }
+    });
     let hooks = RunHooks {
         stop: stop.clone(),
         on_interval: Some(on_interval),
+        on_diagnostic: Some(sink),
     };
-    let result = pgsurge_engine::run(&spec, hooks)
-        .map_err(|e| LabError::Other(format!("benchmark run: {e}")))?;
+    let result = pgsurge_engine::run(&spec, hooks);
+    let messages = std::mem::take(&mut *messages.lock().unwrap_or_else(|p| p.into_inner()));
+    let result = result.map_err(|e| LabError::Other(format!("benchmark run: {e}")))?;
     if result.aborted {
-        return Err(LabError::Other(
-            "benchmark run aborted (a client failed; see the messages above)".into(),
-        ));
+        return Err(LabError::Other(if messages.is_empty() {
+            "benchmark run aborted (no client reported an error)".into()
+        } else {
+            format!("benchmark run aborted:\n{}", messages.text())
+        }));
     }
-    Ok(result)
+    Ok((result, messages))
 }
 
 /// Outcome of [`run_test`] when it did not produce a storable test.
@@ -374,11 +429,21 @@ fn run_test_inner(
     let warmup = c.warmup_s().round() as u32;
     if warmup > 0 {
         let argv = pgbench_argv(s, Limit::Duration(warmup), true);
-        let mut cb = |iv: &IntervalSample| {
+        let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
             w.intervals.push(crate::convert::interval(iv, true, 0.0));
             on_interval(iv);
         };
-        engine_run(target, &argv, p.scale, &init, stop, &mut cb)?;
+        let (_, warm_messages) = engine_run(target, &argv, p.scale, &init, stop, &mut cb)?;
+        if !warm_messages.is_empty() {
+            w.warnings.push(warning(
+                "client_errors",
+                format!(
+                    "test {}: the warm-up's clients reported errors:\n{}",
+                    p.key,
+                    warm_messages.text()
+                ),
+            ));
+        }
         // Warm-up intervals end at elapsed 0, where the measured run begins.
         let end = w
             .intervals
@@ -402,13 +467,26 @@ fn run_test_inner(
         devices: sampling.devices.clone(),
     });
     let argv = pgbench_argv(s, c.limit(), true);
-    let mut cb = |iv: &IntervalSample| {
-        w.intervals.push(crate::convert::interval(iv, false, 0.0));
+    let mut cb = |iv: &IntervalSample, h: &LatencyHistogram| {
+        let interval = crate::convert::interval(iv, false, 0.0);
+        w.interval_histograms
+            .extend(crate::convert::interval_histogram(&interval, h));
+        w.intervals.push(interval);
         on_interval(iv);
     };
     let result = engine_run(target, &argv, p.scale, &init, stop, &mut cb);
     let sampled = sampler.finish();
-    let result = result?;
+    let (result, messages) = result?;
+    if !messages.is_empty() {
+        w.warnings.push(warning(
+            "client_errors",
+            format!(
+                "test {}: the clients reported errors:\n{}",
+                p.key,
+                messages.text()
+            ),
+        ));
+    }
     settle(&mut monitor, &target.dbname)?;
     let after = snapshot(&mut monitor, target)?;
     w.metrics = sampled.samples;

@@ -26,13 +26,19 @@ pub fn counters_sql(version_num: i32, db: &str) -> Vec<String> {
          ('deadlocks', d.deadlocks::float8)) AS x(k, v)"
     )];
     if version_num >= 170000 {
-        parts.push(
+        // 18 counts skipped checkpoints in num_timed/num_requested and adds num_done
+        // (checkpoints completed) and slru_written.
+        let v18 = if version_num >= 180000 {
+            ", ('done', c.num_done::float8), ('slru_written', c.slru_written::float8)"
+        } else {
+            ""
+        };
+        parts.push(format!(
             "SELECT 'pg.checkpointer.' || k, v FROM pg_stat_checkpointer c, \
              LATERAL (VALUES ('timed', c.num_timed::float8), ('requested', c.num_requested::float8), \
              ('buffers_written', c.buffers_written::float8), ('write_time_ms', c.write_time::float8), \
-             ('sync_time_ms', c.sync_time::float8)) AS x(k, v)"
-                .into(),
-        );
+             ('sync_time_ms', c.sync_time::float8){v18}) AS x(k, v)"
+        ));
         parts.push(
             "SELECT 'pg.bgwriter.' || k, v FROM pg_stat_bgwriter b, \
              LATERAL (VALUES ('buffers_clean', b.buffers_clean::float8), \

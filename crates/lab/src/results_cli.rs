@@ -171,11 +171,29 @@ pub fn runs_table(runs: &[Run]) -> String {
             d.status,
             d.error
                 .as_deref()
-                .map(|e| format!(": {e}"))
+                .map(|e| format!(": {}", first_line(e)))
                 .unwrap_or_default()
         ));
     }
     s
+}
+
+/// The first line of a (possibly multi-line) error, marked when lines follow.
+fn first_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first.to_string()
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
@@ -193,6 +211,9 @@ fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
             r.settings.len(),
             r.counters.len()
         );
+        if let Some(e) = &r.run.record.error {
+            println!("error:\n{}", indent(e));
+        }
         for w in &r.warnings {
             println!("warning: {}", w.message);
         }
@@ -219,6 +240,11 @@ fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
         })
         .map_err(|e| e.to_string())?;
     print!("{}", runs_table(&runs));
+    for r in &runs {
+        if let Some(e) = r.record.error.as_deref().filter(|e| e.contains('\n')) {
+            println!("run {} ({}) error:\n{}", r.id, r.record.test_key, indent(e));
+        }
+    }
     for w in store.warnings(Some(set_id)).map_err(|e| e.to_string())? {
         println!("warning: {}", w.record.message);
     }

@@ -2,16 +2,28 @@
 //! `run_intervals.histogram`. Values are microseconds. Merging the whole-run histograms
 //! of several repeats gives exact percentiles over the repeats (within HDR precision).
 
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer, V2Serializer};
 use hdrhistogram::Histogram;
 
 use crate::error::{Result, StoreError};
-use crate::model::{histogram_encoding, HistogramRecord};
+use crate::model::{
+    histogram_encoding, HistogramRecord, IntervalHistogram, IntervalHistogramRecord,
+};
 
 /// Serializes `h` in the stored encoding ([`histogram_encoding::HDR_V2`]).
 pub fn encode(h: &Histogram<u64>) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
     V2Serializer::new()
+        .serialize(h, &mut buf)
+        .map_err(|e| StoreError::Histogram(format!("encoding: {e:?}")))?;
+    Ok(buf)
+}
+
+/// Serializes `h` compressed ([`histogram_encoding::HDR_V2_DEFLATE`]): what interval
+/// histograms use, a few hundred bytes for a typical second.
+pub fn encode_compressed(h: &Histogram<u64>) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
         .serialize(h, &mut buf)
         .map_err(|e| StoreError::Histogram(format!("encoding: {e:?}")))?;
     Ok(buf)
@@ -46,16 +58,68 @@ impl HistogramRecord {
 
     /// Decodes the stored histogram.
     pub fn decode(&self) -> Result<Histogram<u64>> {
-        if self.encoding != histogram_encoding::HDR_V2
-            && self.encoding != histogram_encoding::HDR_V2_DEFLATE
-        {
-            return Err(StoreError::Histogram(format!(
-                "unknown encoding {:?}",
-                self.encoding
-            )));
-        }
+        check_encoding(&self.encoding)?;
         decode(&self.data)
     }
+}
+
+impl IntervalHistogramRecord {
+    /// A record for the interval starting at `ts` (epoch seconds) / `elapsed_s` (since
+    /// the measured run began), `duration_s` long; None when `h` is empty (empty
+    /// intervals are not stored). Unit: microseconds; compressed V2 encoding.
+    pub fn from_histogram(
+        kind: &str,
+        ts: f64,
+        elapsed_s: f64,
+        duration_s: f64,
+        h: &Histogram<u64>,
+    ) -> Result<Option<Self>> {
+        if h.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(IntervalHistogramRecord {
+            kind: kind.to_string(),
+            ts,
+            elapsed_s,
+            duration_s,
+            unit: "us".to_string(),
+            encoding: histogram_encoding::HDR_V2_DEFLATE.to_string(),
+            count: i64::try_from(h.len()).unwrap_or(i64::MAX),
+            data: encode_compressed(h)?,
+        }))
+    }
+
+    /// Decodes the stored histogram.
+    pub fn decode(&self) -> Result<Histogram<u64>> {
+        check_encoding(&self.encoding)?;
+        decode(&self.data)
+    }
+}
+
+fn check_encoding(encoding: &str) -> Result<()> {
+    if encoding != histogram_encoding::HDR_V2 && encoding != histogram_encoding::HDR_V2_DEFLATE {
+        return Err(StoreError::Histogram(format!(
+            "unknown encoding {encoding:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// Merges interval histograms (e.g. a window of one run, or the same window of several
+/// repeats, as returned by [`crate::Store::interval_histograms`]); None when there is
+/// none.
+pub fn merged_intervals(records: &[IntervalHistogram]) -> Result<Option<Histogram<u64>>> {
+    let mut out: Option<Histogram<u64>> = None;
+    for r in records {
+        let h = r.record.decode()?;
+        match out.as_mut() {
+            None => out = Some(h),
+            Some(acc) => acc
+                .add(&h)
+                .map_err(|e| StoreError::Histogram(format!("merging: {e:?}")))?,
+        }
+    }
+    Ok(out)
 }
 
 /// Merges the histograms of `kind` and `script_index` among `records` (e.g. the

@@ -21,9 +21,11 @@
 //! # Ok::<(), pgsurge_store::StoreError>(())
 //! ```
 //!
-//! Schema summary (see `migrations/0001_initial.sql` for every column):
+//! Schema summary (see `migrations/*.sql` for every column):
 //! `servers`, `sets`, `targets`, `runs` (unique `(set_id, test_key)`), `run_intervals`,
 //! `run_histograms` (HdrHistogram V2 blobs, so percentiles over repeats are exact),
+//! `run_interval_histograms` (version 3: one compressed histogram per interval, so
+//! percentiles over any window of a run, or of several repeats, are exact),
 //! `run_metrics` (long format: run, ts, metric, value) with `metrics_info`,
 //! `run_counters`, `run_settings`, `run_environment` (JSON manifest), `warnings`.
 
@@ -75,6 +77,9 @@ pub fn is_postgres_location(location: &str) -> bool {
 pub struct Store {
     backend: Box<dyn Backend>,
     location: String,
+    /// Schema version after opening (what the writer may use; older stores opened with
+    /// [`Store::open_at_version`] lack the newer tables).
+    version: i64,
 }
 
 impl std::fmt::Debug for Store {
@@ -116,6 +121,7 @@ impl Store {
         let mut store = Store {
             backend,
             location: location.to_string(),
+            version: 0,
         };
         let found = store.backend.schema_version()?;
         if found > SCHEMA_VERSION {
@@ -126,6 +132,7 @@ impl Store {
             });
         }
         schema::migrate(store.backend.as_mut(), found, version.min(SCHEMA_VERSION))?;
+        store.version = store.backend.schema_version()?;
         Ok(store)
     }
 

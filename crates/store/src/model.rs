@@ -352,7 +352,9 @@ record! {
         lag_mean_ms: Option<f64>,
         /// Max lag.
         lag_max_ms: Option<f64>,
-        /// Latency histogram of the interval, encoded like [`HistogramRecord::data`].
+        /// Latency histogram of the interval, encoded like [`HistogramRecord::data`]
+        /// (schema version 1; superseded by [`IntervalHistogramRecord`] in
+        /// `run_interval_histograms`, and left empty by pgsurge since).
         histogram: Option<Vec<u8>>,
     }
 }
@@ -384,6 +386,50 @@ record! {
         /// The serialized histogram.
         data: Vec<u8>,
     }
+}
+
+record! {
+    /// The histogram of one interval of a run (`run_interval_histograms`, schema
+    /// version 3). Only intervals that recorded a value have one.
+    pub struct IntervalHistogramRecord {
+        /// "latency".
+        kind: String,
+        /// Interval start, epoch seconds (as [`IntervalRecord::ts`]).
+        ts: f64,
+        /// Interval start, seconds since the measured run began.
+        elapsed_s: f64,
+        /// Interval length, seconds.
+        duration_s: f64,
+        /// Unit of recorded values ("us").
+        unit: String,
+        /// See [`histogram_encoding`].
+        encoding: String,
+        /// Values recorded.
+        count: i64,
+        /// The serialized histogram.
+        data: Vec<u8>,
+    }
+}
+
+/// A stored interval histogram with the run it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalHistogram {
+    /// The run.
+    pub run_id: i64,
+    /// The stored columns.
+    #[serde(flatten)]
+    pub record: IntervalHistogramRecord,
+}
+
+/// Which intervals [`crate::Store::interval_histograms`] returns: those whose start
+/// (`elapsed_s`, seconds since the measured run began) is in `[from_s, to_s)`; an open
+/// bound is unbounded.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IntervalWindow {
+    /// First second, inclusive.
+    pub from_s: Option<f64>,
+    /// Last second, exclusive.
+    pub to_s: Option<f64>,
 }
 
 record! {
@@ -467,6 +513,9 @@ pub struct RunWrite {
     pub intervals: Vec<IntervalRecord>,
     /// Whole-run histograms.
     pub histograms: Vec<HistogramRecord>,
+    /// Per-interval histograms (intervals with values only).
+    #[serde(default)]
+    pub interval_histograms: Vec<IntervalHistogramRecord>,
     /// OS and PostgreSQL samples.
     pub metrics: Vec<MetricSample>,
     /// Descriptions of the metric names used (upserted).

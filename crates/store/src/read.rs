@@ -248,6 +248,44 @@ impl Store {
         Ok(out)
     }
 
+    /// The per-interval histograms of several runs whose interval starts in `window`,
+    /// by run then time (merge them with [`crate::histogram::merged_intervals`] for exact
+    /// percentiles over a window, or over the same window of several repeats).
+    pub fn interval_histograms(
+        &mut self,
+        run_ids: &[i64],
+        kind: &str,
+        window: IntervalWindow,
+    ) -> Result<Vec<IntervalHistogram>> {
+        if self.version < 3 {
+            return Ok(Vec::new());
+        }
+        let mut sql = format!(
+            "SELECT x.run_id, {} FROM run_interval_histograms x WHERE x.run_id = ? AND x.kind = ?",
+            IntervalHistogramRecord::select_list("x")
+        );
+        if window.from_s.is_some() {
+            sql.push_str(" AND x.elapsed_s >= ?");
+        }
+        if window.to_s.is_some() {
+            sql.push_str(" AND x.elapsed_s < ?");
+        }
+        sql.push_str(" ORDER BY x.ts");
+        let mut out = Vec::new();
+        for id in run_ids {
+            let mut params = vec![Value::Int(*id), kind.to_value()];
+            params.extend(window.from_s.map(Value::Real));
+            params.extend(window.to_s.map(Value::Real));
+            for r in self.backend.query(&sql, &params)? {
+                out.push(IntervalHistogram {
+                    run_id: r.read(0, "run_interval_histograms.run_id")?,
+                    record: IntervalHistogramRecord::from_row(&r, 1)?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// One metric's samples of a run, by time, as (epoch seconds, value).
     pub fn metric_series(&mut self, run_id: i64, metric: &str) -> Result<Vec<(f64, f64)>> {
         self.backend

@@ -11,6 +11,7 @@ use crate::error::Result;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_initial.sql"),
     include_str!("../migrations/0002_indexes.sql"),
+    include_str!("../migrations/0003_interval_histograms.sql"),
 ];
 
 /// The newest schema version this build knows.

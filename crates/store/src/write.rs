@@ -120,13 +120,15 @@ impl Store {
     /// Writes one test and everything about it in one transaction; returns the run id.
     /// Fails with [`StoreError::DuplicateTest`] when the set already holds its test key.
     pub fn write_run(&mut self, w: &RunWrite) -> Result<i64> {
-        self.transaction(|b| write_run_in(b, w, false))
+        let v = self.version;
+        self.transaction(|b| write_run_in(b, v, w, false))
     }
 
     /// Like [`Store::write_run`], but first deletes a stored test with the same key (to
     /// rerun a failed test).
     pub fn write_run_replacing(&mut self, w: &RunWrite) -> Result<i64> {
-        self.transaction(|b| write_run_in(b, w, true))
+        let v = self.version;
+        self.transaction(|b| write_run_in(b, v, w, true))
     }
 
     /// Stores a warning and returns its id.
@@ -138,18 +140,20 @@ impl Store {
 
     /// Deletes a run and everything about it.
     pub fn delete_run(&mut self, run_id: i64) -> Result<()> {
-        self.transaction(|b| delete_run_in(b, run_id))
+        let v = self.version;
+        self.transaction(|b| delete_run_in(b, v, run_id))
     }
 
     /// Deletes a set with its targets, runs and warnings.
     pub fn delete_set(&mut self, set_id: i64) -> Result<()> {
+        let v = self.version;
         self.transaction(|b| {
             let ids = b.query(
                 "SELECT id FROM runs WHERE set_id = ?",
                 &[Value::Int(set_id)],
             )?;
             for r in ids {
-                delete_run_in(b, r.read(0, "runs.id")?)?;
+                delete_run_in(b, v, r.read(0, "runs.id")?)?;
             }
             b.execute(
                 "DELETE FROM warnings WHERE set_id = ?",
@@ -171,20 +175,25 @@ impl Store {
     }
 }
 
-/// Child tables of `runs`, deleted explicitly (PostgreSQL and SQLite both cascade, but
-/// SQLite only with `foreign_keys` on; explicit deletes do not depend on it).
-const RUN_CHILDREN: &[&str] = &[
-    "run_intervals",
-    "run_histograms",
-    "run_metrics",
-    "run_counters",
-    "run_settings",
-    "run_environment",
-    "warnings",
+/// Child tables of `runs` with the schema version that added them, deleted explicitly
+/// (PostgreSQL and SQLite both cascade, but SQLite only with `foreign_keys` on; explicit
+/// deletes do not depend on it).
+const RUN_CHILDREN: &[(&str, i64)] = &[
+    ("run_intervals", 1),
+    ("run_histograms", 1),
+    ("run_interval_histograms", 3),
+    ("run_metrics", 1),
+    ("run_counters", 1),
+    ("run_settings", 1),
+    ("run_environment", 1),
+    ("warnings", 1),
 ];
 
-fn delete_run_in(b: &mut dyn Backend, run_id: i64) -> Result<()> {
-    for t in RUN_CHILDREN {
+fn delete_run_in(b: &mut dyn Backend, version: i64, run_id: i64) -> Result<()> {
+    for (t, since) in RUN_CHILDREN {
+        if version < *since {
+            continue;
+        }
         b.execute(
             &format!("DELETE FROM {t} WHERE run_id = ?"),
             &[Value::Int(run_id)],
@@ -209,7 +218,7 @@ fn prefixed<'a>(columns: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
-fn write_run_in(b: &mut dyn Backend, w: &RunWrite, replace: bool) -> Result<i64> {
+fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) -> Result<i64> {
     let run = &w.run;
     let existing = b.query(
         "SELECT id FROM runs WHERE set_id = ? AND test_key = ?",
@@ -222,7 +231,7 @@ fn write_run_in(b: &mut dyn Backend, w: &RunWrite, replace: bool) -> Result<i64>
                 test_key: run.test_key.clone(),
             });
         }
-        delete_run_in(b, r.read(0, "runs.id")?)?;
+        delete_run_in(b, version, r.read(0, "runs.id")?)?;
     }
     let run_id = insert_returning_id(b, "runs", RunRecord::COLUMNS, &run.values())?;
 
@@ -236,6 +245,17 @@ fn write_run_in(b: &mut dyn Backend, w: &RunWrite, replace: bool) -> Result<i64>
         &prefixed(HistogramRecord::COLUMNS),
         &with_run_id(run_id, w.histograms.iter().map(|x| x.values()).collect()),
     )?;
+    // Stores older than version 3 (opened with open_at_version) have no such table.
+    if version >= 3 {
+        b.insert_many(
+            "run_interval_histograms",
+            &prefixed(IntervalHistogramRecord::COLUMNS),
+            &with_run_id(
+                run_id,
+                w.interval_histograms.iter().map(|x| x.values()).collect(),
+            ),
+        )?;
+    }
     b.insert_many(
         "run_metrics",
         &prefixed(MetricSample::COLUMNS),

@@ -42,13 +42,17 @@ fn postgres_store_migrates_from_version_1() {
         common::write_sample(&mut v1)
     };
     let index_sql = "SELECT count(*) FROM pg_indexes WHERE indexname = 'runs_target'";
+    let table_sql = "SELECT count(*) FROM pg_tables WHERE tablename = 'run_interval_histograms'";
     assert_eq!(srv.psql(&db, index_sql).trim(), "0");
+    assert_eq!(srv.psql(&db, table_sql).trim(), "0");
     let mut store = Store::open(&location).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    const { assert!(SCHEMA_VERSION >= 3) };
     assert_eq!(srv.psql(&db, index_sql).trim(), "1");
+    assert_eq!(srv.psql(&db, table_sql).trim(), "1");
     let loaded = store.load_run(run_id).unwrap();
     assert_eq!(loaded.metrics.len(), 4);
-    common::write_more(&mut store, loaded.run.record.set_id);
+    common::check_migrated(&mut store, run_id);
 }
 
 #[test]

@@ -63,26 +63,27 @@ fn migrates_a_version_1_store_and_keeps_its_data() {
         assert_eq!(v1.schema_version().unwrap(), 1);
         common::write_sample(&mut v1)
     };
-    // Version 1 has none of version 2's indexes.
-    let index_count = |path: &str| -> i64 {
+    // Version 1 has none of version 2's indexes nor version 3's table.
+    let count = |path: &str, kind: &str, name: &str| -> i64 {
         rusqlite_conn(path)
             .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_target'",
-                [],
+                "SELECT count(*) FROM sqlite_master WHERE type = ?1 AND name = ?2",
+                [kind, name],
                 |r| r.get(0),
             )
             .unwrap()
     };
-    assert_eq!(index_count(path), 0);
+    assert_eq!(count(path, "index", "runs_target"), 0);
+    assert_eq!(count(path, "table", "run_interval_histograms"), 0);
     let mut store = Store::open(path).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-    const { assert!(SCHEMA_VERSION >= 2) };
-    assert_eq!(index_count(path), 1);
+    const { assert!(SCHEMA_VERSION >= 3) };
+    assert_eq!(count(path, "index", "runs_target"), 1);
+    assert_eq!(count(path, "table", "run_interval_histograms"), 1);
     let loaded = store.load_run(run_id).unwrap();
     assert_eq!(loaded.run.record.test_key, "t1");
     assert_eq!(loaded.metrics.len(), 4);
-    // The migrated store accepts new runs.
-    common::write_more(&mut store, loaded.run.record.set_id);
+    common::check_migrated(&mut store, run_id);
 }
 
 fn rusqlite_conn(path: &str) -> rusqlite::Connection {

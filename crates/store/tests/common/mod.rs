@@ -40,8 +40,32 @@ pub fn sample_run(set_id: i64, target_id: Option<i64>, key: &str) -> RunWrite {
         result_json: Some(serde_json::json!({"tps": 1234.5})),
         ..Default::default()
     };
+    // The measured intervals' histograms merge to the whole-run histogram.
+    let mut second = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+    second.record(100).unwrap();
+    second.record(200).unwrap();
+    let mut third = second.clone();
+    third.reset();
+    third.record(300).unwrap();
+    third.record(4000).unwrap();
+    let mut empty = third.clone();
+    empty.reset();
+    let interval_histograms = [(1, &second), (2, &third), (3, &empty)]
+        .into_iter()
+        .filter_map(|(i, h)| {
+            IntervalHistogramRecord::from_histogram(
+                "latency",
+                1000.0 + f64::from(i),
+                f64::from(i),
+                1.0,
+                h,
+            )
+            .unwrap()
+        })
+        .collect();
     RunWrite {
         run,
+        interval_histograms,
         intervals: (0..3)
             .map(|i| IntervalRecord {
                 ts: 1000.0 + f64::from(i),
@@ -138,6 +162,33 @@ pub fn write_more(store: &mut Store, set_id: i64) -> i64 {
     store.write_run(&sample_run(set_id, None, "t2")).unwrap()
 }
 
+/// After migrating a store written at version 1 (`old_run` was written then): the old
+/// run reads back without interval histograms (version 1 had no such table), and the
+/// migrated store takes new runs with them, deletes and replaces runs.
+pub fn check_migrated(store: &mut Store, old_run: i64) {
+    assert!(store
+        .interval_histograms(&[old_run], "latency", IntervalWindow::default())
+        .unwrap()
+        .is_empty());
+    let set_id = store.run(old_run).unwrap().record.set_id;
+    let new_run = write_more(store, set_id);
+    let ivh = store
+        .interval_histograms(&[old_run, new_run], "latency", IntervalWindow::default())
+        .unwrap();
+    assert_eq!(ivh.len(), 2);
+    assert!(ivh.iter().all(|h| h.run_id == new_run));
+    let loaded = store.load_run(new_run).unwrap();
+    assert_eq!(
+        histogram::merged_intervals(&ivh).unwrap(),
+        histogram::merged(&loaded.histograms, "latency", -1).unwrap()
+    );
+    store.delete_run(new_run).unwrap();
+    let left = store
+        .query("SELECT count(*) FROM run_interval_histograms", &[])
+        .unwrap();
+    assert_eq!(left[0].read::<i64>(0, "count").unwrap(), 0);
+}
+
 /// Full round trip; returns the run id.
 pub fn round_trip(store: &mut Store) -> i64 {
     let run_id = write_sample(store);
@@ -152,6 +203,41 @@ pub fn round_trip(store: &mut Store) -> i64 {
     assert_eq!(loaded.run.record, expected.run);
     assert_eq!(loaded.intervals, expected.intervals);
     assert_eq!(loaded.histograms, expected.histograms);
+    // Interval histograms: the empty one was not stored; all of them merge to the run's
+    // histogram; a window selects by interval start.
+    assert_eq!(expected.interval_histograms.len(), 2);
+    let ivh = store
+        .interval_histograms(&[run_id], "latency", IntervalWindow::default())
+        .unwrap();
+    assert_eq!(
+        ivh.iter().map(|h| h.record.clone()).collect::<Vec<_>>(),
+        expected.interval_histograms
+    );
+    assert!(ivh
+        .iter()
+        .all(|h| h.run_id == run_id && h.record.encoding == histogram_encoding::HDR_V2_DEFLATE));
+    let whole = histogram::merged(&loaded.histograms, "latency", -1)
+        .unwrap()
+        .unwrap();
+    let from_intervals = histogram::merged_intervals(&ivh).unwrap().unwrap();
+    assert_eq!(from_intervals, whole);
+    let late = store
+        .interval_histograms(
+            &[run_id],
+            "latency",
+            IntervalWindow {
+                from_s: Some(1.5),
+                to_s: Some(3.0),
+            },
+        )
+        .unwrap();
+    assert_eq!(late.len(), 1);
+    let late = histogram::merged_intervals(&late).unwrap().unwrap();
+    assert_eq!((late.len(), late.min()), (2, 300));
+    assert!(store
+        .interval_histograms(&[run_id], "lag", IntervalWindow::default())
+        .unwrap()
+        .is_empty());
     assert_eq!(loaded.counters, expected.counters);
     assert_eq!(loaded.settings, expected.settings);
     assert_eq!(loaded.environment, expected.environment);
