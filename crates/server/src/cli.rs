@@ -54,7 +54,7 @@ struct StartArgs {
     /// kept at stop). Default: a temporary directory removed at stop.
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
-    /// TCP port on 127.0.0.1 (default: a free port).
+    /// TCP port on 127.0.0.1 (default, or 0: a free port).
     #[arg(long, value_name = "N")]
     port: Option<u16>,
     /// Database to create at initialization; the connection string names it.
@@ -146,7 +146,8 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
     if let Some(d) = &a.data {
         b = b.data_dir(d);
     }
-    if let Some(p) = a.port {
+    // Port 0 means "any free port", as with bind(2); postgres itself refuses 0.
+    if let Some(p) = a.port.filter(|&p| p != 0) {
         b = b.port(p);
     }
     if let Some(u) = a.run_as {

@@ -120,3 +120,23 @@ fn server_start_temporary_is_removed_at_stop() {
     assert_eq!(code, 0, "{err}");
     assert!(!data.exists(), "temporary data directory removed at stop");
 }
+
+/// `--port 0` asks for any free port (postgres itself refuses port 0).
+#[test]
+fn server_start_port_zero_picks_a_free_port() {
+    let state = tempfile::tempdir().unwrap();
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    let (code, out, err) = run(&["start", "--state-dir", sd, "--port", "0"]);
+    assert_eq!(code, 0, "{err}");
+    let conninfo = out.trim().to_string();
+    let port: u16 = conninfo
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("port="))
+        .and_then(|p| p.parse().ok())
+        .expect("port in the conninfo");
+    assert_ne!(port, 0, "{conninfo}");
+    assert_eq!(psql(&conninfo, "show port"), port.to_string());
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+}
