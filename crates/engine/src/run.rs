@@ -298,7 +298,11 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         detailed: true,
         throttled: o.rate.is_some(),
         latency_limit_us: (o.latency_limit_us > 0).then_some(o.latency_limit_us as f64),
-        histograms: true,
+        // Run-wide histograms only when something reads them (percentile lines, the
+        // JSON document, library callers); pgbench's report does not.
+        histograms: o.extensions.percentiles.is_some()
+            || o.extensions.json.is_some()
+            || hooks.on_interval.is_some(),
         per_command: o.report_per_command,
         script_commands: plan.scripts.iter().map(|s| s.commands.len()).collect(),
     };
@@ -315,7 +319,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     for (t, range) in ranges.iter().enumerate() {
         let ts = &seeds.threads[t];
         let stats = if want_intervals {
-            let sh = Arc::new(SharedCounters::new(interval_hists));
+            let sh = Arc::new(SharedCounters::new(interval_hists, plan.scripts.len()));
             shared.push(Arc::clone(&sh));
             ThreadStats::with_shared(&stats_config, sh)
         } else {
@@ -506,12 +510,15 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                             }
                         }
                         if let Some(h) = hdr_log.as_mut() {
-                            let _ = h.write_interval(
-                                a.interval_histogram(),
-                                clock.to_epoch_us(now - period_s * 1_000_000),
-                                period_s * 1_000_000,
-                                None,
-                            );
+                            // The overall series untagged, then one tagged series
+                            // per script (`Tag=script0`, …), which sum to it.
+                            let start = clock.to_epoch_us(now - period_s * 1_000_000);
+                            let len = period_s * 1_000_000;
+                            let _ = h.write_interval(a.interval_histogram(), start, len, None);
+                            for (i, sh) in a.script_histograms().iter().enumerate() {
+                                let tag = format!("script{i}");
+                                let _ = h.write_interval(sh, start, len, Some(&tag));
+                            }
                         }
                         if let Some(cb) = on_interval.as_mut() {
                             cb(&sample, a.interval_histogram());

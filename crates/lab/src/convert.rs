@@ -96,7 +96,7 @@ pub fn interval_histogram(
         interval.ts,
         interval.elapsed_s,
         interval.duration_s,
-        h.inner(),
+        &h.to_hdr(),
     )
     .ok()
     .flatten()

@@ -112,10 +112,11 @@ impl<W: Write> HdrIntervalLogWriter<W> {
         // The crate's writer only exists borrowed from a builder: use a bare one
         // on a scratch buffer and copy the histogram line.
         self.scratch.clear();
+        let hdr = hist.to_hdr();
         {
             let mut w = bare_builder().begin_log_with(&mut self.scratch, &mut self.serializer)?;
             w.write_histogram(
-                hist.inner(),
+                &hdr,
                 Duration::from_micros(rel),
                 Duration::from_micros(length_us.max(0) as u64),
                 tag,

@@ -26,7 +26,7 @@
 //!
 //! 1. Build one [`StatsConfig`] ([`pgbench_detailed`] gives pgbench's rule for
 //!    measuring latencies; OR in `--percentiles`/`--json`/`--hdr-log`).
-//! 2. Per driver thread: `ThreadStats::with_shared(&cfg, Arc::new(SharedCounters::new(h)))`
+//! 2. Per driver thread: `ThreadStats::with_shared(&cfg, Arc::new(SharedCounters::new(h, n_scripts)))`
 //!    (`h`: keep interval histograms, for percentiles in `-P` lines, the JSON
 //!    series and `--hdr-log`), or `ThreadStats::new` when nobody reads progress.
 //!    At the end of each transaction call [`ThreadStats::record_txn`]; with `-r`,
@@ -39,7 +39,9 @@
 //!    counters and calls [`ProgressAggregator::tick`] every `-P` period (or every
 //!    second when only the JSON series / HDR log need it): print the sample with
 //!    [`format_progress_line`], keep it for [`RunResult::build`], and write
-//!    [`ProgressAggregator::interval_histogram`] to an [`HdrIntervalLogWriter`].
+//!    [`ProgressAggregator::interval_histogram`] (and the per-script
+//!    [`ProgressAggregator::script_histograms`] as tagged series) to an
+//!    [`HdrIntervalLogWriter`].
 //! 4. At the end, merge the threads' stats ([`ThreadStats::merge`]), build the
 //!    [`RunResult`] from the run facts ([`RunInfo`]), then render it:
 //!    [`write_pgbench_report`] (after the engine's `pgbench (…)` banner),

@@ -161,25 +161,26 @@ impl LatencySummary {
     fn build(s: &SimpleStats, hist: Option<&LatencyHistogram>, ranks: &[f64]) -> Self {
         let finite = |v: f64| v.is_finite().then_some(v);
         let measured = s.count > 0;
+        let hdr = hist.filter(|h| !h.is_empty()).map(LatencyHistogram::to_hdr);
         LatencySummary {
             sums_us: *s,
             mean_ms: s.mean().and_then(|m| finite(m / 1000.0)),
             stddev_ms: s.stddev().and_then(|m| finite(m / 1000.0)),
             min_ms: measured.then_some(s.min / 1000.0),
             max_ms: measured.then_some(s.max / 1000.0),
-            percentiles: hist
-                .filter(|h| !h.is_empty())
+            percentiles: hdr
+                .as_ref()
                 .map(|h| {
                     ranks
                         .iter()
                         .map(|&p| Percentile {
                             percentile: p,
-                            latency_ms: h.value_at_percentile(p).unwrap_or(0) as f64 / 1000.0,
+                            latency_ms: h.value_at_percentile(p.clamp(0.0, 100.0)) as f64 / 1000.0,
                         })
                         .collect()
                 })
                 .unwrap_or_default(),
-            histogram: hist.filter(|h| !h.is_empty()).and_then(encode_histogram),
+            histogram: hdr.as_ref().and_then(encode_hdr),
         }
     }
 
@@ -194,10 +195,12 @@ impl LatencySummary {
 
 /// Serialize a histogram as base64 of its V2-deflate encoding.
 pub fn encode_histogram(h: &LatencyHistogram) -> Option<String> {
+    encode_hdr(&h.to_hdr())
+}
+
+fn encode_hdr(h: &hdrhistogram::Histogram<u64>) -> Option<String> {
     let mut buf = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(h.inner(), &mut buf)
-        .ok()?;
+    V2DeflateSerializer::new().serialize(h, &mut buf).ok()?;
     Some(base64::engine::general_purpose::STANDARD.encode(buf))
 }
 
@@ -396,7 +399,7 @@ impl RunResult {
             initial_connection_us: info.initial_connection_us,
             connection_total_us: stats.conn_duration_us,
             tps: stats.total.cnt as f64 / bench_s,
-            totals: TxnSummary::build(&stats.total, &ranks),
+            totals: TxnSummary::build(&stats.overall(), &ranks),
             scripts,
             intervals,
         }

@@ -6,7 +6,9 @@
 //! read without a lock, so a report may be off by a transaction in flight.
 //!
 //! Optional interval histograms (for percentiles in progress lines, the JSON
-//! series and `--hdr-log`) sit behind an uncontended per-thread mutex.
+//! series and `--hdr-log`), one per script, sit behind an uncontended per-thread
+//! mutex; the all-scripts histogram of an interval is their sum, built by the
+//! aggregator (a transaction is recorded once).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
@@ -27,7 +29,9 @@ pub struct SharedCounters {
     latency_sum: AtomicU64,
     latency_sum2: AtomicU64,
     lag_sum: AtomicU64,
-    hist: Option<Mutex<LatencyHistogram>>,
+    /// Interval histograms, one per script.
+    hist: Option<Mutex<Vec<LatencyHistogram>>>,
+    scripts: usize,
 }
 
 /// A plain copy of counters (one thread's, or summed over threads).
@@ -65,15 +69,17 @@ impl ProgressSnapshot {
     }
 }
 
-fn lock(m: &Mutex<LatencyHistogram>) -> MutexGuard<'_, LatencyHistogram> {
+fn lock(m: &Mutex<Vec<LatencyHistogram>>) -> MutexGuard<'_, Vec<LatencyHistogram>> {
     // A panic elsewhere must not stop progress reporting.
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl SharedCounters {
-    /// Zeroed counters; `interval_histograms` also keeps a histogram of the
-    /// latencies recorded since the last [`ProgressAggregator::tick`].
-    pub fn new(interval_histograms: bool) -> Self {
+    /// Zeroed counters; `interval_histograms` also keeps, for each of the
+    /// `scripts` scripts (at least one), a histogram of the latencies recorded
+    /// since the last [`ProgressAggregator::tick`].
+    pub fn new(interval_histograms: bool, scripts: usize) -> Self {
+        let scripts = scripts.max(1);
         SharedCounters {
             cnt: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
@@ -83,8 +89,20 @@ impl SharedCounters {
             latency_sum: AtomicU64::new(0),
             latency_sum2: AtomicU64::new(0),
             lag_sum: AtomicU64::new(0),
-            hist: interval_histograms.then(|| Mutex::new(LatencyHistogram::new(SIGFIG_FINE))),
+            hist: interval_histograms.then(|| {
+                Mutex::new(
+                    (0..scripts)
+                        .map(|_| LatencyHistogram::new(SIGFIG_FINE))
+                        .collect(),
+                )
+            }),
+            scripts,
         }
+    }
+
+    /// Number of scripts (interval histograms) these counters were made for.
+    pub fn scripts(&self) -> usize {
+        self.scripts
     }
 
     /// Publish the owner's running totals after `s` was accumulated into `total`.
@@ -103,7 +121,9 @@ impl SharedCounters {
             self.lag_sum.store(total.lag.sum.to_bits(), Relaxed);
         }
         if let (Some(h), TxnOutcome::Success) = (&self.hist, s.outcome) {
-            lock(h).record(s.latency_us);
+            let mut g = lock(h);
+            let i = s.script.min(g.len() - 1);
+            g[i].record(s.latency_us);
         }
     }
 
@@ -121,12 +141,15 @@ impl SharedCounters {
         }
     }
 
-    /// Move the interval histogram's values into `into` and reset it.
-    pub fn drain_histogram(&self, into: &mut LatencyHistogram) {
+    /// Move the interval histograms' values into `into` (script by script; extra
+    /// scripts on either side are ignored) and reset them.
+    pub fn drain_histograms(&self, into: &mut [LatencyHistogram]) {
         if let Some(h) = &self.hist {
             let mut g = lock(h);
-            into.merge(&g);
-            g.reset();
+            for (dst, src) in into.iter_mut().zip(g.iter_mut()) {
+                dst.merge(src);
+                src.reset();
+            }
         }
     }
 }
@@ -190,6 +213,7 @@ pub struct ProgressAggregator {
     last: ProgressSnapshot,
     last_us: i64,
     hist: LatencyHistogram,
+    script_hists: Vec<LatencyHistogram>,
     percentiles: Vec<f64>,
 }
 
@@ -203,6 +227,7 @@ impl ProgressAggregator {
         epoch_shift_us: i64,
         percentiles: Vec<f64>,
     ) -> Self {
+        let scripts = threads.first().map_or(1, |t| t.scripts());
         ProgressAggregator {
             threads,
             start_us,
@@ -210,6 +235,9 @@ impl ProgressAggregator {
             last: ProgressSnapshot::default(),
             last_us: start_us,
             hist: LatencyHistogram::new(SIGFIG_FINE),
+            script_hists: (0..scripts)
+                .map(|_| LatencyHistogram::new(SIGFIG_FINE))
+                .collect(),
             percentiles,
         }
     }
@@ -218,9 +246,15 @@ impl ProgressAggregator {
     pub fn tick(&mut self, now_us: i64) -> IntervalSample {
         let mut cur = ProgressSnapshot::default();
         self.hist.reset();
+        for h in &mut self.script_hists {
+            h.reset();
+        }
         for t in &self.threads {
             cur.add(&t.snapshot());
-            t.drain_histogram(&mut self.hist);
+            t.drain_histograms(&mut self.script_hists);
+        }
+        for h in &self.script_hists {
+            self.hist.merge(h);
         }
         let sample = interval_from_snapshots(
             &self.last,
@@ -240,6 +274,12 @@ impl ProgressAggregator {
     /// (for `--hdr-log`).
     pub fn interval_histogram(&self) -> &LatencyHistogram {
         &self.hist
+    }
+
+    /// The same interval, one histogram per script (they sum to
+    /// [`interval_histogram`](Self::interval_histogram)).
+    pub fn script_histograms(&self) -> &[LatencyHistogram] {
+        &self.script_hists
     }
 }
 
@@ -264,14 +304,15 @@ pub fn interval_from_snapshots(
     } else {
         (0.0, 0.0, 0.0)
     };
-    let percentiles = if hist.is_empty() {
+    let percentiles = if hist.is_empty() || percentiles.is_empty() {
         Vec::new()
     } else {
+        let hdr = hist.to_hdr();
         percentiles
             .iter()
             .map(|&p| Percentile {
                 percentile: p,
-                latency_ms: hist.value_at_percentile(p).unwrap_or(0) as f64 / 1000.0,
+                latency_ms: hdr.value_at_percentile(p.clamp(0.0, 100.0)) as f64 / 1000.0,
             })
             .collect()
     };
@@ -307,7 +348,7 @@ mod tests {
             ..Default::default()
         };
         let shared: Vec<_> = (0..2)
-            .map(|_| Arc::new(SharedCounters::new(true)))
+            .map(|_| Arc::new(SharedCounters::new(true, 1)))
             .collect();
         let mut t0 = ThreadStats::with_shared(&cfg, shared[0].clone());
         let mut t1 = ThreadStats::with_shared(&cfg, shared[1].clone());
@@ -347,5 +388,44 @@ mod tests {
         let c = agg.tick(3_500_000);
         assert_eq!((c.transactions, c.latency_ms, c.stddev_ms), (0, 0.0, 0.0));
         assert!(c.percentiles.is_empty());
+    }
+
+    #[test]
+    fn interval_histograms_per_script_sum_to_the_overall_one() {
+        let cfg = StatsConfig {
+            detailed: true,
+            script_commands: vec![1, 1],
+            ..Default::default()
+        };
+        let shared: Vec<_> = (0..2)
+            .map(|_| Arc::new(SharedCounters::new(true, 2)))
+            .collect();
+        let mut threads: Vec<_> = shared
+            .iter()
+            .map(|sh| ThreadStats::with_shared(&cfg, sh.clone()))
+            .collect();
+        let mut agg = ProgressAggregator::new(shared.clone(), 0, 0, vec![]);
+        for i in 0..300u32 {
+            threads[(i % 2) as usize].record_txn(&TxnSample {
+                script: (i % 3 == 0) as usize,
+                outcome: TxnOutcome::Success,
+                tries: 1,
+                latency_us: f64::from(if i % 3 == 0 { 5000 + i } else { 100 + i }),
+                lag_us: 0.0,
+            });
+        }
+        agg.tick(1_000_000);
+        let parts = agg.script_histograms();
+        assert_eq!(
+            parts.iter().map(|h| h.len()).collect::<Vec<_>>(),
+            vec![200, 100]
+        );
+        let mut sum = LatencyHistogram::new(SIGFIG_FINE);
+        parts.iter().for_each(|h| sum.merge(h));
+        assert_eq!(&sum, agg.interval_histogram());
+        // The next interval starts empty.
+        agg.tick(2_000_000);
+        assert!(agg.script_histograms().iter().all(|h| h.is_empty()));
+        assert!(agg.interval_histogram().is_empty());
     }
 }

@@ -3,6 +3,10 @@
 //! command. A [`ThreadStats`] is owned by one driver thread and updated without
 //! locks; recording never allocates. Threads' stats are merged once at the end.
 //!
+//! Each transaction's latency goes into one histogram only, its script's: the
+//! run-wide histograms are the sum of the scripts' and are built at report time
+//! ([`ThreadStats::overall`]), which halves the per-transaction histogram work.
+//!
 //! This module does no I/O and reads no clock: the engine passes measured values.
 
 use std::sync::Arc;
@@ -286,7 +290,8 @@ impl ThreadStats {
             throttled: config.throttled,
             latency_limit_us: config.latency_limit_us,
             per_command: config.per_command,
-            total: TxnStats::new(h, config.throttled),
+            // With scripts, the overall histograms are folded from theirs at the end.
+            total: TxnStats::new(h && config.script_commands.is_empty(), config.throttled),
             scripts: config
                 .script_commands
                 .iter()
@@ -311,6 +316,21 @@ impl ThreadStats {
     /// The shared counters this thread publishes to, if any.
     pub fn shared(&self) -> Option<&Arc<SharedCounters>> {
         self.shared.as_ref()
+    }
+
+    /// The run-wide statistics with their histograms: [`ThreadStats::total`] plus,
+    /// when the histograms were kept per script, their sum (built here, once).
+    pub fn overall(&self) -> std::borrow::Cow<'_, TxnStats> {
+        let t = &self.total;
+        if t.latency_hist.is_some() || self.scripts.iter().all(|s| s.txn.latency_hist.is_none()) {
+            return std::borrow::Cow::Borrowed(t);
+        }
+        let mut o = t.clone();
+        for sc in &self.scripts {
+            merge_hist(&mut o.latency_hist, &sc.txn.latency_hist);
+            merge_hist(&mut o.lag_hist, &sc.txn.lag_hist);
+        }
+        std::borrow::Cow::Owned(o)
     }
 
     /// Record one finished (or skipped) transaction. Never allocates.
@@ -446,7 +466,14 @@ mod tests {
             (s.latency.count, s.latency.sum, s.lag.sum),
             (2, 2000.0, 30.0)
         );
-        assert_eq!(s.latency_hist.as_ref().map(|h| h.len()), Some(2));
+        // Recorded once, in the script's histogram; the overall one is their sum.
+        assert!(s.latency_hist.is_none());
+        assert_eq!(t.overall().latency_hist.as_ref().map(|h| h.len()), Some(2));
+        assert_eq!(t.overall().lag_hist.as_ref().map(|h| h.len()), Some(2));
+        assert_eq!(
+            t.scripts[1].txn.latency_hist.as_ref().map(|h| h.len()),
+            Some(1)
+        );
         assert_eq!(t.scripts[0].txn.cnt, 1);
         assert_eq!(t.scripts[1].txn.total_cnt(), 3);
     }
@@ -463,7 +490,7 @@ mod tests {
             (1, 1, 0.0, 0)
         );
         assert_eq!((s.retried, s.retries), (1, 1));
-        assert_eq!(s.latency_hist.as_ref().map(|h| h.len()), Some(0));
+        assert_eq!(t.overall().latency_hist.as_ref().map(|h| h.len()), Some(0));
         assert!(pgbench_detailed(false, false, false, false, 2));
         assert!(!pgbench_detailed(false, false, false, false, 1));
     }
@@ -511,10 +538,8 @@ mod tests {
         a.record_connection(5);
         b.record_connection(7);
         a.merge(&b).expect("same shape");
-        for (x, y) in [
-            (&a.total, &one.total),
-            (&a.scripts[1].txn, &one.scripts[1].txn),
-        ] {
+        let (ao, oo) = (a.overall(), one.overall());
+        for (x, y) in [(&*ao, &*oo), (&a.scripts[1].txn, &one.scripts[1].txn)] {
             assert_eq!(
                 (x.cnt, x.skipped, x.retries, x.retried, x.failures(), x.late),
                 (y.cnt, y.skipped, y.retries, y.retried, y.failures(), y.late)

@@ -64,7 +64,7 @@ fn recording_does_not_allocate() {
         per_command: true,
         script_commands: vec![5, 3],
     };
-    let shared = Arc::new(SharedCounters::new(true));
+    let shared = Arc::new(SharedCounters::new(true, 2));
     let mut t = ThreadStats::with_shared(&cfg, shared.clone());
     // Sanity check of the counter itself.
     assert!(allocations_during(|| drop(std::hint::black_box(vec![1u8; 10]))) >= 1);

@@ -18,7 +18,7 @@ fn intervals_account_for_every_transaction() {
         ..Default::default()
     };
     let shared: Vec<_> = (0..4)
-        .map(|_| Arc::new(SharedCounters::new(true)))
+        .map(|_| Arc::new(SharedCounters::new(true, 1)))
         .collect();
     let mut agg = ProgressAggregator::new(shared.clone(), 0, 0, vec![50.0, 99.0]);
     let workers: Vec<_> = shared
@@ -65,7 +65,7 @@ fn intervals_account_for_every_transaction() {
     assert_eq!(seen, 200_000);
     assert_eq!(hist_total, 200_000);
     assert_eq!(
-        merged.total.latency_hist.as_ref().map(|h| h.len()),
+        merged.overall().latency_hist.as_ref().map(|h| h.len()),
         Some(200_000)
     );
 }
