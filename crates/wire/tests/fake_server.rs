@@ -108,24 +108,24 @@ impl Peer {
     }
 
     fn send(&mut self, tag: u8, body: &[u8]) {
-        let mut m = vec![tag];
-        m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-        m.extend_from_slice(body);
-        self.0.write_all(&m).expect("send");
+        self.0.write_all(&frame(tag, body)).expect("send");
     }
 
     fn auth(&mut self, code: i32, data: &[u8]) {
         self.send(b'R', &[&code.to_be_bytes()[..], data].concat());
     }
 
+    /// AuthenticationOk through ReadyForQuery in one write: a client that gives up at
+    /// the first message (require_auth) then cannot make a later write fail.
     fn ready(&mut self) {
-        self.auth(0, b"");
-        self.send(
+        let mut m = frame(b'R', &0i32.to_be_bytes());
+        m.extend(frame(
             b'K',
             &[&4242i32.to_be_bytes()[..], &7i32.to_be_bytes()].concat(),
-        );
-        self.send(b'S', b"server_version\x0016.4\x00");
-        self.send(b'Z', b"I");
+        ));
+        m.extend(frame(b'S', b"server_version\x0016.4\x00"));
+        m.extend(frame(b'Z', b"I"));
+        self.0.write_all(&m).expect("send");
     }
 
     fn fatal(&mut self, code: &str, msg: &str) {
@@ -136,6 +136,14 @@ impl Peer {
 
 /// Runs `script` for one connection on a fresh port; returns the port and the
 /// thread (join it to surface the script's assertion failures).
+/// One backend message: tag, length, body.
+fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![tag];
+    m.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
 fn serve(script: impl FnOnce(Peer) + Send + 'static) -> (u16, thread::JoinHandle<()>) {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = l.local_addr().expect("addr").port();
