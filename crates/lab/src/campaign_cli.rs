@@ -8,8 +8,9 @@ use clap::{Parser, Subcommand};
 use pgsurge_engine::StopFlag;
 use pgsurge_store::Store;
 
-use crate::runner::{run_campaign, RunOptions};
+use crate::runner::{run_campaign, terminal_safe, RunOptions};
 use crate::spec::Campaign;
+use pgsurge_wire::redact::redact;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -65,13 +66,13 @@ pub fn main(args: &[OsString]) -> i32 {
         {
             Ok(m) => {
                 for t in &m.tests {
-                    println!("{:>4} {}", t.seq, t.key);
+                    println!("{:>4} {}", t.seq, terminal_safe(&t.key));
                 }
                 println!("{} tests", m.tests.len());
                 0
             }
             Err(e) => {
-                eprintln!("pgsurge: error: {e}");
+                eprintln!("pgsurge: error: {}", terminal_safe(&redact(&e)));
                 1
             }
         },
@@ -85,7 +86,7 @@ pub fn main(args: &[OsString]) -> i32 {
             let campaign = match Campaign::load(&file) {
                 Ok(c) => c,
                 Err(e) => {
-                    eprintln!("pgsurge: error: {e}");
+                    eprintln!("pgsurge: error: {}", terminal_safe(&redact(&e.to_string())));
                     return 1;
                 }
             };
@@ -93,7 +94,7 @@ pub fn main(args: &[OsString]) -> i32 {
             let mut store = match Store::open(&location) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("pgsurge: error: {e}");
+                    eprintln!("pgsurge: error: {}", redact(&e.to_string()));
                     return 1;
                 }
             };
@@ -110,10 +111,10 @@ pub fn main(args: &[OsString]) -> i32 {
                     if !quiet {
                         eprintln!(
                             "set {}: {} tests planned, {} already stored, {} run now ({} failed), {} remaining; store {}",
-                            o.set_id, o.planned, o.already_stored, o.ok + o.failed, o.failed, o.remaining, location
+                            o.set_id, o.planned, o.already_stored, o.ok + o.failed, o.failed, o.remaining, store.location()
                         );
                         for w in &o.warnings {
-                            eprintln!("warning: {w}");
+                            eprintln!("warning: {}", terminal_safe(&redact(w)));
                         }
                     }
                     if o.remaining > 0 {
@@ -126,7 +127,7 @@ pub fn main(args: &[OsString]) -> i32 {
                     }
                 }
                 Err(e) => {
-                    eprintln!("pgsurge: error: {e}");
+                    eprintln!("pgsurge: error: {}", terminal_safe(&redact(&e.to_string())));
                     1
                 }
             }

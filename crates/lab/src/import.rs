@@ -41,6 +41,53 @@ pub struct ParsedReport {
     pub tps: Option<f64>,
 }
 
+impl ParsedReport {
+    /// Rejects values no pgbench run can have (negative counts, infinite or negative
+    /// rates and latencies — `1e400` parses as infinity), naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        let counts = [
+            ("scaling factor", self.scale, 1),
+            ("number of clients", self.clients, 1),
+            ("number of threads", self.threads, 1),
+            (
+                "number of transactions per client",
+                self.transactions_per_client,
+                1,
+            ),
+            (
+                "number of transactions actually processed",
+                self.transactions,
+                0,
+            ),
+            ("number of failed transactions", self.failures, 0),
+        ];
+        for (name, v, min) in counts {
+            if let Some(v) = v {
+                if v < min {
+                    return Err(format!("\"{name}: {v}\" is not valid (must be ≥ {min})"));
+                }
+            }
+        }
+        let reals = [
+            ("duration", self.duration_s),
+            ("latency average", self.latency_mean_ms),
+            ("latency stddev", self.latency_stddev_ms),
+            ("rate limit schedule lag", self.lag_mean_ms),
+            ("tps", self.tps),
+        ];
+        for (name, v) in reals {
+            if let Some(v) = v {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!(
+                        "\"{name}\" is {v}: not a finite, non-negative number"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
     s.split_whitespace().next()?.split('/').next()?.parse().ok()
 }
@@ -118,7 +165,12 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, String> {
             if f.len() < 6 {
                 return Err(bad());
             }
-            let p = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+            // Counts and latencies are finite and ≥ 0 (`1e400`, `-5` are not).
+            let p = |i: usize| {
+                f.get(i)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+            };
             let cnt = p(1).ok_or_else(bad)? as i64;
             let sum = p(2).ok_or_else(bad)?;
             aggregate.push(IntervalRecord {
@@ -144,7 +196,11 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, String> {
             match f[2] {
                 "failed" | "skipped" => e.4 += 1,
                 t => {
-                    let us: f64 = t.parse().map_err(|_| bad())?;
+                    let us: f64 = t
+                        .parse()
+                        .ok()
+                        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                        .ok_or_else(bad)?;
                     e.0 += 1;
                     e.1 += us;
                     e.2 = e.2.min(us);
@@ -269,6 +325,42 @@ scaling factor: 1\nquery mode: simple\nnumber of clients: 2\nnumber of threads: 
 maximum number of tries: 1\nduration: 5 s\nnumber of transactions actually processed: 1234\n\
 number of failed transactions: 0 (0.000%)\nlatency average = 8.104 ms\nlatency stddev = 1.5 ms\n\
 initial connection time = 4.168 ms\ntps = 246.8 (without initial connection time)\n";
+
+    #[test]
+    fn impossible_values_are_rejected() {
+        assert_eq!(parse_report(REPORT).unwrap().check(), Ok(()));
+        for (from, to, field) in [
+            (
+                "number of clients: 2",
+                "number of clients: -5",
+                "number of clients",
+            ),
+            (
+                "number of clients: 2",
+                "number of clients: 0",
+                "number of clients",
+            ),
+            ("tps = 246.8", "tps = 1e400", "tps"),
+            ("tps = 246.8", "tps = -1", "tps"),
+            (
+                "latency average = 8.104",
+                "latency average = NaN",
+                "latency average",
+            ),
+            (
+                "processed: 1234",
+                "processed: -3",
+                "transactions actually processed",
+            ),
+        ] {
+            let r = parse_report(&REPORT.replace(from, to)).unwrap();
+            let e = r.check().unwrap_err();
+            assert!(e.contains(field), "{to}: {e}");
+        }
+        let agg = "1700000000 10 5000 0 100 900\n1700000001 1e400 5000 0 100 900\n";
+        assert!(parse_log(agg).is_err());
+        assert!(parse_log("0 1 -500 0 1700000000 1\n").is_err());
+    }
 
     #[test]
     fn parses_a_pgbench_report() {

@@ -1,6 +1,7 @@
 //! A small blocking PostgreSQL helper over `pgsurge-wire` for the lab's own queries
 //! (hygiene, counters, settings, manifest). Not used on the benchmark's hot path.
 
+use pgsurge_wire::redact::{redact, redact_with};
 use pgsurge_wire::{ConnConfig, Connection};
 
 use crate::error::{LabError, Result};
@@ -14,13 +15,15 @@ pub struct Pg {
 impl Pg {
     /// Connects to `conninfo` (libpq syntax or URI).
     pub fn connect(conninfo: &str) -> Result<Pg> {
+        // Messages never carry the password (it may be quoted out of context).
+        let secrets = pgsurge_wire::redact::passwords(conninfo);
         let cfg = ConnConfig::parse(conninfo).map_err(|e| LabError::Pg {
-            context: format!("connection string \"{conninfo}\""),
-            message: e.to_string(),
+            context: format!("connection string \"{}\"", redact(conninfo)),
+            message: redact_with(&e.to_string(), &secrets),
         })?;
         let mut conn = Connection::connect(&cfg).map_err(|e| LabError::Pg {
             context: "connecting".into(),
-            message: e.to_string().trim_end().to_string(),
+            message: redact_with(e.to_string().trim_end(), &secrets),
         })?;
         conn.set_notice_handler(Box::new(|_| {}));
         Ok(Pg {

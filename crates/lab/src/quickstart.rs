@@ -145,7 +145,11 @@ pub fn main(args: &[OsString]) -> i32 {
         println!("warning: {w}");
     }
     println!();
-    println!("results stored in {} (set {})", location, outcome.set_id);
+    println!(
+        "results stored in {} (set {})",
+        store.location(),
+        outcome.set_id
+    );
     let report_dir = cli
         .report_dir
         .clone()

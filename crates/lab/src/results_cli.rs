@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use pgsurge_store::{now_rfc3339, set_kind, set_status, Run, RunFilter, SetRecord, Store};
 
+use crate::runner::terminal_safe as safe;
+
 #[derive(Parser, Debug)]
 #[command(name = "pgsurge results", about = "Read the results store")]
 struct Cli {
@@ -84,10 +86,20 @@ pub fn main(args: &[OsString]) -> i32 {
         && !pgsurge_store::is_postgres_location(&location)
         && !std::path::Path::new(&location).exists()
     {
-        eprintln!("pgsurge: error: results store {location} does not exist (give --store or set PGSURGE_STORE)");
+        eprintln!(
+            "pgsurge: error: results store {} does not exist (give --store or set PGSURGE_STORE)",
+            pgsurge_store::redact_location(&location)
+        );
         return 1;
     }
-    let mut store = match Store::open(&location) {
+    // Readers open read-only: a store on read-only media can be read, and nothing in
+    // the file changes.
+    let opened = if matches!(cli.cmd, Cmd::Import { .. }) || location == ":memory:" {
+        Store::open(&location)
+    } else {
+        Store::open_read_only(&location)
+    };
+    let mut store = match opened {
         Ok(s) => s,
         Err(e) => {
             eprintln!("pgsurge: error: {e}");
@@ -131,9 +143,9 @@ fn list(store: &mut Store) -> CliResult {
         println!(
             "{:>4}  {:<10}  {:<24}  {:<10}  {:>5}  {:>6}  {}",
             s.id,
-            s.record.kind,
-            s.record.name,
-            s.record.status,
+            safe(&s.record.kind),
+            safe(&s.record.name),
+            safe(&s.record.status),
             format!("{}{planned}", s.runs_ok),
             s.runs_failed,
             s.record.created_at
@@ -158,7 +170,7 @@ pub fn runs_table(runs: &[Run]) -> String {
         s.push_str(&format!(
             "{:>5}  {:<34} {:>6} {:>5} {:>8} {:>11} {:>9} {:>9} {:>9}  {}{}\n",
             r.id,
-            d.test_key,
+            safe(&d.test_key),
             d.scale.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
             d.clients
                 .map(|v| v.to_string())
@@ -168,10 +180,10 @@ pub fn runs_table(runs: &[Run]) -> String {
             f(d.latency_mean_ms, 3),
             f(d.latency_p99_ms, 3),
             f(d.commit_mismatch_pct, 1),
-            d.status,
+            safe(&d.status),
             d.error
                 .as_deref()
-                .map(|e| format!(": {}", first_line(e)))
+                .map(|e| format!(": {}", safe(&first_line(e))))
                 .unwrap_or_default()
         ));
     }
@@ -212,10 +224,10 @@ fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
             r.counters.len()
         );
         if let Some(e) = &r.run.record.error {
-            println!("error:\n{}", indent(e));
+            println!("error:\n{}", safe(&indent(e)));
         }
         for w in &r.warnings {
-            println!("warning: {}", w.message);
+            println!("warning: {}", safe(&w.message));
         }
         return Ok(());
     }
@@ -231,7 +243,11 @@ fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
     let s = store.set(set_id).map_err(|e| e.to_string())?;
     println!(
         "set {} \"{}\" ({}, {}), created {}",
-        s.id, s.record.name, s.record.kind, s.record.status, s.record.created_at
+        s.id,
+        safe(&s.record.name),
+        safe(&s.record.kind),
+        safe(&s.record.status),
+        safe(&s.record.created_at)
     );
     let runs = store
         .list_runs(&RunFilter {
@@ -242,11 +258,16 @@ fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
     print!("{}", runs_table(&runs));
     for r in &runs {
         if let Some(e) = r.record.error.as_deref().filter(|e| e.contains('\n')) {
-            println!("run {} ({}) error:\n{}", r.id, r.record.test_key, indent(e));
+            println!(
+                "run {} ({}) error:\n{}",
+                r.id,
+                safe(&r.record.test_key),
+                safe(&indent(e))
+            );
         }
     }
     for w in store.warnings(Some(set_id)).map_err(|e| e.to_string())? {
-        println!("warning: {}", w.record.message);
+        println!("warning: {}", safe(&w.record.message));
     }
     Ok(())
 }
@@ -335,7 +356,9 @@ fn export(
         }
     };
     match output {
-        Some(p) => std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display())),
+        // Whole or not at all: a failed export leaves no partial file (and an error).
+        Some(p) => pgsurge_store::write_atomically(&p, text.as_bytes())
+            .map_err(|e| format!("writing {}: {e}", p.display())),
         None => std::io::stdout()
             .write_all(text.as_bytes())
             .map_err(|e| e.to_string()),
@@ -356,6 +379,7 @@ fn import(store: &mut Store, reports: &[PathBuf], log: Option<PathBuf>, name: &s
                 p.display()
             )
         })?;
+        r.check().map_err(|e| format!("{}: {e}", p.display()))?;
         parsed.push((p, r));
     }
     let log = match log {

@@ -10,7 +10,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pgsurge_engine::StopFlag;
 use pgsurge_store::{
     now_rfc3339, run_status, set_kind, set_status, ServerRecord, SetRecord, Store, TargetRecord,
+    WarningRecord,
 };
+use pgsurge_wire::redact::redact;
 
 use crate::error::{LabError, Result};
 use crate::execute::{run_test, Interrupted, TestSetup};
@@ -77,25 +79,47 @@ pub fn run_campaign(
         .clone()
         .unwrap_or_else(|| set_kind::CAMPAIGN.into());
     let hash = campaign.identity_hash();
-    let existing = if opts.new_set {
-        None
-    } else {
-        store.find_set(&kind, &spec.campaign.name, &hash)?
-    };
-    let set_id = match existing {
-        Some(s) => s.id,
-        None => store.create_set(&SetRecord {
+    // Find or create the set and lock it in one step: a second campaign on the same set
+    // is refused while this one lives (StoreError::SetBusy).
+    let (set_id, lock) = store.claim_set(
+        &SetRecord {
             name: spec.campaign.name.clone(),
             kind: kind.clone(),
             description: spec.campaign.description.clone(),
             spec_hash: Some(hash),
-            spec: Some(campaign.text.clone()),
+            spec: Some(stored_spec(campaign)),
             planned_tests: Some(matrix.tests.len() as i64),
             status: set_status::RUNNING.into(),
             created_at: now_rfc3339(),
             finished_at: None,
-        })?,
-    };
+        },
+        opts.new_set,
+    )?;
+    let result = run_locked(campaign, store, opts, stop, &matrix, set_id);
+    if let Err(e) = &result {
+        // A campaign that ends in an error is not left "running" for ever: say why.
+        let _ = store.set_set_status(set_id, set_status::FAILED, Some(&now_rfc3339()));
+        let _ = store.add_warning(&WarningRecord {
+            set_id: Some(set_id),
+            run_id: None,
+            code: "campaign".into(),
+            message: format!("campaign failed: {}", redact(&e.to_string())),
+            created_at: now_rfc3339(),
+        });
+    }
+    lock.release();
+    result
+}
+
+fn run_locked(
+    campaign: &Campaign,
+    store: &mut Store,
+    opts: &RunOptions,
+    stop: &StopFlag,
+    matrix: &Matrix,
+    set_id: i64,
+) -> Result<Outcome> {
+    let spec = &campaign.spec;
     store.set_planned_tests(set_id, matrix.tests.len() as i64)?;
     store.set_set_status(set_id, set_status::RUNNING, None)?;
     let stored = store.stored_tests(set_id)?;
@@ -121,10 +145,10 @@ pub fn run_campaign(
     }
     let server_id = store.upsert_server(&this_host())?;
 
-    let pb = progress_bar(campaign, &matrix, &todo, opts.quiet);
+    let pb = progress_bar(campaign, matrix, &todo, opts.quiet);
     let mut live: Vec<Option<LiveTarget>> = (0..spec.targets.len()).map(|_| None).collect();
     let result = run_tests(
-        campaign, store, &matrix, &todo, &mut live, set_id, server_id, &pb, stop, &mut out,
+        campaign, store, matrix, &todo, &mut live, set_id, server_id, &pb, stop, &mut out,
         opts.quiet,
     );
     pb.finish_and_clear();
@@ -187,6 +211,7 @@ fn say(pb: &ProgressBar, quiet: bool, line: &str) {
     if quiet {
         return;
     }
+    let line = &terminal_safe(line);
     if pb.is_hidden() {
         eprintln!("{line}");
     } else {
@@ -210,6 +235,10 @@ fn run_tests(
 ) -> Result<()> {
     let spec = &campaign.spec;
     let per_test = planned_seconds(campaign);
+    let wait = campaign.outage_wait();
+    // Targets given up on after an outage longer than `wait`: their remaining tests
+    // fail (a server back by then runs them) without a message each.
+    let mut down = vec![false; spec.targets.len()];
     for (i, plan) in todo.iter().enumerate() {
         if stop.is_raised() {
             break;
@@ -236,7 +265,7 @@ fn run_tests(
                     "conninfo"
                 }
                 .into(),
-                conninfo: Some(strip_password(&t.conninfo)),
+                conninfo: Some(redact(&t.conninfo)),
                 bin_dir: t.bin_dir.clone(),
                 server_version: Some(t.server_version.clone()),
                 server_version_num: Some(i64::from(t.version_num)),
@@ -272,10 +301,53 @@ fn run_tests(
                 iv.latency_ms
             ));
         };
-        let write = match run_test(&setup, target, stop, &mut on_interval) {
-            Ok(w) => w,
-            Err(Interrupted::Stopped) => break,
+        let mut retries = 0;
+        let write = loop {
+            let write = match run_test(&setup, target, stop, &mut on_interval) {
+                Ok(w) => w,
+                Err(Interrupted::Stopped) => break None,
+            };
+            if write.run.status != run_status::FAILED || down[plan.target] {
+                break Some(write);
+            }
+            // A failure during an outage (the server restarting, the network gone) is
+            // not the test's result: wait for the server, then run the test again.
+            let error = write.run.error.as_deref().unwrap_or("");
+            let unreachable = probe(&target.conninfo).err();
+            if retries >= MAX_OUTAGE_RETRIES
+                || (unreachable.is_none() && !looks_like_connection_loss(error))
+            {
+                break Some(write);
+            }
+            let reason = unreachable.unwrap_or_else(|| first_line(error).to_string());
+            match wait_for_target(target, &reason, wait, pb, quiet, stop) {
+                Waited::Back(after) => {
+                    retries += 1;
+                    say(
+                        pb,
+                        quiet,
+                        &format!(
+                            "target \"{}\" is back after {:.0} s: running {} again",
+                            target.name,
+                            after.as_secs_f64(),
+                            plan.key
+                        ),
+                    );
+                }
+                Waited::Stopped => break None,
+                Waited::Down(message) => {
+                    down[plan.target] = true;
+                    say(pb, quiet, &message);
+                    out.warnings.push(message);
+                    break Some(write);
+                }
+            }
         };
+        let Some(write) = write else {
+            break;
+        };
+        let mut write = write;
+        redact_write(&mut write);
         let failed = write.run.status == run_status::FAILED;
         let run_id = store.write_run_replacing(&write)?;
         out.run_ids.push(run_id);
@@ -285,7 +357,10 @@ fn run_tests(
             }
             out.warnings.push(w.message.clone());
         }
-        if failed {
+        if failed && down[plan.target] {
+            // Said once, when the target was given up on.
+            out.failed += 1;
+        } else if failed {
             out.failed += 1;
             say(
                 pb,
@@ -299,6 +374,7 @@ fn run_tests(
             );
         } else {
             out.ok += 1;
+            down[plan.target] = false;
             say(
                 pb,
                 quiet,
@@ -316,20 +392,229 @@ fn run_tests(
     Ok(())
 }
 
-/// Removes `password=...` / `:password@` from a connection string before storing it.
-pub fn strip_password(conninfo: &str) -> String {
-    if let Some(rest) = conninfo.split_once("://") {
-        if let Some((auth, host)) = rest.1.split_once('@') {
-            let user = auth.split(':').next().unwrap_or("");
-            return format!("{}://{user}@{host}", rest.0);
-        }
-        return conninfo.to_string();
+/// `s` with control characters other than newline and tab escaped (`\u{1b}`), so
+/// names and messages from a campaign file or a store cannot drive the terminal.
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
     }
-    conninfo
-        .split_whitespace()
-        .filter(|kv| !kv.starts_with("password="))
-        .collect::<Vec<_>>()
-        .join(" ")
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if bad(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Masks passwords in everything of a test stored as text (its error, options,
+/// manifest, warnings, settings): a conninfo can reach them through error messages
+/// and argument lists.
+fn redact_write(w: &mut pgsurge_store::RunWrite) {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => {
+                let masked = redact(s);
+                if masked != *s {
+                    *s = masked;
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            serde_json::Value::Object(o) => {
+                for (k, val) in o.iter_mut() {
+                    // {"password": "x"}: the key names the secret.
+                    if k.to_ascii_lowercase().ends_with("password") && !val.is_null() {
+                        *val = serde_json::Value::String(pgsurge_wire::redact::MASK.into());
+                    } else {
+                        walk(val);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    fn json(v: &mut Option<serde_json::Value>) {
+        if let Some(value) = v {
+            walk(value);
+        }
+    }
+    if let Some(e) = &w.run.error {
+        w.run.error = Some(redact(e));
+    }
+    json(&mut w.run.options);
+    json(&mut w.run.result_json);
+    json(&mut w.environment);
+    for warning in &mut w.warnings {
+        warning.message = redact(&warning.message);
+    }
+    for s in &mut w.settings {
+        if let Some(v) = &s.setting {
+            s.setting = Some(redact(v));
+        }
+    }
+}
+
+/// Times one test is run again after the server went away during it.
+const MAX_OUTAGE_RETRIES: u32 = 3;
+
+/// Longest pause between two connection attempts while waiting out an outage.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+enum Waited {
+    /// The server answers again, after this long.
+    Back(Duration),
+    /// Ctrl-C.
+    Stopped,
+    /// Still unreachable when the wait ended: the message to show and store.
+    Down(String),
+}
+
+/// Tries one connection; the reason (password masked) when there is none.
+fn probe(conninfo: &str) -> std::result::Result<(), String> {
+    crate::pg::Pg::connect(conninfo)
+        .map(|_| ())
+        .map_err(|e| first_line(&redact(&e.to_string())).to_string())
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or(s).trim()
+}
+
+/// True when a test's error says the connection to the server failed or was lost
+/// (as opposed to a failure of the test itself).
+pub fn looks_like_connection_loss(error: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "could not connect",
+        "connection refused",
+        "server closed the connection",
+        "terminating connection",
+        "the database system is shutting down",
+        "the database system is starting up",
+        "the database system is in recovery mode",
+        "the database system is not yet accepting connections",
+        "perhaps the backend died",
+        "connection reset",
+        "broken pipe",
+        "could not translate host name",
+        "no such file or directory",
+        "connection to server",
+        "server conn crashed",
+        "lost synchronization",
+        "timeout expired",
+    ];
+    let e = error.to_ascii_lowercase();
+    SIGNS.iter().any(|s| e.contains(s))
+}
+
+/// Waits (retrying with back-off) until `target` accepts a connection, for at most
+/// `wait`, saying so once.
+fn wait_for_target(
+    target: &LiveTarget,
+    reason: &str,
+    wait: Duration,
+    pb: &ProgressBar,
+    quiet: bool,
+    stop: &StopFlag,
+) -> Waited {
+    let started = std::time::Instant::now();
+    say(
+        pb,
+        quiet,
+        &format!(
+            "target \"{}\" is unreachable ({reason}); waiting up to {} for it to come back",
+            target.name,
+            human_duration(wait)
+        ),
+    );
+    let mut pause = Duration::from_millis(250);
+    let mut last: String;
+    loop {
+        if stop.is_raised() {
+            return Waited::Stopped;
+        }
+        match probe(&target.conninfo) {
+            Ok(()) => return Waited::Back(started.elapsed()),
+            Err(e) => last = e,
+        }
+        let elapsed = started.elapsed();
+        if elapsed >= wait {
+            return Waited::Down(format!(
+                "target \"{}\" stayed unreachable for {} ({last}): its remaining tests fail",
+                target.name,
+                human_duration(elapsed)
+            ));
+        }
+        pb.set_message(format!(
+            "waiting for target \"{}\" ({} of {})",
+            target.name,
+            human_duration(elapsed),
+            human_duration(wait)
+        ));
+        let slice = pause.min(wait - elapsed);
+        let until = std::time::Instant::now() + slice;
+        while std::time::Instant::now() < until && !stop.is_raised() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        pause = (pause * 2).min(MAX_BACKOFF);
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.0}s", d.as_secs_f64())
+    }
+}
+
+/// The campaign as stored with its set (`sets.spec`): the parsed spec serialized as
+/// TOML, with every password masked (conninfo strings, URIs, and anything else that
+/// looks like one) — never the file's text.
+pub fn stored_spec(campaign: &Campaign) -> String {
+    let mut spec = campaign.spec.clone();
+    if spec.campaign.aa_check && spec.targets.len() > 1 {
+        spec.targets.remove(1); // the A-A twin parse() added
+    }
+    for t in &mut spec.targets {
+        if let Some(ci) = &t.conninfo {
+            t.conninfo = Some(redact(ci));
+        }
+    }
+    for a in &mut spec.run.extra_args {
+        *a = redact(a);
+    }
+    // Every string of the spec masked (a password can hide in defines or extra_args
+    // too), then written as TOML: still a campaign file `campaign run` accepts.
+    fn walk(v: &mut toml::Value) {
+        match v {
+            toml::Value::String(s) => *s = redact(s),
+            toml::Value::Array(a) => a.iter_mut().for_each(walk),
+            toml::Value::Table(t) => {
+                for (k, val) in t.iter_mut() {
+                    if k.to_ascii_lowercase().ends_with("password") {
+                        *val = toml::Value::String(pgsurge_wire::redact::MASK.into());
+                    } else {
+                        walk(val);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    match toml::Value::try_from(&spec) {
+        Ok(mut v) => {
+            walk(&mut v);
+            toml::to_string(&v).unwrap_or_default()
+        }
+        // Not expected (the spec came from TOML); JSON, masked, rather than nothing.
+        Err(_) => redact(&serde_json::to_string_pretty(&spec).unwrap_or_default()),
+    }
 }
 
 #[cfg(test)]
@@ -337,15 +622,62 @@ mod tests {
     use super::*;
 
     #[test]
-    fn passwords_are_not_stored() {
+    fn control_characters_are_escaped_for_the_terminal() {
+        assert_eq!(terminal_safe("plain\nline\ttab"), "plain\nline\ttab");
         assert_eq!(
-            strip_password("host=x password=secret dbname=y"),
-            "host=x dbname=y"
+            terminal_safe("a\u{1b}[31mred\u{7}"),
+            "a\\u{1b}[31mred\\u{7}"
         );
+        assert_eq!(terminal_safe("c1\u{9b}x\r"), "c1\\u{9b}x\\u{d}");
+    }
+
+    #[test]
+    fn connection_losses_are_told_from_test_failures() {
+        for e in [
+            "benchmark run aborted:\nclient 0 aborted in command 1 query 0: FATAL:  terminating connection due to administrator command",
+            "connecting: connection to server at \"127.0.0.1\", port 5432 failed: Connection refused",
+            "server closed the connection unexpectedly",
+            "FATAL:  the database system is shutting down",
+        ] {
+            assert!(looks_like_connection_loss(e), "{e}");
+        }
+        for e in [
+            "benchmark run aborted:\nclient 0 aborted in command 0 query 0: ERROR:  relation \"no_such_table\" does not exist",
+            "ERROR:  division by zero",
+        ] {
+            assert!(!looks_like_connection_loss(e), "{e}");
+        }
+    }
+
+    #[test]
+    fn stored_spec_has_no_password_and_parses_back() {
+        let text = r#"
+[campaign]
+name = "t"
+[[target]]
+name = "a"
+conninfo = "host=h password = 'Sp ace' dbname=x"
+[[target]]
+name = "b"
+conninfo = "postgresql://u:pw1@h/db?password=pw2"
+[matrix]
+scales = [1]
+clients = [1]
+scripts = ["select-only"]
+[run]
+extra_args = ["--log-prefix=password=pw3"]
+"#;
+        let c = Campaign::parse(text, "t.toml", std::path::Path::new(".")).unwrap();
+        let stored = stored_spec(&c);
+        for secret in ["Sp ace", "Sp", "ace'", "pw1", "pw2", "pw3"] {
+            assert!(!stored.contains(secret), "{secret} in {stored}");
+        }
+        let back = Campaign::parse(&stored, "stored", std::path::Path::new(".")).unwrap();
+        assert_eq!(back.spec.targets.len(), 2);
         assert_eq!(
-            strip_password("postgresql://u:pw@h:5/db"),
-            "postgresql://u@h:5/db"
+            back.spec.targets[0].conninfo.as_deref(),
+            Some("host=h password = '********' dbname=x")
         );
-        assert_eq!(strip_password("postgresql://h/db"), "postgresql://h/db");
+        assert_eq!(back.spec.matrix, c.spec.matrix);
     }
 }

@@ -249,6 +249,11 @@ pub struct RunSection {
     /// Extra pgbench options appended verbatim (e.g. ["--failures-detailed"]).
     #[serde(default)]
     pub extra_args: Vec<String>,
+    /// How long a test that cannot reach its server waits for it to come back
+    /// (retrying with back-off) before the server's remaining tests are failed
+    /// (default 3 minutes; 0 = do not wait). Not part of the campaign's identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage_wait: Option<DurationValue>,
 }
 
 fn default_mode() -> String {
@@ -271,6 +276,7 @@ impl Default for RunSection {
             defines: BTreeMap::new(),
             database: default_db(),
             extra_args: Vec::new(),
+            outage_wait: None,
         }
     }
 }
@@ -632,6 +638,7 @@ impl Campaign {
         for (key, v) in [
             ("run.latency_limit", &r.latency_limit),
             ("run.warmup", &r.warmup),
+            ("run.outage_wait", &r.outage_wait),
         ] {
             if let Some(v) = v {
                 v.seconds().map_err(|e| self.invalid(key, e))?;
@@ -662,6 +669,13 @@ impl Campaign {
                 return Err(self.invalid(&format!("init.scale.{k}"), "keys must be scale numbers"));
             }
         }
+        let tol = s.hygiene.commit_tolerance_pct;
+        if !(tol.is_finite() && (0.0..=100.0).contains(&tol)) {
+            return Err(self.invalid(
+                "hygiene.commit_tolerance_pct",
+                format!("{tol} is not a tolerance: give a percentage between 0 and 100"),
+            ));
+        }
         if !(s.sampling.interval >= 0.1 && s.sampling.interval <= 60.0) {
             return Err(self.invalid("sampling.interval", "must be between 0.1 and 60 seconds"));
         }
@@ -676,6 +690,18 @@ impl Campaign {
             (Some(d), None) => Limit::Duration(d.seconds().unwrap_or(60.0) as u32),
             (None, None) => Limit::Duration(60),
         }
+    }
+
+    /// How long to wait for an unreachable server ([`RunSection::outage_wait`]).
+    pub fn outage_wait(&self) -> std::time::Duration {
+        let secs = self
+            .spec
+            .run
+            .outage_wait
+            .as_ref()
+            .and_then(|w| w.seconds().ok())
+            .unwrap_or(180.0);
+        std::time::Duration::from_secs_f64(secs)
     }
 
     /// Warm-up seconds (0 when none).
@@ -695,6 +721,14 @@ impl Campaign {
         use sha2::{Digest, Sha256};
         let mut spec = self.spec.clone();
         spec.campaign.description = None;
+        spec.run.outage_wait = None;
+        // The hash is stored: it must not be a function of a password (a weak one could
+        // be found by hashing guesses). Masking changes nothing when there is none.
+        for t in &mut spec.targets {
+            if let Some(ci) = &t.conninfo {
+                t.conninfo = Some(pgsurge_wire::redact::redact(ci));
+            }
+        }
         spec.matrix.scales.clear();
         spec.matrix.clients.clear();
         spec.matrix.scripts.clear();
@@ -746,6 +780,61 @@ method = "server"
         assert_eq!(c.spec.targets[1].settings, c.spec.targets[0].settings);
         let off = parse("[campaign]\nname = \"x\"\n[[target]]\nname = \"pg\"\n[matrix]\nscales = [1]\nclients = [1]\n").unwrap();
         assert_eq!(off.spec.targets.len(), 1);
+    }
+
+    #[test]
+    fn commit_tolerance_must_be_a_percentage() {
+        let with = |v: &str| {
+            parse(&GOOD.replace(
+                "[init.scale.2]",
+                &format!("[hygiene]\ncommit_tolerance_pct = {v}\n[init.scale.2]"),
+            ))
+        };
+        for bad in ["-5", "-0.1", "101", "nan", "inf"] {
+            let e = with(bad).unwrap_err().to_string();
+            assert!(e.contains("hygiene.commit_tolerance_pct"), "{bad}: {e}");
+        }
+        for good in ["0", "5", "12.5", "100"] {
+            assert!(with(good).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn outage_wait_is_parsed_and_not_part_of_the_identity() {
+        let a = parse(GOOD).unwrap();
+        assert_eq!(a.outage_wait(), std::time::Duration::from_secs(180));
+        let b = parse(&GOOD.replace(
+            "threads = \"auto\"",
+            "threads = \"auto\"\noutage_wait = \"20s\"",
+        ))
+        .unwrap();
+        assert_eq!(b.outage_wait(), std::time::Duration::from_secs(20));
+        assert_eq!(a.identity_hash(), b.identity_hash());
+        assert!(parse(&GOOD.replace(
+            "threads = \"auto\"",
+            "threads = \"auto\"\noutage_wait = \"soon\""
+        ))
+        .is_err());
+    }
+
+    #[test]
+    fn identity_hash_does_not_depend_on_the_password() {
+        let with = |ci: &str| {
+            parse(&GOOD.replace("conninfo = \"dbname=x\"", &format!("conninfo = \"{ci}\"")))
+                .unwrap()
+        };
+        let a = with("dbname=x password=one");
+        let b = with("dbname=x password=two");
+        assert_eq!(a.identity_hash(), b.identity_hash());
+        // A spec without a password keeps the hash it had (stored sets still resume).
+        assert_eq!(
+            parse(GOOD).unwrap().identity_hash(),
+            with("dbname=x").identity_hash()
+        );
+        assert_ne!(
+            with("dbname=x").identity_hash(),
+            with("dbname=y").identity_hash()
+        );
     }
 
     #[test]

@@ -80,9 +80,17 @@ fn open(location: Option<&str>) -> Result<Store, String> {
         && loc != ":memory:"
         && !std::path::Path::new(&loc).exists()
     {
+        let loc = pgsurge_store::redact_location(&loc);
         return Err(format!("results store \"{loc}\" does not exist (use --store, or run a campaign or quickstart first)"));
     }
-    Store::open(&loc).map_err(|e| format!("cannot open results store \"{loc}\": {e}"))
+    // Read-only (works on read-only media, changes nothing); passwords masked in messages.
+    let opened = if loc == ":memory:" {
+        Store::open(&loc)
+    } else {
+        Store::open_read_only(&loc)
+    };
+    let loc = pgsurge_store::redact_location(&loc);
+    opened.map_err(|e| format!("cannot open results store \"{loc}\": {e}"))
 }
 
 /// Entry point of `pgsurge report`.
@@ -283,8 +291,8 @@ fn side_cells(store: &mut Store, spec: &str) -> Result<(String, Vec<Cell>), Stri
             },
         )?
     } else if std::path::Path::new(spec).is_file() {
-        let mut other =
-            Store::open(spec).map_err(|e| format!("cannot open results store \"{spec}\": {e}"))?;
+        let mut other = Store::open_read_only(spec)
+            .map_err(|e| format!("cannot open results store \"{spec}\": {e}"))?;
         let other_names = target_names(&mut other)?;
         let runs = runs_where(&mut other, RunFilter::default())?;
         let cells = build_cells(&mut other, &runs, &other_names).map_err(|e| e.to_string())?;

@@ -98,7 +98,7 @@ pub fn write_report(
     let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names)?;
     charts += n;
     let index = out.join("index.html");
-    std::fs::write(&index, index_html).map_err(io(&index))?;
+    pgsurge_store::write_atomically(&index, index_html.as_bytes()).map_err(io(&index))?;
     files.push(index.clone());
     for run in &runs {
         let loaded = store.load_run(run.id)?;
@@ -109,7 +109,7 @@ pub fn write_report(
         let (html, n) = crate::run_page::run_page(&loaded, set_name.as_deref().unwrap_or("?"));
         charts += n;
         let path = out.join(format!("run-{}.html", run.id));
-        std::fs::write(&path, html).map_err(io(&path))?;
+        pgsurge_store::write_atomically(&path, html.as_bytes()).map_err(io(&path))?;
         files.push(path);
     }
     Ok(ReportFiles {
