@@ -338,7 +338,14 @@ fn run_tests(
                 Waited::Down(message) => {
                     down[plan.target] = true;
                     say(pb, quiet, &message);
-                    out.warnings.push(message);
+                    // Kept with the set (results show), printed once.
+                    store.add_warning(&WarningRecord {
+                        set_id: Some(set_id),
+                        run_id: None,
+                        code: "outage".into(),
+                        message,
+                        created_at: now_rfc3339(),
+                    })?;
                     break Some(write);
                 }
             }
