@@ -55,6 +55,7 @@ mod error;
 mod error_text;
 mod pgbench;
 mod pgpass;
+pub mod redact;
 mod require_auth;
 mod service;
 mod startup;
