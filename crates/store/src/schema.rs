@@ -13,10 +13,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_indexes.sql"),
     include_str!("../migrations/0003_interval_histograms.sql"),
     include_str!("../migrations/0004_set_locks.sql"),
+    include_str!("../migrations/0005_run_facts.sql"),
 ];
 
 /// The newest schema version this build knows.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The version that added `run_facts` (0005_run_facts.sql).
+pub(crate) const RUN_FACTS_SINCE: i64 = 5;
 
 /// Replaces the type placeholders of a migration with the dialect's types.
 pub(crate) fn render(sql: &str, dialect: Dialect) -> String {

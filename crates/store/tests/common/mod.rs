@@ -128,6 +128,10 @@ pub fn sample_run(set_id: i64, target_id: Option<i64>, key: &str) -> RunWrite {
             created_at: now_rfc3339(),
             ..Default::default()
         }],
+        facts: vec![
+            FactRecord::new("server_host_metrics_source", "node_exporter"),
+            FactRecord::new("client_bound", "false"),
+        ],
     }
 }
 
@@ -244,6 +248,13 @@ pub fn round_trip(store: &mut Store) -> i64 {
     assert_eq!(loaded.metrics.len(), 4);
     assert_eq!(loaded.warnings.len(), 1);
     assert_eq!(loaded.warnings[0].run_id, Some(run_id));
+    // Facts come back ordered by name.
+    let mut facts = expected.facts.clone();
+    facts.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(loaded.facts, facts);
+    let set_facts = store.set_facts(loaded.run.record.set_id).unwrap();
+    assert_eq!(set_facts.len(), 2);
+    assert!(set_facts.iter().all(|(id, _)| *id == run_id));
     let target = loaded.target.expect("target stored");
     assert_eq!(target.record.name, "pg17");
     let h = histogram::merged(&loaded.histograms, "latency", -1)
