@@ -29,7 +29,13 @@ fn text(o: &Output) -> String {
 fn export_json(store: &str) -> Vec<serde_json::Value> {
     let out = run(&["results", "export", "--format", "json", "--store", store]);
     assert!(out.status.success(), "{}", text(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
+    runs_of(&out.stdout).expect("an export document with runs")
+}
+
+/// The runs of an export document (`{"format": "pgsurge-export", "runs": [...]}`).
+fn runs_of(bytes: &[u8]) -> Option<Vec<serde_json::Value>> {
+    let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    doc["runs"].as_array().cloned()
 }
 
 /// Tests stored so far; None while the store is not readable yet (being created).
@@ -41,9 +47,7 @@ fn stored(store: &str) -> Option<usize> {
     if !out.status.success() {
         return None;
     }
-    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout)
-        .ok()
-        .map(|v| v.len())
+    runs_of(&out.stdout).map(|v| v.len())
 }
 
 fn campaign_file(dir: &Path, name: &str, body: &str) -> String {
