@@ -74,6 +74,9 @@ pub mod set_status {
     pub const COMPLETE: &str = "complete";
     /// The campaign stopped with tests left (interrupted by the user).
     pub const INCOMPLETE: &str = "incomplete";
+    /// The campaign ended in an error before running all its tests (a warning of
+    /// code `campaign` says why); running it again resumes it.
+    pub const FAILED: &str = "failed";
 }
 
 /// Status of a run (stored as text).

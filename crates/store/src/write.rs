@@ -41,10 +41,15 @@ fn update_by_id(
     Ok(())
 }
 
+/// Inserts a set (inside the caller's transaction) and returns its id.
+pub(crate) fn insert_set(b: &mut dyn Backend, set: &SetRecord) -> Result<i64> {
+    insert_returning_id(b, "sets", SetRecord::COLUMNS, &set.values())
+}
+
 impl Store {
     /// Creates a set and returns its id.
     pub fn create_set(&mut self, set: &SetRecord) -> Result<i64> {
-        self.transaction(|b| insert_returning_id(b, "sets", SetRecord::COLUMNS, &set.values()))
+        self.transaction(|b| insert_set(b, set))
     }
 
     /// Sets a set's status (and `finished_at` when given).
