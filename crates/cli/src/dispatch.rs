@@ -14,6 +14,8 @@ Usage:
   pgsurge compare A B                         A/B statistics with confidence intervals
   pgsurge server start|stop|status            throwaway PostgreSQL servers
   pgsurge quickstart                          throwaway server + short benchmark + report
+  pgsurge merge [--json=FILE] RESULT.json...  merge generators' results exactly
+  pgsurge dist local -n N [...] -- [bench]    N generators on this machine, merged
 
 Run `pgsurge COMMAND --help` for a command's options. Invoked as `pgbench`,
 the binary behaves exactly like `pgsurge bench`.
@@ -47,6 +49,8 @@ pub fn run(argv: &[OsString]) -> i32 {
         "report" => pgsurge_report::report_main(rest),
         "compare" => pgsurge_report::compare_main(rest),
         "server" => pgsurge_server::server_main(rest),
+        "merge" => pgsurge_dist::merge_main(rest),
+        "dist" => pgsurge_dist::dist_main(rest),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             0
