@@ -72,3 +72,16 @@ pub enum MergeError {
     #[error("{0}")]
     Launch(String),
 }
+
+/// The clap definition of `pgsurge merge` (for the command tree: help, completions, man).
+pub fn merge_cli() -> clap::Command {
+    <merge_cli::MergeArgs as clap::CommandFactory>::command().name("merge")
+}
+
+/// The clap definition of `pgsurge dist` and its subcommands.
+pub fn dist_cli() -> clap::Command {
+    clap::Command::new("dist")
+        .about("Run a distributed benchmark: several generators, one merged result")
+        .subcommand_required(true)
+        .subcommand(<local::LocalArgs as clap::CommandFactory>::command().name("local"))
+}

@@ -371,8 +371,12 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     let finished = AtomicUsize::new(0);
     let mut hdr_log = match &o.extensions.hdr_log {
         Some(p) => Some(
-            HdrIntervalLogWriter::create(p, start_epoch_us, "pgsurge bench")
-                .map_err(|e| EngineError::Setup(e.to_string()))?,
+            HdrIntervalLogWriter::create(
+                p,
+                start_epoch_us,
+                "pgsurge bench: latency values in microseconds (us); Interval_Max in ms",
+            )
+            .map_err(|e| EngineError::Setup(e.to_string()))?,
         ),
         None => None,
     };
