@@ -23,6 +23,7 @@
 
 mod checks;
 mod diag;
+pub mod generator;
 mod getopt;
 mod help;
 mod numeric;

@@ -76,6 +76,8 @@ pub struct Extensions {
     pub json: Option<PathBuf>,
     /// `--hdr-log=FILE`: write an HdrHistogram interval log to FILE.
     pub hdr_log: Option<PathBuf>,
+    /// `--start-at`, `--generator-*`: this process as one generator of a distributed run.
+    pub generator: crate::generator::GeneratorOptions,
 }
 
 /// Default list of `--percentiles` without a value.

@@ -138,7 +138,18 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<SetupInfo, i32> {
     };
     let server_version = conn.parameter("server_version").map(str::to_string);
     {
-        let mut out = std::io::stdout().lock();
+        // With `--json=-` stdout carries the JSON document only; the banner goes with
+        // the text report, to stderr.
+        let json_to_stdout = o
+            .extensions
+            .json
+            .as_deref()
+            .is_some_and(|p| p.as_os_str() == "-");
+        let mut out: Box<dyn Write> = if json_to_stdout {
+            Box::new(std::io::stderr().lock())
+        } else {
+            Box::new(std::io::stdout().lock())
+        };
         let _ = if conn.server_version_num() == CLIENT_VERSION_NUM {
             writeln!(out, "pgbench ({CLIENT_VERSION})")
         } else {

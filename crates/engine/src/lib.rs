@@ -29,6 +29,7 @@ pub mod plan;
 pub mod recorder;
 pub mod run;
 pub mod sqltext;
+pub mod start_at;
 pub mod stderr;
 pub mod stop;
 pub mod throttle;

@@ -280,8 +280,9 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     let clock = RunClock::new();
     let start_time = clock.now();
     let start_epoch_us = clock.to_epoch_us(start_time);
+    let gate = crate::start_at::StartGate::new(&o.extensions.generator, &clock);
     let end_us = match o.limit {
-        RunLimit::Duration(s) => start_time + s as i64 * 1_000_000,
+        RunLimit::Duration(s) => gate.end_of_duration(start_time, s),
         RunLimit::Transactions(_) => 0,
     };
     // The JSON document carries the per-interval series, so --json collects it too
@@ -386,6 +387,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     let outputs: Vec<ThreadOutput> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(nthreads);
         for (t, (mut slots, mut streams, mut rec)) in threads.into_iter().enumerate() {
+            let gate = &gate;
             let (plan, conn, clock, stop, barrier, connect_failed, finished) = (
                 &plan,
                 &spec.conn,
@@ -419,6 +421,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                     finished.fetch_add(1, Ordering::SeqCst);
                     return Err(String::new());
                 }
+                gate.wait(clock);
                 let bench_start = clock.now();
                 let mut schedule = rate.map(|r| ThrottleSchedule::new(r, nthreads, bench_start));
                 let dctx = DriverCtx {
@@ -487,8 +490,8 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
             while finished.load(Ordering::SeqCst) < nthreads {
                 let now = clock.now();
                 if agg.is_none() {
-                    if connect_failed.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(5));
+                    if connect_failed.load(Ordering::SeqCst) || !gate.is_open(now) {
+                        std::thread::sleep(Duration::from_millis(1));
                         continue;
                     }
                     agg = Some(ProgressAggregator::new(
@@ -501,7 +504,12 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                 }
                 if now >= next {
                     if let Some(a) = agg.as_mut() {
-                        let sample = a.tick(now);
+                        let mut sample = a.tick(now);
+                        if o.extensions.json.is_some() {
+                            // Exact merging of generators' seconds (`pgsurge merge`).
+                            sample.histogram =
+                                pgsurge_results::result::encode_histogram(a.interval_histogram());
+                        }
                         if o.progress_secs > 0 {
                             let mut line = Vec::with_capacity(128);
                             if pgsurge_results::progress::format_progress_line(
@@ -624,5 +632,8 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         interrupted: stop.is_raised(),
         aborted,
     };
-    Ok(RunResult::build(info, &merged, intervals))
+    let mut result = RunResult::build(info, &merged, intervals);
+    result.generator =
+        crate::start_at::generator_info(&o.extensions.generator, &clock, min_start, end);
+    Ok(result)
 }

@@ -21,7 +21,7 @@ use crate::error::{LabError, Result};
 use crate::matrix::{TestPlan, Workload};
 use crate::pg::Pg;
 use crate::pgstats;
-use crate::sampler::{Sampler, SamplerConfig};
+use crate::sampler::Sampler;
 use crate::spec::{Campaign, InitOptionsSpec, Limit, ThreadsValue};
 use crate::target::LiveTarget;
 
@@ -421,7 +421,7 @@ fn run_test_inner(
     if h.checkpoint {
         pg.exec("CHECKPOINT")?;
     }
-    if h.reset_stats {
+    if h.resets_stats(target.cluster.is_some()) {
         pg.exec(&pgstats::reset_sql(target.version_num))?;
     }
     drop(pg);
@@ -458,14 +458,7 @@ fn run_test_inner(
     settle(&mut monitor, &target.dbname)?;
     let before = snapshot(&mut monitor, target)?;
     let sampling = &c.spec.sampling;
-    let sampler = Sampler::start(SamplerConfig {
-        os: sampling.os,
-        pg: sampling
-            .pg
-            .then(|| (target.monitor_conninfo.clone(), target.dbname.clone())),
-        interval: sampling.interval,
-        devices: sampling.devices.clone(),
-    });
+    let sampler = Sampler::start(target.sampler_config(sampling));
     let argv = pgbench_argv(s, c.limit(), true);
     let mut cb = |iv: &IntervalSample, h: &LatencyHistogram| {
         let interval = crate::convert::interval(iv, false, 0.0);
@@ -490,6 +483,7 @@ fn run_test_inner(
     settle(&mut monitor, &target.dbname)?;
     let after = snapshot(&mut monitor, target)?;
     w.metrics = sampled.samples;
+    w.facts.extend(sampled.facts);
     w.metric_info = crate::sampler::describe_all(&w.metrics);
     for e in sampled.errors {
         w.warnings.push(warning("sampler", e));
