@@ -30,9 +30,7 @@ pub fn schema(name: &str) -> Result<&'static str, String> {
         "run-result" => Ok(pgsurge_results::RUN_RESULT_SCHEMA),
         "export" => Ok(pgsurge_lab::EXPORT_SCHEMA),
         "plan" => Ok(pgsurge_lab::PLAN_SCHEMA),
-        // REPORT-BRANCH: becomes `Ok(pgsurge_report::COMPARE_SCHEMA)` when the report
-        // branch (versioned compare JSON) lands.
-        "compare" => Err("the compare schema is not in this build yet (it comes with the versioned `compare --format json` of the report branch)".into()),
+        "compare" => Ok(pgsurge_report::COMPARE_SCHEMA),
         other => Err(format!("unknown schema \"{other}\"")),
     }
 }
@@ -165,16 +163,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_schema_name_is_valid_json_schema_or_marked_pending() {
+    fn every_schema_name_is_valid_json_schema() {
         for name in crate::tree::SCHEMA_NAMES {
-            match schema(name) {
-                Ok(text) => {
-                    let v: serde_json::Value = serde_json::from_str(text).unwrap();
-                    jsonschema::validator_for(&v)
-                        .unwrap_or_else(|e| panic!("{name}: schema does not compile: {e}"));
-                }
-                Err(e) => assert_eq!(*name, "compare", "{e}"),
-            }
+            let text = schema(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            jsonschema::validator_for(&v)
+                .unwrap_or_else(|e| panic!("{name}: schema does not compile: {e}"));
         }
         assert!(schema("nope").is_err());
     }
