@@ -35,8 +35,8 @@ fn commits(srv: &TestServer, db: &str) -> i64 {
     );
     srv.psql(db, &q)
         .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .last()
+        .rev()
+        .find_map(|l| l.trim().parse().ok())
         .expect("xact_commit")
 }
 

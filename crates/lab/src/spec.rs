@@ -125,6 +125,11 @@ pub struct TargetSpec {
     /// initdb `--data-checksums` for a throwaway server.
     #[serde(default)]
     pub data_checksums: bool,
+    /// Data directory of a throwaway server (default: a temporary directory, which is
+    /// in memory where the temporary directory is tmpfs). Kept after the campaign;
+    /// reused when it holds a cluster of the same major version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
     /// Existing server: URL of a Prometheus node_exporter on the server's host
     /// (`http://host:9100/metrics`); empty = none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -710,6 +715,12 @@ impl Campaign {
             }
             if t.pg_bin.is_some() && t.pg_version.is_some() {
                 return Err(self.invalid(&key, "give pg_bin or pg_version, not both"));
+            }
+            if t.conninfo.is_some() && t.data_dir.is_some() {
+                return Err(self.invalid(
+                    &format!("{key}.data_dir"),
+                    "data_dir is for throwaway servers; an existing server keeps its own",
+                ));
             }
             if let Some(i) = t.init.as_deref().filter(|i| InitMode::parse(i).is_none()) {
                 return Err(self.invalid(

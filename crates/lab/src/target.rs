@@ -153,7 +153,11 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
                 (None, Some(v)) => BinarySource::Version(v.clone()),
                 (None, None) => BinarySource::Auto,
             };
-            let cluster = ClusterBuilder::new()
+            let mut builder = ClusterBuilder::new();
+            if let Some(dir) = &spec.data_dir {
+                builder = builder.data_dir(dir);
+            }
+            let cluster = builder
                 .binaries(source)
                 .settings(spec.settings_text())
                 .data_checksums(spec.data_checksums)
