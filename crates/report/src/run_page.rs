@@ -11,9 +11,9 @@
 //! and the chart says so); a missing interval or sample breaks the line.
 //!
 //! Metric families are found from the names (data-driven): any `PREFIX.cpu.user_pct`,
-//! `…system_pct`, `…iowait_pct` triple is a CPU chart for the host PREFIX names (`os`
-//! = where pgsurge ran; a prefix naming the client or the server host says so), so
-//! metrics another sampler adds show up without a change here.
+//! `…system_pct`, `…iowait_pct` triple is a CPU chart for the host PREFIX names (`os` =
+//! the server's host, `client` = the client's host, as the lab's samplers name them),
+//! so metrics another sampler adds show up without a change here.
 
 use crate::cells::CellKey;
 use crate::charts::{Dash, LineChart, Series};
@@ -220,7 +220,7 @@ pub(crate) fn cpu_families(names: &BTreeSet<&str>) -> Vec<(String, String)> {
     for n in names {
         if let Some(prefix) = n.strip_suffix(".cpu.user_pct") {
             let role = if prefix == "os" {
-                "host where pgsurge ran (client; also the server when it is local)".to_string()
+                "server host (os.*)".to_string()
             } else if prefix.contains("client") {
                 format!("client host ({prefix})")
             } else if prefix.contains("server")
@@ -421,6 +421,22 @@ pub(crate) fn run_page(
                 "the {role} waited on I/O (iowait {:.0} %)",
                 iow.unwrap_or(0.0)
             ));
+        }
+    }
+    for (name, what) in [
+        ("client.process.cpu_pct", "pgsurge process CPU (mean %)"),
+        (
+            "client.thread.max_cpu_pct",
+            "busiest pgsurge thread CPU (mean %)",
+        ),
+    ] {
+        if let Some(v) = mean_of(points.get(name)) {
+            glance.push((what.into(), format!("{v:.1}")));
+            if name == "client.thread.max_cpu_pct" && v > 90.0 {
+                hints.push(format!(
+                    "the client was the bottleneck (busiest pgsurge thread {v:.0} % CPU)"
+                ));
+            }
         }
     }
     if let Some(c) = mean_of(points.get("pg.db.xact_commit_per_s")) {
