@@ -50,7 +50,8 @@ pub fn results_main(args: &[OsString]) -> i32 {
     results_cli::main(args)
 }
 
-/// Entry point of `pgsurge quickstart`.
-pub fn quickstart_main(args: &[OsString]) -> i32 {
-    quickstart::main(args)
+/// Entry point of `pgsurge quickstart`; the binary passes the HTML report writer (this
+/// crate does not depend on the report crate).
+pub fn quickstart_main(args: &[OsString], write_report: &quickstart::ReportWriter<'_>) -> i32 {
+    quickstart::main(args, write_report)
 }

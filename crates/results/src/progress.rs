@@ -22,6 +22,19 @@ pub struct ProgressOptions {
     pub percentiles: bool,
 }
 
+impl ProgressOptions {
+    /// The progress-line flags of a run with `options`.
+    pub fn for_run(options: &crate::result::RunOptions) -> Self {
+        ProgressOptions {
+            timestamp: options.progress_timestamp,
+            throttled: options.rate_tps.is_some(),
+            latency_limit: options.latency_limit_us.is_some(),
+            max_tries: options.max_tries,
+            percentiles: !options.percentiles.is_empty(),
+        }
+    }
+}
+
 /// Write one progress line, newline included.
 pub fn format_progress_line(
     s: &IntervalSample,
