@@ -1,38 +1,86 @@
 #!/usr/bin/env bash
-# pgsurge vs pgbench on one throwaway cluster over the Unix socket:
-#   -S -M prepared -c 8 -j 2 -T $DURATION, three rounds interleaved → TPS and client CPU
-#   seconds per transaction (user+sys of the client process), medians and ratios;
-#   then peak client RSS at -c 200 -j 2.
-# Usage: bench/compare.sh   (env: PGSURGE, PGBENCH, DURATION=10, ROUNDS=3, SCALE=10)
-# Needs PostgreSQL server binaries (initdb) and GNU time (/usr/bin/time).
+# pgsurge vs pgbench vs the floor client (bench/floor) on one throwaway cluster over the
+# Unix socket. For each workload and client count, ROUNDS interleaved rounds of
+# -T $DURATION per tool give TPS and client CPU seconds per transaction (user+sys of the
+# client process); the medians and the ratios pgsurge/floor and pgsurge/pgbench are
+# printed. Then peak client RSS at -c 200 -j 2.
+#
+# Workloads: select-only prepared, select-only simple, tpcb-like prepared;
+# client counts: -c 8 -j 2 and -c 250 -j 2 (CLIENTS="8 250").
+#
+# Usage: bench/compare.sh   (env: PGSURGE, PGBENCH, FLOOR, DURATION=10, ROUNDS=5, SCALE=10,
+#                            CLIENTS="8 250", WORKLOADS="select-prepared select-simple tpcb-prepared")
+# Needs PostgreSQL server binaries (initdb) and GNU time (/usr/bin/time). Build first:
+#   cargo build --release -p pgsurge -p pgsurge-floor
 source "$(dirname "$0")/lib.sh"
 DURATION=${DURATION:-10}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 SCALE=${SCALE:-10}
-[ -x "$PGSURGE" ] || { echo "build first: cargo build --release -p pgsurge ($PGSURGE)" >&2; exit 1; }
+CLIENTS=${CLIENTS:-8 250}
+WORKLOADS=${WORKLOADS:-select-prepared select-simple tpcb-prepared}
+FLOOR=${FLOOR:-$(dirname "$PGSURGE")/pgsurge-floor}
+for bin in "$PGSURGE" "$FLOOR"; do
+    [ -x "$bin" ] || { echo "build first: cargo build --release -p pgsurge -p pgsurge-floor ($bin)" >&2; exit 1; }
+done
 [ -x /usr/bin/time ] || { echo "GNU time needed: apt-get install time" >&2; exit 1; }
 start_cluster
 W=$(mktemp -d)
 "$PGBENCH" -i -s "$SCALE" -q >/dev/null 2>&1
 echo "cluster: $PGDIR  scale $SCALE  pgsurge: $PGSURGE  pgbench: $($PGBENCH --version)"
-declare -A TPS CPU
-for r in $(seq 1 "$ROUNDS"); do
-    for tool in pgbench pgsurge; do
-        if [ $tool = pgbench ]; then bin=("$PGBENCH"); else bin=("$PGSURGE" bench); fi
-        read -r u s _ < <(measure "$W/$tool.$r" "${bin[@]}" -n -S -M prepared -c 8 -j 2 -T "$DURATION")
-        tps=$(tps_of "$W/$tool.$r.out"); n=$(processed_of "$W/$tool.$r.out")
-        cpu=$(awk -v u="$u" -v s="$s" -v n="$n" 'BEGIN {printf "%.3e", (u+s)/n}')
-        printf "round %d %-8s tps %10.1f  txns %8d  cpu %5.2f s  cpu/txn %s s\n" "$r" $tool "$tps" "$n" "$(echo "$u + $s" | bc)" "$cpu"
-        TPS[$tool]+="$tps "; CPU[$tool]+="$cpu "
+echo "rounds $ROUNDS x ${DURATION}s, interleaved; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# tool_cmd TOOL WORKLOAD: the command line of TOOL for WORKLOAD (without -c/-j/-T).
+tool_cmd() {
+    local tool=$1 workload=$2 mode script
+    case $workload in
+        select-prepared) mode=prepared; script=(-S) ;;
+        select-simple) mode=simple; script=(-S) ;;
+        tpcb-prepared) mode=prepared; script=() ;;
+        *) echo "unknown workload $workload" >&2; exit 1 ;;
+    esac
+    case $tool in
+        pgbench) echo "$PGBENCH -n ${script[*]} -M $mode" ;;
+        pgsurge) echo "$PGSURGE bench -n ${script[*]} -M $mode" ;;
+        floor)
+            local f=("$FLOOR" -s "$SCALE")
+            [ $mode = simple ] && f+=(--simple)
+            [ ${#script[@]} = 0 ] && f+=(--tpcb)
+            echo "${f[*]}" ;;
+    esac
+}
+
+med() { tr ' ' '\n' <<<"$1" | grep . | median; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
+SUMMARY=()
+for workload in $WORKLOADS; do
+    for c in $CLIENTS; do
+        declare -A TPS=() CPU=()
+        for r in $(seq 1 "$ROUNDS"); do
+            for tool in floor pgbench pgsurge; do
+                # shellcheck disable=SC2046
+                read -r u s _ < <(measure "$W/$tool.$r" $(tool_cmd $tool "$workload") -c "$c" -j 2 -T "$DURATION")
+                tps=$(tps_of "$W/$tool.$r.out"); n=$(processed_of "$W/$tool.$r.out")
+                if [ -z "$n" ] || [ "$n" = 0 ]; then
+                    echo "$tool ran no transaction:"; cat "$W/$tool.$r.out" "$W/$tool.$r.err"; exit 1
+                fi
+                cpu=$(awk -v u="$u" -v s="$s" -v n="$n" 'BEGIN {printf "%.3e", (u+s)/n}')
+                printf "%-16s -c %-3s round %d %-8s tps %10.1f  txns %8d  cpu %6.2f s  cpu/txn %s s\n" \
+                    "$workload" "$c" "$r" $tool "$tps" "$n" "$(echo "$u + $s" | bc)" "$cpu"
+                TPS[$tool]+="$tps "; CPU[$tool]+="$cpu "
+            done
+        done
+        tf=$(med "${TPS[floor]}"); tp=$(med "${TPS[pgbench]}"); ts=$(med "${TPS[pgsurge]}")
+        cf=$(med "${CPU[floor]}"); cp=$(med "${CPU[pgbench]}"); cs=$(med "${CPU[pgsurge]}")
+        SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s" \
+            "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")")")
+        unset TPS CPU
     done
 done
-med() { tr ' ' '\n' <<<"$1" | grep . | median; }
-tp=$(med "${TPS[pgbench]}"); ts=$(med "${TPS[pgsurge]}")
-cp=$(med "${CPU[pgbench]}"); cs=$(med "${CPU[pgsurge]}")
-echo "median tps:      pgbench $tp  pgsurge $ts  ratio $(awk -v a="$ts" -v b="$tp" 'BEGIN{printf "%.3f", a/b}')  (target >= 1.0)"
-echo "median cpu/txn:  pgbench $cp  pgsurge $cs  ratio $(awk -v a="$cs" -v b="$cp" 'BEGIN{printf "%.3f", a/b}')  (target <= 0.9)"
+echo
+echo "medians (targets: pgsurge/floor cpu <= 1.05, pgsurge/pgbench tps >= 1.1):"
+printf '%s\n' "${SUMMARY[@]}"
 # Peak RSS with many clients: short -t run, the maximum resident set size.
 read -r _ _ rp < <(measure "$W/rss.pgbench" "$PGBENCH" -n -S -M prepared -c 200 -j 2 -t 50)
 read -r _ _ rs < <(measure "$W/rss.pgsurge" "$PGSURGE" bench -n -S -M prepared -c 200 -j 2 -t 50)
-echo "peak RSS -c 200: pgbench ${rp} kB  pgsurge ${rs} kB  ratio $(awk -v a="$rs" -v b="$rp" 'BEGIN{printf "%.3f", a/b}')  (target <= 2.0)"
+echo "peak RSS -c 200: pgbench ${rp} kB  pgsurge ${rs} kB  ratio $(ratio "$rs" "$rp")  (target <= 2.0)"
 rm -rf "$W"

@@ -269,7 +269,18 @@ fn bench(o: BenchOptions) -> i32 {
             return 1;
         }
     };
-    {
+    // With `--json=-` the JSON document is stdout's only content (so `| jq` works);
+    // the text report then goes to stderr.
+    let json_on_stdout = spec
+        .output
+        .json
+        .as_deref()
+        .is_some_and(|p| p.as_os_str() == "-");
+    if json_on_stdout {
+        let mut err = std::io::stderr().lock();
+        let _ = write_pgbench_report(&result, &ReportOptions::from_result(&result), &mut err);
+        let _ = err.flush();
+    } else {
         let mut out = std::io::stdout().lock();
         let _ = write_pgbench_report(&result, &ReportOptions::from_result(&result), &mut out);
         let _ = out.flush();

@@ -104,8 +104,10 @@ Common options:
 pgsurge extensions (not in pgbench; without them the output is pgbench's):
   --percentiles[=LIST]     report latency percentiles from an HDR histogram;
                            LIST is comma-separated (default: 50,90,99,99.9)
-  --json=FILE              also write the results as a JSON document ("-" = stdout)
-  --hdr-log=FILE           write per-interval latency histograms (HdrHistogram log)
+  --json=FILE              also write the results as a JSON document ("-" = stdout
+                           alone; the text report then goes to stderr)
+  --hdr-log=FILE           write per-interval latency histograms (HdrHistogram log,
+                           values in microseconds)
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

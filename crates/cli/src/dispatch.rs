@@ -1,23 +1,78 @@
-//! Maps argv to a subcommand entry point. Owns the top-level usage text and nothing else.
+//! Maps argv to a subcommand entry point. The usage text, `help`, `schema`,
+//! `completions` and `man` come from the one command tree in [`crate::tree`].
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::Path;
 
-const USAGE: &str = "\
-pgsurge — PostgreSQL benchmarking: a drop-in pgbench, campaigns, reports.
+use crate::tree::{find, tree, write_man_pages};
 
-Usage:
-  pgsurge bench [pgbench options] [DBNAME]   run pgbench-compatible benchmarks
-  pgsurge campaign run FILE.toml [--store S]  run or resume a campaign matrix
-  pgsurge results list|show|export|import     read the results store
-  pgsurge report [--store S] -o DIR           write the static HTML report
-  pgsurge compare A B                         A/B statistics with confidence intervals
-  pgsurge server start|stop|status            throwaway PostgreSQL servers
-  pgsurge quickstart                          throwaway server + short benchmark + report
+/// Runs a command owned by another crate with the arguments after its name, or None
+/// when `cmd` is not one of them.
+fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
+    Some(match cmd {
+        "bench" => pgsurge_args::bench_main(rest),
+        "campaign" => pgsurge_lab::campaign_main(rest),
+        "results" => pgsurge_lab::results_main(rest),
+        "quickstart" => pgsurge_lab::quickstart_main(rest, &quickstart_report),
+        "report" => pgsurge_report::report_main(rest),
+        "compare" => pgsurge_report::compare_main(rest),
+        "server" => pgsurge_server::server_main(rest),
+        _ => return None,
+    })
+}
 
-Run `pgsurge COMMAND --help` for a command's options. Invoked as `pgbench`,
-the binary behaves exactly like `pgsurge bench`.
-";
+/// The text of `pgsurge schema NAME`, or why there is none.
+pub fn schema(name: &str) -> Result<&'static str, String> {
+    match name {
+        "run-result" => Ok(pgsurge_results::RUN_RESULT_SCHEMA),
+        "export" => Ok(pgsurge_lab::EXPORT_SCHEMA),
+        "plan" => Ok(pgsurge_lab::PLAN_SCHEMA),
+        // REPORT-BRANCH: becomes `Ok(pgsurge_report::COMPARE_SCHEMA)` when the report
+        // branch (versioned compare JSON) lands.
+        "compare" => Err("the compare schema is not in this build yet (it comes with the versioned `compare --format json` of the report branch)".into()),
+        other => Err(format!("unknown schema \"{other}\"")),
+    }
+}
+
+/// Writes `text` to stdout; a closed pipe ends the output quietly.
+fn out(text: &[u8]) -> i32 {
+    let mut o = std::io::stdout().lock();
+    match o.write_all(text).and_then(|()| o.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("pgsurge: error: writing to stdout: {e}");
+            1
+        }
+    }
+}
+
+/// `pgsurge help [COMMAND [SUBCOMMAND]]`.
+fn help(path: &[OsString]) -> i32 {
+    let path: Vec<String> = path
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    // Commands whose help their own parser prints (pgbench's text for bench).
+    if let [cmd] = path.as_slice() {
+        if matches!(cmd.as_str(), "bench" | "report" | "compare") {
+            return delegate(cmd, &[OsString::from("--help")]).unwrap_or(1);
+        }
+    }
+    let mut root = tree();
+    root.build();
+    match find(&mut root, &path) {
+        Some(cmd) => out(cmd.render_long_help().to_string().as_bytes()),
+        None => {
+            eprintln!(
+                "pgsurge: error: no command \"{}\"; `pgsurge help` lists them",
+                path.join(" ")
+            );
+            2
+        }
+    }
+}
 
 /// Runs the command line `argv` (including the program name) and returns the exit code.
 pub fn run(argv: &[OsString]) -> i32 {
@@ -35,30 +90,70 @@ pub fn run(argv: &[OsString]) -> i32 {
         return pgsurge_args::bench_main(&argv[1..]);
     }
     let Some(cmd) = argv.get(1).map(|s| s.to_string_lossy().into_owned()) else {
-        eprint!("{USAGE}");
+        eprint!("{}", tree().render_help());
         return 1;
     };
-    let rest = &argv[2..];
-    match cmd.as_str() {
-        "bench" => pgsurge_args::bench_main(rest),
-        "campaign" => pgsurge_lab::campaign_main(rest),
-        "results" => pgsurge_lab::results_main(rest),
-        "quickstart" => pgsurge_lab::quickstart_main(rest, &quickstart_report),
-        "report" => pgsurge_report::report_main(rest),
-        "compare" => pgsurge_report::compare_main(rest),
-        "server" => pgsurge_server::server_main(rest),
-        "-h" | "--help" | "help" => {
-            print!("{USAGE}");
-            0
+    if let Some(code) = delegate(&cmd, &argv[2..]) {
+        return code;
+    }
+    if cmd == "help" {
+        return help(&argv[2..]);
+    }
+    let matches = match tree().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
         }
-        "-V" | "--version" => {
-            println!("pgsurge {}", env!("CARGO_PKG_VERSION"));
-            0
+    };
+    match matches.subcommand() {
+        Some(("schema", m)) => {
+            let name = m.get_one::<String>("name").expect("required");
+            match schema(name) {
+                Ok(text) => out(text.as_bytes()),
+                Err(e) => {
+                    eprintln!("pgsurge: error: {e}");
+                    1
+                }
+            }
         }
+        Some(("completions", m)) => {
+            let shell = *m
+                .get_one::<clap_complete::Shell>("shell")
+                .expect("required");
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut tree(), "pgsurge", &mut buf);
+            out(&buf)
+        }
+        Some(("man", m)) => match m.get_one::<std::path::PathBuf>("dir") {
+            Some(dir) => match write_man_pages(dir) {
+                Ok(pages) => {
+                    eprintln!("wrote {} man pages into {}", pages.len(), dir.display());
+                    0
+                }
+                Err(e) => {
+                    eprintln!(
+                        "pgsurge: error: writing man pages into {}: {e}",
+                        dir.display()
+                    );
+                    1
+                }
+            },
+            None => {
+                let mut buf = Vec::new();
+                match clap_mangen::Man::new(tree()).render(&mut buf) {
+                    Ok(()) => out(&buf),
+                    Err(e) => {
+                        eprintln!("pgsurge: error: {e}");
+                        1
+                    }
+                }
+            }
+        },
         other => {
-            eprintln!("pgsurge: error: unknown command \"{other}\"");
-            eprint!("{USAGE}");
-            1
+            // Every other subcommand was delegated above.
+            eprintln!("pgsurge: error: unhandled command {other:?}");
+            2
         }
     }
 }
@@ -73,4 +168,24 @@ fn quickstart_report(
     pgsurge_report::write_report(store, &request, dir)
         .map(|files| files.index)
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_name_is_valid_json_schema_or_marked_pending() {
+        for name in crate::tree::SCHEMA_NAMES {
+            match schema(name) {
+                Ok(text) => {
+                    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+                    jsonschema::validator_for(&v)
+                        .unwrap_or_else(|e| panic!("{name}: schema does not compile: {e}"));
+                }
+                Err(e) => assert_eq!(*name, "compare", "{e}"),
+            }
+        }
+        assert!(schema("nope").is_err());
+    }
 }

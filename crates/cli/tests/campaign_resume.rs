@@ -21,7 +21,9 @@ fn export_json(store: &str) -> Vec<serde_json::Value> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["format"], "pgsurge-export");
+    doc["runs"].as_array().expect("runs").clone()
 }
 
 #[test]
@@ -140,7 +142,7 @@ duration = 2
         .lines()
         .next()
         .unwrap()
-        .starts_with("run_id,set_id,test_key"));
+        .starts_with("run_id,set,target,set_id,test_key,repeat"));
 }
 
 #[test]

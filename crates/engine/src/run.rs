@@ -454,8 +454,12 @@ impl<'h> IntervalSampler<'h> {
     ) -> Result<Self, EngineError> {
         let hdr_log = match &spec.output.hdr_log {
             Some(path) => Some(
-                HdrIntervalLogWriter::create(path, prepared.start_epoch_us, "pgsurge bench")
-                    .map_err(|e| EngineError::Setup(e.to_string()))?,
+                HdrIntervalLogWriter::create(
+                    path,
+                    prepared.start_epoch_us,
+                    "pgsurge bench: latency values in microseconds (us); Interval_Max in ms",
+                )
+                .map_err(|e| EngineError::Setup(e.to_string()))?,
             ),
             None => None,
         };

@@ -1,5 +1,6 @@
-//! `pgsurge campaign run FILE.toml [--store S] [--new] [--retry-failed] [--quiet]`
-//! and `pgsurge campaign plan FILE.toml` (print the tests in order without running).
+//! `pgsurge campaign run FILE.toml [--store S] [--new] [--retry-failed] [--quiet]`,
+//! `pgsurge campaign plan FILE.toml [--format text|json]` (the tests in order and a
+//! time estimate, without running) and `pgsurge campaign new [FILE]` (a template).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -41,11 +42,183 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Print the tests of a campaign in the order they would run.
+    /// Print the tests of a campaign in the order they would run, and an estimate of
+    /// the time the campaign takes.
     Plan {
         /// The campaign file.
         file: PathBuf,
+        /// `text`, or `json` (versioned: `pgsurge schema plan`).
+        #[arg(long, value_enum, default_value = "text")]
+        format: PlanFormat,
     },
+    /// Write a commented campaign template to FILE (refuses to overwrite), or to stdout.
+    New {
+        /// Where to write it [default: stdout].
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PlanFormat {
+    Text,
+    Json,
+}
+
+/// Version of the `campaign plan --format json` document (`pgsurge schema plan`).
+pub const PLAN_VERSION: u32 = 1;
+
+/// JSON Schema of the `campaign plan --format json` document.
+pub const PLAN_SCHEMA: &str = include_str!("../schema/plan.v1.json");
+
+/// A commented template for `campaign new`: every section, the defaults stated.
+pub const TEMPLATE: &str = include_str!("../templates/campaign.toml");
+
+/// Seconds assumed between two tests for the hygiene steps (TRUNCATE, VACUUM ANALYZE,
+/// CHECKPOINT, statistics reset) and connecting: a rough figure for the estimate.
+const BETWEEN_TESTS_S: f64 = 5.0;
+
+/// What `campaign plan` estimates: the measured time is exact, the rest a rough guess.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Estimate {
+    /// Seconds of benchmark runs (warm-up + duration) over all tests; None when the
+    /// tests are limited by a transaction count.
+    pub run_s: Option<f64>,
+    /// Seconds assumed for the steps between tests.
+    pub between_s: f64,
+    /// Initializations: one per target and scale.
+    pub initializations: usize,
+}
+
+impl Estimate {
+    pub(crate) fn of(campaign: &Campaign, m: &crate::matrix::Matrix) -> Estimate {
+        let per_test = match campaign.limit() {
+            crate::spec::Limit::Duration(d) => Some(f64::from(d) + campaign.warmup_s()),
+            _ => None,
+        };
+        let inits: std::collections::BTreeSet<(usize, u32)> =
+            m.tests.iter().map(|t| (t.target, t.scale)).collect();
+        Estimate {
+            run_s: per_test.map(|p| p * m.tests.len() as f64),
+            between_s: BETWEEN_TESTS_S * m.tests.len() as f64,
+            initializations: inits.len(),
+        }
+    }
+
+    pub(crate) fn line(&self) -> String {
+        let inits = format!(
+            "plus {} initialization{} (one per target and scale)",
+            self.initializations,
+            if self.initializations == 1 { "" } else { "s" }
+        );
+        match self.run_s {
+            Some(r) => format!(
+                "estimated time: about {} ({} of runs and warm-ups, about {} between tests), {inits}",
+                human_duration(r + self.between_s),
+                human_duration(r),
+                human_duration(self.between_s)
+            ),
+            None => format!(
+                "estimated time: unknown (tests run a number of transactions), about {} between tests, {inits}",
+                human_duration(self.between_s)
+            ),
+        }
+    }
+}
+
+/// `3725.0` → `1h 2m 5s`.
+pub(crate) fn human_duration(s: f64) -> String {
+    let total = s.round() as u64;
+    let (h, m, sec) = (total / 3600, total / 60 % 60, total % 60);
+    let mut parts = Vec::new();
+    if h > 0 {
+        parts.push(format!("{h}h"));
+    }
+    if m > 0 {
+        parts.push(format!("{m}m"));
+    }
+    if sec > 0 || parts.is_empty() {
+        parts.push(format!("{sec}s"));
+    }
+    parts.join(" ")
+}
+
+/// The `campaign plan --format json` document.
+pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde_json::Value {
+    let e = Estimate::of(campaign, m);
+    let tests: Vec<serde_json::Value> = m
+        .tests
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "seq": t.seq,
+                "key": t.key,
+                "target": campaign.spec.targets[t.target].name,
+                "scale": t.scale,
+                "script": m.workloads[t.workload].name,
+                "clients": t.clients,
+                "rate": t.rate,
+                "rate_per_client": t.rate_per_client,
+                "repeat": t.repeat,
+                "seed": t.seed,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "format": "pgsurge-plan",
+        "version": PLAN_VERSION,
+        "campaign": campaign.spec.campaign.name,
+        "file": campaign.path,
+        "tests": tests,
+        "estimate": {
+            "total_s": e.run_s.map(|r| r + e.between_s),
+            "runs_s": e.run_s,
+            "between_tests_s": e.between_s,
+            "initializations": e.initializations,
+        },
+    })
+}
+
+/// Exit status of a campaign run whose thresholds fail.
+pub const EXIT_THRESHOLDS: i32 = 4;
+
+/// Checks `[thresholds]` on every stored test of the set; prints the summary on stderr
+/// and returns [`EXIT_THRESHOLDS`] when a check fails (0 when none is configured).
+fn check_thresholds(campaign: &Campaign, store: &mut Store, set_id: i64) -> i32 {
+    let thresholds = campaign.thresholds();
+    if thresholds.is_empty() {
+        return 0;
+    }
+    let runs = match store.list_runs(&pgsurge_store::RunFilter {
+        set_id: Some(set_id),
+        ..Default::default()
+    }) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pgsurge: error: reading the set to check thresholds: {e}");
+            return 1;
+        }
+    };
+    let checked = runs.iter().filter(|r| r.record.status == "ok").count();
+    let violations = crate::thresholds::check(&thresholds, &runs);
+    if violations.is_empty() {
+        eprintln!(
+            "thresholds: all {checked} tests pass ({})",
+            thresholds
+                .iter()
+                .map(|t| format!("{} {}", t.metric, t.text))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        0
+    } else {
+        eprint!("{}", crate::thresholds::summary(&violations, checked));
+        EXIT_THRESHOLDS
+    }
+}
+
+/// The clap definition of `pgsurge campaign` (top-level help, completions, man page).
+pub(crate) fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// Entry point of `pgsurge campaign`.
@@ -59,15 +232,53 @@ pub fn main(args: &[OsString]) -> i32 {
         }
     };
     match cli.cmd {
-        Cmd::Plan { file } => match Campaign::load(&file)
-            .map_err(|e| e.to_string())
-            .and_then(|c| crate::matrix::expand(&c))
-        {
-            Ok(m) => {
-                for t in &m.tests {
-                    println!("{:>4} {}", t.seq, t.key);
+        Cmd::New { file } => match file {
+            None => {
+                print!("{TEMPLATE}");
+                0
+            }
+            Some(path) => {
+                let written = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, TEMPLATE.as_bytes()));
+                match written {
+                    Ok(()) => {
+                        eprintln!(
+                            "wrote {}: edit it, then `pgsurge campaign plan {0}` and `pgsurge campaign run {0}`",
+                            path.display()
+                        );
+                        0
+                    }
+                    Err(e) => {
+                        eprintln!("pgsurge: error: cannot create {}: {e}", path.display());
+                        1
+                    }
                 }
-                println!("{} tests", m.tests.len());
+            }
+        },
+        Cmd::Plan { file, format } => match Campaign::load(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|c| crate::matrix::expand(&c).map(|m| (c, m)))
+        {
+            Ok((c, m)) => {
+                match format {
+                    PlanFormat::Text => {
+                        for t in &m.tests {
+                            println!("{:>4} {}", t.seq, t.key);
+                        }
+                        println!("{} tests", m.tests.len());
+                        println!("{}", Estimate::of(&c, &m).line());
+                    }
+                    PlanFormat::Json => {
+                        let doc = plan_json(&c, &m);
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&doc).expect("a JSON value serializes")
+                        );
+                    }
+                }
                 0
             }
             Err(e) => {
@@ -118,11 +329,13 @@ pub fn main(args: &[OsString]) -> i32 {
                     }
                     if o.remaining > 0 {
                         eprintln!("campaign interrupted: run the same command again to resume");
-                        130
-                    } else if o.failed > 0 {
+                        return 130;
+                    }
+                    let gates = check_thresholds(&campaign, &mut store, o.set_id);
+                    if o.failed > 0 {
                         3
                     } else {
-                        0
+                        gates
                     }
                 }
                 Err(e) => {
@@ -131,5 +344,75 @@ pub fn main(args: &[OsString]) -> i32 {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn campaign(extra_run: &str) -> Campaign {
+        let text = format!(
+            "[campaign]\nname = \"t\"\n[[target]]\nname = \"a\"\n[[target]]\nname = \"b\"\n\
+             [matrix]\nscales = [1, 10]\nclients = [1, 4]\nrepeats = 2\n[run]\n{extra_run}\n"
+        );
+        Campaign::parse(&text, "t.toml", std::path::Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn estimate_counts_runs_warmups_and_initializations() {
+        let c = campaign("duration = \"1m30s\"\nwarmup = \"10s\"");
+        let m = crate::matrix::expand(&c).unwrap();
+        assert_eq!(m.tests.len(), 16);
+        let e = Estimate::of(&c, &m);
+        assert_eq!(e.run_s, Some(16.0 * 100.0));
+        assert_eq!(e.between_s, 16.0 * BETWEEN_TESTS_S);
+        assert_eq!(e.initializations, 4);
+        assert!(
+            e.line().starts_with("estimated time: about 28m 0s"),
+            "{}",
+            e.line()
+        );
+    }
+
+    #[test]
+    fn estimate_defaults_to_60_seconds_and_is_unknown_for_transactions() {
+        let c = campaign("");
+        let m = crate::matrix::expand(&c).unwrap();
+        assert_eq!(Estimate::of(&c, &m).run_s, Some(16.0 * 60.0));
+        let c = campaign("transactions = 100");
+        let m = crate::matrix::expand(&c).unwrap();
+        assert_eq!(Estimate::of(&c, &m).run_s, None);
+        assert!(Estimate::of(&c, &m).line().contains("unknown"));
+    }
+
+    #[test]
+    fn human_durations() {
+        assert_eq!(human_duration(0.0), "0s");
+        assert_eq!(human_duration(90.0), "1m 30s");
+        assert_eq!(human_duration(7200.0), "2h");
+        assert_eq!(human_duration(3725.0), "1h 2m 5s");
+    }
+
+    #[test]
+    fn the_template_is_a_valid_campaign() {
+        let c = Campaign::parse(TEMPLATE, "new.toml", std::path::Path::new(".")).unwrap();
+        assert_eq!(c.spec.campaign.seed, 1);
+        crate::matrix::expand(&c).unwrap();
+    }
+
+    #[test]
+    fn plan_json_validates_against_its_schema() {
+        let c = campaign("duration = 5");
+        let m = crate::matrix::expand(&c).unwrap();
+        let doc = plan_json(&c, &m);
+        let schema: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).unwrap();
+        let v = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut bad = doc.clone();
+        bad["version"] = serde_json::json!(2);
+        assert!(!v.is_valid(&bad), "a wrong version must not validate");
+        assert_eq!(doc["tests"][0]["target"], "a");
     }
 }

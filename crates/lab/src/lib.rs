@@ -14,6 +14,7 @@
 //! | [`manifest`] | the environment manifest |
 //! | [`convert`] | engine results → store records |
 //! | [`import`] | pgbench text reports and `-l` / aggregate logs → store |
+//! | [`thresholds`] | campaign `[thresholds]`: CI gates per test |
 //! | `results_cli`, `campaign_cli`, [`quickstart`] | the subcommands |
 
 #![warn(missing_docs)]
@@ -33,6 +34,7 @@ pub mod runner;
 pub mod sampler;
 pub mod spec;
 pub mod target;
+pub mod thresholds;
 
 use std::ffi::OsString;
 
@@ -48,6 +50,25 @@ pub fn campaign_main(args: &[OsString]) -> i32 {
 /// Entry point of `pgsurge results ...`.
 pub fn results_main(args: &[OsString]) -> i32 {
     results_cli::main(args)
+}
+
+pub use campaign_cli::{PLAN_SCHEMA, PLAN_VERSION, TEMPLATE as CAMPAIGN_TEMPLATE};
+pub use results_cli::{EXPORT_SCHEMA, EXPORT_VERSION};
+
+/// The clap definition of `pgsurge campaign` (for the top-level command tree: help,
+/// completions, man page; parsing uses the same definition).
+pub fn campaign_cli() -> clap::Command {
+    campaign_cli::command()
+}
+
+/// The clap definition of `pgsurge results`.
+pub fn results_cli() -> clap::Command {
+    results_cli::command()
+}
+
+/// The clap definition of `pgsurge quickstart`.
+pub fn quickstart_cli() -> clap::Command {
+    quickstart::command()
 }
 
 /// Entry point of `pgsurge quickstart`; the binary passes the HTML report writer (this

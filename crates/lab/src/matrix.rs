@@ -56,14 +56,17 @@ fn part_from_spec(p: &ScriptPart, base: &Path) -> Result<WorkloadPart, String> {
     })
 }
 
+/// Resolves a built-in script name as `-b` does: a unique prefix (`tpcb`, `select`) names
+/// the script, which is then known by its full name (`tpcb-like`) in test keys.
 fn builtin(name: &str) -> Result<ScriptSource, String> {
-    if BUILTIN_SCRIPTS.contains(&name) {
-        Ok(ScriptSource::Builtin(name.to_string()))
-    } else {
-        Err(format!(
-            "unknown built-in script \"{name}\" (valid: {})",
+    match pgsurge_script::find_builtin(name) {
+        Ok(b) if !name.is_empty() && BUILTIN_SCRIPTS.contains(&b.name) => {
+            Ok(ScriptSource::Builtin(b.name.to_string()))
+        }
+        _ => Err(format!(
+            "unknown built-in script \"{name}\" (valid: {}, or a unique prefix such as tpcb)",
             BUILTIN_SCRIPTS.join(", ")
-        ))
+        )),
     }
 }
 
@@ -95,13 +98,17 @@ impl Workload {
     /// Resolves a matrix entry (file paths relative to `base`).
     pub fn from_spec(spec: &ScriptSpec, base: &Path) -> Result<Workload, String> {
         match spec {
-            ScriptSpec::Builtin(b) => Ok(Workload {
-                name: b.clone(),
-                parts: vec![WorkloadPart {
-                    source: builtin(b)?,
-                    weight: 1,
-                }],
-            }),
+            ScriptSpec::Builtin(b) => {
+                let source = builtin(b)?;
+                let name = match &source {
+                    ScriptSource::Builtin(full) => full.clone(),
+                    ScriptSource::File(_) => b.clone(),
+                };
+                Ok(Workload {
+                    name,
+                    parts: vec![WorkloadPart { source, weight: 1 }],
+                })
+            }
             ScriptSpec::Part(p) => {
                 let part = part_from_spec(p, base)?;
                 Ok(Workload {
@@ -309,6 +316,20 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builtin_prefixes_resolve_like_dash_b() {
+        let w = Workload::from_spec(&ScriptSpec::Builtin("tpcb".into()), Path::new(".")).unwrap();
+        assert_eq!(w.name, "tpcb-like");
+        assert_eq!(w.parts[0].source, ScriptSource::Builtin("tpcb-like".into()));
+        let w = Workload::from_spec(&ScriptSpec::Builtin("select".into()), Path::new(".")).unwrap();
+        assert_eq!(w.name, "select-only");
+        for bad in ["", "s", "nope"] {
+            let e =
+                Workload::from_spec(&ScriptSpec::Builtin(bad.into()), Path::new(".")).unwrap_err();
+            assert!(e.contains("unknown built-in script"), "{bad}: {e}");
+        }
+    }
     use std::collections::BTreeSet;
 
     fn campaign(extra: &str) -> Campaign {

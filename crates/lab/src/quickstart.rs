@@ -49,6 +49,11 @@ struct Cli {
     quiet: bool,
 }
 
+/// The clap definition (for the top-level command tree).
+pub(crate) fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 fn toml_str(s: &str) -> String {
     serde_json::Value::String(s.to_string()).to_string()
 }
@@ -159,7 +164,10 @@ pub fn main(args: &[OsString], write_report: &ReportWriter<'_>) -> i32 {
         .clone()
         .unwrap_or_else(|| PathBuf::from("pgsurge-report"));
     match write_report(&mut store, outcome.set_id, &report_dir) {
-        Ok(index) => println!("report: {}", index.display()),
+        Ok(index) => {
+            println!("report: {}", index.display());
+            print!("{}", next_steps(&location, outcome.set_id, &index));
+        }
         Err(e) => eprintln!("pgsurge: warning: the report could not be written: {e}"),
     }
     if outcome.remaining > 0 {
@@ -172,9 +180,38 @@ pub fn main(args: &[OsString], write_report: &ReportWriter<'_>) -> i32 {
     }
 }
 
+/// The closing lines: where the report is and which commands come next.
+fn next_steps(store: &str, set_id: i64, index: &std::path::Path) -> String {
+    let store_arg = if store == pgsurge_store::default_location() {
+        String::new()
+    } else {
+        format!(" --store {store}")
+    };
+    format!(
+        "\nnext:\n  \
+         open {}   the HTML report (works offline)\n  \
+         pgsurge results show {set_id}{store_arg}   this run's table\n  \
+         pgsurge results export --set {set_id} --format csv{store_arg}   the numbers as CSV\n  \
+         pgsurge campaign new my.toml   a campaign of your own (then `campaign plan`, `campaign run`)\n  \
+         pgsurge server start   a server of your own; `eval \"$(pgsurge server env)\"`, then `pgsurge bench`\n",
+        index.display()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_steps_name_the_report_and_the_set() {
+        let t = next_steps("/tmp/x.db", 7, std::path::Path::new("r/index.html"));
+        assert!(t.contains("open r/index.html"), "{t}");
+        assert!(
+            t.contains("pgsurge results show 7 --store /tmp/x.db"),
+            "{t}"
+        );
+        assert!(t.contains("pgsurge campaign new"), "{t}");
+    }
 
     #[test]
     fn quickstart_campaign_is_valid_and_has_eight_tests() {

@@ -31,23 +31,36 @@ enum Cmd {
     List,
     /// Show a set's tests, or one run in detail (`--run`).
     Show {
-        /// Set id (default: the newest set).
-        set: Option<i64>,
-        /// Show this run instead.
+        /// Set: id or name (default: the newest set).
+        set: Option<String>,
+        /// Only the runs of this target (name).
+        #[arg(long)]
+        target: Option<String>,
+        /// Show this run (id) instead.
         #[arg(long)]
         run: Option<i64>,
+        /// With --run: print only the stored run as JSON.
+        #[arg(long, requires = "run")]
+        json: bool,
     },
-    /// Export runs as text, JSON or CSV.
+    /// Export runs as JSON (versioned: `pgsurge schema export`), CSV or text.
     Export {
-        /// Only this set (default: every set).
+        /// Only this set: id or name (default: every set).
         #[arg(long)]
-        set: Option<i64>,
+        set: Option<String>,
+        /// Only the runs of this target (name).
+        #[arg(long)]
+        target: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value = "json")]
         format: Format,
         /// Include intervals, metrics, histograms and manifests (JSON only).
         #[arg(long)]
         full: bool,
+        /// CSV of the per-second intervals (one row per run and second) instead of
+        /// one row per run.
+        #[arg(long)]
+        per_second: bool,
         /// Write here instead of stdout.
         #[arg(long, short)]
         output: Option<PathBuf>,
@@ -96,13 +109,27 @@ pub fn main(args: &[OsString]) -> i32 {
     };
     let r = match cli.cmd {
         Cmd::List => list(&mut store),
-        Cmd::Show { set, run } => show(&mut store, set, run),
+        Cmd::Show {
+            set,
+            target,
+            run,
+            json,
+        } => show(&mut store, set, target, run, json),
         Cmd::Export {
             set,
+            target,
             format,
             full,
+            per_second,
             output,
-        } => export(&mut store, set, format, full, output),
+        } => export(
+            &mut store,
+            &Selection { set, target },
+            format,
+            full,
+            per_second,
+            output,
+        ),
         Cmd::Import { reports, log, name } => import(&mut store, &reports, log, &name),
     };
     match r {
@@ -118,8 +145,8 @@ type CliResult = Result<(), String>;
 
 fn list(store: &mut Store) -> CliResult {
     let sets = store.list_sets().map_err(|e| e.to_string())?;
-    println!(
-        "{:>4}  {:<10}  {:<24}  {:<10}  {:>5}  {:>6}  created",
+    let mut text = format!(
+        "{:>4}  {:<10}  {:<24}  {:<10}  {:>5}  {:>6}  created\n",
         "set", "kind", "name", "status", "ok", "failed"
     );
     for s in sets {
@@ -128,8 +155,8 @@ fn list(store: &mut Store) -> CliResult {
             .planned_tests
             .map(|p| format!("/{p}"))
             .unwrap_or_default();
-        println!(
-            "{:>4}  {:<10}  {:<24}  {:<10}  {:>5}  {:>6}  {}",
+        text.push_str(&format!(
+            "{:>4}  {:<10}  {:<24}  {:<10}  {:>5}  {:>6}  {}\n",
             s.id,
             s.record.kind,
             s.record.name,
@@ -137,9 +164,9 @@ fn list(store: &mut Store) -> CliResult {
             format!("{}{planned}", s.runs_ok),
             s.runs_failed,
             s.record.created_at
-        );
+        ));
     }
-    Ok(())
+    write_stdout(text.as_bytes())
 }
 
 fn f(v: Option<f64>, prec: usize) -> String {
@@ -196,31 +223,172 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
+/// Which runs a command applies to: a set (id or name) and a target (name).
+struct Selection {
+    set: Option<String>,
+    target: Option<String>,
+}
+
+/// A set given by id or name (the newest set of that name), as `report` and `compare`
+/// take it.
+fn resolve_set(store: &mut Store, s: &str) -> Result<i64, String> {
+    let sets = store.list_sets().map_err(|e| e.to_string())?;
+    if let Ok(id) = s.parse::<i64>() {
+        if sets.iter().any(|x| x.id == id) {
+            return Ok(id);
+        }
+    }
+    sets.iter()
+        .rev()
+        .find(|x| x.record.name == s)
+        .map(|x| x.id)
+        .ok_or_else(|| {
+            let known: Vec<String> = sets
+                .iter()
+                .map(|x| format!("{} ({})", x.id, x.record.name))
+                .collect();
+            format!(
+                "no set \"{s}\" in the store; sets: {}",
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            )
+        })
+}
+
+/// Set and target names of the runs' ids.
+struct Names {
+    sets: std::collections::BTreeMap<i64, String>,
+    targets: std::collections::BTreeMap<i64, String>,
+}
+
+impl Names {
+    fn load(store: &mut Store) -> Result<Names, String> {
+        let mut names = Names {
+            sets: Default::default(),
+            targets: Default::default(),
+        };
+        for s in store.list_sets().map_err(|e| e.to_string())? {
+            for t in store.targets(s.id).map_err(|e| e.to_string())? {
+                names.targets.insert(t.id, t.record.name.clone());
+            }
+            names.sets.insert(s.id, s.record.name);
+        }
+        Ok(names)
+    }
+
+    fn set(&self, r: &Run) -> Option<&str> {
+        self.sets.get(&r.record.set_id).map(String::as_str)
+    }
+
+    fn target(&self, r: &Run) -> Option<&str> {
+        r.record
+            .target_id
+            .and_then(|t| self.targets.get(&t))
+            .map(String::as_str)
+    }
+}
+
+/// The selected runs, in store order, with the names of their sets and targets.
+fn select_runs(store: &mut Store, sel: &Selection) -> Result<(Vec<Run>, Names), String> {
+    let set_id = match &sel.set {
+        Some(s) => Some(resolve_set(store, s)?),
+        None => None,
+    };
+    let names = Names::load(store)?;
+    let mut runs = store
+        .list_runs(&RunFilter {
+            set_id,
+            ..Default::default()
+        })
+        .map_err(|e| e.to_string())?;
+    if let Some(t) = &sel.target {
+        if !names.targets.values().any(|n| n == t) {
+            let mut known: Vec<&str> = names.targets.values().map(String::as_str).collect();
+            known.sort_unstable();
+            known.dedup();
+            return Err(format!(
+                "no target \"{t}\" in the store; targets: {}",
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        }
+        runs.retain(|r| names.target(r) == Some(t.as_str()));
+    }
+    Ok((runs, names))
+}
+
+fn show(
+    store: &mut Store,
+    set: Option<String>,
+    target: Option<String>,
+    run: Option<i64>,
+    json: bool,
+) -> CliResult {
     if let Some(id) = run {
         let r = store.load_run(id).map_err(|e| e.to_string())?;
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r.run).map_err(|e| e.to_string())?
+        if json {
+            return write_stdout(
+                format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&r.run).map_err(|e| e.to_string())?
+                )
+                .as_bytes(),
+            );
+        }
+        let d = &r.run.record;
+        let mut text = format!(
+            "run {} ({}), set {}, target {}\n",
+            r.run.id,
+            d.test_key,
+            d.set_id,
+            r.target
+                .as_ref()
+                .map(|t| t.record.name.as_str())
+                .unwrap_or("-")
         );
-        println!(
-            "intervals: {}, metric samples: {}, histograms: {}, settings: {}, counters: {}",
+        let fields = serde_json::to_value(d).map_err(|e| e.to_string())?;
+        if let serde_json::Value::Object(map) = fields {
+            for (k, v) in map {
+                if matches!(k.as_str(), "result_json" | "scripts" | "options" | "error")
+                    || v.is_null()
+                {
+                    continue;
+                }
+                let v = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                text.push_str(&format!("  {k}: {v}\n"));
+            }
+        }
+        text.push_str(&format!(
+            "intervals: {}, metric samples: {}, histograms: {}, settings: {}, counters: {}\n",
             r.intervals.len(),
             r.metrics.len(),
             r.histograms.len(),
             r.settings.len(),
             r.counters.len()
-        );
-        if let Some(e) = &r.run.record.error {
-            println!("error:\n{}", indent(e));
+        ));
+        if let Some(e) = &d.error {
+            text.push_str(&format!("error:\n{}\n", indent(e)));
         }
         for w in &r.warnings {
-            println!("warning: {}", w.message);
+            text.push_str(&format!("warning: {}\n", w.message));
         }
-        return Ok(());
+        text.push_str(&format!(
+            "(the stored record as JSON: pgsurge results show --run {} --json)\n",
+            r.run.id
+        ));
+        return write_stdout(text.as_bytes());
     }
     let set_id = match set {
-        Some(s) => s,
+        Some(s) => resolve_set(store, &s)?,
         None => store
             .list_sets()
             .map_err(|e| e.to_string())?
@@ -229,117 +397,266 @@ fn show(store: &mut Store, set: Option<i64>, run: Option<i64>) -> CliResult {
             .ok_or("the store holds no set")?,
     };
     let s = store.set(set_id).map_err(|e| e.to_string())?;
-    println!(
-        "set {} \"{}\" ({}, {}), created {}",
+    let mut text = format!(
+        "set {} \"{}\" ({}, {}), created {}\n",
         s.id, s.record.name, s.record.kind, s.record.status, s.record.created_at
     );
-    let runs = store
-        .list_runs(&RunFilter {
-            set_id: Some(set_id),
-            ..Default::default()
-        })
-        .map_err(|e| e.to_string())?;
-    print!("{}", runs_table(&runs));
+    let (runs, _) = select_runs(
+        store,
+        &Selection {
+            set: Some(set_id.to_string()),
+            target,
+        },
+    )?;
+    text.push_str(&runs_table(&runs));
     for r in &runs {
         if let Some(e) = r.record.error.as_deref().filter(|e| e.contains('\n')) {
-            println!("run {} ({}) error:\n{}", r.id, r.record.test_key, indent(e));
+            text.push_str(&format!(
+                "run {} ({}) error:\n{}\n",
+                r.id,
+                r.record.test_key,
+                indent(e)
+            ));
         }
     }
     for w in store.warnings(Some(set_id)).map_err(|e| e.to_string())? {
-        println!("warning: {}", w.record.message);
+        text.push_str(&format!("warning: {}\n", w.record.message));
     }
-    Ok(())
+    write_stdout(text.as_bytes())
 }
 
+/// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
+fn write_stdout(bytes: &[u8]) -> CliResult {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("writing to stdout: {e}")),
+    }
+}
+
+/// Version of the `results export --format json` document (`pgsurge schema export`).
+pub const EXPORT_VERSION: u32 = 1;
+
+/// JSON Schema of the `results export --format json` document.
+pub const EXPORT_SCHEMA: &str = include_str!("../schema/export.v1.json");
+
+/// Columns of the per-run CSV after `run_id,set,target`, each a stored run field
+/// (`repeat` is `repeat_no`).
 const CSV_COLUMNS: &[&str] = &[
     "set_id",
     "test_key",
+    "repeat",
     "status",
     "started_at",
+    "finished_at",
     "script",
     "scale",
     "clients",
     "threads",
     "rate",
+    "rate_per_client",
+    "latency_limit_ms",
     "duration_s",
+    "transactions_per_client",
     "query_mode",
+    "init_method",
+    "warmup_s",
+    "measured_s",
+    "seed",
     "tps",
     "transactions",
     "failures",
+    "serialization_failures",
+    "deadlock_failures",
+    "retried",
+    "retries",
+    "skipped",
+    "late",
     "latency_mean_ms",
     "latency_stddev_ms",
+    "latency_min_ms",
     "latency_p50_ms",
     "latency_p90_ms",
     "latency_p95_ms",
     "latency_p99_ms",
     "latency_p999_ms",
     "latency_max_ms",
+    "lag_mean_ms",
+    "lag_max_ms",
     "server_commits",
+    "server_rollbacks",
     "commit_mismatch_pct",
     "wal_bytes",
+    "db_size_start",
+    "db_size_end",
     "server_version",
+    "command_line",
     "error",
 ];
 
+/// Columns of the per-second CSV after `run_id,set,target,test_key,repeat`: stored
+/// interval fields.
+const INTERVAL_COLUMNS: &[&str] = &[
+    "elapsed_s",
+    "ts",
+    "duration_s",
+    "warmup",
+    "transactions",
+    "tps",
+    "failures",
+    "retried",
+    "skipped",
+    "latency_mean_ms",
+    "latency_min_ms",
+    "latency_max_ms",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "lag_mean_ms",
+    "lag_max_ms",
+];
+
 fn csv_field(v: &serde_json::Value) -> String {
-    let s = match v {
+    match v {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
-    };
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s
     }
+}
+
+fn run_field<'a>(v: &'a serde_json::Value, column: &str) -> &'a serde_json::Value {
+    &v[if column == "repeat" {
+        "repeat_no"
+    } else {
+        column
+    }]
+}
+
+/// The per-run CSV: one header row, then one row per run (RFC 4180 quoting by the `csv`
+/// crate, so commas, quotes, `\n` and `\r` in errors survive).
+fn runs_csv(runs: &[Run], names: &Names) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = ["run_id", "set", "target"]
+        .iter()
+        .chain(CSV_COLUMNS)
+        .copied();
+    w.write_record(header).map_err(|e| e.to_string())?;
+    for r in runs {
+        let v = serde_json::to_value(&r.record).map_err(|e| e.to_string())?;
+        let mut row = vec![
+            r.id.to_string(),
+            names.set(r).unwrap_or_default().to_string(),
+            names.target(r).unwrap_or_default().to_string(),
+        ];
+        row.extend(CSV_COLUMNS.iter().map(|c| csv_field(run_field(&v, c))));
+        w.write_record(&row).map_err(|e| e.to_string())?;
+    }
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+/// The per-second CSV: one row per stored interval of every run.
+fn per_second_csv(store: &mut Store, runs: &[Run], names: &Names) -> Result<Vec<u8>, String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = ["run_id", "set", "target", "test_key", "repeat"]
+        .iter()
+        .chain(INTERVAL_COLUMNS)
+        .copied();
+    w.write_record(header).map_err(|e| e.to_string())?;
+    for r in runs {
+        let loaded = store.load_run(r.id).map_err(|e| e.to_string())?;
+        for i in &loaded.intervals {
+            let v = serde_json::to_value(i).map_err(|e| e.to_string())?;
+            let mut row = vec![
+                r.id.to_string(),
+                names.set(r).unwrap_or_default().to_string(),
+                names.target(r).unwrap_or_default().to_string(),
+                r.record.test_key.clone(),
+                r.record.repeat_no.to_string(),
+            ];
+            row.extend(INTERVAL_COLUMNS.iter().map(|c| csv_field(&v[*c])));
+            w.write_record(&row).map_err(|e| e.to_string())?;
+        }
+    }
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+/// The versioned JSON export document.
+fn export_json(
+    store: &mut Store,
+    runs: &[Run],
+    names: &Names,
+    full: bool,
+) -> Result<serde_json::Value, String> {
+    let mut items = Vec::new();
+    for r in runs {
+        let mut v = if full {
+            serde_json::to_value(store.load_run(r.id).map_err(|e| e.to_string())?)
+        } else {
+            serde_json::to_value(r)
+        }
+        .map_err(|e| e.to_string())?;
+        v["set"] = names.set(r).into();
+        v["target"] = names.target(r).into();
+        items.push(v);
+    }
+    let set_ids: std::collections::BTreeSet<i64> = runs.iter().map(|r| r.record.set_id).collect();
+    let mut sets = Vec::new();
+    for id in set_ids {
+        let s = store.set(id).map_err(|e| e.to_string())?;
+        sets.push(serde_json::json!({
+            "id": s.id,
+            "name": s.record.name,
+            "kind": s.record.kind,
+            "status": s.record.status,
+            "created_at": s.record.created_at,
+        }));
+    }
+    Ok(serde_json::json!({
+        "format": "pgsurge-export",
+        "version": EXPORT_VERSION,
+        "full": full,
+        "exported_at": now_rfc3339(),
+        "sets": sets,
+        "runs": items,
+    }))
 }
 
 fn export(
     store: &mut Store,
-    set: Option<i64>,
+    sel: &Selection,
     format: Format,
     full: bool,
+    per_second: bool,
     output: Option<PathBuf>,
 ) -> CliResult {
-    let runs = store
-        .list_runs(&RunFilter {
-            set_id: set,
-            ..Default::default()
-        })
-        .map_err(|e| e.to_string())?;
-    let text = match format {
-        Format::Text => runs_table(&runs),
-        Format::Csv => {
-            let mut s = format!("run_id,{}\n", CSV_COLUMNS.join(","));
-            for r in &runs {
-                let v = serde_json::to_value(&r.record).map_err(|e| e.to_string())?;
-                let fields: Vec<String> = CSV_COLUMNS.iter().map(|c| csv_field(&v[*c])).collect();
-                s.push_str(&format!("{},{}\n", r.id, fields.join(",")));
-            }
-            s
-        }
+    if full && format != Format::Json {
+        return Err("--full goes with --format json".into());
+    }
+    if per_second && format != Format::Csv {
+        return Err("--per-second goes with --format csv".into());
+    }
+    let (runs, names) = select_runs(store, sel)?;
+    let bytes = match format {
+        Format::Text => runs_table(&runs).into_bytes(),
+        Format::Csv if per_second => per_second_csv(store, &runs, &names)?,
+        Format::Csv => runs_csv(&runs, &names)?,
         Format::Json => {
-            let value = if full {
-                let mut all = Vec::new();
-                for r in &runs {
-                    all.push(store.load_run(r.id).map_err(|e| e.to_string())?);
-                }
-                serde_json::to_value(&all)
-            } else {
-                serde_json::to_value(&runs)
-            }
-            .map_err(|e| e.to_string())?;
+            let value = export_json(store, &runs, &names, full)?;
             let mut s = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
             s.push('\n');
-            s
+            s.into_bytes()
         }
     };
     match output {
-        Some(p) => std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display())),
-        None => std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| e.to_string()),
+        Some(p) => std::fs::write(&p, bytes).map_err(|e| format!("writing {}: {e}", p.display())),
+        None => write_stdout(&bytes),
     }
+}
+
+/// The clap definition of `pgsurge results` (top-level help, completions, man page).
+pub(crate) fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 fn import(store: &mut Store, reports: &[PathBuf], log: Option<PathBuf>, name: &str) -> CliResult {
@@ -393,4 +710,192 @@ fn import(store: &mut Store, reports: &[PathBuf], log: Option<PathBuf>, name: &s
     }
     println!("imported {} run(s) into set {set_id}", parsed.len());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgsurge_store::{IntervalRecord, RunRecord, RunWrite, TargetRecord};
+
+    /// A store with one set, one target and two runs (one failed with an error that
+    /// holds a comma, a quote, `\r\n` and `\n`), the first with two intervals.
+    fn store() -> Store {
+        let mut store = Store::open(":memory:").unwrap();
+        let set_id = store
+            .create_set(&SetRecord {
+                name: "nightly, \"main\"".into(),
+                kind: set_kind::CAMPAIGN.into(),
+                status: set_status::COMPLETE.into(),
+                created_at: now_rfc3339(),
+                ..Default::default()
+            })
+            .unwrap();
+        let target_id = store
+            .upsert_target(&TargetRecord {
+                set_id,
+                name: "pg17".into(),
+                kind: "throwaway".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let interval = |s: f64| IntervalRecord {
+            ts: 1000.0 + s,
+            elapsed_s: s,
+            duration_s: 1.0,
+            transactions: 10,
+            tps: 10.0,
+            latency_p99_ms: Some(2.5),
+            ..Default::default()
+        };
+        store
+            .write_run(&RunWrite {
+                run: RunRecord {
+                    set_id,
+                    target_id: Some(target_id),
+                    test_key: "pg17/s1/tpcb-like/c4/r100/2".into(),
+                    repeat_no: 2,
+                    status: "ok".into(),
+                    rate: Some(100.0),
+                    tps: Some(99.5),
+                    skipped: Some(3),
+                    late: Some(4),
+                    lag_mean_ms: Some(0.25),
+                    ..Default::default()
+                },
+                intervals: vec![interval(0.0), interval(1.0)],
+                ..Default::default()
+            })
+            .unwrap();
+        store
+            .write_run(&RunWrite {
+                run: RunRecord {
+                    set_id,
+                    target_id: Some(target_id),
+                    test_key: "pg17/s1/tpcb-like/c8/r-/1".into(),
+                    repeat_no: 1,
+                    status: "failed".into(),
+                    error: Some("boom, \"quoted\"\r\nsecond line\nthird".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .unwrap();
+        store
+    }
+
+    fn all() -> Selection {
+        Selection {
+            set: None,
+            target: None,
+        }
+    }
+
+    #[test]
+    fn per_run_csv_is_complete_and_quotes_carriage_returns() {
+        let mut s = store();
+        let (runs, names) = select_runs(&mut s, &all()).unwrap();
+        let bytes = runs_csv(&runs, &names).unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(
+            text.contains("\"boom, \"\"quoted\"\"\r\nsecond line\nthird\""),
+            "{text:?}"
+        );
+        let mut r = csv::Reader::from_reader(&bytes[..]);
+        let header = r.headers().unwrap().clone();
+        for c in [
+            "target",
+            "set",
+            "repeat",
+            "rate",
+            "lag_mean_ms",
+            "skipped",
+            "late",
+        ] {
+            assert!(header.iter().any(|h| h == c), "no column {c}");
+        }
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(&rows[0][col("target")], "pg17");
+        assert_eq!(&rows[0][col("set")], "nightly, \"main\"");
+        assert_eq!(&rows[0][col("repeat")], "2");
+        assert_eq!(&rows[0][col("rate")], "100.0");
+        assert_eq!(&rows[0][col("skipped")], "3");
+        assert_eq!(&rows[0][col("late")], "4");
+        assert_eq!(&rows[0][col("lag_mean_ms")], "0.25");
+        assert_eq!(
+            &rows[1][col("error")],
+            "boom, \"quoted\"\r\nsecond line\nthird"
+        );
+    }
+
+    #[test]
+    fn per_second_csv_has_one_row_per_interval() {
+        let mut s = store();
+        let (runs, names) = select_runs(&mut s, &all()).unwrap();
+        let bytes = per_second_csv(&mut s, &runs, &names).unwrap();
+        let mut r = csv::Reader::from_reader(&bytes[..]);
+        let header = r.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+        assert_eq!(
+            rows.len(),
+            2,
+            "two intervals of the first run, none of the second"
+        );
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        assert_eq!(&rows[1][col("elapsed_s")], "1.0");
+        assert_eq!(&rows[1][col("test_key")], "pg17/s1/tpcb-like/c4/r100/2");
+        assert_eq!(&rows[1][col("latency_p99_ms")], "2.5");
+    }
+
+    #[test]
+    fn json_export_is_versioned_and_validates_plain_and_full() {
+        let schema: serde_json::Value = serde_json::from_str(EXPORT_SCHEMA).unwrap();
+        let v = jsonschema::validator_for(&schema).unwrap();
+        let mut s = store();
+        let (runs, names) = select_runs(&mut s, &all()).unwrap();
+        for full in [false, true] {
+            let doc = export_json(&mut s, &runs, &names, full).unwrap();
+            let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "full={full}: {errors:?}");
+            assert_eq!(doc["version"], EXPORT_VERSION);
+            assert_eq!(doc["runs"][0]["target"], "pg17");
+            let mut bad = doc.clone();
+            bad["runs"][0].as_object_mut().unwrap().remove(if full {
+                "intervals"
+            } else {
+                "test_key"
+            });
+            assert!(
+                !v.is_valid(&bad),
+                "full={full}: a run missing a field validated"
+            );
+        }
+    }
+
+    #[test]
+    fn sets_and_targets_are_chosen_by_name_or_id() {
+        let mut s = store();
+        assert_eq!(resolve_set(&mut s, "nightly, \"main\"").unwrap(), 1);
+        assert_eq!(resolve_set(&mut s, "1").unwrap(), 1);
+        let e = resolve_set(&mut s, "weekly").unwrap_err();
+        assert!(
+            e.contains("no set \"weekly\"") && e.contains("1 (nightly"),
+            "{e}"
+        );
+        let sel = Selection {
+            set: Some("nightly, \"main\"".into()),
+            target: Some("pg17".into()),
+        };
+        assert_eq!(select_runs(&mut s, &sel).unwrap().0.len(), 2);
+        let sel = Selection {
+            set: None,
+            target: Some("pg18".into()),
+        };
+        let e = select_runs(&mut s, &sel).err().unwrap();
+        assert!(
+            e.contains("no target \"pg18\"") && e.contains("pg17"),
+            "{e}"
+        );
+    }
 }

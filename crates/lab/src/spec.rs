@@ -64,6 +64,10 @@ pub struct CampaignSpec {
     /// `[hygiene]`: what is done between tests.
     #[serde(default)]
     pub hygiene: HygieneSection,
+    /// `[thresholds]`: CI gates checked on every test (`p99 = "< 20ms"`,
+    /// `tps = "> 5000"`; see [`crate::thresholds`]). Not part of the set's identity.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thresholds: BTreeMap<String, String>,
 }
 
 /// `[campaign]`.
@@ -297,28 +301,22 @@ impl DurationValue {
     }
 }
 
-/// Parses "500ms", "10s", "2m", "1h" or a bare number of seconds.
+/// Parses a bare number of seconds (`30`, `1.5`) or a duration with units, also
+/// combined: `500ms`, `90s`, `1m30s`, `2h`, `1h 30m` (humantime's syntax).
 pub fn parse_duration(t: &str) -> Result<f64, String> {
     let t = t.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| {
-        format!("\"{t}\" is not a duration (use e.g. 30, \"30s\", \"500ms\", \"2m\")")
-    })?;
-    let factor = match unit.trim() {
-        "" | "s" => 1.0,
-        "ms" => 0.001,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit \"{other}\" in \"{t}\" (use ms, s, m or h)"
-            ))
-        }
-    };
-    Ok(n * factor)
+    if let Ok(n) = t.parse::<f64>() {
+        return if n >= 0.0 && n.is_finite() {
+            Ok(n)
+        } else {
+            Err(format!("\"{t}\" is not a valid duration"))
+        };
+    }
+    humantime::parse_duration(t)
+        .map(|d| d.as_secs_f64())
+        .map_err(|e| {
+            format!("\"{t}\" is not a duration ({e}; use e.g. 30, \"30s\", \"500ms\", \"1m30s\", \"2h\")")
+        })
 }
 
 /// Threads: a number or "auto".
@@ -665,6 +663,10 @@ impl Campaign {
                 return Err(self.invalid(&format!("init.scale.{k}"), "keys must be scale numbers"));
             }
         }
+        for (k, v) in &s.thresholds {
+            crate::thresholds::parse(k, v)
+                .map_err(|e| self.invalid(&format!("thresholds.{k}"), e))?;
+        }
         if !(s.sampling.interval >= 0.1 && s.sampling.interval <= 60.0) {
             return Err(self.invalid("sampling.interval", "must be between 0.1 and 60 seconds"));
         }
@@ -691,6 +693,15 @@ impl Campaign {
             .unwrap_or(0.0)
     }
 
+    /// The parsed `[thresholds]` (validated at load).
+    pub fn thresholds(&self) -> Vec<crate::thresholds::Threshold> {
+        self.spec
+            .thresholds
+            .iter()
+            .filter_map(|(k, v)| crate::thresholds::parse(k, v).ok())
+            .collect()
+    }
+
     /// Hash of everything that makes tests comparable: the spec without the matrix value
     /// lists and the description. Rerunning a campaign with the same hash resumes (or
     /// extends) its set; changing anything else starts a new set.
@@ -706,6 +717,7 @@ impl Campaign {
         spec.matrix.repeats = 0;
         spec.campaign.shuffle = false;
         spec.campaign.interleave_targets = false;
+        spec.thresholds.clear();
         let json = serde_json::to_string(&spec).unwrap_or_default();
         let digest = Sha256::digest(json.as_bytes());
         digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
@@ -777,7 +789,8 @@ method = "server"
         assert!(e.to_string().contains("matrix.clients"), "{e}");
         let e = parse(&GOOD.replace("threads = \"auto\"", "threads = \"many\"")).unwrap_err();
         assert!(e.to_string().contains("run.threads"), "{e}");
-        let e = parse(&GOOD.replace("duration = \"2s\"", "duration = \"2 weeks\"")).unwrap_err();
+        let e =
+            parse(&GOOD.replace("duration = \"2s\"", "duration = \"2 fortnights\"")).unwrap_err();
         assert!(e.to_string().contains("run.duration"), "{e}");
         let e = parse(&GOOD.replace("repeats = 2", "repeats = 2\nbogus = 1")).unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
@@ -786,12 +799,28 @@ method = "server"
     }
 
     #[test]
+    fn thresholds_are_validated_and_not_part_of_the_identity() {
+        let with = |t: &str| parse(&format!("{GOOD}\n[thresholds]\n{t}\n"));
+        let c = with("p99 = \"< 20ms\"\ntps = \"> 5\"").unwrap();
+        assert_eq!(c.thresholds().len(), 2);
+        assert_eq!(c.identity_hash(), parse(GOOD).unwrap().identity_hash());
+        let e = with("p98 = \"< 20ms\"").unwrap_err();
+        assert!(e.to_string().contains("thresholds.p98"), "{e}");
+    }
+
+    #[test]
     fn durations_parse_with_units() {
         assert_eq!(parse_duration("500ms").unwrap(), 0.5);
         assert_eq!(parse_duration("2m").unwrap(), 120.0);
         assert_eq!(parse_duration("7").unwrap(), 7.0);
+        assert_eq!(parse_duration("90s").unwrap(), 90.0);
+        assert_eq!(parse_duration("1m30s").unwrap(), 90.0);
+        assert_eq!(parse_duration("2h").unwrap(), 7200.0);
+        assert_eq!(parse_duration("1h 30m").unwrap(), 5400.0);
+        assert!(parse_duration("-3").is_err());
+        assert!(parse_duration("").is_err());
         assert!(parse_duration("x").is_err());
-        assert!(parse_duration("3 days").is_err());
+        assert!(parse_duration("3 parsecs").is_err());
     }
 }
 

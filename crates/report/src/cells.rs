@@ -29,7 +29,11 @@ impl CellKey {
     pub fn of(run: &Run) -> CellKey {
         let r = &run.record;
         CellKey {
-            script: r.script.clone().unwrap_or_else(|| "?".into()),
+            script: r
+                .script
+                .as_deref()
+                .map(builtin_name)
+                .unwrap_or_else(|| "?".into()),
             scale: r.scale.unwrap_or(0),
             clients: r.clients.unwrap_or(0),
             rate_milli: r.rate.map(|x| (x * 1000.0).round() as i64).unwrap_or(0),
@@ -42,17 +46,57 @@ impl CellKey {
         (self.rate_milli != 0).then(|| self.rate_milli as f64 / 1000.0)
     }
 
-    /// Short label, e.g. `tpcb-like s=10 c=8 R=500 prepared`.
+    /// Short label, e.g. `tpcb-like s=10 c=8 R=500 prepared`. A dimension compared
+    /// along (see [`CellKey::along`]) is left out.
     pub fn label(&self) -> String {
-        let mut s = format!("{} s={} c={}", self.script, self.scale, self.clients);
+        let mut s = if self.script == ANY {
+            format!("s={} c={}", self.scale, self.clients)
+        } else {
+            format!("{} s={} c={}", self.script, self.scale, self.clients)
+        };
         if let Some(r) = self.rate() {
             s.push_str(&format!(" R={}", trim_float(r)));
         }
-        if self.query_mode != "simple" {
+        if self.query_mode != "simple" && self.query_mode != ANY {
             s.push(' ');
             s.push_str(&self.query_mode);
         }
         s
+    }
+
+    /// The key with the workload and/or query mode replaced by [`ANY`], so cells that
+    /// differ only there match (the comparison is made along that dimension).
+    pub fn along(mut self, script: bool, query_mode: bool) -> CellKey {
+        if script {
+            self.script = ANY.into();
+        }
+        if query_mode {
+            self.query_mode = ANY.into();
+        }
+        self
+    }
+}
+
+/// Placeholder of a key dimension that a comparison is made along.
+pub const ANY: &str = "*";
+
+/// The campaign name of a workload: pgbench's report names its built-in scripts
+/// `<builtin: select only>`, `<builtin: TPC-B (sort of)>`, `<builtin: simple update>`;
+/// imported runs carry those, campaigns `select-only`, `tpcb-like`, `simple-update`.
+/// Other names are kept as they are.
+pub fn builtin_name(script: &str) -> String {
+    let s = script.trim();
+    let Some(inner) = s
+        .strip_prefix("<builtin:")
+        .and_then(|r| r.strip_suffix('>'))
+    else {
+        return s.to_string();
+    };
+    match inner.trim().to_ascii_lowercase().as_str() {
+        "select only" => "select-only".into(),
+        "tpc-b (sort of)" => "tpcb-like".into(),
+        "simple update" => "simple-update".into(),
+        other => other.replace(' ', "-"),
     }
 }
 
@@ -182,4 +226,28 @@ fn cell_percentiles(store: &mut Store, runs: &[&Run]) -> Result<Percentiles, Sto
         p90: med(|r| r.record.latency_p90_ms),
         p99: med(|r| r.record.latency_p99_ms),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imported_builtin_names_map_to_campaign_names() {
+        assert_eq!(builtin_name("<builtin: select only>"), "select-only");
+        assert_eq!(builtin_name("<builtin: TPC-B (sort of)>"), "tpcb-like");
+        assert_eq!(builtin_name("<builtin: simple update>"), "simple-update");
+        assert_eq!(builtin_name("select-only"), "select-only");
+        assert_eq!(builtin_name("my.sql"), "my.sql");
+        let k = CellKey {
+            script: "tpcb-like".into(),
+            scale: 1,
+            clients: 2,
+            rate_milli: 0,
+            query_mode: "prepared".into(),
+        };
+        assert_eq!(k.label(), "tpcb-like s=1 c=2 prepared");
+        assert_eq!(k.clone().along(false, true).label(), "tpcb-like s=1 c=2");
+        assert_eq!(k.along(true, false).label(), "s=1 c=2 prepared");
+    }
 }

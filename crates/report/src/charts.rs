@@ -1,21 +1,140 @@
 //! Charts of the HTML report, drawn as inline SVG by `plotters`.
 //!
-//! Owns the mapping from a small chart description (`LineChart`) to SVG text. It does
-//! no layout of its own: axes, ticks, legends and geometry are plotters'. A chart with no
-//! finite point still renders (an empty frame with a "no data" caption) so a page never
-//! breaks on a test that produced nothing.
+//! Owns the mapping from a small chart description (`LineChart`) to SVG text and its
+//! HTML legend. Rules every chart follows:
+//!
+//! * a title, a y axis label that names the unit, and a legend (also for one series);
+//! * only series with at least one finite point are drawn, and only drawn series are in
+//!   the legend;
+//! * a missing sample is a NaN y value and breaks the line (a zero is drawn as zero);
+//! * series differ by colour *and* by line style and marker shape, so they can be told
+//!   apart without colour; markers are hollow so points that coincide stay visible;
+//! * an x axis can be log₂ (client counts), labelled with the powers of two.
+//!
+//! A chart with no finite point still renders (an empty frame with a "no data"
+//! caption) so a page never breaks on a test that produced nothing.
 
 use plotters::prelude::*;
+
+/// Line style of a series.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Dash {
+    /// Continuous.
+    #[default]
+    Solid,
+    /// Medium dashes.
+    Dashed,
+    /// Dots.
+    Dotted,
+    /// Long dashes.
+    LongDash,
+}
+
+impl Dash {
+    /// The n-th style of a cycle (for percentiles: p50 solid, p90 dashed, p99 dotted…).
+    pub fn nth(i: usize) -> Dash {
+        [Dash::Solid, Dash::Dashed, Dash::Dotted, Dash::LongDash][i % 4]
+    }
+
+    /// SVG `stroke-dasharray` of the legend swatch.
+    fn dasharray(self) -> &'static str {
+        match self {
+            Dash::Solid => "none",
+            Dash::Dashed => "6 3",
+            Dash::Dotted => "2 3",
+            Dash::LongDash => "12 4",
+        }
+    }
+}
+
+/// Marker shape drawn on each point of a series.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Marker {
+    /// No marker.
+    #[default]
+    None,
+    /// Hollow circle.
+    Circle,
+    /// Hollow square.
+    Square,
+    /// Hollow triangle.
+    Triangle,
+    /// Cross.
+    Cross,
+}
+
+impl Marker {
+    /// The n-th marker of a cycle (one per target).
+    pub fn nth(i: usize) -> Marker {
+        [
+            Marker::Circle,
+            Marker::Square,
+            Marker::Triangle,
+            Marker::Cross,
+        ][i % 4]
+    }
+}
 
 /// One line of a chart, optionally with a shaded band (e.g. min–max of repeats).
 #[derive(Debug, Clone, Default)]
 pub struct Series {
     /// Legend text.
     pub name: String,
-    /// Points in x order.
+    /// Points in x order; a NaN y is a missing sample and breaks the line.
     pub points: Vec<(f64, f64)>,
     /// Optional band: (x, low, high).
     pub band: Vec<(f64, f64, f64)>,
+    /// Colour index into the palette; None = the series' position.
+    pub color: Option<usize>,
+    /// Line style.
+    pub dash: Dash,
+    /// Marker shape.
+    pub marker: Marker,
+}
+
+impl Series {
+    /// A solid line without markers.
+    pub fn line(name: &str, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            ..Default::default()
+        }
+    }
+
+    /// Whether the series has a point to draw.
+    pub fn is_drawn(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| p.0.is_finite() && p.1.is_finite())
+    }
+
+    /// The runs of consecutive finite points: what is drawn as separate lines.
+    pub fn segments(&self) -> Vec<Vec<(f64, f64)>> {
+        let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+        let mut cur = Vec::new();
+        for &(x, y) in &self.points {
+            if x.is_finite() && y.is_finite() {
+                cur.push((x, y));
+            } else if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+}
+
+/// Scale of the x axis.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum XScale {
+    /// Linear.
+    #[default]
+    Linear,
+    /// Log₂ (values must be positive; ticks at powers of two).
+    Log2,
 }
 
 /// A line chart with a numeric x axis.
@@ -25,9 +144,9 @@ pub struct LineChart {
     pub title: String,
     /// X axis description.
     pub x_label: String,
-    /// Y axis description.
+    /// Y axis description, with its unit.
     pub y_label: String,
-    /// Lines to draw; one color each, in order.
+    /// Lines to draw.
     pub series: Vec<Series>,
     /// X positions marked by a vertical dashed line (e.g. checkpoints).
     pub markers: Vec<f64>,
@@ -35,6 +154,10 @@ pub struct LineChart {
     pub marker_label: String,
     /// Plot y from zero (throughput) rather than from the data minimum.
     pub y_from_zero: bool,
+    /// Scale of the x axis.
+    pub x_scale: XScale,
+    /// A line under the chart (what was left out, how values were made).
+    pub note: String,
 }
 
 const WIDTH: u32 = 720;
@@ -57,16 +180,51 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Axis label text: no trailing `.0`, at most 3 significant decimals.
+/// Axis label text: no trailing `.0`, at most 3 significant decimals, SI suffixes for
+/// large values.
 fn short(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{}G", short(v / 1e9))
+    } else if a >= 1e6 {
+        format!("{}M", short(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", short(v / 1e3))
+    } else if v.fract() == 0.0 {
         format!("{}", v as i64)
-    } else if v.abs() >= 100.0 {
+    } else if a >= 100.0 {
         format!("{v:.0}")
     } else {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
+}
+
+/// Tick positions of the x axis: whole numbers for integral and log₂ axes (thinned to
+/// at most 12), else a 1-2-5 step giving about 8 ticks.
+fn x_ticks((lo, hi): (f64, f64), integral: bool) -> Vec<f64> {
+    let span = hi - lo;
+    if span.is_nan() || span <= 0.0 || !lo.is_finite() || !hi.is_finite() {
+        return vec![lo];
+    }
+    let step = if integral {
+        (span / 12.0).ceil().max(1.0)
+    } else {
+        let raw = span / 8.0;
+        let mag = 10f64.powf(raw.log10().floor());
+        [1.0, 2.0, 5.0, 10.0]
+            .into_iter()
+            .map(|m| m * mag)
+            .find(|s| *s >= raw)
+            .unwrap_or(10.0 * mag)
+    };
+    let mut out = Vec::new();
+    let mut v = (lo / step).ceil() * step;
+    while v <= hi + step * 1e-9 && out.len() < 50 {
+        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
+        v += step;
+    }
+    out
 }
 
 fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -89,26 +247,58 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
 }
 
 impl LineChart {
+    /// The series that are drawn (and listed in the legend), with their palette index.
+    pub fn drawn(&self) -> Vec<(usize, &Series)> {
+        self.series
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_drawn())
+            .map(|(i, s)| (s.color.unwrap_or(i), s))
+            .collect()
+    }
+
+    fn tx(&self, x: f64) -> f64 {
+        match self.x_scale {
+            XScale::Linear => x,
+            XScale::Log2 if x > 0.0 => x.log2(),
+            XScale::Log2 => f64::NAN,
+        }
+    }
+
     /// Renders the chart as HTML: the `<svg>` plot followed by its legend (an HTML list
-    /// with one colored swatch per series, so it never covers the data).
+    /// with one swatch per drawn series showing its colour, line style and marker, so it
+    /// never covers the data), and the note.
     pub fn to_html(&self) -> String {
         let mut out = self.to_svg();
-        if self.series.len() > 1 || !self.markers.is_empty() {
-            out.push_str("<ul class=\"legend\">");
-            for (i, s) in self.series.iter().enumerate() {
-                let RGBColor(r, g, b) = color(i);
-                out.push_str(&format!(
-                    "<li><span class=\"swatch\" style=\"background:rgb({r},{g},{b})\"></span>{}</li>",
-                    crate::html::escape(&s.name)
-                ));
-            }
-            if !self.markers.is_empty() && !self.marker_label.is_empty() {
-                out.push_str(&format!(
-                    "<li><span class=\"swatch marker\"></span>{}</li>",
-                    crate::html::escape(&self.marker_label)
-                ));
-            }
-            out.push_str("</ul>");
+        out.push_str("<ul class=\"legend\">");
+        for (c, s) in self.drawn() {
+            let RGBColor(r, g, b) = color(c);
+            let col = format!("rgb({r},{g},{b})");
+            let mark = match s.marker {
+                Marker::None => String::new(),
+                Marker::Circle => format!("<circle cx=\"14\" cy=\"6\" r=\"3.5\" fill=\"#fff\" stroke=\"{col}\" stroke-width=\"1.5\"/>"),
+                Marker::Square => format!("<rect x=\"10.5\" y=\"2.5\" width=\"7\" height=\"7\" fill=\"#fff\" stroke=\"{col}\" stroke-width=\"1.5\"/>"),
+                Marker::Triangle => format!("<polygon points=\"14,2 18,10 10,10\" fill=\"#fff\" stroke=\"{col}\" stroke-width=\"1.5\"/>"),
+                Marker::Cross => format!("<path d=\"M10 2L18 10M18 2L10 10\" stroke=\"{col}\" stroke-width=\"1.5\"/>"),
+            };
+            out.push_str(&format!(
+                "<li><svg class=\"swatch\" width=\"28\" height=\"12\"><line x1=\"0\" y1=\"6\" x2=\"28\" y2=\"6\" stroke=\"{col}\" stroke-width=\"2\" stroke-dasharray=\"{}\"/>{mark}</svg>{}</li>",
+                s.dash.dasharray(),
+                crate::html::escape(&s.name)
+            ));
+        }
+        if !self.markers.is_empty() && !self.marker_label.is_empty() {
+            out.push_str(&format!(
+                "<li><svg class=\"swatch\" width=\"28\" height=\"12\"><line x1=\"14\" y1=\"0\" x2=\"14\" y2=\"12\" stroke=\"#787878\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/></svg>{}</li>",
+                crate::html::escape(&self.marker_label)
+            ));
+        }
+        out.push_str("</ul>");
+        if !self.note.is_empty() {
+            out.push_str(&format!(
+                "<p class=\"note\">{}</p>",
+                crate::html::escape(&self.note)
+            ));
         }
         out
     }
@@ -129,20 +319,34 @@ impl LineChart {
 
     fn draw(&self, out: &mut String) -> Result<(), String> {
         let finite = |x: f64, y: f64| x.is_finite() && y.is_finite();
-        let points = self.series.iter().flat_map(|s| {
-            s.points.iter().copied().filter(|p| finite(p.0, p.1)).chain(
-                s.band
-                    .iter()
-                    .filter(|b| finite(b.0, b.1) && b.2.is_finite())
-                    .flat_map(|b| [(b.0, b.1), (b.0, b.2)]),
-            )
-        });
-        let (xs, ys): (Vec<f64>, Vec<f64>) = points.unzip();
-        let xs = xs.into_iter().chain(self.markers.iter().copied());
-        let ys = ys.into_iter();
-        let (x_range, y_range, empty) = match (bounds(xs), bounds(ys)) {
-            (Some(x), Some(y)) => {
-                let (x0, x1) = if x.1 > x.0 { x } else { padded(x.0, x.1) };
+        let drawn = self.drawn();
+        let mut xs = Vec::new();
+        let mut ys = Vec::new();
+        for (_, s) in &drawn {
+            for &(x, y) in &s.points {
+                let x = self.tx(x);
+                if finite(x, y) {
+                    xs.push(x);
+                    ys.push(y);
+                }
+            }
+            for &(x, lo, hi) in &s.band {
+                let x = self.tx(x);
+                if finite(x, lo) && hi.is_finite() {
+                    xs.push(x);
+                    ys.extend([lo, hi]);
+                }
+            }
+        }
+        let empty_data = xs.is_empty();
+        xs.extend(self.markers.iter().map(|m| self.tx(*m)));
+        let (x_range, y_range, empty) = match (bounds(xs.into_iter()), bounds(ys.into_iter())) {
+            (Some(x), Some(y)) if !empty_data => {
+                let (x0, x1) = match self.x_scale {
+                    XScale::Log2 => (x.0 - 0.25, x.1 + 0.25),
+                    XScale::Linear if x.1 > x.0 => x,
+                    XScale::Linear => padded(x.0, x.1),
+                };
                 let (mut y0, y1) = padded(y.0, y.1);
                 if self.y_from_zero && y.0 >= 0.0 {
                     y0 = 0.0;
@@ -158,31 +362,34 @@ impl LineChart {
         } else {
             self.title.clone()
         };
+        // Integer x values (clients, scale) and log2 axes: ticks at whole numbers only.
+        let log2 = self.x_scale == XScale::Log2;
+        let integral_x = !empty
+            && (log2
+                || drawn
+                    .iter()
+                    .flat_map(|(_, s)| s.points.iter())
+                    .all(|p| !p.0.is_finite() || p.0.fract() == 0.0));
+        let ticks = x_ticks(x_range, integral_x);
         let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 18))
+            .caption(caption, ("sans-serif", 17))
             .margin(12)
             .x_label_area_size(38)
             .y_label_area_size(64)
             .build_cartesian_2d(x_range.0..x_range.1, y_range.0..y_range.1)
             .map_err(|e| e.to_string())?;
-        // Integer x values (clients, scale): label only whole numbers.
-        let integral_x = !empty
-            && self
-                .series
-                .iter()
-                .flat_map(|s| s.points.iter())
-                .all(|p| !p.0.is_finite() || p.0.fract() == 0.0);
-        let span = (x_range.1 - x_range.0).max(1.0);
-        let x_labels = if integral_x {
-            (span as usize + 1).clamp(2, 12)
-        } else {
-            10
-        };
+        // plotters picks 1-2-5 steps with at most this many labels: for whole-number
+        // axes, one per integer fits, so the ticks land on integers.
+        let x_labels = if integral_x { ticks.len().max(2) } else { 10 };
         let x_fmt = move |v: &f64| {
             if !integral_x {
                 short(*v)
             } else if (v - v.round()).abs() < 1e-9 {
-                format!("{}", v.round() as i64)
+                if log2 {
+                    format!("{}", 2f64.powi(v.round() as i32))
+                } else {
+                    format!("{}", v.round() as i64)
+                }
             } else {
                 String::new()
             }
@@ -198,11 +405,12 @@ impl LineChart {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (i, s) in self.series.iter().enumerate() {
-            let c = color(i);
-            let band: Vec<_> = s
+        for (ci, s) in &drawn {
+            let c = color(*ci);
+            let band: Vec<(f64, f64, f64)> = s
                 .band
                 .iter()
+                .map(|b| (self.tx(b.0), b.1, b.2))
                 .filter(|b| b.0.is_finite() && b.1.is_finite() && b.2.is_finite())
                 .collect();
             if !band.is_empty() {
@@ -212,34 +420,71 @@ impl LineChart {
                     .chain(band.iter().rev().map(|b| (b.0, b.1)))
                     .collect();
                 chart
-                    .draw_series(std::iter::once(Polygon::new(polygon, c.mix(0.18).filled())))
+                    .draw_series(std::iter::once(Polygon::new(polygon, c.mix(0.15).filled())))
                     .map_err(|e| e.to_string())?;
             }
-            let pts: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .copied()
-                .filter(|p| p.0.is_finite() && p.1.is_finite())
+            let segments: Vec<Vec<(f64, f64)>> = s
+                .segments()
+                .into_iter()
+                .map(|seg| {
+                    seg.into_iter()
+                        .map(|(x, y)| (self.tx(x), y))
+                        .filter(|p| p.0.is_finite())
+                        .collect::<Vec<_>>()
+                })
+                .filter(|seg| !seg.is_empty())
                 .collect();
-            let few = pts.len() <= 24;
-            chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(s.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
-            if few {
-                chart
-                    .draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.filled())))
-                    .map_err(|e| e.to_string())?;
+            let style = c.stroke_width(2);
+            for seg in &segments {
+                if seg.len() == 1 && s.marker == Marker::None {
+                    // A lone sample between gaps: a dot, or it would not be seen.
+                    chart
+                        .draw_series(std::iter::once(Circle::new(seg[0], 2, c.filled())))
+                        .map_err(|e| e.to_string())?;
+                    continue;
+                }
+                let pts = seg.clone();
+                match s.dash {
+                    Dash::Solid => chart.draw_series(LineSeries::new(pts, style)).map(|_| ()),
+                    Dash::Dashed => chart
+                        .draw_series(DashedLineSeries::new(pts, 6, 4, style))
+                        .map(|_| ()),
+                    Dash::Dotted => chart
+                        .draw_series(DashedLineSeries::new(pts, 2, 4, style))
+                        .map(|_| ()),
+                    Dash::LongDash => chart
+                        .draw_series(DashedLineSeries::new(pts, 12, 5, style))
+                        .map(|_| ()),
+                }
+                .map_err(|e| e.to_string())?;
             }
+            let pts: Vec<(f64, f64)> = segments.into_iter().flatten().collect();
+            let hollow = c.stroke_width(2);
+            let res =
+                match s.marker {
+                    Marker::None => Ok(()),
+                    Marker::Circle => chart
+                        .draw_series(pts.iter().map(|p| Circle::new(*p, 4, hollow)))
+                        .map(|_| ()),
+                    Marker::Square => chart
+                        .draw_series(pts.iter().map(|p| {
+                            EmptyElement::at(*p) + Rectangle::new([(-4, -4), (4, 4)], hollow)
+                        }))
+                        .map(|_| ()),
+                    Marker::Triangle => chart
+                        .draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 5, hollow)))
+                        .map(|_| ()),
+                    Marker::Cross => chart
+                        .draw_series(pts.iter().map(|p| Cross::new(*p, 4, hollow)))
+                        .map(|_| ()),
+                };
+            res.map_err(|e| e.to_string())?;
         }
         if !self.markers.is_empty() {
             let grey = RGBColor(120, 120, 120);
             for &m in &self.markers {
                 let line = DashedLineSeries::new(
-                    vec![(m, y_range.0), (m, y_range.1)],
+                    vec![(self.tx(m), y_range.0), (self.tx(m), y_range.1)],
                     5,
                     4,
                     grey.stroke_width(1),
@@ -253,7 +498,7 @@ impl LineChart {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn chart(series: Vec<Series>) -> LineChart {
@@ -266,47 +511,125 @@ mod tests {
         }
     }
 
+    /// The point counts of the `<polyline>` elements drawn in the first palette colour
+    /// (the data; axes and grid lines are grey or black).
+    pub(crate) fn polylines(svg: &str) -> Vec<usize> {
+        svg.split("<polyline")
+            .skip(1)
+            .filter(|p| p[..p.find("/>").unwrap_or(p.len())].contains("#1F77B4"))
+            .map(|p| {
+                let start = p.find("points=\"").unwrap() + 8;
+                let end = start + p[start..].find('"').unwrap();
+                p[start..end].split_whitespace().count()
+            })
+            .collect()
+    }
+
     #[test]
-    fn renders_lines_bands_and_legend() {
+    fn renders_lines_bands_and_a_legend_of_drawn_series_only() {
         let mut c = chart(vec![
             Series {
                 name: "A <15>".into(),
                 points: vec![(1.0, 100.0), (2.0, 190.0), (4.0, 350.0)],
                 band: vec![(1.0, 95.0, 105.0), (2.0, 180.0, 200.0), (4.0, 330.0, 360.0)],
+                marker: Marker::Circle,
+                ..Default::default()
             },
             Series {
                 name: "B".into(),
                 points: vec![(1.0, 110.0), (2.0, 200.0)],
-                band: vec![],
+                marker: Marker::Square,
+                dash: Dash::Dashed,
+                ..Default::default()
             },
+            Series::line("max", vec![(1.0, f64::NAN), (2.0, f64::NAN)]),
         ]);
         c.markers = vec![2.5];
         c.marker_label = "checkpoint".into();
-        let svg = c.to_html();
-        assert!(svg.starts_with("<svg"));
-        assert!(svg.contains("<polyline"), "no line drawn");
-        assert!(svg.contains("<polygon"), "no band drawn");
+        let html = c.to_html();
+        assert!(html.starts_with("<svg"));
+        assert!(html.contains("<polyline"), "no line drawn");
+        assert!(html.contains("<polygon"), "no band drawn");
         assert!(
-            svg.contains("A &lt;15&gt;"),
+            html.contains("A &lt;15&gt;"),
             "legend text missing or unescaped"
         );
-        assert!(svg.contains("checkpoint"));
+        assert!(html.contains("checkpoint</li>"));
+        // The series without a sample is neither drawn nor in the legend.
+        assert_eq!(html.matches("<li>").count(), 3, "{html}");
+        assert!(!html.contains(">max</li>"));
+        // The dashed series is told apart without colour, in the plot and the legend.
+        assert!(html.contains("stroke-dasharray=\"6 3\""));
+        assert!(html.contains("<rect"), "square markers of B");
+        // Hollow markers: overlapping points stay visible.
+        assert!(html.contains("<circle") && html.contains("fill=\"none\""));
+    }
+
+    #[test]
+    fn what_is_drawn_equals_the_series_and_gaps_break_lines() {
+        // A missing sample (NaN) splits the line in two: 3 points, a gap, 2 points; a
+        // zero is a point like any other.
+        let c = chart(vec![Series::line(
+            "tps",
+            vec![
+                (0.5, 10.0),
+                (1.5, 0.0),
+                (2.5, 12.0),
+                (3.5, f64::NAN),
+                (4.5, 11.0),
+                (5.5, 13.0),
+            ],
+        )]);
+        assert_eq!(c.series[0].segments().len(), 2);
+        assert_eq!(polylines(&c.to_svg()), [3, 2]);
+        // Without the gap: one line through all points.
+        let c = chart(vec![Series::line(
+            "tps",
+            (0..6).map(|i| (i as f64, i as f64)).collect(),
+        )]);
+        assert_eq!(polylines(&c.to_svg()), [6]);
+    }
+
+    #[test]
+    fn log2_axis_is_labelled_with_the_measured_powers_of_two() {
+        let mut c = chart(vec![Series::line(
+            "tps",
+            vec![(1.0, 10.0), (2.0, 20.0), (4.0, 35.0), (8.0, 50.0)],
+        )]);
+        c.x_scale = XScale::Log2;
+        let svg = c.to_svg();
+        let texts: Vec<String> = svg
+            .split("<text")
+            .skip(1)
+            .map(|t| {
+                t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()]
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        for label in ["1", "2", "4", "8"] {
+            assert!(
+                texts.iter().any(|t| t == label),
+                "tick {label} missing: {texts:?}"
+            );
+        }
+        for label in ["0", "3", "6"] {
+            assert!(
+                !texts.iter().any(|t| t == label),
+                "linear tick {label} on a log2 axis"
+            );
+        }
     }
 
     #[test]
     fn empty_and_degenerate_data_do_not_panic() {
         assert!(chart(vec![]).to_svg().contains("no data"));
-        let single = chart(vec![Series {
-            name: "x".into(),
-            points: vec![(3.0, 5.0)],
-            band: vec![],
-        }]);
+        let single = chart(vec![Series::line("x", vec![(3.0, 5.0)])]);
         assert!(single.to_svg().contains("<circle"));
-        let nan = chart(vec![Series {
-            name: "x".into(),
-            points: vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
-            band: vec![],
-        }]);
+        let nan = chart(vec![Series::line(
+            "x",
+            vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
+        )]);
         assert!(nan.to_svg().contains("no data"));
     }
 }

@@ -5,8 +5,8 @@
 //! successful runs). With no sides, `compare` picks the obvious pair: the first two
 //! targets of a set that has several, else the last two sets.
 
-use crate::cells::{build_cells, is_ok, Cell};
-use crate::compare::{compare, render_text, Comparison};
+use crate::cells::{build_cells, builtin_name, is_ok, Cell, CellKey};
+use crate::compare::{compare, render_text, Along, Comparison, Dimension};
 use crate::pages::{write_report, ReportRequest};
 use clap::{Parser, ValueEnum};
 use pgsurge_store::{Run, RunFilter, Store};
@@ -14,50 +14,104 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-#[derive(Parser, Debug)]
+/// Arguments of `pgsurge report`.
+#[derive(Parser, Debug, Clone)]
 #[command(
     name = "pgsurge report",
     about = "Write the static HTML report of a results store"
 )]
-struct ReportArgs {
+pub struct ReportArgs {
     /// Results store: SQLite file or postgresql:// URL [default: $PGSURGE_STORE or ./pgsurge-results.db]
     #[arg(long)]
-    store: Option<String>,
+    pub store: Option<String>,
     /// Only these sets (id or name); repeatable
     #[arg(long = "set")]
-    sets: Vec<String>,
+    pub sets: Vec<String>,
     /// Output directory
     #[arg(short = 'o', long = "output", default_value = "pgsurge-report")]
-    output: PathBuf,
+    pub output: PathBuf,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Format {
+/// Output format of `pgsurge compare`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// A table for people.
     Text,
+    /// The versioned JSON document described by [`crate::compare::SCHEMA`].
     Json,
 }
 
-#[derive(Parser, Debug)]
+/// A dimension given to `--along`.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum AlongArg {
+    /// Result sets.
+    Set,
+    /// Targets.
+    Target,
+    /// Settings: compared through targets (a target is one set of settings).
+    Settings,
+    /// Query mode.
+    QueryMode,
+    /// Workload.
+    Script,
+}
+
+/// Exit status of `pgsurge compare --fail-on` when a regression is found.
+pub const EXIT_REGRESSION: i32 = 3;
+
+/// `--fail-on=slower[:THRESHOLD%]`: the threshold as a fraction (0.05 = 5 %).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FailOn(pub f64);
+
+impl std::str::FromStr for FailOn {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("expected slower or slower:THRESHOLD% (e.g. slower:5%), got \"{s}\"");
+        let rest = s.trim().strip_prefix("slower").ok_or_else(bad)?;
+        if rest.is_empty() {
+            return Ok(FailOn(0.0));
+        }
+        let t = rest.strip_prefix(':').ok_or_else(bad)?;
+        let t = t.strip_suffix('%').unwrap_or(t).trim();
+        match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(FailOn(v / 100.0)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Arguments of `pgsurge compare` (self-contained: the `cli` crate may flatten it into
+/// its own command tree and call [`compare_with`]).
+#[derive(Parser, Debug, Clone)]
 #[command(
     name = "pgsurge compare",
-    about = "Is B faster than A? Per matrix cell: medians, relative change with a 95 % confidence interval, Mann-Whitney p, verdict",
-    after_help = "SIDES: set:ID|NAME, target:NAME, set:X/target:NAME, run:ID[,ID...], or the path of another store file.\n\
-                  Without sides: the first two targets of a set that has several (its A/A twin, if any, gives the noise floor), else the last two sets."
+    about = "Is B faster than A? Per matrix cell: geometric means of the repeats, change with a 95 % confidence interval, Mann-Whitney p, verdict",
+    after_help = "SIDES: filters joined by '/': set:ID|NAME, target:NAME, mode:simple|extended|prepared, script:NAME \
+                  (e.g. set:ab/target:pg17/mode:prepared), or run:ID[,ID...], or the path of another store file.\n\
+                  The dimensions the two sides differ in are compared along and left out of the cells; --along adds more.\n\
+                  Without sides: the first two targets of the newest set that has several (its A/A twin, if any, gives the noise floor), else the last two sets.\n\
+                  EXIT STATUS: 0 compared; 1 error (including no cell in common); 2 usage error; 3 --fail-on found a regression."
 )]
-struct CompareArgs {
+pub struct CompareArgs {
     /// Side A (the baseline)
-    a: Option<String>,
+    pub a: Option<String>,
     /// Side B (the candidate)
-    b: Option<String>,
+    pub b: Option<String>,
     /// Results store [default: $PGSURGE_STORE or ./pgsurge-results.db]
     #[arg(long)]
-    store: Option<String>,
+    pub store: Option<String>,
     /// An A/A pair (two sides separated by a comma) whose spread is reported as the noise floor
     #[arg(long)]
-    aa: Option<String>,
+    pub aa: Option<String>,
+    /// Compare along these dimensions (left out of the cells), besides those the sides differ in
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub along: Vec<AlongArg>,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
-    format: Format,
+    pub format: Format,
+    /// Exit with status 3 when a cell's verdict is slower by more than THRESHOLD (TPS lower, or p99 latency higher) [format: slower[:THRESHOLD%]]
+    #[arg(long = "fail-on", value_name = "slower[:THRESHOLD%]")]
+    pub fail_on: Option<FailOn>,
 }
 
 fn parse<T: Parser>(name: &str, args: &[OsString]) -> Result<T, i32> {
@@ -87,10 +141,14 @@ fn open(location: Option<&str>) -> Result<Store, String> {
 
 /// Entry point of `pgsurge report`.
 pub fn report_main(args: &[OsString]) -> i32 {
-    let a: ReportArgs = match parse("pgsurge report", args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+    match parse::<ReportArgs>("pgsurge report", args) {
+        Ok(a) => report_with(&a),
+        Err(code) => code,
+    }
+}
+
+/// Runs `pgsurge report` with parsed arguments; returns the exit status.
+pub fn report_with(a: &ReportArgs) -> i32 {
     let run = || -> Result<(), String> {
         let mut store = open(a.store.as_deref())?;
         let mut sets = Vec::new();
@@ -118,32 +176,52 @@ pub fn report_main(args: &[OsString]) -> i32 {
 
 /// Entry point of `pgsurge compare`.
 pub fn compare_main(args: &[OsString]) -> i32 {
-    let a: CompareArgs = match parse("pgsurge compare", args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    match run_compare(&a) {
-        Ok(c) => {
-            match a.format {
-                Format::Text => print!("{}", render_text(&c)),
-                Format::Json => match serde_json::to_string_pretty(&c) {
-                    Ok(s) => println!("{s}"),
-                    Err(e) => {
-                        eprintln!("pgsurge: error: {e}");
-                        return 1;
-                    }
-                },
-            }
-            0
-        }
-        Err(e) => {
-            eprintln!("pgsurge: error: {e}");
-            1
-        }
+    match parse::<CompareArgs>("pgsurge compare", args) {
+        Ok(a) => compare_with(&a),
+        Err(code) => code,
     }
 }
 
-fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
+/// Runs `pgsurge compare` with parsed arguments; returns the exit status: 0, 1 on an
+/// error, [`EXIT_REGRESSION`] when `--fail-on` finds a regression.
+pub fn compare_with(a: &CompareArgs) -> i32 {
+    let c = match run_compare(a) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            return 1;
+        }
+    };
+    match a.format {
+        Format::Text => print!("{}", render_text(&c)),
+        Format::Json => match serde_json::to_string_pretty(&c) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("pgsurge: error: {e}");
+                return 1;
+            }
+        },
+    }
+    if let Some(FailOn(threshold)) = a.fail_on {
+        let found = c.regressions(threshold);
+        if !found.is_empty() {
+            eprintln!(
+                "pgsurge: regression beyond {:.1} % in {} cell(s) of {}:",
+                threshold * 100.0,
+                found.len(),
+                c.title
+            );
+            for f in &found {
+                eprintln!("  {f}");
+            }
+            return EXIT_REGRESSION;
+        }
+    }
+    0
+}
+
+/// Runs a comparison as `pgsurge compare` would, without printing.
+pub fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
     let mut store = open(a.store.as_deref())?;
     let mut aa = a.aa.clone();
     let (sa, sb) = match (&a.a, &a.b) {
@@ -161,21 +239,66 @@ fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
             )
         }
     };
-    let (la, ca) = side_cells(&mut store, &sa)?;
-    let (lb, cb) = side_cells(&mut store, &sb)?;
-    let mut c = compare(&la, &ca, &lb, &cb);
-    if c.rows.is_empty() {
+    let side_a = side_cells(&mut store, &sa)?;
+    let side_b = side_cells(&mut store, &sb)?;
+    let mut along = side_a.selector.differences(&side_b.selector);
+    for d in &a.along {
+        let d = match d {
+            AlongArg::Set => Dimension::Set,
+            AlongArg::Target | AlongArg::Settings => Dimension::Target,
+            AlongArg::QueryMode => Dimension::QueryMode,
+            AlongArg::Script => Dimension::Script,
+        };
+        if !along.contains(&d) {
+            along.push(d);
+        }
+    }
+    along.sort();
+    let along = Along(along);
+    let mut c = compare(
+        &side_a.label,
+        &side_a.cells,
+        &side_b.label,
+        &side_b.cells,
+        &along,
+    );
+    if c.cells.is_empty() {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
         return Err(format!(
-            "A ({la}) and B ({lb}) have no matrix cell in common"
+            "A ({}) and B ({}) have no matrix cell in common (a cell is: {})\n  cells of A: {}\n  cells of B: {}\n  (compare along a dimension with --along, or filter the sides with mode:, script:)",
+            side_a.label,
+            side_b.label,
+            c.cell_dimensions.join(", "),
+            list(&c.only_in_a),
+            list(&c.only_in_b)
         ));
     }
     if let Some(aa) = &aa {
         let (x, y) = aa
             .split_once(',')
             .ok_or_else(|| format!("--aa wants two sides separated by a comma, got \"{aa}\""))?;
-        let (lx, cx) = side_cells(&mut store, x)?;
-        let (ly, cy) = side_cells(&mut store, y)?;
-        c = c.with_noise_floor(&compare(&lx, &cx, &ly, &cy));
+        let sx = side_cells(&mut store, x)?;
+        let sy = side_cells(&mut store, y)?;
+        let mut aa_along = sx.selector.differences(&sy.selector);
+        aa_along.extend(
+            along
+                .0
+                .iter()
+                .filter(|d| matches!(d, Dimension::QueryMode | Dimension::Script)),
+        );
+        c = c.with_noise_floor(&compare(
+            &sx.label,
+            &sx.cells,
+            &sy.label,
+            &sy.cells,
+            &Along(aa_along),
+        ));
     }
     Ok(c)
 }
@@ -226,11 +349,101 @@ fn runs_where(store: &mut Store, filter: RunFilter) -> Result<Vec<Run>, String> 
         .collect())
 }
 
-/// Resolves one side to its label and its cells.
-fn side_cells(store: &mut Store, spec: &str) -> Result<(String, Vec<Cell>), String> {
+/// What a side selects, as written.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Selector {
+    store: Option<String>,
+    set: Option<String>,
+    target: Option<String>,
+    mode: Option<String>,
+    script: Option<String>,
+    runs: Option<String>,
+}
+
+impl Selector {
+    /// The dimensions in which two sides differ.
+    fn differences(&self, other: &Selector) -> Vec<Dimension> {
+        let mut d = Vec::new();
+        if self.store != other.store || self.set != other.set {
+            d.push(Dimension::Set);
+        }
+        if self.target != other.target {
+            d.push(Dimension::Target);
+        }
+        if self.mode != other.mode {
+            d.push(Dimension::QueryMode);
+        }
+        if self.script != other.script {
+            d.push(Dimension::Script);
+        }
+        d
+    }
+}
+
+/// One resolved side.
+struct Side {
+    label: String,
+    selector: Selector,
+    cells: Vec<Cell>,
+}
+
+fn side_syntax_error(spec: &str) -> String {
+    format!(
+        "cannot understand side \"{spec}\": use filters joined by '/' (set:ID|NAME, target:NAME, mode:MODE, script:NAME), run:ID[,ID...] or a store file path"
+    )
+}
+
+/// Resolves one side to its label, its selector and its cells.
+fn side_cells(store: &mut Store, spec: &str) -> Result<Side, String> {
     let spec = spec.trim();
+    if !spec.contains(':') && std::path::Path::new(spec).is_file() {
+        let mut other =
+            Store::open(spec).map_err(|e| format!("cannot open results store \"{spec}\": {e}"))?;
+        let other_names = target_names(&mut other)?;
+        let runs = runs_where(&mut other, RunFilter::default())?;
+        let cells = build_cells(&mut other, &runs, &other_names).map_err(|e| e.to_string())?;
+        return Ok(Side {
+            label: spec.to_string(),
+            selector: Selector {
+                store: Some(spec.to_string()),
+                ..Default::default()
+            },
+            cells,
+        });
+    }
+    let mut sel = Selector::default();
+    for part in spec.split('/') {
+        let (k, v) = part
+            .split_once(':')
+            .ok_or_else(|| side_syntax_error(spec))?;
+        let v = v.trim().to_string();
+        let slot = match k.trim() {
+            "set" => &mut sel.set,
+            "target" => &mut sel.target,
+            "mode" => &mut sel.mode,
+            "script" => &mut sel.script,
+            "run" => &mut sel.runs,
+            _ => return Err(side_syntax_error(spec)),
+        };
+        if v.is_empty() || slot.replace(v).is_some() {
+            return Err(side_syntax_error(spec));
+        }
+    }
+    if let Some(m) = &sel.mode {
+        if !["simple", "extended", "prepared"].contains(&m.as_str()) {
+            return Err(format!(
+                "unknown query mode \"{m}\" in side \"{spec}\" (simple, extended or prepared)"
+            ));
+        }
+    }
     let names = target_names(store)?;
-    let runs: Vec<Run> = if let Some(ids) = spec.strip_prefix("run:") {
+    let mut label_parts: Vec<String> = Vec::new();
+    let mut runs: Vec<Run> = if let Some(ids) = &sel.runs {
+        if sel.set.is_some() || sel.target.is_some() {
+            return Err(format!(
+                "side \"{spec}\": run: cannot be combined with set: or target:"
+            ));
+        }
         let mut runs = Vec::new();
         for id in ids.split(',') {
             let id: i64 = id
@@ -239,72 +452,80 @@ fn side_cells(store: &mut Store, spec: &str) -> Result<(String, Vec<Cell>), Stri
                 .map_err(|_| format!("bad run id \"{id}\" in \"{spec}\""))?;
             runs.push(store.run(id).map_err(|e| e.to_string())?);
         }
+        label_parts.push(format!("runs {ids}"));
         runs
-    } else if let Some(rest) = spec.strip_prefix("set:") {
-        let (set, target) = match rest.split_once("/target:") {
-            Some((s, t)) => (s, Some(t)),
-            None => (rest, None),
+    } else {
+        let set_id = match &sel.set {
+            Some(s) => {
+                let id = resolve_set(store, s)?;
+                label_parts.push(store.set(id).map_err(|e| e.to_string())?.record.name);
+                Some(id)
+            }
+            None => None,
         };
-        let set_id = resolve_set(store, set)?;
-        let target_id = match target {
-            Some(t) => Some(
+        let target_id = match (&sel.target, set_id) {
+            (Some(t), Some(set_id)) => Some(
                 store
                     .targets(set_id)
                     .map_err(|e| e.to_string())?
                     .into_iter()
-                    .find(|x| x.record.name == t)
+                    .find(|x| &x.record.name == t)
                     .map(|x| x.id)
-                    .ok_or_else(|| format!("set \"{set}\" has no target \"{t}\""))?,
+                    .ok_or_else(|| {
+                        format!(
+                            "set \"{}\" has no target \"{t}\"",
+                            sel.set.as_deref().unwrap_or("")
+                        )
+                    })?,
             ),
-            None => None,
+            (Some(t), None) => Some(
+                names
+                    .iter()
+                    .filter(|(_, n)| *n == t)
+                    .map(|(id, _)| *id)
+                    .next_back()
+                    .ok_or_else(|| format!("no target \"{t}\" in the store"))?,
+            ),
+            (None, _) => None,
         };
+        if let Some(t) = &sel.target {
+            label_parts.push(t.clone());
+        }
         runs_where(
             store,
             RunFilter {
-                set_id: Some(set_id),
+                set_id,
                 target_id,
                 ..Default::default()
             },
         )?
-    } else if let Some(t) = spec.strip_prefix("target:") {
-        let ids: Vec<i64> = names
-            .iter()
-            .filter(|(_, n)| *n == t)
-            .map(|(id, _)| *id)
-            .collect();
-        let Some(&id) = ids.last() else {
-            return Err(format!("no target \"{t}\" in the store"));
-        };
-        runs_where(
-            store,
-            RunFilter {
-                target_id: Some(id),
-                ..Default::default()
-            },
-        )?
-    } else if std::path::Path::new(spec).is_file() {
-        let mut other =
-            Store::open(spec).map_err(|e| format!("cannot open results store \"{spec}\": {e}"))?;
-        let other_names = target_names(&mut other)?;
-        let runs = runs_where(&mut other, RunFilter::default())?;
-        let cells = build_cells(&mut other, &runs, &other_names).map_err(|e| e.to_string())?;
-        return Ok((spec.to_string(), cells));
-    } else {
-        return Err(format!(
-            "cannot understand side \"{spec}\": use set:ID|NAME, target:NAME, set:X/target:NAME, run:ID[,ID...] or a store file path"
-        ));
     };
+    if let Some(m) = &sel.mode {
+        runs.retain(|r| CellKey::of(r).query_mode == *m);
+        label_parts.push(m.clone());
+    }
+    if let Some(sc) = &sel.script {
+        let want = builtin_name(sc);
+        runs.retain(|r| CellKey::of(r).script == want);
+        label_parts.push(want);
+    }
     if runs.is_empty() {
         return Err(format!("side \"{spec}\" has no successful run"));
     }
     let cells = build_cells(store, &runs, &names).map_err(|e| e.to_string())?;
-    Ok((spec.to_string(), cells))
+    Ok(Side {
+        label: label_parts.join(" · "),
+        selector: sel,
+        cells,
+    })
 }
 
 fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), String> {
     let sets = store.list_sets().map_err(|e| e.to_string())?;
     for s in sets.iter().rev() {
-        let targets = store.targets(s.id).map_err(|e| e.to_string())?;
+        // Targets in the campaign file's order (their ids): the first is A.
+        let mut targets = store.targets(s.id).map_err(|e| e.to_string())?;
+        targets.sort_by_key(|t| t.id);
         // A campaign's A/A twin ("NAME (A-A)") is the noise check, not a side.
         let real: Vec<&str> = targets
             .iter()
@@ -330,4 +551,33 @@ fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), 
         ));
     }
     Err("nothing to compare: the store has no set with two targets and fewer than two sets; name the sides A and B".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fail_on_parses_the_threshold() {
+        assert_eq!("slower".parse::<FailOn>(), Ok(FailOn(0.0)));
+        assert_eq!("slower:5%".parse::<FailOn>(), Ok(FailOn(0.05)));
+        assert_eq!("slower:2.5".parse::<FailOn>(), Ok(FailOn(0.025)));
+        for bad in [
+            "faster",
+            "slower:",
+            "slower:x%",
+            "slower5",
+            "slower:-1%",
+            "slower:100%",
+        ] {
+            assert!(bad.parse::<FailOn>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn args_are_embeddable_in_another_clap_tree() {
+        fn is_args<T: clap::Args>() {}
+        is_args::<CompareArgs>();
+        is_args::<ReportArgs>();
+    }
 }

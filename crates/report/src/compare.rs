@@ -1,45 +1,100 @@
-//! The comparison of two groups of cells (A and B): per matrix cell, medians, the
-//! relative change of TPS and of p99 latency with a 95 % confidence interval, a
-//! Mann–Whitney p-value, a verdict, warnings, and a geometric-mean summary row.
+//! The comparison of two groups of cells (A and B), the one model behind `pgsurge
+//! compare` (text and JSON) and the report's comparison tables.
 //!
-//! Verdict rule: with at least two repeats per side, B is `faster` when the whole
-//! confidence interval of the change lies on the better side of zero (higher TPS, lower
-//! latency), `slower` when it lies on the worse side, and `~` otherwise. With fewer
-//! repeats no interval exists and the verdict is `?`. Owns no I/O.
+//! * A is the first side (the baseline: the first target of a campaign, the first side
+//!   named on the command line), B the second, everywhere; a comparison is titled
+//!   `A → B`.
+//! * Per matrix cell, the printed columns are the geometric means of the repeats of A
+//!   and of B, and the change is their ratio minus one ([`ESTIMATE`]); its 95 %
+//!   interval is Welch's t-interval on the logarithms of the repeats, so the point
+//!   estimate is the centre of the interval (on the log scale).
+//! * Verdict ([`Verdict`]): with at least two repeats per side, `faster` when the whole
+//!   interval lies on the better side of zero (higher TPS, lower latency), `slower` when
+//!   on the worse side, `no-difference` when it contains zero; `inconclusive` with fewer
+//!   repeats (no interval exists) or non-positive values.
+//! * Summary: the geometric mean over the compared cells of `1 + change`, minus one
+//!   ([`SUMMARY_RULE`]); it always lies between the smallest and largest cell change.
+//!
+//! Owns no I/O. The JSON document ([`Comparison`] serialized) is described by
+//! [`SCHEMA`] (format [`FORMAT`], version [`SCHEMA_VERSION`]).
 
 use crate::cells::{Cell, CellKey};
-use crate::stats::{geometric_mean, mann_whitney, median, relative_change};
+use crate::stats::{mann_whitney, relative_change};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// Smallest change a comparison should be able to see; a wider interval is flagged.
 pub const DETECTABLE_CHANGE: f64 = 0.02;
 /// Confidence level of the intervals.
 pub const CONFIDENCE: f64 = 0.95;
+/// Value of the `format` field of compare's JSON document.
+pub const FORMAT: &str = "pgsurge-compare";
+/// Version of compare's JSON document (`schema_version`); bumped on any change that a
+/// consumer could notice.
+pub const SCHEMA_VERSION: u32 = 1;
+/// JSON Schema (draft 2020-12) of compare's JSON document.
+pub const SCHEMA: &str = include_str!("../schema/compare.v1.json");
+/// The estimate of change of every cell, as stated in outputs.
+pub const ESTIMATE: &str = "change = geometric mean of B's repeats / geometric mean of A's repeats - 1; 95 % interval: Welch's t on the logarithms of the repeats";
+/// How the summary is made from the cells' changes, as stated in outputs.
+pub const SUMMARY_RULE: &str = "geometric mean over the compared cells of (1 + change), minus 1";
+
+/// The JSON Schema of `pgsurge compare --format json` (what `pgsurge schema compare`
+/// prints).
+pub fn compare_schema() -> &'static str {
+    SCHEMA
+}
 
 /// Outcome for one metric of one cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// B is better (more TPS, or less latency).
+    /// B is better (more TPS, or less latency), the whole interval on that side.
     Faster,
-    /// B is worse.
+    /// B is worse, the whole interval on that side.
     Slower,
-    /// No significant difference.
-    Same,
-    /// Too few repeats to tell.
-    Unknown,
+    /// The interval contains zero.
+    NoDifference,
+    /// Too few repeats (or unusable values) to have an interval.
+    Inconclusive,
 }
 
 impl Verdict {
-    /// Text used in tables.
-    pub fn symbol(self) -> &'static str {
+    /// The name used in every output.
+    pub fn name(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
-            Verdict::Same => "~",
-            Verdict::Unknown => "?",
+            Verdict::NoDifference => "no-difference",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// A dimension a comparison is made along: the two sides differ in it, and it is not
+/// part of the cells that are matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dimension {
+    /// Result sets (campaigns, imports).
+    Set,
+    /// Targets (a target carries its server and its settings).
+    Target,
+    /// Query mode (simple, extended, prepared).
+    QueryMode,
+    /// Workload (script or mix).
+    Script,
+}
+
+impl Dimension {
+    /// The name used in outputs and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dimension::Set => "set",
+            Dimension::Target => "target",
+            Dimension::QueryMode => "query-mode",
+            Dimension::Script => "script",
         }
     }
 }
@@ -47,27 +102,35 @@ impl Verdict {
 /// Comparison of one metric (TPS or p99 latency) in one cell.
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricComparison {
-    /// Median over A's repeats.
-    pub a_median: f64,
-    /// Median over B's repeats.
-    pub b_median: f64,
-    /// Relative change of B against A (ratio of geometric means − 1); None if a side is empty.
+    /// Geometric mean of A's repeats (the printed A column).
+    pub a: f64,
+    /// Geometric mean of B's repeats (the printed B column).
+    pub b: f64,
+    /// A's repeats.
+    pub a_values: Vec<f64>,
+    /// B's repeats.
+    pub b_values: Vec<f64>,
+    /// `b / a - 1`; None when a side has no positive value.
     pub change: Option<f64>,
     /// Lower bound of the 95 % interval of the change.
     pub ci_low: Option<f64>,
     /// Upper bound.
     pub ci_high: Option<f64>,
-    /// Two-sided Mann–Whitney p-value.
+    /// Two-sided Mann–Whitney p-value (a distribution-free cross-check).
     pub p_value: Option<f64>,
+    /// `higher`, `lower` or `equal`: the sign of the change.
+    pub direction: &'static str,
     /// The verdict.
     pub verdict: Verdict,
 }
 
-/// One row of the comparison.
+/// One compared cell.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareRow {
-    /// The matrix cell.
+    /// The matrix cell (a dimension compared along is `*`).
     pub key: CellKey,
+    /// The target, when targets are cells rather than the compared dimension.
+    pub target: Option<String>,
     /// Its label.
     pub label: String,
     /// Repeats on A.
@@ -82,87 +145,195 @@ pub struct CompareRow {
     pub warnings: Vec<String>,
 }
 
-/// A whole comparison.
+/// Verdicts counted by name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VerdictCounts {
+    /// `faster`.
+    pub faster: usize,
+    /// `slower`.
+    pub slower: usize,
+    /// `no-difference`.
+    #[serde(rename = "no-difference")]
+    pub no_difference: usize,
+    /// `inconclusive`.
+    pub inconclusive: usize,
+}
+
+impl VerdictCounts {
+    fn add(&mut self, v: Verdict) {
+        match v {
+            Verdict::Faster => self.faster += 1,
+            Verdict::Slower => self.slower += 1,
+            Verdict::NoDifference => self.no_difference += 1,
+            Verdict::Inconclusive => self.inconclusive += 1,
+        }
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "{} faster, {} slower, {} no-difference, {} inconclusive",
+            self.faster, self.slower, self.no_difference, self.inconclusive
+        )
+    }
+}
+
+/// The aggregate of the compared cells.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Cells compared.
+    pub cells: usize,
+    /// [`SUMMARY_RULE`] applied to the TPS changes.
+    pub tps_change: Option<f64>,
+    /// [`SUMMARY_RULE`] applied to the p99 latency changes.
+    pub p99_change: Option<f64>,
+    /// TPS verdicts.
+    pub tps_verdicts: VerdictCounts,
+    /// p99 latency verdicts.
+    pub p99_verdicts: VerdictCounts,
+}
+
+/// The noise floor of the machine measured by an A/A comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoiseFloor {
+    /// Title of the A/A comparison.
+    pub from: String,
+    /// Widest half-width of its TPS intervals (0.01 = ±1 %).
+    pub tps_half_width: f64,
+}
+
+/// A whole comparison: what `pgsurge compare --format json` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
-    /// What A is.
+    /// Always [`FORMAT`].
+    pub format: &'static str,
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `A → B`.
+    pub title: String,
+    /// What A is (the baseline).
     pub a_label: String,
     /// What B is.
     pub b_label: String,
+    /// Dimensions compared along.
+    pub along: Vec<Dimension>,
+    /// Dimensions that make a cell.
+    pub cell_dimensions: Vec<&'static str>,
+    /// [`ESTIMATE`].
+    pub estimate: &'static str,
+    /// [`SUMMARY_RULE`].
+    pub summary_rule: &'static str,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
     /// Cells present on both sides.
-    pub rows: Vec<CompareRow>,
-    /// Cells present on one side only.
-    pub unmatched: Vec<String>,
-    /// Geometric mean over cells of median TPS ratios, minus 1.
-    pub tps_geomean_change: Option<f64>,
-    /// Geometric mean over cells of median p99 ratios, minus 1.
-    pub p99_geomean_change: Option<f64>,
-    /// Verdict counts for TPS: (faster, slower, same, unknown).
-    pub tps_verdicts: [usize; 4],
-    /// Noise floor from an A/A comparison, if one was given: the widest half-width of
-    /// its TPS intervals.
-    pub noise_floor: Option<f64>,
+    pub cells: Vec<CompareRow>,
+    /// Labels of the cells only A has.
+    pub only_in_a: Vec<String>,
+    /// Labels of the cells only B has.
+    pub only_in_b: Vec<String>,
+    /// The aggregate.
+    pub summary: Summary,
+    /// From an A/A comparison, when one was measured.
+    pub noise_floor: Option<NoiseFloor>,
+}
+
+fn geometric_mean_of(values: &[f64]) -> f64 {
+    if values.is_empty() || values.iter().any(|v| *v <= 0.0 || !v.is_finite()) {
+        return f64::NAN;
+    }
+    crate::stats::geometric_mean(values)
 }
 
 fn compare_metric(a: &[f64], b: &[f64], higher_is_better: bool) -> MetricComparison {
+    let (ga, gb) = (geometric_mean_of(a), geometric_mean_of(b));
+    let change = (ga.is_finite() && gb.is_finite()).then(|| gb / ga - 1.0);
     let rc = relative_change(a, b, CONFIDENCE);
-    let change = rc.map(|r| r.estimate).or_else(|| {
-        let (ma, mb) = (median(a), median(b));
-        (ma > 0.0 && mb.is_finite()).then(|| mb / ma - 1.0)
-    });
     let verdict = match rc {
-        None => Verdict::Unknown,
+        None => Verdict::Inconclusive,
         Some(r) => {
-            let better = if higher_is_better {
-                r.low > 0.0
-            } else {
-                r.high < 0.0
-            };
-            let worse = if higher_is_better {
-                r.high < 0.0
-            } else {
-                r.low > 0.0
-            };
-            if better {
-                Verdict::Faster
-            } else if worse {
-                Verdict::Slower
-            } else {
-                Verdict::Same
+            let (up, down) = (r.low > 0.0, r.high < 0.0);
+            match (up, down, higher_is_better) {
+                (true, _, true) | (_, true, false) => Verdict::Faster,
+                (true, _, false) | (_, true, true) => Verdict::Slower,
+                _ => Verdict::NoDifference,
             }
         }
     };
+    let direction = match change {
+        Some(c) if c > 0.0 => "higher",
+        Some(c) if c < 0.0 => "lower",
+        _ => "equal",
+    };
     MetricComparison {
-        a_median: median(a),
-        b_median: median(b),
+        a: ga,
+        b: gb,
+        a_values: a.to_vec(),
+        b_values: b.to_vec(),
         change,
         ci_low: rc.map(|r| r.low),
         ci_high: rc.map(|r| r.high),
         p_value: mann_whitney(a, b).map(|m| m.p_value),
+        direction,
         verdict,
     }
 }
 
-/// Compares cells of A with the cells of B that have the same key (targets and sets are
-/// ignored in the match: each side is one group).
-pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell]) -> Comparison {
+/// What to compare along. The sides are groups of cells; a cell is matched by workload,
+/// scale, clients, rate and query mode, less the dimensions compared along. Targets are
+/// part of the cell too when both sides hold several targets and targets are not
+/// compared along.
+#[derive(Debug, Clone, Default)]
+pub struct Along(pub Vec<Dimension>);
+
+impl Along {
+    /// Along targets (the sides are two targets).
+    pub fn targets() -> Along {
+        Along(vec![Dimension::Target])
+    }
+
+    fn has(&self, d: Dimension) -> bool {
+        self.0.contains(&d)
+    }
+}
+
+type MatchKey = (Option<String>, CellKey);
+
+/// Compares the cells of A with the cells of B that match (see [`Along`]).
+pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Along) -> Comparison {
+    let targets = |cells: &[Cell]| {
+        cells
+            .iter()
+            .map(|c| c.target.clone())
+            .collect::<BTreeSet<_>>()
+            .len()
+    };
+    let target_is_cell = !along.has(Dimension::Target) && targets(a) > 1 && targets(b) > 1;
+    let script_along = along.has(Dimension::Script);
+    let mode_along = along.has(Dimension::QueryMode);
     let index = |cells: &[Cell]| {
-        let mut m: BTreeMap<CellKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        let mut m: BTreeMap<MatchKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
         for c in cells {
-            let e = m.entry(c.key.clone()).or_default();
+            let key = (
+                target_is_cell.then(|| c.target.clone()),
+                c.key.clone().along(script_along, mode_along),
+            );
+            let e = m.entry(key).or_default();
             e.0.extend(&c.tps);
             e.1.extend(&c.p99_ms);
         }
         m
     };
+    let label = |k: &MatchKey| match &k.0 {
+        Some(t) if !t.is_empty() => format!("{t} · {}", k.1.label()),
+        _ => k.1.label(),
+    };
     let (ia, ib) = (index(a), index(b));
     let mut rows = Vec::new();
-    let mut unmatched = Vec::new();
     let (mut tps_ratios, mut p99_ratios) = (Vec::new(), Vec::new());
-    let mut counts = [0usize; 4];
+    let (mut tps_verdicts, mut p99_verdicts) = (VerdictCounts::default(), VerdictCounts::default());
+    let mut only_in_a = Vec::new();
     for (key, (a_tps, a_p99)) in &ia {
         let Some((b_tps, b_p99)) = ib.get(key) else {
-            unmatched.push(format!("{} (only in A)", key.label()));
+            only_in_a.push(label(key));
             continue;
         };
         let tps = compare_metric(a_tps, b_tps, true);
@@ -185,23 +356,20 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell]) -> Comparis
                 ));
             }
         }
-        if tps.a_median > 0.0 && tps.b_median > 0.0 {
-            tps_ratios.push(tps.b_median / tps.a_median);
+        if let Some(c) = tps.change {
+            tps_ratios.push(1.0 + c);
         }
+        tps_verdicts.add(tps.verdict);
         if let Some(p) = &p99_ms {
-            if p.a_median > 0.0 && p.b_median > 0.0 {
-                p99_ratios.push(p.b_median / p.a_median);
+            if let Some(c) = p.change {
+                p99_ratios.push(1.0 + c);
             }
+            p99_verdicts.add(p.verdict);
         }
-        counts[match tps.verdict {
-            Verdict::Faster => 0,
-            Verdict::Slower => 1,
-            Verdict::Same => 2,
-            Verdict::Unknown => 3,
-        }] += 1;
         rows.push(CompareRow {
-            label: key.label(),
-            key: key.clone(),
+            label: label(key),
+            target: key.0.clone(),
+            key: key.1.clone(),
             a_n: a_tps.len(),
             b_n: b_tps.len(),
             tps,
@@ -209,33 +377,104 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell]) -> Comparis
             warnings,
         });
     }
-    for key in ib.keys().filter(|k| !ia.contains_key(*k)) {
-        unmatched.push(format!("{} (only in B)", key.label()));
+    let only_in_b = ib
+        .keys()
+        .filter(|k| !ia.contains_key(*k))
+        .map(label)
+        .collect();
+    let gm = |r: &[f64]| (!r.is_empty()).then(|| crate::stats::geometric_mean(r) - 1.0);
+    let mut dims = Vec::new();
+    if target_is_cell {
+        dims.push("target");
     }
-    let gm = |r: &[f64]| (!r.is_empty()).then(|| geometric_mean(r) - 1.0);
+    if !script_along {
+        dims.push("script");
+    }
+    dims.extend(["scale", "clients", "rate"]);
+    if !mode_along {
+        dims.push("query-mode");
+    }
     Comparison {
+        format: FORMAT,
+        schema_version: SCHEMA_VERSION,
+        title: format!("{a_label} → {b_label}"),
         a_label: a_label.to_string(),
         b_label: b_label.to_string(),
-        tps_geomean_change: gm(&tps_ratios),
-        p99_geomean_change: gm(&p99_ratios),
-        rows,
-        unmatched,
-        tps_verdicts: counts,
+        along: along.0.clone(),
+        cell_dimensions: dims,
+        estimate: ESTIMATE,
+        summary_rule: SUMMARY_RULE,
+        confidence: CONFIDENCE,
+        summary: Summary {
+            cells: rows.len(),
+            tps_change: gm(&tps_ratios),
+            p99_change: gm(&p99_ratios),
+            tps_verdicts,
+            p99_verdicts,
+        },
+        cells: rows,
+        only_in_a,
+        only_in_b,
         noise_floor: None,
     }
 }
 
 impl Comparison {
-    /// Records the noise floor measured by an A/A comparison of the same machine.
+    /// Records the noise floor measured by an A/A comparison of the same machine: the
+    /// widest half-width of its TPS intervals.
     pub fn with_noise_floor(mut self, aa: &Comparison) -> Self {
         self.noise_floor = aa
-            .rows
+            .cells
             .iter()
             .filter_map(|r| Some((r.tps.ci_high? - r.tps.ci_low?) / 2.0))
             .fold(None, |acc: Option<f64>, h| {
                 Some(acc.map_or(h, |a| a.max(h)))
+            })
+            .map(|h| NoiseFloor {
+                from: aa.title.clone(),
+                tps_half_width: h,
             });
         self
+    }
+
+    /// Cells whose verdict is `slower` by more than `threshold` (0.05 = 5 %): TPS lower
+    /// by more than the threshold, or p99 latency higher by more than it. One line each.
+    pub fn regressions(&self, threshold: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.cells {
+            if r.tps.verdict == Verdict::Slower && r.tps.change.is_some_and(|c| -c > threshold) {
+                out.push(format!("{}: tps {}", r.label, pct(r.tps.change)));
+            }
+            if let Some(p) = &r.p99_ms {
+                if p.verdict == Verdict::Slower && p.change.is_some_and(|c| c > threshold) {
+                    out.push(format!("{}: p99 latency {}", r.label, pct(p.change)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The text of the noise floor, when measured.
+    pub fn noise_floor_text(&self) -> Option<String> {
+        self.noise_floor.as_ref().map(|n| {
+            format!(
+                "noise floor (A/A, {}): ±{:.1} %",
+                n.from,
+                n.tps_half_width * 100.0
+            )
+        })
+    }
+
+    /// The summary line (same words in text and HTML).
+    pub fn summary_text(&self) -> String {
+        let s = &self.summary;
+        format!(
+            "summary over {} cells (geometric mean of the cell changes): tps {}, p99 latency {}; tps verdicts: {}",
+            s.cells,
+            pct(s.tps_change),
+            pct(s.p99_change),
+            s.tps_verdicts.text()
+        )
     }
 }
 
@@ -259,50 +498,76 @@ fn p_text(p: Option<f64>) -> String {
     p.map(|p| format!("{p:.3}")).unwrap_or_else(|| "–".into())
 }
 
-/// The text table printed by `pgsurge compare`.
-pub fn render_text(c: &Comparison) -> String {
-    let mut rows: Vec<[String; 13]> = vec![[
-        "cell".into(),
-        "A tps".into(),
-        "B tps".into(),
-        "n".into(),
-        "change".into(),
-        "95% CI".into(),
-        "p".into(),
-        "verdict".into(),
-        "A p99 ms".into(),
-        "B p99 ms".into(),
-        "change".into(),
-        "95% CI".into(),
-        "verdict".into(),
-    ]];
-    for r in &c.rows {
-        let (pa, pb, pc, pci, pv) = match &r.p99_ms {
-            Some(p) => (
-                format!("{:.3}", p.a_median),
-                format!("{:.3}", p.b_median),
-                pct(p.change),
-                interval(p.ci_low, p.ci_high),
-                p.verdict.symbol().to_string(),
-            ),
-            None => Default::default(),
-        };
-        rows.push([
-            r.label.clone(),
-            format!("{:.1}", r.tps.a_median),
-            format!("{:.1}", r.tps.b_median),
-            format!("{}/{}", r.a_n, r.b_n),
-            pct(r.tps.change),
-            interval(r.tps.ci_low, r.tps.ci_high),
-            p_text(r.tps.p_value),
-            r.tps.verdict.symbol().into(),
-            pa,
-            pb,
-            pc,
-            pci,
-            pv,
-        ]);
+/// A number for a table column, `–` when not finite.
+pub fn value_text(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        "–".into()
     }
+}
+
+/// Column headers of a comparison table (text and HTML).
+pub const COLUMNS: [&str; 13] = [
+    "cell", "A tps", "B tps", "n", "change", "95% CI", "p", "verdict", "A p99 ms", "B p99 ms",
+    "change", "95% CI", "verdict",
+];
+
+/// The cells of one row, as text, in [`COLUMNS`] order.
+pub fn row_cells(r: &CompareRow) -> [String; 13] {
+    let (pa, pb, pc, pci, pv) = match &r.p99_ms {
+        Some(p) => (
+            value_text(p.a, 3),
+            value_text(p.b, 3),
+            pct(p.change),
+            interval(p.ci_low, p.ci_high),
+            p.verdict.name().to_string(),
+        ),
+        None => Default::default(),
+    };
+    [
+        r.label.clone(),
+        value_text(r.tps.a, 1),
+        value_text(r.tps.b, 1),
+        format!("{}/{}", r.a_n, r.b_n),
+        pct(r.tps.change),
+        interval(r.tps.ci_low, r.tps.ci_high),
+        p_text(r.tps.p_value),
+        r.tps.verdict.name().into(),
+        pa,
+        pb,
+        pc,
+        pci,
+        pv,
+    ]
+}
+
+/// The notes under the title: sides, dimensions, estimate (same words in text and HTML).
+pub fn preamble(c: &Comparison) -> Vec<String> {
+    let along: Vec<&str> = c.along.iter().map(|d| d.name()).collect();
+    vec![
+        format!("A: {}", c.a_label),
+        format!("B: {}", c.b_label),
+        format!(
+            "compared along: {}; a cell is: {}",
+            if along.is_empty() {
+                "(sides as given)".to_string()
+            } else {
+                along.join(", ")
+            },
+            c.cell_dimensions.join(", ")
+        ),
+        format!(
+            "A tps, B tps, A p99, B p99: geometric means of the repeats; {}",
+            c.estimate
+        ),
+    ]
+}
+
+/// The text printed by `pgsurge compare`.
+pub fn render_text(c: &Comparison) -> String {
+    let mut rows: Vec<[String; 13]> = vec![COLUMNS.map(String::from)];
+    rows.extend(c.cells.iter().map(row_cells));
     let mut widths = [0usize; 13];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -310,7 +575,11 @@ pub fn render_text(c: &Comparison) -> String {
         }
     }
     let mut out = String::new();
-    let _ = writeln!(out, "A: {}\nB: {}\n", c.a_label, c.b_label);
+    let _ = writeln!(out, "{}", c.title);
+    for l in preamble(c) {
+        let _ = writeln!(out, "{l}");
+    }
+    out.push('\n');
     for row in &rows {
         let mut line = String::new();
         for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
@@ -322,28 +591,22 @@ pub fn render_text(c: &Comparison) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let _ = writeln!(
-        out,
-        "\ngeometric mean of B/A: tps {}, p99 latency {}   ({} faster, {} slower, {} ~, {} ?)",
-        pct(c.tps_geomean_change),
-        pct(c.p99_geomean_change),
-        c.tps_verdicts[0],
-        c.tps_verdicts[1],
-        c.tps_verdicts[2],
-        c.tps_verdicts[3]
-    );
-    if let Some(n) = c.noise_floor {
-        let _ = writeln!(out, "noise floor (A/A): ±{:.1} %", n * 100.0);
+    let _ = writeln!(out, "\n{}", c.summary_text());
+    if let Some(n) = c.noise_floor_text() {
+        let _ = writeln!(out, "{n}");
     }
-    let warned: Vec<&CompareRow> = c.rows.iter().filter(|r| !r.warnings.is_empty()).collect();
+    let warned: Vec<&CompareRow> = c.cells.iter().filter(|r| !r.warnings.is_empty()).collect();
     if !warned.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
         for r in warned {
             let _ = writeln!(out, "  {}: {}", r.label, r.warnings.join("; "));
         }
     }
-    if !c.unmatched.is_empty() {
-        let _ = writeln!(out, "\nnot compared: {}", c.unmatched.join(", "));
+    if !c.only_in_a.is_empty() {
+        let _ = writeln!(out, "\nonly in A: {}", c.only_in_a.join(", "));
+    }
+    if !c.only_in_b.is_empty() {
+        let _ = writeln!(out, "only in B: {}", c.only_in_b.join(", "));
     }
     out
 }
@@ -352,6 +615,7 @@ pub fn render_text(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use crate::cells::Percentiles;
+    use crate::stats::median;
 
     fn cell(target: &str, clients: i64, tps: &[f64], p99: &[f64]) -> Cell {
         Cell {
@@ -377,7 +641,7 @@ mod tests {
     }
 
     #[test]
-    fn verdicts_follow_the_interval() {
+    fn verdicts_follow_the_interval_and_the_summary_aggregates_the_printed_changes() {
         let a = vec![
             cell(
                 "a",
@@ -400,48 +664,102 @@ mod tests {
             cell("b", 4, &[1800.0, 1810.0, 1795.0], &[]),
             cell("b", 16, &[100.0], &[]),
         ];
-        let c = compare("A", &a, "B", &b);
-        assert_eq!(c.rows.len(), 3);
-        assert_eq!(c.rows[0].tps.verdict, Verdict::Faster);
-        assert_eq!(c.rows[0].p99_ms.as_ref().unwrap().verdict, Verdict::Faster);
-        assert_eq!(c.rows[1].tps.verdict, Verdict::Same);
-        assert!(c.rows[1]
+        let c = compare("A", &a, "B", &b, &Along::targets());
+        assert_eq!(c.title, "A → B");
+        assert_eq!(c.cells.len(), 3);
+        assert_eq!(c.cells[0].tps.verdict, Verdict::Faster);
+        assert_eq!(c.cells[0].p99_ms.as_ref().unwrap().verdict, Verdict::Faster);
+        assert_eq!(c.cells[1].tps.verdict, Verdict::NoDifference);
+        assert!(c.cells[1]
             .warnings
             .iter()
             .any(|w| w.contains("noise too high")));
-        assert_eq!(c.rows[2].tps.verdict, Verdict::Slower);
-        assert!(c.rows[2].p99_ms.is_none());
-        assert_eq!(c.tps_verdicts, [1, 1, 1, 0]);
-        assert_eq!(c.unmatched.len(), 2);
-        // Geometric mean of the median ratios 1102.5/1001.5, 500/500, 1800/2000.
-        let expected = ((1102.5f64 / 1001.5) * 1.0 * 0.9).powf(1.0 / 3.0) - 1.0;
-        assert!((c.tps_geomean_change.unwrap() - expected).abs() < 1e-12);
+        assert_eq!(c.cells[2].tps.verdict, Verdict::Slower);
+        assert_eq!(c.cells[2].tps.direction, "lower");
+        assert!(c.cells[2].p99_ms.is_none());
+        let v = c.summary.tps_verdicts;
+        assert_eq!(
+            (v.faster, v.slower, v.no_difference, v.inconclusive),
+            (1, 1, 1, 0)
+        );
+        assert_eq!(c.only_in_a, ["select-only s=10 c=8 prepared"]);
+        assert_eq!(c.only_in_b, ["select-only s=10 c=16 prepared"]);
+        // The change is exactly the ratio of the printed columns (geometric means).
+        for r in &c.cells {
+            assert!((r.tps.change.unwrap() - (r.tps.b / r.tps.a - 1.0)).abs() < 1e-12);
+            let gm = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+            assert!((r.tps.a - gm(&r.tps.a_values)).abs() < 1e-9);
+        }
+        // The summary is the geometric mean of (1 + change) and lies within the cells'.
+        let prod: f64 = c
+            .cells
+            .iter()
+            .map(|r| 1.0 + r.tps.change.unwrap())
+            .product();
+        let expected = prod.powf(1.0 / 3.0) - 1.0;
+        assert!((c.summary.tps_change.unwrap() - expected).abs() < 1e-12);
         let text = render_text(&c);
-        assert!(text.contains("faster") && text.contains("slower"));
-        assert!(text.contains("not compared: select-only s=10 c=8 prepared (only in A)"));
+        assert!(text.starts_with("A → B\nA: A\nB: B\n"), "{text}");
+        assert!(text.contains("no-difference") && text.contains("slower"));
+        assert!(!text.contains(" ~ ") && !text.contains(" ? "));
+        assert!(text.contains("only in A: select-only s=10 c=8 prepared"));
+        assert!(text.contains("only in B: select-only s=10 c=16 prepared"));
+        // --fail-on: the c=4 cell is 10 % slower.
+        assert_eq!(c.regressions(0.0).len(), 1);
+        assert_eq!(c.regressions(0.05).len(), 1);
+        assert!(c.regressions(0.2).is_empty());
     }
 
     #[test]
-    fn single_runs_give_unknown_and_a_warning() {
+    fn single_runs_are_inconclusive_with_a_warning() {
         let c = compare(
             "A",
             &[cell("a", 1, &[10.0], &[])],
             "B",
             &[cell("b", 1, &[12.0], &[])],
+            &Along::targets(),
         );
-        assert_eq!(c.rows[0].tps.verdict, Verdict::Unknown);
-        assert!((c.rows[0].tps.change.unwrap() - 0.2).abs() < 1e-12);
-        assert!(c.rows[0].warnings[0].contains("fewer than 3 repeats"));
+        assert_eq!(c.cells[0].tps.verdict, Verdict::Inconclusive);
+        assert!((c.cells[0].tps.change.unwrap() - 0.2).abs() < 1e-12);
+        assert!(c.cells[0].warnings[0].contains("fewer than 3 repeats"));
+        assert!(c.regressions(0.0).is_empty());
+    }
+
+    #[test]
+    fn along_query_mode_matches_cells_that_differ_only_in_mode() {
+        let mut simple = cell("a", 1, &[100.0, 101.0, 99.0], &[]);
+        simple.key.query_mode = "simple".into();
+        let prepared = cell("a", 1, &[150.0, 151.0, 149.0], &[]);
+        let none = compare(
+            "A",
+            std::slice::from_ref(&simple),
+            "B",
+            std::slice::from_ref(&prepared),
+            &Along::default(),
+        );
+        assert!(none.cells.is_empty());
+        assert_eq!(none.only_in_a, ["select-only s=10 c=1"]);
+        assert_eq!(none.only_in_b, ["select-only s=10 c=1 prepared"]);
+        let c = compare(
+            "A",
+            &[simple],
+            "B",
+            &[prepared],
+            &Along(vec![Dimension::QueryMode]),
+        );
+        assert_eq!(c.cells.len(), 1);
+        assert_eq!(c.cells[0].tps.verdict, Verdict::Faster);
+        assert!(!c.cell_dimensions.contains(&"query-mode"));
     }
 
     #[test]
     fn noise_floor_is_widest_aa_half_width() {
         let a = vec![cell("a", 1, &[100.0, 104.0, 98.0], &[])];
         let b = vec![cell("a", 1, &[101.0, 99.0, 103.0], &[])];
-        let aa = compare("A", &a, "A'", &b);
-        let half = (aa.rows[0].tps.ci_high.unwrap() - aa.rows[0].tps.ci_low.unwrap()) / 2.0;
-        let c = compare("A", &a, "B", &b).with_noise_floor(&aa);
-        assert_eq!(c.noise_floor, Some(half));
-        assert!(render_text(&c).contains("noise floor (A/A)"));
+        let aa = compare("A", &a, "A'", &b, &Along::targets());
+        let half = (aa.cells[0].tps.ci_high.unwrap() - aa.cells[0].tps.ci_low.unwrap()) / 2.0;
+        let c = compare("A", &a, "B", &b, &Along::targets()).with_noise_floor(&aa);
+        assert_eq!(c.noise_floor.as_ref().unwrap().tps_half_width, half);
+        assert!(render_text(&c).contains("noise floor (A/A, A → A'): ±"));
     }
 }

@@ -30,8 +30,9 @@ th,td{border:1px solid #dde1e7;padding:4px 8px;text-align:right;vertical-align:t
 td.l,th.l{text-align:left}pre{background:#fff;border:1px solid #dde1e7;padding:10px;overflow:auto;font-size:12px}
 .faster{color:#11772d;font-weight:600}.slower{color:#b3261e;font-weight:600}.same{color:#555}
 .legend{list-style:none;padding:0 8px;margin:4px 0;font-size:12px;max-width:720px}.legend li{display:inline-block;margin:2px 12px 2px 0}
-.swatch{display:inline-block;width:18px;height:4px;margin:0 6px 3px 0;vertical-align:middle}.swatch.marker{border-top:2px dashed #787878;height:0}
-.warn{color:#8a5300}.muted{color:#667}
+.swatch{display:inline-block}
+.warn{color:#8a5300}.muted{color:#667}.note{font-size:11px;color:#667;margin:2px 8px;max-width:700px}
+.legend svg.swatch{width:28px;height:12px;margin:0 6px 0 0;vertical-align:middle}
 ";
 
 /// Wraps `body` in a complete HTML document titled `title`; `nav` is a breadcrumb line.

@@ -16,5 +16,12 @@ pub mod pages;
 mod run_page;
 pub mod stats;
 
-pub use cli::{compare_main, report_main};
+pub use cli::{
+    compare_main, compare_with, report_main, report_with, run_compare, AlongArg, CompareArgs,
+    FailOn, Format, ReportArgs, EXIT_REGRESSION,
+};
+pub use compare::{
+    compare_schema, FORMAT as COMPARE_FORMAT, SCHEMA as COMPARE_SCHEMA,
+    SCHEMA_VERSION as COMPARE_SCHEMA_VERSION,
+};
 pub use pages::{write_report, ReportError, ReportFiles, ReportRequest};

@@ -6,8 +6,10 @@
 //! markup helpers from [`crate::html`], statistics from [`crate::compare`].
 
 use crate::cells::{build_cells, trim_float, Cell, CellKey};
-use crate::charts::{LineChart, Series};
-use crate::compare::{compare, interval, pct, Comparison};
+use crate::charts::{Dash, LineChart, Marker, Series, XScale};
+use crate::compare::{
+    compare, preamble, row_cells, Along, Comparison, Dimension, Verdict, COLUMNS,
+};
 use crate::html::{escape, num, page, table};
 use pgsurge_store::{Run, RunFilter, Set, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,8 +18,6 @@ use std::path::{Path, PathBuf};
 
 /// A point of a matrix line: x, y, and the optional (low, high) band around y.
 type BandPoint = (f64, f64, Option<(f64, f64)>);
-/// Samples of each metric of a category, by metric name: (seconds, value).
-pub(crate) type MetricSeries<'a> = BTreeMap<&'a str, Vec<(f64, f64)>>;
 
 /// What to put in the report.
 #[derive(Debug, Clone, Default)]
@@ -73,10 +73,14 @@ pub fn write_report(
         .filter(|s| req.sets.is_empty() || req.sets.contains(&s.id))
         .collect();
     let mut target_names = BTreeMap::new();
+    let mut target_order: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     let mut runs: Vec<Run> = Vec::new();
     for s in &sets {
-        for t in store.targets(s.id)? {
+        let mut targets = store.targets(s.id)?;
+        targets.sort_by_key(|t| t.id);
+        for t in targets {
             target_names.insert(t.id, t.record.name.clone());
+            target_order.entry(s.id).or_default().push(t.record.name);
         }
         runs.extend(store.list_runs(&RunFilter {
             set_id: Some(s.id),
@@ -92,10 +96,15 @@ pub fn write_report(
         return Err(ReportError::Empty(store.location().to_string(), which));
     }
     let cells = build_cells(store, &runs, &target_names)?;
+    let info: BTreeMap<String, pgsurge_store::MetricInfo> = store
+        .metrics_info()?
+        .into_iter()
+        .map(|i| (i.metric.clone(), i))
+        .collect();
     let mut files = Vec::new();
     let mut charts = 0;
 
-    let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names)?;
+    let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names, &target_order)?;
     charts += n;
     let index = out.join("index.html");
     std::fs::write(&index, index_html).map_err(io(&index))?;
@@ -106,7 +115,8 @@ pub fn write_report(
             .iter()
             .find(|s| s.id == run.record.set_id)
             .map(|s| s.record.name.clone());
-        let (html, n) = crate::run_page::run_page(&loaded, set_name.as_deref().unwrap_or("?"));
+        let (html, n) =
+            crate::run_page::run_page(&loaded, set_name.as_deref().unwrap_or("?"), &info);
         charts += n;
         let path = out.join(format!("run-{}.html", run.id));
         std::fs::write(&path, html).map_err(io(&path))?;
@@ -143,7 +153,10 @@ fn line_name(sets: &[Set], c: &Cell, extra: &str) -> String {
     parts.join(" · ")
 }
 
-/// Builds a chart whose lines group cells by `group` and place them at x = `x`.
+/// Builds a chart whose lines group cells by `group` and place them at x = `x`. Each
+/// line gets its colour and marker from `style_of(line name)`, so a target keeps its
+/// look across the charts of a page.
+#[allow(clippy::too_many_arguments)]
 fn matrix_chart(
     title: &str,
     x_label: &str,
@@ -152,6 +165,7 @@ fn matrix_chart(
     group: impl Fn(&Cell) -> String,
     x: impl Fn(&Cell) -> f64,
     y: impl Fn(&Cell) -> (f64, Option<(f64, f64)>),
+    style_of: &dyn Fn(&str) -> usize,
 ) -> LineChart {
     let mut lines: BTreeMap<String, Vec<BandPoint>> = BTreeMap::new();
     for c in cells {
@@ -162,13 +176,17 @@ fn matrix_chart(
         .into_iter()
         .map(|(name, mut pts)| {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let k = style_of(&name);
             Series {
-                name,
                 points: pts.iter().map(|p| (p.0, p.1)).collect(),
                 band: pts
                     .iter()
                     .filter_map(|p| p.2.map(|(lo, hi)| (p.0, lo, hi)))
                     .collect(),
+                name,
+                color: Some(k),
+                marker: Marker::nth(k),
+                ..Default::default()
             }
         })
         .collect();
@@ -193,6 +211,7 @@ fn index_page(
     runs: &[Run],
     cells: &[Cell],
     target_names: &BTreeMap<i64, String>,
+    target_order: &BTreeMap<i64, Vec<String>>,
 ) -> Result<(String, usize), StoreError> {
     let mut body = String::new();
     let mut n = 0;
@@ -289,6 +308,20 @@ fn index_page(
         .filter(|c| c.key.rate_milli == 0 && !c.tps.is_empty())
         .collect();
     let scales: BTreeSet<i64> = plain.iter().map(|c| c.key.scale).collect();
+    // One colour and marker per line (set · target · workload), the same in every chart.
+    let mut line_names: Vec<String> = Vec::new();
+    for c in cells {
+        let n = line_name(sets, c, "");
+        if !line_names.contains(&n) {
+            line_names.push(n);
+        }
+    }
+    let style_of = |name: &str| {
+        line_names
+            .iter()
+            .position(|n| name.starts_with(n.as_str()))
+            .unwrap_or(0)
+    };
     if !plain.is_empty() {
         body.push_str("<h2>Throughput and latency against clients</h2><div class=\"charts\">");
         for &scale in &scales {
@@ -297,41 +330,48 @@ fn index_page(
                 .copied()
                 .filter(|c| c.key.scale == scale)
                 .collect();
-            let chart = matrix_chart(
-                &format!("TPS against clients, scale {scale} (median, band = min–max of repeats)"),
-                "clients",
-                "transactions per second",
+            let mut chart = matrix_chart(
+                &format!("TPS against clients, scale {scale}"),
+                "clients (log₂ axis)",
+                "transactions per second (tps)",
                 &at,
                 |c| line_name(sets, c, ""),
                 |c| c.key.clients as f64,
                 |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
+                &style_of,
             );
+            chart.x_scale = XScale::Log2;
+            chart.note = "Points: median of the repeats; band: min–max of the repeats; markers only at measured client counts.".into();
             body.push_str(&chart_div(&chart, &mut n));
-            let mut lat = matrix_chart(
-                &format!("Latency percentiles against clients, scale {scale}"),
-                "clients",
-                "latency (ms)",
-                &[],
-                |_| String::new(),
-                |_| 0.0,
-                |_| (0.0, None),
-            );
-            for (label, pick) in [("p50", 0usize), ("p90", 1), ("p99", 2)] {
+            let mut lat = LineChart {
+                title: format!("Latency percentiles against clients, scale {scale}"),
+                x_label: "clients (log₂ axis)".into(),
+                y_label: "latency (ms)".into(),
+                y_from_zero: true,
+                x_scale: XScale::Log2,
+                note: "Exact percentiles over all repeats (merged HDR histograms). Line style: p50 solid, p90 dashed, p99 dotted; colour and marker: the line.".into(),
+                ..Default::default()
+            };
+            for (pick, label) in ["p50", "p90", "p99"].into_iter().enumerate() {
                 let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
                 for c in &at {
                     let p = &c.latency_ms;
                     let v = [p.p50, p.p90, p.p99][pick];
                     lines
-                        .entry(line_name(sets, c, label))
+                        .entry(line_name(sets, c, ""))
                         .or_default()
                         .push((c.key.clients as f64, v));
                 }
                 for (name, mut points) in lines {
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    let k = style_of(&name);
                     lat.series.push(Series {
-                        name,
+                        name: format!("{name} · {label}"),
                         points,
-                        band: vec![],
+                        color: Some(k),
+                        marker: Marker::nth(k),
+                        dash: Dash::nth(pick),
+                        ..Default::default()
                     });
                 }
             }
@@ -340,15 +380,18 @@ fn index_page(
         body.push_str("</div>");
         if scales.len() > 1 {
             body.push_str("<h2>Throughput against scale</h2><div class=\"charts\">");
-            let chart = matrix_chart(
-                "TPS against scale (median of repeats)",
-                "scale",
-                "transactions per second",
+            let mut chart = matrix_chart(
+                "TPS against scale",
+                "scale (log₂ axis)",
+                "transactions per second (tps)",
                 &plain,
                 |c| line_name(sets, c, &format!("c={}", c.key.clients)),
                 |c| c.key.scale as f64,
                 |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
+                &style_of,
             );
+            chart.x_scale = XScale::Log2;
+            chart.note = "Median of the repeats; band: min–max.".into();
             body.push_str(&chart_div(&chart, &mut n));
             body.push_str("</div>");
         }
@@ -369,6 +412,7 @@ fn index_page(
             |c| line_name(sets, c, &format!("s={} c={}", c.key.scale, c.key.clients)),
             |c| c.key.rate().unwrap_or(0.0),
             |c| (c.latency_ms.p99, None),
+            &style_of,
         );
         body.push_str(&chart_div(&chart, &mut n));
         let chart = matrix_chart(
@@ -379,6 +423,7 @@ fn index_page(
             |c| line_name(sets, c, &format!("s={} c={}", c.key.scale, c.key.clients)),
             |c| c.key.rate().unwrap_or(0.0),
             |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
+            &style_of,
         );
         body.push_str(&chart_div(&chart, &mut n));
         body.push_str("</div>");
@@ -437,7 +482,7 @@ fn index_page(
     }
 
     // Comparisons: targets within a set, and sets against the first set.
-    let comparisons = comparisons(sets, cells);
+    let comparisons = comparisons(sets, cells, target_order);
     if !comparisons.is_empty() {
         body.push_str("<h2>Comparisons</h2>");
         for c in &comparisons {
@@ -494,19 +539,26 @@ fn index_page(
     Ok((page("pgsurge report", "", &body), n))
 }
 
-/// Comparisons the index shows: every further target of a set against its first target,
-/// and (when several sets exist) every set against the first one. A target whose name
-/// ends in " (A-A)" (as `aa_check` names it) is the A/A noise check of the target it repeats.
-fn comparisons(sets: &[Set], cells: &[Cell]) -> Vec<Comparison> {
+/// Comparisons the index shows: every further target of a set against its first target
+/// (targets in the campaign file's order: A is the first), and (when several sets exist)
+/// every set against the first one. A target whose name ends in " (A-A)" (as `aa_check`
+/// names it) is the A/A noise check of the target it repeats. Labels are those `pgsurge
+/// compare` gives the same sides (`SET · TARGET`, `SET`).
+pub(crate) fn comparisons(
+    sets: &[Set],
+    cells: &[Cell],
+    target_order: &BTreeMap<i64, Vec<String>>,
+) -> Vec<Comparison> {
     let mut out = Vec::new();
     for s in sets {
         let in_set: Vec<&Cell> = cells.iter().filter(|c| c.set_id == s.id).collect();
-        let mut targets: Vec<String> = Vec::new();
+        let mut targets: Vec<String> = target_order.get(&s.id).cloned().unwrap_or_default();
         for c in &in_set {
             if !targets.contains(&c.target) {
                 targets.push(c.target.clone());
             }
         }
+        targets.retain(|t| in_set.iter().any(|c| &c.target == t));
         let of = |t: &str| -> Vec<Cell> {
             in_set
                 .iter()
@@ -514,18 +566,26 @@ fn comparisons(sets: &[Set], cells: &[Cell]) -> Vec<Comparison> {
                 .map(|c| (*c).clone())
                 .collect()
         };
+        let label = |t: &str| format!("{} · {t}", s.record.name);
         let real: Vec<&String> = targets.iter().filter(|t| !t.ends_with(" (A-A)")).collect();
         if let Some(first) = real.first() {
             let aa_name = format!("{first} (A-A)");
-            let aa = targets
-                .contains(&aa_name)
-                .then(|| compare(first, &of(first), &aa_name, &of(&aa_name)));
+            let aa = targets.contains(&aa_name).then(|| {
+                compare(
+                    &label(first),
+                    &of(first),
+                    &label(&aa_name),
+                    &of(&aa_name),
+                    &Along::targets(),
+                )
+            });
             for other in real.iter().skip(1) {
                 let mut c = compare(
-                    &format!("{} · {first}", s.record.name),
+                    &label(first),
                     &of(first),
-                    &format!("{} · {other}", s.record.name),
+                    &label(other),
                     &of(other),
+                    &Along::targets(),
                 );
                 if let Some(aa) = &aa {
                     c = c.with_noise_floor(aa);
@@ -546,8 +606,14 @@ fn comparisons(sets: &[Set], cells: &[Cell]) -> Vec<Comparison> {
             .collect();
         for s in &sets[1..] {
             let b: Vec<Cell> = cells.iter().filter(|c| c.set_id == s.id).cloned().collect();
-            let c = compare(&first.record.name, &a, &s.record.name, &b);
-            if !c.rows.is_empty() {
+            let c = compare(
+                &first.record.name,
+                &a,
+                &s.record.name,
+                &b,
+                &Along(vec![Dimension::Set]),
+            );
+            if !c.cells.is_empty() {
                 out.push(c);
             }
         }
@@ -555,44 +621,39 @@ fn comparisons(sets: &[Set], cells: &[Cell]) -> Vec<Comparison> {
     out
 }
 
-/// The HTML section of one comparison.
+/// The HTML section of one comparison: the same title, notes, columns, summary and
+/// noise floor as `pgsurge compare`'s text.
 pub fn comparison_html(c: &Comparison) -> String {
-    let mut s = format!("<h3>{} → {}</h3>", escape(&c.a_label), escape(&c.b_label));
+    let mut s = format!("<h3 class=\"comparison\">{}</h3>", escape(&c.title));
+    s.push_str("<p class=\"muted\">");
+    s.push_str(
+        &preamble(c)
+            .iter()
+            .map(|l| escape(l))
+            .collect::<Vec<_>>()
+            .join("<br>"),
+    );
+    s.push_str("</p>");
     let rows: Vec<Vec<String>> = c
-        .rows
+        .cells
         .iter()
         .map(|r| {
-            let v = |m: &crate::compare::MetricComparison| {
-                format!(
+            let text = row_cells(r);
+            let verdict = |v: Option<Verdict>, t: &str| match v {
+                Some(v) => format!(
                     "<span class=\"{}\">{}</span>",
-                    match m.verdict.symbol() {
-                        "faster" => "faster",
-                        "slower" => "slower",
+                    match v {
+                        Verdict::Faster => "faster",
+                        Verdict::Slower => "slower",
                         _ => "same",
                     },
-                    m.verdict.symbol()
-                )
+                    escape(t)
+                ),
+                None => String::new(),
             };
-            let mut row = vec![
-                escape(&r.label),
-                num(r.tps.a_median, 1),
-                num(r.tps.b_median, 1),
-                format!("{}/{}", r.a_n, r.b_n),
-                pct(r.tps.change),
-                interval(r.tps.ci_low, r.tps.ci_high),
-                r.tps.p_value.map(|p| format!("{p:.3}")).unwrap_or_default(),
-                v(&r.tps),
-            ];
-            match &r.p99_ms {
-                Some(p) => row.extend([
-                    num(p.a_median, 3),
-                    num(p.b_median, 3),
-                    pct(p.change),
-                    interval(p.ci_low, p.ci_high),
-                    v(p),
-                ]),
-                None => row.extend(std::iter::repeat_n(String::new(), 5)),
-            }
+            let mut row: Vec<String> = text.iter().map(|t| escape(t)).collect();
+            row[7] = verdict(Some(r.tps.verdict), &text[7]);
+            row[12] = verdict(r.p99_ms.as_ref().map(|p| p.verdict), &text[12]);
             row.push(format!(
                 "<span class=\"warn\">{}</span>",
                 escape(&r.warnings.join("; "))
@@ -600,32 +661,20 @@ pub fn comparison_html(c: &Comparison) -> String {
             row
         })
         .collect();
-    s.push_str(&table(
-        &[
-            "cell", "A tps", "B tps", "n", "change", "95% CI", "p", "verdict", "A p99 ms",
-            "B p99 ms", "change", "95% CI", "verdict", "warnings",
-        ]
-        .map(String::from),
-        &rows,
-    ));
-    let _ = write!(
-        s,
-        "<p>Geometric mean of B/A: TPS {}, p99 latency {} — {} faster, {} slower, {} ~, {} ?{}</p>",
-        pct(c.tps_geomean_change),
-        pct(c.p99_geomean_change),
-        c.tps_verdicts[0],
-        c.tps_verdicts[1],
-        c.tps_verdicts[2],
-        c.tps_verdicts[3],
-        c.noise_floor
-            .map(|n| format!(" · noise floor (A/A) ±{:.1} %", n * 100.0))
-            .unwrap_or_default()
-    );
-    if !c.unmatched.is_empty() {
+    let mut header: Vec<String> = COLUMNS.iter().map(|h| h.to_string()).collect();
+    header.push("warnings".into());
+    s.push_str(&table(&header, &rows));
+    let _ = write!(s, "<p class=\"summary\">{}", escape(&c.summary_text()));
+    if let Some(n) = c.noise_floor_text() {
+        let _ = write!(s, "<br>{}", escape(&n));
+    }
+    s.push_str("</p>");
+    if !c.only_in_a.is_empty() || !c.only_in_b.is_empty() {
         let _ = write!(
             s,
-            "<p class=\"muted\">Not compared: {}</p>",
-            escape(&c.unmatched.join(", "))
+            "<p class=\"muted\">Not compared: only in A: {}; only in B: {}</p>",
+            escape(&c.only_in_a.join(", ")),
+            escape(&c.only_in_b.join(", "))
         );
     }
     s

@@ -1,24 +1,199 @@
-//! The page of one test: per-second throughput, latency percentiles, lag and failures,
-//! OS and PostgreSQL metrics with checkpoint moments marked, and the tables of options,
-//! scripts, server counters, non-default settings and the environment manifest.
+//! The page of one test. It opens with "what limited this run?": throughput and
+//! latency over time, server and client CPU, commits and WAL per second, checkpoints
+//! and a table of those numbers; then every sampled metric (one chart per family and
+//! unit), and the tables of options, scripts, server counters, non-default settings and
+//! the environment manifest.
+//!
+//! Every chart of the page shares one time base: seconds since the test's measured
+//! start (the warm-up is not drawn), with checkpoint moments marked. Per-interval
+//! values are rates over the interval's own length (a partial last or first interval
+//! is scaled to its length; one shorter than half the nominal interval is left out
+//! and the chart says so); a missing interval or sample breaks the line.
+//!
+//! Metric families are found from the names (data-driven): any `PREFIX.cpu.user_pct`,
+//! `…system_pct`, `…iowait_pct` triple is a CPU chart for the host PREFIX names (`os`
+//! = where pgsurge ran; a prefix naming the client or the server host says so), so
+//! metrics another sampler adds show up without a change here.
 
 use crate::cells::CellKey;
-use crate::charts::{LineChart, Series};
+use crate::charts::{Dash, LineChart, Series};
 use crate::html::{escape, kv_table, num, page, table};
-use crate::pages::{chart_div, MetricSeries};
-use pgsurge_store::LoadedRun;
+use crate::pages::chart_div;
+use pgsurge_store::{IntervalRecord, LoadedRun, MetricInfo, MetricSample};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
+
+/// Epoch second of the measured start: the first measured interval's start minus its
+/// offset (intervals count from the measured start), else the run's start.
+pub(crate) fn time_base(intervals: &[IntervalRecord], start_epoch: Option<f64>) -> f64 {
+    intervals
+        .iter()
+        .find(|i| !i.warmup)
+        .map(|i| i.ts - i.elapsed_s)
+        .or(start_epoch)
+        .or_else(|| intervals.first().map(|i| i.ts))
+        .unwrap_or(0.0)
+}
+
+/// Intervals shorter than this share of the nominal interval are left out.
+const MIN_INTERVAL_SHARE: f64 = 0.5;
+
+/// The measured intervals as drawn: x is the middle of the interval (seconds since the
+/// measured start), None is a break (an interval missing from the store).
+pub(crate) struct IntervalView<'a> {
+    /// Drawn intervals and breaks.
+    pub slots: Vec<Option<(f64, &'a IntervalRecord)>>,
+    /// Starts of the intervals left out as too short, with their lengths.
+    pub left_out: Vec<(f64, f64)>,
+    /// Warm-up intervals not drawn.
+    pub warmup: usize,
+}
+
+pub(crate) fn interval_view(intervals: &[IntervalRecord]) -> IntervalView<'_> {
+    let measured: Vec<&IntervalRecord> = intervals
+        .iter()
+        .filter(|i| !i.warmup && i.duration_s > 0.0)
+        .collect();
+    let mut durations: Vec<f64> = measured.iter().map(|i| i.duration_s).collect();
+    let nominal = if durations.is_empty() {
+        1.0
+    } else {
+        durations.sort_by(f64::total_cmp);
+        durations[durations.len() / 2]
+    };
+    let mut slots = Vec::new();
+    let mut left_out = Vec::new();
+    let mut prev_end: Option<f64> = None;
+    for i in measured {
+        if i.duration_s < MIN_INTERVAL_SHARE * nominal {
+            left_out.push((i.elapsed_s, i.duration_s));
+            prev_end = Some(i.elapsed_s + i.duration_s);
+            continue;
+        }
+        if prev_end.is_some_and(|e| i.elapsed_s - e > 0.5 * nominal) {
+            slots.push(None);
+        }
+        slots.push(Some((i.elapsed_s + i.duration_s / 2.0, i)));
+        prev_end = Some(i.elapsed_s + i.duration_s);
+    }
+    IntervalView {
+        slots,
+        left_out,
+        warmup: intervals.iter().filter(|i| i.warmup).count(),
+    }
+}
+
+impl IntervalView<'_> {
+    /// A series of `f` over the drawn intervals (NaN at breaks and where `f` has no value).
+    pub fn series(&self, name: &str, f: impl Fn(&IntervalRecord) -> Option<f64>) -> Series {
+        Series::line(
+            name,
+            self.slots
+                .iter()
+                .map(|s| match s {
+                    Some((x, i)) => (*x, f(i).unwrap_or(f64::NAN)),
+                    None => (f64::NAN, f64::NAN),
+                })
+                .collect(),
+        )
+    }
+
+    /// Transactions per second of each interval over its own length.
+    pub fn tps(&self) -> Series {
+        self.series("tps", |i| Some(i.transactions as f64 / i.duration_s))
+    }
+
+    /// The note every per-interval chart carries.
+    pub fn note(&self) -> String {
+        let mut parts =
+            vec!["x: middle of each interval; rates over the interval's own length".to_string()];
+        for (start, len) in &self.left_out {
+            parts.push(format!(
+                "interval at {start:.2} s left out: {len:.3} s long, under half an interval"
+            ));
+        }
+        if self.warmup > 0 {
+            parts.push(format!("{} warm-up intervals not drawn", self.warmup));
+        }
+        parts.join("; ")
+    }
+}
+
+/// Unit of a metric: from `metrics_info` when stored, else from its name's suffix.
+pub(crate) fn metric_unit(name: &str, info: &BTreeMap<String, MetricInfo>) -> String {
+    if let Some(i) = info.get(name) {
+        if !i.unit.is_empty() {
+            return i.unit.clone();
+        }
+    }
+    let rate = name.ends_with("_per_s");
+    let base = name.trim_end_matches("_per_s");
+    let unit = if base.ends_with("_pct") {
+        "%"
+    } else if base.ends_with("_mbps") {
+        "MB/s"
+    } else if base.ends_with("_mb") {
+        "MB"
+    } else if base.ends_with("_ms") {
+        "ms"
+    } else if base.ends_with("_bytes") || base.ends_with(".bytes") {
+        "bytes"
+    } else {
+        "count"
+    };
+    match (rate, unit) {
+        (true, "count") => "1/s".into(),
+        (true, u) => format!("{u}/s"),
+        (false, u) => u.into(),
+    }
+}
+
+/// Family (chart) of a metric: its stored category, else its name up to the last dot.
+fn metric_family(name: &str, info: &BTreeMap<String, MetricInfo>) -> String {
+    match info.get(name) {
+        Some(i) if !i.category.is_empty() => i.category.clone(),
+        _ => name.rsplit_once('.').map(|(c, _)| c).unwrap_or(name).into(),
+    }
+}
+
+/// Samples of each metric, sorted by time, on the time base `t0`; a gap longer than
+/// 1.5 times the metric's usual spacing is a break (NaN).
+pub(crate) fn metric_points(metrics: &[MetricSample], t0: f64) -> BTreeMap<&str, Vec<(f64, f64)>> {
+    let mut by: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for m in metrics {
+        by.entry(m.metric.as_str())
+            .or_default()
+            .push((m.ts - t0, m.value));
+    }
+    for pts in by.values_mut() {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut steps: Vec<f64> = pts.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        if steps.len() < 2 {
+            continue;
+        }
+        steps.sort_by(f64::total_cmp);
+        let usual = steps[steps.len() / 2];
+        let mut out = Vec::with_capacity(pts.len());
+        for (k, p) in pts.iter().enumerate() {
+            if k > 0 && p.0 - pts[k - 1].0 > 1.5 * usual {
+                out.push((f64::NAN, f64::NAN));
+            }
+            out.push(*p);
+        }
+        *pts = out;
+    }
+    by
+}
 
 /// Vertical markers: the moments a checkpoint was counted. The lab stores the
 /// checkpointer's counters (`pg.checkpointer.timed` / `.requested`, whichever view the
 /// server version has) as per-second rates (`…_per_s`): a sample with a positive rate
 /// marks a checkpoint; a cumulative counter marks where it increased.
-fn checkpoint_moments(run: &LoadedRun, t0: f64) -> Vec<f64> {
+pub(crate) fn checkpoint_moments(metrics: &[MetricSample], t0: f64) -> Vec<f64> {
     const COUNTERS: [&str; 2] = ["pg.checkpointer.timed", "pg.checkpointer.requested"];
     let mut out = BTreeSet::new();
     let mut cumulative: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
-    for m in &run.metrics {
+    for m in metrics {
         let name = m.metric.as_str();
         if let Some(base) = name.strip_suffix("_per_s") {
             if COUNTERS.contains(&base) && m.value > 0.0 {
@@ -39,16 +214,74 @@ fn checkpoint_moments(run: &LoadedRun, t0: f64) -> Vec<f64> {
     out.into_iter().map(|ms| ms as f64 / 1000.0).collect()
 }
 
-pub(crate) fn run_page(run: &LoadedRun, set_name: &str) -> (String, usize) {
+/// A CPU family: the prefix before `.cpu.` and what it is.
+pub(crate) fn cpu_families(names: &BTreeSet<&str>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for n in names {
+        if let Some(prefix) = n.strip_suffix(".cpu.user_pct") {
+            let role = if prefix == "os" {
+                "host where pgsurge ran (client; also the server when it is local)".to_string()
+            } else if prefix.contains("client") {
+                format!("client host ({prefix})")
+            } else if prefix.contains("server")
+                || prefix.contains("target")
+                || prefix.contains("host")
+            {
+                format!("server host ({prefix})")
+            } else {
+                prefix.to_string()
+            };
+            out.push((prefix.to_string(), role));
+        }
+    }
+    out
+}
+
+fn mean_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
+    let v: Vec<f64> = points?
+        .iter()
+        .map(|p| p.1)
+        .filter(|v| v.is_finite())
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn max_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
+    points?
+        .iter()
+        .map(|p| p.1)
+        .filter(|v| v.is_finite())
+        .fold(None, |a, v| Some(a.map_or(v, |a: f64| a.max(v))))
+}
+
+pub(crate) fn run_page(
+    run: &LoadedRun,
+    set_name: &str,
+    info: &BTreeMap<String, MetricInfo>,
+) -> (String, usize) {
     let rec = &run.run.record;
     let mut n = 0;
     let mut body = String::new();
-    let t0 = rec
-        .start_epoch
-        .or_else(|| run.intervals.first().map(|i| i.ts))
-        .or_else(|| run.metrics.first().map(|m| m.ts))
-        .unwrap_or(0.0);
-    let markers = checkpoint_moments(run, t0);
+    let t0 = time_base(&run.intervals, rec.start_epoch);
+    let markers = checkpoint_moments(&run.metrics, t0);
+    let view = interval_view(&run.intervals);
+    let points = metric_points(&run.metrics, t0);
+    let names: BTreeSet<&str> = points.keys().copied().collect();
+    let x_label = "seconds since the measured start";
+    let mk = |title: &str, y: &str, series: Vec<Series>, note: String| LineChart {
+        title: title.into(),
+        x_label: x_label.into(),
+        y_label: y.into(),
+        series,
+        markers: markers.clone(),
+        marker_label: "checkpoint".into(),
+        y_from_zero: true,
+        note,
+        ..Default::default()
+    };
+    let metric = |name: &str, label: &str| -> Option<Series> {
+        points.get(name).map(|p| Series::line(label, p.clone()))
+    };
     let summary = vec![
         ("set".to_string(), set_name.to_string()),
         (
@@ -115,103 +348,270 @@ pub(crate) fn run_page(run: &LoadedRun, set_name: &str) -> (String, usize) {
         body.push_str("</ul>");
     }
 
-    body.push_str("<h2>Per second</h2><div class=\"charts\">");
-    let iv = &run.intervals;
-    let pts = |f: &dyn Fn(&pgsurge_store::IntervalRecord) -> Option<f64>| -> Vec<(f64, f64)> {
-        iv.iter()
-            .filter_map(|i| f(i).map(|v| (i.elapsed_s, v)))
-            .collect()
-    };
-    let mk = |title: &str, y: &str, series: Vec<Series>| LineChart {
-        title: title.into(),
-        x_label: "seconds".into(),
-        y_label: y.into(),
-        series,
-        markers: markers.clone(),
-        marker_label: "checkpoint".into(),
-        y_from_zero: true,
-    };
-    let s = |name: &str, points: Vec<(f64, f64)>| Series {
-        name: name.into(),
-        points,
-        band: vec![],
-    };
-    body.push_str(&chart_div(
-        &mk("Throughput", "tps", vec![s("tps", pts(&|i| Some(i.tps)))]),
-        &mut n,
+    // What limited this run?
+    let cpus = cpu_families(&names);
+    let mut glance: Vec<(String, String)> = Vec::new();
+    let tps_series = view.tps();
+    let tps_pts: Vec<(f64, f64)> = tps_series.points.clone();
+    glance.push((
+        "tps per interval: mean / min / max".into(),
+        match (
+            mean_of(Some(&tps_pts)),
+            tps_pts
+                .iter()
+                .map(|p| p.1)
+                .filter(|v| v.is_finite())
+                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v)))),
+            max_of(Some(&tps_pts)),
+        ) {
+            (Some(m), Some(lo), Some(hi)) => format!("{m:.1} / {lo:.1} / {hi:.1}"),
+            _ => "no intervals stored".into(),
+        },
     ));
+    let mut hints: Vec<String> = Vec::new();
+    for (prefix, role) in &cpus {
+        let user = mean_of(points.get(format!("{prefix}.cpu.user_pct").as_str()));
+        let sys = mean_of(points.get(format!("{prefix}.cpu.system_pct").as_str()));
+        let iow = mean_of(points.get(format!("{prefix}.cpu.iowait_pct").as_str()));
+        let busy = user.unwrap_or(0.0) + sys.unwrap_or(0.0);
+        glance.push((
+            format!("CPU of the {role}: user + system / iowait (mean %)"),
+            format!(
+                "{busy:.1} / {}",
+                iow.map(|v| format!("{v:.1}")).unwrap_or_else(|| "–".into())
+            ),
+        ));
+        if busy > 90.0 {
+            hints.push(format!(
+                "CPU of the {role} was saturated (user + system {busy:.0} %)"
+            ));
+        }
+        if iow.is_some_and(|v| v > 20.0) {
+            hints.push(format!(
+                "the {role} waited on I/O (iowait {:.0} %)",
+                iow.unwrap_or(0.0)
+            ));
+        }
+    }
+    if let Some(c) = mean_of(points.get("pg.db.xact_commit_per_s")) {
+        glance.push(("server commits/s (mean)".into(), format!("{c:.1}")));
+    }
+    let wal_name = ["pg.wal.lsn_bytes_per_s", "pg.wal.bytes_per_s"]
+        .into_iter()
+        .find(|n| points.contains_key(n));
+    if let Some(w) = wal_name.and_then(|n| mean_of(points.get(n))) {
+        glance.push(("WAL written (mean MB/s)".into(), format!("{:.2}", w / 1e6)));
+    }
+    glance.push((
+        "checkpoints during the test".into(),
+        if run
+            .metrics
+            .iter()
+            .any(|m| m.metric.starts_with("pg.checkpointer."))
+        {
+            format!(
+                "{}{}",
+                markers.len(),
+                if markers.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (at {} s)",
+                        markers
+                            .iter()
+                            .map(|m| format!("{m:.1}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            )
+        } else {
+            "not sampled".into()
+        },
+    ));
+    let disk_util: Vec<(&str, f64)> = names
+        .iter()
+        .filter(|n| n.ends_with(".util_pct"))
+        .filter_map(|n| Some((*n, max_of(points.get(n))?)))
+        .collect();
+    for (n, u) in &disk_util {
+        glance.push((format!("{n} (max %)"), format!("{u:.0}")));
+        if *u > 90.0 {
+            hints.push(format!("a disk was busy ({n} up to {u:.0} %)"));
+        }
+    }
+    if cpus.is_empty() {
+        hints.push("no CPU metrics stored for this test (sampling off?)".into());
+    } else if hints.is_empty() {
+        hints.push("no sampled resource was saturated (CPU < 90 %, iowait < 20 %, disk < 90 % busy): look at latency, locks and client count".into());
+    }
+    glance.push((
+        "hints (rules: CPU > 90 %, iowait > 20 %, disk util > 90 %)".into(),
+        hints.join("; "),
+    ));
+
+    body.push_str("<h2>What limited this run?</h2>");
+    body.push_str(&kv_table(&glance));
+    body.push_str("<div class=\"charts\">");
+    let note = view.note();
     body.push_str(&chart_div(
         &mk(
-            "Latency percentiles",
-            "ms",
-            vec![
-                s("p50", pts(&|i| i.latency_p50_ms)),
-                s("p90", pts(&|i| i.latency_p90_ms)),
-                s("p99", pts(&|i| i.latency_p99_ms)),
-                s("max", pts(&|i| i.latency_max_ms)),
-            ],
+            "Throughput",
+            "transactions per second (tps)",
+            vec![tps_series.clone()],
+            note.clone(),
         ),
         &mut n,
     ));
-    if rec.rate.is_some() {
+    let mut lat: Vec<Series> = ["p50", "p90", "p99", "max"]
+        .into_iter()
+        .enumerate()
+        .map(|(k, label)| {
+            let mut s = view.series(label, |i| match k {
+                0 => i.latency_p50_ms,
+                1 => i.latency_p90_ms,
+                2 => i.latency_p99_ms,
+                _ => i.latency_max_ms,
+            });
+            s.dash = Dash::nth(k);
+            s
+        })
+        .collect();
+    lat.retain(|s| s.is_drawn());
+    body.push_str(&chart_div(
+        &mk(
+            "Latency percentiles per interval",
+            "latency (ms)",
+            lat,
+            note.clone(),
+        ),
+        &mut n,
+    ));
+    for (prefix, role) in &cpus {
+        let series: Vec<Series> = ["user", "system", "iowait"]
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, part)| {
+                let mut s = metric(&format!("{prefix}.cpu.{part}_pct"), part)?;
+                s.dash = Dash::nth(k);
+                Some(s)
+            })
+            .collect();
         body.push_str(&chart_div(
             &mk(
-                "Schedule lag",
-                "ms",
-                vec![
-                    s("mean", pts(&|i| i.lag_mean_ms)),
-                    s("max", pts(&|i| i.lag_max_ms)),
-                ],
+                &format!("CPU, {role}"),
+                "CPU time (%)",
+                series,
+                String::new(),
             ),
             &mut n,
         ));
     }
-    body.push_str(&chart_div(
-        &mk(
-            "Failures, retries and skips",
-            "transactions",
-            vec![
-                s("failed", pts(&|i| i.failures.map(|v| v as f64))),
-                s("retried", pts(&|i| i.retried.map(|v| v as f64))),
-                s("skipped", pts(&|i| i.skipped.map(|v| v as f64))),
-            ],
-        ),
-        &mut n,
-    ));
-    body.push_str("</div>");
-
-    // OS and PostgreSQL metrics, one chart per category.
-    let mut by_category: BTreeMap<String, MetricSeries> = BTreeMap::new();
-    for m in &run.metrics {
-        let category = m
-            .metric
-            .rsplit_once('.')
-            .map(|(c, _)| c)
-            .unwrap_or(&m.metric)
-            .to_string();
-        by_category
-            .entry(category)
-            .or_default()
-            .entry(m.metric.as_str())
-            .or_default()
-            .push((m.ts - t0, m.value));
+    let mut rates: Vec<Series> = Vec::new();
+    if let Some(s) = metric("pg.db.xact_commit_per_s", "server commits/s") {
+        rates.push(s);
     }
-    if !by_category.is_empty() {
-        body.push_str("<h2>System and server metrics</h2><div class=\"charts\">");
-        for (category, metrics) in &by_category {
-            let series = metrics
+    if let Some(mut s) = metric("pg.db.xact_rollback_per_s", "server rollbacks/s") {
+        s.dash = Dash::Dotted;
+        rates.push(s);
+    }
+    if !rates.is_empty() {
+        let mut t = tps_series.clone();
+        t.name = "client tps".into();
+        t.dash = Dash::Dashed;
+        rates.insert(0, t);
+        body.push_str(&chart_div(
+            &mk(
+                "Commits per second, server and client",
+                "transactions per second (1/s)",
+                rates,
+                "server: pg_stat_database counters sampled; client: per interval".into(),
+            ),
+            &mut n,
+        ));
+    }
+    if let Some(name) = wal_name {
+        let s = Series::line(
+            "WAL",
+            points[name].iter().map(|(x, v)| (*x, v / 1e6)).collect(),
+        );
+        body.push_str(&chart_div(
+            &mk("WAL written", "MB/s", vec![s], format!("from {name}")),
+            &mut n,
+        ));
+    }
+    if rec.rate.is_some() {
+        let mut max = view.series("max", |i| i.lag_max_ms);
+        max.dash = Dash::Dashed;
+        body.push_str(&chart_div(
+            &mk(
+                "Schedule lag",
+                "lag (ms)",
+                vec![view.series("mean", |i| i.lag_mean_ms), max],
+                note.clone(),
+            ),
+            &mut n,
+        ));
+    }
+    let failures_seen = view.slots.iter().flatten().any(|(_, i)| {
+        i.failures.unwrap_or(0) + i.retried.unwrap_or(0) + i.skipped.unwrap_or(0) > 0
+    });
+    if failures_seen {
+        let per_s = |v: Option<i64>, i: &IntervalRecord| v.map(|v| v as f64 / i.duration_s);
+        let mut retried = view.series("retried", |i| per_s(i.retried, i));
+        retried.dash = Dash::Dashed;
+        let mut skipped = view.series("skipped", |i| per_s(i.skipped, i));
+        skipped.dash = Dash::Dotted;
+        body.push_str(&chart_div(
+            &mk(
+                "Failures, retries and skips",
+                "transactions per second (1/s)",
+                vec![
+                    view.series("failed", |i| per_s(i.failures, i)),
+                    retried,
+                    skipped,
+                ],
+                note.clone(),
+            ),
+            &mut n,
+        ));
+    }
+    body.push_str("</div>");
+    if !failures_seen {
+        body.push_str(
+            "<p class=\"muted\">No failed, retried or skipped transaction in any interval.</p>",
+        );
+    }
+
+    // Every sampled metric: one chart per family and unit.
+    let mut families: BTreeMap<(String, String), Vec<&str>> = BTreeMap::new();
+    for name in &names {
+        families
+            .entry((metric_family(name, info), metric_unit(name, info)))
+            .or_default()
+            .push(name);
+    }
+    if !families.is_empty() {
+        body.push_str("<h2>All sampled metrics</h2><div class=\"charts\">");
+        for ((family, unit), members) in &families {
+            let series: Vec<Series> = members
                 .iter()
-                .map(|(name, points)| {
-                    let mut points = points.clone();
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    Series {
-                        name: name.rsplit('.').next().unwrap_or(name).to_string(),
-                        points,
-                        band: vec![],
-                    }
+                .enumerate()
+                .map(|(k, name)| {
+                    let short = name
+                        .strip_prefix(family.as_str())
+                        .map(|s| s.trim_start_matches('.'))
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or(name);
+                    let mut s = Series::line(short, points[name].clone());
+                    s.dash = Dash::nth(k / 8);
+                    s
                 })
                 .collect();
-            body.push_str(&chart_div(&mk(category, "", series), &mut n));
+            body.push_str(&chart_div(
+                &mk(&format!("{family} ({unit})"), unit, series, String::new()),
+                &mut n,
+            ));
         }
         body.push_str("</div>");
     }
@@ -319,5 +719,139 @@ fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, Stri
         }
         serde_json::Value::String(s) => out.push((prefix.to_string(), s.clone())),
         other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(elapsed: f64, dur: f64, tx: i64, warmup: bool) -> IntervalRecord {
+        IntervalRecord {
+            ts: 1000.0 + elapsed,
+            elapsed_s: elapsed,
+            duration_s: dur,
+            warmup,
+            transactions: tx,
+            // What the engine stores: a rate over the nominal second, wrong for a
+            // partial interval; the page must not use it.
+            tps: tx as f64,
+            latency_p99_ms: (tx > 0).then_some(2.0),
+            ..Default::default()
+        }
+    }
+
+    fn same(a: &[(f64, f64)], b: &[(f64, f64)]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(p, q)| {
+                (p.0.is_nan() && q.0.is_nan() || (p.0 - q.0).abs() < 1e-9)
+                    && (p.1.is_nan() && q.1.is_nan() || (p.1 - q.1).abs() < 1e-9)
+            })
+    }
+
+    #[test]
+    fn intervals_are_scaled_to_their_length_and_short_ones_left_out() {
+        let intervals = vec![
+            iv(-2.0, 1.0, 50, true),
+            iv(-1.0, 1.0, 60, true),
+            iv(0.0, 1.0, 100, false),
+            iv(1.0, 1.0, 0, false),
+            iv(2.0, 1.0, 120, false),
+            // 3.0..4.0 missing from the store
+            iv(4.0, 1.0, 110, false),
+            iv(5.0, 0.6, 66, false),
+            iv(5.6, 0.041, 4, false),
+        ];
+        assert_eq!(time_base(&intervals, Some(990.0)), 1000.0);
+        let view = interval_view(&intervals);
+        let tps = view.tps();
+        let nan = f64::NAN;
+        let expected = [
+            (0.5, 100.0),
+            (1.5, 0.0),
+            (2.5, 120.0),
+            (nan, nan),
+            (4.5, 110.0),
+            (5.3, 110.0),
+        ];
+        assert!(same(&tps.points, &expected), "{:?}", tps.points);
+        assert_eq!(view.left_out, [(5.6, 0.041)]);
+        assert_eq!(view.warmup, 2);
+        let note = view.note();
+        assert!(
+            note.contains("5.60 s left out") && note.contains("2 warm-up"),
+            "{note}"
+        );
+        // A zero-transaction interval has no latency: missing, not zero.
+        let p99 = view.series("p99", |i| i.latency_p99_ms);
+        assert!(p99.points[1].1.is_nan() && p99.points[0].1 == 2.0);
+        // What is drawn equals what is stored: the chart's polylines hold exactly the
+        // finite points, split at the gaps.
+        let chart = LineChart {
+            title: "t".into(),
+            y_label: "tps".into(),
+            series: vec![tps],
+            ..Default::default()
+        };
+        assert_eq!(crate::charts::tests::polylines(&chart.to_svg()), [3, 2]);
+    }
+
+    #[test]
+    fn metrics_share_the_time_base_and_gaps_break_lines() {
+        let m = |ts: f64, metric: &str, value: f64| MetricSample {
+            ts,
+            metric: metric.into(),
+            value,
+        };
+        let metrics = vec![
+            m(1000.5, "os.cpu.user_pct", 0.0),
+            m(1001.0, "os.cpu.user_pct", 50.0),
+            m(1001.5, "os.cpu.user_pct", 0.0),
+            m(1002.5, "os.cpu.user_pct", 40.0),
+            m(1003.0, "os.cpu.user_pct", 45.0),
+            m(1002.0, "pg.checkpointer.requested_per_s", 0.0),
+            m(1003.0, "pg.checkpointer.requested_per_s", 1.0),
+        ];
+        let pts = metric_points(&metrics, 1000.0);
+        let nan = f64::NAN;
+        assert!(same(
+            &pts["os.cpu.user_pct"],
+            &[
+                (0.5, 0.0),
+                (1.0, 50.0),
+                (1.5, 0.0),
+                (nan, nan),
+                (2.5, 40.0),
+                (3.0, 45.0)
+            ]
+        ));
+        assert_eq!(checkpoint_moments(&metrics, 1000.0), [3.0]);
+    }
+
+    #[test]
+    fn cpu_families_and_units_come_from_the_names() {
+        let names: BTreeSet<&str> = [
+            "os.cpu.user_pct",
+            "client.os.cpu.user_pct",
+            "server.os.cpu.user_pct",
+            "os.cpu.system_pct",
+        ]
+        .into_iter()
+        .collect();
+        let fam = cpu_families(&names);
+        assert_eq!(fam.len(), 3);
+        assert!(fam
+            .iter()
+            .any(|(p, r)| p == "client.os" && r.starts_with("client host")));
+        assert!(fam
+            .iter()
+            .any(|(p, r)| p == "server.os" && r.starts_with("server host")));
+        let none = BTreeMap::new();
+        assert_eq!(metric_unit("pg.db.size_bytes", &none), "bytes");
+        assert_eq!(metric_unit("pg.wal.lsn_bytes_per_s", &none), "bytes/s");
+        assert_eq!(metric_unit("pg.db.xact_commit_per_s", &none), "1/s");
+        assert_eq!(metric_unit("os.disk.vda.await_ms", &none), "ms");
+        assert_eq!(metric_unit("os.disk.vda.write_mbps", &none), "MB/s");
+        assert_eq!(metric_unit("os.ctxt_per_s", &none), "1/s");
     }
 }

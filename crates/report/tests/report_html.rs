@@ -3,9 +3,11 @@
 //! histograms, metrics with a checkpoint, settings, environment) is written through the
 //! store's API; the report is generated from it and opened in headless Chromium.
 
+mod common;
+
 use hdrhistogram::Histogram;
 use pgsurge_report::cells::build_cells;
-use pgsurge_report::compare::{compare, render_text};
+use pgsurge_report::compare::{compare, render_text, Along};
 use pgsurge_report::{write_report, ReportRequest};
 use pgsurge_store::*;
 use std::collections::BTreeMap;
@@ -68,13 +70,19 @@ fn build_store(path: &str) -> Store {
                         h.record(v as u64).unwrap();
                     }
                     let t0 = 1_790_000_000.0 + run_no as f64 * 10.0;
-                    let intervals: Vec<IntervalRecord> = (0..5)
+                    // Five full seconds, then the partial last interval the engine
+                    // stores (0.041 s, 4 transactions, "tps" over a full second).
+                    let intervals: Vec<IntervalRecord> = (0..6)
                         .map(|i| IntervalRecord {
                             ts: t0 + i as f64,
                             elapsed_s: i as f64,
-                            duration_s: 1.0,
-                            transactions: tps as i64,
-                            tps: tps * (1.0 + (rng.next() - 0.5) * 0.05),
+                            duration_s: if i == 5 { 0.041 } else { 1.0 },
+                            transactions: if i == 5 {
+                                4
+                            } else {
+                                (tps * (1.0 + (rng.next() - 0.5) * 0.05)) as i64
+                            },
+                            tps: if i == 5 { 4.0 } else { tps },
                             latency_p50_ms: Some(h.value_at_quantile(0.5) as f64 / 1000.0),
                             latency_p90_ms: Some(h.value_at_quantile(0.9) as f64 / 1000.0),
                             latency_p99_ms: Some(h.value_at_quantile(0.99) as f64 / 1000.0),
@@ -102,6 +110,31 @@ fn build_store(path: &str) -> Store {
                             ts,
                             metric: "os.disk.vda.write_mb_s".into(),
                             value: 5.0 * rng.next(),
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "os.cpu.iowait_pct".into(),
+                            value: 2.0 * rng.next(),
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "os.ctxt_per_s".into(),
+                            value: 20000.0 + 1000.0 * rng.next(),
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "pg.db.xact_commit_per_s".into(),
+                            value: tps * (1.0 + (rng.next() - 0.5) * 0.1),
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "pg.db.size_bytes".into(),
+                            value: 1.6e8 + i as f64 * 1e5,
+                        });
+                        metrics.push(MetricSample {
+                            ts,
+                            metric: "pg.wal.lsn_bytes_per_s".into(),
+                            value: 2.0e6 * (1.0 + rng.next()),
                         });
                         metrics.push(MetricSample {
                             ts,
@@ -183,9 +216,9 @@ fn comparison_table_snapshot() {
     let mut store = build_store(dir.path().join("r.db").to_str().unwrap());
     let a = cells_of(&mut store, "default");
     let b = cells_of(&mut store, "tuned");
-    let c = compare("default", &a, "tuned", &b);
+    let c = compare("default", &a, "tuned", &b, &Along::targets());
     // Every cell is 12 % faster with 1 % noise: all six must be detected.
-    assert_eq!(c.tps_verdicts, [6, 0, 0, 0], "{}", render_text(&c));
+    assert_eq!(c.summary.tps_verdicts.faster, 6, "{}", render_text(&c));
     insta::assert_snapshot!("compare_default_vs_tuned", render_text(&c));
 }
 
@@ -259,14 +292,14 @@ fn report_opens_in_headless_chromium_with_every_chart_rendered() {
         index.contains("ab-test · default → ab-test · tuned"),
         "comparison missing"
     );
-    assert!(index.contains("noise floor (A/A)"));
+    assert!(index.contains("noise floor (A/A, ab-test · default → ab-test · default (A-A)): ±"));
     assert!(index.contains(">faster<"));
 
     // Check in the browser that each page's SVG charts were laid out with a real size and
     // hold drawn geometry: an inline script writes its findings into the DOM we dump.
     let check = r#"<script>
       window.addEventListener('load', () => {
-        const svgs = [...document.querySelectorAll('.chart svg')];
+        const svgs = [...document.querySelectorAll('.chart > svg')];
         const bad = svgs.filter(s => { const r = s.getBoundingClientRect();
           return !(r.width > 100 && r.height > 100 && s.querySelectorAll('polyline,polygon,circle,path,line').length > 0); });
         document.body.setAttribute('data-check', svgs.length + ' charts, ' + bad.length + ' empty');
@@ -297,6 +330,22 @@ fn report_opens_in_headless_chromium_with_every_chart_rendered() {
                 html.contains("stroke-dasharray") || html.matches("<line").count() >= 4,
                 "no marker line drawn"
             );
+            // "What limited this run?": CPU, commits, WAL, checkpoints; metric charts
+            // split by unit; the partial last interval left out and said so.
+            for needle in [
+                "What limited this run?",
+                "CPU, host where pgsurge ran",
+                "Commits per second, server and client",
+                "WAL written",
+                "checkpoints during the test</td>",
+                "pg.db (bytes)",
+                "pg.db (1/s)",
+                "os (1/s)",
+                "interval at 5.00 s left out: 0.041 s long",
+                "seconds since the measured start",
+            ] {
+                assert!(html.contains(needle), "run page lacks {needle:?}");
+            }
         }
         let caps = marker
             .captures(&dom)
@@ -382,6 +431,63 @@ fn compare_command_line_resolves_sides_and_rejects_bad_ones() {
         1,
         "no cell in common"
     );
+    // Filters: mode and script are dimensions; an unknown mode is an error.
+    assert_eq!(
+        compare_main(&args(&[
+            "set:ab-test/target:default/mode:prepared",
+            "set:ab-test/target:tuned/script:<builtin: select only>"
+        ])),
+        0
+    );
+    assert_eq!(
+        compare_main(&args(&["target:default/mode:fast", "target:tuned"])),
+        1
+    );
+    // --fail-on: tuned is 12 % faster than default. Exit 3 only for a regression
+    // beyond the threshold.
+    assert_eq!(
+        compare_main(&args(&[
+            "target:default",
+            "target:tuned",
+            "--fail-on=slower"
+        ])),
+        0
+    );
+    assert_eq!(
+        compare_main(&args(&[
+            "target:tuned",
+            "target:default",
+            "--fail-on=slower"
+        ])),
+        pgsurge_report::EXIT_REGRESSION
+    );
+    assert_eq!(pgsurge_report::EXIT_REGRESSION, 3);
+    assert_eq!(
+        compare_main(&args(&[
+            "target:tuned",
+            "target:default",
+            "--fail-on=slower:5%"
+        ])),
+        3
+    );
+    assert_eq!(
+        compare_main(&args(&[
+            "target:tuned",
+            "target:default",
+            "--fail-on=slower:50%"
+        ])),
+        0,
+        "the worst regression (tps -10.7 %, p99 +41 % at c=1) is within 50 %"
+    );
+    assert_eq!(
+        compare_main(&args(&[
+            "target:tuned",
+            "target:default",
+            "--fail-on=faster"
+        ])),
+        2,
+        "bad --fail-on is a usage error"
+    );
     // No sides: the two real targets (the A-A twin is the noise check).
     assert_eq!(compare_main(&args(&[])), 0);
     // Bad input: clear error, exit 1; usage error, exit 2.
@@ -399,4 +505,60 @@ fn compare_command_line_resolves_sides_and_rejects_bad_ones() {
         !dir.path().join("none.db").exists(),
         "a missing store must not be created"
     );
+}
+
+#[test]
+fn compare_and_report_agree_on_a_store_with_an_a_a_twin() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    drop(build_store(path.to_str().unwrap()));
+    let n = common::assert_compare_and_report_agree(&path, "ab-test · default → ab-test · tuned");
+    assert_eq!(n, 6);
+}
+
+#[test]
+fn compare_json_is_versioned_valid_and_the_schema_rejects_old_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    drop(build_store(path.to_str().unwrap()));
+    let args = pgsurge_report::CompareArgs {
+        a: Some("target:default".into()),
+        b: Some("target:tuned".into()),
+        store: Some(path.to_str().unwrap().into()),
+        aa: Some("target:default,target:default (A-A)".into()),
+        along: vec![],
+        format: pgsurge_report::Format::Json,
+        fail_on: None,
+    };
+    let c = pgsurge_report::run_compare(&args).unwrap();
+    let v = serde_json::to_value(&c).unwrap();
+    assert_eq!(v["format"], "pgsurge-compare");
+    assert_eq!(v["schema_version"], pgsurge_report::COMPARE_SCHEMA_VERSION);
+    let schema: serde_json::Value = serde_json::from_str(pgsurge_report::COMPARE_SCHEMA).unwrap();
+    assert_eq!(
+        schema["properties"]["schema_version"]["const"],
+        pgsurge_report::COMPARE_SCHEMA_VERSION
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&v)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(v["cells"][0]["tps"]["verdict"], "faster");
+    assert_eq!(v["summary"]["tps_verdicts"]["faster"], 6);
+    assert!(v["noise_floor"]["tps_half_width"].as_f64().unwrap() > 0.0);
+    // The old positional verdicts and symbols are not valid any more.
+    let mut old = v.clone();
+    old["cells"][0]["tps"]["verdict"] = serde_json::json!("~");
+    assert!(!validator.is_valid(&old));
+    let mut old = v.clone();
+    old["summary"]["tps_verdicts"] = serde_json::json!([6, 0, 0, 0]);
+    assert!(!validator.is_valid(&old));
+    let mut unversioned = v;
+    unversioned
+        .as_object_mut()
+        .unwrap()
+        .remove("schema_version");
+    assert!(!validator.is_valid(&unversioned));
 }

@@ -87,6 +87,9 @@ fn eval_node(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
                 None => EvalError::Silent,
             }),
         },
+        Expr::Call { func, args } if *func != Func::Case && spine_len(args) >= SPINE_MIN => {
+            eval_left_spine(*func, args, ctx)
+        }
         Expr::Call { func, args } => match func {
             Func::And | Func::Or | Func::Case => eval_lazy(*func, args, ctx),
             _ => eval_standard(*func, args, ctx),
@@ -131,23 +134,11 @@ fn to_double(v: &Value) -> Result<f64, EvalError> {
 fn eval_lazy(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     match func {
         Func::And | Func::Or => {
-            let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+            let Some(a) = args.first() else {
                 return err("internal error: missing operand");
             };
             let a1 = eval(a, ctx)?;
-            if a1 == Value::Null {
-                return Ok(Value::Null);
-            }
-            let b1 = to_bool(&a1)?;
-            // AND stops at false, OR at true
-            if b1 == (func == Func::Or) {
-                return Ok(Value::Bool(b1));
-            }
-            let a2 = eval(b, ctx)?;
-            if a2 == Value::Null {
-                return Ok(Value::Null);
-            }
-            Ok(Value::Bool(to_bool(&a2)?))
+            and_or_rest(func, a1, &args[1..], ctx)
         }
         _ => {
             // CASE: when, then, when, then, …, else
@@ -168,19 +159,110 @@ fn eval_lazy(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Value, 
     }
 }
 
+/// Spines at least this long are evaluated by [`eval_left_spine`] instead of recursion.
+const SPINE_MIN: usize = 32;
+
+/// A node whose first argument is evaluated first and completely, as every strict
+/// function and `AND`/`OR` do; `CASE` evaluates its first argument lazily too but is
+/// only nested through parentheses, which the parser bounds.
+fn spine_node(e: &Expr) -> Option<(Func, &[Expr])> {
+    match e {
+        Expr::Call { func, args } if *func != Func::Case && !args.is_empty() => Some((*func, args)),
+        _ => None,
+    }
+}
+
+/// Length of the chain of first arguments below `args` (capped at [`SPINE_MIN`]).
+fn spine_len(args: &[Expr]) -> usize {
+    let mut n = 0;
+    let mut e = args.first();
+    while let Some((_, a)) = e.and_then(spine_node) {
+        n += 1;
+        if n >= SPINE_MIN {
+            break;
+        }
+        e = a.first();
+    }
+    n
+}
+
+/// Evaluates a long left-leaning chain (`1 + 1 + … + 1`, `a and b and …`,
+/// `x notnull notnull …`) bottom-up in a loop: the parser builds these as deep as they
+/// are long, and recursing once per term would need a stack as large as the script.
+/// The order of evaluation (and so of `random()` draws, `debug()` lines and errors) is
+/// the recursive one: the first argument completely, then the others left to right.
+fn eval_left_spine(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    let mut spine: Vec<(Func, &[Expr])> = vec![(func, args)];
+    let mut bottom = &args[0];
+    while let Some((f, a)) = spine_node(bottom) {
+        spine.push((f, a));
+        bottom = &a[0];
+    }
+    let mut acc = eval_node(bottom, ctx)?;
+    for &(func, args) in spine.iter().rev() {
+        acc = match func {
+            Func::And | Func::Or => and_or_rest(func, acc, &args[1..], ctx)?,
+            _ => {
+                let mut vals = [Value::Null; MAX_FARGS];
+                vals[0] = acc;
+                for (slot, a) in vals[1..].iter_mut().zip(&args[1..]) {
+                    *slot = eval(a, ctx)?;
+                }
+                apply_standard(func, &vals, args.len(), ctx)?
+            }
+        };
+    }
+    Ok(acc)
+}
+
+/// `AND`/`OR` once the first operand is known.
+fn and_or_rest(
+    func: Func,
+    a1: Value,
+    rest: &[Expr],
+    ctx: &mut EvalCtx<'_>,
+) -> Result<Value, EvalError> {
+    let Some(b) = rest.first() else {
+        return err("internal error: missing operand");
+    };
+    if a1 == Value::Null {
+        return Ok(Value::Null);
+    }
+    let b1 = to_bool(&a1)?;
+    // AND stops at false, OR at true
+    if b1 == (func == Func::Or) {
+        return Ok(Value::Bool(b1));
+    }
+    let a2 = eval(b, ctx)?;
+    if a2 == Value::Null {
+        return Ok(Value::Null);
+    }
+    Ok(Value::Bool(to_bool(&a2)?))
+}
+
 fn eval_standard(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     let mut vals = [Value::Null; MAX_FARGS];
-    let mut has_null = false;
     for (slot, a) in vals.iter_mut().zip(args) {
         *slot = eval(a, ctx)?;
-        has_null |= *slot == Value::Null;
     }
-    if args.len() > MAX_FARGS {
+    apply_standard(func, &vals, args.len(), ctx)
+}
+
+/// Applies a strict function to its evaluated arguments (`vals[..n]`; `n` may exceed
+/// the array, which is the "too many arguments" error).
+fn apply_standard(
+    func: Func,
+    vals: &[Value; MAX_FARGS],
+    n: usize,
+    ctx: &mut EvalCtx<'_>,
+) -> Result<Value, EvalError> {
+    if n > MAX_FARGS {
         return err(format!(
             "too many function arguments, maximum is {MAX_FARGS}"
         ));
     }
-    let v = &vals[..args.len()];
+    let v = &vals[..n];
+    let has_null = v.contains(&Value::Null);
     if has_null && func != Func::Is && func != Func::Debug {
         return Ok(Value::Null);
     }
@@ -412,7 +494,9 @@ fn eval_standard(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Val
             }
             Ok(Value::Int(permute(val, size, seed)))
         }
-        Func::And | Func::Or | Func::Case => eval_lazy(func, args, ctx),
+        Func::And | Func::Or | Func::Case => {
+            err("internal error: lazy function evaluated strictly")
+        }
     }
 }
 

@@ -91,7 +91,8 @@ impl PgBinaries {
     }
 
     /// Finds local binaries: `PGSURGE_PG_BIN` if set, else the directory of `initdb` on
-    /// `PATH`, else `pg_config --bindir`, else the highest `/usr/lib/postgresql/*/bin`.
+    /// `PATH`, else `pg_config --bindir`, else the highest `/usr/lib/postgresql/*/bin`,
+    /// the highest `/usr/pgsql-*/bin`, `/usr/local/pgsql/bin`.
     pub fn discover() -> Result<PgBinaries> {
         if let Some(dir) = std::env::var_os(PG_BIN_ENV).filter(|v| !v.is_empty()) {
             return PgBinaries::from_dir(PathBuf::from(dir));
@@ -104,7 +105,10 @@ impl PgBinaries {
             }
         }
         if searched.is_empty() {
-            searched.push("PATH, pg_config, /usr/lib/postgresql/*/bin".to_string());
+            searched.push(
+                "PATH, pg_config, /usr/lib/postgresql/*/bin, /usr/pgsql-*/bin, /usr/local/pgsql/bin"
+                    .to_string(),
+            );
         }
         Err(ServerError::BinariesNotFound {
             searched: searched.join(", "),
@@ -173,18 +177,36 @@ fn candidate_dirs() -> Vec<PathBuf> {
             }
         }
     }
-    let mut versioned: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let major: u32 = e.file_name().to_str()?.parse().ok()?;
-            Some((major, e.path().join("bin")))
-        })
-        .collect();
-    versioned.sort_by_key(|b| std::cmp::Reverse(b.0));
-    for (_, d) in versioned {
+    for d in packaged_dirs(Path::new("/")) {
         push(d);
+    }
+    dirs
+}
+
+/// The binaries directories of packaged and self-built servers under `root`, newest
+/// major first within each layout: Debian/Ubuntu `/usr/lib/postgresql/N/bin`, the PGDG
+/// RPMs' `/usr/pgsql-N/bin` (Red Hat family, SUSE), then `/usr/local/pgsql/bin`, where
+/// `make install` of a source build puts them.
+fn packaged_dirs(root: &Path) -> Vec<PathBuf> {
+    let versioned = |parent: &str, prefix: &str| -> Vec<PathBuf> {
+        let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir(root.join(parent))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let major: u32 = name.to_str()?.strip_prefix(prefix)?.parse().ok()?;
+                Some((major, e.path().join("bin")))
+            })
+            .collect();
+        found.sort_by_key(|b| std::cmp::Reverse(b.0));
+        found.into_iter().map(|(_, d)| d).collect()
+    };
+    let mut dirs = versioned("usr/lib/postgresql", "");
+    dirs.extend(versioned("usr", "pgsql-"));
+    let source_build = root.join("usr/local/pgsql/bin");
+    if source_build.is_dir() {
+        dirs.push(source_build);
     }
     dirs
 }
@@ -207,6 +229,35 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packaged_layouts_are_searched_newest_first() {
+        let root = tempfile::tempdir().unwrap();
+        for d in [
+            "usr/lib/postgresql/15/bin",
+            "usr/lib/postgresql/17/bin",
+            "usr/pgsql-16/bin",
+            "usr/pgsql-18/bin",
+            "usr/pgsql-x/bin",
+            "usr/local/pgsql/bin",
+        ] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        let got: Vec<String> = packaged_dirs(root.path())
+            .iter()
+            .map(|p| p.strip_prefix(root.path()).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "usr/lib/postgresql/17/bin",
+                "usr/lib/postgresql/15/bin",
+                "usr/pgsql-18/bin",
+                "usr/pgsql-16/bin",
+                "usr/local/pgsql/bin"
+            ]
+        );
+    }
 
     #[test]
     fn parses_release_and_devel_versions() {

@@ -3,7 +3,7 @@
 //! and the records that let `stop`/`status` find a server are [`crate::state`]'s.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
@@ -37,6 +37,10 @@ enum Command {
     Stop(SelectArgs),
     /// Show the servers started with `start` and whether they run.
     Status(SelectArgs),
+    /// Print `export PGHOST=… PGPORT=… PGUSER=… PGDATABASE=…` lines for a running
+    /// server, so that `eval "$(pgsurge server env)"` makes `pgsurge bench` and `psql`
+    /// connect to it without arguments.
+    Env(SelectArgs),
 }
 
 #[derive(Debug, Args)]
@@ -94,7 +98,19 @@ pub(crate) fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -
         Ok(c) => c,
         Err(e) => {
             let code = e.exit_code();
-            let text = e.render().ansi().to_string();
+            let to_terminal = if e.use_stderr() {
+                std::io::stderr().is_terminal()
+            } else {
+                std::io::stdout().is_terminal()
+            };
+            // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+            let colour = to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            let styled = e.render();
+            let text = if colour {
+                styled.ansi().to_string()
+            } else {
+                styled.to_string()
+            };
             if e.use_stderr() {
                 let _ = write!(err, "{text}");
             } else {
@@ -115,11 +131,18 @@ pub(crate) fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -
         Command::Start(a) => start(&state_dir, a, out, err),
         Command::Stop(a) => stop(&state_dir, a, out, err),
         Command::Status(a) => status(&state_dir, a, out),
+        Command::Env(a) => env(&state_dir, a, out, err),
     };
     match result {
         Ok(code) => code,
         Err(e) => fail(err, &e),
     }
+}
+
+/// The clap definition of `pgsurge server`, for the top-level command tree (help,
+/// completions, man page).
+pub(crate) fn command() -> clap::Command {
+    <ServerCli as clap::CommandFactory>::command()
 }
 
 pub(crate) fn main(args: &[OsString]) -> i32 {
@@ -310,6 +333,56 @@ fn status(state_dir: &Path, a: SelectArgs, out: &mut dyn Write) -> Result<i32> {
     Ok(if any_running { 0 } else { 3 })
 }
 
+/// Quotes `v` for a POSIX shell (single quotes; a `'` becomes `'\''`).
+fn shell_quote(v: &str) -> String {
+    if !v.is_empty()
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-:=,+@".contains(&b))
+    {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', "'\\''"))
+    }
+}
+
+/// The `export` lines of a running server: libpq's variables, which `pgsurge bench`
+/// reads as pgbench does.
+fn env_lines(r: &ServerRecord) -> String {
+    let host = if r.socket_dir.as_os_str().is_empty() {
+        "127.0.0.1".to_string()
+    } else {
+        r.socket_dir.display().to_string()
+    };
+    let mut s = String::new();
+    for (k, v) in [
+        ("PGHOST", host),
+        ("PGPORT", r.port.to_string()),
+        ("PGUSER", r.superuser.clone()),
+        ("PGDATABASE", r.database.clone()),
+    ] {
+        s.push_str(&format!("export {k}={}\n", shell_quote(&v)));
+    }
+    s
+}
+
+fn env(state_dir: &Path, a: SelectArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    if a.all {
+        return Err(ServerError::Invalid(
+            "env describes one server: choose it with --data DIR, not --all".into(),
+        ));
+    }
+    let records = select(state_dir, &a)?;
+    let Some(r) = records.iter().find(|r| live_pid(r).is_some()) else {
+        let _ = writeln!(
+            err,
+            "pgsurge: error: no running server (start one with `pgsurge server start`)"
+        );
+        return Ok(3);
+    };
+    let _ = write!(out, "{}", env_lines(r));
+    Ok(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +409,42 @@ mod tests {
         let (code, out, _) = run_str(&["--help"]);
         assert_eq!(code, 0);
         assert!(out.contains("start"));
+    }
+
+    #[test]
+    fn env_lines_are_shell_safe() {
+        let r = ServerRecord {
+            data_dir: "/d".into(),
+            pid: 1,
+            port: 5433,
+            socket_dir: "/tmp/it's here".into(),
+            bin_dir: PathBuf::new(),
+            version_num: 0,
+            superuser: "postgres".into(),
+            database: "pgsurge".into(),
+            log_file: "/d/log".into(),
+            remove_on_stop: Vec::new(),
+        };
+        assert_eq!(
+            env_lines(&r),
+            "export PGHOST='/tmp/it'\\''s here'\nexport PGPORT=5433\nexport PGUSER=postgres\nexport PGDATABASE=pgsurge\n"
+        );
+    }
+
+    #[test]
+    fn env_with_nothing_recorded_exits_3() {
+        let dir = tempfile::tempdir().unwrap();
+        let sd = dir.path().to_string_lossy().into_owned();
+        let (code, out, err) = run_str(&["env", "--state-dir", &sd]);
+        assert_eq!(code, 3);
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains("no running server"), "{err}");
+    }
+
+    #[test]
+    fn usage_errors_carry_no_colour_into_pipes() {
+        let (_, _, err) = run_str(&["start", "--bogus"]);
+        assert!(!err.contains('\x1b'), "{err:?}");
     }
 
     #[test]

@@ -68,6 +68,12 @@ pub fn server_command(
     cli::run(args, stdout, stderr)
 }
 
+/// The clap definition of `pgsurge server` (for the top-level help, completions and man
+/// page; parsing uses the same definition).
+pub fn server_cli() -> clap::Command {
+    cli::command()
+}
+
 /// Entry point of `pgsurge server ...`; `args` follow the word `server`. Returns the
 /// process exit code.
 pub fn server_main(args: &[OsString]) -> i32 {

@@ -59,6 +59,19 @@ pub enum StoreError {
     /// A histogram could not be encoded or decoded.
     #[error("results store: histogram: {0}")]
     Histogram(String),
+    /// Another live process is running this set.
+    #[error(
+        "set {set_id} is being run by another campaign (pid {} on host {}, since {}, last heartbeat {:.0} s ago); \
+         wait for it to end or stop it, then run this command again — two campaigns on one set would \
+         benchmark the same servers at once",
+.holder.pid, .holder.host, .holder.acquired_at, .holder.heartbeat_age_s
+    )]
+    SetBusy {
+        /// The set.
+        set_id: i64,
+        /// Who holds it.
+        holder: crate::lock::LockHolder,
+    },
     /// The location is not something the store can open.
     #[error("results store: {0}")]
     BadLocation(String),

@@ -31,9 +31,11 @@
 
 #![warn(missing_docs)]
 
+mod atomic;
 mod backend;
 mod error;
 pub mod histogram;
+mod lock;
 mod model;
 mod pgconn;
 mod read;
@@ -41,8 +43,10 @@ mod schema;
 mod value;
 mod write;
 
+pub use atomic::write_atomically;
 pub use backend::Dialect;
 pub use error::{Result, StoreError};
+pub use lock::{this_host, LockHolder, SetLock, HEARTBEAT_EVERY, STALE_AFTER};
 pub use model::*;
 pub use schema::SCHEMA_VERSION;
 pub use value::{FromValue, Row, ToValue, Value};
@@ -73,10 +77,26 @@ pub fn is_postgres_location(location: &str) -> bool {
         || location.starts_with("dbname=")
 }
 
+/// `location` with every password masked (`postgres://u:********@h/db`,
+/// `password=********`): what to print when naming a store.
+pub fn redact_location(location: &str) -> String {
+    pgsurge_wire::redact::redact(location)
+}
+
+fn check_location(location: &str) -> Result<()> {
+    if location.is_empty() {
+        return Err(StoreError::BadLocation("empty store location".into()));
+    }
+    Ok(())
+}
+
 /// An open results store.
 pub struct Store {
     backend: Box<dyn Backend>,
+    /// Redacted: safe to print.
     location: String,
+    /// As given (with its password), to open more connections; never printed.
+    raw_location: String,
     /// Schema version after opening (what the writer may use; older stores opened with
     /// [`Store::open_at_version`] lack the newer tables).
     version: i64,
@@ -102,9 +122,7 @@ impl Store {
     /// Opens the store migrating only up to `version` (tests of migrations use this to
     /// build an old store). Fails if the store is newer than this build.
     pub fn open_at_version(location: &str, version: i64) -> Result<Self> {
-        if location.is_empty() {
-            return Err(StoreError::BadLocation("empty store location".into()));
-        }
+        check_location(location)?;
         let backend: Box<dyn Backend> = if is_postgres_location(location) {
             Box::new(backend::postgres::PostgresBackend::connect(location)?)
         } else {
@@ -118,25 +136,60 @@ impl Store {
             }
             Box::new(backend::sqlite::SqliteBackend::open(location)?)
         };
-        let mut store = Store {
-            backend,
-            location: location.to_string(),
-            version: 0,
-        };
-        let found = store.backend.schema_version()?;
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                location: store.location.clone(),
-                found,
-                known: SCHEMA_VERSION,
-            });
-        }
-        schema::migrate(store.backend.as_mut(), found, version.min(SCHEMA_VERSION))?;
+        let mut store = Store::with_backend(backend, location)?;
+        schema::migrate(store.backend.as_mut(), version.min(SCHEMA_VERSION))?;
         store.version = store.backend.schema_version()?;
         Ok(store)
     }
 
-    /// Where the store is (path or URL as given).
+    /// Opens an existing store for reading only (`results`, `report`, `compare`):
+    /// nothing is created, migrated or switched to WAL, so a store on read-only media
+    /// can be read and a foreign SQLite file is left as it was. A store written by an
+    /// older pgsurge is read as it is (readers know every older schema).
+    pub fn open_read_only(location: &str) -> Result<Self> {
+        check_location(location)?;
+        let backend: Box<dyn Backend> = if is_postgres_location(location) {
+            let mut b = backend::postgres::PostgresBackend::connect(location)?;
+            b.batch("SET default_transaction_read_only = on")?;
+            Box::new(b)
+        } else if location == ":memory:" {
+            return Err(StoreError::BadLocation(
+                "an in-memory store cannot be opened read-only".into(),
+            ));
+        } else {
+            Box::new(backend::sqlite::SqliteBackend::open_read_only(location)?)
+        };
+        let mut store = Store::with_backend(backend, location)?;
+        store.version = store.backend.schema_version()?;
+        if store.version == 0 {
+            return Err(StoreError::BadLocation(format!(
+                "{} is not a pgsurge results store (it is empty)",
+                store.location
+            )));
+        }
+        Ok(store)
+    }
+
+    fn with_backend(mut backend: Box<dyn Backend>, raw: &str) -> Result<Self> {
+        let found = backend.schema_version()?;
+        let location = redact_location(raw);
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                location,
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        Ok(Store {
+            backend,
+            location,
+            raw_location: raw.to_string(),
+            version: found,
+        })
+    }
+
+    /// Where the store is: the path or URL as given, with any password masked
+    /// ([`redact_location`]), so it can be printed.
     pub fn location(&self) -> &str {
         &self.location
     }

@@ -74,6 +74,9 @@ pub mod set_status {
     pub const COMPLETE: &str = "complete";
     /// The campaign stopped with tests left (interrupted by the user).
     pub const INCOMPLETE: &str = "incomplete";
+    /// The campaign ended in an error before running all its tests (a warning of
+    /// code `campaign` says why); running it again resumes it.
+    pub const FAILED: &str = "failed";
 }
 
 /// Status of a run (stored as text).
@@ -504,6 +507,27 @@ record! {
     }
 }
 
+record! {
+    /// A named fact about a run (`run_facts`): where its server-host metrics came from,
+    /// whether the client was the bottleneck, how the data was initialized...
+    pub struct FactRecord {
+        /// Fact name, e.g. `server_host_metrics_source`.
+        name: String,
+        /// Its value as text.
+        value: Option<String>,
+    }
+}
+
+impl FactRecord {
+    /// A fact.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> FactRecord {
+        FactRecord {
+            name: name.into(),
+            value: Some(value.into()),
+        }
+    }
+}
+
 /// Everything about one test, written in one transaction by [`crate::Store::write_run`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunWrite {
@@ -528,6 +552,9 @@ pub struct RunWrite {
     pub environment: Option<serde_json::Value>,
     /// Warnings about this run (`run_id`/`set_id` are filled in on write).
     pub warnings: Vec<WarningRecord>,
+    /// Named facts (`run_facts`, schema with 0005_run_facts.sql).
+    #[serde(default)]
+    pub facts: Vec<FactRecord>,
 }
 
 /// A run with everything stored about it, as returned by [`crate::Store::load_run`].
@@ -551,6 +578,9 @@ pub struct LoadedRun {
     pub environment: Option<serde_json::Value>,
     /// Warnings about the run.
     pub warnings: Vec<WarningRecord>,
+    /// Named facts (empty on stores older than `run_facts`).
+    #[serde(default)]
+    pub facts: Vec<FactRecord>,
 }
 
 /// Which runs [`crate::Store::list_runs`] returns.

@@ -24,14 +24,17 @@ impl SimpleQuery for WireConn {
 }
 
 /// Connects to `location` (a `postgres://` URL or a conninfo string).
+/// Messages may quote parts of the location (a parser's "invalid percent-encoded
+/// token"): its passwords are masked wherever they appear.
 pub(crate) fn connect(location: &str) -> Result<Box<dyn SimpleQuery>> {
+    let secrets = pgsurge_wire::redact::passwords(location);
     let cfg = pgsurge_wire::ConnConfig::parse(location).map_err(|e| StoreError::Postgres {
         context: "parsing the store's connection string".into(),
-        message: e.to_string(),
+        message: pgsurge_wire::redact::redact_with(&e.to_string(), &secrets),
     })?;
     let mut conn = pgsurge_wire::Connection::connect(&cfg).map_err(|e| StoreError::Postgres {
         context: "connecting to the store".into(),
-        message: e.to_string().trim_end().to_string(),
+        message: pgsurge_wire::redact::redact_with(e.to_string().trim_end(), &secrets),
     })?;
     // Notices (e.g. "relation already exists, skipping") are not the user's business.
     conn.set_notice_handler(Box::new(|_| {}));

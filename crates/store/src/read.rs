@@ -218,6 +218,18 @@ impl Store {
             &id,
             WarningRecord::from_row,
         )?;
+        let facts = if self.version >= crate::schema::RUN_FACTS_SINCE {
+            self.children(
+                &format!(
+                    "SELECT {} FROM run_facts x WHERE x.run_id = ? ORDER BY x.name",
+                    FactRecord::select_list("x")
+                ),
+                &id,
+                FactRecord::from_row,
+            )?
+        } else {
+            Vec::new()
+        };
         Ok(LoadedRun {
             run,
             target,
@@ -228,7 +240,30 @@ impl Store {
             settings,
             environment,
             warnings,
+            facts,
         })
+    }
+
+    /// The facts of the runs of a set, as (run id, name, value) ordered by run and name
+    /// (empty on stores older than `run_facts`).
+    pub fn set_facts(&mut self, set_id: i64) -> Result<Vec<(i64, FactRecord)>> {
+        if self.version < crate::schema::RUN_FACTS_SINCE {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT f.run_id, {} FROM run_facts f JOIN runs r ON r.id = f.run_id \
+             WHERE r.set_id = ? ORDER BY f.run_id, f.name",
+            FactRecord::select_list("f")
+        );
+        let rows = self.backend.query(&sql, &[Value::Int(set_id)])?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.read::<i64>(0, "run_facts.run_id")?,
+                    FactRecord::from_row(r, 1)?,
+                ))
+            })
+            .collect()
     }
 
     /// The whole-run histograms of several runs (to merge repeats: see

@@ -12,10 +12,15 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_initial.sql"),
     include_str!("../migrations/0002_indexes.sql"),
     include_str!("../migrations/0003_interval_histograms.sql"),
+    include_str!("../migrations/0004_set_locks.sql"),
+    include_str!("../migrations/0005_run_facts.sql"),
 ];
 
 /// The newest schema version this build knows.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The version that added `run_facts` (0005_run_facts.sql).
+pub(crate) const RUN_FACTS_SINCE: i64 = 5;
 
 /// Replaces the type placeholders of a migration with the dialect's types.
 pub(crate) fn render(sql: &str, dialect: Dialect) -> String {
@@ -39,27 +44,36 @@ pub(crate) fn render(sql: &str, dialect: Dialect) -> String {
         .replace("@BLOB@", blob)
 }
 
-/// Applies the migrations after `from` up to `to` (each in its own transaction).
-pub(crate) fn migrate(backend: &mut dyn Backend, from: i64, to: i64) -> Result<()> {
-    for version in from..to {
-        let Some(sql) = usize::try_from(version)
-            .ok()
-            .and_then(|v| MIGRATIONS.get(v))
-        else {
-            break;
-        };
-        let sql = render(sql, backend.dialect());
-        backend.batch("BEGIN")?;
-        let applied = backend
-            .batch(&sql)
-            .and_then(|()| backend.set_schema_version(version + 1));
-        match applied {
-            Ok(()) => backend.batch("COMMIT")?,
+/// Applies the migrations up to `to`, each in its own exclusive transaction that
+/// re-reads the version first: two processes opening a new store at once do not both
+/// create its tables (the second waits, then finds the work done).
+pub(crate) fn migrate(backend: &mut dyn Backend, to: i64) -> Result<()> {
+    loop {
+        backend.begin_exclusive()?;
+        let step = backend.schema_version().and_then(|version| {
+            let Some(sql) = usize::try_from(version)
+                .ok()
+                .filter(|_| version < to)
+                .and_then(|v| MIGRATIONS.get(v))
+            else {
+                return Ok(false);
+            };
+            let sql = render(sql, backend.dialect());
+            backend.batch(&sql)?;
+            backend.set_schema_version(version + 1)?;
+            Ok(true)
+        });
+        match step {
+            Ok(more) => {
+                backend.end_exclusive(true)?;
+                if !more {
+                    return Ok(());
+                }
+            }
             Err(e) => {
-                let _ = backend.batch("ROLLBACK");
+                let _ = backend.end_exclusive(false);
                 return Err(e);
             }
         }
     }
-    Ok(())
 }

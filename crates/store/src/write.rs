@@ -41,10 +41,15 @@ fn update_by_id(
     Ok(())
 }
 
+/// Inserts a set (inside the caller's transaction) and returns its id.
+pub(crate) fn insert_set(b: &mut dyn Backend, set: &SetRecord) -> Result<i64> {
+    insert_returning_id(b, "sets", SetRecord::COLUMNS, &set.values())
+}
+
 impl Store {
     /// Creates a set and returns its id.
     pub fn create_set(&mut self, set: &SetRecord) -> Result<i64> {
-        self.transaction(|b| insert_returning_id(b, "sets", SetRecord::COLUMNS, &set.values()))
+        self.transaction(|b| insert_set(b, set))
     }
 
     /// Sets a set's status (and `finished_at` when given).
@@ -187,6 +192,7 @@ const RUN_CHILDREN: &[(&str, i64)] = &[
     ("run_settings", 1),
     ("run_environment", 1),
     ("warnings", 1),
+    ("run_facts", crate::schema::RUN_FACTS_SINCE),
 ];
 
 fn delete_run_in(b: &mut dyn Backend, version: i64, run_id: i64) -> Result<()> {
@@ -283,6 +289,13 @@ fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) 
              ON CONFLICT (metric) DO UPDATE SET category = excluded.category, \
              unit = excluded.unit, description = excluded.description",
             &info.values(),
+        )?;
+    }
+    if version >= crate::schema::RUN_FACTS_SINCE {
+        b.insert_many(
+            "run_facts",
+            &prefixed(FactRecord::COLUMNS),
+            &with_run_id(run_id, w.facts.iter().map(|x| x.values()).collect()),
         )?;
     }
     for warning in &w.warnings {

@@ -60,3 +60,40 @@ fn unreachable_postgres_store_is_a_clear_error() {
     let err = Store::open("postgresql://127.0.0.1:1/nodb?connect_timeout=2").unwrap_err();
     assert!(err.to_string().contains("connecting to the store"), "{err}");
 }
+
+#[test]
+fn postgres_new_store_opened_by_many_at_once_is_created_once() {
+    for _ in 0..3 {
+        common::concurrent_first_open(&fresh_store_location("store_race"));
+    }
+}
+
+#[test]
+fn one_writer_per_set_on_postgres() {
+    common::set_locks(&fresh_store_location("store_locks"));
+}
+
+#[test]
+fn postgres_store_read_only_open_does_not_write() {
+    let location = fresh_store_location("store_ro");
+    let run_id = {
+        let mut s = Store::open(&location).unwrap();
+        common::write_sample(&mut s)
+    };
+    let mut s = Store::open_read_only(&location).unwrap();
+    assert_eq!(s.load_run(run_id).unwrap().run.record.test_key, "t1");
+    assert!(s.create_set(&common::sample_set()).is_err());
+    // An empty database is not a store, and reading it creates nothing.
+    let empty = fresh_store_location("store_ro_empty");
+    assert!(Store::open_read_only(&empty).is_err());
+    let srv = TestServer::shared();
+    let db = empty.rsplit("dbname=").next().unwrap().trim().to_string();
+    assert_eq!(
+        srv.psql(
+            &db,
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        )
+        .trim(),
+        "0"
+    );
+}

@@ -89,3 +89,143 @@ fn migrates_a_version_1_store_and_keeps_its_data() {
 fn rusqlite_conn(path: &str) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
+
+#[test]
+fn new_store_opened_by_many_at_once_is_created_once() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("race{round}.db"));
+        common::concurrent_first_open(path.to_str().unwrap());
+    }
+}
+
+#[test]
+fn one_writer_per_set_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locks.db");
+    common::set_locks(path.to_str().unwrap());
+}
+
+#[test]
+fn foreign_sqlite_file_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    let p = path.to_str().unwrap();
+    {
+        let c = rusqlite_conn(p);
+        c.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let mode = || -> String {
+        rusqlite_conn(p)
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(mode(), "delete");
+    for err in [
+        Store::open(p).unwrap_err(),
+        Store::open_read_only(p).unwrap_err(),
+    ] {
+        assert!(
+            err.to_string().contains("not a pgsurge results store"),
+            "{err}"
+        );
+    }
+    assert_eq!(mode(), "delete", "the foreign file was switched to WAL");
+    assert_eq!(
+        rusqlite_conn(p)
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .unwrap(),
+        0
+    );
+}
+
+/// A tmpfs mounted for the test, unmounted on drop (also when the test fails).
+struct Mount(std::path::PathBuf);
+
+impl Mount {
+    fn tmpfs(dir: &std::path::Path) -> Mount {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(
+            ok,
+            "this test mounts a tmpfs (needs root, as CI runs): mount failed on {}",
+            dir.display()
+        );
+        Mount(dir.to_path_buf())
+    }
+
+    fn read_only(&self) {
+        let ok = std::process::Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(&self.0)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "remount read-only failed");
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn store_on_read_only_media_is_read_without_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = Mount::tmpfs(dir.path());
+    let path = dir.path().join("results.db");
+    let p = path.to_str().unwrap().to_string();
+    let run_id = {
+        let mut s = Store::open(&p).unwrap();
+        common::write_sample(&mut s)
+    };
+    // The writer closed: WAL checkpointed, -wal and -shm removed.
+    mnt.read_only();
+    assert!(
+        std::fs::write(dir.path().join("probe"), b"x").is_err(),
+        "the mount is not read-only"
+    );
+    let before = std::fs::read(&path).unwrap();
+    let mut s = Store::open_read_only(&p).unwrap();
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(s.load_run(run_id).unwrap().run.record.test_key, "t1");
+    assert_eq!(s.list_sets().unwrap().len(), 1);
+    drop(s);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // The writer's open is still an error, not a hang or a panic.
+    assert!(Store::open(&p).is_err());
+}
+
+#[test]
+fn read_only_open_changes_nothing_in_a_writable_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    let p = path.to_str().unwrap();
+    {
+        let mut v1 = Store::open_at_version(p, 1).unwrap();
+        common::write_sample(&mut v1);
+    }
+    let mut s = Store::open_read_only(p).unwrap();
+    // An old store is read as it is, not migrated.
+    assert_eq!(s.schema_version().unwrap(), 1);
+    assert_eq!(s.list_sets().unwrap().len(), 1);
+    assert!(
+        s.create_set(&common::sample_set()).is_err(),
+        "a read-only store accepted a write"
+    );
+    drop(s);
+    assert_eq!(
+        rusqlite_conn(p)
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .unwrap(),
+        1
+    );
+    assert!(Store::open_read_only(dir.path().join("missing.db").to_str().unwrap()).is_err());
+}

@@ -15,8 +15,25 @@ use std::time::Duration;
 use crate::require_auth::RequireAuth;
 use crate::service;
 
-/// Debian's libpq default socket directory (`DEFAULT_PGSOCKET_DIR`).
+/// Debian's libpq default socket directory (`DEFAULT_PGSOCKET_DIR`), tried first.
 pub const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
+/// The default socket directory of libpq built from source, used when
+/// [`DEFAULT_SOCKET_DIR`] does not exist.
+pub const FALLBACK_SOCKET_DIR: &str = "/tmp";
+
+/// The socket directory used when no host is given: `/var/run/postgresql` where it
+/// exists (Debian, Ubuntu, Red Hat packages), else `/tmp` (PostgreSQL built from source,
+/// and most other builds).
+pub fn default_socket_dir() -> &'static str {
+    static DIR: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        if std::path::Path::new(DEFAULT_SOCKET_DIR).is_dir() {
+            DEFAULT_SOCKET_DIR
+        } else {
+            FALLBACK_SOCKET_DIR
+        }
+    })
+}
 /// `DEF_PGPORT_STR`.
 pub const DEFAULT_PORT: u16 = 5432;
 
@@ -631,7 +648,7 @@ fn split_hosts(settings: &Settings) -> Result<Vec<HostSpec>, ConfigError> {
         let kind = if hostaddr.is_some() {
             HostKind::Address
         } else if host.is_empty() {
-            host = DEFAULT_SOCKET_DIR.to_string();
+            host = default_socket_dir().to_string();
             HostKind::UnixSocket
         } else if host.starts_with('/') || host.starts_with('@') {
             HostKind::UnixSocket

@@ -55,6 +55,7 @@ mod error;
 mod error_text;
 mod pgbench;
 mod pgpass;
+pub mod redact;
 mod require_auth;
 mod service;
 mod startup;
@@ -66,7 +67,10 @@ pub use cancel::CancelToken;
 pub use codec::TransactionStatus;
 pub use connection::{io_error_text, SERVER_CLOSED_TEXT};
 pub use connection::{Connection, NoticeHandler, SimpleResult};
-pub use conninfo::{process_env, HostKind, DEFAULT_PORT, DEFAULT_SOCKET_DIR};
+pub use conninfo::{
+    default_socket_dir, process_env, HostKind, DEFAULT_PORT, DEFAULT_SOCKET_DIR,
+    FALLBACK_SOCKET_DIR,
+};
 pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttrs};
 pub use error::{ConnectError, ConnectErrorKind, DbError, QueryError};
 pub use pgbench::{simple_prompt, PasswordPrompt, PgbenchConnector};

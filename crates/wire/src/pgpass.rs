@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::conninfo::DEFAULT_SOCKET_DIR;
+use crate::conninfo::{DEFAULT_SOCKET_DIR, FALLBACK_SOCKET_DIR};
 
 /// Looks up a password; warnings go to `warn` (stderr in production).
 pub(crate) fn lookup(
@@ -18,7 +18,7 @@ pub(crate) fn lookup(
     user: &str,
     warn: &mut dyn Write,
 ) -> Option<String> {
-    let host = if host.is_empty() || host == DEFAULT_SOCKET_DIR {
+    let host = if host.is_empty() || host == DEFAULT_SOCKET_DIR || host == FALLBACK_SOCKET_DIR {
         "localhost"
     } else {
         host

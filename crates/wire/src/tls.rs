@@ -16,8 +16,15 @@ use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureSc
 
 use crate::conninfo::{ConnConfig, SslMode};
 
-/// Where system CA certificates live on Debian (`sslrootcert=system`).
-const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
+/// The platform's CA bundle for `sslrootcert=system`: what OpenSSL (and so libpq)
+/// would use — `SSL_CERT_FILE` if set, else the distribution's bundle
+/// (`/etc/ssl/certs/ca-certificates.crt` on Debian, `/etc/pki/tls/certs/ca-bundle.crt`
+/// on Red Hat, …), found by the `openssl-probe` crate.
+fn system_ca_file() -> Result<PathBuf, String> {
+    openssl_probe::probe().cert_file.ok_or_else(|| {
+        "could not find the system's trusted root certificates for sslrootcert=system (set SSL_CERT_FILE to a CA bundle)".to_string()
+    })
+}
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
@@ -53,7 +60,7 @@ pub(crate) fn client_config(cfg: &ConnConfig) -> Result<Arc<rustls::ClientConfig
     let verifier: Arc<dyn ServerCertVerifier> = if verify_chain {
         let mut roots = RootCertStore::empty();
         let file = if root_is_system {
-            PathBuf::from(SYSTEM_CA_FILE)
+            system_ca_file()?
         } else {
             root_path.clone().unwrap_or_default()
         };

@@ -23,6 +23,16 @@ pub(crate) trait Backend: Send {
     fn dialect(&self) -> Dialect;
     /// Runs statements without parameters (DDL, BEGIN/COMMIT).
     fn batch(&mut self, sql: &str) -> Result<()>;
+    /// Begins a transaction that excludes every other writer of the store until it
+    /// ends (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a session advisory lock taken before the
+    /// transaction begins, so the transaction sees everything the previous holder did),
+    /// so a read-then-write inside it (schema version, set lock) cannot race.
+    fn begin_exclusive(&mut self) -> Result<()>;
+    /// Ends a transaction begun by [`Backend::begin_exclusive`] (commit or roll back)
+    /// and lets the next writer in.
+    fn end_exclusive(&mut self, commit: bool) -> Result<()> {
+        self.batch(if commit { "COMMIT" } else { "ROLLBACK" })
+    }
     /// Runs one statement; returns the number of rows changed.
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
     /// Runs one query and returns every row.

@@ -85,6 +85,10 @@ pub(crate) trait SimpleQuery: Send {
     fn simple_query(&mut self, sql: &str) -> std::result::Result<TextRows, String>;
 }
 
+/// Key of the advisory lock that serializes the store's schema changes and set locks
+/// (arbitrary, fixed: "pgsurge" in ASCII).
+const STORE_LOCK_KEY: i64 = 0x0070_6773_7572_6765;
+
 pub(crate) struct PostgresBackend {
     conn: Box<dyn SimpleQuery>,
 }
@@ -131,6 +135,24 @@ impl Backend for PostgresBackend {
         self.run(sql).map(|_| ())
     }
 
+    fn begin_exclusive(&mut self) -> Result<()> {
+        // The lock first, then a new transaction: a transaction begun before the lock
+        // was granted would keep stale catalog caches (a table the previous holder
+        // created would look missing to to_regclass).
+        self.batch(&format!("SELECT pg_advisory_lock({STORE_LOCK_KEY})"))?;
+        if let Err(e) = self.batch("BEGIN") {
+            let _ = self.batch(&format!("SELECT pg_advisory_unlock({STORE_LOCK_KEY})"));
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn end_exclusive(&mut self, commit: bool) -> Result<()> {
+        let ended = self.batch(if commit { "COMMIT" } else { "ROLLBACK" });
+        let unlocked = self.batch(&format!("SELECT pg_advisory_unlock({STORE_LOCK_KEY})"));
+        ended.and(unlocked)
+    }
+
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let sql = render(sql, params)?;
         self.run_counted(&sql).map(|(_, n)| n)
@@ -164,18 +186,27 @@ impl Backend for PostgresBackend {
     }
 
     fn schema_version(&mut self) -> Result<i64> {
-        self.batch(
-            "CREATE TABLE IF NOT EXISTS pgsurge_schema (version BIGINT NOT NULL); \
-             INSERT INTO pgsurge_schema SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM pgsurge_schema)",
-        )?;
-        let rows = self.run("SELECT max(version) FROM pgsurge_schema")?;
+        // Read only: a reader must not create anything (and two writers creating the
+        // table at once would race; the migration creates it under the store lock).
+        let exists = self.run("SELECT to_regclass('pgsurge_schema') IS NOT NULL")?;
+        let exists = match exists.first() {
+            Some(r) => r.read::<bool>(0, "to_regclass")?,
+            None => false,
+        };
+        if !exists {
+            return Ok(0);
+        }
+        let rows = self.run("SELECT coalesce(max(version), 0) FROM pgsurge_schema")?;
         rows.first()
             .map(|r| r.read::<i64>(0, "pgsurge_schema.version"))
             .unwrap_or(Ok(0))
     }
 
     fn set_schema_version(&mut self, version: i64) -> Result<()> {
-        self.batch(&format!("UPDATE pgsurge_schema SET version = {version}"))
+        self.batch(&format!(
+            "CREATE TABLE IF NOT EXISTS pgsurge_schema (version BIGINT NOT NULL); \
+             DELETE FROM pgsurge_schema; INSERT INTO pgsurge_schema VALUES ({version})"
+        ))
     }
 }
 

@@ -1,7 +1,7 @@
 //! SQLite backend (rusqlite, bundled SQLite): the default store, a single file.
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{params_from_iter, Connection, ToSql};
+use rusqlite::{params_from_iter, Connection, OpenFlags, ToSql};
 
 use super::{insert_sql, Backend, Dialect};
 use crate::error::{Result, SqliteContext};
@@ -12,7 +12,9 @@ pub(crate) struct SqliteBackend {
 }
 
 impl SqliteBackend {
-    /// Opens (creating) a file, or an in-memory database for ":memory:".
+    /// Opens (creating) a file for writing, or an in-memory database for ":memory:".
+    /// A file that holds tables but is not a pgsurge store is refused before anything
+    /// in it changes (in particular its journal mode).
     pub(crate) fn open(path: &str) -> Result<Self> {
         let conn = if path == ":memory:" {
             Connection::open_in_memory()
@@ -22,16 +24,89 @@ impl SqliteBackend {
         .ctx(|| format!("opening {path}"))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .ctx(|| "setting busy timeout".into())?;
+        let me = Self { conn };
+        me.refuse_foreign(path)?;
         // WAL keeps readers (a report) from blocking a running campaign; a SIGKILLed
         // writer leaves a WAL that SQLite recovers on the next open.
         if path != ":memory:" {
-            conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            me.conn
+                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
                 .ctx(|| "enabling WAL".into())?;
         }
-        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
+        me.conn
+            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
             .ctx(|| "setting pragmas".into())?;
-        Ok(Self { conn })
+        Ok(me)
     }
+
+    /// Opens an existing file read-only: nothing in the file or its directory changes,
+    /// so this works on read-only media and on files of other programs. A WAL-mode
+    /// store whose `-shm` cannot be created (read-only directory) is opened as
+    /// immutable.
+    pub(crate) fn open_read_only(path: &str) -> Result<Self> {
+        if !std::path::Path::new(path).is_file() {
+            return Err(crate::StoreError::BadLocation(format!(
+                "{path} does not exist or is not a file"
+            )));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let probe = |conn: Connection| -> rusqlite::Result<Connection> {
+            conn.busy_timeout(std::time::Duration::from_secs(30))?;
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+            Ok(conn)
+        };
+        let conn = match Connection::open_with_flags(path, flags).and_then(probe) {
+            Ok(c) => c,
+            Err(first) => {
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                    .and_then(probe)
+                    .map_err(|_| first)
+                    .ctx(|| format!("opening {path} read-only"))?
+            }
+        };
+        let me = Self { conn };
+        me.refuse_foreign(path)?;
+        Ok(me)
+    }
+
+    /// Errors if the database holds tables but not the store's (`sets`, `runs`).
+    fn refuse_foreign(&self, path: &str) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .ctx(|| format!("reading the tables of {path}"))?;
+        let tables: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .ctx(|| format!("reading the tables of {path}"))?;
+        if tables.is_empty()
+            || (tables.iter().any(|t| t == "sets") && tables.iter().any(|t| t == "runs"))
+        {
+            return Ok(());
+        }
+        let mut shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+        if tables.len() > 5 {
+            shown.push("…");
+        }
+        Err(crate::StoreError::BadLocation(format!(
+            "{path} is an SQLite database but not a pgsurge results store (its tables: {}); \
+             give another --store",
+            shown.join(", ")
+        )))
+    }
+}
+
+/// Percent-encodes the characters an SQLite URI filename treats specially.
+fn uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '%' | '?' | '#' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 impl ToSql for Value {
@@ -68,6 +143,10 @@ impl Backend for SqliteBackend {
 
     fn batch(&mut self, sql: &str) -> Result<()> {
         self.conn.execute_batch(sql).ctx(|| short(sql))
+    }
+
+    fn begin_exclusive(&mut self) -> Result<()> {
+        self.batch("BEGIN IMMEDIATE")
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {

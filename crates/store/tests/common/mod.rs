@@ -128,6 +128,10 @@ pub fn sample_run(set_id: i64, target_id: Option<i64>, key: &str) -> RunWrite {
             created_at: now_rfc3339(),
             ..Default::default()
         }],
+        facts: vec![
+            FactRecord::new("server_host_metrics_source", "node_exporter"),
+            FactRecord::new("client_bound", "false"),
+        ],
     }
 }
 
@@ -244,6 +248,13 @@ pub fn round_trip(store: &mut Store) -> i64 {
     assert_eq!(loaded.metrics.len(), 4);
     assert_eq!(loaded.warnings.len(), 1);
     assert_eq!(loaded.warnings[0].run_id, Some(run_id));
+    // Facts come back ordered by name.
+    let mut facts = expected.facts.clone();
+    facts.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(loaded.facts, facts);
+    let set_facts = store.set_facts(loaded.run.record.set_id).unwrap();
+    assert_eq!(set_facts.len(), 2);
+    assert!(set_facts.iter().all(|(id, _)| *id == run_id));
     let target = loaded.target.expect("target stored");
     assert_eq!(target.record.name, "pg17");
     let h = histogram::merged(&loaded.histograms, "latency", -1)
@@ -359,4 +370,114 @@ pub fn duplicate_and_atomicity(store: &mut Store) {
         .query("SELECT count(*) FROM run_metrics", &[])
         .unwrap();
     assert_eq!(left[0].read::<i64>(0, "count").unwrap(), 0);
+}
+
+/// Eight connections open a store that does not exist yet at the same moment: every
+/// one succeeds (the schema is created once) and sees the newest version.
+pub fn concurrent_first_open(location: &str) {
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let b = barrier.clone();
+            let loc = location.to_string();
+            std::thread::spawn(move || {
+                b.wait();
+                Store::open(&loc).map(|mut s| s.schema_version().unwrap())
+            })
+        })
+        .collect();
+    for h in handles {
+        match h.join().unwrap() {
+            Ok(v) => assert_eq!(v, SCHEMA_VERSION),
+            Err(e) => panic!("concurrent open failed: {e}"),
+        }
+    }
+}
+
+/// Claims: the second claim of a held set is refused with the holder named; after the
+/// holder releases, the set is claimed again (the same set, not a new one); two
+/// claims racing for a set that does not exist yet create it once.
+pub fn set_locks(location: &str) {
+    let mut a = Store::open(location).unwrap();
+    let mut b = Store::open(location).unwrap();
+    let record = sample_set();
+    let (id, lock) = a.claim_set(&record, false).unwrap();
+    let err = b.claim_set(&record, false).unwrap_err();
+    match &err {
+        StoreError::SetBusy { set_id, holder } => {
+            assert_eq!(*set_id, id);
+            assert_eq!(holder.pid, i64::from(std::process::id()));
+            assert!(holder.is_alive());
+        }
+        other => panic!("expected SetBusy, got {other}"),
+    }
+    let text = err.to_string();
+    assert!(text.contains("being run by another campaign"), "{text}");
+    assert_eq!(a.set_lock_holder(id).unwrap().unwrap().host, this_host());
+    lock.release();
+    assert_eq!(b.set_lock_holder(id).unwrap(), None);
+    let (again, lock_b) = b.claim_set(&record, false).unwrap();
+    assert_eq!(again, id);
+    // --new: a new set, locked apart from the first.
+    let (other, lock_new) = a.claim_set(&record, true).unwrap();
+    assert_ne!(other, id);
+    drop(lock_b);
+    drop(lock_new);
+
+    // A lock left by a process that no longer exists is taken over.
+    let mut record2 = sample_set();
+    record2.name = "campaign-stale".into();
+    let (sid, l) = a.claim_set(&record2, false).unwrap();
+    std::mem::forget(l); // as if killed: the row stays
+    a.query(
+        "UPDATE set_locks SET pid = ? WHERE set_id = ?",
+        &[Value::Int(i64::from(i32::MAX)), Value::Int(sid)],
+    )
+    .unwrap();
+    let (taken, _l2) = b.claim_set(&record2, false).unwrap();
+    assert_eq!(taken, sid);
+
+    // Two claims at once for a set nobody created yet: one set, one holder.
+    let mut record3 = sample_set();
+    record3.name = "campaign-race".into();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let bar = barrier.clone();
+            let loc = location.to_string();
+            let rec = record3.clone();
+            std::thread::spawn(move || {
+                let mut s = Store::open(&loc).unwrap();
+                bar.wait();
+                let r = s.claim_set(&rec, false);
+                // Hold the lock until every thread has tried.
+                std::thread::sleep(std::time::Duration::from_millis(1500));
+                r.map(|(id, lock)| {
+                    drop(lock);
+                    id
+                })
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let won: Vec<i64> = results
+        .iter()
+        .filter_map(|r| r.as_ref().ok().copied())
+        .collect();
+    assert_eq!(won.len(), 1, "exactly one claim wins: {results:?}");
+    for r in &results {
+        if let Err(e) = r {
+            assert!(
+                matches!(e, StoreError::SetBusy { set_id, .. } if *set_id == won[0]),
+                "{e}"
+            );
+        }
+    }
+    let sets = a.list_sets().unwrap();
+    assert_eq!(
+        sets.iter()
+            .filter(|s| s.record.name == "campaign-race")
+            .count(),
+        1
+    );
 }

@@ -119,7 +119,7 @@ fn uri_socket_dir_ipv6_and_host_lists() {
     assert_eq!(hs, vec![("::1", 5433), ("fe80::1%eth0", 5432), ("h3", 7)]);
     // No host at all: the default socket directory.
     let c = parse("postgresql://").expect("valid");
-    assert_eq!(c.host(), DEFAULT_SOCKET_DIR);
+    assert_eq!(c.host(), default_socket_dir());
     assert_eq!(c.port(), "5432");
 }
 
@@ -196,7 +196,7 @@ fn pgbench_keywords_and_expand_dbname() {
     );
     // Empty values count as unset.
     let c = ConnConfig::for_pgbench(Some(""), Some(""), Some("x"), "", &env).expect("valid");
-    assert_eq!((c.host(), c.dbname()), (DEFAULT_SOCKET_DIR, "x"));
+    assert_eq!((c.host(), c.dbname()), (default_socket_dir(), "x"));
     // Bad conninfo in dbname is reported as such.
     let e = ConnConfig::for_pgbench(None, None, None, "host=a nope=1", &env).expect_err("bad");
     assert_eq!(e.to_string(), "invalid connection option \"nope\"");
@@ -257,7 +257,7 @@ fn defaults_user_and_dbname() {
     assert_eq!(c.dbname(), c.user());
     assert_eq!(c.ssl_mode(), SslMode::Prefer);
     assert_eq!(c.connect_timeout(), None);
-    assert_eq!(c.host(), DEFAULT_SOCKET_DIR);
+    assert_eq!(c.host(), default_socket_dir());
     assert_eq!(
         c.passfile(),
         Some(PathBuf::from("/nonexistent-home/.pgpass"))

@@ -1,0 +1,597 @@
+//! `pgsurge-floor`: the least work a pgbench-style client can do per transaction.
+//!
+//! A benchmark harness, not part of the product. `bench/compare.sh` runs it beside pgbench
+//! and pgsurge on the same cluster, so every machine measures its own floor: the client
+//! CPU per transaction that the kernel and the protocol cost, with nothing of a script
+//! language, statistics or logs on top. What it does per request is what any client must
+//! do: fill in the parameters, one `write` of a pre-encoded Bind/Execute/Sync (or a simple
+//! Query), one `read` per readiness of a level-triggered epoll, a scan to ReadyForQuery.
+//! It reads the monotonic clock (vDSO, no syscall) once per transaction.
+//!
+//! Only Unix-socket connections with trust authentication are supported (what
+//! `bench/lib.sh` starts). It prints pgbench's two summary lines that the scripts read:
+//! `number of transactions actually processed: N` and `tps = X (without initial
+//! connection time)`.
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+const USAGE: &str =
+    "usage: pgsurge-floor [--simple] [--tpcb] -c CLIENTS -j THREADS -T SECONDS [-s SCALE]
+connects with PGHOST (a socket directory), PGPORT, PGUSER, PGDATABASE; trust auth only";
+
+/// A value drawn per transaction, as pgbench's tpcb-like script draws it.
+#[derive(Clone, Copy)]
+enum Var {
+    Aid,
+    Bid,
+    Tid,
+    Delta,
+}
+
+/// One statement of the workload: its SQL with `$n` placeholders and what fills them.
+struct Step {
+    sql: &'static str,
+    params: &'static [Var],
+}
+
+const SELECT_ONLY: &[Step] = &[Step {
+    sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+    params: &[Var::Aid],
+}];
+
+const TPCB_LIKE: &[Step] = &[
+    Step {
+        sql: "BEGIN",
+        params: &[],
+    },
+    Step {
+        sql: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+        params: &[Var::Delta, Var::Aid],
+    },
+    Step {
+        sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+        params: &[Var::Aid],
+    },
+    Step {
+        sql: "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2",
+        params: &[Var::Delta, Var::Tid],
+    },
+    Step {
+        sql: "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2",
+        params: &[Var::Delta, Var::Bid],
+    },
+    Step {
+        sql: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
+              VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
+        params: &[Var::Tid, Var::Bid, Var::Aid, Var::Delta],
+    },
+    Step {
+        sql: "END",
+        params: &[],
+    },
+];
+
+struct Config {
+    simple: bool,
+    steps: &'static [Step],
+    clients: usize,
+    threads: usize,
+    duration: Duration,
+    scale: i64,
+    socket: String,
+    user: String,
+    database: String,
+}
+
+fn main() -> ExitCode {
+    let config = match parse_args(std::env::args().skip(1)) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("pgsurge-floor: {msg}\n{USAGE}");
+            return ExitCode::from(1);
+        }
+    };
+    match run(&config) {
+        Ok((txns, elapsed)) => {
+            println!("number of transactions actually processed: {txns}");
+            println!(
+                "tps = {:.6} (without initial connection time)",
+                txns as f64 / elapsed.as_secs_f64()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pgsurge-floor: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Config, String> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let host = env("PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
+    if !host.starts_with('/') {
+        return Err(format!(
+            "PGHOST={host}: only Unix socket directories are supported"
+        ));
+    }
+    let port = env("PGPORT").unwrap_or_else(|| "5432".into());
+    let user = env("PGUSER").unwrap_or_else(|| "postgres".into());
+    let database = env("PGDATABASE").unwrap_or_else(|| user.clone());
+    let mut config = Config {
+        simple: false,
+        steps: SELECT_ONLY,
+        clients: 1,
+        threads: 1,
+        duration: Duration::from_secs(10),
+        scale: 1,
+        socket: format!("{host}/.s.PGSQL.{port}"),
+        user,
+        database,
+    };
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| -> Result<u64, String> {
+            let v = args.next().ok_or(format!("{name} needs a value"))?;
+            v.parse()
+                .map_err(|_| format!("{name}: not a positive integer: {v}"))
+        };
+        match arg.as_str() {
+            "--simple" => config.simple = true,
+            "--tpcb" => config.steps = TPCB_LIKE,
+            "-c" => config.clients = value("-c")? as usize,
+            "-j" => config.threads = value("-j")? as usize,
+            "-T" => config.duration = Duration::from_secs(value("-T")?),
+            "-s" => config.scale = value("-s")? as i64,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if config.clients == 0 || config.threads == 0 || config.scale == 0 {
+        return Err("-c, -j and -s must be at least 1".into());
+    }
+    config.threads = config.threads.min(config.clients);
+    Ok(config)
+}
+
+/// Connects every client, runs the threads for the duration and returns the transactions
+/// done and the time from the common start to the last thread's end.
+fn run(config: &Config) -> io::Result<(u64, Duration)> {
+    let mut per_thread: Vec<Vec<Conn>> = (0..config.threads).map(|_| Vec::new()).collect();
+    for client in 0..config.clients {
+        per_thread[client % config.threads].push(Conn::open(config, client as u64)?);
+    }
+    let start = Instant::now();
+    let end = start + config.duration;
+    let totals = std::thread::scope(|scope| {
+        let handles: Vec<_> = per_thread
+            .into_iter()
+            .map(|conns| scope.spawn(move || drive(conns, config, end)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("driver thread panicked"))
+            .collect::<io::Result<Vec<u64>>>()
+    })?;
+    Ok((totals.iter().sum(), start.elapsed()))
+}
+
+/// One connection: its socket, the bytes received but not yet parsed, and where it is in
+/// the transaction.
+struct Conn {
+    stream: UnixStream,
+    inbuf: Vec<u8>,
+    filled: usize,
+    outbuf: Vec<u8>,
+    step: usize,
+    rng: u64,
+    vars: [i64; 4],
+    done: bool,
+}
+
+impl Conn {
+    fn open(config: &Config, client: u64) -> io::Result<Conn> {
+        let mut stream = UnixStream::connect(&config.socket)?;
+        let mut startup = Vec::new();
+        startup.extend_from_slice(&0i32.to_be_bytes());
+        startup.extend_from_slice(&196_608i32.to_be_bytes());
+        for (k, v) in [("user", &config.user), ("database", &config.database)] {
+            startup.extend_from_slice(k.as_bytes());
+            startup.push(0);
+            startup.extend_from_slice(v.as_bytes());
+            startup.push(0);
+        }
+        startup.push(0);
+        let len = startup.len() as i32;
+        startup[..4].copy_from_slice(&len.to_be_bytes());
+        stream.write_all(&startup)?;
+        let mut conn = Conn {
+            stream,
+            inbuf: vec![0; 64 * 1024],
+            filled: 0,
+            outbuf: Vec::with_capacity(1024),
+            step: 0,
+            rng: 0x9E37_79B9_7F4A_7C15 ^ (client + 1).wrapping_mul(0xD1B5_4A32_D192_ED2D),
+            vars: [0; 4],
+            done: false,
+        };
+        conn.await_ready_blocking()?;
+        if !config.simple {
+            let mut parse = Vec::new();
+            for (i, step) in config.steps.iter().enumerate() {
+                let name = format!("s{i}");
+                let mut body = Vec::new();
+                body.extend_from_slice(name.as_bytes());
+                body.push(0);
+                body.extend_from_slice(step.sql.as_bytes());
+                body.push(0);
+                body.extend_from_slice(&0i16.to_be_bytes());
+                message(&mut parse, b'P', &body);
+            }
+            message(&mut parse, b'S', &[]);
+            conn.stream.write_all(&parse)?;
+            conn.await_ready_blocking()?;
+        }
+        conn.stream.set_nonblocking(true)?;
+        Ok(conn)
+    }
+
+    /// Reads (blocking) until ReadyForQuery; used only while connecting.
+    fn await_ready_blocking(&mut self) -> io::Result<()> {
+        loop {
+            let n = self.stream.read(&mut self.inbuf[self.filled..])?;
+            if n == 0 {
+                return Err(io::Error::other("server closed the connection"));
+            }
+            self.filled += n;
+            if self.scan()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Consumes complete messages; true when ReadyForQuery was among them.
+    fn scan(&mut self) -> io::Result<bool> {
+        let mut at = 0;
+        let mut ready = false;
+        while self.filled - at >= 5 {
+            let kind = self.inbuf[at];
+            let len = i32::from_be_bytes(self.inbuf[at + 1..at + 5].try_into().unwrap()) as usize;
+            if self.filled - at < 1 + len {
+                break;
+            }
+            let body = &self.inbuf[at + 5..at + 1 + len];
+            match kind {
+                b'Z' => ready = true,
+                b'E' => return Err(io::Error::other(server_error(body))),
+                b'R' if body.get(..4) != Some(&[0, 0, 0, 0]) => {
+                    return Err(io::Error::other(
+                        "the floor client supports trust auth only",
+                    ))
+                }
+                _ => {}
+            }
+            at += 1 + len;
+        }
+        if self.filled - at >= 5 {
+            let len = i32::from_be_bytes(self.inbuf[at + 1..at + 5].try_into().unwrap()) as usize;
+            if 1 + len > self.inbuf.len() {
+                return Err(io::Error::other("reply larger than the read buffer"));
+            }
+        }
+        self.inbuf.copy_within(at..self.filled, 0);
+        self.filled -= at;
+        Ok(ready)
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // xorshift64*: cheap and good enough to spread keys over the table.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn draw_vars(&mut self, scale: i64) {
+        let mut draw = |n: i64| (self.next_random() % n as u64) as i64;
+        let aid = 1 + draw(100_000 * scale);
+        let bid = 1 + draw(scale);
+        let tid = 1 + draw(10 * scale);
+        let delta = draw(10_001) - 5000;
+        self.vars = [aid, bid, tid, delta];
+    }
+
+    fn var(&self, v: Var) -> i64 {
+        self.vars[v as usize]
+    }
+
+    /// Encodes and writes the request for the current step: one `write`.
+    fn send(&mut self, config: &Config) -> io::Result<()> {
+        let step = &config.steps[self.step];
+        self.outbuf.clear();
+        if config.simple {
+            let start = begin(&mut self.outbuf, b'Q');
+            let mut rest = step.sql;
+            while let Some(pos) = rest.find('$') {
+                self.outbuf.extend_from_slice(&rest.as_bytes()[..pos]);
+                let digits = rest[pos + 1..]
+                    .bytes()
+                    .take_while(u8::is_ascii_digit)
+                    .count();
+                let n: usize = rest[pos + 1..pos + 1 + digits].parse().unwrap();
+                let value = self.var(step.params[n - 1]);
+                push_int(&mut self.outbuf, value);
+                rest = &rest[pos + 1 + digits..];
+            }
+            self.outbuf.extend_from_slice(rest.as_bytes());
+            self.outbuf.push(0);
+            finish(&mut self.outbuf, start);
+        } else {
+            let start = begin(&mut self.outbuf, b'B');
+            self.outbuf.push(0); // unnamed portal
+            self.outbuf.push(b's');
+            push_int(&mut self.outbuf, self.step as i64);
+            self.outbuf.push(0);
+            self.outbuf.extend_from_slice(&0i16.to_be_bytes());
+            self.outbuf
+                .extend_from_slice(&(step.params.len() as i16).to_be_bytes());
+            for &p in step.params {
+                let len_at = self.outbuf.len();
+                self.outbuf.extend_from_slice(&0i32.to_be_bytes());
+                let value = self.var(p);
+                push_int(&mut self.outbuf, value);
+                let len = (self.outbuf.len() - len_at - 4) as i32;
+                self.outbuf[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+            }
+            self.outbuf.extend_from_slice(&0i16.to_be_bytes());
+            finish(&mut self.outbuf, start);
+            self.outbuf
+                .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+            self.outbuf.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+        }
+        // Requests are a few hundred bytes: the socket buffer takes them whole.
+        let n = self.stream.write(&self.outbuf)?;
+        if n != self.outbuf.len() {
+            return Err(io::Error::other("short write"));
+        }
+        Ok(())
+    }
+}
+
+/// Runs one thread's connections until `end`, then lets each finish its transaction.
+fn drive(mut conns: Vec<Conn>, config: &Config, end: Instant) -> io::Result<u64> {
+    let epoll = Epoll::new()?;
+    for (i, conn) in conns.iter_mut().enumerate() {
+        epoll.add(conn.stream.as_raw_fd(), i as u64)?;
+        conn.draw_vars(config.scale);
+        conn.send(config)?;
+    }
+    let mut active = conns.len();
+    let mut txns = 0u64;
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; 256];
+    while active > 0 {
+        let ready = epoll.wait(&mut events, 1000)?;
+        for event in &events[..ready] {
+            let conn = &mut conns[event.u64 as usize];
+            if conn.done {
+                continue;
+            }
+            let n = match conn.stream.read(&mut conn.inbuf[conn.filled..]) {
+                Ok(0) => return Err(io::Error::other("server closed the connection")),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            };
+            conn.filled += n;
+            if !conn.scan()? {
+                continue;
+            }
+            conn.step += 1;
+            if conn.step == config.steps.len() {
+                txns += 1;
+                conn.step = 0;
+                if Instant::now() >= end {
+                    conn.done = true;
+                    active -= 1;
+                    continue;
+                }
+                conn.draw_vars(config.scale);
+            }
+            conn.send(config)?;
+        }
+    }
+    Ok(txns)
+}
+
+/// A level-triggered epoll instance.
+struct Epoll(RawFd);
+
+impl Epoll {
+    fn new() -> io::Result<Epoll> {
+        // SAFETY: epoll_create1 has no memory arguments.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Epoll(fd))
+    }
+
+    fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut event = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: `event` is a valid epoll_event for the duration of the call.
+        if unsafe { libc::epoll_ctl(self.0, libc::EPOLL_CTL_ADD, fd, &mut event) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
+        loop {
+            // SAFETY: the kernel writes at most `events.len()` entries into `events`.
+            let n = unsafe {
+                libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, timeout_ms)
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for Epoll {
+    fn drop(&mut self) {
+        // SAFETY: the fd is owned by this value and closed once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+fn message(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+    out.push(kind);
+    out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    out.extend_from_slice(body);
+}
+
+/// Starts a message whose length is filled in by `finish`.
+fn begin(out: &mut Vec<u8>, kind: u8) -> usize {
+    out.push(kind);
+    let at = out.len();
+    out.extend_from_slice(&0i32.to_be_bytes());
+    at
+}
+
+fn finish(out: &mut [u8], len_at: usize) {
+    let len = (out.len() - len_at) as i32;
+    out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
+/// Appends the decimal digits of `v` without allocating.
+fn push_int(out: &mut Vec<u8>, v: i64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+fn server_error(body: &[u8]) -> String {
+    body.split(|&b| b == 0)
+        .find(|f| f.first() == Some(&b'M'))
+        .map(|f| format!("server error: {}", String::from_utf8_lossy(&f[1..])))
+        .unwrap_or_else(|| "server error".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_int_writes_decimal() {
+        for v in [0i64, 7, -5000, 10_000_000, i64::MIN + 1] {
+            let mut out = Vec::new();
+            push_int(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), v.to_string());
+        }
+    }
+
+    #[test]
+    fn draws_stay_in_pgbench_ranges() {
+        let config = parse_args(["-s", "3"].iter().map(|s| s.to_string())).unwrap();
+        let stream = UnixStream::pair().unwrap().0;
+        let mut conn = Conn {
+            stream,
+            inbuf: vec![0; 16],
+            filled: 0,
+            outbuf: Vec::new(),
+            step: 0,
+            rng: 42,
+            vars: [0; 4],
+            done: false,
+        };
+        for _ in 0..10_000 {
+            conn.draw_vars(config.scale);
+            let [aid, bid, tid, delta] = conn.vars;
+            assert!((1..=300_000).contains(&aid));
+            assert!((1..=3).contains(&bid));
+            assert!((1..=30).contains(&tid));
+            assert!((-5000..=5000).contains(&delta));
+        }
+    }
+
+    #[test]
+    fn simple_query_fills_placeholders_in_order() {
+        let mut config = parse_args(std::iter::empty()).unwrap();
+        config.simple = true;
+        config.steps = TPCB_LIKE;
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let mut conn = Conn {
+            stream: a,
+            inbuf: vec![0; 16],
+            filled: 0,
+            outbuf: Vec::new(),
+            step: 5,
+            rng: 1,
+            vars: [11, 2, 3, -4],
+            done: false,
+        };
+        conn.send(&config).unwrap();
+        let mut got = vec![0u8; conn.outbuf.len()];
+        b.read_exact(&mut got).unwrap();
+        let text = String::from_utf8_lossy(&got[5..got.len() - 1]).into_owned();
+        assert_eq!(
+            text,
+            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
+             VALUES (3, 2, 11, -4, CURRENT_TIMESTAMP)"
+        );
+        assert_eq!(got[0], b'Q');
+        assert_eq!(
+            i32::from_be_bytes(got[1..5].try_into().unwrap()) as usize,
+            got.len() - 1
+        );
+    }
+
+    #[test]
+    fn scan_finds_ready_for_query_across_reads() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let mut conn = Conn {
+            stream: a,
+            inbuf: vec![0; 64],
+            filled: 0,
+            outbuf: Vec::new(),
+            step: 0,
+            rng: 1,
+            vars: [0; 4],
+            done: false,
+        };
+        let mut reply = Vec::new();
+        message(&mut reply, b'2', &[]);
+        message(&mut reply, b'C', b"SELECT 1\0");
+        message(&mut reply, b'Z', b"I");
+        let (first, second) = reply.split_at(reply.len() - 3);
+        conn.inbuf[..first.len()].copy_from_slice(first);
+        conn.filled = first.len();
+        assert!(!conn.scan().unwrap());
+        conn.inbuf[conn.filled..conn.filled + second.len()].copy_from_slice(second);
+        conn.filled += second.len();
+        assert!(conn.scan().unwrap());
+        assert_eq!(conn.filled, 0);
+    }
+}

@@ -1,0 +1,426 @@
+//! Outputs scripts and CI rely on: a closed stdout ends every command quietly, JSON
+//! outputs validate against the schemas `pgsurge schema` prints, `--json=-` is alone on
+//! stdout, CSV exports parse, help/completions/man come from one command tree,
+//! `server env` works with `eval`, and campaign thresholds fail a run.
+
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Output, Stdio};
+
+use pgsurge_server::testing::TestServer;
+
+fn pgsurge() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.env_remove("NO_COLOR").env_remove("PGSURGE_STORE");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    pgsurge().args(args).output().expect("run pgsurge")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn repo(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn validate(schema_name: &str, doc: &serde_json::Value) {
+    let out = run(&["schema", schema_name]);
+    assert!(
+        out.status.success(),
+        "schema {schema_name}: {}",
+        stderr(&out)
+    );
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).expect("schema is JSON");
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{schema_name}: {errors:#?}");
+}
+
+/// A store holding one imported pgbench run.
+fn imported_store(dir: &std::path::Path) -> String {
+    let report = dir.join("out.txt");
+    std::fs::write(
+        &report,
+        "transaction type: <builtin: select only>\nscaling factor: 1\nquery mode: simple\n\
+         number of clients: 2\nnumber of threads: 1\nduration: 2 s\n\
+         number of transactions actually processed: 3\nlatency average = 2.000 ms\n\
+         tps = 1.5 (without initial connection time)\n",
+    )
+    .unwrap();
+    let store = dir.join("i.db").display().to_string();
+    let out = pgsurge()
+        .args(["results", "import", "--store", &store, "--name", "imported"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    store
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    let plan = repo("examples/scaling.toml");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["campaign", "plan", &plan],
+        vec!["campaign", "plan", "--format", "json", &plan],
+        vec!["campaign", "new"],
+        vec!["results", "list", "--store", &store],
+        vec!["results", "show", "imported", "--store", &store],
+        vec!["results", "export", "--store", &store],
+        vec!["results", "export", "--format", "csv", "--store", &store],
+        vec!["schema", "run-result"],
+        vec!["completions", "bash"],
+        vec!["man"],
+        vec!["help", "campaign"],
+        vec!["--help"],
+        vec!["server", "--help"],
+        vec!["bench", "--help"],
+    ];
+    for args in commands {
+        // The reader is gone before the first write: every write gets EPIPE.
+        let mut child = pgsurge()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert!(
+            status.success() || status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {status:?}\n{err}"
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+    }
+    // What a shell user sees.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "'{}' campaign plan '{plan}' | head -1",
+            env!("CARGO_BIN_EXE_pgsurge")
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 1);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn help_completions_and_man_pages_come_from_one_tree() {
+    let top = run(&["--help"]);
+    assert!(top.status.success());
+    for cmd in [
+        "bench",
+        "campaign",
+        "results",
+        "report",
+        "compare",
+        "server",
+        "quickstart",
+        "schema",
+        "completions",
+        "man",
+    ] {
+        assert!(
+            stdout(&top).contains(cmd),
+            "top-level help lacks {cmd}:\n{}",
+            stdout(&top)
+        );
+    }
+    let h = run(&["help", "campaign"]);
+    assert!(h.status.success());
+    for sub in ["run", "plan", "new"] {
+        assert!(stdout(&h).contains(sub), "{}", stdout(&h));
+    }
+    let h = run(&["help", "results", "export"]);
+    assert!(stdout(&h).contains("--per-second"), "{}", stdout(&h));
+    let h = run(&["help", "bench"]);
+    assert!(
+        stdout(&h).contains("Usage:\n  pgbench [OPTION]... [DBNAME]"),
+        "{}",
+        stdout(&h)
+    );
+    let h = run(&["help", "nonsense"]);
+    assert_eq!(h.status.code(), Some(2));
+    assert!(
+        stderr(&h).contains("no command \"nonsense\""),
+        "{}",
+        stderr(&h)
+    );
+
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let c = run(&["completions", shell]);
+        assert!(c.status.success(), "{shell}: {}", stderr(&c));
+        let text = stdout(&c);
+        for word in ["campaign", "per-second", "quickstart"] {
+            assert!(text.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    assert_eq!(run(&["completions", "tcsh"]).status.code(), Some(2));
+
+    let man = run(&["man"]);
+    assert!(man.status.success());
+    assert!(
+        stdout(&man).starts_with(".ie") || stdout(&man).contains(".TH pgsurge"),
+        "{}",
+        stdout(&man)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let m = pgsurge()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", stderr(&m));
+    for page in [
+        "pgsurge.1",
+        "pgsurge-campaign-plan.1",
+        "pgsurge-server-env.1",
+        "pgsurge-results-export.1",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(page))
+            .unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".TH"), "{page}");
+    }
+}
+
+#[test]
+fn plan_and_export_validate_against_their_schemas_and_csv_parses() {
+    let plan = run(&[
+        "campaign",
+        "plan",
+        "--format",
+        "json",
+        &repo("examples/scaling.toml"),
+    ]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&plan.stdout).expect("plan JSON alone on stdout");
+    validate("plan", &doc);
+    assert!(doc["estimate"]["total_s"].as_f64().unwrap() > 0.0);
+    let text = run(&["campaign", "plan", &repo("examples/scaling.toml")]);
+    assert!(
+        stdout(&text).contains("estimated time: about "),
+        "{}",
+        stdout(&text)
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported_store(dir.path());
+    for extra in [&[][..], &["--full"][..]] {
+        let mut args = vec!["results", "export", "--store", &store, "--set", "imported"];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        validate("export", &doc);
+        assert_eq!(doc["runs"].as_array().unwrap().len(), 1);
+    }
+    let csv = run(&["results", "export", "--format", "csv", "--store", &store]);
+    let mut r = csv::Reader::from_reader(&csv.stdout[..]);
+    let header = r.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 1);
+    let tps = header.iter().position(|h| h == "tps").unwrap();
+    assert_eq!(&rows[0][tps], "1.5");
+    let per_second = run(&[
+        "results",
+        "export",
+        "--format",
+        "csv",
+        "--per-second",
+        "--store",
+        &store,
+    ]);
+    assert!(per_second.status.success(), "{}", stderr(&per_second));
+    assert!(stdout(&per_second).starts_with("run_id,set,target,test_key,repeat,elapsed_s"));
+    let bad = run(&["results", "export", "--per-second", "--store", &store]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("--per-second goes with --format csv"));
+
+    // results show takes set names as report and compare do.
+    let show = run(&["results", "show", "imported", "--store", &store]);
+    assert!(
+        show.status.success() && stdout(&show).contains("\"imported\""),
+        "{}",
+        stdout(&show)
+    );
+    let show = run(&["results", "show", "nope", "--store", &store]);
+    assert_eq!(show.status.code(), Some(1));
+    assert!(
+        stderr(&show).contains("no set \"nope\""),
+        "{}",
+        stderr(&show)
+    );
+}
+
+#[test]
+fn campaign_new_writes_a_template_that_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    let out = pgsurge()
+        .args(["campaign", "new"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = pgsurge()
+        .args(["campaign", "plan"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert!(stdout(&plan).contains("6 tests"), "{}", stdout(&plan));
+    let again = pgsurge()
+        .args(["campaign", "new"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "must not overwrite");
+}
+
+#[test]
+fn json_dash_is_alone_on_stdout_and_validates() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("json_dash");
+    let mut init = pgsurge();
+    srv.apply_env(&mut init);
+    let o = init
+        .args(["bench", "-i", "-s", "1", "-q", &db])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut b = pgsurge();
+    srv.apply_env(&mut b);
+    let o = b
+        .args(["bench", "-S", "-c", "2", "-t", "20", "--json=-", &db])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", stdout(&o)));
+    validate("run-result", &doc);
+    assert_eq!(doc["totals"]["transactions"], 40);
+    assert!(
+        stderr(&o).contains("number of transactions actually processed: 40/40"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Stops the servers recorded in a state directory, also when a test fails.
+struct StopAll(std::path::PathBuf);
+
+impl Drop for StopAll {
+    fn drop(&mut self) {
+        let _ = pgsurge()
+            .args(["server", "stop", "--all", "--state-dir"])
+            .arg(&self.0)
+            .output();
+    }
+}
+
+#[test]
+fn server_env_makes_bench_and_psql_connect_after_eval() {
+    let state = tempfile::tempdir().unwrap();
+    let _guard = StopAll(state.path().to_path_buf());
+    let sd = state.path().display().to_string();
+    let started = run(&["server", "start", "--state-dir", &sd, "--port", "0"]);
+    assert!(started.status.success(), "{}", stderr(&started));
+    let env = run(&["server", "env", "--state-dir", &sd]);
+    assert!(env.status.success(), "{}", stderr(&env));
+    for k in ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE"] {
+        assert!(
+            stdout(&env).contains(&format!("export {k}=")),
+            "{}",
+            stdout(&env)
+        );
+    }
+    let psql = if std::path::Path::new("/usr/bin/psql").exists() {
+        "psql -XAtc 'select 42'"
+    } else {
+        "echo 42"
+    };
+    let script = format!(
+        "set -e; unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE; \
+         eval \"$('{bin}' server env --state-dir '{sd}')\"; \
+         '{bin}' bench -i -s 1 -q; '{bin}' bench -S -t 5; {psql}",
+        bin = env!("CARGO_BIN_EXE_pgsurge")
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("number of transactions actually processed: 5/5"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).trim_end().ends_with("42"), "{}", stdout(&out));
+}
+
+#[test]
+fn thresholds_fail_a_campaign_with_a_summary() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("thresholds");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.toml");
+    let write = |thresholds: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                "[campaign]\nname = \"gate\"\n[[target]]\nname = \"fx\"\nconninfo = \"{}\"\n\
+                 [matrix]\nscales = [1]\nclients = [1]\nscripts = [\"select\"]\n\
+                 [run]\nduration = \"1s\"\n[sampling]\nos = false\npg = false\n\
+                 [thresholds]\n{thresholds}\n",
+                srv.conninfo(&db)
+            ),
+        )
+        .unwrap()
+    };
+    let store = dir.path().join("r.db").display().to_string();
+    let file_s = file.display().to_string();
+    write("tps = \"> 1000000000\"\np99 = \"< 1h\"");
+    let out = run(&["campaign", "run", &file_s, "--store", &store, "--quiet"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("thresholds: 1 of 1 tests failed"), "{err}");
+    assert!(err.contains("fx/s1/select-only/c1/r-/1: tps = "), "{err}");
+    assert!(err.contains("not > 1000000000"), "{err}");
+    assert!(!err.contains("p99"), "the p99 gate passed: {err}");
+    // Thresholds are not part of the set's identity: the same set, checked again.
+    write("tps = \"> 0\"");
+    let out = run(&["campaign", "run", &file_s, "--store", &store, "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("thresholds: all 1 tests pass"),
+        "{}",
+        stderr(&out)
+    );
+}

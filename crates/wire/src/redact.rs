@@ -1,0 +1,438 @@
+//! Redaction of secrets in text that leaves the process: conninfo strings, URIs, store
+//! URLs, campaign specs, error messages, log lines.
+//!
+//! [`redact`] is the one function to call on any such text. It masks, wherever they
+//! appear in the text:
+//!
+//! * the value of every `key=value` pair whose key ends in `password` (any case:
+//!   `password`, `sslpassword`, `PGPASSWORD`), in every libpq conninfo syntax: spaces
+//!   around `=`, single-quoted values with spaces and `\'` escapes, backslash escapes in
+//!   unquoted values, and also a double-quoted value (TOML, shell) and the JSON form
+//!   `"password": "…"`;
+//! * in `postgres://` / `postgresql://` URIs, the password of the user info
+//!   (`postgres://u:secret@h`) and the value of every query parameter whose
+//!   percent-decoded name ends in `password` (`?password=x`, `?pass%77ord=x`).
+//!
+//! The mask is [`MASK`]; everything else is kept, so a redacted conninfo still says
+//! where it points. Redacting twice gives the same text.
+//!
+//! For messages that may quote a password out of its context (a parser's "invalid
+//! percent-encoded token: \"…\""), [`passwords`] lists the secrets of a connection
+//! string (raw, unescaped and percent-decoded) and [`redact_with`] masks them too.
+//!
+//! ```
+//! use pgsurge_wire::redact::redact;
+//! assert_eq!(redact("host=h password = 'Sp ace' user=u"), "host=h password = '********' user=u");
+//! assert_eq!(redact("postgres://u:pw@h/db?password=x"), "postgres://u:********@h/db?password=********");
+//! ```
+
+/// What a secret is replaced with.
+pub const MASK: &str = "********";
+
+const URI_PREFIXES: [&str; 2] = ["postgresql://", "postgres://"];
+
+/// Returns `text` with every password masked (see the module documentation).
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    scan(text, &mut |piece| match piece {
+        Piece::Keep(s) => out.push_str(s),
+        Piece::Secret(_) => out.push_str(MASK),
+    });
+    out
+}
+
+/// [`redact`], then also masks every occurrence of the given secrets (e.g. from
+/// [`passwords`]) anywhere in the text. Secrets shorter than 3 characters are not
+/// searched for (masking every "a" would destroy the message).
+pub fn redact_with(text: &str, secrets: &[String]) -> String {
+    let mut out = redact(text);
+    let mut secrets: Vec<&String> = secrets.iter().filter(|s| s.chars().count() >= 3).collect();
+    // Longest first, so a secret that contains another is masked whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for s in secrets {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), MASK);
+        }
+    }
+    out
+}
+
+/// The secrets found in `text` (a conninfo string, URI or any text [`redact`] would
+/// mask): each as written, with escapes removed, and percent-decoded.
+pub fn passwords(text: &str) -> Vec<String> {
+    let mut raw = Vec::new();
+    scan(text, &mut |piece| {
+        if let Piece::Secret(s) = piece {
+            raw.push(s.to_string());
+        }
+    });
+    let mut out = Vec::new();
+    for r in raw {
+        for v in [unescape(&r), percent_decode(&r)] {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+enum Piece<'a> {
+    Keep(&'a str),
+    Secret(&'a str),
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn uri_prefix_at(text: &str, i: usize) -> Option<usize> {
+    let rest = &text.as_bytes()[i..];
+    URI_PREFIXES
+        .iter()
+        .find(|p| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
+        .map(|p| p.len())
+}
+
+/// Splits `text` into kept pieces and secrets, in order.
+fn scan<'a>(text: &'a str, emit: &mut dyn FnMut(Piece<'a>)) {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut kept_from = 0;
+    while i < b.len() {
+        let boundary = i == 0 || !is_ident(b[i - 1]);
+        if !boundary {
+            i += 1;
+            continue;
+        }
+        if let Some(plen) = uri_prefix_at(text, i) {
+            let end = b[i..]
+                .iter()
+                .position(|c| c.is_ascii_whitespace())
+                .map_or(b.len(), |p| i + p);
+            emit(Piece::Keep(&text[kept_from..i]));
+            scan_uri(&text[i..end], plen, emit);
+            i = end;
+            kept_from = end;
+            continue;
+        }
+        if is_ident(b[i]) {
+            let id_end = b[i..]
+                .iter()
+                .position(|c| !is_ident(*c))
+                .map_or(b.len(), |p| i + p);
+            let ident = &text[i..id_end];
+            if ident.to_ascii_lowercase().ends_with("password") {
+                if let Some((vs, ve)) = keyword_value(b, i, id_end) {
+                    emit(Piece::Keep(&text[kept_from..vs]));
+                    emit(Piece::Secret(&text[vs..ve]));
+                    kept_from = ve;
+                    i = ve;
+                    continue;
+                }
+            }
+            i = id_end;
+            continue;
+        }
+        i += 1;
+    }
+    emit(Piece::Keep(&text[kept_from..]));
+}
+
+/// For a keyword at `start..id_end`, the byte range of its secret value (inside the
+/// quotes when quoted), if a non-empty value follows `=` (or `:` after a JSON key).
+fn keyword_value(b: &[u8], start: usize, id_end: usize) -> Option<(usize, usize)> {
+    let mut j = id_end;
+    let json_key = start > 0 && b[start - 1] == b'"' && b.get(j) == Some(&b'"');
+    if json_key {
+        j += 1;
+    }
+    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+        j += 1;
+    }
+    match b.get(j) {
+        Some(b'=') => {}
+        Some(b':') if json_key => {}
+        _ => return None,
+    }
+    j += 1;
+    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+        j += 1;
+    }
+    let quote = match b.get(j) {
+        Some(q @ (b'\'' | b'"')) => Some(*q),
+        Some(_) => None,
+        None => return None,
+    };
+    if let Some(q) = quote {
+        let vs = j + 1;
+        let mut k = vs;
+        while k < b.len() && b[k] != q {
+            k += if b[k] == b'\\' { 2 } else { 1 };
+        }
+        let ve = k.min(b.len());
+        return (ve > vs).then_some((vs, ve));
+    }
+    let vs = j;
+    let mut k = vs;
+    while k < b.len() && !b[k].is_ascii_whitespace() {
+        k += if b[k] == b'\\' { 2 } else { 1 };
+    }
+    let ve = k.min(b.len());
+    (ve > vs).then_some((vs, ve))
+}
+
+/// Redacts one URI (no whitespace inside): the user info's password and the values of
+/// password query parameters.
+fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Piece<'a>)) {
+    let b = uri.as_bytes();
+    let query_at = b[plen..].iter().position(|c| *c == b'?').map(|p| plen + p);
+    let authority_end = query_at.unwrap_or(b.len());
+    let mut pos = 0;
+    // User info: up to the last '@' before the query.
+    if let Some(at) = b[plen..authority_end].iter().rposition(|c| *c == b'@') {
+        let at = plen + at;
+        if let Some(colon) = b[plen..at].iter().position(|c| *c == b':') {
+            let colon = plen + colon;
+            if at > colon + 1 {
+                emit(Piece::Keep(&uri[..colon + 1]));
+                emit(Piece::Secret(&uri[colon + 1..at]));
+                pos = at;
+            }
+        }
+    }
+    let Some(q) = query_at else {
+        emit(Piece::Keep(&uri[pos..]));
+        return;
+    };
+    emit(Piece::Keep(&uri[pos..q + 1]));
+    let mut k = q + 1;
+    while k <= b.len() {
+        let end = b[k..]
+            .iter()
+            .position(|c| *c == b'&' || *c == b'#')
+            .map_or(b.len(), |p| k + p);
+        let param = &uri[k..end];
+        match param.split_once('=') {
+            Some((key, value))
+                if !value.is_empty()
+                    && percent_decode(key)
+                        .to_ascii_lowercase()
+                        .ends_with("password") =>
+            {
+                let vs = k + key.len() + 1;
+                emit(Piece::Keep(&uri[k..vs]));
+                emit(Piece::Secret(&uri[vs..end]));
+            }
+            _ => emit(Piece::Keep(param)),
+        }
+        if end >= b.len() {
+            break;
+        }
+        emit(Piece::Keep(&uri[end..end + 1]));
+        k = end + 1;
+    }
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' {
+            if let (Some(h), Some(l)) = (
+                b.get(i + 1).and_then(|c| hex(*c)),
+                b.get(i + 2).and_then(|c| hex(*c)),
+            ) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (input, expected) for every way libpq (and the places pgsurge prints them) can
+    /// carry a password.
+    const CASES: &[(&str, &str)] = &[
+        // conninfo key=value
+        (
+            "host=h password=secret dbname=d",
+            "host=h password=******** dbname=d",
+        ),
+        ("password=secret", "password=********"),
+        (
+            "host=h password = secret user=u",
+            "host=h password = ******** user=u",
+        ),
+        ("host=h password= secret", "host=h password= ********"),
+        ("host=h password =secret", "host=h password =********"),
+        (
+            "host=h\tpassword\t=\tsecret",
+            "host=h\tpassword\t=\t********",
+        ),
+        ("password='Sp ace' host=h", "password='********' host=h"),
+        ("password = 'Sp ace'", "password = '********'"),
+        (
+            r"password='it\'s a secret' user=u",
+            "password='********' user=u",
+        ),
+        (
+            r"password='ends with \\' user=u",
+            "password='********' user=u",
+        ),
+        (r"password=back\ slash user=u", "password=******** user=u"),
+        ("password=''", "password=''"),
+        ("sslpassword=keypass host=h", "sslpassword=******** host=h"),
+        ("PASSWORD=upper", "PASSWORD=********"),
+        ("PGPASSWORD=env psql", "PGPASSWORD=******** psql"),
+        ("password='unterminated secret", "password='********"),
+        // not a password keyword
+        ("host=h passwordless=1", "host=h passwordless=1"),
+        (
+            "password authentication failed for user \"u\"",
+            "password authentication failed for user \"u\"",
+        ),
+        ("user=password host=h", "user=password host=h"),
+        // URIs
+        ("postgres://u:pw@h/db", "postgres://u:********@h/db"),
+        (
+            "postgresql://u:pw@h:5432/db",
+            "postgresql://u:********@h:5432/db",
+        ),
+        ("POSTGRESQL://u:pw@h/db", "POSTGRESQL://u:********@h/db"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        ("postgresql://u:@h/db", "postgresql://u:@h/db"),
+        ("postgresql://h/db", "postgresql://h/db"),
+        (
+            "postgresql://u:p%40ss%20w@h/db",
+            "postgresql://u:********@h/db",
+        ),
+        ("postgresql://u:p@ss@h/db", "postgresql://u:********@h/db"),
+        (
+            "postgresql://u:pw@h1:5432,h2:5433/db",
+            "postgresql://u:********@h1:5432,h2:5433/db",
+        ),
+        (
+            "postgresql://h/db?password=x",
+            "postgresql://h/db?password=********",
+        ),
+        (
+            "postgresql://h/db?sslmode=require&password=x&user=u",
+            "postgresql://h/db?sslmode=require&password=********&user=u",
+        ),
+        (
+            "postgresql://h/db?pass%77ord=x",
+            "postgresql://h/db?pass%77ord=********",
+        ),
+        (
+            "postgresql://h/db?sslpassword=k",
+            "postgresql://h/db?sslpassword=********",
+        ),
+        (
+            "postgresql://h/db?user=a@b&password=x",
+            "postgresql://h/db?user=a@b&password=********",
+        ),
+        (
+            "postgresql://u:pw@h/db?password=x#frag",
+            "postgresql://u:********@h/db?password=********#frag",
+        ),
+        // URIs and conninfo inside messages
+        (
+            "cannot open results store \"postgres://u:pw@h/db\": refused",
+            "cannot open results store \"postgres://u:********@h/db\": refused",
+        ),
+        (
+            "connection string \"host=h password='a b' dbname=x\": bad",
+            "connection string \"host=h password='********' dbname=x\": bad",
+        ),
+        (
+            "store postgres://u:pw@h/db, set 3",
+            "store postgres://u:********@h/db, set 3",
+        ),
+        // TOML / JSON forms
+        (
+            "conninfo = \"host=h password=secret\"",
+            "conninfo = \"host=h password=********",
+        ),
+        ("password = \"toml secret\"", "password = \"********\""),
+        (
+            "{\"password\": \"json secret\", \"a\": 1}",
+            "{\"password\": \"********\", \"a\": 1}",
+        ),
+        // non-ASCII around and inside
+        (
+            "hôte=é password=пароль dbname=ü",
+            "hôte=é password=******** dbname=ü",
+        ),
+        ("postgresql://ü:пароль@h/db", "postgresql://ü:********@h/db"),
+        ("", ""),
+    ];
+
+    #[test]
+    fn every_syntax_is_redacted() {
+        for (input, want) in CASES {
+            assert_eq!(redact(input), *want, "input: {input}");
+            // idempotent
+            assert_eq!(redact(want), *want, "twice: {input}");
+        }
+    }
+
+    #[test]
+    fn redacted_conninfo_still_parses_the_same_way_except_the_password() {
+        for s in [
+            "host=h password = 'Sp ace' user=u dbname=d",
+            "postgresql://u:p%40ss@h:5/d?password=x&sslmode=disable",
+        ] {
+            let before = crate::conninfo::parse_conninfo_or_uri(s).unwrap();
+            let after = crate::conninfo::parse_conninfo_or_uri(&redact(s)).unwrap();
+            assert_eq!(before.len(), after.len());
+            for ((k1, v1), (k2, v2)) in before.iter().zip(&after) {
+                assert_eq!(k1, k2);
+                if k1 == "password" {
+                    assert_eq!(v2, MASK);
+                    assert_ne!(v1, MASK);
+                } else {
+                    assert_eq!(v1, v2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn secrets_are_listed_raw_unescaped_and_decoded() {
+        let p = passwords(r"postgresql://u:p%40ss@h/d?password=q%20r password='it\'s'");
+        for want in ["p%40ss", "p@ss", "q%20r", "q r", r"it\'s", "it's"] {
+            assert!(p.iter().any(|s| s == want), "{want} missing in {p:?}");
+        }
+        let msg = "invalid percent-encoded token: \"p@ss\" (it's)";
+        let out = redact_with(msg, &p);
+        assert!(!out.contains("p@ss") && !out.contains("it's"), "{out}");
+    }
+}
