@@ -38,8 +38,8 @@ pub mod stop;
 pub mod throttle;
 pub mod timer;
 
+pub use pgsurge_results::progress_counters::IntervalSample;
 pub use pgsurge_results::result::RunResult;
-pub use pgsurge_results::shared::IntervalSample;
 pub use run::{run, IntervalHook, RunHooks};
 pub use spec::{
     DatabaseInfo, ErrorSpec, OutputSpec, ProgressSpec, QueryMode, RunLimit, RunScript, RunSpec,

@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use pgsurge_init::PartitionMethod;
 use pgsurge_results::progress::{format_progress_line, ProgressOptions};
+use pgsurge_results::progress_counters::{IntervalSample, ProgressAggregator, SharedCounters};
 use pgsurge_results::result::{RunInfo, RunOptions, RunResult, ScriptInfo};
-use pgsurge_results::shared::{IntervalSample, ProgressAggregator, SharedCounters};
 use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_results::txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogWriter};
 use pgsurge_results::{HdrIntervalLogWriter, LatencyHistogram};

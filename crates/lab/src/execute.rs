@@ -22,10 +22,10 @@ use pgsurge_wire::ConnConfig;
 
 use crate::error::{LabError, Result};
 use crate::matrix::{ScriptSource, TestPlan, Workload};
-use crate::pg::Pg;
 use crate::pgstats;
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::spec::{Campaign, InitOptionsSpec, Limit, ThreadsValue};
+use crate::sql_session::Pg;
 use crate::target::LiveTarget;
 
 /// Everything about a test that does not depend on how it went.
@@ -250,7 +250,7 @@ fn snapshot(monitor: &mut Pg, target: &LiveTarget) -> Result<BTreeMap<String, f6
 fn settle(monitor: &mut Pg, db: &str) -> Result<()> {
     let sql = format!(
         "SELECT xact_commit FROM pg_stat_database WHERE datname = {}",
-        crate::pg::literal(db)
+        crate::sql_session::literal(db)
     );
     let mut last = monitor.value(&sql)?;
     for _ in 0..12 {

@@ -11,6 +11,7 @@
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
 //! | [`sampler`] | per-second OS (/proc) and PostgreSQL samples |
 //! | [`pgstats`] | version-dependent statistics views, in one place |
+//! | [`sql_session`] | the blocking SQL session of the lab's own queries (hygiene, counters, settings) |
 //! | [`manifest`] | the environment manifest |
 //! | [`convert`] | engine results → store records |
 //! | [`import`] | pgbench text reports and `-l` / aggregate logs → store |
@@ -26,13 +27,13 @@ pub mod execute;
 pub mod import;
 pub mod manifest;
 pub mod matrix;
-pub mod pg;
 pub mod pgstats;
 pub mod quickstart;
 mod results_cli;
 pub mod runner;
 pub mod sampler;
 pub mod spec;
+pub mod sql_session;
 pub mod target;
 pub mod thresholds;
 

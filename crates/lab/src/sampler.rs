@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use pgsurge_store::{now_epoch, MetricInfo, MetricSample};
 use procfs::{Current, CurrentSI};
 
-use crate::pg::Pg;
 use crate::pgstats;
+use crate::sql_session::Pg;
 
 /// What to sample.
 #[derive(Debug, Clone)]

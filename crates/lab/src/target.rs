@@ -3,8 +3,8 @@
 use pgsurge_server::{BinarySource, Cluster, ClusterBuilder};
 
 use crate::error::{LabError, Result};
-use crate::pg::Pg;
 use crate::spec::TargetSpec;
+use crate::sql_session::Pg;
 
 /// A target ready for tests.
 pub struct LiveTarget {

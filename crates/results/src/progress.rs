@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::pgfmt::{f1, f3, PercentileLabel};
-use crate::shared::IntervalSample;
+use crate::progress_counters::IntervalSample;
 
 /// What a progress line shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

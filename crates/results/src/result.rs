@@ -9,7 +9,7 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::LatencyHistogram;
-use crate::shared::{IntervalSample, Percentile};
+use crate::progress_counters::{IntervalSample, Percentile};
 use crate::simple::SimpleStats;
 use crate::stats::{ThreadStats, TxnStats};
 

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::{LatencyHistogram, SIGFIG_COARSE, SIGFIG_FINE};
+use crate::progress_counters::SharedCounters;
 use crate::result::RunOptions;
-use crate::shared::SharedCounters;
 use crate::simple::SimpleStats;
 use crate::ResultsError;
 
