@@ -117,7 +117,14 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
         }
     };
     let server_version = conn.parameter("server_version").map(str::to_string);
-    print_banner(&conn, server_version.as_deref());
+    // With `--json=-` stdout carries the JSON document only; the banner goes with the
+    // text report, to stderr.
+    let json_to_stdout = o
+        .extensions
+        .json
+        .as_deref()
+        .is_some_and(|p| p.as_os_str() == "-");
+    print_banner(&conn, server_version.as_deref(), json_to_stdout);
     if o.debug_level > 0 {
         let _ = std::io::stdout().flush();
         let (name, count) = match o.limit {
@@ -165,8 +172,12 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
 }
 
 /// `pgbench (18.0)`, or `pgbench (18.0, server 17.11)` when the versions differ.
-fn print_banner(conn: &Connection, server_version: Option<&str>) {
-    let mut out = std::io::stdout().lock();
+fn print_banner(conn: &Connection, server_version: Option<&str>, to_stderr: bool) {
+    let mut out: Box<dyn Write> = if to_stderr {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
     let _ = if conn.server_version_num() == CLIENT_VERSION_NUM {
         writeln!(out, "pgbench ({CLIENT_VERSION})")
     } else {

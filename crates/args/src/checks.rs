@@ -232,5 +232,18 @@ fn bench_checks(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
     if raw.max_tries == 0 && raw.latency_limit_us == 0 && raw.duration == 0 {
         return Err(fatal(ctx, "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)"));
     }
+    let g = &raw.extensions.generator;
+    match (g.index, g.count) {
+        (Some(_), None) => {
+            return Err(fatal(ctx, "--generator-index requires --generator-count"));
+        }
+        (Some(i), Some(n)) if i >= n => {
+            return Err(fatal(
+                ctx,
+                format!("--generator-index ({i}) must be less than --generator-count ({n})"),
+            ));
+        }
+        _ => {}
+    }
     Ok(())
 }

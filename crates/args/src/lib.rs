@@ -27,6 +27,7 @@
 mod bench;
 mod checks;
 mod diag;
+pub mod generator;
 mod getopt;
 mod help;
 mod numeric;

@@ -83,6 +83,8 @@ pub struct Extensions {
     pub json: Option<PathBuf>,
     /// `--hdr-log=FILE`: write an HdrHistogram interval log to FILE.
     pub hdr_log: Option<PathBuf>,
+    /// `--start-at`, `--generator-*`: this process as one generator of a distributed run.
+    pub generator: crate::generator::GeneratorOptions,
 }
 
 /// Default list of `--percentiles` without a value.
@@ -230,6 +232,7 @@ impl BenchOptions {
             hdr_log: self.extensions.hdr_log,
         };
         spec.database = database;
+        spec.generator = self.extensions.generator;
         spec
     }
 }

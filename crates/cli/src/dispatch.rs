@@ -18,6 +18,8 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
         "report" => pgsurge_report::report_main(rest),
         "compare" => pgsurge_report::compare_main(rest),
         "server" => pgsurge_server::server_main(rest),
+        "merge" => pgsurge_dist::merge_main(rest),
+        "dist" => pgsurge_dist::dist_main(rest),
         _ => return None,
     })
 }

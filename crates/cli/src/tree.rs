@@ -76,6 +76,11 @@ pub fn tree() -> Command {
                 .about("Throwaway server + short benchmark matrix + stored results + report"),
         )
         .subcommand(
+            pgsurge_dist::merge_cli()
+                .about("Merge several generators' --json results exactly into one report"),
+        )
+        .subcommand(pgsurge_dist::dist_cli())
+        .subcommand(
             Command::new("schema")
                 .about("Print the JSON Schema of a machine-readable output")
                 .arg(
@@ -171,6 +176,8 @@ mod tests {
             &["report"],
             &["compare"],
             &["quickstart"],
+            &["merge"],
+            &["dist", "local"],
             &["schema"],
             &["completions"],
             &["man"],

@@ -33,6 +33,7 @@ pub mod run;
 pub mod script_host;
 pub mod spec;
 pub mod sqltext;
+pub mod start_at;
 pub mod stderr;
 pub mod stop;
 pub mod throttle;
@@ -42,8 +43,8 @@ pub use pgsurge_results::progress_counters::IntervalSample;
 pub use pgsurge_results::result::RunResult;
 pub use run::{run, IntervalHook, RunHooks};
 pub use spec::{
-    DatabaseInfo, ErrorSpec, OutputSpec, ProgressSpec, QueryMode, RunLimit, RunScript, RunSpec,
-    SpecError, TxnLogSpec,
+    DatabaseInfo, ErrorSpec, GeneratorOptions, OutputSpec, ProgressSpec, QueryMode, RunLimit,
+    RunScript, RunSpec, SpecError, TxnLogSpec,
 };
 pub use stderr::{Diagnostic, DiagnosticLevel, DiagnosticSink};
 pub use stop::StopFlag;

@@ -24,7 +24,7 @@ use std::time::Duration;
 use pgsurge_init::PartitionMethod;
 use pgsurge_results::progress::{format_progress_line, ProgressOptions};
 use pgsurge_results::progress_counters::{IntervalSample, ProgressAggregator, SharedCounters};
-use pgsurge_results::result::{RunInfo, RunOptions, RunResult, ScriptInfo};
+use pgsurge_results::result::{encode_histogram, RunInfo, RunOptions, RunResult, ScriptInfo};
 use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_results::txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogWriter};
 use pgsurge_results::{HdrIntervalLogWriter, LatencyHistogram};
@@ -38,6 +38,7 @@ use crate::plan::{build_plan, Plan};
 use crate::recorder::{ThreadLog, ThreadRecorder};
 use crate::script_host::ClientScript;
 use crate::spec::RunSpec;
+use crate::start_at::{generator_info, StartGate};
 use crate::stderr::{DiagnosticSink, SinkGuard, StderrDiag};
 use crate::stop::StopFlag;
 use crate::throttle::ThrottleSchedule;
@@ -133,6 +134,8 @@ struct PreparedRun {
     plan: Plan,
     options: RunOptions,
     clock: RunClock,
+    /// Holds the clients until `--start-at` (open without it).
+    gate: StartGate,
     /// Run clock time when preparation ended (the `-T` deadline counts from it).
     start_time: i64,
     start_epoch_us: i64,
@@ -163,9 +166,11 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
     let clock = RunClock::new();
     let start_time = clock.now();
     let start_epoch_us = clock.to_epoch_us(start_time);
+    // `--start-at`: the threads connect, then wait for the instant; -T counts from it.
+    let gate = StartGate::new(&spec.generator, &clock);
     let end_us = spec
         .duration_s()
-        .map_or(0, |s| start_time + i64::from(s) * 1_000_000);
+        .map_or(0, |secs| gate.end_of_duration(start_time, secs));
     let out = &spec.output;
     // The JSON document carries the per-interval series, so --json collects it too
     // (progress lines are still printed only with -P).
@@ -240,6 +245,7 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
         plan,
         options,
         clock,
+        gate,
         start_time,
         start_epoch_us,
         end_us,
@@ -255,6 +261,7 @@ struct Shared<'a> {
     spec: &'a RunSpec,
     plan: &'a Plan,
     clock: &'a RunClock,
+    gate: &'a StartGate,
     /// The caller's stop request.
     stop: &'a StopFlag,
     /// Raised by a thread that met `--exit-on-abort`: the others stop too.
@@ -322,6 +329,7 @@ fn drive_thread(
         shared.finished.fetch_add(1, Ordering::SeqCst);
         return Err(ThreadFailure::Connect(msg));
     }
+    shared.gate.wait(shared.clock);
     let bench_start = shared.clock.now();
     let mut schedule = shared
         .spec
@@ -393,6 +401,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         spec,
         plan: &prepared.plan,
         clock: &prepared.clock,
+        gate: &prepared.gate,
         stop: &hooks.stop,
         halt: StopFlag::new(),
         barrier: Barrier::new(threads.len()),
@@ -439,6 +448,8 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
 /// caller's hook, taken from the threads' live counters while they run.
 struct IntervalSampler<'h> {
     period_us: i64,
+    /// `--json`: each sample carries its encoded latency histogram.
+    histograms_in_samples: bool,
     progress: Option<ProgressOptions>,
     percentiles: Vec<f64>,
     hdr_log: Option<HdrIntervalLogWriter>,
@@ -466,6 +477,7 @@ impl<'h> IntervalSampler<'h> {
         let progress = spec.output.progress;
         Ok(IntervalSampler {
             period_us: i64::from(progress.map_or(1, |p| p.interval_s)) * 1_000_000,
+            histograms_in_samples: spec.output.json.is_some(),
             progress: progress.map(|_| ProgressOptions::for_run(&prepared.options)),
             percentiles: spec.output.percentiles.clone().unwrap_or_default(),
             hdr_log,
@@ -484,9 +496,9 @@ impl<'h> IntervalSampler<'h> {
         while shared.finished.load(Ordering::SeqCst) < shared.nthreads {
             let now = clock.now();
             let Some(agg) = aggregator.as_mut() else {
-                // Intervals count from the end of the connection phase.
-                if shared.connect_failed.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(5));
+                // Intervals count from the end of the connection phase (or --start-at).
+                if shared.connect_failed.load(Ordering::SeqCst) || !shared.gate.is_open(now) {
+                    std::thread::sleep(Duration::from_millis(1));
                     continue;
                 }
                 let pct = self.percentiles.clone();
@@ -500,7 +512,11 @@ impl<'h> IntervalSampler<'h> {
                 continue;
             };
             if now >= next {
-                let sample = agg.tick(now);
+                let mut sample = agg.tick(now);
+                if self.histograms_in_samples {
+                    // Exact merging of generators' seconds (`pgsurge merge`).
+                    sample.histogram = encode_histogram(agg.interval_histogram());
+                }
                 self.emit(clock, now, agg, sample);
                 while next <= now {
                     next += self.period_us;
@@ -644,5 +660,7 @@ fn merge(
         interrupted: shared.stop.is_raised(),
         aborted,
     };
-    Ok(RunResult::build(info, &merged, intervals))
+    let mut result = RunResult::build(info, &merged, intervals);
+    result.generator = generator_info(&spec.generator, clock, first_start, end);
+    Ok(result)
 }

@@ -137,6 +137,32 @@ pub struct DatabaseInfo {
     pub server_version: Option<String>,
 }
 
+/// This process as one load generator of a distributed run (`--start-at`,
+/// `--generator-*`). All unset by default: the run is then pgbench's.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GeneratorOptions {
+    /// `--start-at=TIME`: the wall-clock instant (Unix epoch µs) at which every client
+    /// starts, after all connections are open. `None`: start as soon as connected.
+    pub start_at_unix_us: Option<i64>,
+    /// `--generator-name=NAME` (default: the host name, filled in by the engine).
+    pub name: Option<String>,
+    /// `--generator-index=I`: 0-based position among `--generator-count` generators.
+    pub index: Option<u32>,
+    /// `--generator-count=N`: number of generators in the run.
+    pub count: Option<u32>,
+}
+
+impl GeneratorOptions {
+    /// True when any generator option was given (the result then records a
+    /// `generator` section).
+    pub fn is_set(&self) -> bool {
+        self.start_at_unix_us.is_some()
+            || self.name.is_some()
+            || self.index.is_some()
+            || self.count.is_some()
+    }
+}
+
 /// The typed, validated description of one run. See the module documentation for how
 /// to build one.
 #[derive(Debug, Clone)]
@@ -174,6 +200,8 @@ pub struct RunSpec {
     pub output: OutputSpec,
     /// The database under test.
     pub database: DatabaseInfo,
+    /// Identity and start instant as one generator of a distributed run.
+    pub generator: GeneratorOptions,
 }
 
 /// A [`RunSpec`] that describes no valid run (what would be valid is in the message).
@@ -205,6 +233,7 @@ impl RunSpec {
                 scale: 1,
                 ..DatabaseInfo::default()
             },
+            generator: GeneratorOptions::default(),
         }
     }
 
@@ -282,6 +311,13 @@ impl RunSpec {
         if let Some(ps) = &out.percentiles {
             if let Some(p) = ps.iter().find(|p| !(**p > 0.0 && **p <= 100.0)) {
                 return fail(format!("percentiles must be in (0, 100], not {p}"));
+            }
+        }
+        if let (Some(index), Some(count)) = (self.generator.index, self.generator.count) {
+            if index >= count {
+                return fail(format!(
+                    "the generator index ({index}) must be less than the generator count ({count})"
+                ));
             }
         }
         Ok(())

@@ -23,7 +23,7 @@ use pgsurge_wire::ConnConfig;
 use crate::error::{LabError, Result};
 use crate::matrix::{ScriptSource, TestPlan, Workload};
 use crate::pgstats;
-use crate::sampler::{Sampler, SamplerConfig};
+use crate::sampler::Sampler;
 use crate::spec::{Campaign, InitOptionsSpec, Limit, ThreadsValue};
 use crate::sql_session::Pg;
 use crate::target::LiveTarget;
@@ -493,7 +493,7 @@ fn run_test_inner(
     if h.checkpoint {
         pg.exec("CHECKPOINT")?;
     }
-    if h.reset_stats {
+    if h.resets_stats(target.cluster.is_some()) {
         pg.exec(&pgstats::reset_sql(target.version_num))?;
     }
     let database = detect_database(&mut pg, target)?;
@@ -531,14 +531,7 @@ fn run_test_inner(
     settle(&mut monitor, &target.dbname)?;
     let before = snapshot(&mut monitor, target)?;
     let sampling = &c.spec.sampling;
-    let sampler = Sampler::start(SamplerConfig {
-        os: sampling.os,
-        pg: sampling
-            .pg
-            .then(|| (target.monitor_conninfo.clone(), target.dbname.clone())),
-        interval: sampling.interval,
-        devices: sampling.devices.clone(),
-    });
+    let sampler = Sampler::start(target.sampler_config(sampling));
     let spec = run_spec(s, target, c.limit(), database)?;
     w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
     let mut cb = |iv: &IntervalSample, h: &LatencyHistogram| {
@@ -564,6 +557,7 @@ fn run_test_inner(
     settle(&mut monitor, &target.dbname)?;
     let after = snapshot(&mut monitor, target)?;
     w.metrics = sampled.samples;
+    w.facts.extend(sampled.facts);
     w.metric_info = crate::sampler::describe_all(&w.metrics);
     for e in sampled.errors {
         w.warnings.push(warning("sampler", e));

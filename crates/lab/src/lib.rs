@@ -9,7 +9,9 @@
 //! | [`target`] | throwaway or existing servers for a campaign |
 //! | [`execute`] | one test: init, hygiene, snapshots, engine run, samplers |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
-//! | [`sampler`] | per-second OS (/proc) and PostgreSQL samples |
+//! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples |
+//! | [`hostmetrics`] | server-host metrics: local /proc, node_exporter, pg_read_file |
+//! | [`facts`] | names of the per-test facts (`run_facts`) |
 //! | [`pgstats`] | version-dependent statistics views, in one place |
 //! | [`sql_session`] | the blocking SQL session of the lab's own queries (hygiene, counters, settings) |
 //! | [`manifest`] | the environment manifest |
@@ -24,6 +26,8 @@ mod campaign_cli;
 pub mod convert;
 pub mod error;
 pub mod execute;
+pub mod facts;
+pub mod hostmetrics;
 pub mod import;
 pub mod manifest;
 pub mod matrix;

@@ -237,6 +237,20 @@ pub(crate) fn cpu_families(names: &BTreeSet<&str>) -> Vec<(String, String)> {
     out
 }
 
+/// `1.23 MB/s` style (decimal units), for byte rates.
+fn human_rate(bytes_per_s: f64) -> String {
+    let (v, u) = if bytes_per_s >= 1e9 {
+        (bytes_per_s / 1e9, "GB/s")
+    } else if bytes_per_s >= 1e6 {
+        (bytes_per_s / 1e6, "MB/s")
+    } else if bytes_per_s >= 1e3 {
+        (bytes_per_s / 1e3, "kB/s")
+    } else {
+        (bytes_per_s, "B/s")
+    };
+    format!("{v:.2} {u}")
+}
+
 fn mean_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
     let v: Vec<f64> = points?
         .iter()
@@ -268,7 +282,23 @@ pub(crate) fn run_page(
     let points = metric_points(&run.metrics, t0);
     let names: BTreeSet<&str> = points.keys().copied().collect();
     let x_label = "seconds since the measured start";
+    // The whole measured test on every time axis, whatever a chart's samples cover.
+    let end = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.elapsed_s + i.duration_s)
+        .chain(rec.measured_s)
+        .chain(
+            points
+                .values()
+                .flatten()
+                .map(|p| p.0)
+                .filter(|x| x.is_finite()),
+        )
+        .fold(0.0, f64::max);
     let mk = |title: &str, y: &str, series: Vec<Series>, note: String| LineChart {
+        x_bounds: Some((0.0, end)),
         title: title.into(),
         x_label: x_label.into(),
         y_label: y.into(),
@@ -400,7 +430,7 @@ pub(crate) fn run_page(
         .into_iter()
         .find(|n| points.contains_key(n));
     if let Some(w) = wal_name.and_then(|n| mean_of(points.get(n))) {
-        glance.push(("WAL written (mean MB/s)".into(), format!("{:.2}", w / 1e6)));
+        glance.push(("WAL written (mean)".into(), human_rate(w)));
     }
     glance.push((
         "checkpoints during the test".into(),

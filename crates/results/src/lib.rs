@@ -15,6 +15,7 @@
 //! | [`stats`] | per-thread, per-script, per-command statistics |
 //! | [`progress_counters`] | cross-thread progress counters and interval samples |
 //! | [`result`] | the serializable `RunResult` |
+//! | [`generator`] | a distributed run's generator identity and clock |
 //! | [`report`] | the pgbench final report |
 //! | [`progress`] | `-P` lines |
 //! | [`txnlog`] | `-l` per-transaction and aggregate logs |
@@ -49,6 +50,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod generator;
 pub mod hdrlog;
 pub mod histogram;
 pub mod json;
@@ -62,6 +64,7 @@ pub mod stats;
 pub mod txnlog;
 
 pub use error::ResultsError;
+pub use generator::GeneratorInfo;
 pub use hdrlog::HdrIntervalLogWriter;
 pub use histogram::LatencyHistogram;
 pub use json::{write_json, write_json_to, RUN_RESULT_SCHEMA};

@@ -327,6 +327,10 @@ pub struct RunResult {
     pub scripts: Vec<ScriptResult>,
     /// Per reporting interval (progress period, or 1 s), in order.
     pub intervals: Vec<IntervalSample>,
+    /// The generator that produced this result, when run as one generator of a
+    /// distributed run (`--start-at`, `--generator-*`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<crate::generator::GeneratorInfo>,
 }
 
 impl RunResult {
@@ -399,6 +403,7 @@ impl RunResult {
             totals: TxnSummary::build(&stats.overall(), &ranks),
             scripts,
             intervals,
+            generator: None,
         }
     }
 }
