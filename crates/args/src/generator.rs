@@ -10,30 +10,8 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 /// Who this generator is among the generators of one distributed run, and when its
-/// clients start.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct GeneratorOptions {
-    /// `--start-at=TIME`: the wall-clock instant (Unix epoch µs) at which every client
-    /// starts, after all connections are open. `None`: start as soon as connected.
-    pub start_at_unix_us: Option<i64>,
-    /// `--generator-name=NAME` (default: the host name, filled in by the engine).
-    pub name: Option<String>,
-    /// `--generator-index=I`: 0-based position among `--generator-count` generators.
-    pub index: Option<u32>,
-    /// `--generator-count=N`: number of generators in the run.
-    pub count: Option<u32>,
-}
-
-impl GeneratorOptions {
-    /// True when any generator option was given (the result then records a
-    /// `generator` section).
-    pub fn is_set(&self) -> bool {
-        self.start_at_unix_us.is_some()
-            || self.name.is_some()
-            || self.index.is_some()
-            || self.count.is_some()
-    }
-}
+/// clients start (the engine's type, carried into the `RunSpec` as is).
+pub use pgsurge_engine::GeneratorOptions;
 
 /// The wall clock now, in Unix epoch µs.
 pub fn now_unix_us() -> i64 {

@@ -11,10 +11,10 @@ use crate::tree::{find, tree, write_man_pages};
 /// when `cmd` is not one of them.
 fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
     Some(match cmd {
-        "bench" => pgsurge_engine::bench_main(rest),
+        "bench" => pgsurge_args::bench_main(rest),
         "campaign" => pgsurge_lab::campaign_main(rest),
         "results" => pgsurge_lab::results_main(rest),
-        "quickstart" => pgsurge_lab::quickstart_main(rest),
+        "quickstart" => pgsurge_lab::quickstart_main(rest, &quickstart_report),
         "report" => pgsurge_report::report_main(rest),
         "compare" => pgsurge_report::compare_main(rest),
         "server" => pgsurge_server::server_main(rest),
@@ -87,7 +87,7 @@ pub fn run(argv: &[OsString]) -> i32 {
         })
         .unwrap_or_default();
     if invoked_as == "pgbench" {
-        return pgsurge_engine::bench_main(&argv[1..]);
+        return pgsurge_args::bench_main(&argv[1..]);
     }
     let Some(cmd) = argv.get(1).map(|s| s.to_string_lossy().into_owned()) else {
         eprint!("{}", tree().render_help());
@@ -156,6 +156,18 @@ pub fn run(argv: &[OsString]) -> i32 {
             2
         }
     }
+}
+
+/// The quickstart's HTML report: lab runs the campaign, the report crate renders it.
+fn quickstart_report(
+    store: &mut pgsurge_store::Store,
+    set_id: i64,
+    dir: &std::path::Path,
+) -> Result<std::path::PathBuf, String> {
+    let request = pgsurge_report::ReportRequest { sets: vec![set_id] };
+    pgsurge_report::write_report(store, &request, dir)
+        .map(|files| files.index)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

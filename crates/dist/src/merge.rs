@@ -6,7 +6,7 @@
 //! data out: reading files and printing live in `merge_cli.rs`.
 
 use hdrhistogram::Histogram;
-use pgsurge_results::shared::{IntervalSample, Percentile};
+use pgsurge_results::progress_counters::{IntervalSample, Percentile};
 use pgsurge_results::{
     CommandResult, LatencySummary, RunResult, ScriptResult, SimpleStats, TxnSummary,
     DEFAULT_PERCENTILES, SCHEMA_VERSION,

@@ -6,8 +6,8 @@
 use pgsurge_dist::histograms::{buckets, decode};
 use pgsurge_dist::merge::merge;
 use pgsurge_dist::merge_cli::{merge_files, write_merged_report};
+use pgsurge_results::progress_counters::IntervalSample;
 use pgsurge_results::result::encode_histogram;
-use pgsurge_results::shared::IntervalSample;
 use pgsurge_results::{
     GeneratorInfo, LatencyHistogram, LatencySummary, RunOptions, RunResult, ScriptResult,
     SimpleStats, TxnSummary, SCHEMA_VERSION,

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use pgsurge_args::generator::GeneratorOptions;
+use crate::spec::GeneratorOptions;
 use pgsurge_results::generator::{host_name, GeneratorInfo};
 
 use crate::clock::RunClock;

@@ -23,7 +23,7 @@ use std::time::Duration;
 use pgsurge_store::MetricSample;
 use serde_json::{json, Value};
 
-use crate::pg::{literal, Pg};
+use crate::sql_session::{literal, Pg};
 
 /// Cumulative CPU time by mode, summed over CPUs (any unit: only shares are used).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -19,8 +19,8 @@ use pgsurge_store::{now_epoch, FactRecord, MetricInfo, MetricSample};
 
 use crate::hostmetrics::{self, HostRates, HostSource};
 
-use crate::pg::Pg;
 use crate::pgstats;
+use crate::sql_session::Pg;
 
 /// What to sample.
 #[derive(Debug, Clone)]

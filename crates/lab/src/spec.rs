@@ -308,7 +308,8 @@ pub struct RunSection {
     /// Database name used on throwaway servers.
     #[serde(default = "default_db")]
     pub database: String,
-    /// Extra pgbench options appended verbatim (e.g. ["--failures-detailed"]).
+    /// Extra pgbench flags (e.g. ["--failures-detailed"]); only the flags
+    /// [`crate::execute::extra_flags`] lists, each mapped to a typed run option.
     #[serde(default)]
     pub extra_args: Vec<String>,
 }
@@ -802,6 +803,8 @@ impl Campaign {
         if !["simple", "extended", "prepared"].contains(&r.query_mode.as_str()) {
             return Err(self.invalid("run.query_mode", "must be simple, extended or prepared"));
         }
+        crate::execute::extra_flags(&r.extra_args)
+            .map_err(|e| self.invalid("run.extra_args", e))?;
         if let Some(ThreadsValue::Auto(a)) = &r.threads {
             if a != "auto" {
                 return Err(self.invalid("run.threads", "must be a number or \"auto\""));

@@ -16,9 +16,9 @@ use serde_json::Value;
 use crate::error::{LabError, Result};
 use crate::facts;
 use crate::hostmetrics::{self, HostSource};
-use crate::pg::Pg;
 use crate::sampler::SamplerConfig;
 use crate::spec::{InitMode, InitOptionsSpec, SamplingSection, TargetSpec};
+use crate::sql_session::Pg;
 
 /// A target ready for tests.
 pub struct LiveTarget {

@@ -211,7 +211,7 @@ fn init_never_fails_the_test_when_the_tables_are_missing() {
 fn pg_read_file_reads_the_servers_host_through_the_server() {
     use pgsurge_lab::hostmetrics::{self, HostRates, HostSource};
     let srv = TestServer::shared();
-    let mut pg = pgsurge_lab::pg::Pg::connect(&srv.conninfo("postgres")).unwrap();
+    let mut pg = pgsurge_lab::sql_session::Pg::connect(&srv.conninfo("postgres")).unwrap();
     assert!(hostmetrics::can_read_server_files(&mut pg));
     let m = hostmetrics::manifest_via_server(&mut pg, Some(&srv.data_dir().display().to_string()));
     let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();

@@ -1,4 +1,4 @@
-//! Cross-thread progress: each driver thread publishes its running totals into
+//! Cross-thread progress counters: each driver thread publishes its running totals into
 //! its own [`SharedCounters`] (relaxed atomic stores, single writer), and the
 //! progress thread (pgbench: thread 0) sums them with a [`ProgressAggregator`]
 //! into one [`IntervalSample`] per report — the numbers of a `-P` line and one
