@@ -154,17 +154,21 @@ fn init_outcome(ctx: &mut Ctx<'_>, raw: Raw, connection: Connection) -> Step<Out
     if raw.foreign_keys && !steps.contains('f') {
         steps.push('f');
     }
+    // -s, -F and --partitions were checked against pgbench's int ranges while parsing.
+    let int = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     Ok(Outcome::Init(InitOptions {
         connection,
-        steps,
-        scale: raw.scale,
-        fillfactor: raw.fillfactor,
-        partitions: raw.partitions,
-        partition_method,
-        tablespace: raw.tablespace,
-        index_tablespace: raw.index_tablespace,
-        unlogged_tables: raw.unlogged_tables,
-        quiet: raw.quiet,
+        spec: pgsurge_init::InitSpec {
+            steps,
+            scale: int(raw.scale),
+            fillfactor: int(raw.fillfactor),
+            partitions: int(raw.partitions),
+            partition_method,
+            tablespace: raw.tablespace,
+            index_tablespace: raw.index_tablespace,
+            unlogged: raw.unlogged_tables,
+            quiet: raw.quiet,
+        },
         debug_level: raw.debug_level,
     }))
 }
@@ -227,6 +231,19 @@ fn bench_checks(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
     }
     if raw.max_tries == 0 && raw.latency_limit_us == 0 && raw.duration == 0 {
         return Err(fatal(ctx, "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)"));
+    }
+    let g = &raw.extensions.generator;
+    match (g.index, g.count) {
+        (Some(_), None) => {
+            return Err(fatal(ctx, "--generator-index requires --generator-count"));
+        }
+        (Some(i), Some(n)) if i >= n => {
+            return Err(fatal(
+                ctx,
+                format!("--generator-index ({i}) must be less than --generator-count ({n})"),
+            ));
+        }
+        _ => {}
     }
     Ok(())
 }

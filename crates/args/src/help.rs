@@ -108,6 +108,11 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            alone; the text report then goes to stderr)
   --hdr-log=FILE           write per-interval latency histograms (HdrHistogram log,
                            values in microseconds)
+  --start-at=TIME          connect, then start all clients at TIME (RFC 3339 or
+                           Unix epoch seconds): one window for many generators
+  --generator-name=NAME    this generator's name in the result (default: host name)
+  --generator-index=I      this generator's 0-based index (needs --generator-count)
+  --generator-count=N      number of generators in the distributed run
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

@@ -1,4 +1,7 @@
-//! pgbench's command line: getopt_long parsing, options, post-parse checks, help.
+//! pgbench's command line: getopt_long parsing, options, post-parse checks, help — and
+//! `pgsurge bench` itself ([`bench_main`]), which turns the options into the engine's
+//! `RunSpec` and runs it. This crate depends on the engine; the engine and campaigns
+//! never depend on it.
 //!
 //! [`parse`] turns argv (without the program name) into an [`Outcome`], printing exactly
 //! what pgbench 18 prints on the way (errors, `-b list`, `--show-script`, `--help`,
@@ -21,8 +24,10 @@
 //!   `rlimit`, `user`, `diag` (log line format and colours), `help`.
 #![warn(missing_docs)]
 
+mod bench;
 mod checks;
 mod diag;
+pub mod generator;
 mod getopt;
 mod help;
 mod numeric;
@@ -37,6 +42,7 @@ mod user;
 use std::ffi::OsString;
 use std::io::Write;
 
+pub use bench::{bench_main, prepare, CLIENT_VERSION, CLIENT_VERSION_NUM};
 pub use options::{
     BenchOptions, Connection, Extensions, InitOptions, PartitionMethod, QueryMode, RunLimit,
     Script, ScriptEntry, ScriptOrigin, DEFAULT_PERCENTILES,

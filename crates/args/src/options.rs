@@ -1,7 +1,14 @@
-//! The validated result of parsing a pgbench command line: plain data the engine and
-//! the `-i` code consume. Owns no parsing logic; see `parser.rs` for how each field is set.
+//! The validated result of parsing a pgbench command line: plain data, turned into the
+//! engine's [`RunSpec`] ([`BenchOptions::into_run_spec`]) or the `-i` options. Owns no
+//! parsing logic; see `parser.rs` for how each field is set.
 
 use std::path::PathBuf;
+
+use pgsurge_engine::{
+    DatabaseInfo, ErrorSpec, OutputSpec, ProgressSpec, RunLimit as EngineLimit, RunScript, RunSpec,
+    TxnLogSpec,
+};
+use pgsurge_wire::ConnConfig;
 
 use crate::seed::RandomSeed;
 
@@ -76,6 +83,8 @@ pub struct Extensions {
     pub json: Option<PathBuf>,
     /// `--hdr-log=FILE`: write an HdrHistogram interval log to FILE.
     pub hdr_log: Option<PathBuf>,
+    /// `--start-at`, `--generator-*`: this process as one generator of a distributed run.
+    pub generator: crate::generator::GeneratorOptions,
 }
 
 /// Default list of `--percentiles` without a value.
@@ -152,42 +161,78 @@ pub struct BenchOptions {
     pub options_given: Vec<&'static str>,
 }
 
-/// `--partition-method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PartitionMethod {
-    /// No partitioning (`--partitions` 0).
-    #[default]
-    None,
-    /// `range` (default when `--partitions` > 0).
-    Range,
-    /// `hash`.
-    Hash,
-}
+/// `--partition-method` (the init crate's type: one for the suite).
+pub use pgsurge_init::PartitionMethod;
 
 /// Everything `pgbench -i` needs from the command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InitOptions {
     /// Connection parameters.
     pub connection: Connection,
-    /// Steps to run, in order, from `dtgGvpf` and spaces, after pgbench's adjustments:
-    /// `-n` turns every `v` into a space, `--foreign-keys` appends `f` if absent.
-    pub steps: String,
-    /// `-s` (default 1).
-    pub scale: u32,
-    /// `-F` (10..=100, default 100).
-    pub fillfactor: u32,
-    /// `--partitions` (default 0).
-    pub partitions: u32,
-    /// `--partition-method`; `Range` by default when `partitions > 0`, `None` when 0.
-    pub partition_method: PartitionMethod,
-    /// `--tablespace`.
-    pub tablespace: Option<String>,
-    /// `--index-tablespace`.
-    pub index_tablespace: Option<String>,
-    /// `--unlogged-tables`.
-    pub unlogged_tables: bool,
-    /// `-q`.
-    pub quiet: bool,
+    /// What to initialize, in the init crate's type. Its `steps` are already adjusted
+    /// as pgbench does (`-n` turns every `v` into a space, `--foreign-keys` appends `f`
+    /// if absent); its `partition_method` is `Range` when `--partitions` > 0 and no
+    /// method was given.
+    pub spec: pgsurge_init::InitSpec,
     /// Number of `--debug` occurrences.
     pub debug_level: u32,
+}
+
+impl BenchOptions {
+    /// The run these options describe, for the engine: the command line's values in the
+    /// engine's types (the parsed scripts move over, nothing is parsed again). `conn`
+    /// is the resolved connection (the password, once prompted for, included);
+    /// `database` is what setup found (see `pgsurge_engine::layout::detect`).
+    pub fn into_run_spec(self, conn: ConnConfig, database: DatabaseInfo) -> RunSpec {
+        let scripts = self
+            .scripts
+            .into_iter()
+            .map(|entry| RunScript {
+                desc: entry.desc,
+                weight: entry.weight,
+                text: entry.text,
+                script: entry.script,
+            })
+            .collect();
+        let txn_log = self.log.then(|| TxnLogSpec {
+            prefix: self.log_prefix,
+            sampling_rate: (self.sampling_rate > 0.0).then_some(self.sampling_rate),
+            aggregate_interval_s: (self.aggregate_interval > 0).then_some(self.aggregate_interval),
+        });
+        let progress = (self.progress_secs > 0).then_some(ProgressSpec {
+            interval_s: self.progress_secs,
+            timestamp: self.progress_timestamp,
+        });
+        let mut spec = RunSpec::new(conn, scripts);
+        spec.clients = self.clients;
+        spec.threads = self.threads;
+        spec.limit = match self.limit {
+            RunLimit::Transactions(n) => EngineLimit::Transactions(n),
+            RunLimit::Duration(s) => EngineLimit::Duration(s),
+        };
+        spec.query_mode = self.query_mode;
+        spec.rate_tps = self.rate;
+        spec.latency_limit_us = (self.latency_limit_us > 0).then_some(self.latency_limit_us);
+        spec.max_tries = self.max_tries;
+        spec.connect_per_transaction = self.connect_per_transaction;
+        spec.variables = self.variables;
+        spec.random_seed = self.random_seed.value;
+        spec.errors = ErrorSpec {
+            failures_detailed: self.failures_detailed,
+            verbose_errors: self.verbose_errors,
+            exit_on_abort: self.exit_on_abort,
+            debug: self.debug_level > 0,
+        };
+        spec.output = OutputSpec {
+            progress,
+            txn_log,
+            per_command: self.report_per_command,
+            percentiles: self.extensions.percentiles,
+            json: self.extensions.json,
+            hdr_log: self.extensions.hdr_log,
+        };
+        spec.database = database;
+        spec.generator = self.extensions.generator;
+        spec
+    }
 }

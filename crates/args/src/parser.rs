@@ -144,6 +144,31 @@ pub(crate) fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `--start-at` and `--generator-*` (pgsurge extensions, see `generator.rs`).
+fn generator_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, arg: &[u8]) -> Step<()> {
+    let g = &mut raw.extensions.generator;
+    match opt {
+        Opt::StartAt => {
+            let now = crate::generator::now_unix_us();
+            g.start_at_unix_us = Some(
+                crate::generator::parse_start_at(&lossy(arg), now)
+                    .map_err(|e| fatal(ctx, e.to_string()))?,
+            );
+        }
+        Opt::GeneratorName => {
+            if arg.is_empty() {
+                return Err(fatal(ctx, "--generator-name must not be empty"));
+            }
+            g.name = Some(lossy(arg));
+        }
+        Opt::GeneratorIndex => {
+            g.index = Some(int_option(ctx, arg, "--generator-index", 0, i32::MAX)?);
+        }
+        _ => g.count = Some(int_option(ctx, arg, "--generator-count", 1, i32::MAX)?),
+    }
+    Ok(())
+}
+
 /// Entry point behind [`crate::parse`].
 pub fn parse_with(argv: &[OsString], ctx: &mut Ctx<'_>) -> Outcome {
     let args: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
@@ -709,6 +734,10 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
         Opt::HdrLog => {
             raw.benchmarking_option_set = true;
             raw.extensions.hdr_log = Some(PathBuf::from(std::ffi::OsStr::from_bytes(arg)));
+        }
+        Opt::StartAt | Opt::GeneratorName | Opt::GeneratorIndex | Opt::GeneratorCount => {
+            raw.benchmarking_option_set = true;
+            generator_option(ctx, raw, opt, arg)?;
         }
     }
     Ok(())

@@ -55,6 +55,10 @@ pub enum Opt {
     Percentiles,
     Json,
     HdrLog,
+    StartAt,
+    GeneratorName,
+    GeneratorIndex,
+    GeneratorCount,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -156,6 +160,10 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("percentiles", Optional, Opt::Percentiles),
     l("json", Required, Opt::Json),
     l("hdr-log", Required, Opt::HdrLog),
+    l("start-at", Required, Opt::StartAt),
+    l("generator-name", Required, Opt::GeneratorName),
+    l("generator-index", Required, Opt::GeneratorIndex),
+    l("generator-count", Required, Opt::GeneratorCount),
 ];
 
 #[cfg(test)]

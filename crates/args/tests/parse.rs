@@ -484,9 +484,12 @@ fn random_seed() {
 #[test]
 fn init_mode() {
     let i = init(&["-i"]);
-    assert_eq!(i.steps, "dtgvp");
-    assert_eq!((i.scale, i.fillfactor, i.partitions), (1, 100, 0));
-    assert_eq!(i.partition_method, PartitionMethod::None);
+    assert_eq!(i.spec.steps, "dtgvp");
+    assert_eq!(
+        (i.spec.scale, i.spec.fillfactor, i.spec.partitions),
+        (1, 100, 0)
+    );
+    assert_eq!(i.spec.partition_method, PartitionMethod::None);
     let i = init(&[
         "-i",
         "-n",
@@ -499,9 +502,15 @@ fn init_mode() {
         "90",
         "-q",
     ]);
-    assert_eq!(i.steps, "dtG  pf");
-    assert_eq!((i.scale, i.fillfactor, i.quiet), (3, 90, true));
-    assert_eq!(init(&["-i", "-I", "dtf", "--foreign-keys"]).steps, "dtf");
+    assert_eq!(i.spec.steps, "dtG  pf");
+    assert_eq!(
+        (i.spec.scale, i.spec.fillfactor, i.spec.quiet),
+        (3, 90, true)
+    );
+    assert_eq!(
+        init(&["-i", "-I", "dtf", "--foreign-keys"]).spec.steps,
+        "dtf"
+    );
     let i = init(&[
         "-i",
         "--partitions=4",
@@ -512,15 +521,17 @@ fn init_mode() {
         "--debug",
     ]);
     assert_eq!(
-        (i.partitions, i.partition_method),
+        (i.spec.partitions, i.spec.partition_method),
         (4, PartitionMethod::Range)
     );
-    assert_eq!(i.tablespace.as_deref(), Some("ts"));
-    assert_eq!(i.index_tablespace.as_deref(), Some("its"));
-    assert!(i.unlogged_tables);
+    assert_eq!(i.spec.tablespace.as_deref(), Some("ts"));
+    assert_eq!(i.spec.index_tablespace.as_deref(), Some("its"));
+    assert!(i.spec.unlogged);
     assert_eq!(i.debug_level, 1);
     assert_eq!(
-        init(&["-i", "--partitions=2", "--partition-method=HASH"]).partition_method,
+        init(&["-i", "--partitions=2", "--partition-method=HASH"])
+            .spec
+            .partition_method,
         PartitionMethod::Hash
     );
     fails(

@@ -52,19 +52,16 @@ pub fn tree() -> Command {
                 .name("results")
                 .about("List, show, export or import the runs of a results store"),
         )
-        // REPORT-BRANCH: `report` and `compare` are mounted as pass-through commands until
-        // the report branch (which makes `pgsurge_report::ReportArgs` and `CompareArgs`
-        // public) lands; then they become
-        // `<pgsurge_report::ReportArgs as clap::CommandFactory>::command().name("report")`
-        // and the same for CompareArgs, so completions and man pages list their options.
-        .subcommand(passthrough(
-            "report",
-            "Write the static HTML report of a results store",
-        ))
-        .subcommand(passthrough(
-            "compare",
-            "Is B faster than A? Per matrix cell, with 95 % confidence intervals",
-        ))
+        .subcommand(
+            <pgsurge_report::ReportArgs as clap::CommandFactory>::command()
+                .name("report")
+                .about("Write the static HTML report of a results store"),
+        )
+        .subcommand(
+            <pgsurge_report::CompareArgs as clap::CommandFactory>::command()
+                .name("compare")
+                .about("Is B faster than A? Per matrix cell, with 95 % confidence intervals"),
+        )
         .subcommand(
             pgsurge_server::server_cli()
                 .name("server")
@@ -75,6 +72,11 @@ pub fn tree() -> Command {
                 .name("quickstart")
                 .about("Throwaway server + short benchmark matrix + stored results + report"),
         )
+        .subcommand(
+            pgsurge_dist::merge_cli()
+                .about("Merge several generators' --json results exactly into one report"),
+        )
+        .subcommand(pgsurge_dist::dist_cli())
         .subcommand(
             Command::new("schema")
                 .about("Print the JSON Schema of a machine-readable output")
@@ -171,6 +173,8 @@ mod tests {
             &["report"],
             &["compare"],
             &["quickstart"],
+            &["merge"],
+            &["dist", "local"],
             &["schema"],
             &["completions"],
             &["man"],

@@ -406,7 +406,7 @@ fn thresholds_fail_a_campaign_with_a_summary() {
     };
     let store = dir.path().join("r.db").display().to_string();
     let file_s = file.display().to_string();
-    write("tps = \"> 1000000000\"\np99 = \"< 1h\"");
+    write("tps = \"> 1000000000\"\np99 = \"< 60s\"");
     let out = run(&["campaign", "run", &file_s, "--store", &store, "--quiet"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let err = stderr(&out);

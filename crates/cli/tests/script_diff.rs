@@ -40,7 +40,7 @@ fn have_pgbench() -> bool {
     if Path::new(PGBENCH).exists() {
         return true;
     }
-    eprintln!("skipping: {PGBENCH} not found");
+    pgsurge_testkit::missing_reference(&format!("{PGBENCH} not found"));
     false
 }
 

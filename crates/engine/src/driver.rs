@@ -76,6 +76,8 @@ pub struct DriverCtx<'a> {
     pub clock: &'a RunClock,
     /// Stop request (signals, library callers).
     pub stop: &'a StopFlag,
+    /// Raised by another thread of the run that met `--exit-on-abort`.
+    pub halt: &'a StopFlag,
     /// `-T` end on the run clock (0 = none).
     pub end_us: i64,
     /// `--exit-on-abort`.
@@ -160,8 +162,9 @@ pub fn run_loop<H: ScriptHost>(
     }
     let mut remaining = slots.iter().filter(|s| !s.done).count();
     loop {
-        let timer_exceeded =
-            dctx.stop.is_raised() || (dctx.end_us > 0 && dctx.clock.now() >= dctx.end_us);
+        let timer_exceeded = dctx.stop.is_raised()
+            || dctx.halt.is_raised()
+            || (dctx.end_us > 0 && dctx.clock.now() >= dctx.end_us);
         let mut next_wake = i64::MAX;
         let mut any_runnable = false;
         for (i, s) in slots.iter_mut().enumerate() {

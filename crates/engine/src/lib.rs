@@ -1,15 +1,20 @@
-//! The benchmark engine: `pgsurge bench` (pgbench's run mode and the dispatch of `-i`),
-//! the sans-I/O client state machine, the per-thread driver loops, throttling, latency
-//! limit, retries, pipelines, `-C`, signals, and the library entry point campaigns use.
+//! The benchmark engine: [`RunSpec`] → client state machines, per-thread driver loops,
+//! throttling, latency limit, retries, pipelines, `-C`, signals → [`RunResult`]. Every
+//! caller (the pgbench command line, campaigns, quickstart) describes its run as a
+//! [`RunSpec`] and calls [`run`].
 //!
-//! It does not parse the command line (`pgsurge-args`), interpret scripts
-//! (`pgsurge-script`), hold statistics or render reports (`pgsurge-results`), nor
-//! establish connections or encode and decode protocol messages (`pgsurge-wire`).
+//! It does not parse the command line (`pgsurge-args` does, and depends on this crate,
+//! never the reverse), interpret scripts (`pgsurge-script`), hold statistics or render
+//! reports (`pgsurge-results`), nor establish connections or encode and decode protocol
+//! messages (`pgsurge-wire`). It never ends the process: outcomes such as
+//! `--exit-on-abort` are errors the binary maps to exit codes.
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`bench`] | `bench_main`: parse, init dispatch, setup, report, exit codes |
-//! | [`run`] | one run in-process: plan, seeding, threads, progress, merge |
+//! | [`spec`] | [`RunSpec`]: the typed, validated description of one run |
+//! | [`layout`] | scale and partitioning of the pgbench tables, detected before a run |
+//! | [`run`] | one run in-process, in phases: prepare threads, connect, drive, wind down, merge |
+//! | [`plan`] | the scripts in the form the client executes, and [`QueryMode`] |
 //! | [`client`] | the client state machine (no I/O) |
 //! | [`driver`] | the per-thread epoll loop |
 //! | [`throttle`] | `-R` schedule and `-L` skips |
@@ -17,32 +22,30 @@
 
 #![warn(missing_docs)]
 
-pub mod bench;
 pub mod client;
-mod client_api;
-mod client_reply;
 pub mod clock;
 pub mod distribute;
 pub mod driver;
-pub mod host;
+pub mod layout;
 pub mod plan;
 pub mod recorder;
 pub mod run;
+pub mod script_host;
+pub mod spec;
 pub mod sqltext;
+pub mod start_at;
 pub mod stderr;
 pub mod stop;
 pub mod throttle;
 pub mod timer;
 
-#[cfg(test)]
-mod client_tests;
-
-use std::ffi::OsString;
-
-pub use bench::prepare;
+pub use pgsurge_results::progress_counters::IntervalSample;
 pub use pgsurge_results::result::RunResult;
-pub use pgsurge_results::shared::IntervalSample;
-pub use run::{run, IntervalHook, RunHooks, RunSpec};
+pub use run::{run, IntervalHook, RunHooks};
+pub use spec::{
+    DatabaseInfo, ErrorSpec, GeneratorOptions, OutputSpec, ProgressSpec, QueryMode, RunLimit,
+    RunScript, RunSpec, SpecError, TxnLogSpec,
+};
 pub use stderr::{Diagnostic, DiagnosticLevel, DiagnosticSink};
 pub use stop::StopFlag;
 
@@ -59,10 +62,14 @@ pub enum EngineError {
     /// when it was printed already).
     #[error("{0}")]
     ClientConnection(String),
-}
-
-/// Entry point of `pgsurge bench` and of the binary invoked as `pgbench`.
-/// `args` excludes the program name. Returns the process exit code.
-pub fn bench_main(args: &[OsString]) -> i32 {
-    bench::main(args)
+    /// The [`RunSpec`] breaks a rule (see [`RunSpec::validate`]).
+    #[error("invalid run: {0}")]
+    InvalidSpec(String),
+    /// `--exit-on-abort`: a client of driver thread `thread` aborted, and the whole run
+    /// was stopped without a result. pgbench exits with status 2 here.
+    #[error("Run was aborted due to an error in thread {thread}")]
+    ExitOnAbort {
+        /// The thread (0-based) whose client aborted first.
+        thread: usize,
+    },
 }

@@ -3,32 +3,18 @@
 //! names for extended/prepared, `P_<k>` names), meta commands reduced to the tags the
 //! machine dispatches on, and the per-run switches that change its behaviour.
 //!
-//! Built once before the run (by `runspec`) from the parsed scripts; shared read-only by
+//! Built once before the run ([`build_plan`]) from the [`RunSpec`]'s parsed scripts; shared read-only by
 //! every thread. Holds nothing mutable.
 
-use crate::sqltext::{ParamSql, SqlTemplate};
+use pgsurge_script::{Command, SqlMeta};
 
-/// pgbench's `-M`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryMode {
-    /// One Query message with variables substituted as text.
-    Simple,
-    /// Unnamed Parse/Bind/Describe/Execute/Sync with text parameters.
-    Extended,
-    /// Named statements `P_<k>` prepared once per connection, then Bind/Describe/Execute/Sync.
-    Prepared,
-}
+use crate::spec::{RunLimit, RunSpec};
+use crate::sqltext::{to_param_sql, ParamSql, SqlTemplate};
+use crate::EngineError;
 
-impl QueryMode {
-    /// The name printed in the report (`query mode: …`).
-    pub fn name(self) -> &'static str {
-        match self {
-            QueryMode::Simple => "simple",
-            QueryMode::Extended => "extended",
-            QueryMode::Prepared => "prepared",
-        }
-    }
-}
+/// pgbench's `-M` (one type for the whole suite; defined by the script crate, which
+/// rewrites SQL for it).
+pub use pgsurge_script::QueryMode;
 
 /// A meta command as far as the state machine is concerned; evaluation of expressions,
 /// shell commands and sleep durations is done by the [`crate::client::ScriptHost`].
@@ -184,4 +170,109 @@ impl Plan {
             config,
         }
     }
+}
+
+/// Builds the machine's plan from the spec: SQL pre-scanned for the query mode, `P_<k>`
+/// names numbered across scripts in order, meta commands reduced to tags.
+pub fn build_plan(spec: &RunSpec) -> Result<Plan, EngineError> {
+    let mode = spec.query_mode;
+    let mut prepared_count = 0usize;
+    let mut scripts = Vec::with_capacity(spec.scripts.len());
+    for entry in &spec.scripts {
+        let mut commands = Vec::with_capacity(entry.script.commands.len());
+        for command in &entry.script.commands {
+            commands.push(CommandPlan {
+                first_line: command.first_line().to_string(),
+                kind: command_kind(command, mode, &mut prepared_count)?,
+            });
+        }
+        scripts.push(ScriptPlan {
+            desc: entry.desc.clone(),
+            weight: i64::from(entry.weight),
+            commands,
+        });
+    }
+    let (nxacts, timed) = match spec.limit {
+        RunLimit::Transactions(n) => (i64::from(n), false),
+        RunLimit::Duration(_) => (0, true),
+    };
+    let config = MachineConfig {
+        mode,
+        nxacts,
+        timed,
+        latency_limit_us: spec.latency_limit_us.unwrap_or(0),
+        throttle: spec.rate_tps.is_some(),
+        max_tries: spec.max_tries,
+        per_command: spec.output.per_command,
+        verbose_errors: spec.errors.verbose_errors,
+        connect_per_txn: spec.connect_per_transaction,
+        debug: spec.errors.debug,
+    };
+    Ok(Plan::new(scripts, config))
+}
+
+/// One command's plan; `prepared_count` numbers the prepared statements.
+fn command_kind(
+    command: &Command,
+    mode: QueryMode,
+    prepared_count: &mut usize,
+) -> Result<CommandKind, EngineError> {
+    let meta = match command {
+        Command::Sql(sql) => {
+            let form = match mode {
+                QueryMode::Simple => SqlForm::Simple(SqlTemplate::new(&sql.source)),
+                _ => SqlForm::Params(to_param_sql(&sql.source).map_err(|_| {
+                    EngineError::Script(format!(
+                        "statement has too many arguments (maximum is 255): {}",
+                        sql.source
+                    ))
+                })?),
+            };
+            let stmt_name = (mode == QueryMode::Prepared).then(|| {
+                let name = format!("P_{prepared_count}").into_boxed_str();
+                *prepared_count += 1;
+                name
+            });
+            let capture = match &sql.meta {
+                SqlMeta::None => None,
+                SqlMeta::Gset { prefix } => Some(Capture {
+                    prefix: prefix.clone(),
+                    all: false,
+                }),
+                SqlMeta::Aset { prefix } => Some(Capture {
+                    prefix: prefix.clone(),
+                    all: true,
+                }),
+            };
+            return Ok(CommandKind::Sql(SqlPlan {
+                form,
+                stmt_name,
+                capture,
+            }));
+        }
+        Command::Meta(meta) => meta,
+    };
+    use pgsurge_script::MetaKind as K;
+    let tag = match &meta.kind {
+        K::Set { .. } => MetaTag::Set,
+        K::SetShell { .. } => MetaTag::SetShell,
+        K::Shell { .. } => MetaTag::Shell,
+        K::Sleep(_) => MetaTag::Sleep,
+        K::If(_) => MetaTag::If,
+        K::Elif(_) => MetaTag::Elif,
+        K::Else => MetaTag::Else,
+        K::EndIf => MetaTag::Endif,
+        K::StartPipeline => MetaTag::StartPipeline,
+        K::SyncPipeline => MetaTag::SyncPipeline,
+        K::EndPipeline => MetaTag::EndPipeline,
+    };
+    Ok(CommandKind::Meta {
+        tag,
+        name: meta
+            .argv
+            .first()
+            .cloned()
+            .unwrap_or_default()
+            .into_boxed_str(),
+    })
 }

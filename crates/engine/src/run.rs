@@ -1,59 +1,48 @@
-//! One benchmark run, in-process: builds the [`Plan`] from the parsed options, seeds every
-//! stream in pgbench's order, deals clients to threads, starts the driver threads,
-//! produces progress samples (for `-P`, `--hdr-log` and library callers) from the main
-//! thread, and merges the threads' statistics into a [`RunResult`].
+//! One benchmark run, in-process, in named phases:
 //!
-//! Setup that talks to the server before the run (banner, scale detection, vacuum) lives
-//! in `setup`; printing the report lives in `bench`. This module prints only what the
-//! threads print while running (progress lines, client errors).
+//! 1. [`prepare_threads`]: the [`Plan`], seeding of every stream in pgbench's order,
+//!    clients dealt to threads, each thread's statistics and `-l` log (file errors stop
+//!    the run here, before any connection);
+//! 2. [`connect_thread`] (in each driver thread): open the thread's connections, then
+//!    wait for the others so the benchmark starts together;
+//! 3. [`drive_thread`]: the driver loop until the thread's clients are done;
+//! 4. wind down: [`finish_thread_log`] in each thread, and on the main thread
+//!    [`IntervalSampler`] (progress lines, `--hdr-log`, the caller's interval hook) until
+//!    every thread has finished;
+//! 5. [`merge`]: the threads' statistics into one [`RunResult`].
+//!
+//! Setup that talks to the server before the run (banner, scale detection, vacuum) is
+//! the caller's (`pgsurge bench` does it the pgbench way, campaigns their own way);
+//! this module prints only what pgbench prints while running (progress lines, client
+//! errors).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use pgsurge_args::{BenchOptions, QueryMode as ArgsMode, RunLimit};
-use pgsurge_results::result::{QueryMode as ResMode, RunInfo, RunOptions, RunResult, ScriptInfo};
-use pgsurge_results::shared::{IntervalSample, ProgressAggregator, SharedCounters};
+use pgsurge_init::PartitionMethod;
+use pgsurge_results::progress::{format_progress_line, ProgressOptions};
+use pgsurge_results::progress_counters::{IntervalSample, ProgressAggregator, SharedCounters};
+use pgsurge_results::result::{encode_histogram, RunInfo, RunOptions, RunResult, ScriptInfo};
 use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_results::txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogWriter};
 use pgsurge_results::{HdrIntervalLogWriter, LatencyHistogram};
-use pgsurge_script::{Command, Script, SeedStreams, SqlMeta, Variables};
-use pgsurge_wire::ConnConfig;
+use pgsurge_script::{SeedStreams, Variables};
 
 use crate::client::Client;
 use crate::clock::RunClock;
 use crate::distribute::clients_per_thread;
 use crate::driver::{connect_all, run_loop, DriverCtx, LoopEnd, Slot, ThreadStreams};
-use crate::host::ClientScript;
-use crate::plan::{
-    Capture, CommandKind, CommandPlan, MachineConfig, MetaTag, Plan, QueryMode, ScriptPlan,
-    SqlForm, SqlPlan,
-};
+use crate::plan::{build_plan, Plan};
 use crate::recorder::{ThreadLog, ThreadRecorder};
-use crate::sqltext::{to_param_sql, SqlTemplate};
+use crate::script_host::ClientScript;
+use crate::spec::RunSpec;
+use crate::start_at::{generator_info, StartGate};
 use crate::stderr::{DiagnosticSink, SinkGuard, StderrDiag};
 use crate::stop::StopFlag;
 use crate::throttle::ThrottleSchedule;
 use crate::EngineError;
-
-/// Everything a run needs: the parsed options plus what setup learned from the server.
-#[derive(Debug, Clone)]
-pub struct RunSpec {
-    /// The parsed pgbench options.
-    pub options: BenchOptions,
-    /// Connection parameters for every client.
-    pub conn: ConnConfig,
-    /// `:scale` and the report's scaling factor (from `pgbench_branches` for builtin
-    /// scripts, else `-s`).
-    pub scale: i64,
-    /// Detected partitioning of pgbench_accounts (`range`/`hash`), if any.
-    pub partition_method: Option<String>,
-    /// Number of partitions.
-    pub partitions: u32,
-    /// The server's `server_version`.
-    pub server_version: Option<String>,
-}
 
 /// Receives an interval's sample and the latency histogram of its successful
 /// transactions (see [`RunHooks::on_interval`]).
@@ -78,131 +67,19 @@ pub struct RunHooks<'a> {
     pub on_diagnostic: Option<DiagnosticSink>,
 }
 
-/// Parses the script texts again with the script crate (the args crate validated them),
-/// so the engine does not depend on which parsed form the args crate carries.
-fn parse_scripts(o: &BenchOptions) -> Result<Vec<Script>, EngineError> {
-    o.scripts
-        .iter()
-        .map(|e| {
-            pgsurge_script::parse_script(&e.desc, &e.text)
-                .map_err(|err| EngineError::Script(err.to_string()))
-        })
-        .collect()
-}
-
-/// Builds the machine's plan: SQL pre-scanned for the query mode, `P_<k>` names.
-pub fn build_plan(o: &BenchOptions, scripts: &[Script]) -> Result<Plan, EngineError> {
-    let mode = match o.query_mode {
-        ArgsMode::Simple => QueryMode::Simple,
-        ArgsMode::Extended => QueryMode::Extended,
-        ArgsMode::Prepared => QueryMode::Prepared,
-    };
-    let mut prep_no = 0usize;
-    let mut plans = Vec::with_capacity(scripts.len());
-    for (entry, script) in o.scripts.iter().zip(scripts) {
-        let mut commands = Vec::with_capacity(script.commands.len());
-        for c in &script.commands {
-            let kind = match c {
-                Command::Sql(s) => {
-                    let form = match mode {
-                        QueryMode::Simple => SqlForm::Simple(SqlTemplate::new(&s.source)),
-                        _ => SqlForm::Params(to_param_sql(&s.source).map_err(|_| {
-                            EngineError::Script(format!(
-                                "statement has too many arguments (maximum is 255): {}",
-                                s.source
-                            ))
-                        })?),
-                    };
-                    let stmt_name = (mode == QueryMode::Prepared).then(|| {
-                        let n = format!("P_{prep_no}").into_boxed_str();
-                        prep_no += 1;
-                        n
-                    });
-                    let capture = match &s.meta {
-                        SqlMeta::None => None,
-                        SqlMeta::Gset { prefix } => Some(Capture {
-                            prefix: prefix.clone(),
-                            all: false,
-                        }),
-                        SqlMeta::Aset { prefix } => Some(Capture {
-                            prefix: prefix.clone(),
-                            all: true,
-                        }),
-                    };
-                    CommandKind::Sql(SqlPlan {
-                        form,
-                        stmt_name,
-                        capture,
-                    })
-                }
-                Command::Meta(m) => {
-                    use pgsurge_script::MetaKind as K;
-                    let tag = match &m.kind {
-                        K::Set { .. } => MetaTag::Set,
-                        K::SetShell { .. } => MetaTag::SetShell,
-                        K::Shell { .. } => MetaTag::Shell,
-                        K::Sleep(_) => MetaTag::Sleep,
-                        K::If(_) => MetaTag::If,
-                        K::Elif(_) => MetaTag::Elif,
-                        K::Else => MetaTag::Else,
-                        K::EndIf => MetaTag::Endif,
-                        K::StartPipeline => MetaTag::StartPipeline,
-                        K::SyncPipeline => MetaTag::SyncPipeline,
-                        K::EndPipeline => MetaTag::EndPipeline,
-                    };
-                    CommandKind::Meta {
-                        tag,
-                        name: m.argv.first().cloned().unwrap_or_default().into_boxed_str(),
-                    }
-                }
-            };
-            commands.push(CommandPlan {
-                first_line: c.first_line().to_string(),
-                kind,
-            });
-        }
-        plans.push(ScriptPlan {
-            desc: entry.desc.clone(),
-            weight: entry.weight as i64,
-            commands,
-        });
-    }
-    let (nxacts, timed) = match o.limit {
-        RunLimit::Transactions(n) => (n as i64, false),
-        RunLimit::Duration(_) => (0, true),
-    };
-    let config = MachineConfig {
-        mode,
-        nxacts,
-        timed,
-        latency_limit_us: o.latency_limit_us,
-        throttle: o.rate.is_some(),
-        max_tries: o.max_tries,
-        per_command: o.report_per_command,
-        verbose_errors: o.verbose_errors,
-        connect_per_txn: o.connect_per_transaction,
-        debug: o.debug_level > 0,
-    };
-    Ok(Plan::new(plans, config))
-}
-
 /// Initial variables of every client: `-D` values (as strings), then the automatic
 /// variables unless `-D` defined them.
-fn client_variables(
-    o: &BenchOptions,
-    scale: i64,
-    seeds: &SeedStreams,
-) -> Result<Vec<Variables>, EngineError> {
+fn client_variables(spec: &RunSpec, seeds: &SeedStreams) -> Result<Vec<Variables>, EngineError> {
     let mut base = Variables::new();
-    for (k, v) in &o.variables {
-        base.set_string("option", k, v)
+    for (name, value) in &spec.variables {
+        base.set_string("option", name, value)
             .map_err(|e| EngineError::Script(e.to_string()))?;
     }
-    let mut out = Vec::with_capacity(o.clients as usize);
-    for id in 0..o.clients as usize {
+    let mut out = Vec::with_capacity(spec.clients as usize);
+    for id in 0..spec.clients as usize {
         let mut vars = base.clone();
         let autos: [(&str, i64); 4] = [
-            ("scale", scale),
+            ("scale", spec.database.scale),
             ("client_id", id as i64),
             ("default_seed", seeds.default_seed),
             ("random_seed", seeds.random_seed()),
@@ -218,39 +95,201 @@ fn client_variables(
     Ok(out)
 }
 
-fn run_options(o: &BenchOptions) -> RunOptions {
+/// The spec's options in the form the result records, and from which the recorder, the
+/// logs and the progress lines take their flags.
+pub fn run_options(spec: &RunSpec) -> RunOptions {
+    let out = &spec.output;
+    let log = out.txn_log.as_ref();
     RunOptions {
-        query_mode: match o.query_mode {
-            ArgsMode::Simple => ResMode::Simple,
-            ArgsMode::Extended => ResMode::Extended,
-            ArgsMode::Prepared => ResMode::Prepared,
-        },
-        clients: o.clients,
-        threads: o.threads,
-        max_tries: o.max_tries,
-        transactions_per_client: match o.limit {
-            RunLimit::Transactions(n) => Some(n),
-            RunLimit::Duration(_) => None,
-        },
-        duration_s: match o.limit {
-            RunLimit::Duration(n) => Some(n),
-            RunLimit::Transactions(_) => None,
-        },
-        rate_tps: o.rate,
-        latency_limit_us: (o.latency_limit_us > 0).then_some(o.latency_limit_us),
-        connect_per_transaction: o.connect_per_transaction,
-        progress_s: (o.progress_secs > 0).then_some(o.progress_secs),
-        progress_timestamp: o.progress_timestamp,
-        failures_detailed: o.failures_detailed,
-        report_per_command: o.report_per_command,
-        log: o.log,
-        sampling_rate: (o.sampling_rate > 0.0).then_some(o.sampling_rate),
-        aggregate_interval_s: (o.aggregate_interval > 0).then_some(o.aggregate_interval),
-        percentiles: o.extensions.percentiles.clone().unwrap_or_default(),
-        random_seed: Some(o.random_seed.value),
+        query_mode: spec.query_mode,
+        clients: spec.clients,
+        threads: spec.threads,
+        max_tries: spec.max_tries,
+        transactions_per_client: spec.transactions_per_client(),
+        duration_s: spec.duration_s(),
+        rate_tps: spec.rate_tps,
+        latency_limit_us: spec.latency_limit_us,
+        connect_per_transaction: spec.connect_per_transaction,
+        progress_s: out.progress.map(|p| p.interval_s),
+        progress_timestamp: out.progress.is_some_and(|p| p.timestamp),
+        failures_detailed: spec.errors.failures_detailed,
+        report_per_command: out.per_command,
+        log: log.is_some(),
+        sampling_rate: log.and_then(|l| l.sampling_rate),
+        aggregate_interval_s: log.and_then(|l| l.aggregate_interval_s),
+        percentiles: out.percentiles.clone().unwrap_or_default(),
+        random_seed: Some(spec.random_seed),
     }
 }
 
+/// What a driver thread owns: its clients, random streams and recorder.
+struct ThreadSetup {
+    slots: Vec<Slot<ClientScript>>,
+    streams: ThreadStreams,
+    recorder: ThreadRecorder,
+}
+
+/// Everything built before the first connection.
+struct PreparedRun {
+    plan: Plan,
+    options: RunOptions,
+    clock: RunClock,
+    /// Holds the clients until `--start-at` (open without it).
+    gate: StartGate,
+    /// Run clock time when preparation ended (the `-T` deadline counts from it).
+    start_time: i64,
+    start_epoch_us: i64,
+    /// `-T` deadline on the run clock; 0 for a run limited by transactions.
+    end_us: i64,
+    /// Whether the main thread samples intervals (and the threads keep shared counters).
+    want_intervals: bool,
+    stats_config: StatsConfig,
+    threads: Vec<ThreadSetup>,
+    /// Each thread's live counters, read by the interval sampler.
+    counters: Vec<Arc<SharedCounters>>,
+}
+
+/// Phase 1: plan, seeds, variables, and each thread's clients, statistics and log.
+fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, EngineError> {
+    let plan = build_plan(spec)?;
+    let options = run_options(spec);
+    let scripts = Arc::new(spec.scripts.iter().map(|s| s.script.clone()).collect());
+    let nclients = spec.clients as usize;
+    let ranges = clients_per_thread(nclients, spec.threads as usize);
+    let nthreads = ranges.len();
+    // pgbench draws :default_seed only when -D did not define it.
+    let draw_default_seed = !spec.variables.iter().any(|(k, _)| k == "default_seed");
+    let seeds =
+        SeedStreams::with_default_seed(spec.random_seed, nclients, nthreads, draw_default_seed);
+    let mut vars = client_variables(spec, &seeds)?.into_iter();
+
+    let clock = RunClock::new();
+    let start_time = clock.now();
+    let start_epoch_us = clock.to_epoch_us(start_time);
+    // `--start-at`: the threads connect, then wait for the instant; -T counts from it.
+    let gate = StartGate::new(&spec.generator, &clock);
+    let end_us = spec
+        .duration_s()
+        .map_or(0, |secs| gate.end_of_duration(start_time, secs));
+    let out = &spec.output;
+    // The JSON document carries the per-interval series, so --json collects it too
+    // (progress lines are still printed only with -P).
+    let want_intervals = out.progress.is_some()
+        || hooks.on_interval.is_some()
+        || out.hdr_log.is_some()
+        || out.json.is_some();
+    let interval_hists = out.percentiles.is_some()
+        || out.hdr_log.is_some()
+        || out.json.is_some()
+        || hooks.on_interval.is_some();
+    // Run-wide histograms only when something reads them (percentile lines, the JSON
+    // document, library callers); pgbench's report does not.
+    let histograms = out.percentiles.is_some() || out.json.is_some() || hooks.on_interval.is_some();
+    let script_commands = plan.scripts.iter().map(|s| s.commands.len()).collect();
+    let stats_config = StatsConfig::for_run(&options, histograms, script_commands);
+    let log_options = LogOptions::for_run(&options);
+
+    let mut threads = Vec::with_capacity(nthreads);
+    let mut counters = Vec::new();
+    for (thread, range) in ranges.iter().enumerate() {
+        let thread_seeds = &seeds.threads[thread];
+        let stats = if want_intervals {
+            let live = Arc::new(SharedCounters::new(interval_hists, plan.scripts.len()));
+            counters.push(Arc::clone(&live));
+            ThreadStats::with_shared(&stats_config, live)
+        } else {
+            ThreadStats::new(&stats_config)
+        };
+        let log = match &out.txn_log {
+            None => None,
+            Some(spec_log) => {
+                let path = log_file_path(spec_log.prefix.as_deref(), std::process::id(), thread);
+                let setup_err =
+                    |e: pgsurge_results::ResultsError| EngineError::Setup(e.to_string());
+                Some(match spec_log.aggregate_interval_s {
+                    Some(secs) => ThreadLog::Aggregate(
+                        AggregateLogWriter::create(&path, log_options, secs, start_epoch_us)
+                            .map_err(setup_err)?,
+                    ),
+                    None => ThreadLog::PerTxn {
+                        writer: TxnLogWriter::create(&path, log_options).map_err(setup_err)?,
+                        sampling_rate: spec_log.sampling_rate.unwrap_or(0.0),
+                        sample: thread_seeds.sample,
+                    },
+                })
+            }
+        };
+        let slots = range
+            .clone()
+            .map(|id| {
+                let host = ClientScript::new(
+                    Arc::clone(&scripts),
+                    vars.next().unwrap_or_default(),
+                    seeds.clients[id],
+                );
+                Slot::new(Client::new(id, host, &plan))
+            })
+            .collect();
+        let streams = ThreadStreams {
+            choose: thread_seeds.choose,
+            throttle: thread_seeds.throttle,
+        };
+        let recorder = ThreadRecorder::new(stats, log, clock);
+        threads.push(ThreadSetup {
+            slots,
+            streams,
+            recorder,
+        });
+    }
+    Ok(PreparedRun {
+        plan,
+        options,
+        clock,
+        gate,
+        start_time,
+        start_epoch_us,
+        end_us,
+        want_intervals,
+        stats_config,
+        threads,
+        counters,
+    })
+}
+
+/// What the driver threads share while they run.
+struct Shared<'a> {
+    spec: &'a RunSpec,
+    plan: &'a Plan,
+    clock: &'a RunClock,
+    gate: &'a StartGate,
+    /// The caller's stop request.
+    stop: &'a StopFlag,
+    /// Raised by a thread that met `--exit-on-abort`: the others stop too.
+    halt: StopFlag,
+    /// Every thread waits here after connecting, so the benchmark starts together.
+    barrier: Barrier,
+    /// Some thread's initial connections failed.
+    connect_failed: AtomicBool,
+    /// Threads that have left their loop (the sampler stops when all have).
+    finished: AtomicUsize,
+    nthreads: usize,
+    end_us: i64,
+}
+
+/// How a driver thread ended without statistics to merge.
+enum ThreadFailure {
+    /// Its (or another thread's) initial connections failed; the message is complete,
+    /// or empty when another thread reports it.
+    Connect(String),
+    /// A client of this thread aborted under `--exit-on-abort`.
+    ExitOnAbort(usize),
+    /// The thread panicked (the panic hook printed why).
+    Panicked,
+    /// The thread could not be started.
+    Spawn(String),
+}
+
+/// What a driver thread hands to [`merge`].
 struct ThreadOutput {
     stats: ThreadStats,
     bench_start: i64,
@@ -259,331 +298,327 @@ struct ThreadOutput {
     log_error: Option<String>,
 }
 
+/// Phase 2: open the thread's connections (unless `-C`), then wait for every thread.
+fn connect_thread(shared: &Shared<'_>, slots: &mut [Slot<ClientScript>]) -> Result<(), String> {
+    let mut err = None;
+    if !shared.plan.config.connect_per_txn {
+        if let Err((id, msg)) = connect_all(&shared.spec.conn, slots) {
+            shared.connect_failed.store(true, Ordering::SeqCst);
+            err = Some(format!(
+                "{}\npgbench: error: could not create connection for client {id}",
+                msg.trim_end()
+            ));
+        }
+    }
+    shared.barrier.wait();
+    match err {
+        Some(e) => Err(e),
+        None if shared.connect_failed.load(Ordering::SeqCst) => Err(String::new()),
+        None => Ok(()),
+    }
+}
+
+/// Phase 3: one driver thread, from connecting to its clients' end.
+fn drive_thread(
+    shared: &Shared<'_>,
+    thread: usize,
+    mut setup: ThreadSetup,
+) -> Result<ThreadOutput, ThreadFailure> {
+    let connected = connect_thread(shared, &mut setup.slots);
+    if let Err(msg) = connected {
+        shared.finished.fetch_add(1, Ordering::SeqCst);
+        return Err(ThreadFailure::Connect(msg));
+    }
+    shared.gate.wait(shared.clock);
+    let bench_start = shared.clock.now();
+    let mut schedule = shared
+        .spec
+        .rate_tps
+        .map(|rate| ThrottleSchedule::new(rate, shared.nthreads, bench_start));
+    let dctx = DriverCtx {
+        plan: shared.plan,
+        conn_config: &shared.spec.conn,
+        clock: shared.clock,
+        stop: shared.stop,
+        halt: &shared.halt,
+        end_us: shared.end_us,
+        exit_on_abort: shared.spec.errors.exit_on_abort,
+    };
+    let mut rec = setup.recorder;
+    let loop_end = run_loop(
+        &dctx,
+        &mut setup.slots,
+        &mut setup.streams,
+        &mut schedule,
+        &mut rec,
+    );
+    let aborted = setup.slots.iter().any(|s| s.client.is_aborted()) || loop_end != LoopEnd::AllDone;
+    let log_error = finish_thread_log(&mut rec, shared.clock);
+    shared.finished.fetch_add(1, Ordering::SeqCst);
+    if loop_end == LoopEnd::ExitOnAbort {
+        // The other threads stop too (their clients finish the transaction in flight).
+        shared.halt.raise();
+        return Err(ThreadFailure::ExitOnAbort(thread));
+    }
+    Ok(ThreadOutput {
+        stats: rec.stats,
+        bench_start,
+        aborted,
+        loop_end,
+        log_error,
+    })
+}
+
+/// Phase 4 (per thread): flush and close the `-l` log; the first write error, if any.
+fn finish_thread_log(rec: &mut ThreadRecorder, clock: &RunClock) -> Option<String> {
+    let mut log_error = rec.log_error.take().map(|e| e.to_string());
+    let finished = match rec.log.take() {
+        Some(ThreadLog::PerTxn { writer, .. }) => writer.finish().map(drop),
+        Some(ThreadLog::Aggregate(w)) => w.finish(clock.to_epoch_us(clock.now())).map(drop),
+        None => Ok(()),
+    };
+    if let Err(e) = finished {
+        log_error.get_or_insert(e.to_string());
+    }
+    log_error
+}
+
 /// Runs the benchmark described by `spec` and returns its merged result. Progress lines
 /// (`-P`) are printed to stderr as pgbench prints them, and so are client errors unless
 /// [`RunHooks::on_diagnostic`] takes them.
+///
+/// Under `--exit-on-abort`, the first aborted client makes every thread stop and the run
+/// returns [`EngineError::ExitOnAbort`] (pgbench exits with status 2 there; the binary
+/// does, a campaign records the test as failed).
 pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError> {
-    let o = &spec.options;
+    spec.validate()
+        .map_err(|e| EngineError::InvalidSpec(e.to_string()))?;
     // Diagnostics of the main thread (log file errors) go to the caller's sink too.
     let _sink = SinkGuard::install(hooks.on_diagnostic.as_ref());
-    let scripts = Arc::new(parse_scripts(o)?);
-    let plan = build_plan(o, &scripts)?;
-    let nclients = o.clients.max(1) as usize;
-    let ranges = clients_per_thread(nclients, o.threads.max(1) as usize);
-    let nthreads = ranges.len();
-    // pgbench draws :default_seed only when -D did not define it.
-    let draw_default_seed = !o.variables.iter().any(|(k, _)| k == "default_seed");
-    let seeds =
-        SeedStreams::with_default_seed(o.random_seed.value, nclients, nthreads, draw_default_seed);
-    let mut vars = client_variables(o, spec.scale, &seeds)?.into_iter();
-
-    let clock = RunClock::new();
-    let start_time = clock.now();
-    let start_epoch_us = clock.to_epoch_us(start_time);
-    let end_us = match o.limit {
-        RunLimit::Duration(s) => start_time + s as i64 * 1_000_000,
-        RunLimit::Transactions(_) => 0,
+    let mut prepared = prepare_threads(spec, &hooks)?;
+    let threads = std::mem::take(&mut prepared.threads);
+    let shared = Shared {
+        spec,
+        plan: &prepared.plan,
+        clock: &prepared.clock,
+        gate: &prepared.gate,
+        stop: &hooks.stop,
+        halt: StopFlag::new(),
+        barrier: Barrier::new(threads.len()),
+        connect_failed: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+        nthreads: threads.len(),
+        end_us: prepared.end_us,
     };
-    // The JSON document carries the per-interval series, so --json collects it too
-    // (progress lines are still printed only with -P).
-    let want_intervals = o.progress_secs > 0
-        || hooks.on_interval.is_some()
-        || o.extensions.hdr_log.is_some()
-        || o.extensions.json.is_some();
-    let interval_hists = o.extensions.percentiles.is_some()
-        || o.extensions.hdr_log.is_some()
-        || o.extensions.json.is_some()
-        || hooks.on_interval.is_some();
-    let stats_config = StatsConfig {
-        detailed: true,
-        throttled: o.rate.is_some(),
-        latency_limit_us: (o.latency_limit_us > 0).then_some(o.latency_limit_us as f64),
-        // Run-wide histograms only when something reads them (percentile lines, the
-        // JSON document, library callers); pgbench's report does not.
-        histograms: o.extensions.percentiles.is_some()
-            || o.extensions.json.is_some()
-            || hooks.on_interval.is_some(),
-        per_command: o.report_per_command,
-        script_commands: plan.scripts.iter().map(|s| s.commands.len()).collect(),
-    };
-    let log_opts = LogOptions {
-        throttled: o.rate.is_some(),
-        latency_limit: o.latency_limit_us > 0,
-        max_tries: o.max_tries,
-        failures_detailed: o.failures_detailed,
-    };
-
-    // Per-thread state, built on the main thread so file errors stop the run early.
-    let mut threads = Vec::with_capacity(nthreads);
-    let mut shared = Vec::new();
-    for (t, range) in ranges.iter().enumerate() {
-        let ts = &seeds.threads[t];
-        let stats = if want_intervals {
-            let sh = Arc::new(SharedCounters::new(interval_hists, plan.scripts.len()));
-            shared.push(Arc::clone(&sh));
-            ThreadStats::with_shared(&stats_config, sh)
-        } else {
-            ThreadStats::new(&stats_config)
-        };
-        let log = if o.log {
-            let path = log_file_path(o.log_prefix.as_deref(), std::process::id(), t);
-            Some(if o.aggregate_interval > 0 {
-                ThreadLog::Aggregate(
-                    AggregateLogWriter::create(
-                        &path,
-                        log_opts,
-                        o.aggregate_interval,
-                        start_epoch_us,
-                    )
-                    .map_err(|e| EngineError::Setup(e.to_string()))?,
-                )
-            } else {
-                ThreadLog::PerTxn {
-                    writer: TxnLogWriter::create(&path, log_opts)
-                        .map_err(|e| EngineError::Setup(e.to_string()))?,
-                    sampling_rate: o.sampling_rate,
-                    sample: ts.sample,
-                }
+    let mut sampler = IntervalSampler::new(spec, &prepared, hooks.on_interval)?;
+    let joined: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = threads
+            .into_iter()
+            .enumerate()
+            .map(|(thread, setup)| {
+                let (shared, sink) = (&shared, hooks.on_diagnostic.clone());
+                std::thread::Builder::new()
+                    .name(format!("pgsurge-{thread}"))
+                    .spawn_scoped(scope, move || {
+                        let _sink = SinkGuard::install(sink.as_ref());
+                        drive_thread(shared, thread, setup)
+                    })
             })
-        } else {
-            None
-        };
-        let mut slots = Vec::with_capacity(range.len());
-        for id in range.clone() {
-            let host = ClientScript::new(
-                Arc::clone(&scripts),
-                vars.next().unwrap_or_default(),
-                seeds.clients[id],
-            );
-            slots.push(Slot::new(Client::new(id, host, &plan)));
+            .collect();
+        if prepared.want_intervals {
+            sampler.sample_until_done(&shared, &prepared.counters);
         }
-        let streams = ThreadStreams {
-            choose: ts.choose,
-            throttle: ts.throttle,
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or(Err(ThreadFailure::Panicked)),
+                Err(e) => Err(ThreadFailure::Spawn(format!(
+                    "could not create thread: {e}"
+                ))),
+            })
+            .collect()
+    });
+    sampler.finish();
+    let intervals = std::mem::take(&mut sampler.intervals);
+    drop(sampler);
+    merge(spec, &prepared, &shared, joined, intervals)
+}
+
+/// Phase 4 (main thread): interval samples for `-P`, `--hdr-log`, `--json` and the
+/// caller's hook, taken from the threads' live counters while they run.
+struct IntervalSampler<'h> {
+    period_us: i64,
+    /// `--json`: each sample carries its encoded latency histogram.
+    histograms_in_samples: bool,
+    progress: Option<ProgressOptions>,
+    percentiles: Vec<f64>,
+    hdr_log: Option<HdrIntervalLogWriter>,
+    on_interval: Option<&'h mut IntervalHook<'h>>,
+    intervals: Vec<IntervalSample>,
+}
+
+impl<'h> IntervalSampler<'h> {
+    fn new(
+        spec: &RunSpec,
+        prepared: &PreparedRun,
+        on_interval: Option<&'h mut IntervalHook<'h>>,
+    ) -> Result<Self, EngineError> {
+        let hdr_log = match &spec.output.hdr_log {
+            Some(path) => Some(
+                HdrIntervalLogWriter::create(
+                    path,
+                    prepared.start_epoch_us,
+                    "pgsurge bench: latency values in microseconds (us); Interval_Max in ms",
+                )
+                .map_err(|e| EngineError::Setup(e.to_string()))?,
+            ),
+            None => None,
         };
-        threads.push((slots, streams, ThreadRecorder::new(stats, log, clock)));
+        let progress = spec.output.progress;
+        Ok(IntervalSampler {
+            period_us: i64::from(progress.map_or(1, |p| p.interval_s)) * 1_000_000,
+            histograms_in_samples: spec.output.json.is_some(),
+            progress: progress.map(|_| ProgressOptions::for_run(&prepared.options)),
+            percentiles: spec.output.percentiles.clone().unwrap_or_default(),
+            hdr_log,
+            on_interval,
+            intervals: Vec::new(),
+        })
     }
 
-    let stop = hooks.stop.clone();
-    let barrier = Barrier::new(nthreads);
-    let connect_failed = AtomicBool::new(false);
-    let finished = AtomicUsize::new(0);
-    let mut hdr_log = match &o.extensions.hdr_log {
-        Some(p) => Some(
-            HdrIntervalLogWriter::create(
-                p,
-                start_epoch_us,
-                "pgsurge bench: latency values in microseconds (us); Interval_Max in ms",
-            )
-            .map_err(|e| EngineError::Setup(e.to_string()))?,
-        ),
-        None => None,
-    };
-    let mut on_interval = hooks.on_interval;
-    let mut intervals = Vec::new();
+    /// Samples every period until all driver threads have finished, then hands the
+    /// remainder since the last full interval to the caller only (pgbench prints no
+    /// partial progress line).
+    fn sample_until_done(&mut self, shared: &Shared<'_>, counters: &[Arc<SharedCounters>]) {
+        let clock = shared.clock;
+        let mut aggregator: Option<ProgressAggregator> = None;
+        let mut next = 0i64;
+        while shared.finished.load(Ordering::SeqCst) < shared.nthreads {
+            let now = clock.now();
+            let Some(agg) = aggregator.as_mut() else {
+                // Intervals count from the end of the connection phase (or --start-at).
+                if shared.connect_failed.load(Ordering::SeqCst) || !shared.gate.is_open(now) {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                let pct = self.percentiles.clone();
+                aggregator = Some(ProgressAggregator::new(
+                    counters.to_vec(),
+                    now,
+                    clock.to_epoch_us(0),
+                    pct,
+                ));
+                next = now + self.period_us;
+                continue;
+            };
+            if now >= next {
+                let mut sample = agg.tick(now);
+                if self.histograms_in_samples {
+                    // Exact merging of generators' seconds (`pgsurge merge`).
+                    sample.histogram = encode_histogram(agg.interval_histogram());
+                }
+                self.emit(clock, now, agg, sample);
+                while next <= now {
+                    next += self.period_us;
+                }
+            }
+            let wait = (next - clock.now()).clamp(1_000, 20_000);
+            std::thread::sleep(Duration::from_micros(wait as u64));
+        }
+        if let (Some(agg), Some(hook)) = (aggregator.as_mut(), self.on_interval.as_mut()) {
+            let sample = agg.tick(clock.now());
+            if sample.transactions + sample.failures + sample.skipped > 0
+                || !agg.interval_histogram().is_empty()
+            {
+                hook(&sample, agg.interval_histogram());
+            }
+        }
+    }
+
+    /// One full interval: the progress line, the HDR log entries, the hook.
+    fn emit(
+        &mut self,
+        clock: &RunClock,
+        now: i64,
+        agg: &ProgressAggregator,
+        sample: IntervalSample,
+    ) {
+        if let Some(options) = &self.progress {
+            let mut line = Vec::with_capacity(128);
+            if format_progress_line(&sample, options, &mut line).is_ok() {
+                let _ = std::io::stdout().flush();
+                let _ = std::io::stderr().write_all(&line);
+            }
+        }
+        if let Some(log) = self.hdr_log.as_mut() {
+            // The overall series untagged, then one tagged series per script
+            // (`Tag=script0`, …), which sum to it.
+            let start = clock.to_epoch_us(now - self.period_us);
+            let _ = log.write_interval(agg.interval_histogram(), start, self.period_us, None);
+            for (i, hist) in agg.script_histograms().iter().enumerate() {
+                let tag = format!("script{i}");
+                let _ = log.write_interval(hist, start, self.period_us, Some(&tag));
+            }
+        }
+        if let Some(hook) = self.on_interval.as_mut() {
+            hook(&sample, agg.interval_histogram());
+        }
+        self.intervals.push(sample);
+    }
+
+    /// Closes the HDR log.
+    fn finish(&mut self) {
+        if let Some(log) = self.hdr_log.take() {
+            let _ = log.finish();
+        }
+    }
+}
+
+/// Phase 5: the first failure, or the threads' statistics merged into the result.
+fn merge(
+    spec: &RunSpec,
+    prepared: &PreparedRun,
+    shared: &Shared<'_>,
+    joined: Vec<Result<ThreadOutput, ThreadFailure>>,
+    intervals: Vec<IntervalSample>,
+) -> Result<RunResult, EngineError> {
+    let clock = &prepared.clock;
+    let end = clock.now();
+    let mut outputs = Vec::with_capacity(joined.len());
     let mut connect_error: Option<String> = None;
-
-    let outputs: Vec<ThreadOutput> = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(nthreads);
-        for (t, (mut slots, mut streams, mut rec)) in threads.into_iter().enumerate() {
-            let (plan, conn, clock, stop, barrier, connect_failed, finished) = (
-                &plan,
-                &spec.conn,
-                &clock,
-                &stop,
-                &barrier,
-                &connect_failed,
-                &finished,
-            );
-            let rate = o.rate;
-            let exit_on_abort = o.exit_on_abort;
-            let sink = hooks.on_diagnostic.clone();
-            let body = move || -> Result<ThreadOutput, String> {
-                let _sink = SinkGuard::install(sink.as_ref());
-                let mut err = None;
-                if !plan.config.connect_per_txn {
-                    if let Err((id, msg)) = connect_all(conn, &mut slots) {
-                        connect_failed.store(true, Ordering::SeqCst);
-                        err = Some(format!(
-                            "{}\npgbench: error: could not create connection for client {id}",
-                            msg.trim_end()
-                        ));
-                    }
-                }
-                barrier.wait();
-                if let Some(e) = err {
-                    finished.fetch_add(1, Ordering::SeqCst);
-                    return Err(e);
-                }
-                if connect_failed.load(Ordering::SeqCst) {
-                    finished.fetch_add(1, Ordering::SeqCst);
-                    return Err(String::new());
-                }
-                let bench_start = clock.now();
-                let mut schedule = rate.map(|r| ThrottleSchedule::new(r, nthreads, bench_start));
-                let dctx = DriverCtx {
-                    plan,
-                    conn_config: conn,
-                    clock,
-                    stop,
-                    end_us,
-                    exit_on_abort,
-                };
-                let loop_end = run_loop(&dctx, &mut slots, &mut streams, &mut schedule, &mut rec);
-                let aborted =
-                    slots.iter().any(|s| s.client.is_aborted()) || loop_end != LoopEnd::AllDone;
-                let mut log_error = rec.log_error.take().map(|e| e.to_string());
-                match rec.log.take() {
-                    Some(ThreadLog::PerTxn { writer, .. }) => {
-                        if let Err(e) = writer.finish() {
-                            log_error.get_or_insert(e.to_string());
-                        }
-                    }
-                    Some(ThreadLog::Aggregate(w)) => {
-                        if let Err(e) = w.finish(clock.to_epoch_us(clock.now())) {
-                            log_error.get_or_insert(e.to_string());
-                        }
-                    }
-                    None => {}
-                }
-                finished.fetch_add(1, Ordering::SeqCst);
-                if loop_end == LoopEnd::ExitOnAbort {
-                    let _ = std::io::stdout().flush();
-                    eprintln!("pgbench: error: Run was aborted due to an error in thread {t}");
-                    std::process::exit(2);
-                }
-                Ok(ThreadOutput {
-                    stats: rec.stats,
-                    bench_start,
-                    aborted,
-                    loop_end,
-                    log_error,
-                })
-            };
-            handles.push(
-                std::thread::Builder::new()
-                    .name(format!("pgsurge-{t}"))
-                    .spawn_scoped(scope, body),
-            );
-        }
-
-        // Progress / interval sampling on the main thread.
-        if want_intervals {
-            let period_s = if o.progress_secs > 0 {
-                o.progress_secs as i64
-            } else {
-                1
-            };
-            let pct = o.extensions.percentiles.clone().unwrap_or_default();
-            let mut agg: Option<ProgressAggregator> = None;
-            let mut next = 0i64;
-            let popts = pgsurge_results::progress::ProgressOptions {
-                timestamp: o.progress_timestamp,
-                throttled: o.rate.is_some(),
-                latency_limit: o.latency_limit_us > 0,
-                max_tries: o.max_tries,
-                percentiles: o.extensions.percentiles.is_some(),
-            };
-            while finished.load(Ordering::SeqCst) < nthreads {
-                let now = clock.now();
-                if agg.is_none() {
-                    if connect_failed.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(5));
-                        continue;
-                    }
-                    agg = Some(ProgressAggregator::new(
-                        shared.clone(),
-                        now,
-                        clock.to_epoch_us(0),
-                        pct.clone(),
-                    ));
-                    next = now + period_s * 1_000_000;
-                }
-                if now >= next {
-                    if let Some(a) = agg.as_mut() {
-                        let sample = a.tick(now);
-                        if o.progress_secs > 0 {
-                            let mut line = Vec::with_capacity(128);
-                            if pgsurge_results::progress::format_progress_line(
-                                &sample, &popts, &mut line,
-                            )
-                            .is_ok()
-                            {
-                                let _ = std::io::stdout().flush();
-                                let _ = std::io::stderr().write_all(&line);
-                            }
-                        }
-                        if let Some(h) = hdr_log.as_mut() {
-                            // The overall series untagged, then one tagged series
-                            // per script (`Tag=script0`, …), which sum to it.
-                            let start = clock.to_epoch_us(now - period_s * 1_000_000);
-                            let len = period_s * 1_000_000;
-                            let _ = h.write_interval(a.interval_histogram(), start, len, None);
-                            for (i, sh) in a.script_histograms().iter().enumerate() {
-                                let tag = format!("script{i}");
-                                let _ = h.write_interval(sh, start, len, Some(&tag));
-                            }
-                        }
-                        if let Some(cb) = on_interval.as_mut() {
-                            cb(&sample, a.interval_histogram());
-                        }
-                        intervals.push(sample);
-                    }
-                    while next <= now {
-                        next += period_s * 1_000_000;
-                    }
-                }
-                let wait = (next - clock.now()).clamp(1_000, 20_000);
-                std::thread::sleep(Duration::from_micros(wait as u64));
+    let mut exit_on_abort = None;
+    for thread in joined {
+        match thread {
+            Ok(out) => outputs.push(out),
+            Err(ThreadFailure::ExitOnAbort(t)) => {
+                exit_on_abort.get_or_insert(t);
             }
-            // Every client is done: the remainder since the last full interval goes to
-            // the caller only (pgbench prints no partial progress line).
-            if let (Some(a), Some(cb)) = (agg.as_mut(), on_interval.as_mut()) {
-                let sample = a.tick(clock.now());
-                if sample.transactions + sample.failures + sample.skipped > 0
-                    || !a.interval_histogram().is_empty()
-                {
-                    cb(&sample, a.interval_histogram());
+            Err(ThreadFailure::Connect(msg)) => {
+                if !msg.is_empty() && connect_error.is_none() {
+                    connect_error = Some(msg);
                 }
             }
-        }
-
-        let mut outs = Vec::with_capacity(nthreads);
-        for h in handles {
-            match h {
-                Ok(h) => match h.join() {
-                    Ok(Ok(out)) => outs.push(out),
-                    Ok(Err(msg)) => {
-                        if !msg.is_empty() && connect_error.is_none() {
-                            connect_error = Some(msg);
-                        }
-                    }
-                    Err(_) => connect_error
-                        .get_or_insert_with(|| "a driver thread panicked".into())
-                        .clear(),
-                },
-                Err(e) => {
-                    connect_error.get_or_insert(format!("could not create thread: {e}"));
-                }
+            // The panic hook printed the reason already: fail without a message.
+            Err(ThreadFailure::Panicked) => connect_error.get_or_insert_with(String::new).clear(),
+            Err(ThreadFailure::Spawn(msg)) => {
+                connect_error.get_or_insert(msg);
             }
         }
-        outs
-    });
-    if let Some(h) = hdr_log.take() {
-        let _ = h.finish();
+    }
+    if let Some(thread) = exit_on_abort {
+        return Err(EngineError::ExitOnAbort { thread });
     }
     if let Some(msg) = connect_error {
         return Err(EngineError::ClientConnection(msg));
     }
-    if connect_failed.load(Ordering::SeqCst) {
+    if shared.connect_failed.load(Ordering::SeqCst) {
         return Err(EngineError::ClientConnection(String::new()));
     }
-    let end = clock.now();
     let mut merged: Option<ThreadStats> = None;
-    let mut min_start = i64::MAX;
+    let mut first_start = i64::MAX;
     let mut aborted = false;
     for out in outputs {
-        min_start = min_start.min(out.bench_start);
+        first_start = first_start.min(out.bench_start);
         aborted |= out.aborted || out.loop_end == LoopEnd::PollFailed;
         if let Some(e) = &out.log_error {
             StderrDiag::new(false).error_line(&format!("could not write to log file: {e}"));
@@ -595,34 +630,37 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
                 .map_err(|e| EngineError::Setup(e.to_string()))?,
         }
     }
-    let merged = merged.unwrap_or_else(|| ThreadStats::new(&stats_config));
-    if min_start == i64::MAX {
-        min_start = start_time;
+    let merged = merged.unwrap_or_else(|| ThreadStats::new(&prepared.stats_config));
+    if first_start == i64::MAX {
+        first_start = prepared.start_time;
     }
     let info = RunInfo {
-        options: run_options(o),
-        scripts: o
+        options: prepared.options.clone(),
+        scripts: spec
             .scripts
             .iter()
-            .zip(plan.scripts.iter())
-            .map(|(e, p)| ScriptInfo {
-                name: e.desc.clone(),
-                weight: e.weight,
-                text: e.text.clone(),
-                commands: p.commands.iter().map(|c| c.first_line.clone()).collect(),
+            .zip(prepared.plan.scripts.iter())
+            .map(|(entry, plan)| ScriptInfo {
+                name: entry.desc.clone(),
+                weight: entry.weight,
+                text: entry.text.clone(),
+                commands: plan.commands.iter().map(|c| c.first_line.clone()).collect(),
             })
             .collect(),
-        scale: spec.scale,
-        partition_method: spec.partition_method.clone(),
-        partitions: spec.partitions,
+        scale: spec.database.scale,
+        partition_method: (spec.database.partition_method != PartitionMethod::None)
+            .then(|| spec.database.partition_method.keyword().to_string()),
+        partitions: spec.database.partitions,
         pgsurge_version: env!("CARGO_PKG_VERSION").to_string(),
-        server_version: spec.server_version.clone(),
-        start_time_unix_us: start_epoch_us,
+        server_version: spec.database.server_version.clone(),
+        start_time_unix_us: prepared.start_epoch_us,
         end_time_unix_us: clock.to_epoch_us(end),
-        bench_duration_us: end - min_start,
-        initial_connection_us: min_start - start_time,
-        interrupted: stop.is_raised(),
+        bench_duration_us: end - first_start,
+        initial_connection_us: first_start - prepared.start_time,
+        interrupted: shared.stop.is_raised(),
         aborted,
     };
-    Ok(RunResult::build(info, &merged, intervals))
+    let mut result = RunResult::build(info, &merged, intervals);
+    result.generator = generator_info(&spec.generator, clock, first_start, end);
+    Ok(result)
 }

@@ -77,9 +77,15 @@ impl SignalWatcher {
             .spawn(move || {
                 for sig in signals.forever() {
                     if flag.is_raised() {
-                        // Second signal: leave now, as an unhandled signal would.
+                        // Second signal: end the process now, killed by that signal as
+                        // if no handler were installed (the parent sees the signal, not an
+                        // exit status). signal-hook restores the default disposition and
+                        // re-raises it; a library must not end the process by exiting, and does
+                        // not need to: the default action of SIGINT/SIGTERM terminates.
+                        // Should the re-raise fail, the stop flag is already raised, so
+                        // the run still ends gracefully.
                         let _ = signal_hook::low_level::emulate_default_handler(sig);
-                        std::process::exit(128 + sig);
+                        continue;
                     }
                     flag.raise_for_signal(sig);
                 }

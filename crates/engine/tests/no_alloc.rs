@@ -3,48 +3,23 @@
 //! built-in scripts against a fake server that answers every request, and a counting
 //! global allocator watches thousands of transactions after a warm-up.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::ffi::OsString;
 use std::sync::Arc;
 
-use pgsurge_args::Outcome;
 use pgsurge_engine::client::{Client, ClientIo, ThreadCtx, Wait};
 use pgsurge_engine::clock::RunClock;
 use pgsurge_engine::driver::ThreadStreams;
-use pgsurge_engine::host::ClientScript;
+use pgsurge_engine::plan::build_plan;
 use pgsurge_engine::recorder::ThreadRecorder;
-use pgsurge_engine::run::build_plan;
+use pgsurge_engine::script_host::ClientScript;
 use pgsurge_engine::stderr::StderrDiag;
+use pgsurge_engine::{QueryMode, RunLimit, RunScript, RunSpec};
 use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_script::{SeedStreams, Variables};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use pgsurge_testkit::{allocations, CountingAllocator};
+use pgsurge_wire::ConnConfig;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn msg(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
     out.push(tag);
@@ -145,34 +120,14 @@ impl FakeServer {
 /// Runs `-b <builtin> -M <mode>` for `warmup` then `measured` transactions; returns the
 /// allocations counted during the measured ones.
 fn allocations_in_steady_state(builtin: &str, mode: &str, per_command: bool) -> u64 {
-    let mut argv: Vec<OsString> = [
-        "-n",
-        "-b",
-        builtin,
-        "-M",
-        mode,
-        "-t",
-        "1000000",
-        "--random-seed=7",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
-    if per_command {
-        argv.push("-r".into());
-    }
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let o = match pgsurge_args::parse(&argv, &|_| None, &mut out, &mut err) {
-        Outcome::Bench(o) => o,
-        _ => panic!("options rejected: {}", String::from_utf8_lossy(&err)),
-    };
-    let scripts = Arc::new(
-        o.scripts
-            .iter()
-            .map(|e| pgsurge_script::parse_script(&e.desc, &e.text).expect("builtin parses"))
-            .collect::<Vec<_>>(),
-    );
-    let plan = build_plan(&o, &scripts).expect("plan");
+    let conn = ConnConfig::parse("host=/nonexistent dbname=x").expect("conninfo");
+    let mut spec = RunSpec::new(conn, vec![RunScript::builtin(builtin, 1).expect("builtin")]);
+    spec.query_mode = QueryMode::parse(mode).expect("query mode");
+    spec.limit = RunLimit::Transactions(1_000_000);
+    spec.random_seed = 7;
+    spec.output.per_command = per_command;
+    let scripts = Arc::new(spec.scripts.iter().map(|s| s.script.clone()).collect());
+    let plan = build_plan(&spec).expect("plan");
     let seeds = SeedStreams::new(7, 1, 1);
     let mut vars = Variables::new();
     vars.set_int("option", "scale", 10).expect("scale");
@@ -203,7 +158,7 @@ fn allocations_in_steady_state(builtin: &str, mode: &str, per_command: bool) -> 
     let (warmup, measured) = (200u64, 5000u64);
     while txns < warmup + measured {
         if txns == warmup && counted_from.is_none() {
-            counted_from = Some(allocs());
+            counted_from = Some(allocations());
         }
         let mut ctx = ThreadCtx {
             plan: &plan,
@@ -227,7 +182,7 @@ fn allocations_in_steady_state(builtin: &str, mode: &str, per_command: bool) -> 
     }
     assert_eq!(client.count() as u64, warmup + measured);
     assert!(!client.is_aborted());
-    allocs() - counted_from.expect("warm-up reached")
+    allocations() - counted_from.expect("warm-up reached")
 }
 
 #[test]
@@ -247,8 +202,8 @@ fn select_only_with_per_command_latencies_does_not_allocate() {
 /// The counter sees allocations at all (the test could fail).
 #[test]
 fn the_counting_allocator_counts() {
-    let before = allocs();
+    let before = allocations();
     let v: Vec<u8> = Vec::with_capacity(std::hint::black_box(64));
     std::hint::black_box(&v);
-    assert!(allocs() > before);
+    assert!(allocations() > before);
 }

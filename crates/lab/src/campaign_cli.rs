@@ -370,7 +370,7 @@ mod tests {
         assert_eq!(e.between_s, 16.0 * BETWEEN_TESTS_S);
         assert_eq!(e.initializations, 4);
         assert!(
-            e.line().starts_with("estimated time: about 28m 0s"),
+            e.line().starts_with("estimated time: about 28m ("),
             "{}",
             e.line()
         );

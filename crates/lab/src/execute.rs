@@ -5,11 +5,14 @@
 //! cleanup. Produces the [`RunWrite`] the runner stores in one transaction.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use pgsurge_engine::{Diagnostic, DiagnosticLevel, DiagnosticSink, RunHooks, RunSpec, StopFlag};
+use pgsurge_engine::layout;
+use pgsurge_engine::{
+    DatabaseInfo, Diagnostic, DiagnosticLevel, DiagnosticSink, ErrorSpec, QueryMode, RunHooks,
+    RunLimit, RunScript, RunSpec, SpecError, StopFlag,
+};
 use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
 use pgsurge_store::{
     epoch_to_rfc3339, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord, RunWrite,
@@ -18,11 +21,11 @@ use pgsurge_store::{
 use pgsurge_wire::ConnConfig;
 
 use crate::error::{LabError, Result};
-use crate::matrix::{TestPlan, Workload};
-use crate::pg::Pg;
+use crate::matrix::{ScriptSource, TestPlan, Workload};
 use crate::pgstats;
-use crate::sampler::{Sampler, SamplerConfig};
+use crate::sampler::Sampler;
 use crate::spec::{Campaign, InitOptionsSpec, Limit, ThreadsValue};
+use crate::sql_session::Pg;
 use crate::target::LiveTarget;
 
 /// Everything about a test that does not depend on how it went.
@@ -48,44 +51,147 @@ pub fn threads_for(campaign: &Campaign, clients: u32) -> u32 {
     }
 }
 
-/// The pgbench options of a test (connection excluded), for the engine and for the
-/// stored `command_line`.
-pub fn pgbench_argv(s: &TestSetup<'_>, limit: Limit, with_seed: bool) -> Vec<String> {
+/// `--percentiles` as a campaign records them (the command line's default list).
+const CAMPAIGN_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
+
+/// The pgbench flags `[run] extra_args` may hold, kept for campaign files written when
+/// those strings were handed to the pgbench parser. Each maps to a typed field of the
+/// [`RunSpec`]; anything else is refused when the campaign is loaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExtraFlags {
+    /// `--failures-detailed`.
+    pub failures_detailed: bool,
+    /// `--verbose-errors`.
+    pub verbose_errors: bool,
+    /// `--exit-on-abort`.
+    pub exit_on_abort: bool,
+    /// `-r` / `--report-per-command`.
+    pub per_command: bool,
+    /// `-C` / `--connect`.
+    pub connect_per_transaction: bool,
+}
+
+/// Reads `[run] extra_args` into [`ExtraFlags`], or says which entry is not supported.
+pub fn extra_flags(args: &[String]) -> std::result::Result<ExtraFlags, String> {
+    let mut flags = ExtraFlags::default();
+    for arg in args {
+        match arg.as_str() {
+            "--failures-detailed" => flags.failures_detailed = true,
+            "--verbose-errors" => flags.verbose_errors = true,
+            "--exit-on-abort" => flags.exit_on_abort = true,
+            "-r" | "--report-per-command" | "--report-latencies" => flags.per_command = true,
+            "-C" | "--connect" => flags.connect_per_transaction = true,
+            other => {
+                return Err(format!(
+                    "\"{other}\" is not supported; extra_args may hold --failures-detailed, \
+                     --verbose-errors, --exit-on-abort, --report-per-command (-r) and \
+                     --connect (-C); use the [run] keys for the other options"
+                ))
+            }
+        }
+    }
+    Ok(flags)
+}
+
+/// The [`RunSpec`] of a test (or of its warm-up, with `limit`), built from the
+/// campaign's typed values. `database` is what [`layout::detect`] found on the target.
+pub fn run_spec(
+    s: &TestSetup<'_>,
+    target: &LiveTarget,
+    limit: Limit,
+    database: DatabaseInfo,
+) -> Result<RunSpec> {
     let run = &s.campaign.spec.run;
-    let p = s.plan;
-    let mut a = vec![
-        "-c".to_string(),
-        p.clients.to_string(),
-        "-j".into(),
-        threads_for(s.campaign, p.clients).to_string(),
-    ];
-    match limit {
-        Limit::Duration(d) => a.extend(["-T".into(), d.to_string()]),
-        Limit::Transactions(t) => a.extend(["-t".into(), t.to_string()]),
+    let plan = s.plan;
+    let conn = ConnConfig::parse(&target.conninfo).map_err(|e| LabError::Pg {
+        context: "connection string".into(),
+        message: e.to_string(),
+    })?;
+    let scripts = s
+        .workload
+        .parts
+        .iter()
+        .map(|part| match &part.source {
+            ScriptSource::Builtin(name) => RunScript::builtin(name, part.weight),
+            ScriptSource::File(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| SpecError(format!("reading script {}: {e}", path.display())))?;
+                RunScript::parse(&path.display().to_string(), &text, part.weight)
+            }
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| LabError::Other(e.to_string()))?;
+    let flags = extra_flags(&run.extra_args).map_err(LabError::Other)?;
+    let mut spec = RunSpec::new(conn, scripts);
+    spec.clients = plan.clients;
+    spec.threads = threads_for(s.campaign, plan.clients);
+    spec.limit = match limit {
+        Limit::Duration(secs) => RunLimit::Duration(secs),
+        Limit::Transactions(n) => RunLimit::Transactions(n),
+    };
+    spec.query_mode = QueryMode::parse(&run.query_mode).ok_or_else(|| {
+        LabError::Other(format!(
+            "run.query_mode \"{}\" is not a query mode",
+            run.query_mode
+        ))
+    })?;
+    spec.rate_tps = plan.rate;
+    // pgbench keeps -L as whole µs, truncating (`(int64)(ms * 1000)`).
+    spec.latency_limit_us = latency_limit_s(s.campaign).map(|secs| (secs * 1000.0 * 1000.0) as i64);
+    if let Some(tries) = run.max_tries {
+        spec.max_tries = tries;
     }
-    a.extend(["-M".into(), run.query_mode.clone()]);
-    if let Some(r) = p.rate {
-        a.extend(["-R".into(), format!("{r}")]);
-    }
-    if let Some(l) = run.latency_limit.as_ref().and_then(|l| l.seconds().ok()) {
-        a.extend(["-L".into(), format!("{}", l * 1000.0)]);
-    }
-    if let Some(t) = run.max_tries {
-        a.push(format!("--max-tries={t}"));
-    }
-    for (k, v) in &run.defines {
-        let v = match v {
-            toml::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        a.extend(["-D".into(), format!("{k}={v}")]);
-    }
-    a.extend(s.workload.pgbench_args());
-    if with_seed {
-        a.push(format!("--random-seed={}", p.seed));
-    }
-    a.extend(run.extra_args.iter().cloned());
-    a
+    spec.connect_per_transaction = flags.connect_per_transaction;
+    spec.variables = run
+        .defines
+        .iter()
+        .map(|(name, value)| {
+            let text = match value {
+                toml::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            (name.clone(), text)
+        })
+        .collect();
+    spec.random_seed = plan.seed;
+    spec.errors = ErrorSpec {
+        failures_detailed: flags.failures_detailed,
+        verbose_errors: flags.verbose_errors,
+        exit_on_abort: flags.exit_on_abort,
+        debug: false,
+    };
+    spec.output.per_command = flags.per_command;
+    spec.output.percentiles = Some(CAMPAIGN_PERCENTILES.to_vec());
+    spec.database = database;
+    Ok(spec)
+}
+
+/// `[run] latency_limit` in seconds.
+fn latency_limit_s(campaign: &Campaign) -> Option<f64> {
+    campaign
+        .spec
+        .run
+        .latency_limit
+        .as_ref()
+        .and_then(|l| l.seconds().ok())
+}
+
+/// Scale, partitioning and server version of the target's pgbench tables, found the
+/// way `pgsurge bench` finds them.
+fn detect_database(pg: &mut Pg, target: &LiveTarget) -> Result<DatabaseInfo> {
+    let found = layout::detect(pg.connection()).map_err(|e| LabError::Pg {
+        context: format!(
+            "looking at the pgbench tables on target \"{}\"",
+            target.name
+        ),
+        message: e.to_string(),
+    })?;
+    Ok(DatabaseInfo {
+        scale: found.scale,
+        partition_method: found.partition_method,
+        partitions: found.partitions,
+        server_version: Some(target.server_version.clone()),
+    })
 }
 
 /// Runs `-i` for `scale` with the campaign's init options.
@@ -144,7 +250,7 @@ fn snapshot(monitor: &mut Pg, target: &LiveTarget) -> Result<BTreeMap<String, f6
 fn settle(monitor: &mut Pg, db: &str) -> Result<()> {
     let sql = format!(
         "SELECT xact_commit FROM pg_stat_database WHERE datname = {}",
-        crate::pg::literal(db)
+        crate::sql_session::literal(db)
     );
     let mut last = monitor.value(&sql)?;
     for _ in 0..12 {
@@ -196,48 +302,14 @@ impl ClientMessages {
     }
 }
 
-/// Runs the engine in-process for `argv` against `target`. The clients' error lines are
-/// collected instead of printed: an aborted run fails with them as its error, a run that
-/// completed returns them beside its result.
+/// Runs the engine in-process for `spec`. The clients' error lines are collected
+/// instead of printed: an aborted run (or one ended by `--exit-on-abort`) fails with
+/// them as its error, a run that completed returns them beside its result.
 pub fn engine_run(
-    target: &LiveTarget,
-    argv: &[String],
-    scale: u32,
-    init: &InitOptionsSpec,
+    spec: &RunSpec,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IntervalSample, &LatencyHistogram),
 ) -> Result<(RunResult, ClientMessages)> {
-    let mut args: Vec<OsString> = argv.iter().map(OsString::from).collect();
-    args.push("--percentiles".into());
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let options = match pgsurge_args::parse(&args, &|_| None, &mut out, &mut err) {
-        pgsurge_args::Outcome::Bench(o) => o,
-        _ => {
-            return Err(LabError::Other(format!(
-                "pgbench options {}: {}",
-                argv.join(" "),
-                String::from_utf8_lossy(&err).trim_end()
-            )))
-        }
-    };
-    let conn = ConnConfig::parse(&target.conninfo).map_err(|e| LabError::Pg {
-        context: "connection string".into(),
-        message: e.to_string(),
-    })?;
-    let partitions = init.partitions.unwrap_or(0);
-    let spec = RunSpec {
-        options,
-        conn,
-        scale: i64::from(scale),
-        partition_method: (partitions > 0).then(|| {
-            init.partition_method
-                .clone()
-                .unwrap_or_else(|| "range".into())
-        }),
-        partitions,
-        server_version: Some(target.server_version.clone()),
-    };
     let messages = Arc::new(Mutex::new(ClientMessages::default()));
     let collector = Arc::clone(&messages);
     // Server notices are not errors: they are dropped (pgbench would print them).
@@ -253,9 +325,15 @@ pub fn engine_run(
         on_interval: Some(on_interval),
         on_diagnostic: Some(sink),
     };
-    let result = pgsurge_engine::run(&spec, hooks);
+    let result = pgsurge_engine::run(spec, hooks);
     let messages = std::mem::take(&mut *messages.lock().unwrap_or_else(|p| p.into_inner()));
-    let result = result.map_err(|e| LabError::Other(format!("benchmark run: {e}")))?;
+    let result = result.map_err(|e| {
+        LabError::Other(if messages.is_empty() {
+            format!("benchmark run: {e}")
+        } else {
+            format!("benchmark run: {e}:\n{}", messages.text())
+        })
+    })?;
     if result.aborted {
         return Err(LabError::Other(if messages.is_empty() {
             "benchmark run aborted (no client reported an error)".into()
@@ -327,7 +405,6 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
             })
         })
         .collect();
-    let argv = pgbench_argv(s, limit, true);
     RunRecord {
         set_id: s.set_id,
         target_id: Some(target.target_id),
@@ -341,25 +418,20 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
         scripts: Some(serde_json::Value::Array(scripts)),
         options: Some(serde_json::json!({
             "target": target.name,
-            "argv": argv,
+            "run": c.spec.run,
             "init": init,
             "warmup_s": c.warmup_s(),
             "hygiene": c.spec.hygiene,
         })),
-        command_line: Some(format!("pgbench {} {}", argv.join(" "), target.dbname)),
+        // Set once the test's RunSpec exists (see `run_test_inner`).
+        command_line: None,
         seed: Some(p.seed.to_string()),
         scale: Some(i64::from(p.scale)),
         clients: Some(i64::from(p.clients)),
         threads: Some(i64::from(threads_for(c, p.clients))),
         rate: p.rate,
         rate_per_client: p.rate_per_client,
-        latency_limit_ms: c
-            .spec
-            .run
-            .latency_limit
-            .as_ref()
-            .and_then(|l| l.seconds().ok())
-            .map(|s| s * 1000.0),
+        latency_limit_ms: latency_limit_s(c).map(|secs| secs * 1000.0),
         duration_s: match limit {
             Limit::Duration(d) => Some(f64::from(d)),
             Limit::Transactions(_) => None,
@@ -421,19 +493,20 @@ fn run_test_inner(
     if h.checkpoint {
         pg.exec("CHECKPOINT")?;
     }
-    if h.reset_stats {
+    if h.resets_stats(target.cluster.is_some()) {
         pg.exec(&pgstats::reset_sql(target.version_num))?;
     }
+    let database = detect_database(&mut pg, target)?;
     drop(pg);
     // Warm-up: a separate run, discarded but for its intervals.
     let warmup = c.warmup_s().round() as u32;
     if warmup > 0 {
-        let argv = pgbench_argv(s, Limit::Duration(warmup), true);
+        let spec = run_spec(s, target, Limit::Duration(warmup), database.clone())?;
         let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
             w.intervals.push(crate::convert::interval(iv, true, 0.0));
             on_interval(iv);
         };
-        let (_, warm_messages) = engine_run(target, &argv, p.scale, &init, stop, &mut cb)?;
+        let (_, warm_messages) = engine_run(&spec, stop, &mut cb)?;
         if !warm_messages.is_empty() {
             w.warnings.push(warning(
                 "client_errors",
@@ -458,15 +531,9 @@ fn run_test_inner(
     settle(&mut monitor, &target.dbname)?;
     let before = snapshot(&mut monitor, target)?;
     let sampling = &c.spec.sampling;
-    let sampler = Sampler::start(SamplerConfig {
-        os: sampling.os,
-        pg: sampling
-            .pg
-            .then(|| (target.monitor_conninfo.clone(), target.dbname.clone())),
-        interval: sampling.interval,
-        devices: sampling.devices.clone(),
-    });
-    let argv = pgbench_argv(s, c.limit(), true);
+    let sampler = Sampler::start(target.sampler_config(sampling));
+    let spec = run_spec(s, target, c.limit(), database)?;
+    w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
     let mut cb = |iv: &IntervalSample, h: &LatencyHistogram| {
         let interval = crate::convert::interval(iv, false, 0.0);
         w.interval_histograms
@@ -474,7 +541,7 @@ fn run_test_inner(
         w.intervals.push(interval);
         on_interval(iv);
     };
-    let result = engine_run(target, &argv, p.scale, &init, stop, &mut cb);
+    let result = engine_run(&spec, stop, &mut cb);
     let sampled = sampler.finish();
     let (result, messages) = result?;
     if !messages.is_empty() {
@@ -490,6 +557,7 @@ fn run_test_inner(
     settle(&mut monitor, &target.dbname)?;
     let after = snapshot(&mut monitor, target)?;
     w.metrics = sampled.samples;
+    w.facts.extend(sampled.facts);
     w.metric_info = crate::sampler::describe_all(&w.metrics);
     for e in sampled.errors {
         w.warnings.push(warning("sampler", e));

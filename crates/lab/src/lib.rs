@@ -9,8 +9,11 @@
 //! | [`target`] | throwaway or existing servers for a campaign |
 //! | [`execute`] | one test: init, hygiene, snapshots, engine run, samplers |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
-//! | [`sampler`] | per-second OS (/proc) and PostgreSQL samples |
+//! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples |
+//! | [`hostmetrics`] | server-host metrics: local /proc, node_exporter, pg_read_file |
+//! | [`facts`] | names of the per-test facts (`run_facts`) |
 //! | [`pgstats`] | version-dependent statistics views, in one place |
+//! | [`sql_session`] | the blocking SQL session of the lab's own queries (hygiene, counters, settings) |
 //! | [`manifest`] | the environment manifest |
 //! | [`convert`] | engine results → store records |
 //! | [`import`] | pgbench text reports and `-l` / aggregate logs → store |
@@ -23,16 +26,18 @@ mod campaign_cli;
 pub mod convert;
 pub mod error;
 pub mod execute;
+pub mod facts;
+pub mod hostmetrics;
 pub mod import;
 pub mod manifest;
 pub mod matrix;
-pub mod pg;
 pub mod pgstats;
 pub mod quickstart;
 mod results_cli;
 pub mod runner;
 pub mod sampler;
 pub mod spec;
+pub mod sql_session;
 pub mod target;
 pub mod thresholds;
 
@@ -71,7 +76,8 @@ pub fn quickstart_cli() -> clap::Command {
     quickstart::command()
 }
 
-/// Entry point of `pgsurge quickstart`.
-pub fn quickstart_main(args: &[OsString]) -> i32 {
-    quickstart::main(args)
+/// Entry point of `pgsurge quickstart`; the binary passes the HTML report writer (this
+/// crate does not depend on the report crate).
+pub fn quickstart_main(args: &[OsString], write_report: &quickstart::ReportWriter<'_>) -> i32 {
+    quickstart::main(args, write_report)
 }

@@ -8,8 +8,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::pg::Pg;
 use crate::pgstats;
+use crate::sql_session::Pg;
 
 fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path)

@@ -134,24 +134,6 @@ impl Workload {
             }
         }
     }
-
-    /// pgbench options selecting the scripts (`-b name@w`, `-f file@w`).
-    pub fn pgbench_args(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for p in &self.parts {
-            match &p.source {
-                ScriptSource::Builtin(b) => {
-                    out.push("-b".into());
-                    out.push(format!("{b}@{}", p.weight));
-                }
-                ScriptSource::File(f) => {
-                    out.push("-f".into());
-                    out.push(format!("{}@{}", f.display(), p.weight));
-                }
-            }
-        }
-        out
-    }
 }
 
 /// One planned test.

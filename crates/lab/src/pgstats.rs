@@ -8,7 +8,7 @@
 //! `pg.wal.lsn_bytes`; gauges `pg.db.size_bytes`, `pg.backends.state.*`,
 //! `pg.backends.wait.*`.
 
-use crate::pg::literal;
+use crate::sql_session::literal;
 
 /// Queries returning (name, value) rows of cumulative counters for database `db` on a
 /// server of version `version_num`, one per view, so a view the role cannot read (or a

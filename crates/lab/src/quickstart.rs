@@ -2,9 +2,12 @@
 //! `-i -s 10`, select-only and tpcb-like at 1, 2, 4 and 8 clients for 10 s each, a
 //! summary table, the results in a store file, and the HTML report — in under three
 //! minutes on two cores, leaving nothing running.
+//!
+//! Campaigns write the store and the report reads it, so this crate does not depend on
+//! the report crate: the binary passes the report writer in ([`ReportWriter`]).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use pgsurge_engine::StopFlag;
@@ -84,8 +87,13 @@ fn campaign_text(cli: &Cli) -> String {
     )
 }
 
-/// Entry point of `pgsurge quickstart`.
-pub fn main(args: &[OsString]) -> i32 {
+/// Writes the HTML report of one set of `store` into a directory and returns the path
+/// of its index page, or the error as text. The binary provides it (from the report
+/// crate).
+pub type ReportWriter<'a> = dyn Fn(&mut Store, i64, &Path) -> Result<PathBuf, String> + 'a;
+
+/// Entry point of `pgsurge quickstart`; `write_report` produces the HTML report.
+pub fn main(args: &[OsString], write_report: &ReportWriter<'_>) -> i32 {
     let argv = std::iter::once(OsString::from("pgsurge quickstart")).chain(args.iter().cloned());
     let cli = match Cli::try_parse_from(argv) {
         Ok(c) => c,
@@ -159,16 +167,10 @@ pub fn main(args: &[OsString]) -> i32 {
         .report_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("pgsurge-report"));
-    match pgsurge_report::write_report(
-        &mut store,
-        &pgsurge_report::ReportRequest {
-            sets: vec![outcome.set_id],
-        },
-        &report_dir,
-    ) {
-        Ok(files) => {
-            println!("report: {}", files.index.display());
-            print!("{}", next_steps(&location, outcome.set_id, &files.index));
+    match write_report(&mut store, outcome.set_id, &report_dir) {
+        Ok(index) => {
+            println!("report: {}", index.display());
+            print!("{}", next_steps(&location, outcome.set_id, &index));
         }
         Err(e) => eprintln!("pgsurge: warning: the report could not be written: {e}"),
     }

@@ -390,6 +390,23 @@ fn show(
         if let Some(e) = &d.error {
             text.push_str(&format!("error:\n{}\n", indent(e)));
         }
+        for f in &r.facts {
+            text.push_str(&format!(
+                "{}: {}\n",
+                f.name,
+                f.value.as_deref().unwrap_or("-")
+            ));
+        }
+        if !r
+            .facts
+            .iter()
+            .any(|f| f.name == crate::facts::SERVER_HOST_METRICS_SOURCE)
+        {
+            text.push_str(&format!(
+                "{}: not recorded\n",
+                crate::facts::SERVER_HOST_METRICS_SOURCE
+            ));
+        }
         for w in &r.warnings {
             text.push_str(&format!("warning: {}\n", w.message));
         }
@@ -431,10 +448,66 @@ fn show(
             ));
         }
     }
+    let facts = store.set_facts(set_id).map_err(|e| e.to_string())?;
+    text.push_str(&facts_lines(&runs, &facts));
     for w in store.warnings(Some(set_id)).map_err(|e| e.to_string())? {
         text.push_str(&format!("warning: {}\n", w.record.message));
     }
     write_stdout(safe(&text).as_bytes())
+}
+
+/// One line per run saying where its server-host metrics came from, whether the
+/// client was the bottleneck and whether the test initialized the data.
+pub fn facts_lines(runs: &[Run], facts: &[(i64, pgsurge_store::FactRecord)]) -> String {
+    use crate::facts as f;
+    let mut s = String::new();
+    for r in runs {
+        let get = |name: &str| {
+            facts
+                .iter()
+                .find(|(id, x)| *id == r.id && x.name == name)
+                .and_then(|(_, x)| x.value.as_deref())
+        };
+        let Some(source) = get(f::SERVER_HOST_METRICS_SOURCE) else {
+            continue;
+        };
+        let source = if source == "none" {
+            "none (the server's host was not measured)".to_string()
+        } else {
+            source.to_string()
+        };
+        let client = match get(f::CLIENT_BOUND) {
+            Some("true") => format!(
+                "CLIENT-BOUND ({})",
+                get(f::CLIENT_BOUND_REASON).unwrap_or("no reason recorded")
+            ),
+            Some(_) => "no".into(),
+            None => "not measured".into(),
+        };
+        let init = match (get(f::INIT_PERFORMED), get(f::INIT_DURATION_S)) {
+            (Some("true"), d) => format!(
+                "initialized ({}, {} s, {})",
+                get(f::INIT_METHOD).unwrap_or("?"),
+                d.unwrap_or("?"),
+                get(f::INIT_REASON).unwrap_or("")
+            ),
+            (Some(_), _) => format!("reused ({})", get(f::INIT_REASON).unwrap_or("")),
+            (None, _) => "-".into(),
+        };
+        let mut line = format!(
+            "run {} ({}): server host metrics: {source}; client-bound: {client}; init: {init}",
+            r.id, r.record.test_key
+        );
+        if let Some(fs) = get(f::DATA_DIR_FSTYPE) {
+            line.push_str(&format!("; data directory on {fs}"));
+            if get(f::DATA_DIR_IN_MEMORY) == Some("true") {
+                line.push_str(" (IN MEMORY: no real I/O)");
+            }
+        }
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s
 }
 
 /// Writes to stdout; a reader that went away (`| head`) ends the output quietly.

@@ -143,13 +143,11 @@ fn run_locked(
         store.set_set_status(set_id, set_status::COMPLETE, Some(&now_rfc3339()))?;
         return Ok(out);
     }
-    let server_id = store.upsert_server(&this_host())?;
 
     let pb = progress_bar(campaign, matrix, &todo, opts.quiet);
     let mut live: Vec<Option<LiveTarget>> = (0..spec.targets.len()).map(|_| None).collect();
     let result = run_tests(
-        campaign, store, matrix, &todo, &mut live, set_id, server_id, &pb, stop, &mut out,
-        opts.quiet,
+        campaign, store, matrix, &todo, &mut live, set_id, &pb, stop, &mut out, opts.quiet,
     );
     pb.finish_and_clear();
     // Stop throwaway servers now (Drop does it too, on every path).
@@ -192,20 +190,30 @@ fn progress_bar(c: &Campaign, _m: &Matrix, todo: &[&TestPlan], quiet: bool) -> P
     pb
 }
 
-fn this_host() -> ServerRecord {
-    let m = crate::manifest::host_manifest();
-    let hostname = m["hostname"].as_str().unwrap_or("localhost").to_string();
-    ServerRecord {
+/// The `servers` row of a target's host, from its manifest (which describes the server
+/// host from the target's metrics source). None when the server host is not known:
+/// the client's machine is never recorded as the server's.
+pub fn server_record(manifest: &serde_json::Value) -> Option<ServerRecord> {
+    let hostname = manifest["hostname"].as_str()?.to_string();
+    let mut details = manifest.clone();
+    if let Some(o) = details.as_object_mut() {
+        o.remove("server");
+        o.remove("client");
+    }
+    Some(ServerRecord {
         name: hostname.clone(),
         hostname: Some(hostname),
-        cpu_model: m["cpu"]["model"].as_str().map(str::to_string),
-        cpu_count: m["cpu"]["count"].as_i64(),
-        memory_bytes: m["memory_bytes"].as_i64(),
-        kernel: m["kernel"].as_str().map(str::to_string),
-        os_release: m["os_release"].as_str().map(str::to_string),
-        details: Some(m),
-    }
+        cpu_model: manifest["cpu"]["model"].as_str().map(str::to_string),
+        cpu_count: manifest["cpu"]["count"].as_i64(),
+        memory_bytes: manifest["memory_bytes"].as_i64(),
+        kernel: manifest["kernel"].as_str().map(str::to_string),
+        os_release: manifest["os_release"].as_str().map(str::to_string),
+        details: Some(details),
+    })
 }
+
+/// Seconds per scale unit an initialization is first assumed to take (then measured).
+const INIT_S_PER_SCALE: f64 = 0.5;
 
 fn say(pb: &ProgressBar, quiet: bool, line: &str) {
     if quiet {
@@ -227,7 +235,6 @@ fn run_tests(
     todo: &[&TestPlan],
     live: &mut [Option<LiveTarget>],
     set_id: i64,
-    server_id: i64,
     pb: &ProgressBar,
     stop: &StopFlag,
     out: &mut Outcome,
@@ -239,6 +246,7 @@ fn run_tests(
     // Targets given up on after an outage longer than `wait`: their remaining tests
     // fail (a server back by then runs them) without a message each.
     let mut down = vec![false; spec.targets.len()];
+    let mut secs_per_scale = INIT_S_PER_SCALE;
     for (i, plan) in todo.iter().enumerate() {
         if stop.is_raised() {
             break;
@@ -255,10 +263,30 @@ fn run_tests(
             let tspec = &spec.targets[plan.target];
             pb.set_message(format!("starting target \"{}\"", tspec.name));
             let mut t = target::start(tspec, &spec.run.database)?;
+            let server_id = match server_record(&t.manifest) {
+                Some(r) => Some(store.upsert_server(&r)?),
+                None => None,
+            };
+            say(
+                pb,
+                quiet,
+                &format!(
+                    "target \"{}\": server host metrics from {}{}",
+                    t.name,
+                    t.host_source.name(),
+                    match &t.host_source {
+                        crate::hostmetrics::HostSource::None(why) => format!(" ({why})"),
+                        _ => String::new(),
+                    }
+                ),
+            );
+            for w in &t.warnings {
+                say(pb, quiet, &format!("warning: {w}"));
+            }
             t.target_id = store.upsert_target(&TargetRecord {
                 set_id,
                 name: t.name.clone(),
-                server_id: Some(server_id),
+                server_id,
                 kind: if tspec.is_throwaway() {
                     "throwaway"
                 } else {
@@ -282,6 +310,59 @@ fn run_tests(
         let Some(target) = live[plan.target].as_mut() else {
             continue;
         };
+        let init = spec.init.for_scale(plan.scale);
+        let mut init_facts = target::InitOutcome {
+            performed: false,
+            reason: format!(
+                "scale {} was prepared for an earlier test of this invocation",
+                plan.scale
+            ),
+            duration_s: None,
+            method: init.method.clone().unwrap_or_else(|| "client".into()),
+        }
+        .facts();
+        if target.current_scale != Some(plan.scale) {
+            let eta = secs_per_scale * f64::from(plan.scale);
+            let label = format!(
+                "[{}/{}] initializing scale {} on \"{}\"",
+                i + 1,
+                todo.len(),
+                plan.scale,
+                target.name
+            );
+            let show = |elapsed: Duration| {
+                let e = elapsed.as_secs_f64();
+                pb.set_message(format!(
+                    "{label}: {e:.0} s, init ETA {:.0} s",
+                    (eta - e).max(0.0)
+                ));
+            };
+            let mut announce = |line: &str| say(pb, quiet, line);
+            match target::prepare_scale(target, plan.scale, &init, &mut announce, &show) {
+                Ok(o) => {
+                    if let Some(d) = o.duration_s {
+                        secs_per_scale = (d / f64::from(plan.scale)).max(0.01);
+                    }
+                    init_facts = o.facts();
+                }
+                Err(e) => {
+                    if stop.is_raised() {
+                        break;
+                    }
+                    let mut write = failed_write(set_id, target, plan, &e.to_string());
+                    redact_write(&mut write);
+                    let run_id = store.write_run_replacing(&write)?;
+                    out.run_ids.push(run_id);
+                    out.failed += 1;
+                    say(
+                        pb,
+                        quiet,
+                        &format!("[{}/{}] {}: FAILED: {e}", i + 1, todo.len(), plan.key),
+                    );
+                    continue;
+                }
+            }
+        }
         let setup = TestSetup {
             campaign,
             plan,
@@ -354,6 +435,16 @@ fn run_tests(
             break;
         };
         let mut write = write;
+        write.facts.extend(init_facts);
+        write.facts.extend(target.facts.iter().cloned());
+        for w in &target.warnings {
+            write.warnings.push(pgsurge_store::WarningRecord {
+                code: "data_dir_in_memory".into(),
+                message: w.clone(),
+                created_at: now_rfc3339(),
+                ..Default::default()
+            });
+        }
         redact_write(&mut write);
         let failed = write.run.status == run_status::FAILED;
         let run_id = store.write_run_replacing(&write)?;
@@ -483,7 +574,7 @@ enum Waited {
 
 /// Tries one connection; the reason (password masked) when there is none.
 fn probe(conninfo: &str) -> std::result::Result<(), String> {
-    crate::pg::Pg::connect(conninfo)
+    crate::sql_session::Pg::connect(conninfo)
         .map(|_| ())
         .map_err(|e| first_line(&redact(&e.to_string())).to_string())
 }
@@ -621,6 +712,35 @@ pub fn stored_spec(campaign: &Campaign) -> String {
         }
         // Not expected (the spec came from TOML); JSON, masked, rather than nothing.
         Err(_) => redact(&serde_json::to_string_pretty(&spec).unwrap_or_default()),
+    }
+}
+
+/// A failed test that never ran (its target could not be prepared).
+fn failed_write(
+    set_id: i64,
+    target: &LiveTarget,
+    plan: &TestPlan,
+    error: &str,
+) -> pgsurge_store::RunWrite {
+    let now = pgsurge_store::now_epoch();
+    pgsurge_store::RunWrite {
+        run: pgsurge_store::RunRecord {
+            set_id,
+            target_id: Some(target.target_id),
+            test_key: plan.key.clone(),
+            seq: Some(plan.seq as i64),
+            repeat_no: i64::from(plan.repeat),
+            status: run_status::FAILED.into(),
+            error: Some(error.to_string()),
+            started_at: Some(pgsurge_store::epoch_to_rfc3339(now)),
+            start_epoch: Some(now),
+            scale: Some(i64::from(plan.scale)),
+            clients: Some(i64::from(plan.clients)),
+            ..Default::default()
+        },
+        environment: Some(target.manifest.clone()),
+        facts: target.facts.clone(),
+        ..Default::default()
     }
 }
 

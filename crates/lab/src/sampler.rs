@@ -15,17 +15,24 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pgsurge_store::{now_epoch, MetricInfo, MetricSample};
-use procfs::{Current, CurrentSI};
+use pgsurge_store::{now_epoch, FactRecord, MetricInfo, MetricSample};
 
-use crate::pg::Pg;
+use crate::hostmetrics::{self, HostRates, HostSource};
+
 use crate::pgstats;
+use crate::sql_session::Pg;
 
 /// What to sample.
 #[derive(Debug, Clone)]
 pub struct SamplerConfig {
-    /// Sample /proc.
+    /// Sample the server host's OS metrics (`os.*`) from [`SamplerConfig::host`].
     pub os: bool,
+    /// Where the server host's metrics come from ([`HostSource::None`]: not sampled).
+    pub host: HostSource,
+    /// Sample the client: its host's CPU (`client.cpu.*`), the pgsurge process's CPU
+    /// (`client.process.cpu_pct`) and its busiest driver thread
+    /// (`client.thread.max_cpu_pct`), and decide whether the client was the bottleneck.
+    pub client: bool,
     /// Sample PostgreSQL: (monitoring conninfo, benchmark database name).
     pub pg: Option<(String, String)>,
     /// Seconds between samples.
@@ -47,6 +54,9 @@ pub struct SamplerOutput {
     pub samples: Vec<MetricSample>,
     /// Problems met (a view missing, a query failing); sampling went on without them.
     pub errors: Vec<String>,
+    /// Facts for `run_facts`: `server_host_metrics_source`, `client_bound`,
+    /// `client_bound_reason`.
+    pub facts: Vec<FactRecord>,
 }
 
 impl Sampler {
@@ -79,7 +89,18 @@ impl Drop for Sampler {
 
 fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
     let mut out = SamplerOutput::default();
-    let mut os = cfg.os.then(|| OsSampler::new(&cfg.devices));
+    let host = if cfg.os {
+        cfg.host.clone()
+    } else {
+        HostSource::None("OS sampling is off ([sampling] os = false)".into())
+    };
+    out.facts.push(FactRecord::new(
+        crate::facts::SERVER_HOST_METRICS_SOURCE,
+        host.name(),
+    ));
+    let mut os =
+        (!matches!(host, HostSource::None(_))).then(|| OsSampler::new(host.clone(), &cfg.devices));
+    let mut client = cfg.client.then(ClientSampler::default);
     let mut pg = match &cfg.pg {
         Some((conninfo, db)) => match Pg::connect(conninfo) {
             Ok(conn) => Some(PgSampler::new(conn, db)),
@@ -96,7 +117,15 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
         let ts = now_epoch();
         if let Some(os) = os.as_mut() {
             if let Err(e) = os.sample(ts, &mut out.samples) {
-                push_once(&mut out.errors, format!("OS sampler: {e}"));
+                push_once(
+                    &mut out.errors,
+                    format!("server host sampler ({}): {e}", host.name()),
+                );
+            }
+        }
+        if let Some(c) = client.as_mut() {
+            if let Err(e) = c.sample(ts, &mut out.samples) {
+                push_once(&mut out.errors, format!("client sampler: {e}"));
             }
         }
         if let Some(pg) = pg.as_mut() {
@@ -108,6 +137,10 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
         // Sleep in small steps so stopping is prompt.
         loop {
             if stop.load(Ordering::SeqCst) {
+                if cfg.client {
+                    let local = matches!(cfg.host, HostSource::Local);
+                    out.facts.extend(client_bound(&out.samples, local));
+                }
                 return out;
             }
             let now = Instant::now();
@@ -117,6 +150,54 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
             std::thread::sleep((next - now).min(Duration::from_millis(50)));
         }
     }
+}
+
+/// A driver thread busier than this (percent of one core, mean over the test) makes
+/// the test client-bound.
+pub const THREAD_BOUND_PCT: f64 = 90.0;
+/// A client host busier than this (percent of all its CPUs, mean over the test) makes
+/// the test client-bound, when the server runs elsewhere (on the same host the
+/// server's own work would count).
+pub const HOST_BOUND_PCT: f64 = 95.0;
+
+fn mean_of(samples: &[MetricSample], metric: &str) -> Option<f64> {
+    let v: Vec<f64> = samples
+        .iter()
+        .filter(|s| s.metric == metric)
+        .map(|s| s.value)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The `client_bound` facts of a test from its client samples.
+pub fn client_bound(samples: &[MetricSample], server_is_local: bool) -> Vec<FactRecord> {
+    let thread = mean_of(samples, "client.thread.max_cpu_pct");
+    let host_busy = mean_of(samples, "client.cpu.idle_pct").map(|idle| 100.0 - idle);
+    let mut reasons = Vec::new();
+    if let Some(t) = thread.filter(|t| *t >= THREAD_BOUND_PCT) {
+        reasons.push(format!(
+            "the busiest driver thread used {t:.0} % of a core (limit {THREAD_BOUND_PCT:.0} %)"
+        ));
+    }
+    if let Some(h) = host_busy.filter(|h| *h >= HOST_BOUND_PCT && !server_is_local) {
+        reasons.push(format!(
+            "the client host's CPUs were {h:.0} % busy (limit {HOST_BOUND_PCT:.0} %)"
+        ));
+    }
+    if thread.is_none() && host_busy.is_none() {
+        return Vec::new();
+    }
+    let mut facts = vec![FactRecord::new(
+        crate::facts::CLIENT_BOUND,
+        if reasons.is_empty() { "false" } else { "true" },
+    )];
+    if !reasons.is_empty() {
+        facts.push(FactRecord::new(
+            crate::facts::CLIENT_BOUND_REASON,
+            reasons.join("; "),
+        ));
+    }
+    facts
 }
 
 fn push_once(errors: &mut Vec<String>, e: String) {
@@ -143,10 +224,10 @@ impl Rates {
 }
 
 struct OsSampler {
+    source: HostSource,
     devices: Vec<String>,
-    prev_cpu: Option<procfs::CpuTime>,
-    rates: Rates,
-    prev_disk: BTreeMap<String, (f64, procfs::DiskStat)>,
+    conn: Option<Pg>,
+    rates: HostRates,
 }
 
 /// Whole block devices that are not virtual (loop, ram, zram).
@@ -164,109 +245,80 @@ pub fn default_devices() -> Vec<String> {
 }
 
 impl OsSampler {
-    fn new(devices: &[String]) -> OsSampler {
+    fn new(source: HostSource, devices: &[String]) -> OsSampler {
         OsSampler {
-            devices: if devices.is_empty() {
+            devices: if devices.is_empty() && source == HostSource::Local {
                 default_devices()
             } else {
                 devices.to_vec()
             },
-            prev_cpu: None,
-            rates: Rates::default(),
-            prev_disk: BTreeMap::new(),
+            source,
+            conn: None,
+            rates: HostRates::default(),
         }
     }
 
     fn sample(&mut self, ts: f64, out: &mut Vec<MetricSample>) -> Result<(), String> {
-        let mut push = |metric: &str, value: f64| {
-            if value.is_finite() {
-                out.push(MetricSample {
-                    ts,
-                    metric: metric.to_string(),
-                    value,
-                });
-            }
-        };
-        let ks = procfs::KernelStats::current().map_err(|e| e.to_string())?;
-        let cpu = ks.total.clone();
-        if let Some(prev) = &self.prev_cpu {
-            let d = |a: u64, b: u64| a.saturating_sub(b) as f64;
-            let o = |a: Option<u64>| a.unwrap_or(0);
-            let user = d(cpu.user + cpu.nice, prev.user + prev.nice);
-            let system = d(
-                cpu.system + o(cpu.irq) + o(cpu.softirq),
-                prev.system + o(prev.irq) + o(prev.softirq),
-            );
-            let idle = d(cpu.idle, prev.idle);
-            let iowait = d(o(cpu.iowait), o(prev.iowait));
-            let steal = d(o(cpu.steal), o(prev.steal));
-            let total = user + system + idle + iowait + steal;
-            if total > 0.0 {
-                push("os.cpu.user_pct", 100.0 * user / total);
-                push("os.cpu.system_pct", 100.0 * system / total);
-                push("os.cpu.iowait_pct", 100.0 * iowait / total);
-                push("os.cpu.steal_pct", 100.0 * steal / total);
-                push("os.cpu.idle_pct", 100.0 * idle / total);
-            }
-        }
-        self.prev_cpu = Some(cpu);
-        if let Some(r) = self.rates.rate("ctxt", ts, ks.ctxt as f64) {
-            push("os.ctxt_per_s", r);
-        }
-        if let Some(r) = ks.procs_running {
-            push("os.procs.running", f64::from(r));
-        }
-        if let Some(b) = ks.procs_blocked {
-            push("os.procs.blocked", f64::from(b));
-        }
-        let mem = procfs::Meminfo::current().map_err(|e| e.to_string())?;
-        let mb = |b: u64| b as f64 / 1_048_576.0;
-        push("os.mem.dirty_mb", mb(mem.dirty));
-        push("os.mem.writeback_mb", mb(mem.writeback));
-        push("os.mem.cached_mb", mb(mem.cached));
-        if let Some(a) = mem.mem_available {
-            push("os.mem.available_mb", mb(a));
-        }
-        let disks = procfs::diskstats().map_err(|e| e.to_string())?;
-        for d in disks.into_iter().filter(|d| self.devices.contains(&d.name)) {
-            if let Some((pts, p)) = self.prev_disk.get(&d.name) {
-                let dt = ts - pts;
-                if dt > 0.0 {
-                    let dd = |a: u64, b: u64| a.saturating_sub(b) as f64;
-                    let name = &d.name;
-                    // diskstats sectors are 512 bytes whatever the device's block size.
-                    push(
-                        &format!("os.disk.{name}.read_mbps"),
-                        dd(d.sectors_read, p.sectors_read) * 512.0 / 1_048_576.0 / dt,
-                    );
-                    push(
-                        &format!("os.disk.{name}.write_mbps"),
-                        dd(d.sectors_written, p.sectors_written) * 512.0 / 1_048_576.0 / dt,
-                    );
-                    let ios = dd(d.reads, p.reads) + dd(d.writes, p.writes);
-                    push(
-                        &format!("os.disk.{name}.reads_per_s"),
-                        dd(d.reads, p.reads) / dt,
-                    );
-                    push(
-                        &format!("os.disk.{name}.writes_per_s"),
-                        dd(d.writes, p.writes) / dt,
-                    );
-                    push(
-                        &format!("os.disk.{name}.util_pct"),
-                        (dd(d.time_in_progress, p.time_in_progress) / (dt * 1000.0) * 100.0)
-                            .min(100.0),
-                    );
-                    let busy =
-                        dd(d.time_reading, p.time_reading) + dd(d.time_writing, p.time_writing);
-                    push(
-                        &format!("os.disk.{name}.await_ms"),
-                        if ios > 0.0 { busy / ios } else { 0.0 },
-                    );
+        let r = hostmetrics::read(&self.source, &mut self.conn)?;
+        self.rates.push(ts, r, "os", &self.devices, true, out);
+        Ok(())
+    }
+}
+
+/// The client: its host's CPU and the pgsurge process's own CPU, per thread.
+#[derive(Default)]
+struct ClientSampler {
+    host: HostRates,
+    /// Previous (ts, process ticks, driver thread id → ticks).
+    prev: Option<(f64, f64, BTreeMap<i32, f64>)>,
+}
+
+impl ClientSampler {
+    fn sample(&mut self, ts: f64, out: &mut Vec<MetricSample>) -> Result<(), String> {
+        let r = hostmetrics::local_reading()?;
+        self.host.push(ts, r, "client", &[], false, out);
+        let me = procfs::process::Process::myself().map_err(|e| e.to_string())?;
+        let st = me.stat().map_err(|e| e.to_string())?;
+        let total = (st.utime + st.stime) as f64;
+        let mut threads = BTreeMap::new();
+        if let Ok(tasks) = me.tasks() {
+            for t in tasks.flatten() {
+                if let Ok(ts) = t.stat() {
+                    // The engine's driver threads are named pgsurge-<n>.
+                    let driver = ts
+                        .comm
+                        .strip_prefix("pgsurge-")
+                        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+                    if driver {
+                        threads.insert(t.tid, (ts.utime + ts.stime) as f64);
+                    }
                 }
             }
-            self.prev_disk.insert(d.name.clone(), (ts, d));
         }
+        let hz = procfs::ticks_per_second() as f64;
+        if let Some((pts, ptotal, pthreads)) = &self.prev {
+            let dt = ts - pts;
+            if dt > 0.0 && hz > 0.0 {
+                let pct = |d: f64| 100.0 * d / hz / dt;
+                out.push(MetricSample {
+                    ts,
+                    metric: "client.process.cpu_pct".into(),
+                    value: pct((total - ptotal).max(0.0)),
+                });
+                let busiest = threads
+                    .iter()
+                    .filter_map(|(tid, v)| Some(v - pthreads.get(tid)?))
+                    .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.max(d))));
+                if let Some(d) = busiest {
+                    out.push(MetricSample {
+                        ts,
+                        metric: "client.thread.max_cpu_pct".into(),
+                        value: pct(d.max(0.0)).min(100.0),
+                    });
+                }
+            }
+        }
+        self.prev = Some((ts, total, threads));
         Ok(())
     }
 }
@@ -349,7 +401,15 @@ pub fn describe_all(samples: &[MetricSample]) -> Vec<MetricInfo> {
 }
 
 fn describe_os(m: &str) -> (&'static str, &'static str) {
-    if m.starts_with("os.cpu.") {
+    if m.starts_with("client.cpu.") {
+        ("client.cpu", "%")
+    } else if m.starts_with("client.") {
+        ("client.process", "%")
+    } else if m.starts_with("os.net.") {
+        ("os.network", "MB/s")
+    } else if m == "os.load1" {
+        ("os.kernel", "load")
+    } else if m.starts_with("os.cpu.") {
         ("os.cpu", "%")
     } else if m.starts_with("os.mem.") {
         ("os.memory", "MB")
@@ -377,7 +437,7 @@ mod tests {
 
     #[test]
     fn os_sampler_produces_cpu_memory_and_rates() {
-        let mut s = OsSampler::new(&[]);
+        let mut s = OsSampler::new(HostSource::Local, &[]);
         let mut out = Vec::new();
         s.sample(now_epoch(), &mut out).unwrap();
         assert!(out.iter().any(|m| m.metric == "os.mem.cached_mb"));
@@ -409,6 +469,70 @@ mod tests {
         assert!(out
             .iter()
             .any(|m| m.metric == "os.ctxt_per_s" && m.value > 0.0));
+    }
+
+    #[test]
+    fn client_sampler_sees_a_busy_driver_thread() {
+        let mut c = ClientSampler::default();
+        let mut out = Vec::new();
+        let spin = std::thread::Builder::new()
+            .name("pgsurge-0".into())
+            .spawn(|| {
+                let t0 = Instant::now();
+                let mut x = 0u64;
+                while t0.elapsed() < Duration::from_millis(700) {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
+                x
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        c.sample(now_epoch(), &mut out).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        c.sample(now_epoch(), &mut out).unwrap();
+        spin.join().unwrap();
+        let t = out
+            .iter()
+            .find(|m| m.metric == "client.thread.max_cpu_pct")
+            .expect("driver thread measured");
+        // A spinning thread gets some share even of a heavily loaded machine (an
+        // idle one would show 0; ticks are 10 ms, the window 500 ms).
+        assert!(t.value >= 4.0, "{t:?}");
+        assert!(out
+            .iter()
+            .any(|m| m.metric == "client.process.cpu_pct" && m.value + 4.0 >= t.value));
+        assert!(out.iter().any(|m| m.metric == "client.cpu.idle_pct"));
+        assert!(
+            !out.iter().any(|m| m.metric.starts_with("os.")),
+            "nothing under the server's name"
+        );
+    }
+
+    #[test]
+    fn client_bound_flags_a_saturated_thread_or_remote_host() {
+        let s = |m: &str, v: f64| MetricSample {
+            ts: 1.0,
+            metric: m.into(),
+            value: v,
+        };
+        let busy = vec![
+            s("client.thread.max_cpu_pct", 97.0),
+            s("client.cpu.idle_pct", 50.0),
+        ];
+        let f = client_bound(&busy, true);
+        assert_eq!(f[0].value.as_deref(), Some("true"));
+        assert!(f[1].value.as_deref().unwrap().contains("driver thread"));
+        let host = vec![
+            s("client.thread.max_cpu_pct", 40.0),
+            s("client.cpu.idle_pct", 2.0),
+        ];
+        assert_eq!(client_bound(&host, false)[0].value.as_deref(), Some("true"));
+        assert_eq!(
+            client_bound(&host, true)[0].value.as_deref(),
+            Some("false"),
+            "same host: not the client's fault"
+        );
+        assert!(client_bound(&[], false).is_empty());
     }
 
     #[test]

@@ -125,12 +125,70 @@ pub struct TargetSpec {
     /// initdb `--data-checksums` for a throwaway server.
     #[serde(default)]
     pub data_checksums: bool,
+    /// Data directory of a throwaway server (default: a temporary directory, which is
+    /// in memory where the temporary directory is tmpfs). Kept after the campaign;
+    /// reused when it holds a cluster of the same major version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// Existing server: URL of a Prometheus node_exporter on the server's host
+    /// (`http://host:9100/metrics`); empty = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_exporter: Option<String>,
+    /// Where the server host's OS metrics come from: `auto` (default: node_exporter if
+    /// given, else local for a throwaway or loopback/socket server, else the server's
+    /// own files when the role may read them, else none), `local`, `node_exporter`,
+    /// `pg_read_file` or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_metrics: Option<String>,
+    /// When to build the pgbench tables: `if-needed` (default: only when the tables of
+    /// the scale are not there with the right size), `always`, `never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<String>,
+}
+
+/// `init` of a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitMode {
+    /// Re-initialize before the first test of every scale.
+    Always,
+    /// Only when the tables are missing or of another size.
+    IfNeeded,
+    /// Never: a test whose tables are missing fails.
+    Never,
+}
+
+impl InitMode {
+    /// Parses `always`, `if-needed`, `never`.
+    pub fn parse(s: &str) -> Option<InitMode> {
+        match s {
+            "always" => Some(InitMode::Always),
+            "if-needed" => Some(InitMode::IfNeeded),
+            "never" => Some(InitMode::Never),
+            _ => None,
+        }
+    }
 }
 
 impl TargetSpec {
     /// True for a throwaway server (no `conninfo`).
     pub fn is_throwaway(&self) -> bool {
         self.conninfo.is_none()
+    }
+
+    /// The target's init mode (validated: unknown text is refused at load).
+    pub fn init_mode(&self) -> InitMode {
+        self.init
+            .as_deref()
+            .and_then(InitMode::parse)
+            .unwrap_or(InitMode::IfNeeded)
+    }
+
+    /// The node_exporter URL, when one is given (an empty string is none).
+    pub fn node_exporter_url(&self) -> Option<&str> {
+        self.node_exporter
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
     }
 
     /// Settings as strings (`shared_buffers = "1GB"`, `fsync = false` → "off"...).
@@ -250,7 +308,8 @@ pub struct RunSection {
     /// Database name used on throwaway servers.
     #[serde(default = "default_db")]
     pub database: String,
-    /// Extra pgbench options appended verbatim (e.g. ["--failures-detailed"]).
+    /// Extra pgbench flags (e.g. ["--failures-detailed"]); only the flags
+    /// [`crate::execute::extra_flags`] lists, each mapped to a typed run option.
     #[serde(default)]
     pub extra_args: Vec<String>,
     /// How long a test that cannot reach its server waits for it to come back
@@ -459,9 +518,11 @@ pub struct HygieneSection {
     /// `CHECKPOINT` (and wait for it) before each test.
     #[serde(default = "yes")]
     pub checkpoint: bool,
-    /// `pg_stat_reset()` (and shared stats) before each test.
-    #[serde(default = "yes")]
-    pub reset_stats: bool,
+    /// `pg_stat_reset()` (and shared stats) before each test. Default: on for
+    /// throwaway servers, off for existing ones (a shared server's cluster-wide
+    /// statistics are left alone; deltas come from the before/after snapshots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_stats: Option<bool>,
     /// Server commits may differ from the client's count by this many percent before a
     /// warning is stored.
     #[serde(default = "five")]
@@ -478,10 +539,82 @@ impl Default for HygieneSection {
             truncate_history: true,
             vacuum: true,
             checkpoint: true,
-            reset_stats: true,
+            reset_stats: None,
             commit_tolerance_pct: 5.0,
         }
     }
+}
+
+impl HygieneSection {
+    /// Whether statistics are reset before each test on a throwaway (true) or existing
+    /// (false) server.
+    pub fn resets_stats(&self, throwaway: bool) -> bool {
+        self.reset_stats.unwrap_or(throwaway)
+    }
+}
+
+/// Replaces `${VAR}` and `${VAR:-default}` in a campaign file's text (`$$` is a literal
+/// `$`; comment lines are left alone). A variable that is unset, with no default, is
+/// an error naming it and its line.
+pub fn interpolate(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    for (no, line) in text.split_inclusive('\n').enumerate() {
+        if line.trim_start().starts_with('#') {
+            out.push_str(line);
+            continue;
+        }
+        interpolate_line(line, no + 1, env, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn interpolate_line(
+    line: &str,
+    no: usize,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut String,
+) -> Result<(), String> {
+    let mut rest = line;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(r) = after.strip_prefix('$') {
+            out.push('$');
+            rest = r;
+            continue;
+        }
+        let Some(body) = after.strip_prefix('{') else {
+            out.push('$');
+            rest = after;
+            continue;
+        };
+        let end = body
+            .find('}')
+            .ok_or_else(|| format!("line {no}: \"${{\" without a closing \"}}\""))?;
+        let inner = &body[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!(
+                "line {no}: \"${{{inner}}}\" is not a variable reference (use ${{NAME}} or ${{NAME:-default}})"
+            ));
+        }
+        // As in the shell, `:-` also replaces a variable set to the empty string.
+        let value = env(name).filter(|v| default.is_none() || !v.is_empty());
+        match value.or_else(|| default.map(str::to_string)) {
+            Some(v) => out.push_str(&v),
+            None => {
+                return Err(format!(
+                    "line {no}: environment variable {name} is not set (set it, or write ${{{name}:-default}})"
+                ))
+            }
+        }
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(())
 }
 
 /// A parsed and validated campaign with where it came from.
@@ -510,7 +643,23 @@ impl Campaign {
 
     /// Parses and validates campaign text.
     pub fn parse(text: &str, path: &str, base_dir: &Path) -> Result<Campaign, SpecError> {
-        let spec: CampaignSpec = toml::from_str(text).map_err(|e| SpecError::Toml {
+        Campaign::parse_with_env(text, path, base_dir, &|k| std::env::var(k).ok())
+    }
+
+    /// [`Campaign::parse`] with `${VAR}` / `${VAR:-default}` taken from `env`. The
+    /// stored text keeps the references, not the values (a password in a variable
+    /// stays out of the store).
+    pub fn parse_with_env(
+        text: &str,
+        path: &str,
+        base_dir: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Campaign, SpecError> {
+        let expanded = interpolate(text, env).map_err(|message| SpecError::Toml {
+            path: path.to_string(),
+            message,
+        })?;
+        let spec: CampaignSpec = toml::from_str(&expanded).map_err(|e| SpecError::Toml {
             path: path.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
@@ -574,6 +723,41 @@ impl Campaign {
             if t.pg_bin.is_some() && t.pg_version.is_some() {
                 return Err(self.invalid(&key, "give pg_bin or pg_version, not both"));
             }
+            if t.conninfo.is_some() && t.data_dir.is_some() {
+                return Err(self.invalid(
+                    &format!("{key}.data_dir"),
+                    "data_dir is for throwaway servers; an existing server keeps its own",
+                ));
+            }
+            if let Some(i) = t.init.as_deref().filter(|i| InitMode::parse(i).is_none()) {
+                return Err(self.invalid(
+                    &format!("{key}.init"),
+                    format!("\"{i}\" is not an init mode (always, if-needed or never)"),
+                ));
+            }
+            if let Some(h) = t
+                .host_metrics
+                .as_deref()
+                .filter(|h| !["auto", "local", "node_exporter", "pg_read_file", "none"].contains(h))
+            {
+                return Err(self.invalid(
+                    &format!("{key}.host_metrics"),
+                    format!("\"{h}\" is not a source (auto, local, node_exporter, pg_read_file or none)"),
+                ));
+            }
+            if let Some(u) = t.node_exporter_url().filter(|u| !u.starts_with("http://")) {
+                return Err(self.invalid(
+                    &format!("{key}.node_exporter"),
+                    format!("\"{u}\" is not an http:// URL (e.g. http://db1:9100/metrics)"),
+                ));
+            }
+            if t.host_metrics.as_deref() == Some("node_exporter") && t.node_exporter_url().is_none()
+            {
+                return Err(self.invalid(
+                    &format!("{key}.host_metrics"),
+                    "node_exporter needs the target's node_exporter URL",
+                ));
+            }
         }
         let m = &s.matrix;
         if m.scales.is_empty() || m.scales.contains(&0) {
@@ -625,6 +809,8 @@ impl Campaign {
         if !["simple", "extended", "prepared"].contains(&r.query_mode.as_str()) {
             return Err(self.invalid("run.query_mode", "must be simple, extended or prepared"));
         }
+        crate::execute::extra_flags(&r.extra_args)
+            .map_err(|e| self.invalid("run.extra_args", e))?;
         if let Some(ThreadsValue::Auto(a)) = &r.threads {
             if a != "auto" {
                 return Err(self.invalid("run.threads", "must be a number or \"auto\""));
@@ -922,12 +1108,78 @@ mod example_tests {
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
             if p.extension().and_then(|x| x.to_str()) == Some("toml") {
-                let c = Campaign::load(&p).unwrap_or_else(|e| panic!("{e}"));
+                // remote-server.toml needs its target from the environment.
+                let env =
+                    |k: &str| (k == "PGSURGE_TARGET").then(|| "host=db1 dbname=bench".to_string());
+                let text = std::fs::read_to_string(&p).unwrap();
+                let c = Campaign::parse_with_env(&text, &p.display().to_string(), &dir, &env)
+                    .unwrap_or_else(|e| panic!("{e}"));
                 let m = crate::matrix::expand(&c).unwrap();
                 assert!(!m.tests.is_empty(), "{}", p.display());
                 n += 1;
             }
         }
         assert!(n >= 4, "examples found: {n}");
+    }
+}
+
+#[cfg(test)]
+mod interpolation_tests {
+    use super::*;
+
+    fn env(k: &str) -> Option<String> {
+        match k {
+            "PGSURGE_TARGET" => Some("host=db1 dbname=bench".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn variables_and_defaults_are_replaced() {
+        let t = "# ${UNSET_IN_COMMENT}\na = \"${PGSURGE_TARGET}\"\nb = \"${PGSURGE_NODE_EXPORTER:-}\"\nc = \"${X:-http://h:9100}\"\nd = \"$$HOME ${EMPTY:-x}\"\n";
+        assert_eq!(
+            interpolate(t, &env).unwrap(),
+            "# ${UNSET_IN_COMMENT}\na = \"host=db1 dbname=bench\"\nb = \"\"\nc = \"http://h:9100\"\nd = \"$HOME x\"\n"
+        );
+    }
+
+    #[test]
+    fn a_missing_variable_is_a_clear_error() {
+        let e = interpolate("x = 1\nc = \"${NOPE}\"\n", &env).unwrap_err();
+        assert_eq!(
+            e,
+            "line 2: environment variable NOPE is not set (set it, or write ${NOPE:-default})"
+        );
+        assert!(interpolate("c = \"${NOPE\"", &env)
+            .unwrap_err()
+            .contains("closing"));
+        assert!(interpolate("c = \"${A B}\"", &env)
+            .unwrap_err()
+            .contains("not a variable"));
+    }
+
+    #[test]
+    fn the_stored_text_keeps_the_references() {
+        let text = "[campaign]\nname = \"r\"\n[[target]]\nname = \"t\"\nconninfo = \"${PGSURGE_TARGET}\"\nnode_exporter = \"${PGSURGE_NODE_EXPORTER:-}\"\n[matrix]\nscales = [1]\nclients = [1]\n";
+        let c = Campaign::parse_with_env(text, "r.toml", Path::new("."), &env).unwrap();
+        assert_eq!(
+            c.spec.targets[0].conninfo.as_deref(),
+            Some("host=db1 dbname=bench")
+        );
+        assert_eq!(c.spec.targets[0].node_exporter_url(), None);
+        assert!(c.text.contains("${PGSURGE_TARGET}"));
+        let e = Campaign::parse_with_env(
+            &text.replace("PGSURGE_TARGET", "UNSET_X"),
+            "r.toml",
+            Path::new("."),
+            &env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("r.toml") && e.contains("UNSET_X is not set"),
+            "{e}"
+        );
     }
 }

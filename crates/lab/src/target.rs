@@ -1,10 +1,24 @@
 //! Live targets: a throwaway cluster started for the campaign, or an existing server.
+//!
+//! Each target knows where its server host's OS metrics come from
+//! ([`crate::hostmetrics::HostSource`]) and describes that host in its manifest from the
+//! same source; the client's own host is described apart, under `client`. Before the
+//! first test of a scale, [`prepare_scale`] decides whether the pgbench tables must be
+//! (re)built: with `init = "if-needed"` (the default) tables already holding the scale
+//! are reused, so a second campaign or a resume does not load them again.
+
+use std::time::{Duration, Instant};
 
 use pgsurge_server::{BinarySource, Cluster, ClusterBuilder};
+use pgsurge_store::FactRecord;
+use serde_json::Value;
 
 use crate::error::{LabError, Result};
-use crate::pg::Pg;
-use crate::spec::TargetSpec;
+use crate::facts;
+use crate::hostmetrics::{self, HostSource};
+use crate::sampler::SamplerConfig;
+use crate::spec::{InitMode, InitOptionsSpec, SamplingSection, TargetSpec};
+use crate::sql_session::Pg;
 
 /// A target ready for tests.
 pub struct LiveTarget {
@@ -29,8 +43,93 @@ pub struct LiveTarget {
     pub current_scale: Option<u32>,
     /// Row id in the store.
     pub target_id: i64,
-    /// Host + server manifest.
+    /// Manifest: the server host (from [`LiveTarget::host_source`]; `source` says
+    /// which), `server` (version, settings) and `client` (the machine pgsurge runs on).
     pub manifest: serde_json::Value,
+    /// Where the server host's metrics come from.
+    pub host_source: HostSource,
+    /// When to initialize.
+    pub init_mode: InitMode,
+    /// Facts stored with every test of the target (data directory filesystem...).
+    pub facts: Vec<FactRecord>,
+    /// Warnings stored with every test of the target (data directory in memory...).
+    pub warnings: Vec<String>,
+}
+
+impl LiveTarget {
+    /// The sampler configuration of a test on this target.
+    pub fn sampler_config(&self, sampling: &SamplingSection) -> SamplerConfig {
+        SamplerConfig {
+            os: sampling.os,
+            host: self.host_source.clone(),
+            client: true,
+            pg: sampling
+                .pg
+                .then(|| (self.monitor_conninfo.clone(), self.dbname.clone())),
+            interval: sampling.interval,
+            devices: sampling.devices.clone(),
+        }
+    }
+}
+
+/// True when a conninfo reaches a server on this machine (Unix socket or loopback).
+pub fn is_local_conninfo(conninfo: &str) -> bool {
+    let Ok(cfg) = pgsurge_wire::ConnConfig::parse(conninfo) else {
+        return false;
+    };
+    let hosts = cfg.hosts();
+    !hosts.is_empty()
+        && hosts.iter().all(|h| {
+            let addr = h.hostaddr.as_deref().unwrap_or(&h.host);
+            matches!(h.kind, pgsurge_wire::HostKind::UnixSocket)
+                || addr == "localhost"
+                || addr == "::1"
+                || addr.starts_with("127.")
+        })
+}
+
+/// Chooses the server-host metrics source of a target (see `TargetSpec::host_metrics`).
+pub fn choose_host_source(spec: &TargetSpec, monitor: &mut Pg) -> Result<HostSource> {
+    let wanted = spec.host_metrics.as_deref().unwrap_or("auto");
+    let user = monitor
+        .value("SELECT current_user")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let no_files = || {
+        format!(
+            "role \"{user}\" may not read the server's files (neither superuser nor a member of pg_read_server_files)"
+        )
+    };
+    let local = spec.is_throwaway() || spec.conninfo.as_deref().is_some_and(is_local_conninfo);
+    Ok(match wanted {
+        "local" => HostSource::Local,
+        "none" => HostSource::None("host_metrics = \"none\"".into()),
+        "node_exporter" => {
+            HostSource::NodeExporter(spec.node_exporter_url().unwrap_or_default().to_string())
+        }
+        "pg_read_file" => {
+            if !hostmetrics::can_read_server_files(monitor) {
+                return Err(LabError::Other(format!(
+                    "target \"{}\": host_metrics = \"pg_read_file\" but {}",
+                    spec.name,
+                    no_files()
+                )));
+            }
+            HostSource::PgReadFile(monitor.conninfo().to_string())
+        }
+        _ => {
+            if let Some(url) = spec.node_exporter_url() {
+                HostSource::NodeExporter(url.to_string())
+            } else if local {
+                HostSource::Local
+            } else if hostmetrics::can_read_server_files(monitor) {
+                HostSource::PgReadFile(monitor.conninfo().to_string())
+            } else {
+                HostSource::None(format!("no node_exporter given and {}", no_files()))
+            }
+        }
+    })
 }
 
 /// Starts (throwaway) or connects to (conninfo) a target.
@@ -54,7 +153,11 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
                 (None, Some(v)) => BinarySource::Version(v.clone()),
                 (None, None) => BinarySource::Auto,
             };
-            let cluster = ClusterBuilder::new()
+            let mut builder = ClusterBuilder::new();
+            if let Some(dir) = &spec.data_dir {
+                builder = builder.data_dir(dir);
+            }
+            let cluster = builder
                 .binaries(source)
                 .settings(spec.settings_text())
                 .data_checksums(spec.data_checksums)
@@ -77,8 +180,23 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         },
     )?;
     let server_version = pg.value("SHOW server_version")?.unwrap_or_default();
-    let mut manifest = crate::manifest::host_manifest();
+    let mut monitor_pg = match Pg::connect(&monitor) {
+        Ok(p) => p,
+        Err(_) => Pg::connect(&conninfo)?,
+    };
+    let host_source = choose_host_source(spec, &mut monitor_pg)?;
+    let data_dir = match &cluster {
+        Some(c) => Some(c.data_dir().display().to_string()),
+        None => pg
+            .value("SELECT setting FROM pg_settings WHERE name = 'data_directory'")
+            .ok()
+            .flatten(),
+    };
+    let mut manifest =
+        hostmetrics::host_manifest_from(&host_source, Some(&mut monitor_pg), data_dir.as_deref());
     manifest["server"] = crate::manifest::server_manifest(&mut pg);
+    manifest["client"] = crate::manifest::host_manifest();
+    let (target_facts, warnings) = data_dir_facts(&spec.name, &manifest["data_directory"]);
     Ok(LiveTarget {
         name: spec.name.clone(),
         dbname: pg.dbname().to_string(),
@@ -91,5 +209,177 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         current_scale: None,
         target_id: 0,
         manifest,
+        host_source,
+        init_mode: spec.init_mode(),
+        facts: target_facts,
+        warnings,
+    })
+}
+
+/// Facts and warnings about a manifest's `data_directory` entry.
+pub fn data_dir_facts(target: &str, entry: &Value) -> (Vec<FactRecord>, Vec<String>) {
+    let fstype = entry["fstype"].as_str().unwrap_or("unknown");
+    let mut f = vec![FactRecord::new(facts::DATA_DIR_FSTYPE, fstype)];
+    let mut w = Vec::new();
+    if hostmetrics::is_memory_fs(fstype) {
+        f.push(FactRecord::new(facts::DATA_DIR_IN_MEMORY, "true"));
+        w.push(format!(
+            "target \"{target}\": the data directory {} is on {fstype} (in memory): no real I/O happens; give the target a data_dir on a real disk",
+            entry["path"].as_str().unwrap_or("?")
+        ));
+    }
+    (f, w)
+}
+
+/// What [`prepare_scale`] did.
+#[derive(Debug, Clone)]
+pub struct InitOutcome {
+    /// True when the tables were built now.
+    pub performed: bool,
+    /// Why (or why not).
+    pub reason: String,
+    /// Seconds the build took.
+    pub duration_s: Option<f64>,
+    /// client / server.
+    pub method: String,
+}
+
+impl InitOutcome {
+    /// The facts of this outcome for `run_facts`.
+    pub fn facts(&self) -> Vec<FactRecord> {
+        let mut f = vec![
+            FactRecord::new(facts::INIT_PERFORMED, self.performed.to_string()),
+            FactRecord::new(facts::INIT_REASON, self.reason.clone()),
+            FactRecord::new(facts::INIT_METHOD, self.method.clone()),
+        ];
+        if let Some(d) = self.duration_s {
+            f.push(FactRecord::new(facts::INIT_DURATION_S, format!("{d:.3}")));
+        }
+        f
+    }
+}
+
+/// Why the pgbench tables of `conn` do not hold `scale` as `o` asks (None: they do).
+/// Checks the four tables exist, the branches count, the partitions of
+/// pgbench_accounts and their method, the primary key (the last step of a complete
+/// `-i`) and the last account row.
+pub fn dataset_mismatch(pg: &mut Pg, scale: u32, o: &InitOptionsSpec) -> Result<Option<String>> {
+    let exists = pg.value(
+        "SELECT to_regclass('pgbench_branches') IS NOT NULL AND to_regclass('pgbench_tellers') IS NOT NULL \
+         AND to_regclass('pgbench_accounts') IS NOT NULL AND to_regclass('pgbench_history') IS NOT NULL",
+    )?;
+    if exists.as_deref() != Some("t") {
+        return Ok(Some("the pgbench tables do not exist".into()));
+    }
+    let branches: i64 = pg
+        .value("SELECT count(*) FROM pgbench_branches")?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(-1);
+    if branches != i64::from(scale) {
+        return Ok(Some(format!(
+            "pgbench_branches holds {branches} rows, scale {scale} needs {scale}"
+        )));
+    }
+    let parts: u32 = pg
+        .value("SELECT count(*) FROM pg_inherits WHERE inhparent = 'pgbench_accounts'::regclass")?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let want_parts = o.partitions.unwrap_or(0);
+    if parts != want_parts {
+        return Ok(Some(format!(
+            "pgbench_accounts has {parts} partitions, {want_parts} configured"
+        )));
+    }
+    if want_parts > 0 {
+        let strat = pg
+            .value("SELECT partstrat FROM pg_partitioned_table WHERE partrelid = 'pgbench_accounts'::regclass")?
+            .unwrap_or_default();
+        let want = match o.partition_method.as_deref() {
+            Some("hash") => "h",
+            _ => "r",
+        };
+        if strat != want {
+            return Ok(Some(
+                "pgbench_accounts is partitioned by another method".into(),
+            ));
+        }
+    }
+    let pk = pg.value(
+        "SELECT count(*) FROM pg_index WHERE indrelid = 'pgbench_accounts'::regclass AND indisprimary",
+    )?;
+    if pk.as_deref() != Some("1") {
+        return Ok(Some(
+            "pgbench_accounts has no primary key (an initialization did not finish)".into(),
+        ));
+    }
+    let last = pg.value(&format!(
+        "SELECT count(*) FROM pgbench_accounts WHERE aid = {}",
+        u64::from(scale) * 100_000
+    ))?;
+    if last.as_deref() != Some("1") {
+        return Ok(Some("pgbench_accounts is incomplete".into()));
+    }
+    Ok(None)
+}
+
+/// Makes the target hold `scale`: decides by its init mode whether to (re)build the
+/// tables, announces it through `say` (only pgbench's own tables are dropped), and
+/// builds them, calling `progress(elapsed)` about twice a second meanwhile.
+pub fn prepare_scale(
+    target: &mut LiveTarget,
+    scale: u32,
+    o: &InitOptionsSpec,
+    say: &mut dyn FnMut(&str),
+    progress: &(dyn Fn(Duration) + Sync),
+) -> Result<InitOutcome> {
+    let method = o.method.clone().unwrap_or_else(|| "client".into());
+    let mismatch = {
+        let mut pg = Pg::connect(&target.conninfo)?;
+        dataset_mismatch(&mut pg, scale, o)?
+    };
+    let reason = match (target.init_mode, &mismatch) {
+        (InitMode::Always, _) => "init = \"always\"".to_string(),
+        (_, None) => {
+            target.current_scale = Some(scale);
+            return Ok(InitOutcome {
+                performed: false,
+                reason: format!("the pgbench tables already hold scale {scale}"),
+                duration_s: None,
+                method,
+            });
+        }
+        (InitMode::Never, Some(why)) => {
+            return Err(LabError::Other(format!(
+                "target \"{}\" has init = \"never\" but {why}",
+                target.name
+            )))
+        }
+        (InitMode::IfNeeded, Some(why)) => why.clone(),
+    };
+    say(&format!(
+        "target \"{}\": initializing scale {scale} ({reason}): dropping and re-creating pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers only",
+        target.name
+    ));
+    target.current_scale = None;
+    let t0 = Instant::now();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                progress(t0.elapsed());
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        let r = crate::execute::initialize(target, scale, o);
+        done.store(true, std::sync::atomic::Ordering::Release);
+        r
+    });
+    result?;
+    target.current_scale = Some(scale);
+    Ok(InitOutcome {
+        performed: true,
+        reason,
+        duration_s: Some(t0.elapsed().as_secs_f64()),
+        method,
     })
 }

@@ -417,6 +417,73 @@ duration = 1
 }
 
 #[test]
+fn exit_on_abort_fails_the_test_and_the_campaign_goes_on() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_exit_abort");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("div.sql"), "SELECT 1 / 0;\n").unwrap();
+    let text = format!(
+        r#"
+[campaign]
+name = "exit-on-abort"
+shuffle = false
+[[target]]
+name = "fx"
+conninfo = "{}"
+[matrix]
+scales = [1]
+clients = [2]
+scripts = [{{ file = "div.sql" }}, "select-only"]
+[run]
+duration = 5
+threads = 2
+extra_args = ["--exit-on-abort", "--failures-detailed"]
+"#,
+        srv.conninfo(&db)
+    );
+    let campaign = Campaign::parse(&text, "abort.toml", dir.path()).unwrap();
+    let mut store = Store::open(":memory:").unwrap();
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    // The process survives the abort (the engine returns an error; nothing exits).
+    let out = run_campaign(&campaign, &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_eq!((out.ok, out.failed), (1, 1), "{out:?}");
+    let runs = store.list_runs(&RunFilter::default()).unwrap();
+    let div = runs
+        .iter()
+        .find(|r| r.record.test_key.contains("/div/"))
+        .expect("the div test is stored");
+    assert_eq!(div.record.status, "failed");
+    let error = div.record.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("Run was aborted due to an error in thread")
+            && error.contains("division by zero"),
+        "{error}"
+    );
+    let ok = runs
+        .iter()
+        .find(|r| r.record.test_key.contains("select-only"))
+        .expect("the select-only test is stored");
+    assert_eq!(ok.record.status, "ok");
+    // The stored command line is rendered from the typed RunSpec.
+    let line = ok.record.command_line.clone().unwrap_or_default();
+    assert!(
+        line.starts_with("pgbench --client=2 --jobs=2 --time=5 --protocol=simple ")
+            && line.contains(" --builtin=select-only@1 ")
+            && line.contains(" --exit-on-abort ")
+            && line.contains(" --failures-detailed "),
+        "{line}"
+    );
+
+    // extra_args holding anything else is refused when the campaign is loaded.
+    let bad = text.replace("\"--failures-detailed\"", "\"-M\", \"prepared\"");
+    let err = Campaign::parse(&bad, "abort.toml", dir.path()).unwrap_err();
+    assert!(err.to_string().contains("run.extra_args"), "{err}");
+}
+
+#[test]
 fn server_commit_mismatch_is_stored_and_reported() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_mismatch");

@@ -158,6 +158,8 @@ pub struct LineChart {
     pub x_scale: XScale,
     /// A line under the chart (what was left out, how values were made).
     pub note: String,
+    /// X range to show whatever the data (e.g. the whole test on a time axis).
+    pub x_bounds: Option<(f64, f64)>,
 }
 
 const WIDTH: u32 = 720;
@@ -195,7 +197,13 @@ fn short(v: f64) -> String {
     } else if a >= 100.0 {
         format!("{v:.0}")
     } else {
-        let s = format!("{v:.3}");
+        // Three significant digits, also for small values (0.00042, not 0).
+        let decimals = if a >= 1.0 {
+            3
+        } else {
+            ((-a.log10().floor()) as usize + 2).min(9)
+        };
+        let s = format!("{v:.decimals$}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
@@ -340,6 +348,9 @@ impl LineChart {
         }
         let empty_data = xs.is_empty();
         xs.extend(self.markers.iter().map(|m| self.tx(*m)));
+        if let Some((lo, hi)) = self.x_bounds {
+            xs.extend([self.tx(lo), self.tx(hi)]);
+        }
         let (x_range, y_range, empty) = match (bounds(xs.into_iter()), bounds(ys.into_iter())) {
             (Some(x), Some(y)) if !empty_data => {
                 let (x0, x1) = match self.x_scale {
@@ -439,7 +450,7 @@ impl LineChart {
                 if seg.len() == 1 && s.marker == Marker::None {
                     // A lone sample between gaps: a dot, or it would not be seen.
                     chart
-                        .draw_series(std::iter::once(Circle::new(seg[0], 2, c.filled())))
+                        .draw_series(std::iter::once(Circle::new(seg[0], 3, c.filled())))
                         .map_err(|e| e.to_string())?;
                     continue;
                 }

@@ -1,9 +1,13 @@
-//! Command lines of `pgsurge report` and `pgsurge compare`.
+//! Command lines of `pgsurge report` and `pgsurge compare`; both open the store
+//! read-only.
 //!
-//! A side of a comparison is written as `set:ID|NAME`, `target:NAME` (optionally
-//! `set:X/target:NAME`), `run:ID[,ID…]`, or the path of another store file (all its
-//! successful runs). With no sides, `compare` picks the obvious pair: the first two
-//! targets of a set that has several, else the last two sets.
+//! A side of a comparison is a list of filters joined by `/` (`set:ID|NAME`,
+//! `target:NAME`, `mode:MODE`, `script:NAME`), or `run:ID[,ID…]`, or the path of another
+//! store file (all its successful runs). The dimensions the two sides' filters differ in
+//! are compared along (left out of the cells); `--along` adds more. With no sides,
+//! `compare` picks the obvious pair: the first two targets (file order) of the newest set
+//! that has several, else the last two sets. Exit status: 0, 1 error, 2 usage,
+//! [`EXIT_REGRESSION`] (3) when `--fail-on` finds a regression.
 
 use crate::cells::{build_cells, builtin_name, is_ok, Cell, CellKey};
 use crate::compare::{compare, render_text, Along, Comparison, Dimension};

@@ -11,9 +11,9 @@
 //! and the chart says so); a missing interval or sample breaks the line.
 //!
 //! Metric families are found from the names (data-driven): any `PREFIX.cpu.user_pct`,
-//! `…system_pct`, `…iowait_pct` triple is a CPU chart for the host PREFIX names (`os`
-//! = where pgsurge ran; a prefix naming the client or the server host says so), so
-//! metrics another sampler adds show up without a change here.
+//! `…system_pct`, `…iowait_pct` triple is a CPU chart for the host PREFIX names (`os` =
+//! the server's host, `client` = the client's host, as the lab's samplers name them),
+//! so metrics another sampler adds show up without a change here.
 
 use crate::cells::CellKey;
 use crate::charts::{Dash, LineChart, Series};
@@ -220,7 +220,7 @@ pub(crate) fn cpu_families(names: &BTreeSet<&str>) -> Vec<(String, String)> {
     for n in names {
         if let Some(prefix) = n.strip_suffix(".cpu.user_pct") {
             let role = if prefix == "os" {
-                "host where pgsurge ran (client; also the server when it is local)".to_string()
+                "server host (os.*)".to_string()
             } else if prefix.contains("client") {
                 format!("client host ({prefix})")
             } else if prefix.contains("server")
@@ -235,6 +235,20 @@ pub(crate) fn cpu_families(names: &BTreeSet<&str>) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// `1.23 MB/s` style (decimal units), for byte rates.
+fn human_rate(bytes_per_s: f64) -> String {
+    let (v, u) = if bytes_per_s >= 1e9 {
+        (bytes_per_s / 1e9, "GB/s")
+    } else if bytes_per_s >= 1e6 {
+        (bytes_per_s / 1e6, "MB/s")
+    } else if bytes_per_s >= 1e3 {
+        (bytes_per_s / 1e3, "kB/s")
+    } else {
+        (bytes_per_s, "B/s")
+    };
+    format!("{v:.2} {u}")
 }
 
 fn mean_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
@@ -268,7 +282,23 @@ pub(crate) fn run_page(
     let points = metric_points(&run.metrics, t0);
     let names: BTreeSet<&str> = points.keys().copied().collect();
     let x_label = "seconds since the measured start";
+    // The whole measured test on every time axis, whatever a chart's samples cover.
+    let end = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.elapsed_s + i.duration_s)
+        .chain(rec.measured_s)
+        .chain(
+            points
+                .values()
+                .flatten()
+                .map(|p| p.0)
+                .filter(|x| x.is_finite()),
+        )
+        .fold(0.0, f64::max);
     let mk = |title: &str, y: &str, series: Vec<Series>, note: String| LineChart {
+        x_bounds: Some((0.0, end)),
         title: title.into(),
         x_label: x_label.into(),
         y_label: y.into(),
@@ -393,6 +423,22 @@ pub(crate) fn run_page(
             ));
         }
     }
+    for (name, what) in [
+        ("client.process.cpu_pct", "pgsurge process CPU (mean %)"),
+        (
+            "client.thread.max_cpu_pct",
+            "busiest pgsurge thread CPU (mean %)",
+        ),
+    ] {
+        if let Some(v) = mean_of(points.get(name)) {
+            glance.push((what.into(), format!("{v:.1}")));
+            if name == "client.thread.max_cpu_pct" && v > 90.0 {
+                hints.push(format!(
+                    "the client was the bottleneck (busiest pgsurge thread {v:.0} % CPU)"
+                ));
+            }
+        }
+    }
     if let Some(c) = mean_of(points.get("pg.db.xact_commit_per_s")) {
         glance.push(("server commits/s (mean)".into(), format!("{c:.1}")));
     }
@@ -400,7 +446,7 @@ pub(crate) fn run_page(
         .into_iter()
         .find(|n| points.contains_key(n));
     if let Some(w) = wal_name.and_then(|n| mean_of(points.get(n))) {
-        glance.push(("WAL written (mean MB/s)".into(), format!("{:.2}", w / 1e6)));
+        glance.push(("WAL written (mean)".into(), human_rate(w)));
     }
     glance.push((
         "checkpoints during the test".into(),

@@ -56,4 +56,8 @@ interval = 0.5
     drop(store);
     let checked = common::assert_compare_and_report_agree(&path, "agree · zeta → agree · alpha");
     assert_eq!(checked, 2, "one row per client count");
+    // Keep the report of this real campaign as an artifact (to look at, screenshot).
+    let artifact = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("agreement-report");
+    let mut store = Store::open(path.to_str().unwrap()).unwrap();
+    pgsurge_report::write_report(&mut store, &Default::default(), &artifact).unwrap();
 }

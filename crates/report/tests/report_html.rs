@@ -334,7 +334,7 @@ fn report_opens_in_headless_chromium_with_every_chart_rendered() {
             // split by unit; the partial last interval left out and said so.
             for needle in [
                 "What limited this run?",
-                "CPU, host where pgsurge ran",
+                "CPU, server host (os.*)",
                 "Commits per second, server and client",
                 "WAL written",
                 "checkpoints during the test</td>",

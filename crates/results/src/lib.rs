@@ -13,8 +13,9 @@
 //! | [`simple`] | pgbench's exact sums (`SimpleStats`) |
 //! | [`histogram`] | HDR latency histograms |
 //! | [`stats`] | per-thread, per-script, per-command statistics |
-//! | [`shared`] | cross-thread progress counters and interval samples |
+//! | [`progress_counters`] | cross-thread progress counters and interval samples |
 //! | [`result`] | the serializable `RunResult` |
+//! | [`generator`] | a distributed run's generator identity and clock |
 //! | [`report`] | the pgbench final report |
 //! | [`progress`] | `-P` lines |
 //! | [`txnlog`] | `-l` per-transaction and aggregate logs |
@@ -49,30 +50,32 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod generator;
 pub mod hdrlog;
 pub mod histogram;
 pub mod json;
 pub mod pgfmt;
 pub mod progress;
+pub mod progress_counters;
 pub mod report;
 pub mod result;
-pub mod shared;
 pub mod simple;
 pub mod stats;
 pub mod txnlog;
 
 pub use error::ResultsError;
+pub use generator::GeneratorInfo;
 pub use hdrlog::HdrIntervalLogWriter;
 pub use histogram::LatencyHistogram;
 pub use json::{write_json, write_json_to, RUN_RESULT_SCHEMA};
 pub use progress::{format_progress_line, ProgressOptions};
+pub use progress_counters::{
+    IntervalSample, Percentile, ProgressAggregator, ProgressSnapshot, SharedCounters,
+};
 pub use report::{write_pgbench_report, PgCompat, ReportOptions};
 pub use result::{
     CommandResult, LatencySummary, QueryMode, RunInfo, RunOptions, RunResult, ScriptInfo,
     ScriptResult, TxnSummary, DEFAULT_PERCENTILES, SCHEMA_VERSION,
-};
-pub use shared::{
-    IntervalSample, Percentile, ProgressAggregator, ProgressSnapshot, SharedCounters,
 };
 pub use simple::SimpleStats;
 pub use stats::{

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::pgfmt::{f1, f3, PercentileLabel};
-use crate::shared::IntervalSample;
+use crate::progress_counters::IntervalSample;
 
 /// What a progress line shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,6 +20,19 @@ pub struct ProgressOptions {
     pub max_tries: u32,
     /// Append the interval's percentiles (`--percentiles`).
     pub percentiles: bool,
+}
+
+impl ProgressOptions {
+    /// The progress-line flags of a run with `options`.
+    pub fn for_run(options: &crate::result::RunOptions) -> Self {
+        ProgressOptions {
+            timestamp: options.progress_timestamp,
+            throttled: options.rate_tps.is_some(),
+            latency_limit: options.latency_limit_us.is_some(),
+            max_tries: options.max_tries,
+            percentiles: !options.percentiles.is_empty(),
+        }
+    }
 }
 
 /// Write one progress line, newline included.

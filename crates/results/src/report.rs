@@ -140,7 +140,7 @@ pub fn write_pgbench_report(
     if let Some(m) = &r.partition_method {
         writeln!(out, "partition method: {m}\npartitions: {}", r.partitions)?;
     }
-    writeln!(out, "query mode: {}", o.query_mode.as_str())?;
+    writeln!(out, "query mode: {}", o.query_mode.name())?;
     writeln!(out, "number of clients: {}", o.clients)?;
     writeln!(out, "number of threads: {}", o.threads)?;
     if o.max_tries != 0 {

@@ -9,7 +9,7 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::LatencyHistogram;
-use crate::shared::{IntervalSample, Percentile};
+use crate::progress_counters::{IntervalSample, Percentile};
 use crate::simple::SimpleStats;
 use crate::stats::{ThreadStats, TxnStats};
 
@@ -25,27 +25,23 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Percentiles always computed into a [`RunResult`], in addition to `--percentiles`.
 pub const DEFAULT_PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
-/// pgbench's `-M` query mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QueryMode {
-    /// Simple query protocol.
-    #[default]
-    Simple,
-    /// Extended protocol, unnamed statements.
-    Extended,
-    /// Extended protocol, named prepared statements.
-    Prepared,
-}
+/// `-M`: the suite's one query-mode type (defined where SQL is rewritten for it).
+pub use pgsurge_script::QueryMode;
 
-impl QueryMode {
-    /// The word pgbench prints after `query mode: `.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryMode::Simple => "simple",
-            QueryMode::Extended => "extended",
-            QueryMode::Prepared => "prepared",
-        }
+/// Serde form of [`QueryMode`]: its report name (`simple`, `extended`, `prepared`).
+mod query_mode_name {
+    use super::QueryMode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(mode: &QueryMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(mode.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<QueryMode, D::Error> {
+        let name = String::deserialize(d)?;
+        QueryMode::parse(&name).ok_or_else(|| {
+            serde::de::Error::unknown_variant(&name, &["simple", "extended", "prepared"])
+        })
     }
 }
 
@@ -54,6 +50,7 @@ impl QueryMode {
 #[serde(rename_all = "snake_case")]
 pub struct RunOptions {
     /// `-M`.
+    #[serde(with = "query_mode_name")]
     pub query_mode: QueryMode,
     /// `-c`.
     pub clients: u32,
@@ -330,6 +327,10 @@ pub struct RunResult {
     pub scripts: Vec<ScriptResult>,
     /// Per reporting interval (progress period, or 1 s), in order.
     pub intervals: Vec<IntervalSample>,
+    /// The generator that produced this result, when run as one generator of a
+    /// distributed run (`--start-at`, `--generator-*`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<crate::generator::GeneratorInfo>,
 }
 
 impl RunResult {
@@ -402,6 +403,7 @@ impl RunResult {
             totals: TxnSummary::build(&stats.overall(), &ranks),
             scripts,
             intervals,
+            generator: None,
         }
     }
 }

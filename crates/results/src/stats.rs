@@ -14,7 +14,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::{LatencyHistogram, SIGFIG_COARSE, SIGFIG_FINE};
-use crate::shared::SharedCounters;
+use crate::progress_counters::SharedCounters;
+use crate::result::RunOptions;
 use crate::simple::SimpleStats;
 use crate::ResultsError;
 
@@ -93,6 +94,22 @@ pub struct StatsConfig {
     pub per_command: bool,
     /// Number of commands of each script, in script order.
     pub script_commands: Vec<usize>,
+}
+
+impl StatsConfig {
+    /// What a run with `options` collects: the flags come from the run's recorded
+    /// options (the one place the recorder, the logs and the progress lines read them);
+    /// `histograms` and the script shapes are the engine's choice.
+    pub fn for_run(options: &RunOptions, histograms: bool, script_commands: Vec<usize>) -> Self {
+        StatsConfig {
+            detailed: true,
+            throttled: options.rate_tps.is_some(),
+            latency_limit_us: options.latency_limit_us.map(|us| us as f64),
+            histograms,
+            per_command: options.report_per_command,
+            script_commands,
+        }
+    }
 }
 
 /// Counters and sums of a set of transactions (pgbench's `StatsData`) plus histograms.

@@ -50,6 +50,18 @@ pub struct LogOptions {
     pub failures_detailed: bool,
 }
 
+impl LogOptions {
+    /// The log flags of a run with `options`.
+    pub fn for_run(options: &crate::result::RunOptions) -> Self {
+        LogOptions {
+            throttled: options.rate_tps.is_some(),
+            latency_limit: options.latency_limit_us.is_some(),
+            max_tries: options.max_tries,
+            failures_detailed: options.failures_detailed,
+        }
+    }
+}
+
 /// One logged transaction (or skipped slot).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TxnLogEntry {

@@ -154,6 +154,7 @@ fn progress_lines_match_observed() {
             percentile: 99.9,
             latency_ms: 1.25,
         }],
+        histogram: None,
     };
     let line = |s: &IntervalSample, o: ProgressOptions| {
         let mut out = Vec::new();

@@ -1,43 +1,17 @@
 //! Recording never allocates in steady state: a counting global allocator
 //! watches `record_*`, the shared progress counters and the `-l` writers.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Arc;
+
+use pgsurge_testkit::{allocations_during, CountingAllocator};
 
 use pgsurge_results::{
     AggregateLogWriter, FailureKind, LogOptions, SharedCounters, StatsConfig, ThreadStats,
     TxnLogEntry, TxnLogWriter, TxnOutcome, TxnSample,
 };
 
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> u64 {
-    let before = ALLOCS.with(Cell::get);
-    f();
-    ALLOCS.with(Cell::get) - before
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn sample(i: u32) -> TxnSample {
     TxnSample {

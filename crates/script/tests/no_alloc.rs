@@ -4,32 +4,10 @@
 use pgsurge_script::{
     eval, parse_script, substitute_simple, Command, EvalCtx, MetaKind, Prng, Variables, BUILTINS,
 };
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use pgsurge_testkit::{allocations, CountingAllocator};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn tpcb_set_block_does_not_allocate() {
@@ -85,10 +63,10 @@ fn tpcb_set_block_does_not_allocate() {
     };
     // first transaction creates the variables
     run(&mut vars, &mut prng, &mut buf);
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocations();
     for _ in 0..1000 {
         run(&mut vars, &mut prng, &mut buf);
     }
-    let after = ALLOCS.load(Ordering::Relaxed);
+    let after = allocations();
     assert_eq!(after - before, 0, "allocations in steady state");
 }

@@ -1,7 +1,8 @@
 //! Crash cleanup: a process that started a cluster is SIGKILLed; the server must not
 //! be left running, and starting again on the same data directory must work.
 //!
-//! The crashing process is this test binary re-executed to run `crash_helper` only.
+//! The crashing process is the helper binary `pgsurge-server-crash-helper`
+//! (`tests/helpers/crash_helper.rs`).
 
 mod common;
 
@@ -20,31 +21,6 @@ fn query(c: &Cluster, sql: &str) -> String {
     }
 }
 
-const HELPER_ENV: &str = "PGSURGE_CRASH_HELPER_DATA";
-
-/// Not a test on its own: started by the tests below in a child process, it starts a
-/// cluster on the given data directory, reports, and waits to be killed.
-#[test]
-fn crash_helper() {
-    let Some(data) = std::env::var_os(HELPER_ENV) else {
-        return;
-    };
-    // "temp": a temporary cluster, as the test fixture makes.
-    let builder = if data == "temp" {
-        ClusterBuilder::new()
-    } else {
-        ClusterBuilder::new().data_dir(PathBuf::from(data))
-    };
-    let cluster = builder.start().unwrap();
-    let marker = std::fs::read_to_string(cluster.data_dir().join("pgsurge.owner")).unwrap();
-    println!(
-        "READY {} {} {marker}",
-        cluster.pid(),
-        cluster.data_dir().display()
-    );
-    std::thread::sleep(std::time::Duration::from_secs(300));
-}
-
 /// Starts the helper; returns it, the postmaster pid and the watchdog pid.
 fn start_helper(data: &Path) -> (Child, i32, i32) {
     let (child, pid, watchdog, _) = start_helper_in(data);
@@ -53,9 +29,8 @@ fn start_helper(data: &Path) -> (Child, i32, i32) {
 
 /// Like `start_helper`, also returning the data directory the helper used.
 fn start_helper_in(data: &Path) -> (Child, i32, i32, PathBuf) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_helper", "--nocapture", "--test-threads=1"])
-        .env(HELPER_ENV, data)
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pgsurge-server-crash-helper"))
+        .arg(data)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -66,9 +41,8 @@ fn start_helper_in(data: &Path) -> (Child, i32, i32, PathBuf) {
             .next()
             .expect("helper exited before starting its cluster")
             .unwrap();
-        // libtest prints "test crash_helper ... " before the helper's own output.
-        if let Some(at) = l.find("READY ") {
-            break l[at + "READY ".len()..].to_string();
+        if let Some(rest) = l.strip_prefix("READY ") {
+            break rest.to_string();
         }
     };
     let mut parts = line.splitn(3, ' ');

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::conninfo::{DEFAULT_SOCKET_DIR, FALLBACK_SOCKET_DIR};
+use crate::conninfo::default_socket_dir;
 
 /// Looks up a password; warnings go to `warn` (stderr in production).
 pub(crate) fn lookup(
@@ -18,7 +18,8 @@ pub(crate) fn lookup(
     user: &str,
     warn: &mut dyn Write,
 ) -> Option<String> {
-    let host = if host.is_empty() || host == DEFAULT_SOCKET_DIR || host == FALLBACK_SOCKET_DIR {
+    // Like libpq: the socket directory used when no host is given counts as localhost.
+    let host = if host.is_empty() || host == default_socket_dir() {
         "localhost"
     } else {
         host
@@ -200,9 +201,12 @@ mod tests {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).expect("chmod");
         let mut warn = Vec::new();
         assert_eq!(
-            lookup(&f, DEFAULT_SOCKET_DIR, "5432", "d", "u", &mut warn).as_deref(),
+            lookup(&f, default_socket_dir(), "5432", "d", "u", &mut warn).as_deref(),
             Some("local")
         );
-        assert_eq!(lookup(&f, "/tmp", "5432", "d", "u", &mut warn), None);
+        assert_eq!(
+            lookup(&f, "/elsewhere/sockets", "5432", "d", "u", &mut warn),
+            None
+        );
     }
 }

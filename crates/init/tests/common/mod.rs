@@ -20,7 +20,9 @@ pub fn have_pgbench() -> bool {
     if Path::new(PGBENCH).exists() {
         true
     } else {
-        eprintln!("skipping: {PGBENCH} not found (install postgresql-client / postgresql-contrib)");
+        pgsurge_testkit::missing_reference(&format!(
+            "{PGBENCH} not found (install postgresql-client / postgresql-contrib)"
+        ));
         false
     }
 }

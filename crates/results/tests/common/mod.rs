@@ -120,6 +120,7 @@ pub fn intervals() -> Vec<IntervalSample> {
                 percentile: 99.0,
                 latency_ms: 6.4,
             }],
+            histogram: None,
         })
         .collect()
 }

@@ -8,16 +8,28 @@
 //! through [`Diagnostics`], so the whole machine runs in tests against a fake clock and
 //! scripted server bytes. It must not block, allocate per transaction in steady state, or
 //! read a clock.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | the states and [`Client::advance`]: choosing scripts, meta commands, sending |
+//! | `api.rs` | what the machine exchanges with its driver: [`ClientIo`], [`Wait`], the host, recorder and diagnostics traits |
+//! | `read.rs` | reading the server's answers: prepare round trips, results, `\gset`/`\aset`, the ROLLBACK after an error |
+//! | `reply.rs` | framing one command's answer into libpq-like results and pgbench's error classification |
+//! | `tests.rs` | the machine against a fake clock and scripted server bytes |
 
-pub use crate::client_api::*;
-use crate::client_reply::{InFlight, ReplyState};
+pub use self::api::*;
+use self::reply::{InFlight, ReplyState};
 use crate::plan::{CommandKind, MetaTag, Plan, QueryMode, SqlForm, SqlPlan};
 use crate::throttle::{Slot, ThrottleSchedule};
 use pgsurge_wire::codec::append;
 use pgsurge_wire::TransactionStatus;
 
-#[path = "client_read.rs"]
+mod api;
 mod read;
+mod reply;
+#[cfg(test)]
+mod tests;
+
 use read::ReadOutcome;
 
 /// pgbench's client states.

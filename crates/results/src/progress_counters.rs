@@ -1,4 +1,4 @@
-//! Cross-thread progress: each driver thread publishes its running totals into
+//! Cross-thread progress counters: each driver thread publishes its running totals into
 //! its own [`SharedCounters`] (relaxed atomic stores, single writer), and the
 //! progress thread (pgbench: thread 0) sums them with a [`ProgressAggregator`]
 //! into one [`IntervalSample`] per report — the numbers of a `-P` line and one
@@ -202,6 +202,12 @@ pub struct IntervalSample {
     pub lag_ms: f64,
     /// Latency percentiles of the interval (empty without interval histograms).
     pub percentiles: Vec<Percentile>,
+    /// The interval's latency histogram (µs), encoded as
+    /// [`LatencySummary::histogram`](crate::result::LatencySummary::histogram), so
+    /// that `pgsurge merge` can merge generators' seconds exactly. Written by
+    /// `--json`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 /// Sums [`SharedCounters`] of all threads into [`IntervalSample`]s.
@@ -330,6 +336,7 @@ pub fn interval_from_snapshots(
         stddev_ms: stddev,
         lag_ms: lag,
         percentiles,
+        histogram: None,
     }
 }
 

@@ -4,8 +4,8 @@
 //! `client` so it shares the machine's private state.
 
 use super::{Client, ClientState, ErrorStatus, ScriptHost, ThreadCtx};
-use crate::client_api::ClientIo;
-use crate::client_reply::Reply;
+use crate::client::api::ClientIo;
+use crate::client::reply::Reply;
 use crate::plan::{Capture, CommandKind, Plan, QueryMode, SqlForm};
 use pgsurge_wire::TransactionStatus;
 

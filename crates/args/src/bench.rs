@@ -1,0 +1,325 @@
+//! `pgsurge bench` / `pgbench`, the program: parse the command line, then either
+//! initialize (`-i`) or set up (setup connection, version banner, scale and partition
+//! detection, vacuum), turn the options into a [`RunSpec`] and run it with the engine,
+//! print pgbench's report and map the outcome to pgbench's exit codes (§3.1, §8.4).
+//! Prints what pgbench prints; never ends the process itself (the binary does, with
+//! the returned code).
+//!
+//! Client version: pgsurge reproduces pgbench 18, and calls itself `18.0` in the banner
+//! (`pgbench (18.0, server 17.11)`), the same number `--version` prints; the minor is 0
+//! because pgsurge follows 18's behaviour, not one minor release.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use pgsurge_engine::layout::{self, LayoutError};
+use pgsurge_engine::stop::{signal_name, SignalWatcher, StopCause, StopFlag};
+use pgsurge_engine::{run, DatabaseInfo, EngineError, RunHooks, RunSpec};
+use pgsurge_results::report::{write_pgbench_report, ReportOptions};
+use pgsurge_wire::{ConnConfig, ConnectError, Connection};
+
+use crate::{BenchOptions, InitOptions, Outcome, RunLimit};
+
+/// The version pgsurge reports itself as in the banner.
+pub const CLIENT_VERSION: &str = "18.0";
+/// `PG_VERSION_NUM` matching [`CLIENT_VERSION`].
+pub const CLIENT_VERSION_NUM: i32 = 180000;
+
+fn err_line(msg: &str) {
+    let _ = std::io::stdout().flush();
+    eprintln!("pgbench: error: {}", msg.strip_suffix('\n').unwrap_or(msg));
+}
+
+fn env_lookup(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Entry point of `pgsurge bench` and of the binary invoked as `pgbench`. `args`
+/// excludes the program name. Returns the process exit code.
+pub fn bench_main(args: &[OsString]) -> i32 {
+    let outcome = {
+        let stdout = std::io::stdout();
+        let stderr = std::io::stderr();
+        let mut out = stdout.lock();
+        let mut err = stderr.lock();
+        crate::parse(args, &env_lookup, &mut out, &mut err)
+    };
+    match outcome {
+        Outcome::Exit(code) => code,
+        Outcome::Init(o) => init_main(&o),
+        Outcome::Bench(o) => bench(o),
+    }
+}
+
+fn conn_config(c: &crate::Connection) -> Result<ConnConfig, String> {
+    ConnConfig::for_pgbench(
+        c.host.as_deref(),
+        c.port.as_deref(),
+        c.user.as_deref(),
+        &c.dbname,
+        &env_lookup,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// pgbench's `doConnect`: when the server wants a password and none was given, prompts
+/// `Password: ` once and retries. The password stays in `cfg`, so every later
+/// connection of the run (all clients) uses it, as pgbench's static variable does.
+fn connect_prompting(cfg: &mut ConnConfig) -> Result<Connection, ConnectError> {
+    match Connection::connect(cfg) {
+        Err(e) if e.needs_password() => {
+            let pw = pgsurge_wire::simple_prompt("Password: ", false).unwrap_or_default();
+            cfg.set_password(&pw);
+            Connection::connect(cfg)
+        }
+        other => other,
+    }
+}
+
+fn init_main(o: &InitOptions) -> i32 {
+    let mut cfg = match conn_config(&o.connection) {
+        Ok(c) => c,
+        Err(m) => {
+            err_line(&m);
+            err_line("could not create connection for initialization");
+            return 1;
+        }
+    };
+    let mut conn = match connect_prompting(&mut cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            err_line(&e.to_string());
+            err_line("could not create connection for initialization");
+            return 1;
+        }
+    };
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    match pgsurge_init::initialize(&mut conn, &o.spec, &mut err) {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = err.write_all(e.render().as_bytes());
+            e.exit_code()
+        }
+    }
+}
+
+/// pgbench's setup steps 3–8 on the setup connection: banner, `--debug` line, scale
+/// and partition detection (builtin scripts only), vacuum. Returns what the run needs
+/// to know about the database; `Err(code)` after printing pgbench's messages.
+fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
+    let mut conn = match connect_prompting(cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            err_line(&e.to_string());
+            err_line("could not create connection for setup");
+            return Err(1);
+        }
+    };
+    let server_version = conn.parameter("server_version").map(str::to_string);
+    // With `--json=-` stdout carries the JSON document only; the banner goes with the
+    // text report, to stderr.
+    let json_to_stdout = o
+        .extensions
+        .json
+        .as_deref()
+        .is_some_and(|p| p.as_os_str() == "-");
+    print_banner(&conn, server_version.as_deref(), json_to_stdout);
+    if o.debug_level > 0 {
+        let _ = std::io::stdout().flush();
+        let (name, count) = match o.limit {
+            RunLimit::Transactions(n) => ("nxacts", n),
+            RunLimit::Duration(n) => ("duration", n),
+        };
+        eprintln!(
+            "pgbench: pghost: {} pgport: {} nclients: {} {name}: {count} dbName: {}",
+            conn.host(),
+            conn.port(),
+            o.clients,
+            conn.dbname()
+        );
+    }
+    let mut info = DatabaseInfo {
+        scale: i64::from(o.scale),
+        server_version,
+        ..DatabaseInfo::default()
+    };
+    // pgbench looks at the tables only for its builtin scripts (custom scripts get -s).
+    if o.internal_script_used {
+        let found = match layout::detect(&mut conn) {
+            Ok(found) => found,
+            Err(e) => {
+                report_layout_error(&e, conn.dbname());
+                return Err(1);
+            }
+        };
+        info.scale = found.scale;
+        info.partition_method = found.partition_method;
+        info.partitions = found.partitions;
+        if o.scale_given {
+            let _ = std::io::stdout().flush();
+            eprintln!(
+                "pgbench: warning: scale option ignored, using count from pgbench_branches table ({})",
+                info.scale
+            );
+        }
+    }
+    if !o.no_vacuum {
+        vacuum(&mut conn, o.vacuum_all);
+    }
+    conn.close();
+    Ok(info)
+}
+
+/// `pgbench (18.0)`, or `pgbench (18.0, server 17.11)` when the versions differ.
+fn print_banner(conn: &Connection, server_version: Option<&str>, to_stderr: bool) {
+    let mut out: Box<dyn Write> = if to_stderr {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
+    let _ = if conn.server_version_num() == CLIENT_VERSION_NUM {
+        writeln!(out, "pgbench ({CLIENT_VERSION})")
+    } else {
+        let server = server_version.map(str::to_string).unwrap_or_else(|| {
+            let n = conn.server_version_num();
+            format!("{}.{}", n / 10000, n % 10000)
+        });
+        writeln!(out, "pgbench ({CLIENT_VERSION}, server {server})")
+    };
+}
+
+/// pgbench's `error:` line for a detection failure, and its hint to initialize.
+fn report_layout_error(e: &LayoutError, dbname: &str) {
+    err_line(&e.to_string());
+    if e.suggests_init() {
+        let _ = std::io::stdout().flush();
+        eprintln!(
+            "pgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"{dbname}\"."
+        );
+    }
+}
+
+/// Vacuums the small tables and empties the history (`-v`: accounts too), ignoring
+/// failures as pgbench does.
+fn vacuum(conn: &mut Connection, vacuum_all: bool) {
+    let mut e = std::io::stderr();
+    let _ = std::io::stdout().flush();
+    let _ = write!(e, "starting vacuum...");
+    for sql in [
+        "vacuum pgbench_branches",
+        "vacuum pgbench_tellers",
+        "truncate pgbench_history",
+    ] {
+        try_execute(conn, sql);
+    }
+    let _ = writeln!(e, "end.");
+    if vacuum_all {
+        let _ = write!(e, "starting vacuum pgbench_accounts...");
+        try_execute(conn, "vacuum analyze pgbench_accounts");
+        let _ = writeln!(e, "end.");
+    }
+}
+
+/// pgbench's `tryExecuteStatement`: failures are reported and ignored.
+fn try_execute(conn: &mut Connection, sql: &str) {
+    if let Err(e) = conn.execute(sql) {
+        err_line(e.pq_message().trim_end());
+        let _ = std::io::stdout().flush();
+        eprintln!("pgbench: detail: (ignoring this error and continuing anyway)");
+    }
+}
+
+/// Setup for an in-process run (what `pgsurge bench` does before running): setup
+/// connection, version banner, scale and partition detection, vacuum — printing pgbench's
+/// messages — and the resulting [`RunSpec`]. `Err` holds the exit code pgbench would use
+/// (the messages are already printed).
+pub fn prepare(o: BenchOptions) -> Result<RunSpec, i32> {
+    let mut cfg = match conn_config(&o.connection) {
+        Ok(c) => c,
+        Err(m) => {
+            err_line(&m);
+            err_line("could not create connection for setup");
+            return Err(1);
+        }
+    };
+    let database = setup(&o, &mut cfg)?;
+    Ok(o.into_run_spec(cfg, database))
+}
+
+fn bench(o: BenchOptions) -> i32 {
+    if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
+        err_line(&format!("option {name} is not supported yet"));
+        return 1;
+    }
+    let spec = match prepare(o) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let stop = StopFlag::new();
+    let _watcher = SignalWatcher::install(stop.clone()).ok();
+    let hooks = RunHooks {
+        stop: stop.clone(),
+        ..Default::default()
+    };
+    let result = match run(&spec, hooks) {
+        Ok(r) => r,
+        Err(EngineError::ClientConnection(msg)) => {
+            if !msg.is_empty() {
+                err_line(&msg);
+            }
+            return 1;
+        }
+        // pgbench exits at once with status 2, printing no report.
+        Err(e @ EngineError::ExitOnAbort { .. }) => {
+            err_line(&e.to_string());
+            return 2;
+        }
+        Err(e) => {
+            err_line(&e.to_string());
+            return 1;
+        }
+    };
+    // With `--json=-` the JSON document is stdout's only content (so `| jq` works);
+    // the text report then goes to stderr.
+    let json_on_stdout = spec
+        .output
+        .json
+        .as_deref()
+        .is_some_and(|p| p.as_os_str() == "-");
+    if json_on_stdout {
+        let mut err = std::io::stderr().lock();
+        let _ = write_pgbench_report(&result, &ReportOptions::from_result(&result), &mut err);
+        let _ = err.flush();
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = write_pgbench_report(&result, &ReportOptions::from_result(&result), &mut out);
+        let _ = out.flush();
+    }
+    if let Some(path) = &spec.output.json {
+        let written = if path.as_os_str() == "-" {
+            pgsurge_results::json::write_json_to(&result, &mut std::io::stdout())
+        } else {
+            pgsurge_results::json::write_json(&result, path)
+        };
+        if let Err(e) = written {
+            err_line(&e.to_string());
+        }
+    }
+    let mut code = 0;
+    if result.aborted {
+        err_line("Run was aborted; the above results are incomplete.");
+        code = 2;
+    }
+    if let Some(StopCause::Signal(sig)) = stop.cause() {
+        err_line(&format!(
+            "Run was interrupted by {}; the above results cover the transactions completed before it.",
+            signal_name(sig)
+        ));
+        code = 2;
+    }
+    code
+}
+
+/// Options parsed by `pgsurge-args` that the engine does not implement (none today).
+const UNSUPPORTED: &[&str] = &[];

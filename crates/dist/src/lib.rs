@@ -1,0 +1,87 @@
+//! Distributed runs (issue #13): many load generators, one exact result.
+//!
+//! pgsurge has no daemon of its own: generators are ordinary `pgsurge bench`
+//! processes started by whatever the user already runs — this machine
+//! ([`local`]); `ssh` and Kubernetes are described in `docs/distributed.md`. Each gets its
+//! share of the workload ([`split`]), waits for a common `--start-at` instant, and
+//! writes a `--json` result that carries per-second histograms. [`merge`] adds
+//! those results up exactly: counts summed, histograms merged bucket by bucket.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`histograms`] | decode/add/encode the HDR histograms of result documents |
+//! | [`merge`] | the union of many results, and refusal of different workloads |
+//! | [`merge_cli`] | `pgsurge merge`: reading files, printing the report |
+//! | [`split`] | total clients / rate / seed → one share per generator |
+//! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
+#![warn(missing_docs)]
+
+use std::path::PathBuf;
+
+pub mod histograms;
+pub mod local;
+pub mod merge;
+pub mod merge_cli;
+pub mod split;
+
+pub use local::dist_main;
+
+pub use merge::{merge, GeneratorLine, MergedRun};
+pub use merge_cli::{merge_main, write_merged_report};
+pub use split::{generator_seed, split, Share};
+
+/// Why results could not be merged or generators not run.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No result was given.
+    #[error("no results to merge")]
+    Nothing,
+    /// Two inputs describe different workloads.
+    #[error("cannot merge results of different workloads: {what} differs ({first}; {other})")]
+    DifferentWorkloads {
+        /// What differs.
+        what: String,
+        /// The first input's value and label.
+        first: String,
+        /// The other input's value and label.
+        other: String,
+    },
+    /// A document of another layout version.
+    #[error(
+        "{label}: JSON schema version {found} is not the one this pgsurge reads ({})",
+        pgsurge_results::SCHEMA_VERSION
+    )]
+    SchemaVersion {
+        /// The input.
+        label: String,
+        /// Its `schema_version`.
+        found: u32,
+    },
+    /// A histogram in a document could not be read or added.
+    #[error("bad histogram: {0}")]
+    Histogram(String),
+    /// A file could not be read or parsed.
+    #[error("{path}: {msg}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
+    /// A generator process could not be run or failed.
+    #[error("{0}")]
+    Launch(String),
+}
+
+/// The clap definition of `pgsurge merge` (for the command tree: help, completions, man).
+pub fn merge_cli() -> clap::Command {
+    <merge_cli::MergeArgs as clap::CommandFactory>::command().name("merge")
+}
+
+/// The clap definition of `pgsurge dist` and its subcommands.
+pub fn dist_cli() -> clap::Command {
+    clap::Command::new("dist")
+        .about("Run a distributed benchmark: several generators, one merged result")
+        .subcommand_required(true)
+        .subcommand(<local::LocalArgs as clap::CommandFactory>::command().name("local"))
+}

@@ -1,0 +1,135 @@
+//! `pgsurge merge [--json=FILE] RESULT.json…`: reads generators' `--json` results,
+//! prints the pgbench-style report of their union, one line per generator and the
+//! start skew, and optionally writes the merged document.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use pgsurge_results::{write_pgbench_report, ReportOptions, RunResult};
+
+use crate::merge::{merge, MergedRun};
+use crate::MergeError;
+
+/// `pgsurge merge` options.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pgsurge merge",
+    about = "Merge the --json results of several generators into the result of their union"
+)]
+pub struct MergeArgs {
+    /// Also write the merged result as a JSON document ("-" = stdout, instead of the report).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Result documents written by `pgsurge bench --json` (one per generator).
+    #[arg(value_name = "RESULT.json", required = true)]
+    pub results: Vec<PathBuf>,
+}
+
+/// Reads one result document.
+pub fn read_result(path: &Path) -> Result<RunResult, MergeError> {
+    let file = |msg: String| MergeError::File {
+        path: path.to_path_buf(),
+        msg,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| file(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| file(format!("not a pgsurge result document: {e}")))
+}
+
+/// Reads and merges `paths`, labelling each by its path.
+pub fn merge_files(paths: &[PathBuf]) -> Result<MergedRun, MergeError> {
+    let results = paths
+        .iter()
+        .map(|p| read_result(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let labels: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    merge(&results, &labels)
+}
+
+/// The pgbench report of the union, then one line per generator and the skew.
+pub fn write_merged_report(m: &MergedRun, out: &mut dyn Write) -> std::io::Result<()> {
+    let r = &m.result;
+    write_pgbench_report(r, &ReportOptions::from_result(r), out)?;
+    writeln!(out, "number of generators: {}", m.generators.len())?;
+    let t0 = m.window_unix_us.0;
+    for g in &m.generators {
+        let mut who = String::new();
+        if let Some(h) = &g.host {
+            who.push_str(&format!("host {h}"));
+        }
+        if let Some((i, n)) = g.index {
+            if !who.is_empty() {
+                who.push_str(", ");
+            }
+            match n {
+                Some(n) => who.push_str(&format!("index {i}/{n}")),
+                None => who.push_str(&format!("index {i}")),
+            }
+        }
+        let who = if who.is_empty() {
+            String::new()
+        } else {
+            format!(" ({who})")
+        };
+        writeln!(
+            out,
+            "generator {}{}: clients {}, {} transactions, tps = {:.6}, start +{:.3} ms, end +{:.3} ms",
+            g.name,
+            who,
+            g.clients,
+            g.transactions,
+            g.tps,
+            (g.start_unix_us - t0) as f64 / 1000.0,
+            (g.end_unix_us - t0) as f64 / 1000.0,
+        )?;
+    }
+    writeln!(out, "start skew: {:.3} ms", m.start_skew_us as f64 / 1000.0)
+}
+
+/// Writes the merged document to `path` (`-` = stdout).
+pub fn write_merged_json(m: &MergedRun, path: &Path) -> Result<(), String> {
+    if path.as_os_str() == "-" {
+        pgsurge_results::write_json_to(&m.result, &mut std::io::stdout()).map_err(|e| e.to_string())
+    } else {
+        pgsurge_results::write_json(&m.result, path).map_err(|e| e.to_string())
+    }
+}
+
+/// Entry point of `pgsurge merge ARGS` (without the command word); returns the exit code.
+pub fn merge_main(args: &[OsString]) -> i32 {
+    let argv = std::iter::once(OsString::from("pgsurge merge")).chain(args.iter().cloned());
+    let a = match MergeArgs::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
+    run_merge(&a)
+}
+
+/// Runs `pgsurge merge` with parsed arguments.
+pub fn run_merge(a: &MergeArgs) -> i32 {
+    let m = match merge_files(&a.results) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("pgsurge merge: error: {e}");
+            return 1;
+        }
+    };
+    let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if !to_stdout {
+        let mut out = std::io::stdout().lock();
+        if write_merged_report(&m, &mut out).is_err() {
+            return 1;
+        }
+    }
+    if let Some(p) = &a.json {
+        if let Err(e) = write_merged_json(&m, p) {
+            eprintln!("pgsurge merge: error: could not write {}: {e}", p.display());
+            return 1;
+        }
+    }
+    0
+}

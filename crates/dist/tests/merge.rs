@@ -1,0 +1,291 @@
+//! The exact merge: counts add up, the merged histogram equals bucket for bucket
+//! the histogram of every generator's values recorded together (and the sum of the
+//! generators' histograms), per-second series line up on the wall clock, and
+//! different workloads are refused.
+
+use pgsurge_dist::histograms::{buckets, decode};
+use pgsurge_dist::merge::merge;
+use pgsurge_dist::merge_cli::{merge_files, write_merged_report};
+use pgsurge_results::progress_counters::IntervalSample;
+use pgsurge_results::result::encode_histogram;
+use pgsurge_results::{
+    GeneratorInfo, LatencyHistogram, LatencySummary, RunOptions, RunResult, ScriptResult,
+    SimpleStats, TxnSummary, SCHEMA_VERSION,
+};
+
+const T0: i64 = 1_795_473_000_000_000;
+
+/// Deterministic pseudo-random latencies (µs), different per generator.
+fn latencies(gen: u64, n: usize) -> Vec<f64> {
+    let mut x = 0x2545_F491_4F6C_DD1D ^ (gen + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // 200 µs .. ~200 ms, skewed like real latencies.
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            200.0 * (1000.0f64).powf(u * u)
+        })
+        .collect()
+}
+
+fn summary(values: &[f64]) -> LatencySummary {
+    let mut s = SimpleStats::default();
+    let mut h = LatencyHistogram::default();
+    for &v in values {
+        s.add(v);
+        h.record(v);
+    }
+    LatencySummary {
+        sums_us: s,
+        histogram: encode_histogram(&h),
+        ..Default::default()
+    }
+}
+
+/// One generator's result: `secs` seconds of `per_sec` transactions each.
+fn generator(
+    gen: u32,
+    clients: u32,
+    secs: usize,
+    per_sec: usize,
+    skew_us: i64,
+) -> (RunResult, Vec<f64>) {
+    let all = latencies(u64::from(gen), secs * per_sec);
+    let start = T0 + skew_us;
+    let intervals = all
+        .chunks(per_sec)
+        .enumerate()
+        .map(|(k, c)| {
+            let s = summary(c);
+            IntervalSample {
+                elapsed_s: k as f64 + 1.0,
+                epoch_s: (start as f64 / 1e6) + k as f64 + 1.0,
+                duration_s: 1.0,
+                transactions: c.len() as u64,
+                failures: 0,
+                skipped: 0,
+                retried: 0,
+                retries: 0,
+                tps: c.len() as f64,
+                latency_ms: s.sums_us.mean().unwrap_or(0.0) / 1000.0,
+                stddev_ms: s.sums_us.stddev().unwrap_or(0.0) / 1000.0,
+                lag_ms: 0.0,
+                percentiles: Vec::new(),
+                histogram: s.histogram.clone(),
+            }
+        })
+        .collect();
+    let totals = TxnSummary {
+        transactions: all.len() as u64,
+        failures: u64::from(gen),
+        serialization_failures: u64::from(gen),
+        latency: summary(&all),
+        ..Default::default()
+    };
+    let r = RunResult {
+        schema_version: SCHEMA_VERSION,
+        transaction_type: "<builtin: TPC-B (sort of)>".into(),
+        scale: 10,
+        start_time_unix_us: start - 500_000,
+        end_time_unix_us: start + secs as i64 * 1_000_000,
+        bench_duration_us: secs as i64 * 1_000_000,
+        initial_connection_us: 500_000,
+        options: RunOptions {
+            clients,
+            threads: 1,
+            max_tries: 1,
+            duration_s: Some(secs as u32),
+            ..Default::default()
+        },
+        tps: all.len() as f64 / secs as f64,
+        scripts: vec![ScriptResult {
+            name: "<builtin: TPC-B (sort of)>".into(),
+            weight: 1,
+            stats: totals.clone(),
+            ..Default::default()
+        }],
+        totals,
+        intervals,
+        generator: Some(GeneratorInfo {
+            name: format!("gen-{gen}"),
+            host: format!("host-{gen}"),
+            index: Some(gen),
+            count: Some(4),
+            intended_start_unix_us: Some(T0),
+            actual_start_unix_us: start,
+            end_unix_us: start + secs as i64 * 1_000_000,
+            clock_origin_unix_us: start - 600_000,
+        }),
+        ..Default::default()
+    };
+    (r, all)
+}
+
+fn four() -> (Vec<RunResult>, Vec<String>, Vec<Vec<f64>>) {
+    let mut rs = Vec::new();
+    let mut vals = Vec::new();
+    for g in 0..4u32 {
+        let (r, v) = generator(g, 8, 5, 300 + 50 * g as usize, i64::from(g) * 700);
+        rs.push(r);
+        vals.push(v);
+    }
+    let labels = (0..4).map(|g| format!("gen-{g}.json")).collect();
+    (rs, labels, vals)
+}
+
+#[test]
+fn merged_counts_are_sums_and_histogram_is_exact() {
+    let (rs, labels, vals) = four();
+    let m = merge(&rs, &labels).expect("merges");
+    let t = &m.result.totals;
+    assert_eq!(
+        t.transactions,
+        rs.iter().map(|r| r.totals.transactions).sum::<u64>()
+    );
+    assert_eq!(t.transactions, 300 * 5 + 350 * 5 + 400 * 5 + 450 * 5);
+    assert_eq!(t.failures, 1 + 2 + 3, "generator g has g failures");
+    assert_eq!(m.result.options.clients, 32);
+    assert_eq!(m.result.scripts[0].stats.transactions, t.transactions);
+
+    // Bucket for bucket: the merged histogram equals one histogram of all values …
+    let mut everything = LatencyHistogram::default();
+    vals.iter().flatten().for_each(|&v| everything.record(v));
+    let merged =
+        decode(t.latency.histogram.as_deref().expect("merged histogram")).expect("decodes");
+    assert_eq!(buckets(&merged), buckets(&everything.to_hdr()));
+    // … and the sum of the generators' own histograms.
+    let mut sum = decode(rs[0].totals.latency.histogram.as_deref().unwrap()).unwrap();
+    for r in &rs[1..] {
+        sum.add(decode(r.totals.latency.histogram.as_deref().unwrap()).unwrap())
+            .unwrap();
+    }
+    assert_eq!(buckets(&merged), buckets(&sum));
+    assert_eq!(merged.len(), t.transactions);
+    // Percentiles come from that histogram, the mean from exact sums.
+    let p99 = t.latency.percentile(99.0).expect("p99");
+    assert_eq!(
+        p99,
+        everything.value_at_percentile(99.0).unwrap() as f64 / 1000.0
+    );
+    let n = vals.iter().map(Vec::len).sum::<usize>() as f64;
+    let mean_ms = vals.iter().flatten().sum::<f64>() / n / 1000.0;
+    assert!((t.latency.mean_ms.unwrap() - mean_ms).abs() < 1e-9);
+
+    // tps over the common window: earliest start to latest end.
+    assert_eq!(m.start_skew_us, 2_100);
+    assert_eq!(m.window_unix_us, (T0, T0 + 2_100 + 5_000_000));
+    let want_tps = t.transactions as f64 / 5.0021;
+    assert!(
+        (m.result.tps - want_tps).abs() < 1e-6,
+        "{} vs {want_tps}",
+        m.result.tps
+    );
+}
+
+#[test]
+fn seconds_line_up_and_merge_exactly() {
+    let (rs, labels, vals) = four();
+    let m = merge(&rs, &labels).expect("merges");
+    assert_eq!(
+        m.result.intervals.len(),
+        5,
+        "skews of ms keep the seconds aligned"
+    );
+    for (k, iv) in m.result.intervals.iter().enumerate() {
+        let per: Vec<&[f64]> = vals
+            .iter()
+            .zip([300, 350, 400, 450])
+            .map(|(v, n)| &v[k * n..(k + 1) * n])
+            .collect();
+        assert_eq!(
+            iv.transactions,
+            per.iter().map(|c| c.len() as u64).sum::<u64>()
+        );
+        let mut all = LatencyHistogram::default();
+        per.iter()
+            .flat_map(|c| c.iter())
+            .for_each(|&v| all.record(v));
+        let h = decode(iv.histogram.as_deref().expect("merged")).unwrap();
+        assert_eq!(buckets(&h), buckets(&all.to_hdr()), "second {k}");
+        // Pooled mean and standard deviation are exact.
+        let n = all.len() as f64;
+        let mean = per.iter().flat_map(|c| c.iter()).sum::<f64>() / n;
+        let var = per
+            .iter()
+            .flat_map(|c| c.iter())
+            .map(|v| (v - mean) * (v - mean))
+            .sum::<f64>()
+            / n;
+        assert!((iv.latency_ms - mean / 1000.0).abs() < 1e-9);
+        assert!(
+            (iv.stddev_ms - var.sqrt() / 1000.0).abs() < 1e-6,
+            "{} vs {}",
+            iv.stddev_ms,
+            var.sqrt() / 1000.0
+        );
+    }
+}
+
+#[test]
+fn different_workloads_are_refused() {
+    let (mut rs, labels, _) = four();
+    rs[2].scale = 100;
+    let e = merge(&rs, &labels).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "cannot merge results of different workloads: scaling factor differs (10 in gen-0.json; 100 in gen-2.json)"
+    );
+    let (mut rs, labels, _) = four();
+    rs[1].options.duration_s = Some(60);
+    let e = merge(&rs, &labels).unwrap_err().to_string();
+    assert!(e.contains("duration (-T) differs"), "{e}");
+    let (mut rs, labels, _) = four();
+    rs[3].scripts[0].text = "SELECT 1;".into();
+    assert!(merge(&rs, &labels)
+        .unwrap_err()
+        .to_string()
+        .contains("scripts differs"));
+    assert!(merge(&[], &[]).is_err());
+}
+
+#[test]
+fn report_from_files_has_the_union_and_one_line_per_generator() {
+    let (rs, _, _) = four();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let paths: Vec<_> = rs
+        .iter()
+        .enumerate()
+        .map(|(g, r)| {
+            let p = dir.path().join(format!("gen-{g}.json"));
+            pgsurge_results::write_json(r, &p).expect("write");
+            p
+        })
+        .collect();
+    let m = merge_files(&paths).expect("merges");
+    let mut out = Vec::new();
+    write_merged_report(&m, &mut out).expect("write");
+    let text = String::from_utf8(out).expect("utf8");
+    assert!(text.contains("number of clients: 32\n"), "{text}");
+    assert!(
+        text.contains("number of transactions actually processed: 7500\n"),
+        "{text}"
+    );
+    assert!(text.contains("number of generators: 4\n"), "{text}");
+    assert!(
+        text.contains("generator gen-2 (host host-2, index 2/4): clients 8, 2000 transactions, tps = 400.000000, start +1.400 ms"),
+        "{text}"
+    );
+    assert!(text.ends_with("start skew: 2.100 ms\n"), "{text}");
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let e = merge_files(&[paths[0].clone(), bad.clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("{}: not a pgsurge result document", bad.display())),
+        "{e}"
+    );
+}

@@ -1,0 +1,147 @@
+//! Runs built in code, without a command line: a caller (a campaign, a test, a future
+//! remote generator) describes the run as a `RunSpec` and hands it to the engine, against
+//! a throwaway PostgreSQL.
+
+use pgsurge_engine::layout;
+use pgsurge_engine::{
+    run, DatabaseInfo, EngineError, QueryMode, RunHooks, RunLimit, RunScript, RunSpec,
+};
+use pgsurge_init::{InitSpec, PartitionMethod};
+use pgsurge_server::testing::TestServer;
+use pgsurge_wire::{ConnConfig, Connection};
+
+fn conn_config(srv: &TestServer, db: &str) -> ConnConfig {
+    ConnConfig::parse(&srv.conninfo(db)).expect("the fixture's conninfo parses")
+}
+
+/// A database initialized at scale 1 with `pgbench_accounts` in two hash partitions.
+fn initialized_db(srv: &TestServer, prefix: &str) -> String {
+    let db = srv.create_database(prefix);
+    let mut conn = Connection::connect(&conn_config(srv, &db)).expect("connect");
+    let init = InitSpec {
+        partitions: 2,
+        partition_method: PartitionMethod::Hash,
+        quiet: true,
+        ..InitSpec::default()
+    };
+    pgsurge_init::initialize(&mut conn, &init, &mut Vec::new()).expect("initialize");
+    db
+}
+
+#[test]
+fn a_run_spec_built_in_code_runs_against_a_server() {
+    let srv = TestServer::shared();
+    let db = initialized_db(srv, "runspec_code");
+    let conn = conn_config(srv, &db);
+    let found = layout::detect(&mut Connection::connect(&conn).expect("connect")).expect("layout");
+    assert_eq!(found.scale, 1);
+    assert_eq!(found.partition_method, PartitionMethod::Hash);
+    assert_eq!(found.partitions, 2);
+
+    let custom = RunScript::parse("count.sql", "\\set n 1\nSELECT :n;\n", 1).expect("parses");
+    let mut spec = RunSpec::new(
+        conn,
+        vec![RunScript::builtin("tpcb-like", 1).expect("builtin"), custom],
+    );
+    spec.clients = 3;
+    spec.threads = 2;
+    spec.limit = RunLimit::Transactions(15);
+    spec.query_mode = QueryMode::Prepared;
+    spec.latency_limit_us = Some(5_000_000);
+    spec.random_seed = 42;
+    spec.output.percentiles = Some(vec![50.0, 99.0]);
+    spec.database = DatabaseInfo {
+        scale: found.scale,
+        partition_method: found.partition_method,
+        partitions: found.partitions,
+        server_version: Some("test".into()),
+    };
+    let result = run(&spec, RunHooks::default()).expect("the run succeeds");
+    assert!(!result.aborted && !result.interrupted);
+    assert_eq!(
+        result.totals.transactions, 45,
+        "3 clients × 15 transactions"
+    );
+    assert_eq!(result.totals.failures, 0);
+    assert_eq!(result.options.query_mode, QueryMode::Prepared);
+    assert_eq!(result.options.latency_limit_us, Some(5_000_000));
+    assert_eq!(result.options.random_seed, Some(42));
+    assert_eq!(result.options.threads, 2);
+    assert_eq!(result.partition_method.as_deref(), Some("hash"));
+    assert_eq!(result.partitions, 2);
+    assert_eq!(result.scripts.len(), 2);
+    let tpcb = result.scripts[0].stats.transactions;
+    // Every tpcb-like transaction inserts one history row; the custom script none.
+    let history: u64 = srv
+        .psql(&db, "select count(*) from pgbench_history")
+        .trim()
+        .parse()
+        .expect("count");
+    assert_eq!(history, tpcb);
+    assert_eq!(tpcb + result.scripts[1].stats.transactions, 45);
+}
+
+#[test]
+fn exit_on_abort_is_an_error_not_a_process_exit() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("runspec_abort");
+    let failing = RunScript::parse("fail.sql", "SELECT 1/0;\n", 1).expect("parses");
+    let mut spec = RunSpec::new(conn_config(srv, &db), vec![failing]);
+    spec.clients = 2;
+    spec.threads = 2;
+    spec.limit = RunLimit::Duration(30);
+    spec.errors.exit_on_abort = true;
+    let messages = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink_messages = std::sync::Arc::clone(&messages);
+    let hooks = RunHooks {
+        on_diagnostic: Some(std::sync::Arc::new(
+            move |d: &pgsurge_engine::Diagnostic<'_>| {
+                sink_messages.lock().unwrap().push(d.message.to_string());
+            },
+        )),
+        ..RunHooks::default()
+    };
+    let started = std::time::Instant::now();
+    match run(&spec, hooks) {
+        Err(EngineError::ExitOnAbort { thread }) => assert!(thread < 2),
+        Err(other) => panic!("expected ExitOnAbort, got {other}"),
+        Ok(r) => panic!(
+            "expected ExitOnAbort, got a result (aborted: {})",
+            r.aborted
+        ),
+    }
+    // The other thread stopped too, long before the 30 s duration.
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "took {:?}",
+        started.elapsed()
+    );
+    let messages = messages.lock().unwrap();
+    assert!(
+        messages.iter().any(|m| m.contains("division by zero")),
+        "{messages:?}"
+    );
+
+    // Without the flag, the same failure aborts the client and the run still reports.
+    spec.errors.exit_on_abort = false;
+    spec.limit = RunLimit::Transactions(3);
+    let hooks = RunHooks {
+        on_diagnostic: Some(std::sync::Arc::new(|_: &pgsurge_engine::Diagnostic<'_>| {})),
+        ..RunHooks::default()
+    };
+    let result = run(&spec, hooks).expect("a result");
+    assert!(result.aborted);
+}
+
+#[test]
+fn an_invalid_spec_is_refused_before_connecting() {
+    // Port 1 on a missing socket directory: connecting would fail differently.
+    let conn = ConnConfig::parse("host=/nonexistent port=1 dbname=x").expect("conninfo");
+    let mut spec = RunSpec::new(conn, vec![RunScript::builtin("select-only", 1).unwrap()]);
+    spec.clients = 2;
+    spec.threads = 3;
+    match run(&spec, RunHooks::default()) {
+        Err(EngineError::InvalidSpec(msg)) => assert!(msg.contains("threads"), "{msg}"),
+        other => panic!("expected InvalidSpec, got {:?}", other.map(|r| r.tps)),
+    }
+}

@@ -1,0 +1,22 @@
+//! Names of the per-test facts a campaign stores in `run_facts` (see the store's
+//! `0005_run_facts.sql`), so writers, `results show` and the report agree.
+
+/// Where the server host's `os.*` metrics came from: `local`, `node_exporter`,
+/// `pg_read_file` or `none` (not measured: no `os.*` series is stored).
+pub const SERVER_HOST_METRICS_SOURCE: &str = "server_host_metrics_source";
+/// `true` when the client was the bottleneck (see [`crate::sampler::client_bound`]).
+pub const CLIENT_BOUND: &str = "client_bound";
+/// Why the test is client-bound, in words.
+pub const CLIENT_BOUND_REASON: &str = "client_bound_reason";
+/// `true` when this test (re)built the pgbench tables before it ran.
+pub const INIT_PERFORMED: &str = "init_performed";
+/// `client` or `server`: how `-i` generated the data.
+pub const INIT_METHOD: &str = "init_method";
+/// Seconds the initialization took.
+pub const INIT_DURATION_S: &str = "init_duration_s";
+/// Why the tables were (or were not) initialized.
+pub const INIT_REASON: &str = "init_reason";
+/// Filesystem type of the server's data directory (`unknown` when not readable).
+pub const DATA_DIR_FSTYPE: &str = "data_dir_fstype";
+/// `true` when the data directory is in memory (tmpfs, ramfs): no real I/O happened.
+pub const DATA_DIR_IN_MEMORY: &str = "data_dir_in_memory";

@@ -1,0 +1,347 @@
+//! Campaigns against a server on "another host": PostgreSQL and node_exporter run in a
+//! network namespace of their own (private address 10.231.N.1, hostname
+//! `pgsurge-db-ns` in their own UTS namespace), the client in the root namespace.
+//! The server host's metrics and manifest must carry the namespace's hostname, the
+//! client's the client's; without node_exporter and without file access (a plain
+//! role), the server host is not measured and the store says so.
+//!
+//! Needs root, `ip` (iproute2), `unshare` (util-linux), `runuser` and
+//! `/usr/bin/prometheus-node-exporter` (Debian's prometheus-node-exporter). The
+//! namespace, veth pair and processes are removed by a Drop guard, also on failure.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pgsurge_engine::StopFlag;
+use pgsurge_lab::{run_campaign, Campaign, RunOptions};
+use pgsurge_server::PgBinaries;
+use pgsurge_store::{RunFilter, Store};
+
+const NS_HOSTNAME: &str = "pgsurge-db-ns";
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn sh(line: &str) -> String {
+    run(Command::new("sh").arg("-c").arg(line))
+}
+
+/// The namespace, the veth pair, the server and the exporter; all removed on drop.
+struct RemoteHost {
+    ns: String,
+    veth: String,
+    addr: String,
+    dir: PathBuf,
+    children: Vec<Child>,
+}
+
+impl Drop for RemoteHost {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // postgres was exec'd by runuser in the namespace: stop it by its data directory.
+        let _ = Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(self.dir.join("bin/pg_ctl"))
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["stop", "-m", "immediate"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.veth])
+            .stderr(Stdio::null())
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.ns])
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn wait_port(addr: &str, port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let sock: std::net::SocketAddr = format!("{addr}:{port}").parse().unwrap();
+    while TcpStream::connect_timeout(&sock, Duration::from_millis(200)).is_err() {
+        assert!(Instant::now() < deadline, "{what} did not listen on {sock}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn start_remote_host() -> RemoteHost {
+    let id = std::process::id();
+    let net = 100 + id % 150;
+    let ns = format!("pgsurge-srv-{id}");
+    let veth = format!("pgsv{}", id % 100_000);
+    let addr = format!("10.231.{net}.1");
+    let dir = std::env::temp_dir().join(format!("pgsurge-remote-{id}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut host = RemoteHost {
+        ns: ns.clone(),
+        veth: veth.clone(),
+        addr: addr.clone(),
+        dir: dir.clone(),
+        children: Vec::new(),
+    };
+    sh(&format!(
+        "ip netns add {ns} && ip link add {veth}c type veth peer name {veth}s && \
+         ip link set {veth}s netns {ns} && ip addr add 10.231.{net}.2/24 dev {veth}c && \
+         ip link set {veth}c up && ip netns exec {ns} ip link set lo up && \
+         ip netns exec {ns} ip addr add {addr}/24 dev {veth}s && \
+         ip netns exec {ns} ip link set {veth}s up"
+    ));
+    host.veth = format!("{veth}c");
+    // PostgreSQL 15 of the distribution, run as postgres in the namespace.
+    let bins = PgBinaries::discover().expect("PostgreSQL binaries");
+    std::os::unix::fs::symlink(bins.bin_dir(), dir.join("bin")).unwrap();
+    let data = dir.join("data");
+    sh(&format!("chown postgres {}", dir.display()));
+    run(Command::new("runuser")
+        .args(["-u", "postgres", "--"])
+        .arg(bins.program("initdb"))
+        .args(["-U", "postgres", "--auth=trust", "-D"])
+        .arg(&data)
+        .stdout(Stdio::null()));
+    std::fs::write(
+        data.join("pg_hba.conf"),
+        format!("local all all trust\nhost all all 10.231.{net}.0/24 trust\n"),
+    )
+    .unwrap();
+    let postgres = Command::new("ip")
+        .args(["netns", "exec", &ns, "unshare", "--uts", "sh", "-c"])
+        .arg(format!(
+            "hostname {NS_HOSTNAME} && exec runuser -u postgres -- {} -D {} -c listen_addresses={addr} \
+             -c port=5432 -c unix_socket_directories={} -c fsync=off -c max_connections=50 \
+             -c shared_buffers=32MB -c lc_messages=C",
+            bins.program("postgres").display(),
+            data.display(),
+            dir.display()
+        ))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("postgres.log")).unwrap())
+        .spawn()
+        .unwrap();
+    host.children.push(postgres);
+    let exporter = Command::new("ip")
+        .args(["netns", "exec", &ns, "unshare", "--uts", "sh", "-c"])
+        .arg(format!(
+            "hostname {NS_HOSTNAME} && exec /usr/bin/prometheus-node-exporter --web.listen-address={addr}:9100"
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    host.children.push(exporter);
+    wait_port(&addr, 5432, "postgres");
+    wait_port(&addr, 9100, "node_exporter");
+    // A plain role owning its own database: no superuser, no pg_read_server_files.
+    let psql = |sql: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let out = Command::new(bins.psql().unwrap())
+                .args([
+                    "-X",
+                    "-q",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-h",
+                    &addr,
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                    "-c",
+                    sql,
+                ])
+                .output()
+                .unwrap();
+            if out.status.success() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{sql}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    psql("CREATE ROLE plain LOGIN");
+    psql("CREATE DATABASE plaindb OWNER plain");
+    host
+}
+
+fn campaign(name: &str, conninfo: &str, exporter: Option<&str>) -> Campaign {
+    let exporter = exporter
+        .map(|u| format!("node_exporter = \"{u}\"\n"))
+        .unwrap_or_default();
+    let text = format!(
+        r#"
+[campaign]
+name = "{name}"
+
+[[target]]
+name = "remote"
+conninfo = "{conninfo}"
+{exporter}
+[matrix]
+scales = [1]
+clients = [2]
+scripts = ["select-only"]
+
+[run]
+duration = 1
+
+[hygiene]
+checkpoint = false   # a plain role may not CHECKPOINT
+
+[sampling]
+interval = 0.25
+"#
+    );
+    Campaign::parse(&text, "remote.toml", Path::new(".")).unwrap()
+}
+
+struct Stored {
+    facts: Vec<(String, String)>,
+    manifest: serde_json::Value,
+    metrics: Vec<String>,
+    server_names: Vec<String>,
+}
+
+fn run_one(store: &mut Store, c: &Campaign) -> Stored {
+    let out = run_campaign(
+        c,
+        store,
+        &RunOptions {
+            quiet: true,
+            ..Default::default()
+        },
+        &StopFlag::new(),
+    )
+    .unwrap();
+    let runs = store
+        .list_runs(&RunFilter {
+            set_id: Some(out.set_id),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        (out.ok, out.failed),
+        (1, 0),
+        "{out:?}: {:?}",
+        runs.first().and_then(|r| r.record.error.clone())
+    );
+    let loaded = store.load_run(runs[0].id).unwrap();
+    let targets = store.targets(out.set_id).unwrap();
+    let servers = store.servers().unwrap();
+    let server_names = targets
+        .iter()
+        .filter_map(|t| t.record.server_id)
+        .filter_map(|id| servers.iter().find(|s| s.id == id))
+        .map(|s| s.record.name.clone())
+        .collect();
+    Stored {
+        facts: loaded
+            .facts
+            .iter()
+            .map(|f| (f.name.clone(), f.value.clone().unwrap_or_default()))
+            .collect(),
+        manifest: loaded.environment.unwrap(),
+        metrics: loaded.metrics.iter().map(|m| m.metric.clone()).collect(),
+        server_names,
+    }
+}
+
+fn fact<'a>(s: &'a Stored, name: &str) -> Option<&'a str> {
+    s.facts
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn server_in_its_own_namespace_is_measured_there_and_the_client_here() {
+    let host = start_remote_host();
+    let client_hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_ne!(client_hostname, NS_HOSTNAME);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
+    let superuser = format!("host={} port=5432 user=postgres dbname=postgres", host.addr);
+    let url = format!("http://{}:9100/metrics", host.addr);
+
+    // node_exporter beside the server.
+    let s = run_one(&mut store, &campaign("ne", &superuser, Some(&url)));
+    assert_eq!(
+        fact(&s, "server_host_metrics_source"),
+        Some("node_exporter")
+    );
+    assert_eq!(s.manifest["source"], "node_exporter");
+    assert_eq!(s.manifest["hostname"], NS_HOSTNAME, "{}", s.manifest);
+    assert_eq!(s.manifest["client"]["hostname"], client_hostname.as_str());
+    assert_eq!(s.server_names, [NS_HOSTNAME]);
+    assert!(
+        s.metrics.iter().any(|m| m == "os.cpu.user_pct"),
+        "{:?}",
+        s.metrics
+    );
+    assert!(s.metrics.iter().any(|m| m == "os.mem.dirty_mb"));
+    assert!(
+        s.metrics.iter().any(|m| m.starts_with("os.net.")),
+        "network of the namespace"
+    );
+    assert!(s.metrics.iter().any(|m| m == "client.cpu.idle_pct"));
+    assert!(s.metrics.iter().any(|m| m == "client.thread.max_cpu_pct"));
+    assert!(fact(&s, "client_bound").is_some());
+    assert_eq!(
+        fact(&s, "data_dir_fstype").map(|f| f != "unknown"),
+        Some(true)
+    );
+
+    // No exporter: the superuser reads the server host's /proc through the server.
+    let s = run_one(&mut store, &campaign("files", &superuser, None));
+    assert_eq!(fact(&s, "server_host_metrics_source"), Some("pg_read_file"));
+    assert_eq!(s.manifest["hostname"], NS_HOSTNAME, "{}", s.manifest);
+    assert_eq!(s.manifest["client"]["hostname"], client_hostname.as_str());
+    assert!(s.metrics.iter().any(|m| m == "os.cpu.user_pct"));
+    assert!(s.metrics.iter().any(|m| m.starts_with("os.net.")));
+
+    // Neither: a plain role and no exporter. Nothing under the server's name.
+    let plain = format!("host={} port=5432 user=plain dbname=plaindb", host.addr);
+    let s = run_one(&mut store, &campaign("none", &plain, None));
+    assert_eq!(fact(&s, "server_host_metrics_source"), Some("none"));
+    assert_eq!(s.manifest["source"], "none");
+    assert!(s.manifest["hostname"].is_null(), "{}", s.manifest);
+    assert!(s.manifest["note"]
+        .as_str()
+        .unwrap()
+        .contains("pg_read_server_files"));
+    assert_eq!(s.manifest["client"]["hostname"], client_hostname.as_str());
+    assert!(
+        s.server_names.is_empty(),
+        "no servers row for an unknown host"
+    );
+    assert!(
+        !s.metrics.iter().any(|m| m.starts_with("os.")),
+        "{:?}",
+        s.metrics
+    );
+    assert!(s.metrics.iter().any(|m| m == "client.cpu.idle_pct"));
+    drop(host);
+}

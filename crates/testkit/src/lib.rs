@@ -1,0 +1,95 @@
+//! Test support shared by the suites of several crates; a dev-dependency only, never
+//! linked into the binary.
+//!
+//! * [`CountingAllocator`]: the global allocator of the no-allocation tests, counting
+//!   the allocations of the current thread.
+//! * [`missing_reference`]: what a differential test does when the reference program
+//!   (Debian's pgbench) is absent: skip with a message, or fail when
+//!   `PGSURGE_REQUIRE_PGBENCH=1` (CI sets it, so nothing skips there silently).
+
+#![warn(missing_docs)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A global allocator that counts allocations and reallocations per thread (a test
+/// measures its own thread, unaffected by the harness's other threads). Install it in
+/// a test binary with
+/// `#[global_allocator] static GLOBAL: CountingAllocator = CountingAllocator;`.
+pub struct CountingAllocator;
+
+// SAFETY: every call is forwarded unchanged to the system allocator; counting touches
+// only a const-initialized thread-local `Cell`, which does not allocate.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` through this allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+fn count() {
+    // `try_with`: during thread teardown the slot may be gone; such allocations are
+    // not the measured code's.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+/// Allocations (and reallocations) counted on this thread so far, when
+/// [`CountingAllocator`] is the global allocator (else always 0).
+pub fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Allocations made on this thread while `f` ran.
+pub fn allocations_during(f: impl FnOnce()) -> u64 {
+    let before = allocations();
+    f();
+    allocations() - before
+}
+
+/// The environment variable that turns a missing reference program into a failure.
+pub const REQUIRE_PGBENCH: &str = "PGSURGE_REQUIRE_PGBENCH";
+
+/// Call where a differential test finds its reference program missing: prints
+/// `skipping: <what>` and returns (the caller then returns), unless
+/// `PGSURGE_REQUIRE_PGBENCH=1`, in which case it panics so the test fails.
+pub fn missing_reference(what: &str) {
+    if std::env::var(REQUIRE_PGBENCH).is_ok_and(|v| v == "1") {
+        panic!("{what}, and {REQUIRE_PGBENCH}=1 forbids skipping this differential test");
+    }
+    eprintln!("skipping: {what}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_reference_fails_only_when_required() {
+        // One test touches the variable, so no other test races with it.
+        std::env::remove_var(REQUIRE_PGBENCH);
+        missing_reference("nothing to compare with");
+        std::env::set_var(REQUIRE_PGBENCH, "1");
+        let failed = std::panic::catch_unwind(|| missing_reference("no pgbench")).is_err();
+        std::env::set_var(REQUIRE_PGBENCH, "0");
+        missing_reference("no pgbench");
+        std::env::remove_var(REQUIRE_PGBENCH);
+        assert!(
+            failed,
+            "with {REQUIRE_PGBENCH}=1 a missing reference must fail"
+        );
+    }
+}
