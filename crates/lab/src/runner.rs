@@ -354,11 +354,14 @@ fn run_tests(
                     let run_id = store.write_run_replacing(&write)?;
                     out.run_ids.push(run_id);
                     out.failed += 1;
-                    say(
-                        pb,
-                        quiet,
-                        &format!("[{}/{}] {}: FAILED: {e}", i + 1, todo.len(), plan.key),
-                    );
+                    if !down[plan.target] {
+                        // A target given up on was said once already.
+                        say(
+                            pb,
+                            quiet,
+                            &format!("[{}/{}] {}: FAILED: {e}", i + 1, todo.len(), plan.key),
+                        );
+                    }
                     continue;
                 }
             }
@@ -791,8 +794,8 @@ conninfo = "postgresql://u:pw1@h/db?password=pw2"
 scales = [1]
 clients = [1]
 scripts = ["select-only"]
-[run]
-extra_args = ["--log-prefix=password=pw3"]
+[run.defines]
+dsn = "host=x password=pw3"
 "#;
         let c = Campaign::parse(text, "t.toml", std::path::Path::new(".")).unwrap();
         let stored = stored_spec(&c);
