@@ -131,7 +131,12 @@ duration = 2
         .output()
         .unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
-    assert_eq!(show.matches("fx/s1/select-only/").count(), 6, "{show}");
+    // One table row per run (the "run N (…)" lines after the table are its facts).
+    let rows = show
+        .lines()
+        .filter(|l| !l.starts_with("run ") && l.contains("fx/s1/select-only/"))
+        .count();
+    assert_eq!(rows, 6, "{show}");
     let csv = pgsurge()
         .args(["results", "export", "--format", "csv", "--store", &store])
         .output()

@@ -172,6 +172,10 @@ impl Store {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let thread = if self.raw_location == ":memory:" {
+            // No other process can see an in-memory store, and nothing could release the
+            // row later (SetLock holds no connection): a lock row would only make the next
+            // campaign of this process refuse the set it just finished.
+            self.release_row(set_id, &token)?;
             None
         } else {
             // The heartbeat's own connection, opened now so a failure is reported here.
