@@ -95,13 +95,39 @@ fn init_main(o: &InitOptions) -> i32 {
     };
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
-    match pgsurge_init::initialize(&mut conn, &o.spec, &mut err) {
+    let result = if o.init_jobs > 1 {
+        let cfg = &cfg;
+        let connect = move || Connection::connect(cfg).map_err(|e| e.to_string());
+        initialize_jobs(&mut conn, o, &connect, &mut err)
+    } else {
+        pgsurge_init::initialize(&mut conn, &o.spec, &mut err)
+    };
+    match result {
         Ok(()) => 0,
         Err(e) => {
             let _ = err.write_all(e.render().as_bytes());
             e.exit_code()
         }
     }
+}
+
+/// `-i --init-jobs=N`: [`pgsurge_init::initialize`] with the heavy steps on N
+/// more connections opened like the first one.
+fn initialize_jobs(
+    conn: &mut Connection,
+    o: &InitOptions,
+    connect: &pgsurge_init::Connect<'_>,
+    err: &mut dyn Write,
+) -> Result<(), pgsurge_init::InitError> {
+    use std::io::IsTerminal;
+    let clock = pgsurge_init::MonotonicClock::new();
+    let ctx = pgsurge_init::InitContext {
+        clock: &clock,
+        stderr_is_tty: std::io::stderr().is_terminal(),
+        cancel: None,
+    };
+    let jobs = usize::try_from(o.init_jobs).unwrap_or(1);
+    pgsurge_init::initialize_parallel(conn, &o.spec, Some((jobs, connect)), err, &ctx)
 }
 
 /// pgbench's setup steps 3–8 on the setup connection: banner, `--debug` line, scale

@@ -170,6 +170,7 @@ fn init_outcome(ctx: &mut Ctx<'_>, raw: Raw, connection: Connection) -> Step<Out
             quiet: raw.quiet,
         },
         debug_level: raw.debug_level,
+        init_jobs: raw.init_jobs,
     }))
 }
 

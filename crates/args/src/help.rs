@@ -113,6 +113,8 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
   --generator-name=NAME    this generator's name in the result (default: host name)
   --generator-index=I      this generator's 0-based index (needs --generator-count)
   --generator-count=N      number of generators in the distributed run
+  --init-jobs=N            with -i: load, vacuum and index pgbench_accounts over N
+                           connections (default: 1, as pgbench)
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

@@ -176,6 +176,9 @@ pub struct InitOptions {
     pub spec: pgsurge_init::InitSpec,
     /// Number of `--debug` occurrences.
     pub debug_level: u32,
+    /// `--init-jobs` (pgsurge extension): connections that load, vacuum and
+    /// index `pgbench_accounts`; 1 (the default) runs pgbench's serial steps.
+    pub init_jobs: u32,
 }
 
 impl BenchOptions {

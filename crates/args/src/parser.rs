@@ -60,6 +60,8 @@ pub(crate) struct Raw {
     pub(crate) throttle_delay: f64,
     pub(crate) fillfactor: u32,
     pub(crate) unlogged_tables: bool,
+    /// `--init-jobs` (pgsurge extension): connections for the heavy `-i` steps.
+    pub(crate) init_jobs: u32,
     pub(crate) tablespace: Option<String>,
     pub(crate) index_tablespace: Option<String>,
     pub(crate) sampling_rate: f64,
@@ -112,6 +114,7 @@ impl Raw {
             throttle_delay: 0.0,
             fillfactor: 100,
             unlogged_tables: false,
+            init_jobs: 1,
             tablespace: None,
             index_tablespace: None,
             sampling_rate: 0.0,
@@ -143,6 +146,9 @@ pub struct Ctx<'a> {
 pub(crate) fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// The largest `--init-jobs`: each job is one more connection to the server.
+const MAX_INIT_JOBS: i32 = 1000;
 
 /// `--start-at` and `--generator-*` (pgsurge extensions, see `generator.rs`).
 fn generator_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, arg: &[u8]) -> Step<()> {
@@ -738,6 +744,11 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
         Opt::StartAt | Opt::GeneratorName | Opt::GeneratorIndex | Opt::GeneratorCount => {
             raw.benchmarking_option_set = true;
             generator_option(ctx, raw, opt, arg)?;
+        }
+        // pgsurge extensions: initialization options.
+        Opt::InitJobs => {
+            raw.initialization_option_set = true;
+            raw.init_jobs = int_option(ctx, arg, "--init-jobs", 1, MAX_INIT_JOBS)?;
         }
     }
     Ok(())

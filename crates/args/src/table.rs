@@ -58,6 +58,7 @@ pub enum Opt {
     StartAt,
     GeneratorName,
     GeneratorIndex,
+    InitJobs,
     GeneratorCount,
 }
 
@@ -164,6 +165,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("generator-name", Required, Opt::GeneratorName),
     l("generator-index", Required, Opt::GeneratorIndex),
     l("generator-count", Required, Opt::GeneratorCount),
+    l("init-jobs", Required, Opt::InitJobs),
 ];
 
 #[cfg(test)]

@@ -35,6 +35,12 @@ pub const FOREIGN_KEY_STATEMENTS: [&str; 5] = [
 pub const RELKIND_QUERY: &str =
     "SELECT relkind FROM pg_catalog.pg_class WHERE oid=$1::pg_catalog.regclass";
 
+/// For `--init-jobs`: how many foreign keys point at `pgbench_accounts` (`$1`)
+/// or one of its partitions; loading partitions on their own needs none.
+pub const ACCOUNTS_REFERENCED_QUERY: &str = "select count(*) from pg_catalog.pg_constraint \
+     where contype = 'f' and confrelid in (select $1::pg_catalog.regclass \
+     union all select inhrelid from pg_catalog.pg_inherits where inhparent = $1::pg_catalog.regclass)";
+
 /// One table's column declarations for 32-bit and 64-bit account ids.
 struct TableDdl {
     name: &'static str,

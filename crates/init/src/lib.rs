@@ -8,13 +8,15 @@
 //!
 //! Modules: `spec` (options), `steps` (step string), `ddl` (SQL text),
 //! `rows` (COPY rows), `progress` (progress lines, clock), `runner` (step
-//! execution), `session` (what a connection must offer), `wire_session`
+//! execution), `parallel` (`--init-jobs`: the heavy steps over several
+//! connections), `session` (what a connection must offer), `wire_session`
 //! (that, for `pgsurge_wire::Connection`). This crate does not parse command
 //! lines or open connections.
 #![warn(missing_docs)]
 
 mod ddl;
 mod error;
+mod parallel;
 mod progress;
 mod rows;
 mod runner;
@@ -28,9 +30,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub use error::InitError;
+pub use parallel::{OpenSession, Parallel};
 pub use progress::{Clock, MonotonicClock};
-pub use runner::{run_steps, InitContext};
-pub use session::{CopyFailure, Fill, InitSession, SessionError};
+pub use runner::{run_steps, run_steps_parallel, InitContext};
+pub use session::{Canceller, CopyFailure, Fill, InitSession, SessionError};
 pub use spec::{InitSpec, PartitionMethod, SCALE_32BIT_THRESHOLD};
 pub use steps::{effective_steps, InitStep, ALL_INIT_STEPS, DEFAULT_INIT_STEPS};
 pub use wire_session::WireSession;
@@ -79,9 +82,43 @@ pub fn initialize_with(
     err: &mut dyn Write,
     ctx: &InitContext<'_>,
 ) -> Result<(), InitError> {
+    initialize_parallel(conn, spec, None, err, ctx)
+}
+
+/// Opens one more connection like the initialization connection (same
+/// server, database, user and password), for [`initialize_parallel`].
+pub type Connect<'a> = dyn Fn() -> Result<pgsurge_wire::Connection, String> + Sync + 'a;
+
+/// [`initialize_with`] that runs the heavy steps on `jobs` connections opened
+/// with `connect` (`--init-jobs`, a pgsurge extension; see the `parallel`
+/// module). `None`, or `Some((1, _))`, runs pgbench's serial steps.
+pub fn initialize_parallel(
+    conn: &mut pgsurge_wire::Connection,
+    spec: &InitSpec,
+    jobs: Option<(usize, &Connect<'_>)>,
+    err: &mut dyn Write,
+    ctx: &InitContext<'_>,
+) -> Result<(), InitError> {
+    let open = |connect: &Connect<'_>| -> Result<Box<dyn InitSession + Send>, SessionError> {
+        match connect() {
+            Ok(c) => Ok(Box::new(WireSession::new(c))),
+            Err(message) => Err(SessionError { message }),
+        }
+    };
+    let opener;
+    let par = match jobs {
+        Some((n, connect)) if n > 1 => {
+            opener = move || open(connect);
+            Some(Parallel {
+                jobs: n,
+                open: &opener,
+            })
+        }
+        _ => None,
+    };
     let Some(flag) = ctx.cancel else {
         let mut session = WireSession::new(conn);
-        return run_steps(&mut session, spec, err, ctx);
+        return run_steps_parallel(&mut session, spec, par.as_ref(), err, ctx);
     };
     let token = conn.cancel_token();
     let finished = AtomicBool::new(false);
@@ -98,7 +135,7 @@ pub fn initialize_with(
             }
         });
         let mut session = WireSession::new(conn);
-        let result = run_steps(&mut session, spec, err, ctx);
+        let result = run_steps_parallel(&mut session, spec, par.as_ref(), err, ctx);
         finished.store(true, Ordering::Release);
         result
     })

@@ -73,7 +73,18 @@ impl RowWriter {
         }
     }
 
-    /// Number of rows written so far.
+    /// A writer for the 0-based rows `first..end` of `table` (`end` clamped to the
+    /// table's size): one slice of a parallel load, with the same row text a full
+    /// writer produces for those rows.
+    pub fn range(table: GeneratedTable, scale: i32, first: i64, end: i64) -> Self {
+        let mut w = RowWriter::new(table, scale);
+        w.total = end.min(w.total);
+        w.next = first.min(w.total);
+        w
+    }
+
+    /// Number of rows written so far (for a [`RowWriter::range`], the 0-based row
+    /// number reached).
     pub fn rows_done(&self) -> i64 {
         self.next
     }
@@ -86,6 +97,30 @@ impl RowWriter {
     /// Whether every row has been written.
     pub fn is_done(&self) -> bool {
         self.next >= self.total
+    }
+
+    /// Like [`RowWriter::write_until`], but writes only the rows whose id
+    /// (`k+1`) `keep` accepts; returns how many it wrote. For `pgbench_accounts`
+    /// loaded one hash partition at a time.
+    pub fn write_kept_until(
+        &mut self,
+        buf: &mut Vec<u8>,
+        until: i64,
+        keep: &dyn Fn(i64) -> bool,
+    ) -> i64 {
+        let until = until.min(self.total);
+        let mut written = 0;
+        while self.next < until {
+            let k = self.next;
+            if keep(k + 1) {
+                // One row through the ordinary writer keeps the text identical.
+                self.write_until(buf, k + 1);
+                written += 1;
+            } else {
+                self.next += 1;
+            }
+        }
+        written
     }
 
     /// Appends rows up to (excluding) 0-based row `until` (clamped to the
@@ -178,6 +213,42 @@ mod tests {
         }
         assert_eq!(n, 300_000);
         assert!(text.ends_with("300000\t3\t0\t\n"));
+    }
+
+    #[test]
+    fn ranges_concatenate_to_the_whole_table() {
+        let whole = all_rows(GeneratedTable::Accounts, 2);
+        let mut parts = Vec::new();
+        for (first, end) in [(0, 70_001), (70_001, 150_000), (150_000, 999_999)] {
+            let mut w = RowWriter::range(GeneratedTable::Accounts, 2, first, end);
+            while !w.is_done() {
+                let until = w.rows_done() + 4096;
+                w.write_until(&mut parts, until);
+            }
+        }
+        assert_eq!(String::from_utf8(parts).expect("ascii"), whole);
+    }
+
+    #[test]
+    fn kept_rows_are_the_full_rows_filtered() {
+        let whole = all_rows(GeneratedTable::Accounts, 2);
+        let keep = |aid: i64| aid % 7 == 3;
+        let mut w = RowWriter::new(GeneratedTable::Accounts, 2);
+        let mut buf = Vec::new();
+        let mut written = 0;
+        while !w.is_done() {
+            let until = w.rows_done() + 5000;
+            written += w.write_kept_until(&mut buf, until, &keep);
+        }
+        let expected: Vec<&str> = whole
+            .lines()
+            .filter(|line| keep(line.split('\t').next().unwrap().parse().unwrap()))
+            .collect();
+        assert_eq!(written, expected.len() as i64);
+        assert_eq!(
+            String::from_utf8(buf).unwrap().lines().collect::<Vec<_>>(),
+            expected
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ddl;
 use crate::error::InitError;
+use crate::parallel::{self, Parallel, Task};
 use crate::progress::{micros_to_secs, Clock, TableProgress};
 use crate::rows::{GeneratedTable, RowWriter};
 use crate::session::{CopyFailure, Fill, InitSession, SessionError};
@@ -17,9 +18,9 @@ use crate::spec::InitSpec;
 use crate::steps::{InitStep, StepChar};
 
 /// Copy data is sent in chunks of about this many bytes.
-const COPY_CHUNK_BYTES: usize = 256 * 1024;
+pub(crate) const COPY_CHUNK_BYTES: usize = 256 * 1024;
 /// Rows written between two looks at the chunk size.
-const ROWS_PER_BATCH: i64 = 4096;
+pub(crate) const ROWS_PER_BATCH: i64 = 4096;
 
 /// The environment of one initialization run: clock, terminal, cancellation.
 pub struct InitContext<'a> {
@@ -40,9 +41,22 @@ pub fn run_steps<S: InitSession + ?Sized>(
     err: &mut dyn Write,
     ctx: &InitContext<'_>,
 ) -> Result<(), InitError> {
+    run_steps_parallel(conn, spec, None, err, ctx)
+}
+
+/// [`run_steps`], with the heavy steps spread over worker sessions when `par`
+/// is given (see the `parallel` module for what is split and how).
+pub fn run_steps_parallel<S: InitSession + ?Sized>(
+    conn: &mut S,
+    spec: &InitSpec,
+    par: Option<&Parallel<'_>>,
+    err: &mut dyn Write,
+    ctx: &InitContext<'_>,
+) -> Result<(), InitError> {
     let mut run = Runner {
         conn,
         spec,
+        par,
         err,
         ctx,
     };
@@ -70,6 +84,8 @@ pub fn run_steps<S: InitSession + ?Sized>(
 struct Runner<'r, 'c, S: InitSession + ?Sized> {
     conn: &'r mut S,
     spec: &'r InitSpec,
+    /// Worker sessions for `g`, `G`, `v` and `p`; `None` runs pgbench's serial steps.
+    par: Option<&'r Parallel<'r>>,
     err: &'r mut dyn Write,
     ctx: &'r InitContext<'c>,
 }
@@ -106,6 +122,9 @@ impl<S: InitSession + ?Sized> Runner<'_, '_, S> {
             InitStep::ServerSideGenerate => self.generate_server_side(),
             InitStep::Vacuum => {
                 self.say("vacuuming...\n");
+                if let Some(par) = self.par {
+                    return self.vacuum_parallel(par);
+                }
                 for sql in ddl::VACUUM_STATEMENTS {
                     self.exec(sql)?;
                 }
@@ -113,6 +132,9 @@ impl<S: InitSession + ?Sized> Runner<'_, '_, S> {
             }
             InitStep::PrimaryKeys => {
                 self.say("creating primary keys...\n");
+                if let Some(par) = self.par {
+                    return self.primary_keys_parallel(par);
+                }
                 for sql in ddl::primary_key_statements(self.spec.index_tablespace.as_deref()) {
                     self.exec(&sql)?;
                 }
@@ -150,20 +172,141 @@ impl<S: InitSession + ?Sized> Runner<'_, '_, S> {
         // One transaction, so the server can skip WAL for freshly truncated tables.
         self.exec("begin")?;
         self.exec(ddl::TRUNCATE_TABLES)?;
-        for sql in ddl::server_side_inserts(self.spec.scale) {
-            self.exec(&sql)?;
-        }
-        self.exec("commit")
+        let [branches, tellers, accounts] = ddl::server_side_inserts(self.spec.scale);
+        self.exec(&branches)?;
+        self.exec(&tellers)?;
+        let Some(par) = self.par else {
+            self.exec(&accounts)?;
+            return self.exec("commit");
+        };
+        self.exec("commit")?;
+        let tasks: Vec<Task> = parallel::account_slices(self.spec, par.jobs)
+            .iter()
+            .map(|slice| Task::Sql(vec![parallel::server_side_insert(slice)]))
+            .collect();
+        self.run_parallel(par, &tasks, None)
     }
 
     fn generate_client_side(&mut self) -> Result<(), InitError> {
         self.say("generating data (client-side)...\n");
         self.exec("begin")?;
         self.exec(ddl::TRUNCATE_TABLES)?;
-        for table in GeneratedTable::ALL {
-            self.populate(table)?;
+        let Some(par) = self.par else {
+            for table in GeneratedTable::ALL {
+                self.populate(table)?;
+            }
+            return self.exec("commit");
+        };
+        self.populate(GeneratedTable::Branches)?;
+        self.populate(GeneratedTable::Tellers)?;
+        self.exec("commit")?;
+        let freeze = self.can_freeze_partitions()?;
+        let tasks: Vec<Task> = parallel::account_slices(self.spec, par.jobs)
+            .into_iter()
+            .map(|slice| Task::Copy {
+                // Only a partition of its own can be truncated and frozen by one job.
+                freeze: freeze && slice.is_partition(),
+                slice,
+            })
+            .collect();
+        let rows = GeneratedTable::Accounts.base() * i64::from(self.spec.scale);
+        let mut progress = TableProgress::new(
+            GeneratedTable::Accounts.name(),
+            rows,
+            self.spec.quiet,
+            self.ctx.stderr_is_tty,
+            self.ctx.clock.now_micros(),
+        );
+        self.run_parallel(par, &tasks, Some(&mut progress))
+    }
+
+    /// Whether parallel jobs may truncate and `COPY … FREEZE` single
+    /// partitions: server 14 or later (as for pgbench's FREEZE) and no foreign
+    /// key pointing at `pgbench_accounts` or a partition (a referenced table
+    /// cannot be truncated on its own).
+    fn can_freeze_partitions(&mut self) -> Result<bool, InitError> {
+        if self.conn.server_version_num() < 140000 {
+            return Ok(false);
         }
-        self.exec("commit")
+        let found = self
+            .conn
+            .query_value(ddl::ACCOUNTS_REFERENCED_QUERY, "pgbench_accounts");
+        self.flush_notices();
+        let found = found.map_err(|e| query_failed(e, ddl::ACCOUNTS_REFERENCED_QUERY))?;
+        Ok(found.as_deref() == Some("0"))
+    }
+
+    /// `v` over worker sessions: the biggest relations first, then the
+    /// partitioned parent's own statistics.
+    fn vacuum_parallel(&mut self, par: &Parallel<'_>) -> Result<(), InitError> {
+        let partitions = parallel::partition_names(self.spec);
+        let mut tasks: Vec<Task> = partitions
+            .iter()
+            .map(|p| Task::Sql(vec![format!("vacuum analyze {p}")]))
+            .collect();
+        let accounts_whole = partitions.is_empty();
+        tasks.extend(
+            ddl::VACUUM_STATEMENTS
+                .iter()
+                .filter(|sql| accounts_whole || !sql.ends_with("pgbench_accounts"))
+                .map(|sql| Task::Sql(vec![(*sql).to_owned()])),
+        );
+        if accounts_whole {
+            // pgbench_accounts is by far the biggest: start it first.
+            tasks.swap(0, 2);
+        }
+        self.run_parallel(par, &tasks, None)?;
+        if !accounts_whole {
+            // The parent's statistics over all partitions (PostgreSQL 18 can
+            // skip re-analyzing the partitions).
+            let sql = if self.conn.server_version_num() >= 180000 {
+                "analyze only pgbench_accounts"
+            } else {
+                "analyze pgbench_accounts"
+            };
+            self.exec(sql)?;
+        }
+        Ok(())
+    }
+
+    /// `p` over worker sessions: each partition's key on its own session, then
+    /// the parent's (which adopts them); an unpartitioned `pgbench_accounts`
+    /// is indexed with the server's parallel maintenance workers.
+    fn primary_keys_parallel(&mut self, par: &Parallel<'_>) -> Result<(), InitError> {
+        let statements = ddl::primary_key_statements(self.spec.index_tablespace.as_deref());
+        let [branches, tellers, accounts] =
+            <[String; 3]>::try_from(statements).expect("three primary key statements");
+        let partitions = parallel::partition_names(self.spec);
+        let mut tasks: Vec<Task> = Vec::new();
+        if partitions.is_empty() {
+            tasks.push(Task::Sql(vec![
+                format!("set max_parallel_maintenance_workers = {}", par.jobs - 1),
+                accounts.clone(),
+            ]));
+        } else {
+            let suffix = &accounts["alter table pgbench_accounts".len()..];
+            tasks.extend(
+                partitions
+                    .iter()
+                    .map(|p| Task::Sql(vec![format!("alter table {p}{suffix}")])),
+            );
+        }
+        tasks.push(Task::Sql(vec![branches]));
+        tasks.push(Task::Sql(vec![tellers]));
+        self.run_parallel(par, &tasks, None)?;
+        if !partitions.is_empty() {
+            self.exec(&accounts)?;
+        }
+        Ok(())
+    }
+
+    fn run_parallel(
+        &mut self,
+        par: &Parallel<'_>,
+        tasks: &[Task],
+        progress: Option<&mut TableProgress>,
+    ) -> Result<(), InitError> {
+        parallel::run_tasks(par, self.spec, tasks, self.ctx, progress, &mut *self.err)
     }
 
     /// Whether pgbench 18 would COPY `table` with FREEZE: server 14 or later
@@ -221,14 +364,22 @@ impl<S: InitSession + ?Sized> Runner<'_, '_, S> {
                 message: "ERROR:  canceling statement due to user request\n".into(),
             }),
             Ok(()) => Ok(()),
-            Err(CopyFailure::Start(e)) => Err(InitError::CopyStart { message: e.message }),
-            Err(CopyFailure::Send(e)) => Err(InitError::CopySend { cause: e.message }),
-            Err(CopyFailure::End(e)) => Err(InitError::CopyEnd { message: e.message }),
+            Err(failure) => Err(copy_failed(failure)),
         }
     }
 }
 
-fn query_failed(e: SessionError, sql: &str) -> InitError {
+/// The init failure for a failed `COPY … FROM STDIN`.
+pub(crate) fn copy_failed(failure: CopyFailure) -> InitError {
+    match failure {
+        CopyFailure::Start(e) => InitError::CopyStart { message: e.message },
+        CopyFailure::Send(e) => InitError::CopySend { cause: e.message },
+        CopyFailure::End(e) => InitError::CopyEnd { message: e.message },
+    }
+}
+
+/// The init failure for a failed statement (pgbench's `executeStatement`).
+pub(crate) fn query_failed(e: SessionError, sql: &str) -> InitError {
     InitError::QueryFailed {
         message: e.message,
         sql: sql.to_owned(),

@@ -34,6 +34,10 @@ pub enum Fill {
     Done,
 }
 
+/// Asks the server to cancel whatever a session is running (a cancel request
+/// on a separate connection, as libpq's `PQcancel`); harmless when it is idle.
+pub type Canceller = Box<dyn Fn() + Send + Sync>;
+
 /// The database operations `-i` uses.
 pub trait InitSession {
     /// The server version as `server_version_num` (e.g. 180001).
@@ -60,4 +64,10 @@ pub trait InitSession {
     /// Notices/warnings received since the last call, each as libpq's default
     /// notice processor would print it (`NOTICE:  …\n`).
     fn take_notices(&mut self) -> Vec<String>;
+
+    /// A way to cancel this session's running statement from another thread;
+    /// `None` when the session cannot be cancelled (fakes in tests).
+    fn canceller(&self) -> Option<Canceller> {
+        None
+    }
 }

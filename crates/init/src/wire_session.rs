@@ -5,27 +5,30 @@
 //! when the server gave a position). Notices are collected through the
 //! connection's notice handler while `-i` runs.
 
+use std::borrow::BorrowMut;
 use std::io;
 use std::sync::{Arc, Mutex};
 
 use pgsurge_wire::{Connection, QueryError};
 
-use crate::session::{CopyFailure, Fill, InitSession, SessionError};
+use crate::session::{Canceller, CopyFailure, Fill, InitSession, SessionError};
 
-/// A wire connection with its notices captured for the runner.
-pub struct WireSession<'c> {
-    conn: &'c mut Connection,
+/// A wire connection with its notices captured for the runner: borrowed
+/// (`&mut Connection`, the caller's initialization connection) or owned (a
+/// worker connection of a parallel initialization).
+pub struct WireSession<C: BorrowMut<Connection>> {
+    conn: C,
     notices: Arc<Mutex<Vec<String>>>,
 }
 
-impl<'c> WireSession<'c> {
+impl<C: BorrowMut<Connection>> WireSession<C> {
     /// Wraps `conn`, routing its notices to [`InitSession::take_notices`].
     /// When dropped, the connection's notice handler prints to stderr again
     /// (libpq's default behaviour).
-    pub fn new(conn: &'c mut Connection) -> Self {
+    pub fn new(mut conn: C) -> Self {
         let notices = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&notices);
-        conn.set_notice_handler(Box::new(move |n| {
+        conn.borrow_mut().set_notice_handler(Box::new(move |n| {
             if let Ok(mut list) = sink.lock() {
                 list.push(n.pq_message());
             }
@@ -34,9 +37,10 @@ impl<'c> WireSession<'c> {
     }
 }
 
-impl Drop for WireSession<'_> {
+impl<C: BorrowMut<Connection>> Drop for WireSession<C> {
     fn drop(&mut self) {
         self.conn
+            .borrow_mut()
             .set_notice_handler(Box::new(|n| eprint!("{}", n.pq_message())));
     }
 }
@@ -50,18 +54,22 @@ fn session_error(e: &QueryError, sql: &str) -> SessionError {
     SessionError { message }
 }
 
-impl InitSession for WireSession<'_> {
+impl<C: BorrowMut<Connection>> InitSession for WireSession<C> {
     fn server_version_num(&self) -> i32 {
-        self.conn.server_version_num()
+        self.conn.borrow().server_version_num()
     }
 
     fn execute(&mut self, sql: &str) -> Result<(), SessionError> {
-        self.conn.execute(sql).map_err(|e| session_error(&e, sql))
+        self.conn
+            .borrow_mut()
+            .execute(sql)
+            .map_err(|e| session_error(&e, sql))
     }
 
     fn query_value(&mut self, sql: &str, param: &str) -> Result<Option<String>, SessionError> {
         let results = self
             .conn
+            .borrow_mut()
             .query_params(sql, &[Some(param)])
             .map_err(|e| session_error(&e, sql))?;
         Ok(results.first().and_then(|r| r.get(0, 0)).map(str::to_owned))
@@ -75,6 +83,7 @@ impl InitSession for WireSession<'_> {
         let mut started = false;
         let result = self
             .conn
+            .borrow_mut()
             .copy_in(sql, |buf: &mut Vec<u8>| -> io::Result<bool> {
                 started = true;
                 Ok(fill(buf) == Fill::More)
@@ -97,5 +106,14 @@ impl InitSession for WireSession<'_> {
             Ok(mut list) => std::mem::take(&mut *list),
             Err(_) => Vec::new(),
         }
+    }
+
+    fn canceller(&self) -> Option<Canceller> {
+        let token = self.conn.borrow().cancel_token();
+        Some(Box::new(move || {
+            // A request that cannot be sent changes nothing: the caller stops
+            // generating rows and fails the step anyway.
+            let _ = token.cancel();
+        }))
     }
 }

@@ -15,6 +15,12 @@ use pgsurge_server::testing::TestServer;
 
 /// Runs both initializations of one case and compares everything.
 fn compare(case: &str, args: &[&str], spec: &InitSpec) {
+    compare_jobs(case, args, spec, 1);
+}
+
+/// [`compare`] with our side run with `--init-jobs=jobs` (pgbench has no such
+/// option: the parallel load must leave exactly what pgbench's serial one does).
+fn compare_jobs(case: &str, args: &[&str], spec: &InitSpec, jobs: usize) {
     if !have_pgbench() {
         return;
     }
@@ -28,13 +34,21 @@ fn compare(case: &str, args: &[&str], spec: &InitSpec) {
         "{case}: pgbench -i {args:?} failed:\n{}",
         theirs.stderr
     );
-    let ours = run_ours(srv, &ours_db, None, spec);
+    let ours = if jobs > 1 {
+        run_ours_jobs(srv, &ours_db, spec, jobs)
+    } else {
+        run_ours(srv, &ours_db, None, spec)
+    };
     assert!(ours.ok, "{case}: initialize failed:\n{}", ours.stderr);
 
     let mut reference = fingerprint(srv, &theirs_db);
     let mine = fingerprint(srv, &ours_db);
     if spec.unlogged && spec.partitions > 0 && pgbench_major() < 18 {
         pg18_unlogged_rule(case, &mut reference);
+    }
+    let mut mine = mine;
+    if jobs > 1 && !spec.is_partitioned() {
+        last_page_rule(case, &reference, &mut mine, jobs);
     }
     assert_same_fingerprint(case, &reference, &mine);
 
@@ -46,6 +60,48 @@ fn compare(case: &str, args: &[&str], spec: &InitSpec) {
         theirs.stderr,
         ours.stderr
     );
+}
+
+/// Jobs loading key ranges of one unpartitioned `pgbench_accounts` each end on
+/// their own page, so the table may have up to `jobs - 1` more (partly
+/// filled) pages than after a serial load; its rows, index and everything else
+/// are identical. Accepts exactly that on `pgbench_accounts` and nothing else.
+fn last_page_rule(
+    case: &str,
+    reference: &[(String, String)],
+    mine: &mut [(String, String)],
+    jobs: usize,
+) {
+    let pages = |rels: &str| -> i64 {
+        let line = rels
+            .lines()
+            .find(|l| l.starts_with("pgbench_accounts|"))
+            .expect("pgbench_accounts in relations");
+        line.rsplit('|').next().unwrap().parse().expect("relpages")
+    };
+    let theirs = &reference
+        .iter()
+        .find(|(k, _)| k == "relations")
+        .expect("relations")
+        .1;
+    let (_, ours) = mine
+        .iter_mut()
+        .find(|(k, _)| k == "relations")
+        .expect("relations");
+    let (t, o) = (pages(theirs), pages(ours));
+    assert!(
+        (0..jobs as i64).contains(&(o - t)),
+        "{case}: pgbench_accounts has {o} pages, pgbench's {t}: more than {} partly filled last pages",
+        jobs - 1
+    );
+    *ours = ours
+        .lines()
+        .map(|l| match l.strip_prefix("pgbench_accounts|") {
+            Some(_) => l.replace(&format!("|{o}"), &format!("|{t}")),
+            None => l.to_owned(),
+        })
+        .map(|l| l + "\n")
+        .collect();
 }
 
 /// pgbench < 18 creates every base table UNLOGGED with `--unlogged-tables`,
@@ -271,5 +327,82 @@ fn message_masking_hides_only_times_and_the_pg17_table_name() {
     assert_ne!(
         message_structure("200000 of 200000"),
         message_structure("100000 of 200000")
+    );
+}
+
+// --init-jobs (pgsurge extension): same tables, columns, constraints, indexes,
+// page counts and row checksums as pgbench's serial -i, same messages.
+
+#[test]
+fn init_jobs_unpartitioned_matches_pgbench() {
+    compare_jobs(
+        "jobs_plain",
+        &["-s", "3"],
+        &InitSpec {
+            scale: 3,
+            ..spec("dtgvp")
+        },
+        2,
+    );
+}
+
+#[test]
+fn init_jobs_range_partitions_match_pgbench() {
+    compare_jobs(
+        "jobs_range",
+        &["-s", "3", "--partitions", "4", "--foreign-keys"],
+        &InitSpec {
+            scale: 3,
+            partitions: 4,
+            ..spec("dtgvpf")
+        },
+        2,
+    );
+}
+
+#[test]
+fn init_jobs_hash_partitions_match_pgbench() {
+    compare_jobs(
+        "jobs_hash",
+        &[
+            "-s",
+            "2",
+            "--partitions",
+            "3",
+            "--partition-method",
+            "hash",
+            "-F",
+            "90",
+        ],
+        &InitSpec {
+            partitions: 3,
+            partition_method: PartitionMethod::Hash,
+            fillfactor: 90,
+            ..spec("dtgvp")
+        },
+        3,
+    );
+}
+
+#[test]
+fn init_jobs_server_side_and_quiet_match_pgbench() {
+    compare_jobs(
+        "jobs_server",
+        &["-s", "2", "-I", "dtGvp", "--partitions", "2"],
+        &InitSpec {
+            partitions: 2,
+            ..spec("dtGvp")
+        },
+        2,
+    );
+    compare_jobs(
+        "jobs_quiet",
+        &["-s", "2", "-q", "--unlogged-tables"],
+        &InitSpec {
+            quiet: true,
+            unlogged: true,
+            ..spec("dtgvp")
+        },
+        4,
     );
 }

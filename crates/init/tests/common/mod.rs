@@ -8,7 +8,9 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
-use pgsurge_init::{initialize_with, Clock, InitContext, InitError, InitSpec, MonotonicClock};
+use pgsurge_init::{
+    initialize_parallel, initialize_with, Clock, InitContext, InitError, InitSpec, MonotonicClock,
+};
 use pgsurge_server::testing::TestServer;
 use pgsurge_wire::{ConnConfig, Connection};
 
@@ -81,6 +83,40 @@ pub fn run_ours(srv: &TestServer, db: &str, user: Option<&str>, spec: &InitSpec)
     run_ours_timed(srv, db, user, spec, &MonotonicClock::new())
 }
 
+/// [`run_ours`] with `--init-jobs=jobs`: worker connections opened like the
+/// first one.
+pub fn run_ours_jobs(srv: &TestServer, db: &str, spec: &InitSpec, jobs: usize) -> InitRun {
+    let mut conn = connect(srv, db, None);
+    let mut err = Vec::new();
+    let cancel = AtomicBool::new(false);
+    let clock = MonotonicClock::new();
+    let ctx = InitContext {
+        clock: &clock,
+        stderr_is_tty: false,
+        cancel: Some(&cancel),
+    };
+    let open = || Ok::<_, String>(connect(srv, db, None));
+    let result = initialize_parallel(&mut conn, spec, Some((jobs, &open)), &mut err, &ctx);
+    conn.close();
+    finish_run(err, result)
+}
+
+fn finish_run(err: Vec<u8>, result: Result<(), InitError>) -> InitRun {
+    let mut stderr = String::from_utf8(err).expect("stderr is UTF-8");
+    let (ok, exit_code) = match &result {
+        Ok(()) => (true, 0),
+        Err(e) => {
+            stderr.push_str(&e.render());
+            (false, InitError::exit_code(e))
+        }
+    };
+    InitRun {
+        ok,
+        exit_code,
+        stderr,
+    }
+}
+
 /// [`run_ours`] with a given clock.
 pub fn run_ours_timed(
     srv: &TestServer,
@@ -99,19 +135,7 @@ pub fn run_ours_timed(
     };
     let result = initialize_with(&mut conn, spec, &mut err, &ctx);
     conn.close();
-    let mut stderr = String::from_utf8(err).expect("stderr is UTF-8");
-    let (ok, exit_code) = match &result {
-        Ok(()) => (true, 0),
-        Err(e) => {
-            stderr.push_str(&e.render());
-            (false, InitError::exit_code(e))
-        }
-    };
-    InitRun {
-        ok,
-        exit_code,
-        stderr,
-    }
+    finish_run(err, result)
 }
 
 /// Everything about the pgbench tables of `db` that must not depend on who
