@@ -219,7 +219,27 @@ pub fn initialize(target: &LiveTarget, scale: u32, o: &InitOptionsSpec) -> Resul
         quiet: true,
     };
     let mut messages = Vec::new();
-    pgsurge_init::initialize(pg.connection(), &spec, &mut messages).map_err(|e| {
+    let clock = pgsurge_init::MonotonicClock::new();
+    let ctx = pgsurge_init::InitContext {
+        clock: &clock,
+        stderr_is_tty: false,
+        cancel: None,
+    };
+    let conninfo = target.conninfo.as_str();
+    let connect = move || {
+        Pg::connect(conninfo)
+            .map(Pg::into_connection)
+            .map_err(|e| e.to_string())
+    };
+    let jobs = usize::try_from(o.jobs.unwrap_or(1)).unwrap_or(1);
+    pgsurge_init::initialize_parallel(
+        pg.connection(),
+        &spec,
+        Some((jobs, &connect)),
+        &mut messages,
+        &ctx,
+    )
+    .map_err(|e| {
         LabError::Other(format!(
             "initializing scale {scale} on target \"{}\": {}",
             target.name,

@@ -415,6 +415,10 @@ pub struct InitSection {
     /// `--foreign-keys`.
     #[serde(default)]
     pub foreign_keys: Option<bool>,
+    /// `--init-jobs`: connections that load, vacuum and index `pgbench_accounts`
+    /// (1 when absent: pgbench's serial `-i`).
+    #[serde(default)]
+    pub jobs: Option<u32>,
     /// Overrides per scale (keys are scale numbers as strings).
     #[serde(default)]
     pub scale: BTreeMap<String, InitOptionsSpec>,
@@ -442,6 +446,10 @@ pub struct InitOptionsSpec {
     /// `--foreign-keys`.
     #[serde(default)]
     pub foreign_keys: Option<bool>,
+    /// `--init-jobs`: connections that load, vacuum and index `pgbench_accounts`
+    /// (1 when absent: pgbench's serial `-i`).
+    #[serde(default)]
+    pub jobs: Option<u32>,
 }
 
 impl InitSection {
@@ -454,6 +462,7 @@ impl InitSection {
             fillfactor: self.fillfactor,
             unlogged: self.unlogged,
             foreign_keys: self.foreign_keys,
+            jobs: self.jobs,
         };
         match self.scale.get(&scale.to_string()) {
             None => d,
@@ -467,6 +476,7 @@ impl InitSection {
                 fillfactor: o.fillfactor.or(d.fillfactor),
                 unlogged: o.unlogged.or(d.unlogged),
                 foreign_keys: o.foreign_keys.or(d.foreign_keys),
+                jobs: o.jobs.or(d.jobs),
             },
         }
     }
@@ -845,6 +855,11 @@ impl Campaign {
             if let Some(ff) = o.fillfactor {
                 if !(10..=100).contains(&ff) {
                     return Err(self.invalid("init.fillfactor", "must be in 10..100"));
+                }
+            }
+            if let Some(jobs) = o.jobs {
+                if !(1..=1000).contains(&jobs) {
+                    return Err(self.invalid("init.jobs", "must be in 1..1000"));
                 }
             }
         }

@@ -107,6 +107,11 @@ impl Pg {
     pub fn connection(&mut self) -> &mut Connection {
         &mut self.conn
     }
+
+    /// The underlying wire connection, owned (an `--init-jobs` worker's).
+    pub fn into_connection(self) -> Connection {
+        self.conn
+    }
 }
 
 fn short(sql: &str) -> String {

@@ -242,3 +242,38 @@ fn pg_read_file_reads_the_servers_host_through_the_server() {
     assert!(out.iter().any(|m| m.metric == "os.cpu.idle_pct"), "{out:?}");
     assert!(out.iter().any(|m| m.metric == "os.mem.dirty_mb"));
 }
+
+#[test]
+fn init_jobs_loads_the_partitions_in_parallel_and_frozen() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("initjobs");
+    let ci = srv.conninfo(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
+    let init = "\n[init]\npartitions = 3\npartition_method = \"hash\"\njobs = 2\n";
+    let c = campaign("jobs", &ci, "[1]", init);
+    let done = run_campaign(&c, &mut store, &quiet(), &StopFlag::new()).unwrap();
+    assert_eq!((done.ok, done.failed), (2, 0), "{done:?}");
+    assert_eq!(
+        srv.psql(
+            &db,
+            "SELECT count(*), count(DISTINCT aid) FROM pgbench_accounts"
+        )
+        .trim(),
+        "100000|100000"
+    );
+    // Each partition was loaded by one job with COPY FREEZE: every page is
+    // all-frozen (a serial -i copies into the partitioned parent, unfrozen).
+    srv.psql(&db, "CREATE EXTENSION IF NOT EXISTS pg_visibility");
+    let unfrozen = srv.psql(
+        &db,
+        "SELECT sum((SELECT count(*) FROM pg_visibility_map(c.oid) WHERE NOT all_frozen)) \
+         FROM pg_class c WHERE relname LIKE 'pgbench_accounts_%' AND relkind = 'r'",
+    );
+    assert_eq!(unfrozen.trim(), "0");
+    let partitions = srv.psql(
+        &db,
+        "SELECT count(*) FROM pg_inherits WHERE inhparent = 'pgbench_accounts'::regclass",
+    );
+    assert_eq!(partitions.trim(), "3");
+}
