@@ -169,7 +169,38 @@ impl InitMode {
     }
 }
 
+impl CampaignSection {
+    /// A `[campaign]` section with `name` and every other key at its default.
+    pub fn named(name: &str) -> CampaignSection {
+        CampaignSection {
+            name: name.to_owned(),
+            description: None,
+            seed: default_seed(),
+            interleave_targets: true,
+            shuffle: true,
+            aa_check: false,
+        }
+    }
+}
+
 impl TargetSpec {
+    /// A throwaway-server target named `name`, every other key at its default
+    /// (local binaries found by discovery, default settings).
+    pub fn throwaway(name: &str) -> TargetSpec {
+        TargetSpec {
+            name: name.to_owned(),
+            conninfo: None,
+            pg_bin: None,
+            pg_version: None,
+            settings: BTreeMap::new(),
+            data_checksums: false,
+            data_dir: None,
+            node_exporter: None,
+            host_metrics: None,
+            init: None,
+        }
+    }
+
     /// True for a throwaway server (no `conninfo`).
     pub fn is_throwaway(&self) -> bool {
         self.conninfo.is_none()
@@ -227,6 +258,20 @@ pub struct MatrixSpec {
     /// How many times each cell runs.
     #[serde(default = "one")]
     pub repeats: u32,
+}
+
+impl MatrixSpec {
+    /// A matrix of `scales` × `clients` × `scripts`, no rates, one repeat.
+    pub fn new(scales: Vec<u32>, clients: Vec<u32>, scripts: Vec<ScriptSpec>) -> MatrixSpec {
+        MatrixSpec {
+            scales,
+            clients,
+            scripts,
+            rates: Vec::new(),
+            rates_per_client: Vec::new(),
+            repeats: one(),
+        }
+    }
 }
 
 fn one() -> u32 {
@@ -654,6 +699,27 @@ impl Campaign {
     /// Parses and validates campaign text.
     pub fn parse(text: &str, path: &str, base_dir: &Path) -> Result<Campaign, SpecError> {
         Campaign::parse_with_env(text, path, base_dir, &|k| std::env::var(k).ok())
+    }
+
+    /// A campaign built in code (no file): validated like a file, and stored with the
+    /// TOML form of `spec` as its text. `path` names it in messages.
+    pub fn from_spec(
+        spec: CampaignSpec,
+        path: &str,
+        base_dir: &Path,
+    ) -> Result<Campaign, SpecError> {
+        let text = toml::to_string(&spec).map_err(|e| SpecError::Toml {
+            path: path.to_string(),
+            message: e.to_string(),
+        })?;
+        let c = Campaign {
+            spec,
+            text,
+            base_dir: base_dir.to_path_buf(),
+            path: path.to_string(),
+        };
+        c.validate()?;
+        Ok(c)
     }
 
     /// [`Campaign::parse`] with `${VAR}` / `${VAR:-default}` taken from `env`. The
