@@ -35,7 +35,7 @@ const MAX_POLL: Duration = Duration::from_millis(50);
 
 /// One client slot of a driver: the machine, its bytes and its connection.
 pub struct Slot<H> {
-    /// The state machine.
+    /// The client's script state machine (what it sends next, what it waits for).
     pub client: Client<H>,
     /// Its buffers.
     pub io: ClientIo,

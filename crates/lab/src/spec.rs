@@ -16,7 +16,7 @@ pub enum SpecError {
     /// The file could not be read.
     #[error("cannot read campaign file {path}: {source}")]
     Read {
-        /// The file.
+        /// The campaign file, as given on the command line.
         path: String,
         /// Why.
         source: std::io::Error,
@@ -24,7 +24,7 @@ pub enum SpecError {
     /// TOML syntax or an unknown/mistyped key.
     #[error("campaign file {path}: {message}")]
     Toml {
-        /// The file.
+        /// The campaign file, as given on the command line.
         path: String,
         /// The TOML parser's message (with line and column).
         message: String,
@@ -32,7 +32,7 @@ pub enum SpecError {
     /// A value is not valid.
     #[error("campaign file {path}: {key}: {message}")]
     Invalid {
-        /// The file.
+        /// The campaign file, as given on the command line.
         path: String,
         /// The key, e.g. `matrix.clients`.
         key: String,
@@ -291,7 +291,7 @@ pub enum ScriptSpec {
     Mix {
         /// Display name of the mix.
         name: String,
-        /// The parts.
+        /// The scripts of the mix with their weights (`-b`/`-f NAME@W`).
         mix: Vec<ScriptPart>,
     },
     /// One built-in or file script (with an optional weight, ignored alone).
@@ -675,7 +675,7 @@ fn interpolate_line(
 /// A parsed and validated campaign with where it came from.
 #[derive(Debug, Clone)]
 pub struct Campaign {
-    /// The spec.
+    /// The parsed, validated campaign (after `${VAR}` interpolation).
     pub spec: CampaignSpec,
     /// The file's text, verbatim (stored with the set).
     pub text: String,
