@@ -31,7 +31,7 @@ pub struct LongOpt<T> {
 /// One short option letter.
 #[derive(Debug, Clone, Copy)]
 pub struct ShortOpt<T> {
-    /// The letter.
+    /// The option character, as in getopt's option string (`c` for `-c`).
     pub letter: u8,
     /// `false`: no argument; `true`: required argument (`x:` in the option string).
     pub takes_arg: bool,

@@ -52,7 +52,7 @@ pub enum MergeError {
         pgsurge_results::SCHEMA_VERSION
     )]
     SchemaVersion {
-        /// The input.
+        /// Which input failed: its file name, or `-` for stdin.
         label: String,
         /// Its `schema_version`.
         found: u32,
@@ -63,7 +63,7 @@ pub enum MergeError {
     /// A file could not be read or parsed.
     #[error("{path}: {msg}")]
     File {
-        /// The file.
+        /// The result file that could not be read.
         path: PathBuf,
         /// What went wrong.
         msg: String,

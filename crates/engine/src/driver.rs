@@ -35,7 +35,7 @@ const MAX_POLL: Duration = Duration::from_millis(50);
 
 /// One client slot of a driver: the machine, its bytes and its connection.
 pub struct Slot<H> {
-    /// The state machine.
+    /// The client's script state machine (what it sends next, what it waits for).
     pub client: Client<H>,
     /// Its buffers.
     pub io: ClientIo,
@@ -162,13 +162,16 @@ pub fn run_loop<H: ScriptHost>(
     }
     let mut remaining = slots.iter().filter(|s| !s.done).count();
     loop {
+        // One clock read per round, then one more per client that runs after another
+        // one ran in this round: a client that is not due costs no clock read.
+        let mut now = dctx.clock.now();
+        let mut ran_one = false;
         let timer_exceeded = dctx.stop.is_raised()
             || dctx.halt.is_raised()
-            || (dctx.end_us > 0 && dctx.clock.now() >= dctx.end_us);
+            || (dctx.end_us > 0 && now >= dctx.end_us);
         let mut next_wake = i64::MAX;
         let mut any_runnable = false;
         for (i, s) in slots.iter_mut().enumerate() {
-            let now = dctx.clock.now();
             if s.done
                 || !(s.runnable || s.wake_at <= now || timer_exceeded && s.wake_at != i64::MAX)
             {
@@ -177,6 +180,10 @@ pub fn run_loop<H: ScriptHost>(
                 }
                 continue;
             }
+            if ran_one {
+                now = dctx.clock.now();
+            }
+            ran_one = true;
             s.runnable = false;
             let mut ctx = ThreadCtx {
                 plan: dctx.plan,
@@ -276,7 +283,7 @@ pub fn run_loop<H: ScriptHost>(
         if remaining == 0 {
             return LoopEnd::AllDone;
         }
-        let now = dctx.clock.now();
+        let now = if ran_one { dctx.clock.now() } else { now };
         if let (Some(t), false) = (&timer, any_runnable) {
             let mut until = next_wake;
             if dctx.end_us > 0 && !timer_exceeded {

@@ -11,7 +11,7 @@ use crate::clock::RunClock;
 pub enum ThreadLog {
     /// One line per transaction, sampled with the thread's `sample` stream.
     PerTxn {
-        /// The writer.
+        /// Buffered writer of this thread's log file (`pgbench_log.PID[.N]`).
         writer: TxnLogWriter,
         /// `--sampling-rate` (0 = log everything).
         sampling_rate: f64,

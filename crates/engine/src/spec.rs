@@ -198,7 +198,7 @@ pub struct RunSpec {
     pub errors: ErrorSpec,
     /// Logs, progress and measurements.
     pub output: OutputSpec,
-    /// The database under test.
+    /// What setup found in the database under test: scale, partitioning, server version.
     pub database: DatabaseInfo,
     /// Identity and start instant as one generator of a distributed run.
     pub generator: GeneratorOptions,

@@ -30,9 +30,9 @@ use crate::target::LiveTarget;
 
 /// Everything about a test that does not depend on how it went.
 pub struct TestSetup<'a> {
-    /// The campaign.
+    /// The campaign the test belongs to (run options, init, sampling, hygiene).
     pub campaign: &'a Campaign,
-    /// The planned test.
+    /// The test to run: its matrix cell, repeat and key.
     pub plan: &'a TestPlan,
     /// Its workload.
     pub workload: &'a Workload,

@@ -26,7 +26,7 @@ pub enum ScriptSource {
 /// A script with its weight.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadPart {
-    /// The script.
+    /// Where the script comes from: a built-in name or a file (read at plan time).
     pub source: ScriptSource,
     /// `@W`.
     pub weight: u32,

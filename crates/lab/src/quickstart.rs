@@ -14,7 +14,10 @@ use pgsurge_engine::StopFlag;
 use pgsurge_store::{set_kind, RunFilter, Store};
 
 use crate::runner::{run_campaign, RunOptions};
-use crate::spec::Campaign;
+use crate::spec::{
+    Campaign, CampaignSection, CampaignSpec, DurationValue, HygieneSection, InitSection,
+    MatrixSpec, RunSection, SamplingSection, ScriptSpec, TargetSpec, ThreadsValue,
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -54,37 +57,44 @@ pub(crate) fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-fn toml_str(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
-}
-
 /// Major version fetched when no local PostgreSQL binaries are found.
 const FALLBACK_VERSION: &str = "17";
 
-/// The quickstart's campaign text.
-fn campaign_text(cli: &Cli) -> String {
-    let mut target = String::from("[[target]]\nname = \"local\"\n");
-    if let Some(b) = &cli.pg_bin {
-        target.push_str(&format!(
-            "pg_bin = {}\n",
-            toml_str(&b.display().to_string())
-        ));
-    }
-    if let Some(v) = &cli.pg_version {
-        target.push_str(&format!("pg_version = {}\n", toml_str(v)));
-    } else if cli.pg_bin.is_none() && pgsurge_server::PgBinaries::discover().is_err() {
+/// The quickstart's campaign, built from typed values.
+fn campaign_spec(cli: &Cli) -> CampaignSpec {
+    let mut target = TargetSpec::throwaway("local");
+    target.pg_bin = cli.pg_bin.clone();
+    target.pg_version = cli.pg_version.clone();
+    if cli.pg_bin.is_none()
+        && cli.pg_version.is_none()
+        && pgsurge_server::PgBinaries::discover().is_err()
+    {
         // No local PostgreSQL: fetch a release (cached for next time) instead of failing.
-        target.push_str(&format!("pg_version = {}\n", toml_str(FALLBACK_VERSION)));
+        target.pg_version = Some(FALLBACK_VERSION.to_owned());
     }
-    let clients: Vec<String> = cli.clients.iter().map(u32::to_string).collect();
-    format!(
-        "[campaign]\nname = \"quickstart\"\ndescription = \"pgsurge quickstart\"\nshuffle = false\n\n{target}\n\
-         [matrix]\nscales = [{}]\nclients = [{}]\nscripts = [\"select-only\", \"tpcb-like\"]\n\n\
-         [run]\nduration = {}\nthreads = \"auto\"\n\n[init]\nmethod = \"client\"\n",
-        cli.scale,
-        clients.join(", "),
-        cli.duration
-    )
+    let mut campaign = CampaignSection::named("quickstart");
+    campaign.description = Some("pgsurge quickstart".to_owned());
+    campaign.shuffle = false;
+    let scripts = ["select-only", "tpcb-like"]
+        .map(|b| ScriptSpec::Builtin(b.to_owned()))
+        .to_vec();
+    CampaignSpec {
+        campaign,
+        targets: vec![target],
+        matrix: MatrixSpec::new(vec![cli.scale], cli.clients.clone(), scripts),
+        run: RunSection {
+            duration: Some(DurationValue::Seconds(f64::from(cli.duration))),
+            threads: Some(ThreadsValue::Auto("auto".to_owned())),
+            ..RunSection::default()
+        },
+        init: InitSection {
+            method: Some("client".to_owned()),
+            ..InitSection::default()
+        },
+        sampling: SamplingSection::default(),
+        hygiene: HygieneSection::default(),
+        thresholds: Default::default(),
+    }
 }
 
 /// Writes the HTML report of one set of `store` into a directory and returns the path
@@ -102,8 +112,7 @@ pub fn main(args: &[OsString], write_report: &ReportWriter<'_>) -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let text = campaign_text(&cli);
-    let campaign = match Campaign::parse(&text, "quickstart", std::path::Path::new(".")) {
+    let campaign = match Campaign::from_spec(campaign_spec(&cli), "quickstart", Path::new(".")) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("pgsurge: error: {e}");
@@ -220,12 +229,31 @@ mod tests {
     #[test]
     fn quickstart_campaign_is_valid_and_has_eight_tests() {
         let cli = Cli::try_parse_from(["q"]).unwrap();
-        let c = Campaign::parse(&campaign_text(&cli), "q", std::path::Path::new(".")).unwrap();
+        let c = Campaign::from_spec(campaign_spec(&cli), "q", Path::new(".")).unwrap();
         let m = crate::matrix::expand(&c).unwrap();
         assert_eq!(m.tests.len(), 8);
         assert_eq!(c.limit(), crate::spec::Limit::Duration(10));
         let cli = Cli::try_parse_from(["q", "--duration", "2", "--clients", "1,2"]).unwrap();
-        let c = Campaign::parse(&campaign_text(&cli), "q", std::path::Path::new(".")).unwrap();
+        let c = Campaign::from_spec(campaign_spec(&cli), "q", Path::new(".")).unwrap();
         assert_eq!(crate::matrix::expand(&c).unwrap().tests.len(), 4);
+    }
+
+    #[test]
+    fn the_stored_text_of_a_built_campaign_reads_back_as_the_same_spec() {
+        let cli = Cli::try_parse_from(["q", "--scale", "3", "--clients", "2,4"]).unwrap();
+        let built = Campaign::from_spec(campaign_spec(&cli), "q", Path::new(".")).unwrap();
+        let parsed = Campaign::parse(&built.text, "q", Path::new(".")).unwrap();
+        assert_eq!(parsed.spec, built.spec);
+        assert_eq!(built.spec.matrix.scales, vec![3]);
+        assert!(!built.spec.campaign.shuffle);
+    }
+
+    #[test]
+    fn an_invalid_built_campaign_is_refused_like_a_file() {
+        let cli = Cli::try_parse_from(["q"]).unwrap();
+        let mut spec = campaign_spec(&cli);
+        spec.targets[0].name = "a/b".into();
+        let e = Campaign::from_spec(spec, "q", Path::new(".")).unwrap_err();
+        assert!(e.to_string().contains("target[0].name"), "{e}");
     }
 }

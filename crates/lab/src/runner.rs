@@ -36,7 +36,7 @@ pub struct RunOptions {
 /// What a campaign invocation did.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// The set.
+    /// Id of the set the campaign ran in (new, or resumed).
     pub set_id: i64,
     /// Tests in the matrix.
     pub planned: usize,

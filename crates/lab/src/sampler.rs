@@ -50,7 +50,7 @@ pub struct Sampler {
 /// What a sampler collected.
 #[derive(Debug, Default)]
 pub struct SamplerOutput {
-    /// The samples.
+    /// Every sample taken, in time order (metric name, epoch seconds, value).
     pub samples: Vec<MetricSample>,
     /// Problems met (a view missing, a query failing); sampling went on without them.
     pub errors: Vec<String>,

@@ -16,7 +16,7 @@ pub enum SpecError {
     /// The file could not be read.
     #[error("cannot read campaign file {path}: {source}")]
     Read {
-        /// The file.
+        /// The campaign file, as given on the command line.
         path: String,
         /// Why.
         source: std::io::Error,
@@ -24,7 +24,7 @@ pub enum SpecError {
     /// TOML syntax or an unknown/mistyped key.
     #[error("campaign file {path}: {message}")]
     Toml {
-        /// The file.
+        /// The campaign file, as given on the command line.
         path: String,
         /// The TOML parser's message (with line and column).
         message: String,
@@ -32,7 +32,7 @@ pub enum SpecError {
     /// A value is not valid.
     #[error("campaign file {path}: {key}: {message}")]
     Invalid {
-        /// The file.
+        /// The campaign file, as given on the command line.
         path: String,
         /// The key, e.g. `matrix.clients`.
         key: String,
@@ -169,7 +169,38 @@ impl InitMode {
     }
 }
 
+impl CampaignSection {
+    /// A `[campaign]` section with `name` and every other key at its default.
+    pub fn named(name: &str) -> CampaignSection {
+        CampaignSection {
+            name: name.to_owned(),
+            description: None,
+            seed: default_seed(),
+            interleave_targets: true,
+            shuffle: true,
+            aa_check: false,
+        }
+    }
+}
+
 impl TargetSpec {
+    /// A throwaway-server target named `name`, every other key at its default
+    /// (local binaries found by discovery, default settings).
+    pub fn throwaway(name: &str) -> TargetSpec {
+        TargetSpec {
+            name: name.to_owned(),
+            conninfo: None,
+            pg_bin: None,
+            pg_version: None,
+            settings: BTreeMap::new(),
+            data_checksums: false,
+            data_dir: None,
+            node_exporter: None,
+            host_metrics: None,
+            init: None,
+        }
+    }
+
     /// True for a throwaway server (no `conninfo`).
     pub fn is_throwaway(&self) -> bool {
         self.conninfo.is_none()
@@ -229,6 +260,20 @@ pub struct MatrixSpec {
     pub repeats: u32,
 }
 
+impl MatrixSpec {
+    /// A matrix of `scales` × `clients` × `scripts`, no rates, one repeat.
+    pub fn new(scales: Vec<u32>, clients: Vec<u32>, scripts: Vec<ScriptSpec>) -> MatrixSpec {
+        MatrixSpec {
+            scales,
+            clients,
+            scripts,
+            rates: Vec::new(),
+            rates_per_client: Vec::new(),
+            repeats: one(),
+        }
+    }
+}
+
 fn one() -> u32 {
     1
 }
@@ -246,7 +291,7 @@ pub enum ScriptSpec {
     Mix {
         /// Display name of the mix.
         name: String,
-        /// The parts.
+        /// The scripts of the mix with their weights (`-b`/`-f NAME@W`).
         mix: Vec<ScriptPart>,
     },
     /// One built-in or file script (with an optional weight, ignored alone).
@@ -630,7 +675,7 @@ fn interpolate_line(
 /// A parsed and validated campaign with where it came from.
 #[derive(Debug, Clone)]
 pub struct Campaign {
-    /// The spec.
+    /// The parsed, validated campaign (after `${VAR}` interpolation).
     pub spec: CampaignSpec,
     /// The file's text, verbatim (stored with the set).
     pub text: String,
@@ -654,6 +699,27 @@ impl Campaign {
     /// Parses and validates campaign text.
     pub fn parse(text: &str, path: &str, base_dir: &Path) -> Result<Campaign, SpecError> {
         Campaign::parse_with_env(text, path, base_dir, &|k| std::env::var(k).ok())
+    }
+
+    /// A campaign built in code (no file): validated like a file, and stored with the
+    /// TOML form of `spec` as its text. `path` names it in messages.
+    pub fn from_spec(
+        spec: CampaignSpec,
+        path: &str,
+        base_dir: &Path,
+    ) -> Result<Campaign, SpecError> {
+        let text = toml::to_string(&spec).map_err(|e| SpecError::Toml {
+            path: path.to_string(),
+            message: e.to_string(),
+        })?;
+        let c = Campaign {
+            spec,
+            text,
+            base_dir: base_dir.to_path_buf(),
+            path: path.to_string(),
+        };
+        c.validate()?;
+        Ok(c)
     }
 
     /// [`Campaign::parse`] with `${VAR}` / `${VAR:-default}` taken from `env`. The

@@ -83,7 +83,7 @@ impl Op {
 pub struct Threshold {
     /// The measure's name (a key of [`METRICS`]).
     pub metric: String,
-    /// The comparison.
+    /// How the measured value must compare with the bound (`<`, `<=`, `>`, `>=`).
     pub op: Op,
     /// The bound in the stored unit (ms for latencies).
     pub bound: f64,

@@ -116,7 +116,7 @@ pub struct Cell {
     pub set_id: i64,
     /// Target name ("" when the runs have none).
     pub target: String,
-    /// The cell.
+    /// The matrix cell (target-independent key) these figures belong to.
     pub key: CellKey,
     /// Run ids of the successful repeats.
     pub run_ids: Vec<i64>,

@@ -120,7 +120,7 @@ pub struct MetricComparison {
     pub p_value: Option<f64>,
     /// `higher`, `lower` or `equal`: the sign of the change.
     pub direction: &'static str,
-    /// The verdict.
+    /// What the confidence interval says about B against A.
     pub verdict: Verdict,
 }
 
@@ -230,7 +230,7 @@ pub struct Comparison {
     pub only_in_a: Vec<String>,
     /// Labels of the cells only B has.
     pub only_in_b: Vec<String>,
-    /// The aggregate.
+    /// The geometric mean of the per-cell ratios and its overall verdict.
     pub summary: Summary,
     /// From an A/A comparison, when one was measured.
     pub noise_floor: Option<NoiseFloor>,

@@ -46,9 +46,9 @@ pub enum ReportError {
     /// Writing a file failed.
     #[error("writing {path}: {source}")]
     Write {
-        /// The file.
+        /// The report file that could not be written.
         path: PathBuf,
-        /// The cause.
+        /// The operating system's error.
         source: std::io::Error,
     },
     /// Nothing to report.

@@ -9,7 +9,7 @@ pub enum ResultsError {
     /// A per-thread log file could not be created (pgbench's message).
     #[error("could not open logfile \"{}\": {}", path.display(), strerror(source))]
     OpenLog {
-        /// The file.
+        /// The output file (`--json`, `--hdr-log`, a log) that failed.
         path: PathBuf,
         /// Why.
         source: io::Error,
@@ -17,7 +17,7 @@ pub enum ResultsError {
     /// Writing an output file failed.
     #[error("could not write \"{}\": {}", path.display(), strerror(source))]
     Write {
-        /// The file.
+        /// The output file (`--json`, `--hdr-log`, a log) that failed.
         path: PathBuf,
         /// Why.
         source: io::Error,

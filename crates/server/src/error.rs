@@ -42,9 +42,9 @@ pub enum ServerError {
     /// An I/O error on a named path.
     #[error("{path}: {source}")]
     Io {
-        /// The path involved.
+        /// The file or directory the failed operation was on.
         path: PathBuf,
-        /// The underlying error.
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -69,13 +69,13 @@ pub enum ServerError {
     AlreadyRunning {
         /// The postmaster's pid.
         pid: i32,
-        /// The data directory.
+        /// The cluster's data directory (`PGDATA`).
         data_dir: PathBuf,
     },
     /// The data directory exists but cannot be used.
     #[error("{data_dir}: {reason}")]
     BadDataDir {
-        /// The data directory.
+        /// The cluster's data directory (`PGDATA`).
         data_dir: PathBuf,
         /// What is wrong with it.
         reason: String,
@@ -86,7 +86,7 @@ pub enum ServerError {
     /// Fetching binaries of a requested version failed or is not available.
     #[error("could not fetch PostgreSQL {version}: {reason}")]
     Fetch {
-        /// The requested version.
+        /// The major version asked for (`--pg-version`, a target's `pg_version`).
         version: String,
         /// What went wrong.
         reason: String,

@@ -1,7 +1,8 @@
 //! The shared fixture server does not outlive its test process: stopped synchronously
 //! at normal exit, and by the watchdog when the process is killed.
 //!
-//! The test process is this binary re-executed to run `fixture_user` only.
+//! The test process is the helper binary `pgsurge-server-fixture-helper`
+//! (`tests/helpers/fixture_helper.rs`).
 
 mod common;
 
@@ -12,31 +13,9 @@ use std::process::{Command, Stdio};
 use common::wait_gone;
 use pgsurge_server::is_alive;
 
-const HELPER_ENV: &str = "PGSURGE_FIXTURE_EXIT_HELPER";
-
-/// Not a test on its own: uses the shared server, reports it, then exits or waits.
-#[test]
-fn fixture_user() {
-    let Some(mode) = std::env::var_os(HELPER_ENV) else {
-        return;
-    };
-    let srv = pgsurge_server::testing::TestServer::shared();
-    let db = srv.create_database("exit");
-    assert_eq!(srv.psql(&db, "select 1").trim(), "1");
-    println!(
-        "SERVER {} {}",
-        srv.cluster().pid(),
-        srv.data_dir().display()
-    );
-    if mode == "wait" {
-        std::thread::sleep(std::time::Duration::from_secs(300));
-    }
-}
-
 fn run_helper(mode: &str) -> (std::process::Child, i32, PathBuf) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "fixture_user", "--nocapture", "--test-threads=1"])
-        .env(HELPER_ENV, mode)
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pgsurge-server-fixture-helper"))
+        .arg(mode)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

@@ -35,7 +35,7 @@ pub enum StoreError {
     /// A test with the same identity is already stored in the set.
     #[error("test \"{test_key}\" is already stored in set {set_id}")]
     DuplicateTest {
-        /// The set.
+        /// Id of the set the operation concerned.
         set_id: i64,
         /// The test's identity.
         test_key: String,
@@ -67,7 +67,7 @@ pub enum StoreError {
 .holder.pid, .holder.host, .holder.acquired_at, .holder.heartbeat_age_s
     )]
     SetBusy {
-        /// The set.
+        /// Id of the set the operation concerned.
         set_id: i64,
         /// Who holds it.
         holder: crate::lock::LockHolder,

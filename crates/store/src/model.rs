@@ -142,7 +142,7 @@ record! {
 pub struct Set {
     /// Row id.
     pub id: i64,
-    /// The stored columns.
+    /// The row's columns, without the id.
     #[serde(flatten)]
     pub record: SetRecord,
     /// Runs stored with status ok (or imported).
@@ -154,11 +154,11 @@ pub struct Set {
 record! {
     /// A target of a set (`targets` table).
     pub struct TargetRecord {
-        /// The set.
+        /// Id of the set (`sets.id`) this row belongs to.
         set_id: i64,
         /// Name from the campaign file, unique in the set.
         name: String,
-        /// The machine it ran on.
+        /// Id of the server host record (`servers.id`) describing the machine it ran on.
         server_id: Option<i64>,
         /// "conninfo" or "throwaway".
         kind: String,
@@ -180,7 +180,7 @@ record! {
 pub struct Target {
     /// Row id.
     pub id: i64,
-    /// The stored columns.
+    /// The row's columns, without the id.
     #[serde(flatten)]
     pub record: TargetRecord,
 }
@@ -189,9 +189,9 @@ record! {
     /// One test (`runs` table). Latencies in milliseconds, rates in transactions per
     /// second; summary numbers exclude the warm-up.
     pub struct RunRecord {
-        /// The set.
+        /// Id of the set (`sets.id`) this row belongs to.
         set_id: i64,
-        /// The target.
+        /// Id of the target (`targets.id`) the test ran against; none for imported runs.
         target_id: Option<i64>,
         /// Identity of the matrix cell + repeat, unique within the set.
         test_key: String,
@@ -313,7 +313,7 @@ record! {
 pub struct Run {
     /// Row id.
     pub id: i64,
-    /// The stored columns.
+    /// The row's columns, without the id.
     #[serde(flatten)]
     pub record: RunRecord,
 }
@@ -386,7 +386,7 @@ record! {
         encoding: String,
         /// Values recorded.
         count: i64,
-        /// The serialized histogram.
+        /// The histogram, serialized in the `encoding` above (HdrHistogram V2, possibly deflated).
         data: Vec<u8>,
     }
 }
@@ -409,7 +409,7 @@ record! {
         encoding: String,
         /// Values recorded.
         count: i64,
-        /// The serialized histogram.
+        /// The histogram, serialized in the `encoding` above (HdrHistogram V2, possibly deflated).
         data: Vec<u8>,
     }
 }
@@ -417,9 +417,9 @@ record! {
 /// A stored interval histogram with the run it belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalHistogram {
-    /// The run.
+    /// Id of the run (`runs.id`) the histogram belongs to.
     pub run_id: i64,
-    /// The stored columns.
+    /// The row's columns, without the id.
     #[serde(flatten)]
     pub record: IntervalHistogramRecord,
 }
@@ -519,7 +519,7 @@ record! {
 }
 
 impl FactRecord {
-    /// A fact.
+    /// A fact named `name` with a value (facts without a value are stored as NULL by other constructors).
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> FactRecord {
         FactRecord {
             name: name.into(),
@@ -560,7 +560,7 @@ pub struct RunWrite {
 /// A run with everything stored about it, as returned by [`crate::Store::load_run`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadedRun {
-    /// The run.
+    /// The `runs` row (id and columns).
     pub run: Run,
     /// Its target.
     pub target: Option<Target>,
@@ -669,7 +669,7 @@ mod tests {
 pub struct Server {
     /// Row id.
     pub id: i64,
-    /// The stored columns.
+    /// The row's columns, without the id.
     #[serde(flatten)]
     pub record: ServerRecord,
 }
@@ -679,7 +679,7 @@ pub struct Server {
 pub struct Warning {
     /// Row id.
     pub id: i64,
-    /// The stored columns.
+    /// The row's columns, without the id.
     #[serde(flatten)]
     pub record: WarningRecord,
 }
