@@ -358,7 +358,12 @@ impl<H: ScriptHost> Client<H> {
                     ReadOutcome::Done => self.state = self.after_prepare,
                     ReadOutcome::Abort => {}
                 },
-                ClientState::WaitResult => match self.read_result(ctx, io) {
+                ClientState::WaitResult => match {
+                    // pgbench prints this on every entry into its wait-for-result
+                    // state: once right after sending, again on each wake-up.
+                    self.debug(ctx, || format!("client {} receiving", self.id));
+                    self.read_result(ctx, io)
+                } {
                     ReadOutcome::NeedMore => return Wait::Read,
                     ReadOutcome::Done => {
                         self.state = match self.estatus {
@@ -703,7 +708,8 @@ impl<H: ScriptHost> Client<H> {
                 };
                 None
             }
-            CommandKind::Meta { tag, name } => {
+            CommandKind::Meta { tag, name, trace } => {
+                self.debug(ctx, || format!("client {} executing {trace}", self.id));
                 self.exec_meta(ctx, io, now, *tag, name);
                 None
             }
