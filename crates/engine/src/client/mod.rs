@@ -240,6 +240,13 @@ impl<H: ScriptHost> Client<H> {
         io.lost = true;
     }
 
+    /// One entry into the wait-for-result state. pgbench prints `receiving` on every
+    /// such entry: once right after sending, and again on each wake-up.
+    fn receive_result(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
+        self.debug(ctx, || format!("client {} receiving", self.id));
+        self.read_result(ctx, io)
+    }
+
     fn debug(&self, ctx: &mut ThreadCtx<'_>, f: impl FnOnce() -> String) {
         if ctx.diag.debug_enabled() {
             ctx.diag.debug(&f());
@@ -358,12 +365,7 @@ impl<H: ScriptHost> Client<H> {
                     ReadOutcome::Done => self.state = self.after_prepare,
                     ReadOutcome::Abort => {}
                 },
-                ClientState::WaitResult => match {
-                    // pgbench prints this on every entry into its wait-for-result
-                    // state: once right after sending, again on each wake-up.
-                    self.debug(ctx, || format!("client {} receiving", self.id));
-                    self.read_result(ctx, io)
-                } {
+                ClientState::WaitResult => match self.receive_result(ctx, io) {
                     ReadOutcome::NeedMore => return Wait::Read,
                     ReadOutcome::Done => {
                         self.state = match self.estatus {
