@@ -107,7 +107,9 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
   --json=FILE              also write the results as a JSON document ("-" = stdout
                            alone; the text report then goes to stderr)
   --hdr-log=FILE           write per-interval latency histograms (HdrHistogram log,
-                           values in microseconds)
+                           values in microseconds unless --hdr-log-unit=ns)
+  --hdr-log-unit=us|ns     unit of the --hdr-log values (default: us; ns is what
+                           HdrHistogram's own tools assume)
   --start-at=TIME          connect, then start all clients at TIME (RFC 3339 or
                            Unix epoch seconds): one window for many generators
   --generator-name=NAME    this generator's name in the result (default: host name)

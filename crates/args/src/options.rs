@@ -83,6 +83,8 @@ pub struct Extensions {
     pub json: Option<PathBuf>,
     /// `--hdr-log=FILE`: write an HdrHistogram interval log to FILE.
     pub hdr_log: Option<PathBuf>,
+    /// `--hdr-log-unit=us|ns`: the unit of the HDR log's values (default µs).
+    pub hdr_log_unit: pgsurge_results::HdrLogUnit,
     /// `--start-at`, `--generator-*`: this process as one generator of a distributed run.
     pub generator: crate::generator::GeneratorOptions,
 }
@@ -233,6 +235,7 @@ impl BenchOptions {
             percentiles: self.extensions.percentiles,
             json: self.extensions.json,
             hdr_log: self.extensions.hdr_log,
+            hdr_log_unit: self.extensions.hdr_log_unit,
         };
         spec.database = database;
         spec.generator = self.extensions.generator;

@@ -62,6 +62,8 @@ pub(crate) struct Raw {
     pub(crate) unlogged_tables: bool,
     /// `--init-jobs` (pgsurge extension): connections for the heavy `-i` steps.
     pub(crate) init_jobs: u32,
+    /// Whether `--hdr-log-unit` was given (it needs `--hdr-log`).
+    pub(crate) hdr_log_unit_given: bool,
     pub(crate) tablespace: Option<String>,
     pub(crate) index_tablespace: Option<String>,
     pub(crate) sampling_rate: f64,
@@ -115,6 +117,7 @@ impl Raw {
             fillfactor: 100,
             unlogged_tables: false,
             init_jobs: 1,
+            hdr_log_unit_given: false,
             tablespace: None,
             index_tablespace: None,
             sampling_rate: 0.0,
@@ -740,6 +743,22 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
         Opt::HdrLog => {
             raw.benchmarking_option_set = true;
             raw.extensions.hdr_log = Some(PathBuf::from(std::ffi::OsStr::from_bytes(arg)));
+        }
+        Opt::HdrLogUnit => {
+            raw.benchmarking_option_set = true;
+            raw.hdr_log_unit_given = true;
+            raw.extensions.hdr_log_unit = pgsurge_results::HdrLogUnit::parse(&lossy(arg))
+                .ok_or_else(|| {
+                    fatal(
+                        ctx,
+                        [
+                            b"invalid --hdr-log-unit \"".as_slice(),
+                            arg,
+                            b"\": expected \"us\" or \"ns\"",
+                        ]
+                        .concat(),
+                    )
+                })?;
         }
         Opt::StartAt | Opt::GeneratorName | Opt::GeneratorIndex | Opt::GeneratorCount => {
             raw.benchmarking_option_set = true;

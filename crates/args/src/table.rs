@@ -59,6 +59,7 @@ pub enum Opt {
     GeneratorName,
     GeneratorIndex,
     InitJobs,
+    HdrLogUnit,
     GeneratorCount,
 }
 
@@ -166,6 +167,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("generator-index", Required, Opt::GeneratorIndex),
     l("generator-count", Required, Opt::GeneratorCount),
     l("init-jobs", Required, Opt::InitJobs),
+    l("hdr-log-unit", Required, Opt::HdrLogUnit),
 ];
 
 #[cfg(test)]

@@ -49,3 +49,34 @@ fn init_jobs_outside_init_mode_or_out_of_range_exits_1() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn hdr_log_unit_needs_hdr_log_and_a_known_unit() {
+    let (o, err) = run(&["--hdr-log=x.hlog", "--hdr-log-unit=ns"]);
+    let Outcome::Bench(b) = o else {
+        panic!("expected Bench, got {o:?}: {err}")
+    };
+    assert_eq!(
+        b.extensions.hdr_log_unit,
+        pgsurge_results::HdrLogUnit::Nanos
+    );
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--hdr-log-unit=ns"],
+            "pgbench: error: --hdr-log-unit requires --hdr-log",
+        ),
+        (
+            &["--hdr-log=x", "--hdr-log-unit=ms"],
+            "pgbench: error: invalid --hdr-log-unit \"ms\": expected \"us\" or \"ns\"",
+        ),
+        (
+            &["-i", "--hdr-log-unit=ns"],
+            "some of the specified options cannot be used in initialization (-i) mode",
+        ),
+    ];
+    for (args, want) in cases {
+        let (o, err) = run(args);
+        assert!(matches!(o, Outcome::Exit(1)), "{args:?}: {o:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

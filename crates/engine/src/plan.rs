@@ -84,6 +84,9 @@ pub enum CommandKind {
         tag: MetaTag,
         /// The command name as written (`set`, `SET`, …).
         name: Box<str>,
+        /// What `--debug` prints after `client N executing `: the backslash and
+        /// pgbench's argv words (`\set a`, `\sleep 1 ms`).
+        trace: Box<str>,
     },
 }
 
@@ -274,5 +277,6 @@ fn command_kind(
             .cloned()
             .unwrap_or_default()
             .into_boxed_str(),
+        trace: format!("\\{}", meta.argv.join(" ")).into_boxed_str(),
     })
 }

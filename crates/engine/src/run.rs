@@ -468,7 +468,7 @@ impl<'h> IntervalSampler<'h> {
                 HdrIntervalLogWriter::create(
                     path,
                     prepared.start_epoch_us,
-                    "pgsurge bench: latency values in microseconds (us); Interval_Max in ms",
+                    spec.output.hdr_log_unit,
                 )
                 .map_err(|e| EngineError::Setup(e.to_string()))?,
             ),

@@ -107,6 +107,8 @@ pub struct OutputSpec {
     pub json: Option<PathBuf>,
     /// `--hdr-log=FILE`: an HdrHistogram interval log written during the run.
     pub hdr_log: Option<PathBuf>,
+    /// `--hdr-log-unit`: the unit of the log's values (µs unless ns was asked for).
+    pub hdr_log_unit: pgsurge_results::HdrLogUnit,
 }
 
 /// How client errors are handled and told (`--max-tries` lives in [`RunSpec`]).

@@ -65,7 +65,7 @@ pub mod txnlog;
 
 pub use error::ResultsError;
 pub use generator::GeneratorInfo;
-pub use hdrlog::HdrIntervalLogWriter;
+pub use hdrlog::{HdrIntervalLogWriter, HdrLogUnit};
 pub use histogram::LatencyHistogram;
 pub use json::{write_json, write_json_to, RUN_RESULT_SCHEMA};
 pub use progress::{format_progress_line, ProgressOptions};

@@ -5,8 +5,9 @@ mod common;
 
 use pgsurge_results::{
     format_progress_line, log_file_path, write_json_to, write_pgbench_report, AggregateLogWriter,
-    FailureKind, HdrIntervalLogWriter, IntervalSample, LatencyHistogram, LogOptions, Percentile,
-    PgCompat, ProgressOptions, ReportOptions, RunResult, TxnLogEntry, TxnLogWriter, TxnOutcome,
+    FailureKind, HdrIntervalLogWriter, HdrLogUnit, IntervalSample, LatencyHistogram, LogOptions,
+    Percentile, PgCompat, ProgressOptions, ReportOptions, RunResult, TxnLogEntry, TxnLogWriter,
+    TxnOutcome,
 };
 
 fn report(r: &RunResult, opts: &ReportOptions) -> String {
@@ -454,7 +455,8 @@ fn base64_decode(s: &str) -> Vec<u8> {
 
 #[test]
 fn hdr_interval_log_is_standard_and_round_trips() {
-    let mut w = HdrIntervalLogWriter::new(Vec::new(), T0, "pgsurge test").expect("header");
+    let mut w = HdrIntervalLogWriter::new(Vec::new(), T0, "pgsurge test", HdrLogUnit::Micros)
+        .expect("header");
     let mut h = LatencyHistogram::new(3);
     for v in [1000.0, 2000.0, 3000.0, 250_000.0] {
         h.record(v);
@@ -503,4 +505,63 @@ fn hdr_interval_log_is_standard_and_round_trips() {
         }
     }
     assert_eq!(counts, vec![4, 1]);
+}
+
+/// The histograms of an interval log, in order.
+fn log_histograms(log: &str) -> Vec<hdrhistogram::Histogram<u64>> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let mut out = Vec::new();
+    for e in IntervalLogIterator::new(log.as_bytes()) {
+        if let LogEntry::Interval(ih) = e.expect("parse") {
+            let bytes = base64_decode(ih.encoded_histogram());
+            let mut de = hdrhistogram::serialization::Deserializer::new();
+            out.push(de.deserialize(&mut &bytes[..]).expect("decode"));
+        }
+    }
+    out
+}
+
+#[test]
+fn hdr_interval_log_in_nanoseconds_scales_every_value() {
+    let mut h = LatencyHistogram::new(3);
+    for v in [17.0, 1000.0, 2000.0, 3000.0, 250_000.0] {
+        h.record(v);
+    }
+    let write = |unit: HdrLogUnit| {
+        let mut w =
+            HdrIntervalLogWriter::new(Vec::new(), T0, unit.comment(), unit).expect("header");
+        w.write_interval(&h, T0 + 1_000_000, 1_000_000, None)
+            .expect("interval");
+        String::from_utf8(w.finish().expect("flush")).expect("utf8")
+    };
+    let (us, ns) = (write(HdrLogUnit::Micros), write(HdrLogUnit::Nanos));
+    assert!(
+        us.starts_with("#pgsurge bench: latency values in microseconds (us)"),
+        "{us}"
+    );
+    assert!(
+        ns.starts_with("#pgsurge bench: latency values in nanoseconds (ns)"),
+        "{ns}"
+    );
+    assert!(ns.contains("#[MaxValueDivisor: 1000000.000]"), "{ns}");
+    // The max column is ms in both.
+    let max_col = |log: &str| -> f64 {
+        let line = log.lines().last().unwrap();
+        line.split(',').nth(2).unwrap().parse().unwrap()
+    };
+    // Equal within the histograms' precision.
+    let (mu, mn) = (max_col(&us), max_col(&ns));
+    assert!((mu - mn).abs() <= mu * 0.002, "max {mu} ms vs {mn} ms");
+    let (hu, hn) = (&log_histograms(&us)[0], &log_histograms(&ns)[0]);
+    assert_eq!(hu.len(), hn.len());
+    for q in [0.0, 0.25, 0.5, 0.75, 0.99, 1.0] {
+        let (a, b) = (hu.value_at_quantile(q) * 1000, hn.value_at_quantile(q));
+        // Same value within the histograms' 3 significant digits.
+        assert!(
+            (a as f64 - b as f64).abs() <= a as f64 * 0.002,
+            "q {q}: {a} ns expected, got {b}"
+        );
+    }
+    assert_eq!(HdrLogUnit::parse("ns"), Some(HdrLogUnit::Nanos));
+    assert_eq!(HdrLogUnit::parse("ms"), None);
 }

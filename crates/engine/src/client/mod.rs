@@ -240,6 +240,13 @@ impl<H: ScriptHost> Client<H> {
         io.lost = true;
     }
 
+    /// One entry into the wait-for-result state. pgbench prints `receiving` on every
+    /// such entry: once right after sending, and again on each wake-up.
+    fn receive_result(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
+        self.debug(ctx, || format!("client {} receiving", self.id));
+        self.read_result(ctx, io)
+    }
+
     fn debug(&self, ctx: &mut ThreadCtx<'_>, f: impl FnOnce() -> String) {
         if ctx.diag.debug_enabled() {
             ctx.diag.debug(&f());
@@ -358,7 +365,7 @@ impl<H: ScriptHost> Client<H> {
                     ReadOutcome::Done => self.state = self.after_prepare,
                     ReadOutcome::Abort => {}
                 },
-                ClientState::WaitResult => match self.read_result(ctx, io) {
+                ClientState::WaitResult => match self.receive_result(ctx, io) {
                     ReadOutcome::NeedMore => return Wait::Read,
                     ReadOutcome::Done => {
                         self.state = match self.estatus {
@@ -703,7 +710,8 @@ impl<H: ScriptHost> Client<H> {
                 };
                 None
             }
-            CommandKind::Meta { tag, name } => {
+            CommandKind::Meta { tag, name, trace } => {
+                self.debug(ctx, || format!("client {} executing {trace}", self.id));
                 self.exec_meta(ctx, io, now, *tag, name);
                 None
             }

@@ -186,6 +186,7 @@ fn meta(tag: MetaTag, name: &str) -> CommandPlan {
         kind: CommandKind::Meta {
             tag,
             name: name.into(),
+            trace: format!("\\{name}").into(),
         },
     }
 }
