@@ -14,8 +14,11 @@ use std::io::Write;
 
 use pgsurge_engine::layout::{self, LayoutError};
 use pgsurge_engine::stop::{signal_name, SignalWatcher, StopCause, StopFlag};
-use pgsurge_engine::{run, DatabaseInfo, EngineError, RunHooks, RunSpec};
+use pgsurge_engine::{
+    run, DatabaseInfo, EngineError, IntervalSample, RunHooks, RunResult, RunSpec,
+};
 use pgsurge_results::report::{write_pgbench_report, ReportOptions};
+use pgsurge_results::LatencyHistogram;
 use pgsurge_wire::{ConnConfig, ConnectError, Connection};
 
 use crate::{BenchOptions, InitOptions, Outcome, RunLimit};
@@ -34,9 +37,39 @@ fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// What `--store` asks for, handed to the binary's store writer with the finished run.
+#[derive(Debug)]
+pub struct StoreRequest<'a> {
+    /// `--store=LOCATION`; `None`: the default store.
+    pub location: Option<&'a str>,
+    /// `--set=NAME`; `None`: the default set for ad-hoc runs.
+    pub set: Option<&'a str>,
+    /// The database benchmarked (names the target in the store).
+    pub dbname: &'a str,
+    /// The run as a pgbench command line (no password: connection options only).
+    pub command_line: String,
+}
+
+/// Writes a finished run into a results store (`--store`): the request, the result,
+/// and every interval sample with its latency histogram (µs). Returns the line telling
+/// where the run went, or the error. The binary provides it: this crate does not
+/// depend on the store.
+pub type StoreRun<'a> = dyn Fn(
+        &StoreRequest<'_>,
+        &RunResult,
+        &[(IntervalSample, LatencyHistogram)],
+    ) -> Result<String, String>
+    + 'a;
+
 /// Entry point of `pgsurge bench` and of the binary invoked as `pgbench`. `args`
 /// excludes the program name. Returns the process exit code.
 pub fn bench_main(args: &[OsString]) -> i32 {
+    bench_main_with(args, None)
+}
+
+/// [`bench_main`] with a store writer for `--store` (without one, `--store` is an
+/// error).
+pub fn bench_main_with(args: &[OsString], store: Option<&StoreRun<'_>>) -> i32 {
     let outcome = {
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
@@ -47,7 +80,7 @@ pub fn bench_main(args: &[OsString]) -> i32 {
     match outcome {
         Outcome::Exit(code) => code,
         Outcome::Init(o) => init_main(&o),
-        Outcome::Bench(o) => bench(o),
+        Outcome::Bench(o) => bench(o, store),
     }
 }
 
@@ -273,9 +306,15 @@ pub fn prepare(o: BenchOptions) -> Result<RunSpec, i32> {
     Ok(o.into_run_spec(cfg, database))
 }
 
-fn bench(o: BenchOptions) -> i32 {
+fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
     if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
         err_line(&format!("option {name} is not supported yet"));
+        return 1;
+    }
+    let store_to = o.extensions.store.clone();
+    let set = o.extensions.set.clone();
+    if store_to.is_some() && store.is_none() {
+        err_line("--store is not available in this program");
         return 1;
     }
     let spec = match prepare(o) {
@@ -284,11 +323,18 @@ fn bench(o: BenchOptions) -> i32 {
     };
     let stop = StopFlag::new();
     let _watcher = SignalWatcher::install(stop.clone()).ok();
+    // With --store, every interval and its histogram is kept for the store.
+    let mut samples: Vec<(IntervalSample, LatencyHistogram)> = Vec::new();
+    let mut keep = |s: &IntervalSample, h: &LatencyHistogram| samples.push((s.clone(), h.clone()));
     let hooks = RunHooks {
         stop: stop.clone(),
+        on_interval: store_to
+            .is_some()
+            .then_some(&mut keep as &mut pgsurge_engine::IntervalHook<'_>),
         ..Default::default()
     };
-    let result = match run(&spec, hooks) {
+    let outcome = run(&spec, hooks);
+    let result = match outcome {
         Ok(r) => r,
         Err(EngineError::ClientConnection(msg)) => {
             if !msg.is_empty() {
@@ -333,6 +379,25 @@ fn bench(o: BenchOptions) -> i32 {
         }
     }
     let mut code = 0;
+    if let (Some(location), Some(write)) = (&store_to, store) {
+        let dbname = spec.conn.dbname().to_string();
+        let request = StoreRequest {
+            location: location.as_deref(),
+            set: set.as_deref(),
+            command_line: spec.pgbench_command_line(&dbname),
+            dbname: &dbname,
+        };
+        match write(&request, &result, &samples) {
+            Ok(line) => {
+                let _ = std::io::stdout().flush();
+                eprintln!("{line}");
+            }
+            Err(e) => {
+                err_line(&format!("could not store the run: {e}"));
+                code = 1;
+            }
+        }
+    }
     if result.aborted {
         err_line("Run was aborted; the above results are incomplete.");
         code = 2;

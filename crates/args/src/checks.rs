@@ -233,6 +233,9 @@ fn bench_checks(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
     if raw.max_tries == 0 && raw.latency_limit_us == 0 && raw.duration == 0 {
         return Err(fatal(ctx, "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)"));
     }
+    if raw.extensions.set.is_some() && raw.extensions.store.is_none() {
+        return Err(fatal(ctx, "--set requires --store"));
+    }
     if raw.hdr_log_unit_given && raw.extensions.hdr_log.is_none() {
         return Err(fatal(ctx, "--hdr-log-unit requires --hdr-log"));
     }

@@ -115,6 +115,10 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
   --generator-name=NAME    this generator's name in the result (default: host name)
   --generator-index=I      this generator's 0-based index (needs --generator-count)
   --generator-count=N      number of generators in the distributed run
+  --store[=LOCATION]       store the run, its histograms and per-second series in a
+                           results store (SQLite file or postgresql:// URL; default:
+                           $PGSURGE_STORE or ./pgsurge-results.db)
+  --set=NAME               the store's set for the run (default: adhoc)
   --init-jobs=N            with -i: load, vacuum and index pgbench_accounts over N
                            connections (default: 1, as pgbench)
 

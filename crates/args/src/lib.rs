@@ -42,7 +42,10 @@ mod user;
 use std::ffi::OsString;
 use std::io::Write;
 
-pub use bench::{bench_main, prepare, CLIENT_VERSION, CLIENT_VERSION_NUM};
+pub use bench::{
+    bench_main, bench_main_with, prepare, StoreRequest, StoreRun, CLIENT_VERSION,
+    CLIENT_VERSION_NUM,
+};
 pub use options::{
     BenchOptions, Connection, Extensions, InitOptions, PartitionMethod, QueryMode, RunLimit,
     Script, ScriptEntry, ScriptOrigin, DEFAULT_PERCENTILES,

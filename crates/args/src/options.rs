@@ -85,6 +85,11 @@ pub struct Extensions {
     pub hdr_log: Option<PathBuf>,
     /// `--hdr-log-unit=us|ns`: the unit of the HDR log's values (default µs).
     pub hdr_log_unit: pgsurge_results::HdrLogUnit,
+    /// `--store[=LOCATION]`: store the run in a results store; `Some(None)` is the
+    /// default store (`$PGSURGE_STORE` or `./pgsurge-results.db`).
+    pub store: Option<Option<String>>,
+    /// `--set=NAME`: the store's set that receives the run (default `adhoc`).
+    pub set: Option<String>,
     /// `--start-at`, `--generator-*`: this process as one generator of a distributed run.
     pub generator: crate::generator::GeneratorOptions,
 }

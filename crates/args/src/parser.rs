@@ -744,6 +744,23 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
             raw.benchmarking_option_set = true;
             raw.extensions.hdr_log = Some(PathBuf::from(std::ffi::OsStr::from_bytes(arg)));
         }
+        Opt::Store => {
+            raw.benchmarking_option_set = true;
+            raw.extensions.store = Some(match value {
+                None => None,
+                Some([]) => {
+                    return Err(fatal(ctx, "--store= needs a location (or no '=')"));
+                }
+                Some(v) => Some(lossy(v)),
+            });
+        }
+        Opt::Set => {
+            raw.benchmarking_option_set = true;
+            if arg.is_empty() {
+                return Err(fatal(ctx, "--set must not be empty"));
+            }
+            raw.extensions.set = Some(lossy(arg));
+        }
         Opt::HdrLogUnit => {
             raw.benchmarking_option_set = true;
             raw.hdr_log_unit_given = true;

@@ -60,6 +60,8 @@ pub enum Opt {
     GeneratorIndex,
     InitJobs,
     HdrLogUnit,
+    Store,
+    Set,
     GeneratorCount,
 }
 
@@ -168,6 +170,8 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("generator-count", Required, Opt::GeneratorCount),
     l("init-jobs", Required, Opt::InitJobs),
     l("hdr-log-unit", Required, Opt::HdrLogUnit),
+    l("store", Optional, Opt::Store),
+    l("set", Required, Opt::Set),
 ];
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::tree::{find, tree, write_man_pages};
 /// when `cmd` is not one of them.
 fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
     Some(match cmd {
-        "bench" => pgsurge_args::bench_main(rest),
+        "bench" => bench(rest),
         "campaign" => pgsurge_lab::campaign_main(rest),
         "results" => pgsurge_lab::results_main(rest),
         "quickstart" => pgsurge_lab::quickstart_main(rest, &quickstart_report),
@@ -22,6 +22,26 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
         "dist" => pgsurge_dist::dist_main(rest),
         _ => return None,
     })
+}
+
+/// `pgsurge bench` (and the binary run as `pgbench`), with `--store` writing through
+/// the lab crate.
+fn bench(args: &[OsString]) -> i32 {
+    let store = |request: &pgsurge_args::StoreRequest<'_>,
+                 result: &pgsurge_engine::RunResult,
+                 samples: &[(
+        pgsurge_engine::IntervalSample,
+        pgsurge_results::LatencyHistogram,
+    )]| {
+        let run = pgsurge_lab::adhoc::AdhocRun {
+            location: request.location,
+            set: request.set,
+            dbname: request.dbname,
+            command_line: &request.command_line,
+        };
+        pgsurge_lab::adhoc::store_bench_run(&run, result, samples)
+    };
+    pgsurge_args::bench_main_with(args, Some(&store))
 }
 
 /// The text of `pgsurge schema NAME`, or why there is none.
@@ -87,7 +107,7 @@ pub fn run(argv: &[OsString]) -> i32 {
         })
         .unwrap_or_default();
     if invoked_as == "pgbench" {
-        return pgsurge_args::bench_main(&argv[1..]);
+        return bench(&argv[1..]);
     }
     let Some(cmd) = argv.get(1).map(|s| s.to_string_lossy().into_owned()) else {
         eprint!("{}", tree().render_help());

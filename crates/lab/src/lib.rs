@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adhoc;
 mod campaign_cli;
 pub mod convert;
 pub mod error;
