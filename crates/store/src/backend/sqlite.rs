@@ -29,14 +29,36 @@ impl SqliteBackend {
         // WAL keeps readers (a report) from blocking a running campaign; a SIGKILLed
         // writer leaves a WAL that SQLite recovers on the next open.
         if path != ":memory:" {
-            me.conn
-                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-                .ctx(|| "enabling WAL".into())?;
+            me.enable_wal()?;
         }
         me.conn
             .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
             .ctx(|| "setting pragmas".into())?;
         Ok(me)
+    }
+
+    /// Switches the file to WAL mode. The switch needs the file to itself, and
+    /// SQLite does not wait for that through the busy timeout: processes opening one
+    /// new store at once get "database is locked". Retried for as long as the busy
+    /// timeout would wait.
+    fn enable_wal(&self) -> Result<()> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                other => return other.ctx(|| "enabling WAL".into()),
+            }
+        }
     }
 
     /// Opens an existing file read-only: nothing in the file or its directory changes,
