@@ -128,13 +128,13 @@ fn init_main(o: &InitOptions) -> i32 {
     };
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
-    let result = if o.init_jobs > 1 {
-        let cfg = &cfg;
-        let connect = move || Connection::connect(cfg).map_err(|e| e.to_string());
-        initialize_jobs(&mut conn, o, &connect, &mut err)
-    } else {
-        pgsurge_init::initialize(&mut conn, &o.spec, &mut err)
-    };
+    // Ctrl-C (or SIGTERM) cancels the running statement on the server, as pgbench's
+    // handler does, and no later statement starts: the initialization fails (exit 1).
+    let stop = StopFlag::new();
+    let _watcher = SignalWatcher::install(stop.clone()).ok();
+    let cfg = &cfg;
+    let connect = move || Connection::connect(cfg).map_err(|e| e.to_string());
+    let result = initialize_jobs(&mut conn, o, &connect, stop.as_atomic(), &mut err);
     match result {
         Ok(()) => 0,
         Err(e) => {
@@ -144,12 +144,13 @@ fn init_main(o: &InitOptions) -> i32 {
     }
 }
 
-/// `-i --init-jobs=N`: [`pgsurge_init::initialize`] with the heavy steps on N
-/// more connections opened like the first one.
+/// `-i`: [`pgsurge_init::initialize_parallel`] with `--init-jobs` connections (1: pgbench's
+/// serial steps) opened like the first one, and `cancel` raised by Ctrl-C.
 fn initialize_jobs(
     conn: &mut Connection,
     o: &InitOptions,
     connect: &pgsurge_init::Connect<'_>,
+    cancel: &std::sync::atomic::AtomicBool,
     err: &mut dyn Write,
 ) -> Result<(), pgsurge_init::InitError> {
     use std::io::IsTerminal;
@@ -157,7 +158,7 @@ fn initialize_jobs(
     let ctx = pgsurge_init::InitContext {
         clock: &clock,
         stderr_is_tty: std::io::stderr().is_terminal(),
-        cancel: None,
+        cancel: Some(cancel),
     };
     let jobs = usize::try_from(o.init_jobs).unwrap_or(1);
     pgsurge_init::initialize_parallel(conn, &o.spec, Some((jobs, connect)), err, &ctx)

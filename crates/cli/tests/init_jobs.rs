@@ -76,3 +76,52 @@ fn a_worker_that_cannot_connect_fails_the_init_with_exit_1() {
         "{stderr}"
     );
 }
+
+#[test]
+fn ctrl_c_stops_init_at_once_with_exit_1() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("init_sigint");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.args(["bench", "-i", "-s", "40", &db])
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    // Interrupt once the load is under way (after its first progress line).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut text = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        assert!(n > 0, "init ended before loading: {text}");
+        text.push_str(&line);
+        if line.contains("tuples") {
+            break;
+        }
+    }
+    let sent = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        sent.elapsed() < std::time::Duration::from_secs(10),
+        "took {:?} to stop",
+        sent.elapsed()
+    );
+    assert!(
+        text.contains("canceling statement due to user request"),
+        "{text}"
+    );
+    // The load's transaction was rolled back.
+    assert_eq!(
+        srv.psql(&db, "select count(*) from pgbench_accounts")
+            .trim(),
+        "0"
+    );
+}

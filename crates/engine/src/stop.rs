@@ -42,6 +42,11 @@ impl StopFlag {
     pub fn is_raised(&self) -> bool {
         self.inner.stop.load(Ordering::Relaxed)
     }
+    /// The flag itself, for code that polls an `AtomicBool` (e.g. `-i`'s cancel
+    /// watcher, which sends the server a cancel request once it is raised).
+    pub fn as_atomic(&self) -> &AtomicBool {
+        &self.inner.stop
+    }
     /// Records the signal that raised the flag and raises it.
     fn raise_for_signal(&self, sig: i32) {
         self.inner.signal.store(sig, Ordering::Release);

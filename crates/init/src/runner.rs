@@ -104,8 +104,22 @@ impl<S: InitSession + ?Sized> Runner<'_, '_, S> {
         }
     }
 
+    /// Whether the run was interrupted (Ctrl-C): no statement starts after that.
+    fn interrupted(&self) -> bool {
+        self.ctx
+            .cancel
+            .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Acquire))
+    }
+
     /// pgbench's `executeStatement`.
     fn exec(&mut self, sql: &str) -> Result<(), InitError> {
+        if self.interrupted() {
+            // What the server answers a statement it was asked to cancel.
+            return Err(InitError::QueryFailed {
+                message: "ERROR:  canceling statement due to user request\n".into(),
+                sql: sql.to_owned(),
+            });
+        }
         let result = self.conn.execute(sql);
         self.flush_notices();
         result.map_err(|e| query_failed(e, sql))
