@@ -287,6 +287,12 @@ impl<H: ScriptHost> Client<H> {
 
     /// The connection ended while an answer was awaited: the client aborts.
     fn backend_died(&mut self, ctx: &mut ThreadCtx<'_>) -> ReadOutcome {
+        if self.estatus == ErrorStatus::Other {
+            // The error already reported was the server's last word (a FATAL such as
+            // pg_terminate_backend's): pgbench aborts without a second line.
+            self.abort();
+            return ReadOutcome::Abort;
+        }
         ctx.diag.error(&format!(
             "client {} aborted in command {} (SQL) of script {}; perhaps the backend died while processing",
             self.id, self.command, self.script
