@@ -464,12 +464,10 @@ fn negotiate_tls(
             }
             return Ok(Transport::Plain(sock));
         }
-        b'E' => {
-            return Err(Failure::new(
-                ConnectErrorKind::Protocol,
-                "server does not support SSL, but SSL was required",
-            ))
-        }
+        // The server refused the session before TLS (e.g. too many clients): libpq
+        // reads the ErrorResponse and reports the server's error, whatever sslmode says
+        // (no TLS was in use, so `prefer` has nothing to retry without).
+        b'E' => return Err(ssl_request_refused(&mut sock, deadline)),
         other => {
             return Err(Failure::new(
                 ConnectErrorKind::Protocol,
@@ -481,6 +479,36 @@ fn negotiate_tls(
         }
     }
     handshake(host, sock, config, deadline)
+}
+
+/// Reads the ErrorResponse whose tag byte answered the SSLRequest, as the failure
+/// to report.
+fn ssl_request_refused(sock: &mut Socket, deadline: Option<Instant>) -> Failure {
+    let mut message = vec![b'E', 0, 0, 0, 0];
+    if let Err(e) = sock.read_exact(&mut message[1..5]) {
+        return Failure::io(&e, deadline);
+    }
+    let len = u32::from_be_bytes([message[1], message[2], message[3], message[4]]) as usize;
+    // An error message is short; anything else is not an ErrorResponse.
+    if !(4..=64 * 1024).contains(&len) {
+        return Failure::new(
+            ConnectErrorKind::Protocol,
+            "received invalid response to SSL negotiation: E",
+        );
+    }
+    message.resize(1 + len, 0);
+    if let Err(e) = sock.read_exact(&mut message[5..]) {
+        return Failure::io(&e, deadline);
+    }
+    match crate::codec::decode(&message) {
+        Ok(Some((crate::codec::BackendMessage::ErrorResponse(fields), _))) => {
+            Failure::server(fields.to_db_error())
+        }
+        _ => Failure::new(
+            ConnectErrorKind::Protocol,
+            "received invalid response to SSL negotiation: E",
+        ),
+    }
 }
 
 /// The TLS handshake on a connected socket.

@@ -545,3 +545,24 @@ fn require_auth_refuses_unwanted_methods() {
     Connection::connect(&cfg(port, "password=pw require_auth=password,md5")).expect("allowed");
     h.join().expect("server script");
 }
+
+#[test]
+fn an_error_answering_the_ssl_request_is_the_server_s_error_in_prefer_mode() {
+    // A server that cannot take the session (here: too many clients) may answer the
+    // SSLRequest with an ErrorResponse instead of 'S' or 'N': libpq reports that error
+    // (no TLS was started, so sslmode=prefer has nothing to retry without).
+    let (port, h) = serve(|mut p| {
+        let mut req = [0u8; 8];
+        p.0.read_exact(&mut req).expect("SSLRequest");
+        assert_eq!(&req[4..], &80877103u32.to_be_bytes());
+        p.fatal("53300", "sorry, too many clients already");
+    });
+    let e = Connection::connect(&cfg(port, "sslmode=prefer")).expect_err("refused");
+    assert_eq!(e.code(), Some("53300"));
+    assert_eq!(
+        e.to_string(),
+        format!("connection to server at \"127.0.0.1\", port {port} failed: FATAL:  sorry, too many clients already")
+    );
+    assert!(!e.to_string().contains("SSL was required"));
+    h.join().expect("server script");
+}
