@@ -369,6 +369,11 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
         let _ = write_pgbench_report(&result, &ReportOptions::from_result(&result), &mut out);
         let _ = out.flush();
     }
+    let mut output_failed = false;
+    for e in &result.output_errors {
+        err_line(e);
+        output_failed = true;
+    }
     if let Some(path) = &spec.output.json {
         let written = if path.as_os_str() == "-" {
             pgsurge_results::json::write_json_to(&result, &mut std::io::stdout())
@@ -377,6 +382,7 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
         };
         if let Err(e) = written {
             err_line(&e.to_string());
+            output_failed = true;
         }
     }
     let mut code = 0;
@@ -409,6 +415,10 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
             signal_name(sig)
         ));
         code = 2;
+    }
+    // An output that was asked for and not written is a failure, never exit 0.
+    if output_failed && code == 0 {
+        code = 1;
     }
     code
 }

@@ -369,6 +369,7 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
         intervals: merge_intervals(results, &first_ranks_for_intervals(results))?,
         totals,
         generator: None,
+        output_errors: Vec::new(),
     };
     let generators = results
         .iter()

@@ -440,8 +440,11 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     });
     sampler.finish();
     let intervals = std::mem::take(&mut sampler.intervals);
+    let output_errors = std::mem::take(&mut sampler.output_errors);
     drop(sampler);
-    merge(spec, &prepared, &shared, joined, intervals)
+    let mut result = merge(spec, &prepared, &shared, joined, intervals)?;
+    result.output_errors = output_errors;
+    Ok(result)
 }
 
 /// Phase 4 (main thread): interval samples for `-P`, `--hdr-log`, `--json` and the
@@ -455,6 +458,8 @@ struct IntervalSampler<'h> {
     hdr_log: Option<HdrIntervalLogWriter>,
     on_interval: Option<&'h mut IntervalHook<'h>>,
     intervals: Vec<IntervalSample>,
+    /// The `--hdr-log` failure, if writing it failed (the log is given up then).
+    output_errors: Vec<String>,
 }
 
 impl<'h> IntervalSampler<'h> {
@@ -483,6 +488,7 @@ impl<'h> IntervalSampler<'h> {
             hdr_log,
             on_interval,
             intervals: Vec::new(),
+            output_errors: Vec::new(),
         })
     }
 
@@ -554,10 +560,18 @@ impl<'h> IntervalSampler<'h> {
             // The overall series untagged, then one tagged series per script
             // (`Tag=script0`, …), which sum to it.
             let start = clock.to_epoch_us(now - self.period_us);
-            let _ = log.write_interval(agg.interval_histogram(), start, self.period_us, None);
+            let mut written =
+                log.write_interval(agg.interval_histogram(), start, self.period_us, None);
             for (i, hist) in agg.script_histograms().iter().enumerate() {
                 let tag = format!("script{i}");
-                let _ = log.write_interval(hist, start, self.period_us, Some(&tag));
+                written = written
+                    .and_then(|()| log.write_interval(hist, start, self.period_us, Some(&tag)));
+            }
+            if let Err(e) = written {
+                self.output_errors.push(e.to_string());
+                if let Some(log) = self.hdr_log.take() {
+                    log.abandon();
+                }
             }
         }
         if let Some(hook) = self.on_interval.as_mut() {
@@ -566,10 +580,12 @@ impl<'h> IntervalSampler<'h> {
         self.intervals.push(sample);
     }
 
-    /// Closes the HDR log.
+    /// Closes the HDR log: flushed to disk and renamed into place, or an output error.
     fn finish(&mut self) {
         if let Some(log) = self.hdr_log.take() {
-            let _ = log.finish();
+            if let Err(e) = log.finish_file() {
+                self.output_errors.push(e.to_string());
+            }
         }
     }
 }

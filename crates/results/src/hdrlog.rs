@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
@@ -27,6 +27,9 @@ pub struct HdrIntervalLogWriter<W: Write = BufWriter<File>> {
     header_len: usize,
     start_epoch_us: i64,
     unit: HdrLogUnit,
+    /// For a file log: (temporary file written to, the path it is renamed to by
+    /// [`HdrIntervalLogWriter::finish_file`]): the log appears whole or not at all.
+    rename: Option<(PathBuf, PathBuf)>,
 }
 
 impl<W: Write> std::fmt::Debug for HdrIntervalLogWriter<W> {
@@ -99,18 +102,61 @@ fn bare_builder(unit: HdrLogUnit) -> IntervalLogWriterBuilder {
 }
 
 impl HdrIntervalLogWriter<BufWriter<File>> {
-    /// Create (truncate) `path` and write the log header, values in `unit`
-    /// (named in the first comment line).
+    /// Start the log for `path`, values in `unit` (named in the first comment line).
+    /// It is written to a temporary file beside `path` and renamed over `path` by
+    /// [`HdrIntervalLogWriter::finish_file`], so `path` never holds a partial log;
+    /// [`HdrIntervalLogWriter::abandon`] removes it instead.
     pub fn create(
         path: &Path,
         start_epoch_us: i64,
         unit: HdrLogUnit,
     ) -> Result<Self, ResultsError> {
-        let f = File::create(path).map_err(|source| ResultsError::Write {
+        let failed = |source| ResultsError::Write {
             path: path.to_path_buf(),
             source,
-        })?;
-        HdrIntervalLogWriter::new(BufWriter::new(f), start_epoch_us, unit.comment(), unit)
+        };
+        let tmp = crate::atomic::temporary_path(path).map_err(failed)?;
+        let f = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(failed)?;
+        match HdrIntervalLogWriter::new(BufWriter::new(f), start_epoch_us, unit.comment(), unit) {
+            Ok(mut w) => {
+                w.rename = Some((tmp, path.to_path_buf()));
+                Ok(w)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Flushes the log to disk and renames it into place; on any failure the
+    /// temporary file is removed and the error names the log's path.
+    pub fn finish_file(mut self) -> Result<(), ResultsError> {
+        let Some((tmp, path)) = self.rename.take() else {
+            return self.finish().map(drop);
+        };
+        let done = self
+            .out
+            .flush()
+            .and_then(|()| self.out.get_ref().sync_all())
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if let Err(source) = done {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(ResultsError::Write { path, source });
+        }
+        Ok(())
+    }
+
+    /// Gives the log up (a write failed): its temporary file is removed, the path
+    /// is left as it was.
+    pub fn abandon(mut self) {
+        if let Some((tmp, _)) = self.rename.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 
@@ -148,6 +194,7 @@ impl<W: Write> HdrIntervalLogWriter<W> {
             header_len,
             start_epoch_us,
             unit,
+            rename: None,
         })
     }
 

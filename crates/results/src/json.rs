@@ -2,8 +2,7 @@
 //! follows (`schema/run-result.v1.json`, versioned by
 //! [`crate::result::SCHEMA_VERSION`]).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use crate::error::ResultsError;
@@ -19,16 +18,15 @@ pub fn write_json_to(r: &RunResult, out: &mut dyn Write) -> Result<(), ResultsEr
     Ok(())
 }
 
-/// Write `r` as a JSON document to `path` (created or truncated).
+/// Write `r` as a JSON document to `path`, whole or not at all (through a temporary
+/// file renamed over `path`).
 pub fn write_json(r: &RunResult, path: &Path) -> Result<(), ResultsError> {
     let wrap = |source| ResultsError::Write {
         path: path.to_path_buf(),
         source,
     };
-    let mut f = BufWriter::new(File::create(path).map_err(wrap)?);
-    match write_json_to(r, &mut f) {
-        Err(ResultsError::Io(e)) => return Err(wrap(e)),
-        other => other?,
-    }
-    f.flush().map_err(wrap)
+    // The whole document or nothing: a failed write leaves no partial file.
+    let mut bytes = Vec::new();
+    write_json_to(r, &mut bytes)?;
+    crate::atomic::write_atomically(path, &bytes).map_err(wrap)
 }

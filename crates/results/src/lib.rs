@@ -49,6 +49,7 @@
 //!    [`write_json`].
 #![warn(missing_docs)]
 
+pub mod atomic;
 pub mod error;
 pub mod generator;
 pub mod hdrlog;
@@ -63,6 +64,7 @@ pub mod simple;
 pub mod stats;
 pub mod txnlog;
 
+pub use atomic::write_atomically;
 pub use error::ResultsError;
 pub use generator::GeneratorInfo;
 pub use hdrlog::{HdrIntervalLogWriter, HdrLogUnit};

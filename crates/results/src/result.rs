@@ -331,6 +331,11 @@ pub struct RunResult {
     /// distributed run (`--start-at`, `--generator-*`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<crate::generator::GeneratorInfo>,
+    /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),
+    /// one message each: the caller reports them and exits non-zero. Not part of
+    /// the JSON document.
+    #[serde(skip)]
+    pub output_errors: Vec<String>,
 }
 
 impl RunResult {
@@ -404,6 +409,7 @@ impl RunResult {
             scripts,
             intervals,
             generator: None,
+            output_errors: Vec::new(),
         }
     }
 }

@@ -31,7 +31,6 @@
 
 #![warn(missing_docs)]
 
-mod atomic;
 mod backend;
 mod error;
 pub mod histogram;
@@ -43,11 +42,11 @@ mod schema;
 mod value;
 mod write;
 
-pub use atomic::write_atomically;
 pub use backend::Dialect;
 pub use error::{Result, StoreError};
 pub use lock::{this_host, LockHolder, SetLock, HEARTBEAT_EVERY, STALE_AFTER};
 pub use model::*;
+pub use pgsurge_results::write_atomically;
 pub use schema::SCHEMA_VERSION;
 pub use value::{FromValue, Row, ToValue, Value};
 

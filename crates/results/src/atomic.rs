@@ -1,14 +1,12 @@
 //! Writing an output file whole or not at all.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Writes `bytes` to `path` through a temporary file in the same directory that is
-/// flushed to disk and then renamed over `path`: a reader sees the old file or the
-/// whole new one, and a failure (full disk, read-only directory) is an error that
-/// leaves `path` as it was and no temporary file behind.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// A fresh temporary file name in `path`'s directory (`.NAME.tmp-PID-N`): written
+/// there, then renamed over `path`, an output appears whole or not at all.
+pub fn temporary_path(path: &Path) -> std::io::Result<PathBuf> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -23,11 +21,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
                 format!("{} is not a file name", path.display()),
             )
         })?;
-    let tmp = dir.join(format!(
+    Ok(dir.join(format!(
         ".{name}.tmp-{}-{}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    )))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory that is
+/// flushed to disk and then renamed over `path`: a reader sees the old file or the
+/// whole new one, and a failure (full disk, read-only directory) is an error that
+/// leaves `path` as it was and no temporary file behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temporary_path(path)?;
     let written = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
