@@ -492,34 +492,34 @@ fn run_test_inner(
     on_interval: &mut dyn FnMut(&IntervalSample),
     w: &mut RunWrite,
 ) -> Result<()> {
-    let c = s.campaign;
-    let p = s.plan;
-    let init = c.spec.init.for_scale(p.scale);
-    if target.current_scale != Some(p.scale) {
-        initialize(target, p.scale, &init)?;
-        target.current_scale = Some(p.scale);
+    let campaign = s.campaign;
+    let plan = s.plan;
+    let init = campaign.spec.init.for_scale(plan.scale);
+    if target.current_scale != Some(plan.scale) {
+        initialize(target, plan.scale, &init)?;
+        target.current_scale = Some(plan.scale);
     }
     // Hygiene.
-    let h = &c.spec.hygiene;
+    let hygiene = &campaign.spec.hygiene;
     let mut pg = Pg::connect(&target.conninfo)?;
-    if h.truncate_history {
+    if hygiene.truncate_history {
         pg.exec("TRUNCATE pgbench_history")?;
     }
-    if h.vacuum {
+    if hygiene.vacuum {
         pg.exec(
             "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history",
         )?;
     }
-    if h.checkpoint {
+    if hygiene.checkpoint {
         pg.exec("CHECKPOINT")?;
     }
-    if h.resets_stats(target.cluster.is_some()) {
+    if hygiene.resets_stats(target.cluster.is_some()) {
         pg.exec(&pgstats::reset_sql(target.version_num))?;
     }
     let database = detect_database(&mut pg, target)?;
     drop(pg);
     // Warm-up: a separate run, discarded but for its intervals.
-    let warmup = c.warmup_s().round() as u32;
+    let warmup = campaign.warmup_s().round() as u32;
     if warmup > 0 {
         let spec = run_spec(s, target, Limit::Duration(warmup), database.clone())?;
         let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
@@ -532,7 +532,7 @@ fn run_test_inner(
                 "client_errors",
                 format!(
                     "test {}: the warm-up's clients reported errors:\n{}",
-                    p.key,
+                    plan.key,
                     warm_messages.text()
                 ),
             ));
@@ -550,14 +550,14 @@ fn run_test_inner(
     let mut monitor = Pg::connect(&target.monitor_conninfo)?;
     settle(&mut monitor, &target.dbname)?;
     let before = snapshot(&mut monitor, target)?;
-    let sampling = &c.spec.sampling;
+    let sampling = &campaign.spec.sampling;
     let sampler = Sampler::start(target.sampler_config(sampling));
-    let spec = run_spec(s, target, c.limit(), database)?;
+    let spec = run_spec(s, target, campaign.limit(), database)?;
     w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
-    let mut cb = |iv: &IntervalSample, h: &LatencyHistogram| {
+    let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
         let interval = crate::convert::interval(iv, false, 0.0);
         w.interval_histograms
-            .extend(crate::convert::interval_histogram(&interval, h));
+            .extend(crate::convert::interval_histogram(&interval, histogram));
         w.intervals.push(interval);
         on_interval(iv);
     };
@@ -569,7 +569,7 @@ fn run_test_inner(
             "client_errors",
             format!(
                 "test {}: the clients reported errors:\n{}",
-                p.key,
+                plan.key,
                 messages.text()
             ),
         ));
@@ -603,12 +603,12 @@ fn run_test_inner(
     if let (Some(server), Some(client)) = (w.run.server_commits, w.run.transactions) {
         let pct = 100.0 * (server - client).abs() as f64 / (client.max(1)) as f64;
         w.run.commit_mismatch_pct = Some(pct);
-        if pct > h.commit_tolerance_pct {
+        if pct > hygiene.commit_tolerance_pct {
             w.warnings.push(warning(
                 "commit_mismatch",
                 format!(
                     "test {}: the server counted {server} commits, the client {client} transactions ({pct:.1} % apart, tolerance {} %)",
-                    p.key, h.commit_tolerance_pct
+                    plan.key, hygiene.commit_tolerance_pct
                 ),
             ));
         }
@@ -629,7 +629,7 @@ fn run_test_inner(
     }
     // Cleanup (timed): leave the history table empty for the next test.
     let t0 = Instant::now();
-    if h.truncate_history {
+    if hygiene.truncate_history {
         pg.exec("TRUNCATE pgbench_history")?;
     }
     w.run.cleanup_s = Some(t0.elapsed().as_secs_f64());

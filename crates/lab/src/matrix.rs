@@ -206,9 +206,9 @@ fn rate_label(rate: Option<f64>, per_client: Option<f64>) -> String {
 
 /// Expands `campaign` into its tests.
 pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
-    let s = &campaign.spec;
-    let m = &s.matrix;
-    let workloads = m
+    let spec = &campaign.spec;
+    let matrix = &spec.matrix;
+    let workloads = matrix
         .scripts
         .iter()
         .map(|w| Workload::from_spec(w, &campaign.base_dir))
@@ -225,19 +225,20 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
         PerClient(f64),
         None,
     }
-    let rates: Vec<RateDim> = if !m.rates_per_client.is_empty() {
-        m.rates_per_client
+    let rates: Vec<RateDim> = if !matrix.rates_per_client.is_empty() {
+        matrix
+            .rates_per_client
             .iter()
             .map(|r| RateDim::PerClient(*r))
             .collect()
-    } else if !m.rates.is_empty() {
-        m.rates.iter().map(|r| RateDim::Total(*r)).collect()
+    } else if !matrix.rates.is_empty() {
+        matrix.rates.iter().map(|r| RateDim::Total(*r)).collect()
     } else {
         vec![RateDim::None]
     };
     let mut cells = Vec::new();
     for (wi, _) in workloads.iter().enumerate() {
-        for &c in &m.clients {
+        for &c in &matrix.clients {
             for r in &rates {
                 let (rate, per_client) = match r {
                     RateDim::None => (None, None),
@@ -250,18 +251,18 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
             }
         }
     }
-    let ntargets = s.targets.len();
+    let ntargets = spec.targets.len();
     let mut tests = Vec::new();
     let mut push =
         |target: usize, scale: u32, cell: &(usize, u32, Option<f64>, Option<f64>), repeat: u32| {
             let (wi, clients, rate, per_client) = *cell;
             let key = format!(
                 "{}/s{scale}/{}/c{clients}/{}/{repeat}",
-                s.targets[target].name,
+                spec.targets[target].name,
                 workloads[wi].name,
                 rate_label(rate, per_client)
             );
-            let seed = SplitMix(s.campaign.seed ^ fnv1a(&key)).next() >> 1;
+            let seed = SplitMix(spec.campaign.seed ^ fnv1a(&key)).next() >> 1;
             tests.push(TestPlan {
                 seq: tests.len() + 1,
                 key,
@@ -276,20 +277,20 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
             });
         };
     let rounds = |scale: u32| -> Vec<(u32, Vec<usize>)> {
-        (1..=m.repeats)
+        (1..=matrix.repeats)
             .map(|repeat| {
                 let mut order: Vec<usize> = (0..cells.len()).collect();
-                if s.campaign.shuffle {
+                if spec.campaign.shuffle {
                     let mut rng =
-                        SplitMix(s.campaign.seed ^ (u64::from(scale) << 32) ^ u64::from(repeat));
+                        SplitMix(spec.campaign.seed ^ (u64::from(scale) << 32) ^ u64::from(repeat));
                     rng.shuffle(&mut order);
                 }
                 (repeat, order)
             })
             .collect()
     };
-    if s.campaign.interleave_targets {
-        for &scale in &m.scales {
+    if spec.campaign.interleave_targets {
+        for &scale in &matrix.scales {
             for (repeat, order) in rounds(scale) {
                 for ci in order {
                     for k in 0..ntargets {
@@ -301,7 +302,7 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
         }
     } else {
         for t in 0..ntargets {
-            for &scale in &m.scales {
+            for &scale in &matrix.scales {
                 for (repeat, order) in rounds(scale) {
                     for ci in order {
                         push(t, scale, &cells[ci], repeat);

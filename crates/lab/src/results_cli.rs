@@ -343,28 +343,29 @@ fn show(
     json: bool,
 ) -> CliResult {
     if let Some(id) = run {
-        let r = store.load_run(id).map_err(|e| e.to_string())?;
+        let loaded = store.load_run(id).map_err(|e| e.to_string())?;
         if json {
             return write_stdout(
                 format!(
                     "{}\n",
-                    serde_json::to_string_pretty(&r.run).map_err(|e| e.to_string())?
+                    serde_json::to_string_pretty(&loaded.run).map_err(|e| e.to_string())?
                 )
                 .as_bytes(),
             );
         }
-        let d = &r.run.record;
+        let record = &loaded.run.record;
         let mut text = format!(
             "run {} ({}), set {}, target {}\n",
-            r.run.id,
-            d.test_key,
-            d.set_id,
-            r.target
+            loaded.run.id,
+            record.test_key,
+            record.set_id,
+            loaded
+                .target
                 .as_ref()
                 .map(|t| t.record.name.as_str())
                 .unwrap_or("-")
         );
-        let fields = serde_json::to_value(d).map_err(|e| e.to_string())?;
+        let fields = serde_json::to_value(record).map_err(|e| e.to_string())?;
         if let serde_json::Value::Object(map) = fields {
             for (k, v) in map {
                 if matches!(k.as_str(), "result_json" | "scripts" | "options" | "error")
@@ -381,23 +382,23 @@ fn show(
         }
         text.push_str(&format!(
             "intervals: {}, metric samples: {}, histograms: {}, settings: {}, counters: {}\n",
-            r.intervals.len(),
-            r.metrics.len(),
-            r.histograms.len(),
-            r.settings.len(),
-            r.counters.len()
+            loaded.intervals.len(),
+            loaded.metrics.len(),
+            loaded.histograms.len(),
+            loaded.settings.len(),
+            loaded.counters.len()
         ));
-        if let Some(e) = &d.error {
+        if let Some(e) = &record.error {
             text.push_str(&format!("error:\n{}\n", indent(e)));
         }
-        for f in &r.facts {
+        for f in &loaded.facts {
             text.push_str(&format!(
                 "{}: {}\n",
                 f.name,
                 f.value.as_deref().unwrap_or("-")
             ));
         }
-        if !r
+        if !loaded
             .facts
             .iter()
             .any(|f| f.name == crate::facts::SERVER_HOST_METRICS_SOURCE)
@@ -407,12 +408,12 @@ fn show(
                 crate::facts::SERVER_HOST_METRICS_SOURCE
             ));
         }
-        for w in &r.warnings {
+        for w in &loaded.warnings {
             text.push_str(&format!("warning: {}\n", w.message));
         }
         text.push_str(&format!(
             "(the stored record as JSON: pgsurge results show --run {} --json)\n",
-            r.run.id
+            loaded.run.id
         ));
         return write_stdout(safe(&text).as_bytes());
     }
@@ -438,12 +439,12 @@ fn show(
         },
     )?;
     text.push_str(&runs_table(&runs));
-    for r in &runs {
-        if let Some(e) = r.record.error.as_deref().filter(|e| e.contains('\n')) {
+    for loaded in &runs {
+        if let Some(e) = loaded.record.error.as_deref().filter(|e| e.contains('\n')) {
             text.push_str(&format!(
                 "run {} ({}) error:\n{}\n",
-                r.id,
-                r.record.test_key,
+                loaded.id,
+                loaded.record.test_key,
                 indent(e)
             ));
         }

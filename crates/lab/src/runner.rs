@@ -262,8 +262,8 @@ fn run_tests(
         if live[plan.target].is_none() {
             let tspec = &spec.targets[plan.target];
             pb.set_message(format!("starting target \"{}\"", tspec.name));
-            let mut t = target::start(tspec, &spec.run.database)?;
-            let server_id = match server_record(&t.manifest) {
+            let mut live_target = target::start(tspec, &spec.run.database)?;
+            let server_id = match server_record(&live_target.manifest) {
                 Some(r) => Some(store.upsert_server(&r)?),
                 None => None,
             };
@@ -272,20 +272,20 @@ fn run_tests(
                 quiet,
                 &format!(
                     "target \"{}\": server host metrics from {}{}",
-                    t.name,
-                    t.host_source.name(),
-                    match &t.host_source {
+                    live_target.name,
+                    live_target.host_source.name(),
+                    match &live_target.host_source {
                         crate::hostmetrics::HostSource::None(why) => format!(" ({why})"),
                         _ => String::new(),
                     }
                 ),
             );
-            for w in &t.warnings {
+            for w in &live_target.warnings {
                 say(pb, quiet, &format!("warning: {w}"));
             }
-            t.target_id = store.upsert_target(&TargetRecord {
+            live_target.target_id = store.upsert_target(&TargetRecord {
                 set_id,
-                name: t.name.clone(),
+                name: live_target.name.clone(),
                 server_id,
                 kind: if tspec.is_throwaway() {
                     "throwaway"
@@ -293,10 +293,10 @@ fn run_tests(
                     "conninfo"
                 }
                 .into(),
-                conninfo: Some(redact(&t.conninfo)),
-                bin_dir: t.bin_dir.clone(),
-                server_version: Some(t.server_version.clone()),
-                server_version_num: Some(i64::from(t.version_num)),
+                conninfo: Some(redact(&live_target.conninfo)),
+                bin_dir: live_target.bin_dir.clone(),
+                server_version: Some(live_target.server_version.clone()),
+                server_version_num: Some(i64::from(live_target.version_num)),
                 settings: Some(serde_json::Value::Object(
                     tspec
                         .settings_text()
@@ -305,7 +305,7 @@ fn run_tests(
                         .collect(),
                 )),
             })?;
-            live[plan.target] = Some(t);
+            live[plan.target] = Some(live_target);
         }
         let Some(target) = live[plan.target].as_mut() else {
             continue;
@@ -372,14 +372,14 @@ fn run_tests(
             workload: &matrix.workloads[plan.workload],
             set_id,
         };
-        let n = todo.len();
+        let planned = todo.len();
         let key = plan.key.clone();
         let mut ticks = 0u64;
         let mut on_interval = |iv: &pgsurge_results::IntervalSample| {
             ticks += 1;
             pb.set_position((base + ticks).min(base + per_test));
             pb.set_message(format!(
-                "[{}/{n}] {key}: {:.0} tps, {:.2} ms",
+                "[{}/{planned}] {key}: {:.0} tps, {:.2} ms",
                 i + 1,
                 iv.tps,
                 iv.latency_ms
@@ -467,7 +467,7 @@ fn run_tests(
                 pb,
                 quiet,
                 &format!(
-                    "[{}/{n}] {}: FAILED: {}",
+                    "[{}/{planned}] {}: FAILED: {}",
                     i + 1,
                     plan.key,
                     write.run.error.as_deref().unwrap_or("")
@@ -480,7 +480,7 @@ fn run_tests(
                 pb,
                 quiet,
                 &format!(
-                    "[{}/{n}] {}: {:.1} tps, latency avg {:.3} ms, p99 {:.3} ms",
+                    "[{}/{planned}] {}: {:.1} tps, latency avg {:.3} ms, p99 {:.3} ms",
                     i + 1,
                     plan.key,
                     write.run.tps.unwrap_or(0.0),

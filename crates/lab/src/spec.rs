@@ -766,15 +766,15 @@ impl Campaign {
     }
 
     fn validate(&self) -> Result<(), SpecError> {
-        let s = &self.spec;
-        if s.campaign.name.trim().is_empty() {
+        let spec = &self.spec;
+        if spec.campaign.name.trim().is_empty() {
             return Err(self.invalid("campaign.name", "must not be empty"));
         }
-        if s.targets.is_empty() {
+        if spec.targets.is_empty() {
             return Err(self.invalid("target", "at least one [[target]] is needed"));
         }
         let mut names = std::collections::BTreeSet::new();
-        for (i, t) in s.targets.iter().enumerate() {
+        for (i, t) in spec.targets.iter().enumerate() {
             let key = format!("target[{i}]");
             if t.name.is_empty() || t.name.contains('/') {
                 return Err(self.invalid(
@@ -835,26 +835,26 @@ impl Campaign {
                 ));
             }
         }
-        let m = &s.matrix;
-        if m.scales.is_empty() || m.scales.contains(&0) {
+        let matrix = &spec.matrix;
+        if matrix.scales.is_empty() || matrix.scales.contains(&0) {
             return Err(self.invalid("matrix.scales", "needs at least one scale, each ≥ 1"));
         }
-        if m.clients.is_empty() || m.clients.contains(&0) {
+        if matrix.clients.is_empty() || matrix.clients.contains(&0) {
             return Err(self.invalid(
                 "matrix.clients",
                 "needs at least one client count, each ≥ 1",
             ));
         }
-        if m.scripts.is_empty() {
+        if matrix.scripts.is_empty() {
             return Err(self.invalid("matrix.scripts", "needs at least one script"));
         }
-        if m.repeats == 0 {
+        if matrix.repeats == 0 {
             return Err(self.invalid("matrix.repeats", "must be ≥ 1"));
         }
-        if !m.rates.is_empty() && !m.rates_per_client.is_empty() {
+        if !matrix.rates.is_empty() && !matrix.rates_per_client.is_empty() {
             return Err(self.invalid("matrix", "give rates (total) or rates_per_client, not both"));
         }
-        for r in m.rates.iter().chain(&m.rates_per_client) {
+        for r in matrix.rates.iter().chain(&matrix.rates_per_client) {
             if !(r.is_finite() && *r >= 0.0) {
                 return Err(self.invalid(
                     "matrix.rates",
@@ -862,11 +862,11 @@ impl Campaign {
                 ));
             }
         }
-        for (i, sc) in m.scripts.iter().enumerate() {
+        for (i, sc) in matrix.scripts.iter().enumerate() {
             crate::matrix::Workload::from_spec(sc, &self.base_dir)
                 .map_err(|e| self.invalid(&format!("matrix.scripts[{i}]"), e))?;
         }
-        let r = &s.run;
+        let r = &spec.run;
         match (&r.duration, r.transactions) {
             (Some(_), Some(_)) => {
                 return Err(self.invalid("run", "give duration or transactions, not both"))
@@ -904,48 +904,48 @@ impl Campaign {
                 v.seconds().map_err(|e| self.invalid(key, e))?;
             }
         }
-        for scale in &m.scales {
-            let o = s.init.for_scale(*scale);
-            if let Some(method) = &o.method {
+        for scale in &matrix.scales {
+            let init = spec.init.for_scale(*scale);
+            if let Some(method) = &init.method {
                 if method != "client" && method != "server" {
                     return Err(self.invalid("init.method", "must be \"client\" or \"server\""));
                 }
             }
-            if let Some(pm) = &o.partition_method {
+            if let Some(pm) = &init.partition_method {
                 if pm != "range" && pm != "hash" {
                     return Err(
                         self.invalid("init.partition_method", "must be \"range\" or \"hash\"")
                     );
                 }
             }
-            if let Some(ff) = o.fillfactor {
+            if let Some(ff) = init.fillfactor {
                 if !(10..=100).contains(&ff) {
                     return Err(self.invalid("init.fillfactor", "must be in 10..100"));
                 }
             }
-            if let Some(jobs) = o.jobs {
+            if let Some(jobs) = init.jobs {
                 if !(1..=1000).contains(&jobs) {
                     return Err(self.invalid("init.jobs", "must be in 1..1000"));
                 }
             }
         }
-        for k in s.init.scale.keys() {
+        for k in spec.init.scale.keys() {
             if k.parse::<u32>().is_err() {
                 return Err(self.invalid(&format!("init.scale.{k}"), "keys must be scale numbers"));
             }
         }
-        let tol = s.hygiene.commit_tolerance_pct;
+        let tol = spec.hygiene.commit_tolerance_pct;
         if !(tol.is_finite() && (0.0..=100.0).contains(&tol)) {
             return Err(self.invalid(
                 "hygiene.commit_tolerance_pct",
                 format!("{tol} is not a tolerance: give a percentage between 0 and 100"),
             ));
         }
-        for (k, v) in &s.thresholds {
+        for (k, v) in &spec.thresholds {
             crate::thresholds::parse(k, v)
                 .map_err(|e| self.invalid(&format!("thresholds.{k}"), e))?;
         }
-        if !(s.sampling.interval >= 0.1 && s.sampling.interval <= 60.0) {
+        if !(spec.sampling.interval >= 0.1 && spec.sampling.interval <= 60.0) {
             return Err(self.invalid("sampling.interval", "must be between 0.1 and 60 seconds"));
         }
         Ok(())

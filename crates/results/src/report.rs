@@ -126,13 +126,13 @@ pub fn write_pgbench_report(
     opts: &ReportOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let o = &r.options;
-    let t = &r.totals;
-    let failures = t.failures;
-    let total_cnt = t.total_cnt();
+    let options = &r.options;
+    let totals = &r.totals;
+    let failures = totals.failures;
+    let total_cnt = totals.total_cnt();
     let bench_duration = r.bench_duration_us as f64 / 1e6;
-    let throttled = o.rate_tps.is_some();
-    let limited = o.latency_limit_us.is_some();
+    let throttled = options.rate_tps.is_some();
+    let limited = options.latency_limit_us.is_some();
     let pg17 = opts.compat == PgCompat::Pg17;
 
     writeln!(out, "transaction type: {}", r.transaction_type)?;
@@ -140,21 +140,21 @@ pub fn write_pgbench_report(
     if let Some(m) = &r.partition_method {
         writeln!(out, "partition method: {m}\npartitions: {}", r.partitions)?;
     }
-    writeln!(out, "query mode: {}", o.query_mode.name())?;
-    writeln!(out, "number of clients: {}", o.clients)?;
-    writeln!(out, "number of threads: {}", o.threads)?;
-    if o.max_tries != 0 {
-        writeln!(out, "maximum number of tries: {}", o.max_tries)?;
+    writeln!(out, "query mode: {}", options.query_mode.name())?;
+    writeln!(out, "number of clients: {}", options.clients)?;
+    writeln!(out, "number of threads: {}", options.threads)?;
+    if options.max_tries != 0 {
+        writeln!(out, "maximum number of tries: {}", options.max_tries)?;
     }
-    match o.duration_s {
+    match options.duration_s {
         None => {
-            let nxacts = i64::from(o.transactions_per_client.unwrap_or(0));
+            let nxacts = i64::from(options.transactions_per_client.unwrap_or(0));
             writeln!(out, "number of transactions per client: {nxacts}")?;
             writeln!(
                 out,
                 "number of transactions actually processed: {}/{}",
-                t.transactions,
-                nxacts * i64::from(o.clients)
+                totals.transactions,
+                nxacts * i64::from(options.clients)
             )?;
         }
         Some(d) => {
@@ -162,7 +162,7 @@ pub fn write_pgbench_report(
             writeln!(
                 out,
                 "number of transactions actually processed: {}",
-                t.transactions
+                totals.transactions
             )?;
         }
     }
@@ -172,24 +172,24 @@ pub fn write_pgbench_report(
     if !pg17 && total_cnt == 0 {
         return interrupted_line(r, out);
     }
-    failure_lines(out, "", t, total_cnt, opts.failures_detailed)?;
-    if o.max_tries != 1 {
-        retry_lines(out, "", t, total_cnt)?;
+    failure_lines(out, "", totals, total_cnt, opts.failures_detailed)?;
+    if options.max_tries != 1 {
+        retry_lines(out, "", totals, total_cnt)?;
     }
-    if pg17 && t.transactions + t.skipped == 0 {
+    if pg17 && totals.transactions + totals.skipped == 0 {
         return interrupted_line(r, out);
     }
     if throttled && limited {
         writeln!(
             out,
             "number of transactions skipped: {} ({}%)",
-            t.skipped,
-            pct(t.skipped, total_cnt)
+            totals.skipped,
+            pct(totals.skipped, total_cnt)
         )?;
     }
-    if let Some(limit) = o.latency_limit_us {
-        let late_pct = if t.transactions > 0 {
-            100.0 * t.late as f64 / t.transactions as f64
+    if let Some(limit) = options.latency_limit_us {
+        let late_pct = if totals.transactions > 0 {
+            100.0 * totals.late as f64 / totals.transactions as f64
         } else {
             0.0
         };
@@ -197,16 +197,17 @@ pub fn write_pgbench_report(
             out,
             "number of transactions above the {} ms latency limit: {}/{} ({}%)",
             f1(limit as f64 / 1000.0),
-            t.late,
-            t.transactions,
+            totals.late,
+            totals.transactions,
             f3(late_pct)
         )?;
     }
-    if throttled || o.progress_s.is_some() || limited {
-        simple_stats(out, "latency", &t.latency.sums_us)?;
+    if throttled || options.progress_s.is_some() || limited {
+        simple_stats(out, "latency", &totals.latency.sums_us)?;
     } else {
         // No measured latencies: pgbench derives the average from the run time.
-        let avg = 0.001 * r.bench_duration_us as f64 * f64::from(o.clients) / total_cnt as f64;
+        let avg =
+            0.001 * r.bench_duration_us as f64 * f64::from(options.clients) / total_cnt as f64;
         let suffix = if failures > 0 {
             " (including failures)"
         } else {
@@ -214,20 +215,20 @@ pub fn write_pgbench_report(
         };
         writeln!(out, "latency average = {} ms{suffix}", f3(avg))?;
     }
-    percentile_lines(out, "latency", &t.latency, &opts.percentiles)?;
+    percentile_lines(out, "latency", &totals.latency, &opts.percentiles)?;
     if throttled {
         writeln!(
             out,
             "rate limit schedule lag: avg {} (max {}) ms",
-            f3(0.001 * t.lag.sums_us.sum / t.transactions as f64),
-            f3(0.001 * t.lag.sums_us.max)
+            f3(0.001 * totals.lag.sums_us.sum / totals.transactions as f64),
+            f3(0.001 * totals.lag.sums_us.max)
         )?;
     }
-    if o.connect_per_transaction {
+    if options.connect_per_transaction {
         writeln!(
             out,
             "average connection time = {} ms",
-            f3(0.001 * r.connection_total_us as f64 / (t.transactions + failures) as f64)
+            f3(0.001 * r.connection_total_us as f64 / (totals.transactions + failures) as f64)
         )?;
         writeln!(out, "tps = {} (including reconnection times)", f6(r.tps))?;
     } else {
