@@ -1,6 +1,6 @@
-//! Every output `bench` was asked for is written whole or the run fails: `--json` and
-//! `--hdr-log` into a directory that does not exist, or onto a full filesystem (a tiny
-//! tmpfs the test mounts), end with a message naming the file and exit status 1, and
+//! Every output `bench` was asked for is written whole or the run fails: `--json`,
+//! `--hdr-log` and `-l` logs into a directory that does not exist, or onto a full
+//! filesystem (a tiny tmpfs the test mounts), end with a message and exit status 1, and
 //! leave no file (and no temporary file) behind.
 
 use std::path::Path;
@@ -125,4 +125,70 @@ fn outputs_onto_a_full_filesystem_fail_the_run_and_leave_nothing() {
         );
     }
     assert_eq!(files_in(fs.0.path()), vec!["filler".to_string()]);
+    // `-l` logs too: the first failed write gives the thread's log up.
+    let prefix = fs.0.path().join("pgbench_log");
+    let (err, code) = bench(
+        srv,
+        &[
+            "-n",
+            "-S",
+            "-T",
+            "2",
+            "-j",
+            "2",
+            "-c",
+            "2",
+            "-l",
+            &format!("--log-prefix={}", prefix.display()),
+            &db,
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("could not write to log file") && err.contains("No space left on device"),
+        "{err}"
+    );
+    assert_eq!(files_in(fs.0.path()), vec!["filler".to_string()]);
+}
+
+#[test]
+fn transaction_logs_appear_whole_after_the_run() {
+    let srv = TestServer::shared();
+    let db = initialized(srv, "outputs_logs");
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("pgbench_log");
+    let (err, code) = bench(
+        srv,
+        &[
+            "-n",
+            "-S",
+            "-t",
+            "100",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-l",
+            &format!("--log-prefix={}", prefix.display()),
+            &db,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let mut names = files_in(dir.path());
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.iter().all(|n| n.starts_with("pgbench_log.")),
+        "{names:?}"
+    );
+    let lines: usize = names
+        .iter()
+        .map(|n| {
+            std::fs::read_to_string(dir.path().join(n))
+                .unwrap()
+                .lines()
+                .count()
+        })
+        .sum();
+    assert_eq!(lines, 200);
 }

@@ -39,7 +39,7 @@ use crate::recorder::{ThreadLog, ThreadRecorder};
 use crate::script_host::ClientScript;
 use crate::spec::RunSpec;
 use crate::start_at::{generator_info, StartGate};
-use crate::stderr::{DiagnosticSink, SinkGuard, StderrDiag};
+use crate::stderr::{DiagnosticSink, SinkGuard};
 use crate::stop::StopFlag;
 use crate::throttle::ThrottleSchedule;
 use crate::EngineError;
@@ -372,9 +372,14 @@ fn drive_thread(
 /// Phase 4 (per thread): flush and close the `-l` log; the first write error, if any.
 fn finish_thread_log(rec: &mut ThreadRecorder, clock: &RunClock) -> Option<String> {
     let mut log_error = rec.log_error.take().map(|e| e.to_string());
+    // A log with a failed write is dropped (its temporary file removed); a whole one
+    // is committed (flushed, synced and renamed into place).
     let finished = match rec.log.take() {
-        Some(ThreadLog::PerTxn { writer, .. }) => writer.finish().map(drop),
-        Some(ThreadLog::Aggregate(w)) => w.finish(clock.to_epoch_us(clock.now())).map(drop),
+        _ if log_error.is_some() => Ok(()),
+        Some(ThreadLog::PerTxn { writer, .. }) => writer.finish().and_then(|f| f.commit()),
+        Some(ThreadLog::Aggregate(w)) => w
+            .finish(clock.to_epoch_us(clock.now()))
+            .and_then(|f| f.commit()),
         None => Ok(()),
     };
     if let Err(e) = finished {
@@ -443,7 +448,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     let output_errors = std::mem::take(&mut sampler.output_errors);
     drop(sampler);
     let mut result = merge(spec, &prepared, &shared, joined, intervals)?;
-    result.output_errors = output_errors;
+    result.output_errors.extend(output_errors);
     Ok(result)
 }
 
@@ -460,6 +465,8 @@ struct IntervalSampler<'h> {
     intervals: Vec<IntervalSample>,
     /// The `--hdr-log` failure, if writing it failed (the log is given up then).
     output_errors: Vec<String>,
+    /// `--hdr-log`'s path, for messages.
+    hdr_log_path: Option<std::path::PathBuf>,
 }
 
 impl<'h> IntervalSampler<'h> {
@@ -489,6 +496,7 @@ impl<'h> IntervalSampler<'h> {
             on_interval,
             intervals: Vec::new(),
             output_errors: Vec::new(),
+            hdr_log_path: spec.output.hdr_log.clone(),
         })
     }
 
@@ -568,6 +576,15 @@ impl<'h> IntervalSampler<'h> {
                     .and_then(|()| log.write_interval(hist, start, self.period_us, Some(&tag)));
             }
             if let Err(e) = written {
+                let e = match (e, &self.hdr_log_path) {
+                    (pgsurge_results::ResultsError::Io(source), Some(path)) => {
+                        pgsurge_results::ResultsError::Write {
+                            path: path.clone(),
+                            source,
+                        }
+                    }
+                    (other, _) => other,
+                };
                 self.output_errors.push(e.to_string());
                 if let Some(log) = self.hdr_log.take() {
                     log.abandon();
@@ -631,13 +648,14 @@ fn merge(
         return Err(EngineError::ClientConnection(String::new()));
     }
     let mut merged: Option<ThreadStats> = None;
+    let mut log_errors = Vec::new();
     let mut first_start = i64::MAX;
     let mut aborted = false;
     for out in outputs {
         first_start = first_start.min(out.bench_start);
         aborted |= out.aborted || out.loop_end == LoopEnd::PollFailed;
         if let Some(e) = &out.log_error {
-            StderrDiag::new(false).error_line(&format!("could not write to log file: {e}"));
+            log_errors.push(format!("could not write to log file: {e}"));
         }
         match merged.as_mut() {
             None => merged = Some(out.stats),
@@ -678,5 +696,6 @@ fn merge(
     };
     let mut result = RunResult::build(info, &merged, intervals);
     result.generator = generator_info(&spec.generator, clock, first_start, end);
+    result.output_errors = log_errors;
     Ok(result)
 }

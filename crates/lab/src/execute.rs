@@ -564,6 +564,10 @@ fn run_test_inner(
     let result = engine_run(&spec, stop, &mut cb);
     let sampled = sampler.finish();
     let (result, messages) = result?;
+    for e in &result.output_errors {
+        w.warnings
+            .push(warning("output", format!("test {}: {e}", plan.key)));
+    }
     if !messages.is_empty() {
         w.warnings.push(warning(
             "client_errors",

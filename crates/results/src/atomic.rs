@@ -50,6 +50,71 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
+/// A file written in place of `path` while a run goes on (logs): the bytes go to a
+/// temporary file beside `path`, which [`AtomicFile::commit`] flushes to disk and
+/// renames over `path`. Dropped uncommitted (a write failed, the run ended early), the
+/// temporary file is removed: `path` holds a whole output or is left as it was.
+#[derive(Debug)]
+pub struct AtomicFile {
+    out: std::io::BufWriter<std::fs::File>,
+    tmp: PathBuf,
+    path: PathBuf,
+    committed: bool,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path`, buffered with `capacity` bytes.
+    pub fn create(path: &Path, capacity: usize) -> std::io::Result<AtomicFile> {
+        let tmp = temporary_path(path)?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        Ok(AtomicFile {
+            out: std::io::BufWriter::with_capacity(capacity, file),
+            tmp,
+            path: path.to_path_buf(),
+            committed: false,
+        })
+    }
+
+    /// The path the output appears at once committed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_all()?;
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,5 +133,27 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, vec!["out.json".to_string()]);
+    }
+
+    #[test]
+    fn atomic_file_appears_on_commit_and_vanishes_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        let mut f = AtomicFile::create(&p, 16).unwrap();
+        f.write_all(b"line one, longer than the buffer\n").unwrap();
+        assert!(!p.exists(), "not before commit");
+        f.commit().unwrap();
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            b"line one, longer than the buffer\n"
+        );
+        let mut g = AtomicFile::create(&dir.path().join("other"), 16).unwrap();
+        g.write_all(b"lost").unwrap();
+        drop(g);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, vec!["log".to_string()]);
     }
 }

@@ -8,28 +8,25 @@
 //! (the divisor is 1000 or 1000000), and the file's first comment line names the
 //! unit.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
+use crate::atomic::AtomicFile;
 use crate::error::ResultsError;
 use crate::histogram::LatencyHistogram;
 
 /// Writes one interval histogram at a time.
-pub struct HdrIntervalLogWriter<W: Write = BufWriter<File>> {
+pub struct HdrIntervalLogWriter<W: Write = AtomicFile> {
     out: W,
     serializer: V2DeflateSerializer,
     scratch: Vec<u8>,
     header_len: usize,
     start_epoch_us: i64,
     unit: HdrLogUnit,
-    /// For a file log: (temporary file written to, the path it is renamed to by
-    /// [`HdrIntervalLogWriter::finish_file`]): the log appears whole or not at all.
-    rename: Option<(PathBuf, PathBuf)>,
 }
 
 impl<W: Write> std::fmt::Debug for HdrIntervalLogWriter<W> {
@@ -101,11 +98,11 @@ fn bare_builder(unit: HdrLogUnit) -> IntervalLogWriterBuilder {
     b
 }
 
-impl HdrIntervalLogWriter<BufWriter<File>> {
+impl HdrIntervalLogWriter<AtomicFile> {
     /// Start the log for `path`, values in `unit` (named in the first comment line).
     /// It is written to a temporary file beside `path` and renamed over `path` by
     /// [`HdrIntervalLogWriter::finish_file`], so `path` never holds a partial log;
-    /// [`HdrIntervalLogWriter::abandon`] removes it instead.
+    /// dropped unfinished (or [`HdrIntervalLogWriter::abandon`]ed), it leaves nothing.
     pub fn create(
         path: &Path,
         start_epoch_us: i64,
@@ -115,49 +112,27 @@ impl HdrIntervalLogWriter<BufWriter<File>> {
             path: path.to_path_buf(),
             source,
         };
-        let tmp = crate::atomic::temporary_path(path).map_err(failed)?;
-        let f = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(failed)?;
-        match HdrIntervalLogWriter::new(BufWriter::new(f), start_epoch_us, unit.comment(), unit) {
-            Ok(mut w) => {
-                w.rename = Some((tmp, path.to_path_buf()));
-                Ok(w)
-            }
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
-        }
+        let file = AtomicFile::create(path, 64 * 1024).map_err(failed)?;
+        HdrIntervalLogWriter::new(file, start_epoch_us, unit.comment(), unit)
     }
 
-    /// Flushes the log to disk and renames it into place; on any failure the
-    /// temporary file is removed and the error names the log's path.
-    pub fn finish_file(mut self) -> Result<(), ResultsError> {
-        let Some((tmp, path)) = self.rename.take() else {
-            return self.finish().map(drop);
+    /// Flushes the log to disk and renames it into place; on any failure nothing is
+    /// left and the error names the log's path.
+    pub fn finish_file(self) -> Result<(), ResultsError> {
+        let path = self.out.path().to_path_buf();
+        let failed = |source| ResultsError::Write {
+            path: path.clone(),
+            source,
         };
-        let done = self
-            .out
-            .flush()
-            .and_then(|()| self.out.get_ref().sync_all())
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        if let Err(source) = done {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(ResultsError::Write { path, source });
-        }
-        Ok(())
+        let file = self.finish().map_err(|e| match e {
+            ResultsError::Io(source) => failed(source),
+            other => other,
+        })?;
+        file.commit().map_err(failed)
     }
 
-    /// Gives the log up (a write failed): its temporary file is removed, the path
-    /// is left as it was.
-    pub fn abandon(mut self) {
-        if let Some((tmp, _)) = self.rename.take() {
-            let _ = std::fs::remove_file(tmp);
-        }
-    }
+    /// Gives the log up (a write failed): the path is left as it was.
+    pub fn abandon(self) {}
 }
 
 impl<W: Write> HdrIntervalLogWriter<W> {
@@ -194,7 +169,6 @@ impl<W: Write> HdrIntervalLogWriter<W> {
             header_len,
             start_epoch_us,
             unit,
-            rename: None,
         })
     }
 

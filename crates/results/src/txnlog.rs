@@ -5,10 +5,10 @@
 //! entry is sampled (`--sampling-rate`) is decided by the engine with the
 //! thread's sample PRNG before calling in.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::atomic::AtomicFile;
 use crate::error::ResultsError;
 use crate::pgfmt::f0;
 use crate::simple::SimpleStats;
@@ -27,13 +27,13 @@ pub fn log_file_path(prefix: Option<&str>, pid: u32, thread: usize) -> PathBuf {
     }
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>, ResultsError> {
-    File::create(path)
-        .map(|f| BufWriter::with_capacity(64 * 1024, f))
-        .map_err(|source| ResultsError::OpenLog {
-            path: path.to_path_buf(),
-            source,
-        })
+/// The log file for `path`, written in place (see [`AtomicFile`]): it appears when
+/// the run commits it and is removed if the run fails to.
+fn create(path: &Path) -> Result<AtomicFile, ResultsError> {
+    AtomicFile::create(path, 64 * 1024).map_err(|source| ResultsError::OpenLog {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Run options that change log lines.
@@ -97,12 +97,12 @@ fn result_word(outcome: TxnOutcome, detailed: bool) -> &'static str {
 
 /// Per-transaction log of one thread.
 #[derive(Debug)]
-pub struct TxnLogWriter<W: Write = BufWriter<File>> {
+pub struct TxnLogWriter<W: Write = AtomicFile> {
     out: W,
     opts: LogOptions,
 }
 
-impl TxnLogWriter<BufWriter<File>> {
+impl TxnLogWriter<AtomicFile> {
     /// Create (truncate) the file; the error text is pgbench's.
     pub fn create(path: &Path, opts: LogOptions) -> Result<Self, ResultsError> {
         Ok(TxnLogWriter::new(create(path)?, opts))
@@ -181,7 +181,7 @@ struct Interval {
 
 /// `--aggregate-interval` log of one thread.
 #[derive(Debug)]
-pub struct AggregateLogWriter<W: Write = BufWriter<File>> {
+pub struct AggregateLogWriter<W: Write = AtomicFile> {
     out: W,
     opts: LogOptions,
     interval_us: i64,
@@ -189,7 +189,7 @@ pub struct AggregateLogWriter<W: Write = BufWriter<File>> {
     cur: Interval,
 }
 
-impl AggregateLogWriter<BufWriter<File>> {
+impl AggregateLogWriter<AtomicFile> {
     /// Create (truncate) the file. `bench_start_epoch_us`: the thread's benchmark
     /// start (Unix epoch µs); the first interval starts at its whole second.
     pub fn create(
