@@ -109,6 +109,9 @@ impl SharedCounters {
     /// Called by [`crate::ThreadStats::record_txn`]; never allocates.
     #[inline]
     pub fn publish(&self, s: &TxnSample, total: &TxnStats, throttled: bool) {
+        // With interval histograms, counters and histogram change under one lock, so a
+        // sample never sees a transaction in one and not in the other.
+        let mut guard = self.hist.as_ref().map(lock);
         self.cnt.store(total.cnt, Relaxed);
         self.skipped.store(total.skipped, Relaxed);
         self.retries.store(total.retries, Relaxed);
@@ -120,8 +123,7 @@ impl SharedCounters {
         if throttled {
             self.lag_sum.store(total.lag.sum.to_bits(), Relaxed);
         }
-        if let (Some(h), TxnOutcome::Success) = (&self.hist, s.outcome) {
-            let mut g = lock(h);
+        if let (Some(g), TxnOutcome::Success) = (guard.as_mut(), s.outcome) {
             let i = s.script.min(g.len() - 1);
             g[i].record(s.latency_us);
         }
@@ -139,6 +141,22 @@ impl SharedCounters {
             latency_sum2: f64::from_bits(self.latency_sum2.load(Relaxed)),
             lag_sum: f64::from_bits(self.lag_sum.load(Relaxed)),
         }
+    }
+
+    /// [`snapshot`](Self::snapshot) and [`drain_histograms`](Self::drain_histograms)
+    /// at one instant: the counters and the drained histograms hold the same
+    /// transactions.
+    pub fn snapshot_and_drain(&self, into: &mut [LatencyHistogram]) -> ProgressSnapshot {
+        let Some(h) = &self.hist else {
+            return self.snapshot();
+        };
+        let mut g = lock(h);
+        let snap = self.snapshot();
+        for (dst, src) in into.iter_mut().zip(g.iter_mut()) {
+            dst.merge(src);
+            src.reset();
+        }
+        snap
     }
 
     /// Move the interval histograms' values into `into` (script by script; extra
@@ -256,8 +274,7 @@ impl ProgressAggregator {
             h.reset();
         }
         for t in &self.threads {
-            cur.add(&t.snapshot());
-            t.drain_histograms(&mut self.script_hists);
+            cur.add(&t.snapshot_and_drain(&mut self.script_hists));
         }
         for h in &self.script_hists {
             self.hist.merge(h);
