@@ -365,7 +365,8 @@ fn add_file(ctx: &mut Ctx<'_>, raw: &mut Raw, name: &[u8], weight: u32) -> Step<
             .concat(),
         ));
     }
-    add_script(ctx, raw, lossy(name), lossy(&buf), origin, weight)
+    let text = pgsurge_script::script_text(&buf).into_owned();
+    add_script(ctx, raw, lossy(name), text, origin, weight)
 }
 
 /// pgbench's `valid_variable_name`: a letter, `_` or non-ASCII byte first, then also

@@ -37,8 +37,13 @@ pub struct CompileError {
 /// Parses a script (`desc` is the builtin description or the file name as given).
 pub fn compile(desc: &str, text: &str) -> Result<Script, CompileError> {
     pgsurge_script::parse_script(desc, text).map_err(|e| CompileError {
-        message: e.to_string(),
-        context: e.stderr_lines().into_iter().skip(1).collect(),
+        message: pgsurge_script::script_display(&e.to_string()).into_owned(),
+        context: e
+            .stderr_lines()
+            .into_iter()
+            .skip(1)
+            .map(|l| pgsurge_script::script_display(&l).into_owned())
+            .collect(),
         conditional: matches!(e, ScriptError::Condition { .. }),
     })
 }

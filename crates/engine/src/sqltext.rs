@@ -35,6 +35,9 @@ pub struct SqlTemplate {
 pub struct ParamSql {
     /// The text with each reference replaced by `$1`, `$2`, … in order of appearance.
     pub sql: String,
+    /// `sql` as the bytes to send (the script file's bytes, see
+    /// [`pgsurge_script::script_bytes`]).
+    pub wire: Box<[u8]>,
     /// The variable name of each parameter (repeats get their own parameter).
     pub params: Vec<Box<str>>,
 }
@@ -75,27 +78,35 @@ fn scan_refs(text: &[u8], mut on_ref: impl FnMut(usize, usize)) {
 }
 
 impl SqlTemplate {
-    /// Scans `text` once.
+    /// Scans `text` (script text, see [`pgsurge_script::script_text`]) once; the pieces
+    /// hold the bytes the script file had.
     pub fn new(text: &str) -> Self {
-        let bytes: Box<[u8]> = text.as_bytes().into();
+        let mut refs = Vec::new();
+        scan_refs(text.as_bytes(), |s, e| refs.push((s, e)));
+        let mut bytes = Vec::with_capacity(text.len());
+        // `:` is ASCII and a name ends at an ASCII byte, so every cut is a char boundary
+        let mut copy = |r: Range<usize>| {
+            let start = bytes.len();
+            bytes.extend_from_slice(&pgsurge_script::script_bytes(&text[r]));
+            start..bytes.len()
+        };
         let mut pieces = Vec::new();
         let mut lit_start = 0;
-        scan_refs(&bytes, |s, e| {
+        for (s, e) in refs {
             if s > lit_start {
-                pieces.push(Piece::Literal(lit_start..s));
+                pieces.push(Piece::Literal(copy(lit_start..s)));
             }
-            let name = String::from_utf8_lossy(&bytes[s + 1..e]).into_owned();
             pieces.push(Piece::Variable {
-                name: name.into_boxed_str(),
-                raw: s..e,
+                name: text[s + 1..e].into(),
+                raw: copy(s..e),
             });
             lit_start = e;
-        });
-        if lit_start < bytes.len() {
-            pieces.push(Piece::Literal(lit_start..bytes.len()));
+        }
+        if lit_start < text.len() {
+            pieces.push(Piece::Literal(copy(lit_start..text.len())));
         }
         SqlTemplate {
-            text: bytes,
+            text: bytes.into(),
             pieces,
         }
     }
@@ -139,8 +150,10 @@ pub fn to_param_sql(text: &str) -> Result<ParamSql, TooManyParams> {
         return Err(TooManyParams);
     }
     sql.extend_from_slice(&bytes[last..]);
+    let sql = String::from_utf8_lossy(&sql).into_owned();
     Ok(ParamSql {
-        sql: String::from_utf8_lossy(&sql).into_owned(),
+        wire: pgsurge_script::script_bytes(&sql).into(),
+        sql,
         params,
     })
 }

@@ -114,8 +114,9 @@ pub fn run_spec(
         .map(|part| match &part.source {
             ScriptSource::Builtin(name) => RunScript::builtin(name, part.weight),
             ScriptSource::File(path) => {
-                let text = std::fs::read_to_string(path)
+                let bytes = std::fs::read(path)
                     .map_err(|e| SpecError(format!("reading script {}: {e}", path.display())))?;
+                let text = pgsurge_script::script_text(&bytes);
                 RunScript::parse(&path.display().to_string(), &text, part.weight)
             }
         })
@@ -415,10 +416,11 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
         .map(|part| {
             let (name, text) = match &part.source {
                 crate::matrix::ScriptSource::Builtin(b) => (b.clone(), builtin_text(b)),
-                crate::matrix::ScriptSource::File(f) => (
-                    f.display().to_string(),
-                    std::fs::read_to_string(f).unwrap_or_default(),
-                ),
+                crate::matrix::ScriptSource::File(f) => {
+                    let bytes = std::fs::read(f).unwrap_or_default();
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    (f.display().to_string(), text)
+                }
             };
             serde_json::json!({
                 "name": name, "weight": part.weight, "text": text, "sha256": sha256_hex(&text)

@@ -3,6 +3,8 @@
 //! This crate owns everything pgbench does with a script before and while a client runs
 //! it, except talking to the server and to the operating system:
 //!
+//! * [`script_text`]: a script file's bytes as lossless text (pgbench sends a script's
+//!   bytes as they are; [`script_bytes`] gives them back);
 //! * [`parse_script`]: splitting a script into SQL and meta commands with psql's lexing
 //!   rules, every syntax-time check, and the exact error text pgbench prints
 //!   ([`ScriptError`]);
@@ -45,6 +47,7 @@
 #![warn(missing_docs)]
 
 mod builtins;
+mod bytes;
 mod cnum;
 mod cond;
 mod error;
@@ -68,6 +71,7 @@ pub use builtins::{
     builtin_list_text, find_builtin, parse_weight, show_script_text, split_weight, Builtin,
     BuiltinError, WeightError, BUILTINS, MAX_SCRIPTS,
 };
+pub use bytes::{script_bytes, script_display, script_text};
 pub use cond::{CondCommand, CondError, CondStack, CondState, SkipStep};
 pub use error::ScriptError;
 pub use eval::{eval, EvalCtx, EvalError};
@@ -78,7 +82,7 @@ pub use functions::{
     random_uniform, random_zipfian,
 };
 #[doc(hidden)]
-pub use fuzzing::fuzz_one;
+pub use fuzzing::{fuzz_bytes, fuzz_one};
 pub use numfmt::{format_double, format_f, format_g};
 pub use prepare::{substitute_simple, PrepareError, QueryMode, MAX_PARAMS};
 pub use prng::{Prng, RandomSeed, SeedError, SeedStreams, ThreadStreams};

@@ -182,6 +182,12 @@ impl SleepUnit {
 const FIRST_LINE_MAX: usize = 127;
 
 fn sql_first_line(text: &str) -> String {
+    if let std::borrow::Cow::Owned(bytes) = crate::script_bytes(text) {
+        // pgbench's cut is by bytes, whatever they are
+        let t = &bytes[..bytes.len().min(FIRST_LINE_MAX)];
+        let cut = t.iter().position(|&b| b == b'\n' || b == b'\r');
+        return String::from_utf8_lossy(&t[..cut.unwrap_or(t.len())]).into_owned();
+    }
     let mut end = text.len().min(FIRST_LINE_MAX);
     while !text.is_char_boundary(end) {
         end -= 1;

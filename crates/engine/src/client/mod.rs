@@ -728,7 +728,7 @@ impl<H: ScriptHost> Client<H> {
         {
             let id = self.id;
             self.debug(ctx, || format!("client {id} preparing {name}"));
-            append::parse(&mut io.out, name.as_bytes(), p.sql.as_bytes());
+            append::parse(&mut io.out, name.as_bytes(), &p.wire);
             append::sync(&mut io.out);
             self.syncs_pending += 1;
             self.in_flight.command(cmd);
@@ -765,15 +765,15 @@ impl<H: ScriptHost> Client<H> {
                 };
                 if ctx.diag.debug_enabled() {
                     let what = if stmt.is_empty() {
-                        &p.sql
+                        pgsurge_script::script_display(&p.sql)
                     } else {
-                        sql.stmt_name.as_deref().unwrap_or("")
+                        sql.stmt_name.as_deref().unwrap_or("").into()
                     };
                     ctx.diag
                         .debug(&format!("client {} sending {what}", self.id));
                 }
                 if stmt.is_empty() {
-                    append::parse(&mut io.out, b"", p.sql.as_bytes());
+                    append::parse(&mut io.out, b"", &p.wire);
                 }
                 let mut b = append::BindWriter::new(&mut io.out, stmt, p.params.len() as u16);
                 for name in &p.params {

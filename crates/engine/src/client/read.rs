@@ -397,7 +397,7 @@ fn write_query_text<H: ScriptHost>(
             if executes_prepared {
                 return false;
             }
-            out.extend_from_slice(p.sql.as_bytes());
+            out.extend_from_slice(&p.wire);
         }
     }
     true
