@@ -1,12 +1,8 @@
-//! Fuzz target: any text must parse or be rejected without panicking, render its error,
-//! prepare in every query mode, and every expression must evaluate (or fail) without
-//! panicking or hanging.
+//! Script files: any bytes must parse or be rejected without panicking, and everything
+//! downstream of a parse must run without panicking or hanging
+//! (`pgsurge_script::fuzz_one`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(text) = std::str::from_utf8(data) {
-        pgsurge_script::fuzz_one(text);
-    }
-});
+fuzz_target!(|data: &[u8]| pgsurge_script::fuzz_bytes(data));

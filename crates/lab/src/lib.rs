@@ -28,6 +28,8 @@ pub mod convert;
 pub mod error;
 pub mod execute;
 pub mod facts;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hostmetrics;
 pub mod import;
 pub mod manifest;

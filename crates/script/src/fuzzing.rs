@@ -1,10 +1,16 @@
-//! Owns the body of the fuzz target (`fuzz/fuzz_targets/parse_eval.rs`), kept in the
+//! Owns the body of the fuzz target (`fuzz/fuzz_targets/parse_eval.rs` at the repository root), kept in the
 //! library so crashers found by the fuzzer become ordinary regression tests.
 
 use crate::{
     eval, parse_script, shell_command, sleep_usec, substitute_simple, Command, EvalCtx, MetaKind,
     Prng, QueryMode, Variables,
 };
+
+/// [`fuzz_one`] of a script file's bytes, read the way `-f` reads them.
+#[doc(hidden)]
+pub fn fuzz_bytes(data: &[u8]) {
+    fuzz_one(&crate::script_text(data));
+}
 
 /// Parses `text` as a script and exercises everything downstream of a successful parse.
 /// Must never panic or hang, whatever the input.

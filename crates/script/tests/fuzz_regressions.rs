@@ -1,6 +1,6 @@
 //! Inputs that stress the parser and evaluator (the fuzz target's seeds and the edge
 //! cases found while fuzzing): none may panic, hang or overflow the stack.
-//! `cargo fuzz run parse_eval` (in `crates/script/fuzz`) found no crash in two sessions:
+//! `cargo fuzz run parse_eval` (now `fuzz/` at the repository root) found no crash in two sessions:
 //! 20 minutes (614,803 runs) and, after the stack-growth change, 10 minutes with inputs up
 //! to 12 KB (1,885,530 runs). New crashers get added to `CASES`.
 

@@ -53,6 +53,8 @@ mod connection;
 mod conninfo;
 mod error;
 mod error_text;
+#[doc(hidden)]
+pub mod fuzzing;
 mod pgbench;
 mod pgpass;
 pub mod redact;

@@ -1,0 +1,71 @@
+//! The bodies of the fuzz targets over campaign files and `results import`
+//! (`fuzz/fuzz_targets/campaign.rs` and `import.rs`), kept in the library so inputs found
+//! by the fuzzer replay as ordinary tests (`tests/fuzz_replay.rs`).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use pgsurge_store::{SetRecord, Store};
+
+use crate::spec::Campaign;
+
+/// Parses `data` as a campaign file (no environment), expands its matrix and derives
+/// what a run stores. Must never panic.
+#[doc(hidden)]
+pub fn campaign_one(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let no_env = |_: &str| None;
+    let Ok(campaign) =
+        Campaign::parse_with_env(text, "fuzz.toml", Path::new("/nonexistent"), &no_env)
+    else {
+        return;
+    };
+    let _ = crate::matrix::expand(&campaign);
+    let _ = campaign.identity_hash();
+    let _ = campaign.limit();
+    let _ = campaign.thresholds();
+    let stored = crate::runner::stored_spec(&campaign);
+    let _ = Campaign::parse_with_env(&stored, "stored.toml", Path::new("/nonexistent"), &no_env);
+}
+
+static STORE: Mutex<Option<(Store, i64)>> = Mutex::new(None);
+
+/// Parses `data` as a pgbench report and as a `-l` log, the way `results import` does,
+/// and writes what passes its checks into an in-memory store. Must never panic, and
+/// the store must accept every run the checks let through.
+#[doc(hidden)]
+pub fn import_one(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let log = crate::import::parse_log(text).ok();
+    let Some(report) = crate::import::parse_report(text) else {
+        return;
+    };
+    if report.check().is_err() {
+        return;
+    }
+    let Ok(write) = crate::import::to_run_write(0, "fuzz#1", 1, &report, log, "fuzz") else {
+        return;
+    };
+    let mut guard = STORE.lock().unwrap_or_else(|e| e.into_inner());
+    let (store, set_id) = guard.get_or_insert_with(|| {
+        let mut store = Store::open(":memory:").expect("in-memory store");
+        let set_id = store
+            .create_set(&SetRecord {
+                name: "fuzz".into(),
+                kind: "import".into(),
+                created_at: "2026-01-01T00:00:00Z".into(),
+                ..Default::default()
+            })
+            .expect("set");
+        (store, set_id)
+    });
+    let mut write = write;
+    write.run.set_id = *set_id;
+    if let Err(e) = store.write_run_replacing(&write) {
+        panic!("a checked import was refused by the store: {e}");
+    }
+}
