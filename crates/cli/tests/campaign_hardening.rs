@@ -103,9 +103,13 @@ duration = 1
         text(&outs[0]),
         text(&outs[1])
     );
+    // Refused by the set's lock in the store or by the server's lock, whichever it met
+    // first (the set lock alone is tested in the store's tests).
     let why = String::from_utf8_lossy(&refused[0].stderr);
     assert!(
-        why.contains("is being run by another campaign") && refused[0].status.code() == Some(1),
+        (why.contains("is being run by another campaign")
+            || why.contains("is being benchmarked by pgsurge campaign \"two\""))
+            && refused[0].status.code() == Some(1),
         "{}",
         text(refused[0])
     );
@@ -122,6 +126,87 @@ duration = 1
         "{}",
         text(&again)
     );
+}
+
+#[test]
+fn two_campaigns_on_one_server_with_different_stores_one_runs_the_other_refuses() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("one_server");
+    let other_db = srv.create_database("one_server_other");
+    let dir = tempfile::tempdir().unwrap();
+    let body = |name: &str, db: &str, clients: &str| {
+        format!(
+            r#"
+[campaign]
+name = "{name}"
+[[target]]
+name = "shared"
+conninfo = "{}"
+[matrix]
+scales = [1]
+clients = [{clients}]
+scripts = ["select-only"]
+[run]
+duration = 2
+"#,
+            srv.conninfo(db)
+        )
+    };
+    let first = campaign_file(dir.path(), "first", &body("first", &db, "1, 2, 3"));
+    let second = campaign_file(dir.path(), "second", &body("second", &db, "1"));
+    // Another database of the same server: not refused, but warned about.
+    let third = campaign_file(dir.path(), "third", &body("third", &other_db, "1"));
+    let store = |n: &str| dir.path().join(n).display().to_string();
+    let (store_a, store_b, store_c) = (store("a.db"), store("b.db"), store("c.db"));
+    let a = pgsurge()
+        .args(["campaign", "run", &first, "--store", &store_a])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first holds the server.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let holders = || {
+        srv.psql(
+            "postgres",
+            &format!(
+                "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database \
+                 WHERE locktype = 'advisory' AND granted AND d.datname = '{db}'"
+            ),
+        )
+    };
+    while holders().trim() == "0" {
+        assert!(
+            Instant::now() < deadline,
+            "the first campaign never locked the server"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let b = run(&["campaign", "run", &second, "--store", &store_b]);
+    let c = run(&["campaign", "run", &third, "--store", &store_c]);
+    let a = a.wait_with_output().unwrap();
+    assert!(a.status.success(), "{}", text(&a));
+    assert_eq!(b.status.code(), Some(1), "{}", text(&b));
+    let why = String::from_utf8_lossy(&b.stderr);
+    assert!(
+        why.contains("target \"shared\" is being benchmarked by pgsurge campaign \"first\""),
+        "{why}"
+    );
+    assert!(c.status.success(), "{}", text(&c));
+    assert!(
+        String::from_utf8_lossy(&c.stderr)
+            .contains("warning: target \"shared\": pgsurge campaign \"first\""),
+        "{}",
+        text(&c)
+    );
+    // The refused campaign stored nothing; the other kept every test.
+    assert_eq!(stored(&store_b).unwrap_or(0), 0);
+    let runs = export_json(&store_a);
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert!(runs.iter().all(|r| r["status"] == "ok"), "{runs:?}");
+    // Ended, the lock is gone: the second one runs now.
+    let again = run(&["campaign", "run", &second, "--store", &store_b]);
+    assert!(again.status.success(), "{}", text(&again));
 }
 
 /// Runs `pg_ctl` on the server's data directory as the server's user.

@@ -42,6 +42,7 @@ pub mod sampler;
 pub mod spec;
 pub mod sql_session;
 pub mod target;
+pub mod target_lock;
 pub mod thresholds;
 
 use std::ffi::OsString;

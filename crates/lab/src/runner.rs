@@ -19,6 +19,7 @@ use crate::execute::{run_test, Interrupted, TestSetup};
 use crate::matrix::{expand, Matrix, TestPlan};
 use crate::spec::{Campaign, Limit};
 use crate::target::{self, LiveTarget};
+use crate::target_lock::{self, holder_label, LockError, TargetLock};
 
 /// How to run a campaign.
 #[derive(Debug, Clone, Default)]
@@ -79,6 +80,21 @@ pub fn run_campaign(
         .clone()
         .unwrap_or_else(|| set_kind::CAMPAIGN.into());
     let hash = campaign.identity_hash();
+    // One campaign per existing server: refused before anything is stored when another
+    // campaign holds one of its servers. A server that cannot be reached now is locked
+    // when its first test runs.
+    let holder = holder_label(&spec.campaign.name);
+    let mut locks: Vec<Option<TargetLock>> = Vec::with_capacity(spec.targets.len());
+    for t in &spec.targets {
+        locks.push(match &t.conninfo {
+            Some(ci) => match TargetLock::acquire(ci, &t.name, &holder) {
+                Ok(lock) => Some(lock),
+                Err(LockError::Busy(m)) => return Err(LabError::Other(m)),
+                Err(LockError::Unreachable(_)) => None,
+            },
+            None => None,
+        });
+    }
     // Find or create the set and lock it in one step: a second campaign on the same set
     // is refused while this one lives (StoreError::SetBusy).
     let (set_id, lock) = store.claim_set(
@@ -95,7 +111,21 @@ pub fn run_campaign(
         },
         opts.new_set,
     )?;
-    let result = run_locked(campaign, store, opts, stop, &matrix, set_id);
+    for lock in locks.iter().flatten() {
+        for message in lock.neighbours() {
+            if !opts.quiet {
+                eprintln!("warning: {}", terminal_safe(message));
+            }
+            store.add_warning(&WarningRecord {
+                set_id: Some(set_id),
+                run_id: None,
+                code: "shared_server".into(),
+                message: message.clone(),
+                created_at: now_rfc3339(),
+            })?;
+        }
+    }
+    let result = run_locked(campaign, store, opts, stop, &matrix, set_id, &mut locks);
     if let Err(e) = &result {
         // A campaign that ends in an error is not left "running" for ever: say why.
         let _ = store.set_set_status(set_id, set_status::FAILED, Some(&now_rfc3339()));
@@ -118,6 +148,7 @@ fn run_locked(
     stop: &StopFlag,
     matrix: &Matrix,
     set_id: i64,
+    locks: &mut [Option<TargetLock>],
 ) -> Result<Outcome> {
     let spec = &campaign.spec;
     store.set_planned_tests(set_id, matrix.tests.len() as i64)?;
@@ -146,8 +177,15 @@ fn run_locked(
 
     let pb = progress_bar(campaign, matrix, &todo, opts.quiet);
     let mut live: Vec<Option<LiveTarget>> = (0..spec.targets.len()).map(|_| None).collect();
+    let mut ctx = RunCtx {
+        set_id,
+        pb: &pb,
+        stop,
+        quiet: opts.quiet,
+        locks,
+    };
     let result = run_tests(
-        campaign, store, matrix, &todo, &mut live, set_id, &pb, stop, &mut out, opts.quiet,
+        campaign, store, matrix, &todo, &mut live, &mut ctx, &mut out,
     );
     pb.finish_and_clear();
     // Stop throwaway servers now (Drop does it too, on every path).
@@ -228,18 +266,27 @@ fn say(pb: &ProgressBar, quiet: bool, line: &str) {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// What every test of one invocation shares.
+struct RunCtx<'a> {
+    set_id: i64,
+    pb: &'a ProgressBar,
+    stop: &'a StopFlag,
+    quiet: bool,
+    /// The server locks of the campaign's existing-server targets.
+    locks: &'a mut [Option<TargetLock>],
+}
+
 fn run_tests(
     campaign: &Campaign,
     store: &mut Store,
     matrix: &Matrix,
     todo: &[&TestPlan],
     live: &mut [Option<LiveTarget>],
-    set_id: i64,
-    pb: &ProgressBar,
-    stop: &StopFlag,
+    ctx: &mut RunCtx<'_>,
     out: &mut Outcome,
-    quiet: bool,
 ) -> Result<()> {
+    let (set_id, pb, stop, quiet) = (ctx.set_id, ctx.pb, ctx.stop, ctx.quiet);
+    let holder = holder_label(&campaign.spec.campaign.name);
     let spec = &campaign.spec;
     let per_test = planned_seconds(campaign);
     let wait = campaign.outage_wait();
@@ -310,6 +357,19 @@ fn run_tests(
         let Some(target) = live[plan.target].as_mut() else {
             continue;
         };
+        if spec.targets[plan.target].conninfo.is_some() {
+            // Lost with a restarted server, or never taken while it was down.
+            let lock = &mut ctx.locks[plan.target];
+            if let Err(busy) = target_lock::hold(lock, &target.conninfo, &target.name, &holder) {
+                let mut write = failed_write(set_id, target, plan, &busy);
+                redact_write(&mut write);
+                out.run_ids.push(store.write_run_replacing(&write)?);
+                out.failed += 1;
+                let line = format!("[{}/{}] {}: FAILED: {busy}", i + 1, todo.len(), plan.key);
+                say(pb, quiet, &line);
+                continue;
+            }
+        }
         let init = spec.init.for_scale(plan.scale);
         let mut init_facts = target::InitOutcome {
             performed: false,
