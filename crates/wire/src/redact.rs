@@ -109,10 +109,21 @@ fn scan<'a>(text: &'a str, emit: &mut dyn FnMut(Piece<'a>)) {
             continue;
         }
         if let Some(plen) = uri_prefix_at(text, i) {
-            let end = b[i..]
-                .iter()
-                .position(|c| c.is_ascii_whitespace())
-                .map_or(b.len(), |p| i + p);
+            let to_space = |from: usize| {
+                b[from..]
+                    .iter()
+                    .position(|c| c.is_ascii_whitespace())
+                    .map_or(b.len(), |p| from + p)
+            };
+            let mut end = to_space(i);
+            // The parser takes everything up to an '@' that comes before the first '/'
+            // or '?' as user info, white space and control characters included: so
+            // does the mask (a password with a space must not be cut in two).
+            if let Some(at) = text[i + plen..].find(['@', '/', '?']).map(|p| i + plen + p) {
+                if b[at] == b'@' && at > end {
+                    end = to_space(at);
+                }
+            }
             emit(Piece::Keep(&text[kept_from..i]));
             scan_uri(&text[i..end], plen, emit);
             i = end;
@@ -393,6 +404,16 @@ mod tests {
         ),
         ("postgresql://ü:пароль@h/db", "postgresql://ü:********@h/db"),
         ("", ""),
+        // user info with white space, as the URI parser reads it (found by fuzzing)
+        (
+            "postgresql://u:pa ss\rword@h/db",
+            "postgresql://u:********@h/db",
+        ),
+        (
+            "see postgresql://u:a b@h and more",
+            "see postgresql://u:********@h and more",
+        ),
+        ("postgresql://h:5 then a/b@c", "postgresql://h:5 then a/b@c"),
     ];
 
     #[test]
@@ -409,6 +430,7 @@ mod tests {
         for s in [
             "host=h password = 'Sp ace' user=u dbname=d",
             "postgresql://u:p%40ss@h:5/d?password=x&sslmode=disable",
+            "postgresql://u:pa ss@h:5/d",
         ] {
             let before = crate::conninfo::parse_conninfo_or_uri(s).unwrap();
             let after = crate::conninfo::parse_conninfo_or_uri(&redact(s)).unwrap();
