@@ -424,3 +424,87 @@ fn thresholds_fail_a_campaign_with_a_summary() {
         stderr(&out)
     );
 }
+
+/// A filesystem held in memory, for the data directory warning: a tmpfs the test
+/// mounts (CI runs as root), else /dev/shm when it is one.
+fn memory_dir() -> Option<(std::path::PathBuf, Option<tempfile::TempDir>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if mounted {
+        return Some((dir.path().to_path_buf(), Some(dir)));
+    }
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .any(|l| l.split(' ').nth(1) == Some("/dev/shm") && l.split(' ').nth(2) == Some("tmpfs"))
+        .then(|| ("/dev/shm".into(), None))
+}
+
+#[test]
+fn plan_warns_about_a_data_directory_in_memory_and_lists_the_swept_dimensions() {
+    let Some((mem, mount)) = memory_dir() else {
+        pgsurge_testkit::missing_reference("no tmpfs to test with (not root, no /dev/shm)");
+        return;
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("c.toml");
+    let body = |data_dir: &std::path::Path| {
+        format!(
+            r#"
+[campaign]
+name = "mem"
+[[target]]
+name = "local"
+data_dir = "{}"
+[matrix]
+scales = [1]
+clients = [1]
+query_modes = ["prepared"]
+threads = [1]
+settings = {{ shared_buffers = ["16MB", "32MB"] }}
+"#,
+            data_dir.display()
+        )
+    };
+    std::fs::write(&file, body(&mem.join("pgdata"))).unwrap();
+    let f = file.to_str().unwrap();
+    let text = run(&["campaign", "plan", f]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    assert!(
+        stderr(&text).contains("warning: target \"local\": its data directory")
+            && stderr(&text).contains("would be on tmpfs"),
+        "{}",
+        stderr(&text)
+    );
+    assert!(
+        stdout(&text).contains("local/s1/tpcb-like/c1/r-/Mprepared/j1/shared_buffers=32MB/1"),
+        "{}",
+        stdout(&text)
+    );
+    let json = run(&["campaign", "plan", "--format", "json", f]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    validate("plan", &doc);
+    assert_eq!(doc["warnings"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(doc["tests"][1]["settings"]["shared_buffers"], "32MB");
+    assert_eq!(doc["tests"][0]["query_mode"], "prepared");
+    // On a disk: no warning (when the build directory is on one).
+    std::fs::write(&file, body(&dir.path().join("pgdata"))).unwrap();
+    let disk = run(&["campaign", "plan", "--format", "json", f]);
+    let doc: serde_json::Value = serde_json::from_slice(&disk.stdout).unwrap();
+    let df = Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let fs_type = String::from_utf8_lossy(&df.stdout).trim().to_string();
+    if fs_type != "tmpfs" && fs_type != "ramfs" {
+        assert_eq!(doc["warnings"], serde_json::json!([]), "{fs_type}: {doc}");
+    }
+    if let Some(m) = mount {
+        let _ = Command::new("umount").arg(m.path()).status();
+    }
+}

@@ -143,6 +143,47 @@ pub(crate) fn human_duration(s: f64) -> String {
     parts.join(" ")
 }
 
+/// What would make the campaign's results misleading, known before it runs: a throwaway
+/// target whose data directory would be in memory (tmpfs, ramfs), where no I/O happens.
+pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok();
+    let mut out = Vec::new();
+    for t in campaign.spec.targets.iter().filter(|t| t.is_throwaway()) {
+        let (dir, given) = match &t.data_dir {
+            Some(d) => (d.clone(), true),
+            None => (std::env::temp_dir(), false),
+        };
+        // The data directory may not exist yet: its nearest existing parent decides.
+        let mut probe = dir.clone();
+        while !probe.exists() {
+            if !probe.pop() {
+                break;
+            }
+        }
+        let probe = std::fs::canonicalize(&probe).unwrap_or(probe);
+        let Some((mount, fstype, _)) = mounts
+            .as_deref()
+            .and_then(|m| crate::hostmetrics::mount_of(m, &probe.display().to_string()))
+        else {
+            continue;
+        };
+        if crate::hostmetrics::is_memory_fs(&fstype) {
+            let hint = if given {
+                "choose a data_dir on a disk"
+            } else {
+                "set data_dir for the target to a directory on a disk (or TMPDIR)"
+            };
+            out.push(format!(
+                "target \"{}\": its data directory {} would be on {fstype} ({mount}): the \
+                 server would never wait for a disk, so its results say nothing about I/O; {hint}",
+                t.name,
+                dir.display()
+            ));
+        }
+    }
+    out
+}
+
 /// The `campaign plan --format json` document.
 pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde_json::Value {
     let e = Estimate::of(campaign, m);
@@ -150,7 +191,7 @@ pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde
         .tests
         .iter()
         .map(|t| {
-            serde_json::json!({
+            let mut test = serde_json::json!({
                 "seq": t.seq,
                 "key": t.key,
                 "target": campaign.spec.targets[t.target].name,
@@ -161,7 +202,22 @@ pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde
                 "rate_per_client": t.rate_per_client,
                 "repeat": t.repeat,
                 "seed": t.seed,
-            })
+            });
+            if let Some(mode) = &t.query_mode {
+                test["query_mode"] = mode.as_str().into();
+            }
+            if let Some(j) = t.threads {
+                test["threads"] = j.into();
+            }
+            if !t.settings.is_empty() {
+                test["settings"] = t
+                    .settings
+                    .iter()
+                    .map(|(n, v)| (n.clone(), serde_json::Value::from(v.as_str())))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into();
+            }
+            test
         })
         .collect();
     serde_json::json!({
@@ -170,6 +226,7 @@ pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde
         "campaign": campaign.spec.campaign.name,
         "file": campaign.path,
         "tests": tests,
+        "warnings": plan_warnings(campaign),
         "estimate": {
             "total_s": e.run_s.map(|r| r + e.between_s),
             "runs_s": e.run_s,
@@ -271,6 +328,9 @@ pub fn main(args: &[OsString]) -> i32 {
                         }
                         println!("{} tests", m.tests.len());
                         println!("{}", Estimate::of(&c, &m).line());
+                        for w in plan_warnings(&c) {
+                            eprintln!("warning: {}", terminal_safe(&w));
+                        }
                     }
                     PlanFormat::Json => {
                         let doc = plan_json(&c, &m);

@@ -40,6 +40,35 @@ pub struct TestSetup<'a> {
     pub set_id: i64,
 }
 
+/// The thread count of a test: its `matrix.threads` value, else `run.threads`, at most
+/// the client count.
+pub fn test_threads(campaign: &Campaign, plan: &TestPlan) -> u32 {
+    match plan.threads {
+        Some(j) => j.min(plan.clients).max(1),
+        None => threads_for(campaign, plan.clients),
+    }
+}
+
+/// The query mode of a test: its `matrix.query_modes` value, else `run.query_mode`.
+pub fn test_query_mode<'a>(campaign: &'a Campaign, plan: &'a TestPlan) -> &'a str {
+    plan.query_mode
+        .as_deref()
+        .unwrap_or(&campaign.spec.run.query_mode)
+}
+
+/// `-c name=value` words for the `options` startup parameter (spaces and backslashes
+/// escaped as the server reads them).
+pub fn session_settings_options(settings: &[(String, String)]) -> String {
+    settings
+        .iter()
+        .map(|(n, v)| {
+            let v = v.replace('\\', "\\\\").replace(' ', "\\ ");
+            format!("-c {n}={v}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Threads for `clients` under the campaign's `threads` setting.
 pub fn threads_for(campaign: &Campaign, clients: u32) -> u32 {
     let cpus = std::thread::available_parallelism()
@@ -103,10 +132,14 @@ pub fn run_spec(
 ) -> Result<RunSpec> {
     let run = &s.campaign.spec.run;
     let plan = s.plan;
-    let conn = ConnConfig::parse(&target.conninfo).map_err(|e| LabError::Pg {
+    let mut conn = ConnConfig::parse(&target.conninfo).map_err(|e| LabError::Pg {
         context: "connection string".into(),
         message: e.to_string(),
     })?;
+    if target.cluster.is_none() && !plan.settings.is_empty() {
+        // An existing server is not reconfigured: each session gets the values.
+        conn.add_options(&session_settings_options(&plan.settings));
+    }
     let scripts = s
         .workload
         .parts
@@ -125,17 +158,14 @@ pub fn run_spec(
     let flags = extra_flags(&run.extra_args).map_err(LabError::Other)?;
     let mut spec = RunSpec::new(conn, scripts);
     spec.clients = plan.clients;
-    spec.threads = threads_for(s.campaign, plan.clients);
+    spec.threads = test_threads(s.campaign, plan);
     spec.limit = match limit {
         Limit::Duration(secs) => RunLimit::Duration(secs),
         Limit::Transactions(n) => RunLimit::Transactions(n),
     };
-    spec.query_mode = QueryMode::parse(&run.query_mode).ok_or_else(|| {
-        LabError::Other(format!(
-            "run.query_mode \"{}\" is not a query mode",
-            run.query_mode
-        ))
-    })?;
+    let mode = test_query_mode(s.campaign, plan);
+    spec.query_mode = QueryMode::parse(mode)
+        .ok_or_else(|| LabError::Other(format!("query mode \"{mode}\" is not a query mode")))?;
     spec.rate_tps = plan.rate;
     // pgbench keeps -L as whole µs, truncating (`(int64)(ms * 1000)`).
     spec.latency_limit_us = latency_limit_s(s.campaign).map(|secs| (secs * 1000.0 * 1000.0) as i64);
@@ -444,13 +474,16 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
             "init": init,
             "warmup_s": c.warmup_s(),
             "hygiene": c.spec.hygiene,
+            // The matrix dimensions beyond the record's columns (report cells use them).
+            "settings": p.settings.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "threads_dimension": p.threads,
         })),
         // Set once the test's RunSpec exists (see `run_test_inner`).
         command_line: None,
         seed: Some(p.seed.to_string()),
         scale: Some(i64::from(p.scale)),
         clients: Some(i64::from(p.clients)),
-        threads: Some(i64::from(threads_for(c, p.clients))),
+        threads: Some(i64::from(test_threads(c, p))),
         rate: p.rate,
         rate_per_client: p.rate_per_client,
         latency_limit_ms: latency_limit_s(c).map(|secs| secs * 1000.0),
@@ -462,7 +495,7 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
             Limit::Transactions(t) => Some(i64::from(t)),
             Limit::Duration(_) => None,
         },
-        query_mode: Some(c.spec.run.query_mode.clone()),
+        query_mode: Some(test_query_mode(c, p).to_string()),
         init_method: Some(init.method.unwrap_or_else(|| "client".into())),
         warmup_s: Some(c.warmup_s()),
         server_version: Some(target.server_version.clone()),

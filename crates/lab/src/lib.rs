@@ -30,6 +30,7 @@ pub mod execute;
 pub mod facts;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hooks;
 pub mod hostmetrics;
 pub mod import;
 pub mod manifest;

@@ -2,10 +2,13 @@
 //!
 //! A test's identity (`key`) is its matrix cell and repeat, e.g.
 //! `pg17/s10/tpcb-like/c8/r-/3`: the store refuses a second test with the same key in a
-//! set, which is what makes resuming exact. The order: scales in the order given; within
-//! a scale, repeat rounds; within a round every cell (workload × clients × rate), in a
-//! seeded shuffled order when `shuffle` is on; each cell runs on every target in turn
-//! (rotated each round: A B, then B A) when `interleave_targets` is on.
+//! set, which is what makes resuming exact. The optional dimensions add to the key only
+//! when the campaign uses them (`/Mprepared`, `/j4`, `/shared_buffers=1GB`), so older
+//! campaigns keep their keys. The order: scales in the order given; within a scale, each
+//! combination of swept settings; within that, repeat rounds; within a round every cell
+//! (workload × clients × rate × query mode × threads), in a seeded shuffled order when
+//! `shuffle` is on; each cell runs on every target in turn (rotated each round: A B, then
+//! B A) when `interleave_targets` is on.
 
 use std::path::{Path, PathBuf};
 
@@ -159,6 +162,12 @@ pub struct TestPlan {
     pub repeat: u32,
     /// `--random-seed` of this test.
     pub seed: u64,
+    /// Query mode from `matrix.query_modes` (None: `run.query_mode`).
+    pub query_mode: Option<String>,
+    /// Thread count from `matrix.threads` (None: `run.threads`).
+    pub threads: Option<u32>,
+    /// Server settings from `matrix.settings` (name, value), sorted by name.
+    pub settings: Vec<(String, String)>,
 }
 
 /// The expanded campaign.
@@ -204,6 +213,45 @@ fn rate_label(rate: Option<f64>, per_client: Option<f64>) -> String {
     }
 }
 
+/// One cell of the matrix within a scale and a settings combination.
+struct Cell<'a> {
+    workload: usize,
+    clients: u32,
+    rate: Option<f64>,
+    per_client: Option<f64>,
+    mode: Option<&'a str>,
+    threads: Option<u32>,
+}
+
+/// A setting value as the server is given it (strings bare, numbers and booleans as
+/// written).
+pub fn setting_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every combination of the swept settings (one empty combination when none is swept).
+fn setting_combinations(
+    settings: &std::collections::BTreeMap<String, Vec<toml::Value>>,
+) -> Vec<Vec<(String, String)>> {
+    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (name, values) in settings {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((name.clone(), setting_text(v)));
+                    c
+                })
+            })
+            .collect();
+    }
+    combos
+}
+
 /// Expands `campaign` into its tests.
 pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
     let spec = &campaign.spec;
@@ -236,6 +284,20 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
     } else {
         vec![RateDim::None]
     };
+    let modes: Vec<Option<&str>> = if matrix.query_modes.is_empty() {
+        vec![None]
+    } else {
+        matrix
+            .query_modes
+            .iter()
+            .map(|m| Some(m.as_str()))
+            .collect()
+    };
+    let thread_counts: Vec<Option<u32>> = if matrix.threads.is_empty() {
+        vec![None]
+    } else {
+        matrix.threads.iter().map(|&j| Some(j)).collect()
+    };
     let mut cells = Vec::new();
     for (wi, _) in workloads.iter().enumerate() {
         for &c in &matrix.clients {
@@ -247,33 +309,58 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
                     RateDim::PerClient(p) if *p == 0.0 => (None, None),
                     RateDim::PerClient(p) => (Some(p * f64::from(c)), Some(*p)),
                 };
-                cells.push((wi, c, rate, per_client));
+                for &mode in &modes {
+                    for &threads in &thread_counts {
+                        cells.push(Cell {
+                            workload: wi,
+                            clients: c,
+                            rate,
+                            per_client,
+                            mode,
+                            threads,
+                        });
+                    }
+                }
             }
         }
     }
+    let combos = setting_combinations(&matrix.settings);
     let ntargets = spec.targets.len();
     let mut tests = Vec::new();
     let mut push =
-        |target: usize, scale: u32, cell: &(usize, u32, Option<f64>, Option<f64>), repeat: u32| {
-            let (wi, clients, rate, per_client) = *cell;
-            let key = format!(
-                "{}/s{scale}/{}/c{clients}/{}/{repeat}",
+        |target: usize, scale: u32, settings: &[(String, String)], cell: &Cell<'_>, repeat: u32| {
+            let mut key = format!(
+                "{}/s{scale}/{}/c{}/{}",
                 spec.targets[target].name,
-                workloads[wi].name,
-                rate_label(rate, per_client)
+                workloads[cell.workload].name,
+                cell.clients,
+                rate_label(cell.rate, cell.per_client)
             );
+            if let Some(m) = cell.mode {
+                key.push_str(&format!("/M{m}"));
+            }
+            if let Some(j) = cell.threads {
+                key.push_str(&format!("/j{j}"));
+            }
+            for (name, value) in settings {
+                key.push_str(&format!("/{name}={value}"));
+            }
+            key.push_str(&format!("/{repeat}"));
             let seed = SplitMix(spec.campaign.seed ^ fnv1a(&key)).next() >> 1;
             tests.push(TestPlan {
                 seq: tests.len() + 1,
                 key,
                 target,
                 scale,
-                workload: wi,
-                clients,
-                rate,
-                rate_per_client: per_client,
+                workload: cell.workload,
+                clients: cell.clients,
+                rate: cell.rate,
+                rate_per_client: cell.per_client,
                 repeat,
                 seed,
+                query_mode: cell.mode.map(str::to_string),
+                threads: cell.threads,
+                settings: settings.to_vec(),
             });
         };
     let rounds = |scale: u32| -> Vec<(u32, Vec<usize>)> {
@@ -289,13 +376,17 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
             })
             .collect()
     };
+    // Settings sit right inside the scale, so a server restarts once per value and
+    // scale and the data is loaded once per scale.
     if spec.campaign.interleave_targets {
         for &scale in &matrix.scales {
-            for (repeat, order) in rounds(scale) {
-                for ci in order {
-                    for k in 0..ntargets {
-                        let t = (k + repeat as usize - 1) % ntargets;
-                        push(t, scale, &cells[ci], repeat);
+            for settings in &combos {
+                for (repeat, order) in rounds(scale) {
+                    for ci in order {
+                        for k in 0..ntargets {
+                            let t = (k + repeat as usize - 1) % ntargets;
+                            push(t, scale, settings, &cells[ci], repeat);
+                        }
                     }
                 }
             }
@@ -303,9 +394,11 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
     } else {
         for t in 0..ntargets {
             for &scale in &matrix.scales {
-                for (repeat, order) in rounds(scale) {
-                    for ci in order {
-                        push(t, scale, &cells[ci], repeat);
+                for settings in &combos {
+                    for (repeat, order) in rounds(scale) {
+                        for ci in order {
+                            push(t, scale, settings, &cells[ci], repeat);
+                        }
                     }
                 }
             }

@@ -94,6 +94,7 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
         sampling: SamplingSection::default(),
         hygiene: HygieneSection::default(),
         thresholds: Default::default(),
+        hooks: Default::default(),
     }
 }
 

@@ -16,6 +16,7 @@ use pgsurge_wire::redact::redact;
 
 use crate::error::{LabError, Result};
 use crate::execute::{run_test, Interrupted, TestSetup};
+use crate::hooks;
 use crate::matrix::{expand, Matrix, TestPlan};
 use crate::spec::{Campaign, Limit};
 use crate::target::{self, LiveTarget};
@@ -276,6 +277,35 @@ struct RunCtx<'a> {
     locks: &'a mut [Option<TargetLock>],
 }
 
+/// The environment of a hook: the set, and the test and its target when there is one.
+fn hook_env(set_id: i64, test: Option<(&TestPlan, &LiveTarget, &str)>) -> Vec<(String, String)> {
+    let mut env = vec![("PGSURGE_SET_ID".to_string(), set_id.to_string())];
+    let Some((plan, target, workload)) = test else {
+        return env;
+    };
+    let mut put = |k: &str, v: String| env.push((k.to_string(), v));
+    put("PGSURGE_TEST_KEY", plan.key.clone());
+    put("PGSURGE_TARGET", target.name.clone());
+    put("PGSURGE_SCALE", plan.scale.to_string());
+    put("PGSURGE_CLIENTS", plan.clients.to_string());
+    put("PGSURGE_REPEAT", plan.repeat.to_string());
+    put("PGSURGE_SCRIPT", workload.to_string());
+    // Where the server is, without its password (a hook uses ~/.pgpass for that).
+    if let Ok(cfg) = pgsurge_wire::ConnConfig::parse(&target.conninfo) {
+        put("PGHOST", cfg.host().to_string());
+        put("PGPORT", cfg.port());
+        put("PGDATABASE", cfg.dbname().to_string());
+        put("PGUSER", cfg.user().to_string());
+    }
+    if let Some(c) = &target.cluster {
+        put("PGDATA", c.data_dir().display().to_string());
+    }
+    if let Some(bin) = &target.bin_dir {
+        put("PGSURGE_BIN_DIR", bin.clone());
+    }
+    env
+}
+
 fn run_tests(
     campaign: &Campaign,
     store: &mut Store,
@@ -288,6 +318,17 @@ fn run_tests(
     let (set_id, pb, stop, quiet) = (ctx.set_id, ctx.pb, ctx.stop, ctx.quiet);
     let holder = holder_label(&campaign.spec.campaign.name);
     let spec = &campaign.spec;
+    let hook_timeout = spec.hooks.timeout();
+    // set_start: once per invocation; its result goes with every test it preceded.
+    let mut set_start_facts = Vec::new();
+    if let Some(cmd) = &spec.hooks.set_start {
+        pb.set_message("running the set_start hook");
+        let o = hooks::run_hook("set_start", cmd, &hook_env(set_id, None), hook_timeout);
+        if !o.ok() {
+            return Err(LabError::Other(o.failure()));
+        }
+        set_start_facts = o.facts();
+    }
     let per_test = planned_seconds(campaign);
     let wait = campaign.outage_wait();
     // Targets given up on after an outage longer than `wait`: their remaining tests
@@ -306,10 +347,45 @@ fn run_tests(
             todo.len(),
             plan.key
         ));
+        let restart = live[plan.target]
+            .as_ref()
+            .is_some_and(|t| t.cluster.is_some() && t.swept_settings != plan.settings);
+        if restart {
+            // A throwaway server takes the next value of a swept setting by restarting.
+            if let Some(t) = live[plan.target].take() {
+                if let Some(c) = &t.cluster {
+                    c.stop();
+                }
+            }
+        }
         if live[plan.target].is_none() {
             let tspec = &spec.targets[plan.target];
             pb.set_message(format!("starting target \"{}\"", tspec.name));
-            let mut live_target = target::start(tspec, &spec.run.database)?;
+            let mut live_target = if tspec.is_throwaway() && !plan.settings.is_empty() {
+                let mut with = tspec.clone();
+                for (name, value) in &plan.settings {
+                    with.settings
+                        .insert(name.clone(), toml::Value::String(value.clone()));
+                }
+                let mut t = target::start(&with, &spec.run.database)?;
+                t.swept_settings = plan.settings.clone();
+                say(
+                    pb,
+                    quiet,
+                    &format!(
+                        "target \"{}\" started with {}",
+                        tspec.name,
+                        plan.settings
+                            .iter()
+                            .map(|(n, v)| format!("{n}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                t
+            } else {
+                target::start(tspec, &spec.run.database)?
+            };
             let server_id = match server_record(&live_target.manifest) {
                 Some(r) => Some(store.upsert_server(&r)?),
                 None => None,
@@ -358,9 +434,12 @@ fn run_tests(
             continue;
         };
         if spec.targets[plan.target].conninfo.is_some() {
-            // Lost with a restarted server, or never taken while it was down.
+            // Lost with a restarted server, or never taken while it was down; and swept
+            // settings an existing server lets a session change.
             let lock = &mut ctx.locks[plan.target];
-            if let Err(busy) = target_lock::hold(lock, &target.conninfo, &target.name, &holder) {
+            let ready = target_lock::hold(lock, &target.conninfo, &target.name, &holder)
+                .and_then(|()| target::check_session_settings(target, &plan.settings));
+            if let Err(busy) = ready {
                 let mut write = failed_write(set_id, target, plan, &busy);
                 redact_write(&mut write);
                 out.run_ids.push(store.write_run_replacing(&write)?);
@@ -424,6 +503,35 @@ fn run_tests(
                     }
                     continue;
                 }
+            }
+        }
+        let workload_name = matrix.workloads[plan.workload].name.as_str();
+        let mut hook_facts = set_start_facts.clone();
+        if let Some(cmd) = &spec.hooks.before_test {
+            pb.set_message(format!(
+                "[{}/{}] {}: before_test hook",
+                i + 1,
+                todo.len(),
+                plan.key
+            ));
+            let env = hook_env(set_id, Some((plan, target, workload_name)));
+            let o = hooks::run_hook("before_test", cmd, &env, hook_timeout);
+            hook_facts.extend(o.facts());
+            if !o.ok() {
+                let mut write = failed_write(set_id, target, plan, &o.failure());
+                write.facts.extend(hook_facts);
+                redact_write(&mut write);
+                out.run_ids.push(store.write_run_replacing(&write)?);
+                out.failed += 1;
+                let line = format!(
+                    "[{}/{}] {}: FAILED: {}",
+                    i + 1,
+                    todo.len(),
+                    plan.key,
+                    o.failure()
+                );
+                say(pb, quiet, &line);
+                continue;
             }
         }
         let setup = TestSetup {
@@ -498,6 +606,16 @@ fn run_tests(
             break;
         };
         let mut write = write;
+        if let Some(cmd) = &spec.hooks.after_test {
+            let env = hook_env(set_id, Some((plan, target, workload_name)));
+            let o = hooks::run_hook("after_test", cmd, &env, hook_timeout);
+            hook_facts.extend(o.facts());
+            if !o.ok() && write.run.status != run_status::FAILED {
+                write.run.status = run_status::FAILED.into();
+                write.run.error = Some(o.failure());
+            }
+        }
+        write.facts.extend(hook_facts);
         write.facts.extend(init_facts);
         write.facts.extend(target.facts.iter().cloned());
         for w in &target.warnings {
@@ -799,6 +917,14 @@ fn failed_write(
             start_epoch: Some(now),
             scale: Some(i64::from(plan.scale)),
             clients: Some(i64::from(plan.clients)),
+            // The cell's swept dimensions, so the failure shows in its cell.
+            query_mode: plan.query_mode.clone(),
+            threads: plan.threads.map(|j| i64::from(j.min(plan.clients))),
+            options: Some(serde_json::json!({
+                "target": target.name,
+                "settings": plan.settings.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                "threads_dimension": plan.threads,
+            })),
             ..Default::default()
         },
         environment: Some(target.manifest.clone()),

@@ -68,6 +68,49 @@ pub struct CampaignSpec {
     /// `tps = "> 5000"`; see [`crate::thresholds`]). Not part of the set's identity.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub thresholds: BTreeMap<String, String>,
+    /// `[hooks]`: shell commands run at set start and around each test.
+    #[serde(default, skip_serializing_if = "HooksSection::is_empty")]
+    pub hooks: HooksSection,
+}
+
+/// `[hooks]`: shell commands (`sh -c`) run by the campaign, pgbench-tools' per-test
+/// reset done properly: each has a timeout, and its exit status, duration and output are
+/// stored with the test. A failing `before_test` or `after_test` fails that test only; a
+/// failing `set_start` stops the campaign before its first test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksSection {
+    /// Run once when a campaign invocation starts (also on resume), before any test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_start: Option<String>,
+    /// Run before each test (after its scale is loaded): restart the server, drop the
+    /// caches, `pg_prewarm`…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_test: Option<String>,
+    /// Run after each test, before it is stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_test: Option<String>,
+    /// How long a hook may run before it is killed and counted as failed (default 10
+    /// minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<DurationValue>,
+}
+
+impl HooksSection {
+    /// True when no hook is set.
+    pub fn is_empty(&self) -> bool {
+        self.set_start.is_none() && self.before_test.is_none() && self.after_test.is_none()
+    }
+
+    /// The timeout of each hook.
+    pub fn timeout(&self) -> std::time::Duration {
+        let secs = self
+            .timeout
+            .as_ref()
+            .and_then(|t| t.seconds().ok())
+            .unwrap_or(600.0);
+        std::time::Duration::from_secs_f64(secs)
+    }
 }
 
 /// `[campaign]`.
@@ -258,6 +301,21 @@ pub struct MatrixSpec {
     /// How many times each cell runs.
     #[serde(default = "one")]
     pub repeats: u32,
+    /// Query modes to run each cell in (replaces `run.query_mode`; adds `/M<mode>` to
+    /// test keys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query_modes: Vec<String>,
+    /// Thread counts (`-j`, clamped to the clients; replaces `run.threads`; adds `/j<n>`
+    /// to test keys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<u32>,
+    /// Server settings swept over, e.g. `{ shared_buffers = ["128MB", "1GB"] }`: every
+    /// combination is a dimension (adds `/<name>=<value>` to test keys). A throwaway
+    /// server is restarted with each value (its data kept when it has a `data_dir`,
+    /// otherwise initialized again); on an existing server each test's sessions get the
+    /// value (`options=-c name=value`), so only settings a session may change are allowed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, Vec<toml::Value>>,
 }
 
 impl MatrixSpec {
@@ -270,6 +328,9 @@ impl MatrixSpec {
             rates: Vec::new(),
             rates_per_client: Vec::new(),
             repeats: one(),
+            query_modes: Vec::new(),
+            threads: Vec::new(),
+            settings: BTreeMap::new(),
         }
     }
 }
@@ -862,6 +923,50 @@ impl Campaign {
                 ));
             }
         }
+        if let Some(t) = &spec.hooks.timeout {
+            match t.seconds() {
+                Ok(s) if s > 0.0 => {}
+                Ok(_) => return Err(self.invalid("hooks.timeout", "must be more than 0")),
+                Err(e) => return Err(self.invalid("hooks.timeout", e)),
+            }
+        }
+        for m in &matrix.query_modes {
+            if pgsurge_engine::QueryMode::parse(m).is_none() {
+                return Err(self.invalid(
+                    "matrix.query_modes",
+                    format!("\"{m}\" is not a query mode (simple, extended, prepared)"),
+                ));
+            }
+        }
+        if matrix.threads.contains(&0) {
+            return Err(self.invalid("matrix.threads", "each thread count must be ≥ 1"));
+        }
+        for (name, values) in &matrix.settings {
+            if values.is_empty() {
+                return Err(self.invalid(
+                    &format!("matrix.settings.{name}"),
+                    "needs at least one value",
+                ));
+            }
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            {
+                return Err(self.invalid(
+                    "matrix.settings",
+                    format!("\"{name}\" is not a setting name"),
+                ));
+            }
+            for v in values {
+                if matches!(v, toml::Value::Array(_) | toml::Value::Table(_)) {
+                    return Err(self.invalid(
+                        &format!("matrix.settings.{name}"),
+                        "values are strings, numbers or booleans",
+                    ));
+                }
+            }
+        }
         for (i, sc) in matrix.scripts.iter().enumerate() {
             crate::matrix::Workload::from_spec(sc, &self.base_dir)
                 .map_err(|e| self.invalid(&format!("matrix.scripts[{i}]"), e))?;
@@ -1013,6 +1118,9 @@ impl Campaign {
         spec.matrix.rates.clear();
         spec.matrix.rates_per_client.clear();
         spec.matrix.repeats = 0;
+        spec.matrix.query_modes.clear();
+        spec.matrix.threads.clear();
+        spec.matrix.settings.clear();
         spec.campaign.shuffle = false;
         spec.campaign.interleave_targets = false;
         spec.thresholds.clear();

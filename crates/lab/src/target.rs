@@ -54,6 +54,8 @@ pub struct LiveTarget {
     pub facts: Vec<FactRecord>,
     /// Warnings stored with every test of the target (data directory in memory...).
     pub warnings: Vec<String>,
+    /// The `matrix.settings` values a throwaway server was started with.
+    pub swept_settings: Vec<(String, String)>,
 }
 
 impl LiveTarget {
@@ -207,6 +209,7 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         bin_dir,
         cluster,
         current_scale: None,
+        swept_settings: Vec::new(),
         target_id: 0,
         manifest,
         host_source,
@@ -382,4 +385,42 @@ pub fn prepare_scale(
         duration_s: Some(t0.elapsed().as_secs_f64()),
         method,
     })
+}
+
+/// Checks that an existing server lets a session set each swept setting (context `user`
+/// or `superuser`): others need a restart or a reload, which pgsurge does not do to a
+/// server it did not start.
+pub fn check_session_settings(
+    target: &LiveTarget,
+    settings: &[(String, String)],
+) -> std::result::Result<(), String> {
+    if settings.is_empty() || target.cluster.is_some() {
+        return Ok(());
+    }
+    let mut pg = Pg::connect(&target.conninfo).map_err(|e| e.to_string())?;
+    for (name, _) in settings {
+        let context = pg
+            .value(&format!(
+                "SELECT context FROM pg_settings WHERE name = {}",
+                crate::sql_session::literal(name)
+            ))
+            .map_err(|e| e.to_string())?;
+        match context.as_deref() {
+            Some("user" | "superuser") => {}
+            Some(other) => {
+                return Err(format!(
+                    "setting {name} cannot be swept on the existing server \"{}\": a session \
+                     cannot change it (context {other}); sweep it on a throwaway target",
+                    target.name
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "server of target \"{}\" has no setting {name}",
+                    target.name
+                ))
+            }
+        }
+    }
+    Ok(())
 }

@@ -22,6 +22,30 @@ pub struct CellKey {
     pub rate_milli: i64,
     /// Query mode.
     pub query_mode: String,
+    /// The campaign's other matrix dimensions, when it sweeps them: `j<threads>` and
+    /// `name=value` per swept setting (empty otherwise).
+    pub extra: String,
+}
+
+/// `j4 shared_buffers=1GB` from a run's options (`threads_dimension`, `settings`).
+fn extra_dimensions(options: Option<&serde_json::Value>) -> String {
+    let Some(o) = options else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let Some(j) = o.get("threads_dimension").and_then(|v| v.as_i64()) {
+        parts.push(format!("j{j}"));
+    }
+    if let Some(settings) = o.get("settings").and_then(|v| v.as_object()) {
+        for (name, value) in settings {
+            let value = value
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| value.to_string());
+            parts.push(format!("{name}={value}"));
+        }
+    }
+    parts.join(" ")
 }
 
 impl CellKey {
@@ -38,6 +62,7 @@ impl CellKey {
             clients: r.clients.unwrap_or(0),
             rate_milli: r.rate.map(|x| (x * 1000.0).round() as i64).unwrap_or(0),
             query_mode: r.query_mode.clone().unwrap_or_else(|| "simple".into()),
+            extra: extra_dimensions(r.options.as_ref()),
         }
     }
 
@@ -60,6 +85,10 @@ impl CellKey {
         if self.query_mode != "simple" && self.query_mode != ANY {
             s.push(' ');
             s.push_str(&self.query_mode);
+        }
+        if !self.extra.is_empty() {
+            s.push(' ');
+            s.push_str(&self.extra);
         }
         s
     }
@@ -245,8 +274,17 @@ mod tests {
             clients: 2,
             rate_milli: 0,
             query_mode: "prepared".into(),
+            extra: String::new(),
         };
         assert_eq!(k.label(), "tpcb-like s=1 c=2 prepared");
+        let swept = CellKey {
+            extra: extra_dimensions(Some(&serde_json::json!({
+                "threads_dimension": 4, "settings": {"shared_buffers": "1GB"}
+            }))),
+            ..k.clone()
+        };
+        assert_eq!(swept.label(), "tpcb-like s=1 c=2 prepared j4 shared_buffers=1GB");
+        assert_ne!(swept, k);
         assert_eq!(k.clone().along(false, true).label(), "tpcb-like s=1 c=2");
         assert_eq!(k.along(true, false).label(), "s=1 c=2 prepared");
     }

@@ -627,6 +627,7 @@ mod tests {
                 clients,
                 rate_milli: 0,
                 query_mode: "prepared".into(),
+                extra: String::new(),
             },
             run_ids: vec![],
             tps: tps.to_vec(),

@@ -515,6 +515,15 @@ impl ConnConfig {
             })
     }
 
+    /// Appends `extra` (e.g. `-c work_mem=64MB`) to the `options` startup parameter.
+    pub fn add_options(&mut self, extra: &str) {
+        let value = match self.options() {
+            Some(o) => format!("{o} {extra}"),
+            None => extra.to_string(),
+        };
+        self.values.insert("options".into(), value);
+    }
+
     /// `options` (sent as the `options` startup parameter).
     pub fn options(&self) -> Option<&str> {
         self.get("options").filter(|s| !s.is_empty())
