@@ -695,24 +695,30 @@ pub(crate) fn parse_conninfo_or_uri(s: &str) -> Result<Vec<(String, String)>, Co
     }
 }
 
+/// White space between conninfo words: C's `isspace` in the C locale, as libpq reads it
+/// (not Unicode white space).
+pub(crate) fn is_conninfo_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+}
+
 /// Parses `key = value key2='quoted \' value'` (libpq's `conninfo_parse`).
 pub(crate) fn parse_conninfo(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
     let b: Vec<char> = s.chars().collect();
     let mut i = 0;
     let mut out: Vec<(String, String)> = Vec::new();
     loop {
-        while i < b.len() && b[i].is_whitespace() {
+        while i < b.len() && is_conninfo_space(b[i]) {
             i += 1;
         }
         if i >= b.len() {
             break;
         }
         let start = i;
-        while i < b.len() && b[i] != '=' && !b[i].is_whitespace() {
+        while i < b.len() && b[i] != '=' && !is_conninfo_space(b[i]) {
             i += 1;
         }
         let key: String = b[start..i].iter().collect();
-        while i < b.len() && b[i].is_whitespace() {
+        while i < b.len() && is_conninfo_space(b[i]) {
             i += 1;
         }
         if i >= b.len() || b[i] != '=' {
@@ -721,7 +727,7 @@ pub(crate) fn parse_conninfo(s: &str) -> Result<Vec<(String, String)>, ConfigErr
             )));
         }
         i += 1;
-        while i < b.len() && b[i].is_whitespace() {
+        while i < b.len() && is_conninfo_space(b[i]) {
             i += 1;
         }
         let mut val = String::new();
@@ -752,7 +758,7 @@ pub(crate) fn parse_conninfo(s: &str) -> Result<Vec<(String, String)>, ConfigErr
                 }
             }
         } else {
-            while i < b.len() && !b[i].is_whitespace() {
+            while i < b.len() && !is_conninfo_space(b[i]) {
                 if b[i] == '\\' {
                     i += 1;
                     if i < b.len() {

@@ -155,13 +155,18 @@ fn scan<'a>(text: &'a str, emit: &mut dyn FnMut(Piece<'a>)) {
 
 /// For a keyword at `start..id_end`, the byte range of its secret value (inside the
 /// quotes when quoted), if a non-empty value follows `=` (or `:` after a JSON key).
+/// Conninfo white space (see `conninfo::is_conninfo_space`), on bytes.
+fn is_space(b: u8) -> bool {
+    crate::conninfo::is_conninfo_space(char::from(b))
+}
+
 fn keyword_value(b: &[u8], start: usize, id_end: usize) -> Option<(usize, usize)> {
     let mut j = id_end;
     let json_key = start > 0 && b[start - 1] == b'"' && b.get(j) == Some(&b'"');
     if json_key {
         j += 1;
     }
-    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+    while j < b.len() && is_space(b[j]) {
         j += 1;
     }
     match b.get(j) {
@@ -170,7 +175,7 @@ fn keyword_value(b: &[u8], start: usize, id_end: usize) -> Option<(usize, usize)
         _ => return None,
     }
     j += 1;
-    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+    while j < b.len() && is_space(b[j]) {
         j += 1;
     }
     let quote = match b.get(j) {
@@ -189,7 +194,7 @@ fn keyword_value(b: &[u8], start: usize, id_end: usize) -> Option<(usize, usize)
     }
     let vs = j;
     let mut k = vs;
-    while k < b.len() && !b[k].is_ascii_whitespace() {
+    while k < b.len() && !is_space(b[k]) {
         k += if b[k] == b'\\' { 2 } else { 1 };
     }
     let ve = k.min(b.len());
@@ -414,6 +419,15 @@ mod tests {
             "see postgresql://u:********@h and more",
         ),
         ("postgresql://h:5 then a/b@c", "postgresql://h:5 then a/b@c"),
+        // any C isspace between the keyword, '=' and the value (found by fuzzing)
+        (
+            "password=\n\x0bsecret host=h",
+            "password=\n\x0b******** host=h",
+        ),
+        (
+            "password\r\n=\x0csecret\x0bhost=h",
+            "password\r\n=\x0c********\x0bhost=h",
+        ),
     ];
 
     #[test]
