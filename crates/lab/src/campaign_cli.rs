@@ -387,6 +387,9 @@ pub fn main(args: &[OsString]) -> i32 {
                         for w in &o.warnings {
                             eprintln!("warning: {}", terminal_safe(&redact(w)));
                         }
+                        for r in &o.capacity {
+                            eprintln!("capacity: {}", terminal_safe(&r.line()));
+                        }
                     }
                     if o.remaining > 0 {
                         eprintln!("campaign interrupted: run the same command again to resume");

@@ -24,6 +24,7 @@
 
 pub mod adhoc;
 mod campaign_cli;
+pub mod capacity;
 pub mod convert;
 pub mod error;
 pub mod execute;

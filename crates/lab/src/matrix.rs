@@ -205,6 +205,11 @@ fn fnv1a(s: &str) -> u64 {
     })
 }
 
+/// The `--random-seed` of the test `key` in a campaign seeded with `campaign_seed`.
+pub fn test_seed(campaign_seed: u64, key: &str) -> u64 {
+    SplitMix(campaign_seed ^ fnv1a(key)).next() >> 1
+}
+
 fn rate_label(rate: Option<f64>, per_client: Option<f64>) -> String {
     match (rate, per_client) {
         (_, Some(p)) => format!("rpc{p}"),
@@ -346,7 +351,7 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
                 key.push_str(&format!("/{name}={value}"));
             }
             key.push_str(&format!("/{repeat}"));
-            let seed = SplitMix(spec.campaign.seed ^ fnv1a(&key)).next() >> 1;
+            let seed = test_seed(spec.campaign.seed, &key);
             tests.push(TestPlan {
                 seq: tests.len() + 1,
                 key,

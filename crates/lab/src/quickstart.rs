@@ -95,6 +95,7 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
         hygiene: HygieneSection::default(),
         thresholds: Default::default(),
         hooks: Default::default(),
+        capacity: None,
     }
 }
 

@@ -451,10 +451,21 @@ fn show(
     }
     let facts = store.set_facts(set_id).map_err(|e| e.to_string())?;
     text.push_str(&facts_lines(&runs, &facts));
+    if let Some(cap) = s.record.spec.as_deref().and_then(capacity_section) {
+        for r in crate::capacity::results_of_set(store, set_id, &cap).map_err(|e| e.to_string())? {
+            text.push_str(&format!("capacity: {}\n", r.line()));
+        }
+    }
     for w in store.warnings(Some(set_id)).map_err(|e| e.to_string())? {
         text.push_str(&format!("warning: {}\n", w.record.message));
     }
     write_stdout(safe(&text).as_bytes())
+}
+
+/// The `[capacity]` table of a stored campaign spec, if it has one.
+pub fn capacity_section(spec: &str) -> Option<crate::spec::CapacitySection> {
+    let value: toml::Value = toml::from_str(spec).ok()?;
+    value.get("capacity")?.clone().try_into().ok()
 }
 
 /// One line per run saying where its server-host metrics came from, whether the

@@ -14,10 +14,12 @@ use pgsurge_store::{
 };
 use pgsurge_wire::redact::redact;
 
+use crate::capacity;
 use crate::error::{LabError, Result};
 use crate::execute::{run_test, Interrupted, TestSetup};
 use crate::hooks;
 use crate::matrix::{expand, Matrix, TestPlan};
+use crate::spec::CapacitySection;
 use crate::spec::{Campaign, Limit};
 use crate::target::{self, LiveTarget};
 use crate::target_lock::{self, holder_label, LockError, TargetLock};
@@ -54,6 +56,8 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// Run ids stored now, in order.
     pub run_ids: Vec<i64>,
+    /// The searches' results, in capacity mode.
+    pub capacity: Vec<crate::capacity::CapacityResult>,
 }
 
 /// Seconds a test is expected to take besides its run (hygiene, snapshots).
@@ -152,6 +156,9 @@ fn run_locked(
     locks: &mut [Option<TargetLock>],
 ) -> Result<Outcome> {
     let spec = &campaign.spec;
+    if let Some(cap) = &spec.capacity {
+        return run_capacity(campaign, cap, store, opts, stop, matrix, set_id, locks);
+    }
     store.set_planned_tests(set_id, matrix.tests.len() as i64)?;
     store.set_set_status(set_id, set_status::RUNNING, None)?;
     let stored = store.stored_tests(set_id)?;
@@ -184,6 +191,7 @@ fn run_locked(
         stop,
         quiet: opts.quiet,
         locks,
+        set_start_facts: None,
     };
     let result = run_tests(
         campaign, store, matrix, &todo, &mut live, &mut ctx, &mut out,
@@ -266,7 +274,132 @@ fn say(pb: &ProgressBar, quiet: bool, line: &str) {
     }
 }
 
+/// A campaign in capacity mode: each cell's search runs its steps as ordinary tests
+/// (found in the store when a resumed campaign already ran them), then says the result.
 #[allow(clippy::too_many_arguments)]
+fn run_capacity(
+    campaign: &Campaign,
+    cap: &CapacitySection,
+    store: &mut Store,
+    opts: &RunOptions,
+    stop: &StopFlag,
+    matrix: &Matrix,
+    set_id: i64,
+    locks: &mut [Option<TargetLock>],
+) -> Result<Outcome> {
+    let spec = &campaign.spec;
+    store.set_set_status(set_id, set_status::RUNNING, None)?;
+    let templates = capacity::templates(&matrix.tests);
+    let stored_before = store.stored_tests(set_id)?.len();
+    let mut out = Outcome {
+        set_id,
+        already_stored: stored_before,
+        ..Default::default()
+    };
+    // About eight steps per search.
+    let guess: Vec<&TestPlan> = templates
+        .iter()
+        .flat_map(|t| std::iter::repeat_n(*t, 8 * cap.repeats as usize))
+        .collect();
+    let pb = progress_bar(campaign, matrix, &guess, opts.quiet);
+    let mut live: Vec<Option<LiveTarget>> = (0..spec.targets.len()).map(|_| None).collect();
+    let mut ctx = RunCtx {
+        set_id,
+        pb: &pb,
+        stop,
+        quiet: opts.quiet,
+        locks,
+        set_start_facts: None,
+    };
+    let mut results = Vec::new();
+    let mut interrupted = false;
+    for template in &templates {
+        let cell = capacity::cell_name(template);
+        let searched = capacity::search(cell, cap, |rate| {
+            let plans = capacity::step_plans(template, rate, cap.repeats, spec.campaign.seed);
+            let keys: BTreeSet<String> = plans.iter().map(|p| p.key.clone()).collect();
+            let stored = store.stored_tests(set_id)?;
+            let done: BTreeSet<&String> = stored
+                .iter()
+                .filter(|(_, st)| !(opts.retry_failed && st == run_status::FAILED))
+                .map(|(k, _)| k)
+                .collect();
+            let todo: Vec<&TestPlan> = plans.iter().filter(|p| !done.contains(&p.key)).collect();
+            if !todo.is_empty() {
+                run_tests(
+                    campaign, store, matrix, &todo, &mut live, &mut ctx, &mut out,
+                )?;
+            }
+            if stop.is_raised() {
+                return Ok(None);
+            }
+            let runs = store.list_runs(&pgsurge_store::RunFilter {
+                set_id: Some(set_id),
+                ..Default::default()
+            })?;
+            let at: Vec<&pgsurge_store::Run> = runs
+                .iter()
+                .filter(|r| keys.contains(&r.record.test_key))
+                .collect();
+            if at.len() < plans.len() {
+                return Ok(None);
+            }
+            let step = capacity::judge(rate, &at, cap);
+            say(
+                &pb,
+                opts.quiet,
+                &format!(
+                    "capacity {}: {} tps {} (p{} median {:.3} ms{})",
+                    capacity::cell_name(template),
+                    rate,
+                    if step.pass { "passes" } else { "fails" },
+                    cap.percentile,
+                    step.median_ms,
+                    if step.why.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {}", step.why)
+                    }
+                ),
+            );
+            Ok(Some(step))
+        });
+        match searched {
+            Ok(Some(r)) => {
+                say(&pb, opts.quiet, &r.line());
+                results.push(r);
+            }
+            Ok(None) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => {
+                pb.finish_and_clear();
+                return Err(e);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    for t in live.iter_mut() {
+        if let Some(t) = t.take() {
+            if let Some(c) = &t.cluster {
+                c.stop();
+            }
+        }
+    }
+    let stored = store.stored_tests(set_id)?.len();
+    out.planned = stored;
+    store.set_planned_tests(set_id, stored as i64)?;
+    if interrupted {
+        out.remaining = 1;
+        store.set_set_status(set_id, set_status::INCOMPLETE, None)?;
+    } else {
+        store.set_set_status(set_id, set_status::COMPLETE, Some(&now_rfc3339()))?;
+    }
+    out.capacity = results;
+    Ok(out)
+}
+
 /// What every test of one invocation shares.
 struct RunCtx<'a> {
     set_id: i64,
@@ -275,6 +408,8 @@ struct RunCtx<'a> {
     quiet: bool,
     /// The server locks of the campaign's existing-server targets.
     locks: &'a mut [Option<TargetLock>],
+    /// The `set_start` hook's facts, once it has run in this invocation.
+    set_start_facts: Option<Vec<pgsurge_store::FactRecord>>,
 }
 
 /// The environment of a hook: the set, and the test and its target when there is one.
@@ -320,15 +455,19 @@ fn run_tests(
     let spec = &campaign.spec;
     let hook_timeout = spec.hooks.timeout();
     // set_start: once per invocation; its result goes with every test it preceded.
-    let mut set_start_facts = Vec::new();
-    if let Some(cmd) = &spec.hooks.set_start {
-        pb.set_message("running the set_start hook");
-        let o = hooks::run_hook("set_start", cmd, &hook_env(set_id, None), hook_timeout);
-        if !o.ok() {
-            return Err(LabError::Other(o.failure()));
+    if ctx.set_start_facts.is_none() {
+        let mut facts = Vec::new();
+        if let Some(cmd) = &spec.hooks.set_start {
+            pb.set_message("running the set_start hook");
+            let o = hooks::run_hook("set_start", cmd, &hook_env(set_id, None), hook_timeout);
+            if !o.ok() {
+                return Err(LabError::Other(o.failure()));
+            }
+            facts = o.facts();
         }
-        set_start_facts = o.facts();
+        ctx.set_start_facts = Some(facts);
     }
+    let set_start_facts = ctx.set_start_facts.clone().unwrap_or_default();
     let per_test = planned_seconds(campaign);
     let wait = campaign.outage_wait();
     // Targets given up on after an outage longer than `wait`: their remaining tests

@@ -71,6 +71,59 @@ pub struct CampaignSpec {
     /// `[hooks]`: shell commands run at set start and around each test.
     #[serde(default, skip_serializing_if = "HooksSection::is_empty")]
     pub hooks: HooksSection,
+    /// `[capacity]`: instead of the matrix's rates, search each cell for the highest
+    /// rate that meets a latency objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacitySection>,
+}
+
+/// `[capacity]`: the highest rate (`-R`) whose latency percentile stays under a bound,
+/// found per matrix cell by doubling the rate from `start_rate` until the objective is
+/// missed, then bisecting until the passing and failing rates are within `resolution`.
+/// Each step runs `repeats` times; a step passes when the median of its runs'
+/// percentile is under the bound, every run ended ok, and the runs kept up with the rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacitySection {
+    /// The percentile judged: 50, 90, 95, 99 or 99.9 (default 99).
+    #[serde(default = "ninety_nine")]
+    pub percentile: f64,
+    /// The latency objective, e.g. "10ms".
+    pub bound: DurationValue,
+    /// The first rate tried, in tps.
+    pub start_rate: f64,
+    /// The highest rate tried (default: 1000 × start_rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<f64>,
+    /// Runs per step (default 3).
+    #[serde(default = "three")]
+    pub repeats: u32,
+    /// Stop when the failing rate is within this fraction above the passing one
+    /// (default 0.05).
+    #[serde(default = "five_hundredths")]
+    pub resolution: f64,
+}
+
+fn ninety_nine() -> f64 {
+    99.0
+}
+fn three() -> u32 {
+    3
+}
+fn five_hundredths() -> f64 {
+    0.05
+}
+
+impl CapacitySection {
+    /// The objective in milliseconds.
+    pub fn bound_ms(&self) -> f64 {
+        self.bound.seconds().unwrap_or(0.0) * 1000.0
+    }
+
+    /// The highest rate tried.
+    pub fn max_rate(&self) -> f64 {
+        self.max_rate.unwrap_or(self.start_rate * 1000.0)
+    }
 }
 
 /// `[hooks]`: shell commands (`sh -c`) run by the campaign, pgbench-tools' per-test
@@ -920,6 +973,40 @@ impl Campaign {
                 return Err(self.invalid(
                     "matrix.rates",
                     format!("{r} is not a rate (tps ≥ 0; 0 = unthrottled)"),
+                ));
+            }
+        }
+        if let Some(cap) = &spec.capacity {
+            if !matrix.rates.is_empty() || !matrix.rates_per_client.is_empty() {
+                return Err(self.invalid(
+                    "capacity",
+                    "a capacity search chooses the rates: remove matrix.rates / rates_per_client",
+                ));
+            }
+            if ![50.0, 90.0, 95.0, 99.0, 99.9].contains(&cap.percentile) {
+                return Err(self.invalid("capacity.percentile", "one of 50, 90, 95, 99, 99.9"));
+            }
+            match cap.bound.seconds() {
+                Ok(s) if s > 0.0 => {}
+                Ok(_) => return Err(self.invalid("capacity.bound", "must be more than 0")),
+                Err(e) => return Err(self.invalid("capacity.bound", e)),
+            }
+            if !(cap.start_rate.is_finite() && cap.start_rate >= 1.0) {
+                return Err(self.invalid("capacity.start_rate", "a rate ≥ 1 tps"));
+            }
+            if !(cap.max_rate().is_finite() && cap.max_rate() >= cap.start_rate) {
+                return Err(self.invalid("capacity.max_rate", "must be ≥ start_rate"));
+            }
+            if cap.repeats == 0 {
+                return Err(self.invalid("capacity.repeats", "must be ≥ 1"));
+            }
+            if !(cap.resolution > 0.0 && cap.resolution < 1.0) {
+                return Err(self.invalid("capacity.resolution", "a fraction between 0 and 1"));
+            }
+            if spec.run.duration.is_none() {
+                return Err(self.invalid(
+                    "capacity",
+                    "a capacity search needs run.duration (tests at a rate run for a time)",
                 ));
             }
         }

@@ -283,7 +283,10 @@ mod tests {
             }))),
             ..k.clone()
         };
-        assert_eq!(swept.label(), "tpcb-like s=1 c=2 prepared j4 shared_buffers=1GB");
+        assert_eq!(
+            swept.label(),
+            "tpcb-like s=1 c=2 prepared j4 shared_buffers=1GB"
+        );
         assert_ne!(swept, k);
         assert_eq!(k.clone().along(false, true).label(), "tpcb-like s=1 c=2");
         assert_eq!(k.along(true, false).label(), "s=1 c=2 prepared");
