@@ -546,7 +546,27 @@ fn run_test_inner(
         )?;
     }
     if hygiene.checkpoint {
-        pg.exec("CHECKPOINT")?;
+        // CHECKPOINT needs a superuser (or, from PostgreSQL 15, pg_checkpoint): a role
+        // without it still benchmarks, with the skipped step said.
+        let allowed = pg.value(
+            "SELECT rolsuper OR EXISTS (SELECT 1 FROM pg_roles c \
+             WHERE c.rolname = 'pg_checkpoint' AND pg_has_role(current_user, c.oid, 'MEMBER')) \
+             FROM pg_roles WHERE rolname = current_user",
+        )?;
+        if allowed.as_deref() == Some("t") {
+            pg.exec("CHECKPOINT")?;
+        } else {
+            w.warnings.push(warning(
+                "checkpoint_skipped",
+                format!(
+                    "test {}: CHECKPOINT skipped before the test: role \"{}\" may not run it \
+                     (it needs superuser or pg_checkpoint), so buffers dirtied by earlier \
+                     tests may be written during this one",
+                    plan.key,
+                    pg.value("SELECT current_user")?.unwrap_or_default()
+                ),
+            ));
+        }
     }
     if hygiene.resets_stats(target.cluster.is_some()) {
         pg.exec(&pgstats::reset_sql(target.version_num))?;

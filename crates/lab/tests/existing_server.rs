@@ -277,3 +277,55 @@ fn init_jobs_loads_the_partitions_in_parallel_and_frozen() {
     );
     assert_eq!(partitions.trim(), "3");
 }
+
+#[test]
+fn a_role_that_may_not_checkpoint_benchmarks_with_the_step_skipped_and_said() {
+    let srv = TestServer::shared();
+    let role = format!("bench_role_{}", std::process::id());
+    let db = format!("{role}_db");
+    srv.psql("postgres", &format!("CREATE ROLE {role} LOGIN"));
+    srv.psql("postgres", &format!("CREATE DATABASE {db} OWNER {role}"));
+    let conninfo = format!("{} user={role}", srv.conninfo(&db));
+    let text = format!(
+        r#"
+[campaign]
+name = "no-checkpoint"
+[[target]]
+name = "existing"
+conninfo = "{conninfo}"
+[matrix]
+scales = [1]
+clients = [1]
+scripts = ["select-only"]
+[run]
+transactions = 5
+[hygiene]
+checkpoint = true
+vacuum = true
+"#
+    );
+    let campaign = Campaign::parse(&text, "nocp.toml", Path::new(".")).unwrap();
+    let mut store = Store::open(":memory:").unwrap();
+    let out = run_campaign(&campaign, &mut store, &quiet(), &StopFlag::new()).unwrap();
+    assert_eq!((out.ok, out.failed), (1, 0), "{out:?}");
+    let runs = store
+        .list_runs(&RunFilter {
+            set_id: Some(out.set_id),
+            ..Default::default()
+        })
+        .unwrap();
+    let loaded = store.load_run(runs[0].id).unwrap();
+    let skipped: Vec<_> = loaded
+        .warnings
+        .iter()
+        .filter(|w| w.code == "checkpoint_skipped")
+        .collect();
+    assert_eq!(skipped.len(), 1, "{:?}", loaded.warnings);
+    assert!(
+        skipped[0]
+            .message
+            .contains(&format!("role \"{role}\" may not run it")),
+        "{}",
+        skipped[0].message
+    );
+}
