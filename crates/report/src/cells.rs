@@ -24,6 +24,7 @@ pub struct CellKey {
     pub query_mode: String,
     /// The campaign's other matrix dimensions, when it sweeps them: `j<threads>` and
     /// `name=value` per swept setting (empty otherwise).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub extra: String,
 }
 
@@ -166,6 +167,26 @@ pub struct Cell {
     pub lag_mean_ms: Option<f64>,
     /// Failed or aborted repeats.
     pub failed: usize,
+    /// Successful repeats in which the client was the bottleneck (fact `client_bound`):
+    /// their figures measure the client, not the server.
+    pub client_bound: usize,
+}
+
+/// Run ids whose stored fact `client_bound` is `true`, over the sets of `runs`.
+fn client_bound_runs(
+    store: &mut Store,
+    runs: &[Run],
+) -> Result<std::collections::BTreeSet<i64>, StoreError> {
+    let sets: std::collections::BTreeSet<i64> = runs.iter().map(|r| r.record.set_id).collect();
+    let mut out = std::collections::BTreeSet::new();
+    for set in sets {
+        for (run_id, fact) in store.set_facts(set)? {
+            if fact.name == "client_bound" && fact.value.as_deref() == Some("true") {
+                out.insert(run_id);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Latency percentiles in milliseconds.
@@ -198,6 +219,7 @@ pub fn build_cells(
             .or_default()
             .push(run);
     }
+    let bound = client_bound_runs(store, runs)?;
     let mut cells = Vec::with_capacity(groups.len());
     for ((set_id, target, key), members) in groups {
         let ok: Vec<&Run> = members.iter().copied().filter(|r| is_ok(r)).collect();
@@ -220,6 +242,7 @@ pub fn build_cells(
             latency_ms,
             lag_mean_ms: (!lags.is_empty()).then(|| crate::stats::median(&lags)),
             failed,
+            client_bound: ok.iter().filter(|r| bound.contains(&r.id)).count(),
         });
     }
     Ok(cells)

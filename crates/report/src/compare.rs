@@ -310,7 +310,7 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
     let script_along = along.has(Dimension::Script);
     let mode_along = along.has(Dimension::QueryMode);
     let index = |cells: &[Cell]| {
-        let mut m: BTreeMap<MatchKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        let mut m: BTreeMap<MatchKey, (Vec<f64>, Vec<f64>, usize)> = BTreeMap::new();
         for c in cells {
             let key = (
                 target_is_cell.then(|| c.target.clone()),
@@ -319,6 +319,7 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
             let e = m.entry(key).or_default();
             e.0.extend(&c.tps);
             e.1.extend(&c.p99_ms);
+            e.2 += c.client_bound;
         }
         m
     };
@@ -331,8 +332,8 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
     let (mut tps_ratios, mut p99_ratios) = (Vec::new(), Vec::new());
     let (mut tps_verdicts, mut p99_verdicts) = (VerdictCounts::default(), VerdictCounts::default());
     let mut only_in_a = Vec::new();
-    for (key, (a_tps, a_p99)) in &ia {
-        let Some((b_tps, b_p99)) = ib.get(key) else {
+    for (key, (a_tps, a_p99, a_bound)) in &ia {
+        let Some((b_tps, b_p99, b_bound)) = ib.get(key) else {
             only_in_a.push(label(key));
             continue;
         };
@@ -343,6 +344,14 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
         if a_tps.len() < 3 || b_tps.len() < 3 {
             warnings.push(format!(
                 "fewer than 3 repeats (A {}, B {})",
+                a_tps.len(),
+                b_tps.len()
+            ));
+        }
+        if *a_bound > 0 || *b_bound > 0 {
+            warnings.push(format!(
+                "client-bound runs (A {a_bound} of {}, B {b_bound} of {}): they measure the \
+                 client, not the server",
                 a_tps.len(),
                 b_tps.len()
             ));
@@ -638,7 +647,29 @@ mod tests {
             latency_ms: Percentiles::default(),
             lag_mean_ms: None,
             failed: 0,
+            client_bound: 0,
         }
+    }
+
+    #[test]
+    fn client_bound_runs_are_named_in_the_comparison() {
+        let a = vec![cell("a", 1, &[1000.0, 1010.0, 995.0], &[])];
+        let mut b = vec![cell("b", 1, &[1100.0, 1090.0, 1112.0], &[])];
+        let c = compare("A", &a, "B", &b, &Along::targets());
+        assert!(!c.cells[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("client-bound")));
+        b[0].client_bound = 2;
+        let c = compare("A", &a, "B", &b, &Along::targets());
+        assert!(
+            c.cells[0].warnings.iter().any(|w| {
+                w
+                == "client-bound runs (A 0 of 3, B 2 of 3): they measure the client, not the server"
+            }),
+            "{:?}",
+            c.cells[0].warnings
+        );
     }
 
     #[test]

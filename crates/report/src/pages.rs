@@ -461,11 +461,21 @@ fn index_page(
                                 .iter()
                                 .map(|id| format!("<a href=\"run-{id}.html\">#{id}</a>"))
                                 .collect();
-                            let failed = if c.failed > 0 {
+                            let mut failed = if c.failed > 0 {
                                 format!(" <span class=\"warn\">({} failed)</span>", c.failed)
                             } else {
                                 String::new()
                             };
+                            if c.client_bound > 0 {
+                                let _ = write!(
+                                    failed,
+                                    " <span class=\"warn\" title=\"the client was the \
+                                     bottleneck: these figures measure the client\">\
+                                     (client-bound {} of {})</span>",
+                                    c.client_bound,
+                                    c.run_ids.len()
+                                );
+                            }
                             format!(
                                 "{}<br><span class=\"muted\">{}</span>{failed}",
                                 num(c.tps_median, 1),

@@ -562,3 +562,57 @@ fn compare_json_is_versioned_valid_and_the_schema_rejects_old_shapes() {
         .remove("schema_version");
     assert!(!validator.is_valid(&unversioned));
 }
+
+#[test]
+fn client_bound_runs_are_flagged_in_the_report_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
+    let set_id = store
+        .create_set(&SetRecord {
+            name: "bound".into(),
+            kind: "campaign".into(),
+            status: "complete".into(),
+            created_at: "2026-11-22T00:00:00Z".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let target_id = store
+        .upsert_target(&TargetRecord {
+            set_id,
+            name: "local".into(),
+            kind: "throwaway".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    for (repeat, bound) in [(1i64, false), (2, true)] {
+        store
+            .write_run(&RunWrite {
+                run: RunRecord {
+                    set_id,
+                    target_id: Some(target_id),
+                    test_key: format!("local/s1/select-only/c8/r-/{repeat}"),
+                    repeat_no: repeat,
+                    status: "ok".into(),
+                    script: Some("select-only".into()),
+                    scale: Some(1),
+                    clients: Some(8),
+                    tps: Some(1000.0 + repeat as f64),
+                    ..Default::default()
+                },
+                facts: vec![
+                    FactRecord::new("client_bound", bound.to_string()),
+                    FactRecord::new("client_bound_reason", "driver thread at 99 % of a core"),
+                ],
+                ..Default::default()
+            })
+            .unwrap();
+    }
+    let files = write_report(
+        &mut store,
+        &ReportRequest::default(),
+        &dir.path().join("out"),
+    )
+    .unwrap();
+    let index = std::fs::read_to_string(&files.index).unwrap();
+    assert!(index.contains("(client-bound 1 of 2)"), "{index}");
+}
