@@ -10,6 +10,7 @@
 //! | [`execute`] | one test: init, hygiene, snapshots, engine run, samplers |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
 //! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples |
+//! | [`waits`] | active sessions by wait event, sampled several times a second |
 //! | [`hostmetrics`] | server-host metrics: local /proc, node_exporter, pg_read_file |
 //! | [`facts`] | names of the per-test facts (`run_facts`) |
 //! | [`pgstats`] | version-dependent statistics views, in one place |
@@ -44,6 +45,7 @@ pub mod sql_session;
 pub mod target;
 pub mod target_lock;
 pub mod thresholds;
+pub mod waits;
 
 use std::ffi::OsString;
 
