@@ -1,8 +1,8 @@
 //! One test, in order: re-initialize when the scale changes; truncate history, vacuum
 //! analyze, checkpoint (CHECKPOINT returns when it is done), reset statistics; warm-up
-//! (a separate run whose results are kept only as warm-up intervals); snapshot server
-//! counters; run the engine in-process with OS/PG samplers beside it; snapshot again;
-//! cleanup. Produces the [`RunWrite`] the runner stores in one transaction.
+//! (a separate run whose results are kept only as warm-up intervals); snapshot
+//! `pg_stat_statements` (when installed) and server counters; run the engine
+//! in-process with OS/PG/wait-event samplers beside it; snapshot again; cleanup. Produces the [`RunWrite`] the runner stores in one transaction.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -602,10 +602,15 @@ fn run_test_inner(
             i.elapsed_s -= end;
         }
     }
+    let sampling = &campaign.spec.sampling;
+    // pg_stat_statements before the counters: its connection's transactions are
+    // settled with the warm-up's.
+    let statements = sampling
+        .pg
+        .then(|| crate::statements::before(&target.conninfo));
     let mut monitor = Pg::connect(&target.monitor_conninfo)?;
     settle(&mut monitor, &target.dbname)?;
     let before = snapshot(&mut monitor, target)?;
-    let sampling = &campaign.spec.sampling;
     let sampler = Sampler::start(target.sampler_config(sampling));
     let spec = run_spec(s, target, campaign.limit(), database)?;
     w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
@@ -635,6 +640,19 @@ fn run_test_inner(
     }
     settle(&mut monitor, &target.dbname)?;
     let after = snapshot(&mut monitor, target)?;
+    match statements {
+        Some(b) => {
+            let (facts, problem) = crate::statements::after(b, &target.conninfo);
+            w.facts.extend(facts);
+            if let Some(p) = problem {
+                w.warnings.push(warning("sampler", p));
+            }
+        }
+        None => w.facts.push(pgsurge_store::FactRecord::new(
+            crate::facts::STATEMENTS_SOURCE,
+            "none (PostgreSQL sampling is off: [sampling] pg = false)",
+        )),
+    }
     w.metrics = sampled.samples;
     w.facts.extend(sampled.facts);
     w.metric_info = crate::sampler::describe_all(&w.metrics);

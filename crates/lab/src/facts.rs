@@ -20,3 +20,9 @@ pub const INIT_REASON: &str = "init_reason";
 pub const DATA_DIR_FSTYPE: &str = "data_dir_fstype";
 /// `true` when the data directory is in memory (tmpfs, ramfs): no real I/O happened.
 pub const DATA_DIR_IN_MEMORY: &str = "data_dir_in_memory";
+/// `pg_stat_statements <version>` when the test's statements were read, else
+/// `none (<why>)`, e.g. `none (pg_stat_statements not installed)`.
+pub const STATEMENTS_SOURCE: &str = pgsurge_store::activity::STATEMENTS_SOURCE;
+/// The statements of the benchmark database that took the most execution time during
+/// the test: a JSON array of `pgsurge_store::activity::TopStatement`.
+pub const STATEMENTS_TOP: &str = pgsurge_store::activity::STATEMENTS_TOP;

@@ -10,6 +10,8 @@
 //! | [`execute`] | one test: init, hygiene, snapshots, engine run, samplers |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
 //! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples |
+//! | [`waits`] | active sessions by wait event, sampled several times a second |
+//! | [`statements`] | the top statements of a test from `pg_stat_statements` |
 //! | [`hostmetrics`] | server-host metrics: local /proc, node_exporter, pg_read_file |
 //! | [`facts`] | names of the per-test facts (`run_facts`) |
 //! | [`pgstats`] | version-dependent statistics views, in one place |
@@ -43,9 +45,11 @@ pub mod runner;
 pub mod sampler;
 pub mod spec;
 pub mod sql_session;
+pub mod statements;
 pub mod target;
 pub mod target_lock;
 pub mod thresholds;
+pub mod waits;
 
 use std::ffi::OsString;
 
@@ -64,7 +68,7 @@ pub fn results_main(args: &[OsString]) -> i32 {
 }
 
 pub use campaign_cli::{PLAN_SCHEMA, PLAN_VERSION, TEMPLATE as CAMPAIGN_TEMPLATE};
-pub use results_cli::{EXPORT_SCHEMA, EXPORT_VERSION};
+pub use results_cli::{where_time_goes, EXPORT_SCHEMA, EXPORT_VERSION};
 
 /// The clap definition of `pgsurge campaign` (for the top-level command tree: help,
 /// completions, man page; parsing uses the same definition).

@@ -392,6 +392,9 @@ fn show(
             text.push_str(&format!("error:\n{}\n", indent(e)));
         }
         for f in &loaded.facts {
+            if f.name == crate::facts::STATEMENTS_TOP {
+                continue; // shown as a table below
+            }
             text.push_str(&format!(
                 "{}: {}\n",
                 f.name,
@@ -408,6 +411,7 @@ fn show(
                 crate::facts::SERVER_HOST_METRICS_SOURCE
             ));
         }
+        text.push_str(&where_time_goes(&loaded.metrics, &loaded.facts));
         for w in &loaded.warnings {
             text.push_str(&format!("warning: {}\n", w.message));
         }
@@ -466,6 +470,59 @@ fn show(
 pub fn capacity_section(spec: &str) -> Option<crate::spec::CapacitySection> {
     let value: toml::Value = toml::from_str(spec).ok()?;
     value.get("capacity")?.clone().try_into().ok()
+}
+
+/// Where a test's time went, as `results show --run` prints it: its wait events by
+/// share of active session time, and its top statements when `pg_stat_statements`
+/// was read. Empty when neither was recorded.
+pub fn where_time_goes(
+    metrics: &[pgsurge_store::MetricSample],
+    facts: &[pgsurge_store::FactRecord],
+) -> String {
+    use pgsurge_store::activity::{self, Statements};
+    let mut s = String::new();
+    let shares = activity::wait_shares(metrics);
+    if !shares.is_empty() {
+        s.push_str(&format!(
+            "wait events (share of active session time; pg_stat_activity every {} ms):\n",
+            crate::waits::SAMPLE_EVERY.as_millis()
+        ));
+        let width = shares.iter().map(|w| w.label.len()).max().unwrap_or(0);
+        for w in shares.iter().take(10) {
+            s.push_str(&format!(
+                "  {:<width$}  {:>5.1} %  mean {:.2} sessions\n",
+                w.label, w.share_pct, w.mean_sessions
+            ));
+        }
+        if shares.len() > 10 {
+            s.push_str(&format!("  (and {} more)\n", shares.len() - 10));
+        }
+    }
+    if let Statements::Top { source, top } = activity::statements(facts) {
+        s.push_str(&format!(
+            "top statements by execution time during the test ({source}):\n"
+        ));
+        if top.is_empty() {
+            s.push_str("  none executed\n");
+        } else {
+            s.push_str(&format!(
+                "  {:>10} {:>12} {:>10} {:>10} {:>6}  query\n",
+                "calls", "total ms", "mean ms", "rows", "time %"
+            ));
+        }
+        for t in &top {
+            s.push_str(&format!(
+                "  {:>10} {:>12.1} {:>10.3} {:>10} {:>6}  {}\n",
+                t.calls,
+                t.total_ms,
+                t.mean_ms,
+                t.rows,
+                t.share_pct.map(|p| format!("{p:.1}")).unwrap_or_default(),
+                t.query
+            ));
+        }
+    }
+    s
 }
 
 /// One line per run saying where its server-host metrics came from, whether the

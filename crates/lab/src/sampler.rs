@@ -8,6 +8,9 @@
 //!
 //! OS metrics describe the machine pgsurge runs on: for a throwaway server (and any
 //! local server) that is the server's host.
+//!
+//! With PostgreSQL sampling on, a second thread samples active sessions by wait event
+//! several times a second ([`crate::waits`]: `pg.wait.*`, one mean per second).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +18,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pgsurge_store::{now_epoch, FactRecord, MetricInfo, MetricSample};
+use pgsurge_store::{activity, now_epoch, FactRecord, MetricInfo, MetricSample};
 
 use crate::hostmetrics::{self, HostRates, HostSource};
 
@@ -45,6 +48,8 @@ pub struct SamplerConfig {
 pub struct Sampler {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<SamplerOutput>>,
+    /// The wait-event sampler ([`crate::waits::sample_loop`]).
+    waits: Option<JoinHandle<(Vec<MetricSample>, Vec<String>)>>,
 }
 
 /// What a sampler collected.
@@ -63,21 +68,43 @@ impl Sampler {
     /// Starts sampling now (the first sample is a baseline; values follow every interval).
     pub fn start(cfg: SamplerConfig) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
+        let waits = cfg.pg.clone().and_then(|(conninfo, db)| {
+            let flag = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .name("pgsurge-waits".into())
+                .spawn(move || crate::waits::sample_loop(&conninfo, &db, &flag))
+                .ok()
+        });
         let flag = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
             .name("pgsurge-sampler".into())
             .spawn(move || sample_loop(&cfg, &flag))
             .ok();
-        Sampler { stop, handle }
+        Sampler {
+            stop,
+            handle,
+            waits,
+        }
     }
 
     /// Stops and returns what was collected.
     pub fn finish(mut self) -> SamplerOutput {
         self.stop.store(true, Ordering::SeqCst);
-        self.handle
+        let mut out: SamplerOutput = self
+            .handle
             .take()
             .and_then(|h| h.join().ok())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some((samples, errors)) = self.waits.take().and_then(|h| h.join().ok()) {
+            out.samples.extend(samples);
+            out.samples.sort_by(|a, b| a.ts.total_cmp(&b.ts));
+            out.errors.extend(
+                errors
+                    .into_iter()
+                    .map(|e| format!("wait-event sampler: {e}")),
+            );
+        }
+        out
     }
 }
 
@@ -385,6 +412,17 @@ pub fn describe_all(samples: &[MetricSample]) -> Vec<MetricInfo> {
     names
         .into_iter()
         .map(|m| {
+            if let Some(label) = activity::wait_label(m) {
+                return MetricInfo {
+                    metric: m.to_string(),
+                    category: activity::WAIT_CATEGORY.into(),
+                    unit: activity::WAIT_UNIT.into(),
+                    description: Some(format!(
+                        "active sessions in {label} (mean over each second, pg_stat_activity sampled every {} ms)",
+                        crate::waits::SAMPLE_EVERY.as_millis()
+                    )),
+                };
+            }
             let (category, unit) = if m.starts_with("pg.") {
                 pgstats::describe(m)
             } else {

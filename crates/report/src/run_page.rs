@@ -1,7 +1,8 @@
 //! The page of one test. It opens with "what limited this run?": throughput and
 //! latency over time, server and client CPU, commits and WAL per second, checkpoints
-//! and a table of those numbers; then every sampled metric (one chart per family and
-//! unit), and the tables of options, scripts, server counters, non-default settings and
+//! and a table of those numbers; then where the time went (active sessions by wait
+//! event, the top statements when `pg_stat_statements` was read), every sampled metric
+//! (one chart per family and unit), and the tables of options, scripts, server counters, non-default settings and
 //! the environment manifest.
 //!
 //! Every chart of the page shares one time base: seconds since the test's measured
@@ -19,6 +20,7 @@ use crate::cells::CellKey;
 use crate::charts::{Dash, LineChart, Series};
 use crate::html::{escape, kv_table, num, page, table};
 use crate::pages::chart_div;
+use pgsurge_store::activity::{self, Statements};
 use pgsurge_store::{IntervalRecord, LoadedRun, MetricInfo, MetricSample};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -486,6 +488,18 @@ pub(crate) fn run_page(
             hints.push(format!("a disk was busy ({n} up to {u:.0} %)"));
         }
     }
+    let waits = activity::wait_shares(&run.metrics);
+    if !waits.is_empty() {
+        glance.push((
+            "top wait events (share of active session time)".into(),
+            waits
+                .iter()
+                .take(3)
+                .map(|w| format!("{} {:.0} %", w.label, w.share_pct))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    }
     if cpus.is_empty() {
         hints.push("no CPU metrics stored for this test (sampling off?)".into());
     } else if hints.is_empty() {
@@ -629,6 +643,8 @@ pub(crate) fn run_page(
         );
     }
 
+    body.push_str(&where_time_goes(run, &points, &mk, &mut n));
+
     // Every sampled metric: one chart per family and unit.
     let mut families: BTreeMap<(String, String), Vec<&str>> = BTreeMap::new();
     for name in &names {
@@ -743,6 +759,136 @@ pub(crate) fn run_page(
         page(&title, "<a href=\"index.html\">← report index</a>", &body),
         n,
     )
+}
+
+/// Builds a chart on the page's time axis: (title, y label, series, note).
+type ChartMaker<'a> = &'a dyn Fn(&str, &str, Vec<Series>, String) -> LineChart;
+
+/// Wait events drawn on the page's chart (the rest are in the table).
+const WAIT_SERIES: usize = 6;
+
+/// "Where the time goes": the test's active sessions by wait event (table and chart,
+/// from the `pg.wait.*` samples) and its top statements (from `pg_stat_statements`,
+/// stored as facts); each says so when it was not recorded.
+fn where_time_goes(
+    run: &LoadedRun,
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    mk: ChartMaker<'_>,
+    n: &mut usize,
+) -> String {
+    let mut body = String::from("<h2>Where the time goes</h2><h3>Wait events</h3>");
+    let shares = activity::wait_shares(&run.metrics);
+    if shares.is_empty() {
+        body.push_str(
+            "<p class=\"muted\">No wait events were sampled for this test (PostgreSQL \
+             sampling off, no active session seen, or recorded before wait sampling).</p>",
+        );
+    } else {
+        body.push_str(
+            "<p class=\"muted\">Active sessions of the benchmark database by \
+             <code>wait_event_type:wait_event</code>, from <code>pg_stat_activity</code> \
+             sampled several times a second; CPU = active without a wait event (running, or \
+             waiting for a CPU). Share = part of all active session time.</p>",
+        );
+        let rows: Vec<Vec<String>> = shares
+            .iter()
+            .map(|w| {
+                vec![
+                    escape(&w.label),
+                    num(w.mean_sessions, 2),
+                    num(w.session_s, 1),
+                    format!("{} %", num(w.share_pct, 1)),
+                ]
+            })
+            .collect();
+        body.push_str(&table(
+            &[
+                "wait event",
+                "mean active sessions",
+                "session-seconds",
+                "share of active time",
+            ]
+            .map(String::from),
+            &rows,
+        ));
+        let series: Vec<Series> = shares
+            .iter()
+            .take(WAIT_SERIES)
+            .enumerate()
+            .filter_map(|(k, w)| {
+                let mut s = Series::line(&w.label, points.get(w.metric.as_str())?.clone());
+                s.dash = Dash::nth(k / 8);
+                Some(s)
+            })
+            .collect();
+        let note = if shares.len() > WAIT_SERIES {
+            format!(
+                "the {WAIT_SERIES} largest of {} wait events; mean over each second",
+                shares.len()
+            )
+        } else {
+            "mean over each second".to_string()
+        };
+        body.push_str("<div class=\"charts\">");
+        body.push_str(&chart_div(
+            &mk("Active sessions by wait event", "sessions", series, note),
+            n,
+        ));
+        body.push_str("</div>");
+    }
+    body.push_str("<h3>Top statements</h3>");
+    match activity::statements(&run.facts) {
+        Statements::NotRecorded => body.push_str(
+            "<p class=\"muted\">Statement statistics were not recorded for this test.</p>",
+        ),
+        Statements::None(why) => {
+            let _ = write!(
+                body,
+                "<p class=\"muted\">No statement statistics: {}.</p>",
+                escape(&why)
+            );
+        }
+        Statements::Top { source, top } => {
+            let _ = write!(
+                body,
+                "<p class=\"muted\">The benchmark database's statements with the most \
+                 execution time during the test (deltas of {}).</p>",
+                escape(&source)
+            );
+            let rows: Vec<Vec<String>> = top
+                .iter()
+                .map(|t| {
+                    vec![
+                        format!("<code>{}</code>", escape(&t.query)),
+                        t.calls.to_string(),
+                        num(t.total_ms, 1),
+                        num(t.mean_ms, 3),
+                        t.rows.to_string(),
+                        t.share_pct
+                            .map(|p| format!("{} %", num(p, 1)))
+                            .unwrap_or_else(|| "–".into()),
+                    ]
+                })
+                .collect();
+            if rows.is_empty() {
+                body.push_str("<p class=\"muted\">No statement ran during the test.</p>");
+            } else {
+                body.push_str(&table(
+                    &[
+                        "query",
+                        "calls",
+                        "total ms",
+                        "mean ms",
+                        "rows",
+                        "share of time",
+                    ]
+                    .map(String::from),
+                    &rows,
+                ));
+            }
+        }
+    }
+    body
 }
 
 /// Flattens a JSON document into dotted-key rows for a table.

@@ -31,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod activity;
 mod backend;
 mod error;
 pub mod histogram;
