@@ -44,6 +44,8 @@ pub struct StoreRequest<'a> {
     pub location: Option<&'a str>,
     /// `--set=NAME`; `None`: the default set for ad-hoc runs.
     pub set: Option<&'a str>,
+    /// `--group=NAME`: the distributed run this generator belongs to.
+    pub group: Option<&'a str>,
     /// The database benchmarked (names the target in the store).
     pub dbname: &'a str,
     /// The run as a pgbench command line (no password: connection options only).
@@ -314,6 +316,7 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
     }
     let store_to = o.extensions.store.clone();
     let set = o.extensions.set.clone();
+    let group = o.extensions.group.clone();
     if store_to.is_some() && store.is_none() {
         err_line("--store is not available in this program");
         return 1;
@@ -391,6 +394,7 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
         let request = StoreRequest {
             location: location.as_deref(),
             set: set.as_deref(),
+            group: group.as_deref(),
             command_line: spec.pgbench_command_line(&dbname),
             dbname: &dbname,
         };

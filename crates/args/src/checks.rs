@@ -236,6 +236,23 @@ fn bench_checks(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
     if raw.extensions.set.is_some() && raw.extensions.store.is_none() {
         return Err(fatal(ctx, "--set requires --store"));
     }
+    if raw.extensions.group.is_some() {
+        if raw.extensions.store.is_none() {
+            return Err(fatal(ctx, "--group requires --store"));
+        }
+        if raw.extensions.set.is_some() {
+            return Err(fatal(ctx, "--set and --group cannot be used together"));
+        }
+        if raw.extensions.generator.count.is_none() {
+            return Err(fatal(
+                ctx,
+                "--group requires --generator-count (and --generator-index)",
+            ));
+        }
+        if raw.extensions.generator.index.is_none() {
+            return Err(fatal(ctx, "--group requires --generator-index"));
+        }
+    }
     if raw.hdr_log_unit_given && raw.extensions.hdr_log.is_none() {
         return Err(fatal(ctx, "--hdr-log-unit requires --hdr-log"));
     }

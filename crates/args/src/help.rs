@@ -119,6 +119,8 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            results store (SQLite file or postgresql:// URL; default:
                            $PGSURGE_STORE or ./pgsurge-results.db)
   --set=NAME               the store's set for the run (default: adhoc)
+  --group=NAME             store the run as one generator of the distributed run
+                           NAME (needs --store and --generator-index/-count)
   --init-jobs=N            with -i: load, vacuum and index pgbench_accounts over N
                            connections (default: 1, as pgbench)
 

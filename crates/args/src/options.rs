@@ -90,6 +90,9 @@ pub struct Extensions {
     pub store: Option<Option<String>>,
     /// `--set=NAME`: the store's set that receives the run (default `adhoc`).
     pub set: Option<String>,
+    /// `--group=NAME`: the run is one generator of the distributed run NAME; the
+    /// store's group set of that name receives it, keyed by the generator's index.
+    pub group: Option<String>,
     /// `--start-at`, `--generator-*`: this process as one generator of a distributed run.
     pub generator: crate::generator::GeneratorOptions,
 }

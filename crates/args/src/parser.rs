@@ -762,6 +762,13 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
             }
             raw.extensions.set = Some(lossy(arg));
         }
+        Opt::Group => {
+            raw.benchmarking_option_set = true;
+            if arg.is_empty() {
+                return Err(fatal(ctx, "--group must not be empty"));
+            }
+            raw.extensions.group = Some(lossy(arg));
+        }
         Opt::HdrLogUnit => {
             raw.benchmarking_option_set = true;
             raw.hdr_log_unit_given = true;

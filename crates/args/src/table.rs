@@ -62,6 +62,7 @@ pub enum Opt {
     HdrLogUnit,
     Store,
     Set,
+    Group,
     GeneratorCount,
 }
 
@@ -172,6 +173,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("hdr-log-unit", Required, Opt::HdrLogUnit),
     l("store", Optional, Opt::Store),
     l("set", Required, Opt::Set),
+    l("group", Required, Opt::Group),
 ];
 
 #[cfg(test)]

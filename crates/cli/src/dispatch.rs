@@ -36,6 +36,7 @@ fn bench(args: &[OsString]) -> i32 {
         let run = pgsurge_lab::adhoc::AdhocRun {
             location: request.location,
             set: request.set,
+            group: request.group,
             dbname: request.dbname,
             command_line: &request.command_line,
         };

@@ -14,10 +14,12 @@
 //! | [`merge_cli`] | `pgsurge merge`: reading files, printing the report |
 //! | [`split`] | total clients / rate / seed → one share per generator |
 //! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
+//! | [`group`] | `pgsurge dist wait`: generators' results from a store, merged |
 #![warn(missing_docs)]
 
 use std::path::PathBuf;
 
+pub mod group;
 pub mod histograms;
 pub mod local;
 pub mod merge;
@@ -84,4 +86,5 @@ pub fn dist_cli() -> clap::Command {
         .about("Run a distributed benchmark: several generators, one merged result")
         .subcommand_required(true)
         .subcommand(<local::LocalArgs as clap::CommandFactory>::command().name("local"))
+        .subcommand(<group::WaitArgs as clap::CommandFactory>::command().name("wait"))
 }

@@ -223,8 +223,10 @@ pub fn dist_main(args: &[OsString]) -> i32 {
         .as_deref()
     {
         Some("local") => local_main(&args[1..]),
+        Some("wait") => crate::group::wait_main(&args[1..]),
         _ => {
             eprintln!("usage: pgsurge dist local -n N [-c CLIENTS] [-R RATE] [--random-seed SEED] [--json FILE] -- BENCH OPTIONS");
+            eprintln!("       pgsurge dist wait --store LOCATION --group NAME -n N [--timeout D] [--server CONNINFO] [--json FILE]");
             1
         }
     }

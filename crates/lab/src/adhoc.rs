@@ -26,6 +26,9 @@ pub struct AdhocRun<'a> {
     pub location: Option<&'a str>,
     /// Set name; `None`: [`DEFAULT_SET`].
     pub set: Option<&'a str>,
+    /// `--group`: the distributed run this generator belongs to (a set of kind
+    /// `group`, one run per generator index).
+    pub group: Option<&'a str>,
     /// The database benchmarked: the target's name in the set.
     pub dbname: &'a str,
     /// The run as a pgbench command line (connection options only, no password).
@@ -45,6 +48,9 @@ pub fn store_bench_run(
         .unwrap_or_else(default_location);
     let shown = pgsurge_store::redact_location(&location);
     let mut store = Store::open(&location).map_err(|e| format!("{shown}: {e}"))?;
+    if let Some(group) = request.group {
+        return store_generator_run(&mut store, &shown, group, request, result, samples);
+    }
     let name = request.set.unwrap_or(DEFAULT_SET);
     let set_id = match store
         .find_set(set_kind::ADHOC, name, ADHOC_SPEC_HASH)
@@ -84,6 +90,70 @@ pub fn store_bench_run(
     let run_id = store.write_run(&write).map_err(|e| e.to_string())?;
     Ok(format!(
         "pgsurge: stored as run {run_id} in set {set_id} (\"{name}\") of {shown}"
+    ))
+}
+
+/// Marks the sets `bench --group` creates.
+pub const GROUP_SPEC_HASH: &str = "bench --group";
+
+/// `bench --store --group NAME`: the run as generator `index` of the group's set,
+/// created by whichever generator comes first (in one exclusive transaction, so
+/// generators finishing together share it). A second run with the same index is
+/// refused by the store (a group holds each generator once).
+fn store_generator_run(
+    store: &mut Store,
+    shown: &str,
+    group: &str,
+    request: &AdhocRun<'_>,
+    result: &RunResult,
+    samples: &[(IntervalSample, LatencyHistogram)],
+) -> Result<String, String> {
+    let generator = result
+        .generator
+        .as_ref()
+        .ok_or("--group needs the generator options (--generator-index, --generator-count)")?;
+    let (Some(index), Some(count)) = (generator.index, generator.count) else {
+        return Err("--group needs --generator-index and --generator-count".into());
+    };
+    let (set_id, target_id) = store
+        .find_or_create_set_with_target(
+            &SetRecord {
+                name: group.to_owned(),
+                kind: set_kind::GROUP.into(),
+                description: Some(format!(
+                    "distributed run of {count} generators stored by pgsurge bench --group"
+                )),
+                spec_hash: Some(GROUP_SPEC_HASH.into()),
+                planned_tests: Some(i64::from(count)),
+                status: set_status::RUNNING.into(),
+                created_at: now_rfc3339(),
+                ..Default::default()
+            },
+            &TargetRecord {
+                name: request.dbname.to_owned(),
+                kind: "conninfo".into(),
+                server_version: result.server_version.clone(),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| e.to_string())?;
+    let mut write = run_write(
+        set_id,
+        target_id,
+        i64::from(index) + 1,
+        request,
+        result,
+        samples,
+    );
+    write.run.test_key = pgsurge_store::generator_test_key(index, count);
+    let run_id = store.write_run(&write).map_err(|e| match e {
+        pgsurge_store::StoreError::DuplicateTest { .. } => format!(
+            "group \"{group}\" already holds generator {index} of {count} (each index once)"
+        ),
+        other => other.to_string(),
+    })?;
+    Ok(format!(
+        "pgsurge: stored as run {run_id}, generator {index} of {count} in group \"{group}\" (set {set_id}) of {shown}"
     ))
 }
 

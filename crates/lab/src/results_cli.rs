@@ -455,6 +455,21 @@ fn show(
     }
     let facts = store.set_facts(set_id).map_err(|e| e.to_string())?;
     text.push_str(&facts_lines(&runs, &facts));
+    if s.record.kind == pgsurge_store::set_kind::GROUP {
+        // A distributed run: the merge of its generators, as `dist wait` printed it.
+        text.push_str(&format!(
+            "merged result of the group's {} generator(s):\n",
+            runs.len()
+        ));
+        match pgsurge_dist::group::merge_group(store, set_id) {
+            Ok(m) => {
+                let mut out = Vec::new();
+                pgsurge_dist::write_merged_report(&m, &mut out).map_err(|e| e.to_string())?;
+                text.push_str(&String::from_utf8_lossy(&out));
+            }
+            Err(e) => text.push_str(&format!("(cannot merge: {e})\n")),
+        }
+    }
     if let Some(cap) = s.record.spec.as_deref().and_then(capacity_section) {
         for r in crate::capacity::results_of_set(store, set_id, &cap).map_err(|e| e.to_string())? {
             text.push_str(&format!("capacity: {}\n", r.line()));

@@ -122,6 +122,61 @@ impl LockHolder {
 }
 
 impl Store {
+    /// Finds the newest set with `set`'s kind, name and spec hash, or creates it, and
+    /// finds or creates `target` (its `set_id` is filled in) in it — in one exclusive
+    /// transaction, so processes starting together (the generators of a distributed
+    /// run) share one set and one target. Returns (set id, target id).
+    pub fn find_or_create_set_with_target(
+        &mut self,
+        set: &SetRecord,
+        target: &crate::TargetRecord,
+    ) -> Result<(i64, i64)> {
+        self.backend.begin_exclusive()?;
+        let found = (|| -> Result<(i64, i64)> {
+            let b = &mut *self.backend;
+            let existing = b
+                .query(
+                    "SELECT id FROM sets WHERE kind = ? AND name = ? AND spec_hash = ? \
+                     ORDER BY id DESC LIMIT 1",
+                    &[
+                        set.kind.to_value(),
+                        set.name.to_value(),
+                        set.spec_hash.clone().to_value(),
+                    ],
+                )?
+                .first()
+                .map(|r| r.read::<i64>(0, "sets.id"))
+                .transpose()?;
+            let set_id = match existing {
+                Some(id) => id,
+                None => crate::write::insert_set(b, set)?,
+            };
+            let rows = b.query(
+                "SELECT id FROM targets WHERE set_id = ? AND name = ?",
+                &[Value::Int(set_id), target.name.to_value()],
+            )?;
+            let target_id = match rows.first() {
+                Some(r) => r.read(0, "targets.id")?,
+                None => {
+                    let mut t = target.clone();
+                    t.set_id = set_id;
+                    crate::write::insert_target(b, &t)?
+                }
+            };
+            Ok((set_id, target_id))
+        })();
+        match found {
+            Ok(ids) => {
+                self.backend.end_exclusive(true)?;
+                Ok(ids)
+            }
+            Err(e) => {
+                let _ = self.backend.end_exclusive(false);
+                Err(e)
+            }
+        }
+    }
+
     /// Who holds `set_id` now (alive or not), if anyone.
     pub fn set_lock_holder(&mut self, set_id: i64) -> Result<Option<LockHolder>> {
         if self.version < 4 {

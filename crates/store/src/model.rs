@@ -64,6 +64,14 @@ pub mod set_kind {
     pub const IMPORT: &str = "import";
     /// Anything else.
     pub const ADHOC: &str = "adhoc";
+    /// The generators of one distributed run (`bench --store --group`): one run per
+    /// generator, merged by `dist wait` and `results show`.
+    pub const GROUP: &str = "group";
+}
+
+/// The test key of generator `index` of `count` in a group set (`bench --group`).
+pub fn generator_test_key(index: u32, count: u32) -> String {
+    format!("generator {index}/{count}")
 }
 
 /// Status of a set (stored as text).

@@ -42,6 +42,10 @@ fn update_by_id(
 }
 
 /// Inserts a set (inside the caller's transaction) and returns its id.
+pub(crate) fn insert_target(b: &mut dyn Backend, target: &TargetRecord) -> Result<i64> {
+    insert_returning_id(b, "targets", TargetRecord::COLUMNS, &target.values())
+}
+
 pub(crate) fn insert_set(b: &mut dyn Backend, set: &SetRecord) -> Result<i64> {
     insert_returning_id(b, "sets", SetRecord::COLUMNS, &set.values())
 }

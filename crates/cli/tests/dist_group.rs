@@ -1,0 +1,268 @@
+//! Results without shared disks (issue #13): three generators write their results into
+//! a PostgreSQL results store (`bench --store URL --group NAME`), `pgsurge dist wait`
+//! waits for them and merges them — exactly as `pgsurge merge` merges their JSON files
+//! — and compares the server's commits over the run; `results show` of the group
+//! prints the same merge. A generator index stored twice is refused, a missing
+//! generator ends the wait with a timeout naming it, and `--group` needs `--store`
+//! and the generator options.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use pgsurge_results::RunResult;
+use pgsurge_server::testing::TestServer;
+
+fn command(srv: &TestServer, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.args(args);
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    c.env_remove("PGSURGE_STORE");
+    c
+}
+
+fn run(srv: &TestServer, args: &[&str]) -> (String, String, i32) {
+    let out = command(srv, args).output().expect("run pgsurge");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn spawn(srv: &TestServer, args: &[&str]) -> Child {
+    command(srv, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn pgsurge")
+}
+
+fn finish(child: Child) -> (String, String, i32) {
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn read(p: &std::path::Path) -> RunResult {
+    serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("result document")
+}
+
+#[test]
+fn generators_through_a_postgres_store_are_waited_for_and_merged_exactly() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("group_bench");
+    let store_db = srv.create_database("group_store");
+    let store = srv.conninfo(&store_db);
+    // --store takes its location after '=' (its value is optional, like pgbench's).
+    let store_arg = format!("--store={store}");
+    let (_, err, code) = run(srv, &["bench", "-i", "-s", "1", "-q", &db]);
+    assert_eq!(code, 0, "{err}");
+    let dir = tempfile::tempdir().unwrap();
+
+    // The coordinator first: it takes the server's commit count before the start.
+    let merged_path = dir.path().join("merged.json");
+    let merged_arg = format!("--json={}", merged_path.display());
+    let server = srv.conninfo(&db);
+    let coordinator = spawn(
+        srv,
+        &[
+            "dist",
+            "wait",
+            "--store",
+            &store,
+            "--group",
+            "g1",
+            "-n",
+            "3",
+            "--timeout",
+            "90",
+            "--server",
+            &server,
+            &merged_arg,
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3;
+    let start_at = format!("--start-at={start}");
+    let generators: Vec<(Child, std::path::PathBuf)> = (0..3)
+        .map(|i| {
+            let json = dir.path().join(format!("g{i}.json"));
+            let json_arg = format!("--json={}", json.display());
+            let index = format!("--generator-index={i}");
+            let child = spawn(
+                srv,
+                &[
+                    "bench",
+                    "-n",
+                    "-S",
+                    "-c",
+                    "2",
+                    "-j",
+                    "1",
+                    "-T",
+                    "3",
+                    &start_at,
+                    &index,
+                    "--generator-count=3",
+                    &store_arg,
+                    "--group=g1",
+                    &json_arg,
+                    &db,
+                ],
+            );
+            (child, json)
+        })
+        .collect();
+    let mut files = Vec::new();
+    for (child, json) in generators {
+        let (_, err, code) = finish(child);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("in group \"g1\""), "{err}");
+        files.push(json);
+    }
+    let (report, err, code) = finish(coordinator);
+    assert_eq!(code, 0, "{report}\n{err}");
+    assert!(report.contains("number of generators: 3"), "{report}");
+    assert!(err.contains("3 of 3 generators stored"), "{err}");
+    assert!(err.contains("server commits over the run:"), "{err}");
+
+    // The store's merge is the files' merge, exactly.
+    let merged = read(&merged_path);
+    let sum: u64 = files.iter().map(|f| read(f).totals.transactions).sum();
+    assert_eq!(merged.totals.transactions, sum);
+    let file_merge = dir.path().join("files.json");
+    let mut args = vec![
+        "merge".to_string(),
+        format!("--json={}", file_merge.display()),
+    ];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, err, code) = run(srv, &args);
+    assert_eq!(code, 0, "{err}");
+    let from_files = read(&file_merge);
+    // The whole merged document, histograms and per-second samples included.
+    assert_eq!(
+        serde_json::to_value(&merged).unwrap(),
+        serde_json::to_value(&from_files).unwrap()
+    );
+
+    // results show of the group prints the merge.
+    let (shown, err, code) = run(srv, &["results", "show", "--store", &store, "g1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        shown.contains("merged result of the group's 3 generator(s)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!(
+            "number of transactions actually processed: {}",
+            merged.totals.transactions
+        )),
+        "{shown}"
+    );
+
+    // The same index again is refused; the stored group is unchanged.
+    let (_, err, code) = run(
+        srv,
+        &[
+            "bench",
+            "-n",
+            "-S",
+            "-c",
+            "1",
+            "-t",
+            "5",
+            "--generator-index=0",
+            "--generator-count=3",
+            &store_arg,
+            "--group=g1",
+            &db,
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("group \"g1\" already holds generator 0 of 3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_generator_ends_the_wait_naming_it() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("group_missing");
+    let store_db = srv.create_database("group_missing_store");
+    let store = srv.conninfo(&store_db);
+    // --store takes its location after '=' (its value is optional, like pgbench's).
+    let store_arg = format!("--store={store}");
+    let (_, err, code) = run(srv, &["bench", "-i", "-s", "1", "-q", &db]);
+    assert_eq!(code, 0, "{err}");
+    let (_, err, code) = run(
+        srv,
+        &[
+            "bench",
+            "-n",
+            "-S",
+            "-c",
+            "1",
+            "-t",
+            "10",
+            "--generator-index=1",
+            "--generator-count=3",
+            &store_arg,
+            "--group=g2",
+            &db,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, err, code) = run(
+        srv,
+        &[
+            "dist",
+            "wait",
+            "--store",
+            &store,
+            "--group",
+            "g2",
+            "-n",
+            "3",
+            "--timeout",
+            "1",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("1 of 3 generators stored after 1s; missing generator index(es): 0, 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn group_needs_a_store_and_the_generator_options() {
+    let srv = TestServer::shared();
+    for (args, message) in [
+        (vec!["--group=g", "-t", "1"], "--group requires --store"),
+        (
+            vec!["--group=g", "--store=x.db", "-t", "1"],
+            "--group requires --generator-count (and --generator-index)",
+        ),
+        (
+            vec!["--group=g", "--store=x.db", "--set=s", "-t", "1"],
+            "--set and --group cannot be used together",
+        ),
+    ] {
+        let mut all = vec!["bench"];
+        all.extend(args);
+        let (_, err, code) = run(srv, &all);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains(&format!("pgbench: error: {message}")), "{err}");
+    }
+}

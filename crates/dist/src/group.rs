@@ -1,0 +1,263 @@
+//! Results without shared disks: generators started with `pgsurge bench --store URL
+//! --group NAME --generator-index I --generator-count N` write their result into a
+//! results store (a PostgreSQL one when they run on different machines), as runs of a
+//! set of kind `group`. `pgsurge dist wait` is the coordinator: it waits until the
+//! group holds N generators (or a timeout), merges them exactly as `pgsurge merge`
+//! merges files, and, given the benchmarked server, compares the server's commit count
+//! over the run with the merged transaction count. [`merge_group`] is the same merge
+//! for `pgsurge results show` of a group.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use pgsurge_results::RunResult;
+use pgsurge_store::{generator_test_key, set_kind, RunFilter, Store};
+
+use crate::merge::{merge, MergedRun};
+use crate::merge_cli::{write_merged_json, write_merged_report};
+use crate::MergeError;
+
+/// The generators of a group, read from the store: (label, result) by generator index.
+pub fn group_results(
+    store: &mut Store,
+    set_id: i64,
+) -> Result<Vec<(String, RunResult)>, MergeError> {
+    let store_error = |e: pgsurge_store::StoreError| MergeError::Launch(e.to_string());
+    let mut runs = store
+        .list_runs(&RunFilter {
+            set_id: Some(set_id),
+            ..Default::default()
+        })
+        .map_err(store_error)?;
+    runs.sort_by_key(|r| r.record.seq);
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
+        let label = r.record.test_key.clone();
+        let json = r.record.result_json.ok_or_else(|| {
+            MergeError::Launch(format!("run {} ({label}) has no result document", r.id))
+        })?;
+        let result: RunResult = serde_json::from_value(json).map_err(|e| MergeError::File {
+            path: PathBuf::from(format!("run {}", r.id)),
+            msg: format!("not a pgsurge result document: {e}"),
+        })?;
+        out.push((label, result));
+    }
+    Ok(out)
+}
+
+/// Merges every generator stored in the group `set_id`.
+pub fn merge_group(store: &mut Store, set_id: i64) -> Result<MergedRun, MergeError> {
+    let (labels, results): (Vec<String>, Vec<RunResult>) =
+        group_results(store, set_id)?.into_iter().unzip();
+    merge(&results, &labels)
+}
+
+/// The newest group named `name` in the store, if any.
+pub fn find_group(store: &mut Store, name: &str) -> pgsurge_store::Result<Option<i64>> {
+    Ok(store
+        .list_sets()?
+        .into_iter()
+        .filter(|s| s.record.kind == set_kind::GROUP && s.record.name == name)
+        .map(|s| s.id)
+        .max())
+}
+
+/// `pgsurge dist wait` options.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pgsurge dist wait",
+    about = "Wait for the generators of a distributed run in a results store, then merge them"
+)]
+pub struct WaitArgs {
+    /// The results store the generators write to (`--store` of their `pgsurge bench`).
+    #[arg(long, value_name = "LOCATION")]
+    pub store: String,
+    /// The group name (`--group` of the generators).
+    #[arg(long, value_name = "NAME")]
+    pub group: String,
+    /// How many generators to wait for (`--generator-count`).
+    #[arg(long, short = 'n', value_name = "N")]
+    pub generators: u32,
+    /// Give up after this long without all of them (seconds, or e.g. "10m").
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub timeout: String,
+    /// The benchmarked database (conninfo or URI): its commits over the run are compared
+    /// with the merged transaction count. Start `dist wait` before the generators' start.
+    #[arg(long, value_name = "CONNINFO")]
+    pub server: Option<String>,
+    /// Allowed difference between the server's commits and the merged count, percent.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    pub tolerance: f64,
+    /// Also write the merged result as a JSON document ("-" = stdout, instead of the report).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+fn parse_timeout(t: &str) -> Result<Duration, String> {
+    if let Ok(secs) = t.trim().parse::<f64>() {
+        if secs >= 0.0 && secs.is_finite() {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_duration(t.trim()).map_err(|e| format!("--timeout \"{t}\": {e}"))
+}
+
+/// The database's committed transactions now (statistics as of a fresh snapshot).
+fn commits(conninfo: &str) -> Result<i64, String> {
+    let cfg = pgsurge_wire::ConnConfig::parse(conninfo).map_err(|e| e.to_string())?;
+    let mut conn = pgsurge_wire::Connection::connect(&cfg).map_err(|e| {
+        pgsurge_wire::redact::redact_with(
+            e.to_string().trim_end(),
+            &pgsurge_wire::redact::passwords(conninfo),
+        )
+    })?;
+    let _ = conn.simple_query("SELECT pg_stat_clear_snapshot()");
+    let r = conn
+        .simple_query("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+        .map_err(|e| e.to_string())?;
+    r.first()
+        .and_then(|res| res.get(0, 0))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| "pg_stat_database gave no xact_commit".into())
+}
+
+/// The server's commits after the generators: statistics reach the shared view when a
+/// session ends or idles, so read until two reads a moment apart agree.
+fn settled_commits(conninfo: &str) -> Result<i64, String> {
+    let mut last = commits(conninfo)?;
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(700));
+        let now = commits(conninfo)?;
+        if now == last {
+            return Ok(now);
+        }
+        last = now;
+    }
+    Ok(last)
+}
+
+/// Entry point of `pgsurge dist wait ARGS`; returns the exit code.
+pub fn wait_main(args: &[OsString]) -> i32 {
+    let argv = std::iter::once(OsString::from("pgsurge dist wait")).chain(args.iter().cloned());
+    let a = match WaitArgs::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
+    match run_wait(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!(
+                "pgsurge dist wait: error: {}",
+                pgsurge_wire::redact::redact(&e)
+            );
+            1
+        }
+    }
+}
+
+/// Runs `pgsurge dist wait`: 0 when merged, 1 on an error or a timeout, 3 when the
+/// server's commits and the merged count differ by more than the tolerance.
+pub fn run_wait(a: &WaitArgs) -> Result<i32, String> {
+    if a.generators == 0 {
+        return Err("--generators must be at least 1".into());
+    }
+    let timeout = parse_timeout(&a.timeout)?;
+    let before = match &a.server {
+        Some(s) => Some(commits(s)?),
+        None => None,
+    };
+    let shown = pgsurge_store::redact_location(&a.store);
+    let deadline = Instant::now() + timeout;
+    let mut announced = 0usize;
+    let set_id = loop {
+        // A fresh connection each round: the generators' writes are other sessions'.
+        let mut store = Store::open(&a.store).map_err(|e| format!("{shown}: {e}"))?;
+        let found = find_group(&mut store, &a.group).map_err(|e| e.to_string())?;
+        let stored = match found {
+            Some(id) => store
+                .stored_tests(id)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>(),
+            None => Vec::new(),
+        };
+        if stored.len() != announced {
+            announced = stored.len();
+            eprintln!(
+                "group \"{}\": {announced} of {} generators stored",
+                a.group, a.generators
+            );
+        }
+        if let (Some(id), true) = (found, stored.len() >= a.generators as usize) {
+            break id;
+        }
+        if Instant::now() >= deadline {
+            let missing: Vec<String> = (0..a.generators)
+                .filter(|i| !stored.contains(&generator_test_key(*i, a.generators)))
+                .map(|i| i.to_string())
+                .collect();
+            return Err(format!(
+                "group \"{}\" in {shown}: {} of {} generators stored after {}; missing generator index(es): {}",
+                a.group,
+                stored.len(),
+                a.generators,
+                humantime::format_duration(timeout),
+                missing.join(", ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let mut store = Store::open(&a.store).map_err(|e| format!("{shown}: {e}"))?;
+    let merged = merge_group(&mut store, set_id).map_err(|e| e.to_string())?;
+    if merged.generators.len() != a.generators as usize {
+        return Err(format!(
+            "group \"{}\" holds {} generators, not the {} waited for",
+            a.group,
+            merged.generators.len(),
+            a.generators
+        ));
+    }
+    let _ = store.set_set_status(
+        set_id,
+        pgsurge_store::set_status::COMPLETE,
+        Some(&pgsurge_store::now_rfc3339()),
+    );
+    let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if !to_stdout {
+        let mut out = std::io::stdout().lock();
+        if write_merged_report(&merged, &mut out).is_err() {
+            return Ok(0); // a closed stdout is not an error
+        }
+    }
+    if let Some(p) = &a.json {
+        write_merged_json(&merged, p).map_err(|e| format!("writing {}: {e}", p.display()))?;
+    }
+    let mut code = 0;
+    if let (Some(server), Some(before)) = (&a.server, before) {
+        let after = settled_commits(server)?;
+        let server_commits = after - before;
+        let clients = merged.result.totals.transactions as i64;
+        let pct = if clients > 0 {
+            (server_commits - clients).abs() as f64 * 100.0 / clients as f64
+        } else {
+            0.0
+        };
+        eprintln!(
+            "server commits over the run: {server_commits}; merged client transactions: {clients} ({pct:.2} % apart)"
+        );
+        if pct > a.tolerance {
+            eprintln!(
+                "warning: the server counted {server_commits} commits and the generators {clients} transactions, more than {} % apart",
+                a.tolerance
+            );
+            code = 3;
+        }
+    }
+    Ok(code)
+}
