@@ -183,12 +183,30 @@ fn keyword_value(b: &[u8], start: usize, id_end: usize) -> Option<(usize, usize)
         Some(_) => None,
         None => return None,
     };
+    // Where the value ends read as a bare conninfo word (libpq quotes with ' only: in
+    // a conninfo string a " is part of the password).
+    let bare_end = b[j..]
+        .iter()
+        .position(|&c| is_space(c))
+        .map_or(b.len(), |p| j + p);
     if let Some(q) = quote {
         let vs = j + 1;
         let mut k = vs;
         while k < b.len() && b[k] != q {
             k += if b[k] == b'\\' { 2 } else { 1 };
         }
+        let closed = k < b.len();
+        // A " in a conninfo string is part of a bare word (libpq quotes with ' only):
+        // when the quoted reading does not fit — no closing quote, nothing inside, or
+        // the word going on after it (`password="a"b`) — the whole word is the secret.
+        let delimited = matches!(b.get(k + 1), Some(b',' | b'}' | b']'));
+        let word_goes_on = bare_end > k + 1 && !delimited;
+        if q == b'"' && !json_key && (!closed || k == vs || word_goes_on) {
+            return (bare_end > j).then_some((j, bare_end));
+        }
+        // Quoted (TOML, JSON, libpq's '). An unterminated quote hides the rest of the
+        // text (libpq refuses the string, but it may be quoted in a message); an empty
+        // '' is an empty password.
         let ve = k.min(b.len());
         return (ve > vs).then_some((vs, ve));
     }
@@ -428,6 +446,11 @@ mod tests {
             "password\r\n=\x0csecret\x0bhost=h",
             "password\r\n=\x0c********\x0bhost=h",
         ),
+        // " is not a conninfo quote: part of a bare value (found by fuzzing)
+        ("host=h password=\"", "host=h password=********"),
+        ("password=\"ab cd", "password=******** cd"),
+        ("password=\"\"\" x", "password=******** x"),
+        ("password=\"a\"b c", "password=******** c"),
     ];
 
     #[test]
