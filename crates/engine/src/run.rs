@@ -500,9 +500,9 @@ impl<'h> IntervalSampler<'h> {
         })
     }
 
-    /// Samples every period until all driver threads have finished, then hands the
-    /// remainder since the last full interval to the caller only (pgbench prints no
-    /// partial progress line).
+    /// Samples every period until all driver threads have finished, then adds the
+    /// remainder since the last full interval to the result's series and hands it to
+    /// the caller (pgbench prints no partial progress line, so neither does this).
     fn sample_until_done(&mut self, shared: &Shared<'_>, counters: &[Arc<SharedCounters>]) {
         let clock = shared.clock;
         let mut aggregator: Option<ProgressAggregator> = None;
@@ -539,12 +539,20 @@ impl<'h> IntervalSampler<'h> {
             let wait = (next - clock.now()).clamp(1_000, 20_000);
             std::thread::sleep(Duration::from_micros(wait as u64));
         }
-        if let (Some(agg), Some(hook)) = (aggregator.as_mut(), self.on_interval.as_mut()) {
-            let sample = agg.tick(clock.now());
+        if let Some(agg) = aggregator.as_mut() {
+            let mut sample = agg.tick(clock.now());
             if sample.transactions + sample.failures + sample.skipped > 0
                 || !agg.interval_histogram().is_empty()
             {
-                hook(&sample, agg.interval_histogram());
+                if let Some(hook) = self.on_interval.as_mut() {
+                    hook(&sample, agg.interval_histogram());
+                }
+                // The result's series covers the whole run, so its seconds add up to
+                // the totals and generators' series merge exactly.
+                if self.histograms_in_samples {
+                    sample.histogram = encode_histogram(agg.interval_histogram());
+                }
+                self.intervals.push(sample);
             }
         }
     }

@@ -614,14 +614,47 @@ fn run_test_inner(
     let sampler = Sampler::start(target.sampler_config(sampling));
     let spec = run_spec(s, target, campaign.limit(), database)?;
     w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
-    let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
-        let interval = crate::convert::interval(iv, false, 0.0);
-        w.interval_histograms
-            .extend(crate::convert::interval_histogram(&interval, histogram));
-        w.intervals.push(interval);
-        on_interval(iv);
+    let result = match &campaign.spec.distributed {
+        None => {
+            let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
+                let interval = crate::convert::interval(iv, false, 0.0);
+                w.interval_histograms
+                    .extend(crate::convert::interval_histogram(&interval, histogram));
+                w.intervals.push(interval);
+                on_interval(iv);
+            };
+            engine_run(&spec, stop, &mut cb)
+        }
+        Some(d) => {
+            let exe = std::env::var_os("PGSURGE_BIN").map(std::path::PathBuf::from);
+            crate::distributed::run(&spec, d, &target.conninfo, exe).map(|result| {
+                // The merged per-second samples, with their merged histograms.
+                for iv in &result.intervals {
+                    let interval = crate::convert::interval(iv, false, 0.0);
+                    let hdr = iv
+                        .histogram
+                        .as_deref()
+                        .and_then(|e| pgsurge_dist::histograms::decode(e).ok());
+                    if let Some(h) = hdr {
+                        w.interval_histograms.extend(
+                            pgsurge_store::IntervalHistogramRecord::from_histogram(
+                                "latency",
+                                interval.ts,
+                                interval.elapsed_s,
+                                interval.duration_s,
+                                &h,
+                            )
+                            .ok()
+                            .flatten(),
+                        );
+                    }
+                    w.intervals.push(interval);
+                    on_interval(iv);
+                }
+                (result, ClientMessages::default())
+            })
+        }
     };
-    let result = engine_run(&spec, stop, &mut cb);
     let sampled = sampler.finish();
     let (result, messages) = result?;
     for e in &result.output_errors {

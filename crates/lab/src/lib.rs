@@ -28,6 +28,7 @@ pub mod adhoc;
 mod campaign_cli;
 pub mod capacity;
 pub mod convert;
+pub mod distributed;
 pub mod error;
 pub mod execute;
 pub mod facts;

@@ -96,6 +96,7 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
         thresholds: Default::default(),
         hooks: Default::default(),
         capacity: None,
+        distributed: None,
     }
 }
 

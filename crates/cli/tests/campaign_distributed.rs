@@ -1,0 +1,80 @@
+//! A campaign whose tests run as several generator processes (`[distributed]`): each
+//! stored test is the exact merge of its generators — the client count is the total,
+//! the per-second series and histograms are there, and the server's commits over the
+//! test match the merged transaction count, as for an in-process test.
+
+use std::process::Command;
+
+use pgsurge_server::testing::TestServer;
+
+#[test]
+fn a_distributed_campaign_stores_the_merged_test_and_matches_the_server() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_dist");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "distributed"
+[[target]]
+name = "existing"
+conninfo = "{}"
+[matrix]
+scales = [1]
+clients = [4]
+scripts = ["select-only"]
+[run]
+duration = 3
+[hygiene]
+vacuum = false
+checkpoint = false
+[distributed]
+generators = 2
+start_in = 2
+"#,
+            srv.conninfo(&db)
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
+        .env_remove("PGSURGE_STORE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let export = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["results", "export", "--format", "json", "--store", &store])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{doc}");
+    let run = &runs[0];
+    assert_eq!(run["status"], "ok", "{run}");
+    assert_eq!(run["clients"], 4);
+    let transactions = run["transactions"].as_i64().unwrap();
+    assert!(transactions > 0);
+    // The merged result is the union of two generators of 2 clients each.
+    let result = &run["result_json"];
+    assert_eq!(result["options"]["clients"], 4, "{result}");
+    // A merge has no single seed (each generator had its own): not an in-process run.
+    assert!(result["options"]["random_seed"].is_null(), "{result}");
+    let seconds = result["intervals"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "{result}");
+    let per_second: u64 = seconds
+        .iter()
+        .map(|s| s["transactions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_second as i64, transactions);
+    // The server agrees with the merged count (the campaign's own check).
+    let mismatch = run["commit_mismatch_pct"].as_f64().unwrap();
+    assert!(
+        mismatch < 1.0,
+        "server and merged client counts {mismatch} % apart: {run}"
+    );
+}
