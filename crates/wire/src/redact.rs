@@ -247,7 +247,7 @@ fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Piece<'a>)) {
     while k <= b.len() {
         let end = b[k..]
             .iter()
-            .position(|c| *c == b'&' || *c == b'#')
+            .position(|c| *c == b'&')
             .map_or(b.len(), |p| k + p);
         let param = &uri[k..end];
         match param.split_once('=') {
@@ -395,7 +395,7 @@ mod tests {
         ),
         (
             "postgresql://u:pw@h/db?password=x#frag",
-            "postgresql://u:********@h/db?password=********#frag",
+            "postgresql://u:********@h/db?password=********",
         ),
         // URIs and conninfo inside messages
         (
@@ -445,6 +445,11 @@ mod tests {
         (
             "password\r\n=\x0csecret\x0bhost=h",
             "password\r\n=\x0c********\x0bhost=h",
+        ),
+        // '#' is no fragment in a libpq URI: part of the value (found by fuzzing)
+        (
+            "postgresql://h/d?password=#x&a=b",
+            "postgresql://h/d?password=********&a=b",
         ),
         // " is not a conninfo quote: part of a bare value (found by fuzzing)
         ("host=h password=\"", "host=h password=********"),
