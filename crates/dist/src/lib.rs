@@ -28,7 +28,7 @@ pub use local::dist_main;
 
 pub use merge::{merge, GeneratorLine, MergedRun};
 pub use merge_cli::{merge_main, write_merged_report};
-pub use split::{generator_seed, split, Share};
+pub use split::{generator_seed, share, split, Share, SplitError};
 
 /// Why results could not be merged or generators not run.
 #[derive(Debug, thiserror::Error)]
