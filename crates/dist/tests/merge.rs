@@ -335,7 +335,9 @@ fn generator_output_with_the_report_around_the_document_merges_the_same() {
         "pgbench (18.0)\npgbench: error: connection refused\n",
     )
     .unwrap();
-    let e = merge_files(&[none.clone()]).unwrap_err().to_string();
+    let e = merge_files(std::slice::from_ref(&none))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with(&format!(
             "{}: not a pgsurge result document",
@@ -346,6 +348,8 @@ fn generator_output_with_the_report_around_the_document_merges_the_same() {
     let cut = dir.path().join("cut.log");
     let text = std::fs::read_to_string(&logs[0]).unwrap();
     std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
-    let e = merge_files(&[cut.clone()]).unwrap_err().to_string();
+    let e = merge_files(std::slice::from_ref(&cut))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("nor output with one after line"), "{e}");
 }
