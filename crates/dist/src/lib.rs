@@ -2,7 +2,8 @@
 //!
 //! pgsurge has no daemon of its own: generators are ordinary `pgsurge bench`
 //! processes started by whatever the user already runs — this machine
-//! ([`local`]); `ssh` and Kubernetes are described in `docs/distributed.md`. Each gets its
+//! ([`local`]), a Kubernetes Indexed Job (the `pgsurge-kube` crate, `pgsurge kube
+//! job`), or `ssh` as `docs/distributed.md` describes. Each gets its
 //! share of the workload ([`split`]), waits for a common `--start-at` instant, and
 //! writes a `--json` result that carries per-second histograms. [`merge`] adds
 //! those results up exactly: counts summed, histograms merged bucket by bucket.
