@@ -4,8 +4,11 @@
 //! order with its messages. Produces the final [`Outcome`].
 
 use crate::options::*;
-use crate::parser::{add_builtin, builtin_or_exit, fatal, lossy, Ctx, Exit, Raw, Step};
+use crate::parser::{
+    add_builtin, builtin_or_exit, ensure_open_files, fatal, lossy, Ctx, Exit, Raw, Step,
+};
 use crate::scripts;
+use crate::seed::SeedSource;
 use crate::Outcome;
 
 /// pgbench's `DEFAULT_INIT_STEPS`.
@@ -28,6 +31,9 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
     let total_weight: u64 = raw.scripts.iter().map(|s| u64::from(s.weight)).sum();
     if total_weight == 0 && !raw.is_init_mode {
         return Err(fatal(ctx, "total script weight must not be zero"));
+    }
+    if raw.extensions.generator_split && !raw.is_init_mode {
+        generator_split(ctx, &mut raw)?;
     }
     raw.threads = raw.threads.min(raw.clients);
     raw.throttle_delay *= f64::from(raw.threads);
@@ -111,6 +117,49 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         extensions: raw.extensions,
         options_given: raw.options_given,
     }))
+}
+
+/// `--generator-split`: `-c`, `-R` and a numeric seed (option or
+/// `PGBENCH_RANDOM_SEED`) are the totals of `--generator-count` generators; this one
+/// keeps share `--generator-index` of them, by the rule `pgsurge dist local` splits with
+/// (`pgsurge_dist::share`). A `time`/`rand` seed is this process's own anyway. Lets
+/// every generator take the same arguments (a Kubernetes Indexed Job's pods differ
+/// only by their index).
+fn generator_split(ctx: &mut Ctx<'_>, raw: &mut Raw) -> Step<()> {
+    let g = &raw.extensions.generator;
+    let (Some(index), Some(count)) = (g.index, g.count) else {
+        return Err(fatal(
+            ctx,
+            "--generator-split requires --generator-index and --generator-count",
+        ));
+    };
+    let seed = (raw.seed.source == SeedSource::Value).then_some(raw.seed.value);
+    let share = match pgsurge_dist::share(raw.clients, raw.rate, seed, count, index) {
+        Ok(Some(s)) => s,
+        // An index out of range is refused with the other generator checks.
+        Ok(None) => return Ok(()),
+        Err(e) => return Err(fatal(ctx, format!("--generator-split: {e}"))),
+    };
+    ensure_open_files(ctx, share.clients)?;
+    let mut line = format!(
+        "this generator's share (index {index} of {count}): {} of {} clients",
+        share.clients, raw.clients
+    );
+    raw.clients = share.clients;
+    if let (Some(total), Some(r)) = (raw.rate, share.rate_tps) {
+        line.push_str(&format!(", rate {r} of {total} tps"));
+        raw.rate = Some(r);
+        raw.throttle_delay = 1_000_000.0 / r;
+    }
+    if let Some(s) = share.seed {
+        line.push_str(&format!(
+            ", random seed {s} (derived from {})",
+            raw.seed.value
+        ));
+        raw.seed.value = s;
+    }
+    ctx.diag.info(line);
+    Ok(())
 }
 
 /// `$PGDATABASE`, else `$PGUSER`, else the OS user (pgbench's order).

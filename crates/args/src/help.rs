@@ -115,6 +115,8 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
   --generator-name=NAME    this generator's name in the result (default: host name)
   --generator-index=I      this generator's 0-based index (needs --generator-count)
   --generator-count=N      number of generators in the distributed run
+  --generator-split        -c, -R and a numeric --random-seed are the totals of all
+                           generators: run this generator's share of them
   --store[=LOCATION]       store the run, its histograms and per-second series in a
                            results store (SQLite file or postgresql:// URL; default:
                            $PGSURGE_STORE or ./pgsurge-results.db)

@@ -173,6 +173,7 @@ fn generator_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, arg: &[u8]) -> S
         Opt::GeneratorIndex => {
             g.index = Some(int_option(ctx, arg, "--generator-index", 0, i32::MAX)?);
         }
+        Opt::GeneratorSplit => raw.extensions.generator_split = true,
         _ => g.count = Some(int_option(ctx, arg, "--generator-count", 1, i32::MAX)?),
     }
     Ok(())
@@ -245,6 +246,19 @@ fn int_option(ctx: &mut Ctx<'_>, arg: &[u8], name: &str, min: i32, max: i32) -> 
             Err(fatal(ctx, format!("{name} must be in range {min}..{max}")))
         }
     }
+}
+
+/// pgbench's open-files check for `clients` clients, with its messages.
+pub(crate) fn ensure_open_files(ctx: &mut Ctx<'_>, clients: u32) -> Step<()> {
+    let n = i32::try_from(clients).unwrap_or(i32::MAX);
+    if let Err(e) = rlimit::ensure_open_files(n) {
+        ctx.diag.error(e.message);
+        if let Some(h) = e.hint {
+            ctx.diag.hint(h);
+        }
+        return Err(Exit(1));
+    }
+    Ok(())
 }
 
 /// pgbench's `parseScriptWeight`: split at the last `@`.
@@ -498,13 +512,10 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
         Opt::Client => {
             raw.benchmarking_option_set = true;
             raw.clients = int_option(ctx, arg, "-c/--client", 1, i32::MAX)?;
-            let n = i32::try_from(raw.clients).unwrap_or(i32::MAX);
-            if let Err(e) = rlimit::ensure_open_files(n) {
-                ctx.diag.error(e.message);
-                if let Some(h) = e.hint {
-                    ctx.diag.hint(h);
-                }
-                return Err(Exit(1));
+            // Under --generator-split (given before -c) this is the total of all
+            // generators: the share is checked after the options instead.
+            if !raw.extensions.generator_split {
+                ensure_open_files(ctx, raw.clients)?;
             }
         }
         Opt::Connect => {
@@ -785,7 +796,11 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
                     )
                 })?;
         }
-        Opt::StartAt | Opt::GeneratorName | Opt::GeneratorIndex | Opt::GeneratorCount => {
+        Opt::StartAt
+        | Opt::GeneratorName
+        | Opt::GeneratorIndex
+        | Opt::GeneratorCount
+        | Opt::GeneratorSplit => {
             raw.benchmarking_option_set = true;
             generator_option(ctx, raw, opt, arg)?;
         }

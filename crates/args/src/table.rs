@@ -64,6 +64,7 @@ pub enum Opt {
     Set,
     Group,
     GeneratorCount,
+    GeneratorSplit,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -169,6 +170,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("generator-name", Required, Opt::GeneratorName),
     l("generator-index", Required, Opt::GeneratorIndex),
     l("generator-count", Required, Opt::GeneratorCount),
+    l("generator-split", No, Opt::GeneratorSplit),
     l("init-jobs", Required, Opt::InitJobs),
     l("hdr-log-unit", Required, Opt::HdrLogUnit),
     l("store", Optional, Opt::Store),

@@ -20,6 +20,7 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
         "server" => pgsurge_server::server_main(rest),
         "merge" => pgsurge_dist::merge_main(rest),
         "dist" => pgsurge_dist::dist_main(rest),
+        "kube" => pgsurge_kube::kube_main(rest),
         _ => return None,
     })
 }

@@ -77,6 +77,7 @@ pub fn tree() -> Command {
                 .about("Merge several generators' --json results exactly into one report"),
         )
         .subcommand(pgsurge_dist::dist_cli())
+        .subcommand(pgsurge_kube::kube_cli())
         .subcommand(
             Command::new("schema")
                 .about("Print the JSON Schema of a machine-readable output")
@@ -175,6 +176,7 @@ mod tests {
             &["quickstart"],
             &["merge"],
             &["dist", "local"],
+            &["kube", "job"],
             &["schema"],
             &["completions"],
             &["man"],

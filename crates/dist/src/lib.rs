@@ -2,7 +2,8 @@
 //!
 //! pgsurge has no daemon of its own: generators are ordinary `pgsurge bench`
 //! processes started by whatever the user already runs — this machine
-//! ([`local`]); `ssh` and Kubernetes are described in `docs/distributed.md`. Each gets its
+//! ([`local`]), a Kubernetes Indexed Job (the `pgsurge-kube` crate, `pgsurge kube
+//! job`), or `ssh` as `docs/distributed.md` describes. Each gets its
 //! share of the workload ([`split`]), waits for a common `--start-at` instant, and
 //! writes a `--json` result that carries per-second histograms. [`merge`] adds
 //! those results up exactly: counts summed, histograms merged bucket by bucket.
@@ -30,7 +31,7 @@ pub use local::dist_main;
 
 pub use merge::{merge, GeneratorLine, MergedRun};
 pub use merge_cli::{merge_main, write_merged_report};
-pub use split::{generator_seed, split, Share};
+pub use split::{generator_seed, share, split, Share, SplitError};
 
 /// Why results could not be merged or generators not run.
 #[derive(Debug, thiserror::Error)]

@@ -22,7 +22,8 @@ pub struct MergeArgs {
     /// Also write the merged result as a JSON document ("-" = stdout, instead of the report).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Result documents written by `pgsurge bench --json` (one per generator).
+    /// Result documents written by `pgsurge bench --json` (one per generator), or a
+    /// generator's captured output with `--json=-` (`kubectl logs POD > FILE`).
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<PathBuf>,
 }
@@ -34,7 +35,40 @@ pub fn read_result(path: &Path) -> Result<RunResult, MergeError> {
         msg,
     };
     let text = std::fs::read_to_string(path).map_err(|e| file(e.to_string()))?;
-    serde_json::from_str(&text).map_err(|e| file(format!("not a pgsurge result document: {e}")))
+    parse_result(&text).map_err(file)
+}
+
+/// A result document, or the output of a generator that wrote its document with
+/// `--json=-` and whose stderr was captured with it: `kubectl logs` gives a pod's
+/// stdout and stderr as one stream, so the text report (stderr) comes first and
+/// messages may follow. The document is then the text from the first line that is
+/// `{` alone (how `--json` starts its pretty-printed document; no report line is) up
+/// to the end of that JSON value.
+pub fn parse_result(text: &str) -> Result<RunResult, String> {
+    let whole = match serde_json::from_str(text) {
+        Ok(r) => return Ok(r),
+        Err(e) => e,
+    };
+    let not_a_document = || format!("not a pgsurge result document: {whole}");
+    if text.trim_start().starts_with('{') {
+        return Err(not_a_document());
+    }
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "{" {
+            let mut docs = serde_json::Deserializer::from_str(&text[offset..]).into_iter();
+            return match docs.next() {
+                Some(Ok(r)) => Ok(r),
+                Some(Err(e)) => Err(format!(
+                    "not a pgsurge result document, nor output with one after line {}: {e}",
+                    text[..offset].lines().count()
+                )),
+                None => Err(not_a_document()),
+            };
+        }
+        offset += line.len();
+    }
+    Err(not_a_document())
 }
 
 /// Reads and merges `paths`, labelling each by its path.

@@ -56,6 +56,28 @@ pub fn split(
     run_seed: Option<u64>,
     generators: u32,
 ) -> Result<Vec<Share>, SplitError> {
+    check(clients, generators)?;
+    Ok((0..generators)
+        .map(|i| share_of(clients, rate_tps, run_seed, generators, i))
+        .collect())
+}
+
+/// The share of generator `index` alone: `split(…)[index]`, without building the
+/// others (`pgsurge bench --generator-split` computes its own share this way, so a
+/// generator that splits for itself and `dist local` that splits for all agree).
+/// `None` when `index` is not below `generators`.
+pub fn share(
+    clients: u32,
+    rate_tps: Option<f64>,
+    run_seed: Option<u64>,
+    generators: u32,
+    index: u32,
+) -> Result<Option<Share>, SplitError> {
+    check(clients, generators)?;
+    Ok((index < generators).then(|| share_of(clients, rate_tps, run_seed, generators, index)))
+}
+
+fn check(clients: u32, generators: u32) -> Result<(), SplitError> {
     if generators == 0 {
         return Err(SplitError::NoGenerators);
     }
@@ -65,15 +87,24 @@ pub fn split(
             generators,
         });
     }
+    Ok(())
+}
+
+/// The one rule, for `0 < generators <= clients` and `index < generators`.
+fn share_of(
+    clients: u32,
+    rate_tps: Option<f64>,
+    run_seed: Option<u64>,
+    generators: u32,
+    index: u32,
+) -> Share {
     let (base, extra) = (clients / generators, clients % generators);
-    Ok((0..generators)
-        .map(|i| Share {
-            index: i,
-            clients: base + u32::from(i < extra),
-            rate_tps: rate_tps.map(|r| r / f64::from(generators)),
-            seed: run_seed.map(|s| generator_seed(s, i)),
-        })
-        .collect())
+    Share {
+        index,
+        clients: base + u32::from(index < extra),
+        rate_tps: rate_tps.map(|r| r / f64::from(generators)),
+        seed: run_seed.map(|s| generator_seed(s, index)),
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +133,32 @@ mod tests {
             })
         );
         assert_eq!(split(3, None, None, 0), Err(SplitError::NoGenerators));
+    }
+
+    #[test]
+    fn one_share_is_the_same_as_its_place_in_the_split() {
+        for (c, r, s, n) in [
+            (30, Some(1000.0), Some(42), 4),
+            (7, None, None, 7),
+            (100, Some(3.0), Some(u64::MAX), 3),
+        ] {
+            let all = split(c, r, s, n).expect("splits");
+            for (i, x) in all.iter().enumerate() {
+                let i = u32::try_from(i).expect("small");
+                assert_eq!(share(c, r, s, n, i), Ok(Some(x.clone())));
+            }
+            assert_eq!(share(c, r, s, n, n), Ok(None), "index out of range");
+        }
+        assert_eq!(
+            share(3, None, None, 4, 0),
+            Err(SplitError::TooFewClients {
+                clients: 3,
+                generators: 4
+            })
+        );
+        // Huge counts need no table of shares.
+        let big = share(u32::MAX, None, None, u32::MAX, u32::MAX - 1).expect("ok");
+        assert_eq!(big.map(|s| s.clients), Some(1));
     }
 
     /// Known answers of SplitMix64 seeded with 0 (Vigna's reference outputs).

@@ -289,3 +289,67 @@ fn report_from_files_has_the_union_and_one_line_per_generator() {
         "{e}"
     );
 }
+
+/// `kubectl logs` of a generator run with `--json=-` is its stderr (the text report,
+/// messages) and its stdout (the document) in one stream: merge reads the document
+/// out of it, and the result is the same as from the plain files.
+#[test]
+fn generator_output_with_the_report_around_the_document_merges_the_same() {
+    let (rs, _, _) = four();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files = Vec::new();
+    let mut logs = Vec::new();
+    for (g, r) in rs.iter().enumerate() {
+        let p = dir.path().join(format!("gen-{g}.json"));
+        pgsurge_results::write_json(r, &p).expect("write");
+        let mut log = b"pgbench (18.0)\nstarting vacuum...end.\n".to_vec();
+        pgsurge_results::write_pgbench_report(
+            r,
+            &pgsurge_results::ReportOptions::from_result(r),
+            &mut log,
+        )
+        .expect("report");
+        pgsurge_results::write_json_to(r, &mut log).expect("json");
+        log.extend_from_slice(b"pgbench: error: a message after the document\n");
+        let l = dir.path().join(format!("gen-{g}.log"));
+        std::fs::write(&l, &log).expect("write log");
+        files.push(p);
+        logs.push(l);
+    }
+    let report = |paths: &[std::path::PathBuf]| {
+        let mut out = Vec::new();
+        write_merged_report(&merge_files(paths).expect("merges"), &mut out).expect("write");
+        String::from_utf8(out).expect("utf8")
+    };
+    let from_logs = report(&logs);
+    assert_eq!(from_logs, report(&files));
+    assert!(
+        from_logs.contains("number of generators: 4\n"),
+        "{from_logs}"
+    );
+
+    // Output without a document, or with a broken one, is refused.
+    let none = dir.path().join("none.log");
+    std::fs::write(
+        &none,
+        "pgbench (18.0)\npgbench: error: connection refused\n",
+    )
+    .unwrap();
+    let e = merge_files(std::slice::from_ref(&none))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{}: not a pgsurge result document",
+            none.display()
+        )),
+        "{e}"
+    );
+    let cut = dir.path().join("cut.log");
+    let text = std::fs::read_to_string(&logs[0]).unwrap();
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let e = merge_files(std::slice::from_ref(&cut))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nor output with one after line"), "{e}");
+}

@@ -1,0 +1,64 @@
+//! Kubernetes launcher for distributed runs (issue #13).
+//!
+//! `pgsurge kube job` prints — it never talks to a cluster — a `batch/v1` Job in
+//! Indexed completion mode whose N pods are the N generators of one distributed
+//! `pgsurge bench` run: the same arguments for every pod but its completion index,
+//! `bench --generator-split` turning the run's total clients, rate and seed into the
+//! pod's share (the rule of `pgsurge_dist::split`, which `dist local` uses too). The
+//! manifest is built from the Kubernetes API types of `k8s-openapi`, so every field
+//! has the type and name the API server expects; `kubectl apply -f -` takes it.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`job`] | the options of `pgsurge kube job`, their checks, the Job, YAML/JSON |
+#![warn(missing_docs)]
+
+use std::ffi::OsString;
+
+pub mod job;
+
+pub use job::{build_job, render, Format, JobArgs, JobPlan, KubeError, Spread};
+
+/// The clap definition of `pgsurge kube` and its subcommands (for the command tree:
+/// help, completions, man pages — and for parsing, so they cannot disagree).
+pub fn kube_cli() -> clap::Command {
+    clap::Command::new("kube")
+        .about("Kubernetes launcher: print the manifest of a distributed run (kubectl applies it)")
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .subcommand(<job::JobArgs as clap::CommandFactory>::command().name("job"))
+}
+
+/// Entry point of `pgsurge kube SUBCOMMAND …` (the arguments after `kube`); returns
+/// the exit code.
+pub fn kube_main(args: &[OsString]) -> i32 {
+    let argv = std::iter::once(OsString::from("pgsurge kube")).chain(args.iter().cloned());
+    let matches = match kube_cli()
+        .bin_name("pgsurge kube")
+        .try_get_matches_from(argv)
+    {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
+    match matches.subcommand() {
+        Some(("job", m)) => match <JobArgs as clap::FromArgMatches>::from_arg_matches(m) {
+            Ok(a) => job::job_main(
+                &a,
+                job::now_unix_us(),
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr().lock(),
+            ),
+            Err(e) => {
+                let _ = e.print();
+                1
+            }
+        },
+        _ => {
+            eprintln!("pgsurge kube: error: unknown subcommand; `pgsurge help kube` lists them");
+            1
+        }
+    }
+}
