@@ -1,10 +1,10 @@
 //! Distributed runs (issue #13): many load generators, one exact result.
 //!
 //! pgsurge has no daemon of its own: generators are ordinary `pgsurge bench`
-//! processes started by whatever the user already runs — this machine
-//! ([`local`]); `ssh` and Kubernetes are described in `docs/distributed.md`. Each gets its
-//! share of the workload ([`split`]), waits for a common `--start-at` instant, and
-//! writes a `--json` result that carries per-second histograms. [`merge`] adds
+//! processes started by whatever the user already runs — this machine ([`local`]);
+//! `ssh` and Kubernetes are described in `docs/distributed.md`. Each gets its share of the workload ([`split`]), waits for
+//! a common `--start-at` instant, and writes a `--json` result that carries
+//! per-second histograms. [`merge`] adds
 //! those results up exactly: counts summed, histograms merged bucket by bucket.
 //!
 //! | module | owns |
@@ -13,18 +13,20 @@
 //! | [`merge`] | the union of many results, and refusal of different workloads |
 //! | [`merge_cli`] | `pgsurge merge`: reading files, printing the report |
 //! | [`split`] | total clients / rate / seed → one share per generator |
+//! | [`launch`] | what every launcher shares: workload options, generator arguments, the common start, presenting the merge |
 //! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
 #![warn(missing_docs)]
 
 use std::path::PathBuf;
 
 pub mod histograms;
+pub mod launch;
 pub mod local;
 pub mod merge;
 pub mod merge_cli;
 pub mod split;
 
-pub use local::dist_main;
+pub use launch::dist_main;
 
 pub use merge::{merge, GeneratorLine, MergedRun};
 pub use merge_cli::{merge_main, write_merged_report};
