@@ -175,6 +175,7 @@ mod tests {
             &["quickstart"],
             &["merge"],
             &["dist", "local"],
+            &["dist", "ssh"],
             &["schema"],
             &["completions"],
             &["man"],

@@ -3,7 +3,7 @@
 //! output directory), the refusal of bench options the launcher sets itself, the
 //! `pgsurge bench` arguments of one generator, the common start instant, and
 //! presenting the merge (report and/or JSON) or the failure. The launchers
-//! ([`crate::local`]) only start processes and collect results.
+//! ([`crate::local`], [`crate::ssh`]) only start processes and collect results.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -172,8 +172,12 @@ pub fn dist_main(args: &[OsString]) -> i32 {
         .as_deref()
     {
         Some("local") => crate::local::local_main(&args[1..]),
+        Some("ssh") => crate::ssh::ssh_main(&args[1..]),
         _ => {
-            eprintln!("usage: pgsurge dist local -n N [-c CLIENTS] [-R RATE] [--random-seed SEED] [--json FILE] -- BENCH OPTIONS");
+            eprintln!(
+                "usage: pgsurge dist local -n N [-c CLIENTS] [-R RATE] [--random-seed SEED] [--json FILE] -- BENCH OPTIONS\n       \
+                 pgsurge dist ssh --hosts H1,H2,… [-c CLIENTS] [-R RATE] [--random-seed SEED] [--json FILE] -- BENCH OPTIONS"
+            );
             1
         }
     }

@@ -1,8 +1,9 @@
 //! Distributed runs (issue #13): many load generators, one exact result.
 //!
 //! pgsurge has no daemon of its own: generators are ordinary `pgsurge bench`
-//! processes started by whatever the user already runs — this machine ([`local`]);
-//! `ssh` and Kubernetes are described in `docs/distributed.md`. Each gets its share of the workload ([`split`]), waits for
+//! processes started by whatever the user already runs — this machine ([`local`]),
+//! other hosts over the system `ssh` ([`ssh`]); Kubernetes is described in
+//! `docs/distributed.md`. Each gets its share of the workload ([`split`]), waits for
 //! a common `--start-at` instant, and writes a `--json` result that carries
 //! per-second histograms. [`merge`] adds
 //! those results up exactly: counts summed, histograms merged bucket by bucket.
@@ -15,6 +16,7 @@
 //! | [`split`] | total clients / rate / seed → one share per generator |
 //! | [`launch`] | what every launcher shares: workload options, generator arguments, the common start, presenting the merge |
 //! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
+//! | [`ssh`] | `pgsurge dist ssh`: one generator per host over `ssh` |
 #![warn(missing_docs)]
 
 use std::path::PathBuf;
@@ -25,6 +27,7 @@ pub mod local;
 pub mod merge;
 pub mod merge_cli;
 pub mod split;
+pub mod ssh;
 
 pub use launch::dist_main;
 
@@ -86,4 +89,5 @@ pub fn dist_cli() -> clap::Command {
         .about("Run a distributed benchmark: several generators, one merged result")
         .subcommand_required(true)
         .subcommand(<local::LocalArgs as clap::CommandFactory>::command().name("local"))
+        .subcommand(<ssh::SshArgs as clap::CommandFactory>::command().name("ssh"))
 }
