@@ -330,15 +330,29 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
         }
     };
 
+    // Every remote command first, so that nothing starts unless all can.
+    let remotes = shares
+        .iter()
+        .zip(&names)
+        .map(|(s, name)| {
+            let args = generator_args(&a.bench, s, count, &at, name, "-".as_ref());
+            remote_command(&a.remote_pgsurge, &args)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut failures = Vec::new();
     let mut running = Vec::new();
-    for ((s, host), name) in shares.iter().zip(&a.hosts).zip(&names) {
-        let args = generator_args(&a.bench, s, count, &at, name, "-".as_ref());
-        let remote = remote_command(&a.remote_pgsurge, &args)?;
-        let mut child = ssh_command(a, host, &remote)
+    for ((host, name), remote) in a.hosts.iter().zip(&names).zip(&remotes) {
+        let spawned = ssh_command(a, host, remote)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| MergeError::Launch(format!("cannot run ssh: {e}")))?;
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("host {host}: cannot run ssh: {e}"));
+                continue;
+            }
+        };
         let mut out = child.stdout.take().expect("piped");
         let stdout = std::thread::spawn(move || {
             let mut v = Vec::new();
@@ -355,7 +369,6 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
         });
     }
 
-    let mut failures = Vec::new();
     let mut results = Vec::new();
     for mut r in running {
         let status = r.child.wait();
