@@ -15,7 +15,7 @@
 //!
 //! Needs root, `ip` (iproute2), `unshare`, `runuser`, `ssh`, `ssh-keygen` and
 //! `/usr/sbin/sshd`. Namespaces, veths, processes and files are removed by a Drop
-//! guard, also on failure. sshd runs with a private tmpfs on /run (its privilege
+//! guard, also on failure; what a killed run left behind is removed by the next. sshd runs with a private tmpfs on /run (its privilege
 //! separation directory) in a mount namespace of its own, so nothing on the host
 //! changes.
 
@@ -176,6 +176,58 @@ fn missing_prerequisite() -> Option<String> {
     None
 }
 
+fn lab_dir(id: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("pgsurge-dist-ssh-{id}"))
+}
+
+/// Removes what runs of this test killed before their Drop guard ran left behind:
+/// namespaces `pgsurge-{sw,db,genI}-PID` of a process that no longer exists, what
+/// runs in them, and their directory (deleting the switch namespace also deletes
+/// the veth pairs).
+fn sweep_stale(bins: &PgBinaries) {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let name = line.split_whitespace().next().unwrap_or("");
+        let Some((kind, pid)) = name
+            .strip_prefix("pgsurge-")
+            .and_then(|r| r.rsplit_once('-'))
+        else {
+            continue;
+        };
+        let ours = kind == "sw"
+            || kind == "db"
+            || kind
+                .strip_prefix("gen")
+                .is_some_and(|i| i.parse::<u32>().is_ok());
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if !ours || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let data = lab_dir(pid).join("pg/data");
+        if kind == "db" && data.exists() {
+            quiet(
+                Command::new("runuser")
+                    .args(["-u", "postgres", "--"])
+                    .arg(bins.program("pg_ctl"))
+                    .arg("-D")
+                    .arg(&data)
+                    .args(["stop", "-m", "immediate"]),
+            );
+        }
+        if let Ok(out) = Command::new("ip").args(["netns", "pids", name]).output() {
+            for p in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                quiet(Command::new("kill").args(["-9", p]));
+            }
+        }
+        quiet(Command::new("ip").args(["netns", "del", name]));
+        let _ = std::fs::remove_dir_all(lab_dir(pid));
+    }
+}
+
 /// Sets up the switch, the server and the generator hosts, or says why it cannot.
 fn start_lab() -> Result<Lab, String> {
     if let Some(why) = missing_prerequisite() {
@@ -184,8 +236,9 @@ fn start_lab() -> Result<Lab, String> {
     let id = std::process::id();
     let tag = id % 100_000;
     let net = format!("10.233.{}", 1 + id % 250);
-    let dir = std::env::temp_dir().join(format!("pgsurge-dist-ssh-{id}"));
+    let dir = lab_dir(id);
     let bins = PgBinaries::discover().expect("PostgreSQL binaries");
+    sweep_stale(&bins);
     let mut lab = Lab {
         net: net.clone(),
         dir: dir.clone(),
