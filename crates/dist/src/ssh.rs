@@ -60,7 +60,7 @@ pub struct SshArgs {
     pub start_in: u64,
     /// The common start instant instead (RFC 3339 or Unix epoch seconds), passed
     /// to every generator as `--start-at`.
-    #[arg(long = "start-at", value_name = "TIME")]
+    #[arg(long = "start-at", value_name = "TIME", conflicts_with = "start_in")]
     pub start_at: Option<String>,
     /// An option for every ssh connection, as `ssh -o OPTION` takes it (e.g.
     /// `Port=2222`, `IdentityFile=~/.ssh/bench`); repeatable.
@@ -487,6 +487,18 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(generator_names(&hosts), ["a-0", "b", "a-2", "c"]);
+    }
+
+    #[test]
+    fn start_at_and_start_in_exclude_each_other() {
+        assert!(SshArgs::try_parse_from(["x", "--hosts=h", "--start-at=1795473000"]).is_ok());
+        assert!(SshArgs::try_parse_from([
+            "x",
+            "--hosts=h",
+            "--start-at=1795473000",
+            "--start-in=5"
+        ])
+        .is_err());
     }
 
     #[test]
