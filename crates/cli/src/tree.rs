@@ -177,6 +177,7 @@ mod tests {
             &["merge"],
             &["dist", "local"],
             &["kube", "job"],
+            &["dist", "ssh"],
             &["schema"],
             &["completions"],
             &["man"],

@@ -1,11 +1,12 @@
 //! Distributed runs (issue #13): many load generators, one exact result.
 //!
 //! pgsurge has no daemon of its own: generators are ordinary `pgsurge bench`
-//! processes started by whatever the user already runs — this machine
-//! ([`local`]), a Kubernetes Indexed Job (the `pgsurge-kube` crate, `pgsurge kube
-//! job`), or `ssh` as `docs/distributed.md` describes. Each gets its
-//! share of the workload ([`split`]), waits for a common `--start-at` instant, and
-//! writes a `--json` result that carries per-second histograms. [`merge`] adds
+//! processes started by whatever the user already runs — this machine ([`local`]),
+//! other hosts over the system `ssh` ([`ssh`]), or a Kubernetes Indexed Job (the
+//! `pgsurge-kube` crate, `pgsurge kube job`). Each gets its share of the workload
+//! ([`split`]), waits for a common `--start-at` instant, and writes a `--json` result
+//! that carries per-second histograms; results reach the merge as files, or through a
+//! results store ([`group`]). [`merge`] adds
 //! those results up exactly: counts summed, histograms merged bucket by bucket.
 //!
 //! | module | owns |
@@ -14,20 +15,24 @@
 //! | [`merge`] | the union of many results, and refusal of different workloads |
 //! | [`merge_cli`] | `pgsurge merge`: reading files, printing the report |
 //! | [`split`] | total clients / rate / seed → one share per generator |
+//! | [`launch`] | what every launcher shares: workload options, generator arguments, the common start, presenting the merge |
 //! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
 //! | [`group`] | `pgsurge dist wait`: generators' results from a store, merged |
+//! | [`ssh`] | `pgsurge dist ssh`: one generator per host over `ssh` |
 #![warn(missing_docs)]
 
 use std::path::PathBuf;
 
 pub mod group;
 pub mod histograms;
+pub mod launch;
 pub mod local;
 pub mod merge;
 pub mod merge_cli;
 pub mod split;
+pub mod ssh;
 
-pub use local::dist_main;
+pub use launch::dist_main;
 
 pub use merge::{merge, GeneratorLine, MergedRun};
 pub use merge_cli::{merge_main, write_merged_report};
@@ -88,4 +93,5 @@ pub fn dist_cli() -> clap::Command {
         .subcommand_required(true)
         .subcommand(<local::LocalArgs as clap::CommandFactory>::command().name("local"))
         .subcommand(<group::WaitArgs as clap::CommandFactory>::command().name("wait"))
+        .subcommand(<ssh::SshArgs as clap::CommandFactory>::command().name("ssh"))
 }

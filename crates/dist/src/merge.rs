@@ -8,8 +8,8 @@
 use hdrhistogram::Histogram;
 use pgsurge_results::progress_counters::{IntervalSample, Percentile};
 use pgsurge_results::{
-    CommandResult, LatencySummary, RunResult, ScriptResult, SimpleStats, TxnSummary,
-    DEFAULT_PERCENTILES, SCHEMA_VERSION,
+    CommandResult, LatencySummary, MergedGenerator, RunResult, ScriptResult, SimpleStats,
+    TxnSummary, DEFAULT_PERCENTILES, SCHEMA_VERSION,
 };
 
 use crate::histograms;
@@ -36,10 +36,28 @@ pub struct GeneratorLine {
     pub end_unix_us: i64,
 }
 
+impl GeneratorLine {
+    /// Its entry in the merged document's `generators` list.
+    pub fn to_document(&self) -> MergedGenerator {
+        MergedGenerator {
+            name: self.name.clone(),
+            host: self.host.clone(),
+            index: self.index.map(|(i, _)| i),
+            count: self.index.and_then(|(_, n)| n),
+            clients: self.clients,
+            transactions: self.transactions,
+            tps: self.tps,
+            actual_start_unix_us: self.start_unix_us,
+            end_unix_us: self.end_unix_us,
+        }
+    }
+}
+
 /// The merged result and what the merge learned about the generators.
 #[derive(Debug, Clone)]
 pub struct MergedRun {
-    /// The union as one result (no `generator` section; `random_seed` absent).
+    /// The union as one result (no `generator` section, a `generators` list;
+    /// `random_seed` absent).
     pub result: RunResult,
     /// One line per input, in input order.
     pub generators: Vec<GeneratorLine>,
@@ -339,6 +357,28 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
         .map(|_| results.iter().filter_map(|r| r.options.rate_tps).sum());
     options.percentiles = user_ranks;
     options.random_seed = None;
+    let generators = results
+        .iter()
+        .zip(labels)
+        .zip(&starts)
+        .map(|((r, label), &start)| GeneratorLine {
+            name: r
+                .generator
+                .as_ref()
+                .map(|g| g.name.clone())
+                .unwrap_or_else(|| label.clone()),
+            host: r.generator.as_ref().map(|g| g.host.clone()),
+            index: r
+                .generator
+                .as_ref()
+                .and_then(|g| g.index.map(|i| (i, g.count))),
+            clients: r.options.clients,
+            transactions: r.totals.transactions,
+            tps: r.tps,
+            start_unix_us: start,
+            end_unix_us: r.end_time_unix_us,
+        })
+        .collect::<Vec<GeneratorLine>>();
     let bench_duration_us = window.1 - window.0;
     let result = RunResult {
         schema_version: SCHEMA_VERSION,
@@ -369,30 +409,9 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
         intervals: merge_intervals(results, &first_ranks_for_intervals(results))?,
         totals,
         generator: None,
+        generators: generators.iter().map(GeneratorLine::to_document).collect(),
         output_errors: Vec::new(),
     };
-    let generators = results
-        .iter()
-        .zip(labels)
-        .zip(&starts)
-        .map(|((r, label), &start)| GeneratorLine {
-            name: r
-                .generator
-                .as_ref()
-                .map(|g| g.name.clone())
-                .unwrap_or_else(|| label.clone()),
-            host: r.generator.as_ref().map(|g| g.host.clone()),
-            index: r
-                .generator
-                .as_ref()
-                .and_then(|g| g.index.map(|i| (i, g.count))),
-            clients: r.options.clients,
-            transactions: r.totals.transactions,
-            tps: r.tps,
-            start_unix_us: start,
-            end_unix_us: r.end_time_unix_us,
-        })
-        .collect();
     Ok(MergedRun {
         result,
         generators,

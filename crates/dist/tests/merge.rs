@@ -279,6 +279,25 @@ fn report_from_files_has_the_union_and_one_line_per_generator() {
     );
     assert!(text.ends_with("start skew: 2.100 ms\n"), "{text}");
 
+    // The merged document lists its generators too.
+    let g = &m.result.generators;
+    assert_eq!(g.len(), 4);
+    assert_eq!(
+        (
+            g[2].name.as_str(),
+            g[2].host.as_deref(),
+            g[2].index,
+            g[2].count
+        ),
+        ("gen-2", Some("host-2"), Some(2), Some(4))
+    );
+    assert_eq!((g[2].clients, g[2].transactions), (8, 2000));
+    let written = dir.path().join("merged.json");
+    pgsurge_results::write_json(&m.result, &written).expect("write");
+    let back: pgsurge_results::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(&written).unwrap()).expect("reads back");
+    assert_eq!(&back.generators, g);
+
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{").unwrap();
     let e = merge_files(&[paths[0].clone(), bad.clone()])

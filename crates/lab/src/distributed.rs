@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 
+use pgsurge_dist::launch::GeneratorOptions;
 use pgsurge_dist::local::{run_local, LocalArgs};
 use pgsurge_engine::{RunResult, RunSpec};
 
@@ -48,12 +49,14 @@ pub fn run(
     let dir = tempdir()?;
     let args = LocalArgs {
         generators: d.generators,
-        clients: spec.clients,
-        rate: spec.rate_tps,
-        seed: Some(spec.random_seed),
+        gen: GeneratorOptions {
+            clients: spec.clients,
+            rate: spec.rate_tps,
+            seed: Some(spec.random_seed),
+            out_dir: Some(dir.clone()),
+            json: None,
+        },
         start_in: u64::from(d.start_in),
-        out_dir: Some(dir.clone()),
-        json: None,
         pgsurge,
         bench: bench_options(spec, d.generators, conninfo),
     };

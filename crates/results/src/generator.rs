@@ -30,6 +30,33 @@ pub struct GeneratorInfo {
     pub clock_origin_unix_us: i64,
 }
 
+/// One generator of a merged result ([`crate::RunResult::generators`]): who it was
+/// and what it contributed, so the merged document alone says which generators it
+/// is the union of.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct MergedGenerator {
+    /// Its name (`--generator-name`, else its host name, else the input's label).
+    pub name: String,
+    /// Its host name, when recorded.
+    pub host: Option<String>,
+    /// `--generator-index`, when recorded.
+    pub index: Option<u32>,
+    /// `--generator-count`, when recorded.
+    pub count: Option<u32>,
+    /// Its clients (`-c`).
+    pub clients: u32,
+    /// Its successful transactions.
+    pub transactions: u64,
+    /// Its own tps (its transactions over its own benchmark duration).
+    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    pub tps: f64,
+    /// When its clients actually started (Unix epoch µs).
+    pub actual_start_unix_us: i64,
+    /// When its last client finished (Unix epoch µs).
+    pub end_unix_us: i64,
+}
+
 /// The host name of this machine (`/proc/sys/kernel/hostname`, then `$HOSTNAME`),
 /// or `unknown`.
 pub fn host_name() -> String {

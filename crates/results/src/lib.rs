@@ -66,7 +66,7 @@ pub mod txnlog;
 
 pub use atomic::write_atomically;
 pub use error::ResultsError;
-pub use generator::GeneratorInfo;
+pub use generator::{GeneratorInfo, MergedGenerator};
 pub use hdrlog::{HdrIntervalLogWriter, HdrLogUnit};
 pub use histogram::LatencyHistogram;
 pub use json::{write_json, write_json_to, RUN_RESULT_SCHEMA};

@@ -331,6 +331,10 @@ pub struct RunResult {
     /// distributed run (`--start-at`, `--generator-*`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<crate::generator::GeneratorInfo>,
+    /// In a merged result (`pgsurge merge`, `pgsurge dist`): the generators it is
+    /// the union of, in input order; empty (and absent from the JSON) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<crate::generator::MergedGenerator>,
     /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),
     /// one message each: the caller reports them and exits non-zero. Not part of
     /// the JSON document.
@@ -409,6 +413,7 @@ impl RunResult {
             scripts,
             intervals,
             generator: None,
+            generators: Vec::new(),
             output_errors: Vec::new(),
         }
     }

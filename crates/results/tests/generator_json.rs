@@ -5,7 +5,7 @@
 mod common;
 
 use pgsurge_results::{
-    write_json_to, GeneratorInfo, LatencyHistogram, RunResult, RUN_RESULT_SCHEMA,
+    write_json_to, GeneratorInfo, LatencyHistogram, MergedGenerator, RunResult, RUN_RESULT_SCHEMA,
 };
 
 fn validate(r: &RunResult) -> (serde_json::Value, Vec<String>) {
@@ -49,6 +49,26 @@ fn generator_section_and_interval_histograms_validate_and_round_trip() {
     let back: RunResult = serde_json::from_value(doc.clone()).expect("reads back");
     assert_eq!(back.generator, r.generator);
     assert_eq!(back.intervals[0].histogram, r.intervals[0].histogram);
+
+    // A merged document's list of generators.
+    let mut merged = r.clone();
+    merged.generator = None;
+    merged.generators = vec![MergedGenerator {
+        name: "gen-1".into(),
+        host: Some("node-a".into()),
+        index: Some(1),
+        count: Some(4),
+        clients: 8,
+        transactions: 1234,
+        tps: 20.5,
+        actual_start_unix_us: 1_795_473_000_000_210,
+        end_unix_us: 1_795_473_060_000_500,
+    }];
+    let (mdoc, errors) = validate(&merged);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(mdoc["generators"][0]["transactions"], 1234);
+    let back: RunResult = serde_json::from_value(mdoc).expect("reads back");
+    assert_eq!(back.generators, merged.generators);
 
     // The schema is strict about the new section too.
     let mut broken = doc;
