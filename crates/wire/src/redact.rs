@@ -119,8 +119,10 @@ fn scan<'a>(text: &'a str, emit: &mut dyn FnMut(Piece<'a>)) {
             // The parser takes everything up to an '@' that comes before the first '/'
             // or '?' as user info, white space and control characters included: so
             // does the mask (a password with a space must not be cut in two).
+            // Only when that user info holds a password (a ':'): otherwise the words
+            // after the white space are scanned as text (they may hold a keyword).
             if let Some(at) = text[i + plen..].find(['@', '/', '?']).map(|p| i + plen + p) {
-                if b[at] == b'@' && at > end {
+                if b[at] == b'@' && at > end && text[i + plen..at].contains(':') {
                     end = to_space(at);
                 }
             }
@@ -445,6 +447,11 @@ mod tests {
         (
             "password\r\n=\x0csecret\x0bhost=h",
             "password\r\n=\x0c********\x0bhost=h",
+        ),
+        // a URI without a password before a keyword password (found by fuzzing)
+        (
+            "x postgresql://u a password=sec@r",
+            "x postgresql://u a password=********",
         ),
         // '#' is no fragment in a libpq URI: part of the value (found by fuzzing)
         (
