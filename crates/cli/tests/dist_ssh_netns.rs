@@ -495,6 +495,13 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
     };
     let me = env!("CARGO_BIN_EXE_pgsurge");
     lab.psql("postgres", "CREATE DATABASE bench");
+    // The results store the generators also write to (results without shared disks).
+    lab.psql("postgres", "CREATE DATABASE store");
+    let store = format!(
+        "host={} port=5432 user=postgres dbname=store",
+        lab.server_addr()
+    );
+    let store_opt = format!("--store={store}");
     let (_, err, code) = pgsurge(
         &[
             "bench",
@@ -515,7 +522,14 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
     // 4 hosts × 8 clients, select-only, 5 s, one start.
     let four = lab.dir.join("four");
     let before = commits(&lab);
-    let (out, err, code) = dist_ssh(&lab, &four, &hosts(4), 32, me, &["-S", "-n", "-T", "5"]);
+    let (out, err, code) = dist_ssh(
+        &lab,
+        &four,
+        &hosts(4),
+        32,
+        me,
+        &["-S", "-n", "-T", "5", &store_opt, "--group=netns"],
+    );
     let sshd_logs = || {
         (0..GENERATORS)
             .map(|i| {
@@ -608,6 +622,40 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
         "server commits {server} vs merged {sum} ({:.3} %)",
         diff * 100.0
     );
+
+    // The same run through the PostgreSQL store: the coordinator finds the four
+    // generators there and its merge is the one made from their JSON, exactly.
+    let through_store = four.join("store-merged.json");
+    let (report, err, code) = pgsurge(&[
+        "dist".into(),
+        "wait".into(),
+        "--store".into(),
+        store.clone(),
+        "--group".into(),
+        "netns".into(),
+        "-n".into(),
+        "4".into(),
+        "--timeout".into(),
+        "30".into(),
+        format!("--json={}", through_store.display()),
+    ]);
+    assert_eq!(code, 0, "{report}\n{err}");
+    assert!(report.contains("number of generators: 4"), "{report}");
+    let from_store = read(&through_store);
+    assert_eq!(
+        serde_json::to_value(&from_store.totals).unwrap(),
+        serde_json::to_value(&merged.totals).unwrap()
+    );
+    assert_eq!(
+        serde_json::to_value(&from_store.intervals).unwrap(),
+        serde_json::to_value(&merged.intervals).unwrap()
+    );
+    let stored_hosts: BTreeSet<_> = from_store
+        .generators
+        .iter()
+        .map(|g| g.host.clone())
+        .collect();
+    assert_eq!(stored_hosts, want);
 
     // 1 generator × 32 clients on the same server: printed, not judged.
     let one = lab.dir.join("one");
