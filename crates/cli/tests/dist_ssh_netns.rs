@@ -657,6 +657,72 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
         .collect();
     assert_eq!(stored_hosts, want);
 
+    // A campaign whose test runs on the four hosts ([distributed] launcher = "ssh"): one
+    // stored test, the merge of four generators, checked against the server.
+    let campaign = lab.dir.join("over-ssh.toml");
+    std::fs::write(
+        &campaign,
+        format!(
+            r#"
+[campaign]
+name = "over-ssh"
+[[target]]
+name = "netns"
+conninfo = "host={} port=5432 user=postgres dbname=bench"
+[matrix]
+scales = [1]
+clients = [8]
+scripts = ["select-only"]
+[run]
+duration = 3
+[hygiene]
+vacuum = false
+checkpoint = false
+[distributed]
+launcher = "ssh"
+hosts = ["gen-0", "gen-1", "gen-2", "gen-3"]
+ssh_config = "{}"
+remote_pgsurge = "{me}"
+start_in = 2
+"#,
+            lab.server_addr(),
+            lab.ssh_config().display()
+        ),
+    )
+    .unwrap();
+    let campaign_store = lab.dir.join("campaign.db").display().to_string();
+    let (out, err, code) = pgsurge(&[
+        "campaign".into(),
+        "run".into(),
+        campaign.display().to_string(),
+        "--store".into(),
+        campaign_store.clone(),
+    ]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let (export, err, code) = pgsurge(&[
+        "results".into(),
+        "export".into(),
+        "--format".into(),
+        "json".into(),
+        "--store".into(),
+        campaign_store,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&export).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    assert_eq!(run["clients"], 8);
+    let run_hosts: BTreeSet<String> = run["result_json"]["generators"]
+        .as_array()
+        .expect("the stored result lists its generators")
+        .iter()
+        .map(|g| g["host"].as_str().unwrap_or("").to_string())
+        .collect();
+    let want_hosts: BTreeSet<String> = (0..GENERATORS).map(gen_hostname).collect();
+    assert_eq!(run_hosts, want_hosts);
+    let mismatch = run["commit_mismatch_pct"].as_f64().unwrap();
+    assert!(mismatch < 1.0, "{mismatch} % apart: {run}");
+
     // 1 generator × 32 clients on the same server: printed, not judged.
     let one = lab.dir.join("one");
     let (out, err, code) = dist_ssh(&lab, &one, &hosts(1), 32, me, &["-S", "-n", "-T", "5"]);

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 
 use pgsurge_dist::launch::GeneratorOptions;
 use pgsurge_dist::local::{run_local, LocalArgs};
+use pgsurge_dist::ssh::{run_ssh, SshArgs};
 use pgsurge_engine::{RunResult, RunSpec};
 
 use crate::error::{LabError, Result};
@@ -47,8 +48,31 @@ pub fn run(
     pgsurge: Option<std::path::PathBuf>,
 ) -> Result<RunResult> {
     let dir = tempdir()?;
+    if d.launcher == "ssh" {
+        let args = SshArgs {
+            hosts: d.hosts.clone(),
+            gen: GeneratorOptions {
+                clients: spec.clients,
+                rate: spec.rate_tps,
+                seed: Some(spec.random_seed),
+                out_dir: Some(dir.clone()),
+                json: None,
+            },
+            start_in: u64::from(d.start_in),
+            start_at: None,
+            ssh_options: d.ssh_options.clone(),
+            ssh_config: d.ssh_config.clone(),
+            remote_pgsurge: d.remote_pgsurge.clone().unwrap_or_else(|| "pgsurge".into()),
+            bench: bench_options(spec, d.count(), conninfo),
+        };
+        let merged = run_ssh(&args)
+            .and_then(pgsurge_dist::launch::merge_labelled)
+            .map_err(|e| LabError::Other(format!("distributed run over ssh: {e}")));
+        let _ = std::fs::remove_dir_all(&dir);
+        return Ok(merged?.result);
+    }
     let args = LocalArgs {
-        generators: d.generators,
+        generators: d.count(),
         gen: GeneratorOptions {
             clients: spec.clients,
             rate: spec.rate_tps,
@@ -58,7 +82,7 @@ pub fn run(
         },
         start_in: u64::from(d.start_in),
         pgsurge,
-        bench: bench_options(spec, d.generators, conninfo),
+        bench: bench_options(spec, d.count(), conninfo),
     };
     let merged = run_local(&args)
         .and_then(|paths| pgsurge_dist::merge_cli::merge_files(&paths))

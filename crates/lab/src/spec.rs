@@ -89,14 +89,39 @@ pub struct CampaignSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DistributedSection {
-    /// Generator processes per test.
+    /// Generator processes per test (with `ssh`: one per host when absent).
+    #[serde(default)]
     pub generators: u32,
-    /// Where they run: `local` (processes on this machine).
+    /// Where they run: `local` (processes on this machine) or `ssh` (one per host of
+    /// `hosts`, over the system ssh client).
     #[serde(default = "local_launcher")]
     pub launcher: String,
     /// Seconds between launching the generators and their common start.
     #[serde(default = "three")]
     pub start_in: u32,
+    /// `ssh`: the generator hosts (`[user@]host` or ssh aliases), one generator each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// `ssh`: options for every connection (`ssh -o`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_options: Vec<String>,
+    /// `ssh`: a configuration file instead of `~/.ssh/config` (`ssh -F`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_config: Option<PathBuf>,
+    /// `ssh`: the pgsurge binary on the hosts (default `pgsurge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_pgsurge: Option<String>,
+}
+
+impl DistributedSection {
+    /// Generators per test: `generators`, or one per host with `ssh`.
+    pub fn count(&self) -> u32 {
+        if self.launcher == "ssh" && self.generators == 0 {
+            self.hosts.len() as u32
+        } else {
+            self.generators
+        }
+    }
 }
 
 fn local_launcher() -> String {
@@ -1037,21 +1062,39 @@ impl Campaign {
             }
         }
         if let Some(d) = &spec.distributed {
-            if d.generators == 0 {
+            match d.launcher.as_str() {
+                "local" if !d.hosts.is_empty() => {
+                    return Err(
+                        self.invalid("distributed.hosts", "hosts go with launcher = \"ssh\"")
+                    );
+                }
+                "local" => {}
+                "ssh" if d.hosts.is_empty() => {
+                    return Err(self.invalid("distributed.hosts", "launcher = \"ssh\" needs hosts"));
+                }
+                "ssh" if d.generators != 0 && d.generators as usize != d.hosts.len() => {
+                    return Err(self.invalid(
+                        "distributed.generators",
+                        "with ssh there is one generator per host: leave generators out",
+                    ));
+                }
+                "ssh" => {}
+                other => {
+                    return Err(self.invalid(
+                        "distributed.launcher",
+                        format!("\"{other}\" is not a launcher (local, ssh)"),
+                    ))
+                }
+            }
+            if d.count() == 0 {
                 return Err(self.invalid("distributed.generators", "must be ≥ 1"));
             }
-            if d.launcher != "local" {
-                return Err(self.invalid(
-                    "distributed.launcher",
-                    format!("\"{}\" is not a launcher (local)", d.launcher),
-                ));
-            }
-            if let Some(c) = matrix.clients.iter().find(|&&c| c < d.generators) {
+            if let Some(c) = matrix.clients.iter().find(|&&c| c < d.count()) {
                 return Err(self.invalid(
                     "distributed",
                     format!(
                         "{c} clients cannot be split across {} generators",
-                        d.generators
+                        d.count()
                     ),
                 ));
             }
