@@ -115,7 +115,11 @@ fn scan<'a>(text: &'a str, emit: &mut dyn FnMut(Piece<'a>)) {
                     .position(|c| c.is_ascii_whitespace())
                     .map_or(b.len(), |p| from + p)
             };
-            let mut end = to_space(i);
+            // A text that is a URI (a connection string, as stored and shown) is one
+            // URI to its end, white space included, as the parser reads it; a URI
+            // inside other text ends at white space.
+            let whole = text[..i].trim().is_empty();
+            let mut end = if whole { b.len() } else { to_space(i) };
             // The parser takes everything up to an '@' that comes before the first '/'
             // or '?' as user info, white space and control characters included: so
             // does the mask (a password with a space must not be cut in two).
@@ -448,6 +452,8 @@ mod tests {
             "password\r\n=\x0csecret\x0bhost=h",
             "password\r\n=\x0c********\x0bhost=h",
         ),
+        // a whole-text URI with white space before its query (found by fuzzing)
+        ("postgresql://h:\t2716/b?&password=\t", "postgresql://h:\t2716/b?&password=********"),
         // a URI without a password before a keyword password (found by fuzzing)
         (
             "x postgresql://u a password=sec@r",
