@@ -34,11 +34,48 @@ const URI_PREFIXES: [&str; 2] = ["postgresql://", "postgres://"];
 /// Returns `text` with every password masked (see the module documentation).
 pub fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    scan(text, &mut |piece| match piece {
-        Piece::Keep(s) => out.push_str(s),
-        Piece::Secret(_) => out.push_str(MASK),
-    });
+    let mut at = 0;
+    for (start, end) in secret_ranges(text) {
+        out.push_str(&text[at..start]);
+        out.push_str(MASK);
+        at = end;
+    }
+    out.push_str(&text[at..]);
     out
+}
+
+/// The byte ranges of every secret in `text`, sorted and merged. Text is read both
+/// ways it may be meant: as free text (a URI ends at white space, keywords after it
+/// are scanned) and, when the whole text is a URI, as libpq reads a connection URI
+/// (white space included); a byte that is secret in either reading is masked.
+fn secret_ranges(text: &str) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let base = text.as_ptr() as usize;
+    for whole_uri in [false, true] {
+        if whole_uri && !starts_with_uri(text) {
+            continue;
+        }
+        scan(text, whole_uri, &mut |piece| {
+            if let Piece::Secret(s) = piece {
+                let start = s.as_ptr() as usize - base;
+                ranges.push((start, start + s.len()));
+            }
+        });
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+fn starts_with_uri(text: &str) -> bool {
+    let skip = text.len() - text.trim_start().len();
+    uri_prefix_at(text, skip).is_some()
 }
 
 /// [`redact`], then also masks every occurrence of the given secrets (e.g. from
@@ -61,11 +98,18 @@ pub fn redact_with(text: &str, secrets: &[String]) -> String {
 /// mask): each as written, with escapes removed, and percent-decoded.
 pub fn passwords(text: &str) -> Vec<String> {
     let mut raw = Vec::new();
-    scan(text, &mut |piece| {
-        if let Piece::Secret(s) = piece {
-            raw.push(s.to_string());
+    for whole_uri in [false, true] {
+        if whole_uri && !starts_with_uri(text) {
+            continue;
         }
-    });
+        scan(text, whole_uri, &mut |piece| {
+            if let Piece::Secret(s) = piece {
+                if !raw.iter().any(|r: &String| r == s) {
+                    raw.push(s.to_string());
+                }
+            }
+        });
+    }
     let mut out = Vec::new();
     for r in raw {
         for v in [unescape(&r), percent_decode(&r)] {
@@ -97,8 +141,9 @@ fn uri_prefix_at(text: &str, i: usize) -> Option<usize> {
         .map(|p| p.len())
 }
 
-/// Splits `text` into kept pieces and secrets, in order.
-fn scan<'a>(text: &'a str, emit: &mut dyn FnMut(Piece<'a>)) {
+/// Splits `text` into kept pieces and secrets, in order. `whole_uri`: the text is one
+/// connection URI to its end (else a URI inside text ends at white space).
+fn scan<'a>(text: &'a str, whole_uri: bool, emit: &mut dyn FnMut(Piece<'a>)) {
     let b = text.as_bytes();
     let mut i = 0;
     let mut kept_from = 0;
@@ -118,7 +163,7 @@ fn scan<'a>(text: &'a str, emit: &mut dyn FnMut(Piece<'a>)) {
             // A text that is a URI (a connection string, as stored and shown) is one
             // URI to its end, white space included, as the parser reads it; a URI
             // inside other text ends at white space.
-            let whole = text[..i].trim().is_empty();
+            let whole = whole_uri && text[..i].trim().is_empty();
             let mut end = if whole { b.len() } else { to_space(i) };
             // The parser takes everything up to an '@' that comes before the first '/'
             // or '?' as user info, white space and control characters included: so
@@ -230,9 +275,14 @@ fn keyword_value(b: &[u8], start: usize, id_end: usize) -> Option<(usize, usize)
 fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Piece<'a>)) {
     let b = uri.as_bytes();
     let query_at = b[plen..].iter().position(|c| *c == b'?').map(|p| plen + p);
-    let authority_end = query_at.unwrap_or(b.len());
+    // The parser takes user info only from before the first '/' or '?'.
+    let authority_end = b[plen..]
+        .iter()
+        .position(|c| *c == b'/' || *c == b'?')
+        .map_or(b.len(), |p| plen + p);
     let mut pos = 0;
-    // User info: up to the last '@' before the query.
+    // User info: up to the last '@' of the authority (an unencoded '@' in a password
+    // is masked with it).
     if let Some(at) = b[plen..authority_end].iter().rposition(|c| *c == b'@') {
         let at = plen + at;
         if let Some(colon) = b[plen..at].iter().position(|c| *c == b':') {
@@ -453,7 +503,10 @@ mod tests {
             "password\r\n=\x0c********\x0bhost=h",
         ),
         // a whole-text URI with white space before its query (found by fuzzing)
-        ("postgresql://h:\t2716/b?&password=\t", "postgresql://h:\t2716/b?&password=********"),
+        (
+            "postgresql://h:\t2716/b?&password=\t",
+            "postgresql://h:\t2716/b?&password=********",
+        ),
         // a URI without a password before a keyword password (found by fuzzing)
         (
             "x postgresql://u a password=sec@r",
