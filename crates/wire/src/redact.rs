@@ -55,11 +55,9 @@ fn secret_ranges(text: &str) -> Vec<(usize, usize)> {
         if whole_uri && !starts_with_uri(text) {
             continue;
         }
-        scan(text, whole_uri, &mut |piece| {
-            if let Piece::Secret(s) = piece {
-                let start = s.as_ptr() as usize - base;
-                ranges.push((start, start + s.len()));
-            }
+        scan(text, whole_uri, &mut |Secret(s)| {
+            let start = s.as_ptr() as usize - base;
+            ranges.push((start, start + s.len()));
         });
     }
     ranges.sort_unstable();
@@ -102,11 +100,9 @@ pub fn passwords(text: &str) -> Vec<String> {
         if whole_uri && !starts_with_uri(text) {
             continue;
         }
-        scan(text, whole_uri, &mut |piece| {
-            if let Piece::Secret(s) = piece {
-                if !raw.iter().any(|r: &String| r == s) {
-                    raw.push(s.to_string());
-                }
+        scan(text, whole_uri, &mut |Secret(s)| {
+            if !raw.iter().any(|r: &String| r == s) {
+                raw.push(s.to_string());
             }
         });
     }
@@ -124,10 +120,8 @@ pub fn passwords(text: &str) -> Vec<String> {
     out
 }
 
-enum Piece<'a> {
-    Keep(&'a str),
-    Secret(&'a str),
-}
+/// A secret found by [`scan`]: a slice of the scanned text.
+struct Secret<'a>(&'a str);
 
 fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
@@ -141,12 +135,11 @@ fn uri_prefix_at(text: &str, i: usize) -> Option<usize> {
         .map(|p| p.len())
 }
 
-/// Splits `text` into kept pieces and secrets, in order. `whole_uri`: the text is one
+/// Calls `emit` with each secret of `text`, in order. `whole_uri`: the text is one
 /// connection URI to its end (else a URI inside text ends at white space).
-fn scan<'a>(text: &'a str, whole_uri: bool, emit: &mut dyn FnMut(Piece<'a>)) {
+fn scan<'a>(text: &'a str, whole_uri: bool, emit: &mut dyn FnMut(Secret<'a>)) {
     let b = text.as_bytes();
     let mut i = 0;
-    let mut kept_from = 0;
     while i < b.len() {
         let boundary = i == 0 || !is_ident(b[i - 1]);
         if !boundary {
@@ -175,10 +168,8 @@ fn scan<'a>(text: &'a str, whole_uri: bool, emit: &mut dyn FnMut(Piece<'a>)) {
                     end = to_space(at);
                 }
             }
-            emit(Piece::Keep(&text[kept_from..i]));
             scan_uri(&text[i..end], plen, emit);
             i = end;
-            kept_from = end;
             continue;
         }
         if is_ident(b[i]) {
@@ -189,9 +180,7 @@ fn scan<'a>(text: &'a str, whole_uri: bool, emit: &mut dyn FnMut(Piece<'a>)) {
             let ident = &text[i..id_end];
             if ident.to_ascii_lowercase().ends_with("password") {
                 if let Some((vs, ve)) = keyword_value(b, i, id_end) {
-                    emit(Piece::Keep(&text[kept_from..vs]));
-                    emit(Piece::Secret(&text[vs..ve]));
-                    kept_from = ve;
+                    emit(Secret(&text[vs..ve]));
                     i = ve;
                     continue;
                 }
@@ -201,7 +190,6 @@ fn scan<'a>(text: &'a str, whole_uri: bool, emit: &mut dyn FnMut(Piece<'a>)) {
         }
         i += 1;
     }
-    emit(Piece::Keep(&text[kept_from..]));
 }
 
 /// For a keyword at `start..id_end`, the byte range of its secret value (inside the
@@ -272,7 +260,7 @@ fn keyword_value(b: &[u8], start: usize, id_end: usize) -> Option<(usize, usize)
 
 /// Redacts one URI (no whitespace inside): the user info's password and the values of
 /// password query parameters.
-fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Piece<'a>)) {
+fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Secret<'a>)) {
     let b = uri.as_bytes();
     let query_at = b[plen..].iter().position(|c| *c == b'?').map(|p| plen + p);
     // The parser takes user info only from before the first '/' or '?'.
@@ -280,7 +268,6 @@ fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Piece<'a>)) {
         .iter()
         .position(|c| *c == b'/' || *c == b'?')
         .map_or(b.len(), |p| plen + p);
-    let mut pos = 0;
     // User info: up to the last '@' of the authority (an unencoded '@' in a password
     // is masked with it).
     if let Some(at) = b[plen..authority_end].iter().rposition(|c| *c == b'@') {
@@ -288,17 +275,13 @@ fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Piece<'a>)) {
         if let Some(colon) = b[plen..at].iter().position(|c| *c == b':') {
             let colon = plen + colon;
             if at > colon + 1 {
-                emit(Piece::Keep(&uri[..colon + 1]));
-                emit(Piece::Secret(&uri[colon + 1..at]));
-                pos = at;
+                emit(Secret(&uri[colon + 1..at]));
             }
         }
     }
     let Some(q) = query_at else {
-        emit(Piece::Keep(&uri[pos..]));
         return;
     };
-    emit(Piece::Keep(&uri[pos..q + 1]));
     let mut k = q + 1;
     while k <= b.len() {
         let end = b[k..]
@@ -314,15 +297,13 @@ fn scan_uri<'a>(uri: &'a str, plen: usize, emit: &mut dyn FnMut(Piece<'a>)) {
                         .ends_with("password") =>
             {
                 let vs = k + key.len() + 1;
-                emit(Piece::Keep(&uri[k..vs]));
-                emit(Piece::Secret(&uri[vs..end]));
+                emit(Secret(&uri[vs..end]));
             }
-            _ => emit(Piece::Keep(param)),
+            _ => {}
         }
         if end >= b.len() {
             break;
         }
-        emit(Piece::Keep(&uri[end..end + 1]));
         k = end + 1;
     }
 }
