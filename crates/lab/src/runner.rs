@@ -198,13 +198,7 @@ fn run_locked(
     );
     pb.finish_and_clear();
     // Stop throwaway servers now (Drop does it too, on every path).
-    for t in live.iter_mut() {
-        if let Some(t) = t.take() {
-            if let Some(c) = &t.cluster {
-                c.stop();
-            }
-        }
-    }
+    live.iter_mut().for_each(stop_target);
     result?;
     out.remaining = todo.len() - out.ok - out.failed;
     let status = if out.remaining == 0 {
@@ -380,13 +374,7 @@ fn run_capacity(
         }
     }
     pb.finish_and_clear();
-    for t in live.iter_mut() {
-        if let Some(t) = t.take() {
-            if let Some(c) = &t.cluster {
-                c.stop();
-            }
-        }
-    }
+    live.iter_mut().for_each(stop_target);
     let stored = store.stored_tests(set_id)?.len();
     out.planned = stored;
     store.set_planned_tests(set_id, stored as i64)?;
@@ -398,6 +386,14 @@ fn run_capacity(
     }
     out.capacity = results;
     Ok(out)
+}
+
+/// Takes a started target out of its slot and stops its server when it is a throwaway
+/// one (dropping it would too; this stops it now, before what comes next).
+fn stop_target(slot: &mut Option<LiveTarget>) {
+    if let Some(c) = slot.take().and_then(|t| t.cluster) {
+        c.stop();
+    }
 }
 
 /// What every test of one invocation shares.
@@ -491,11 +487,7 @@ fn run_tests(
             .is_some_and(|t| t.cluster.is_some() && t.swept_settings != plan.settings);
         if restart {
             // A throwaway server takes the next value of a swept setting by restarting.
-            if let Some(t) = live[plan.target].take() {
-                if let Some(c) = &t.cluster {
-                    c.stop();
-                }
-            }
+            stop_target(&mut live[plan.target]);
         }
         if live[plan.target].is_none() {
             let tspec = &spec.targets[plan.target];
