@@ -23,7 +23,6 @@ pub struct ClientScript {
     pub vars: Variables,
     prng: Prng,
     saved: Prng,
-    text: String,
     shell: String,
 }
 
@@ -35,7 +34,6 @@ impl ClientScript {
             vars,
             prng,
             saved: prng,
-            text: String::with_capacity(32),
             shell: String::new(),
         }
     }
@@ -57,12 +55,7 @@ fn fail(causes: Option<String>, summary: &'static str) -> MetaFailure {
 impl ScriptHost for ClientScript {
     #[inline]
     fn write_var(&mut self, name: &str, out: &mut Vec<u8>) -> bool {
-        self.text.clear();
-        if !self.vars.get_as_text(name, &mut self.text) {
-            return false;
-        }
-        out.extend_from_slice(self.text.as_bytes());
-        true
+        self.vars.append_text(name, out)
     }
 
     fn exec_meta(&mut self, script: usize, cmd: usize) -> Result<MetaValue, MetaFailure> {

@@ -66,7 +66,10 @@ pub struct EvalCtx<'a> {
 /// Evaluates `expr` for one client.
 pub fn eval(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     match expr {
-        Expr::Const(v) => Ok(*v),
+        // Leaves, and calls on leaves, cannot nest deeper: no stack check (the check
+        // itself shows in profiles).
+        Expr::Const(_) | Expr::Var(_) => eval_node(expr, ctx),
+        Expr::Call { args, .. } if args.iter().all(is_leaf) => eval_node(expr, ctx),
         // deep nesting (pgbench accepts ~10000 levels) may need more stack than a thread has
         _ => stacker::maybe_grow(
             crate::exprparse::RED_ZONE,
@@ -74,6 +77,10 @@ pub fn eval(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
             || eval_node(expr, ctx),
         ),
     }
+}
+
+fn is_leaf(e: &Expr) -> bool {
+    matches!(e, Expr::Const(_) | Expr::Var(_))
 }
 
 fn eval_node(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
@@ -109,6 +116,7 @@ fn to_bool(v: &Value) -> Result<bool, EvalError> {
 }
 
 /// `coerceToInt`: doubles are rounded half-to-even and range checked.
+#[inline(always)]
 pub(crate) fn to_int(v: &Value) -> Result<i64, EvalError> {
     match *v {
         Value::Int(i) => Ok(i),
@@ -241,6 +249,18 @@ fn and_or_rest(
 }
 
 fn eval_standard(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    // Most calls have a few arguments: a small array is cheaper to set up per call.
+    if args.len() <= FEW_FARGS {
+        let mut vals = [Value::Null; FEW_FARGS];
+        for (slot, a) in vals.iter_mut().zip(args) {
+            // a constant argument costs no call
+            *slot = match a {
+                Expr::Const(v) => *v,
+                _ => eval(a, ctx)?,
+            };
+        }
+        return apply_standard(func, &vals, args.len(), ctx);
+    }
     let mut vals = [Value::Null; MAX_FARGS];
     for (slot, a) in vals.iter_mut().zip(args) {
         *slot = eval(a, ctx)?;
@@ -248,11 +268,14 @@ fn eval_standard(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Val
     apply_standard(func, &vals, args.len(), ctx)
 }
 
+/// Argument count up to which [`eval_standard`] uses a small array.
+const FEW_FARGS: usize = 4;
+
 /// Applies a strict function to its evaluated arguments (`vals[..n]`; `n` may exceed
 /// the array, which is the "too many arguments" error).
 fn apply_standard(
     func: Func,
-    vals: &[Value; MAX_FARGS],
+    vals: &[Value],
     n: usize,
     ctx: &mut EvalCtx<'_>,
 ) -> Result<Value, EvalError> {

@@ -5,7 +5,6 @@
 //! as PostgreSQL's own printf renders them (`NaN`, `Infinity`, `-Infinity`).
 
 use crate::numfmt::format_double;
-use std::fmt::Write as _;
 
 /// A value of the expression language.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,9 +60,7 @@ impl Value {
         match *self {
             Value::Null => out.push_str("NULL"),
             Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => out.push_str(itoa::Buffer::new().format(i)),
             Value::Double(d) => format_double(d, out),
         }
     }

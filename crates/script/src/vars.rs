@@ -8,6 +8,10 @@
 use crate::value::Value;
 use std::collections::HashMap;
 
+/// Variable names come from the scripts and options, not from an adversary, and are
+/// looked up several times per transaction: a fast fixed hash instead of SipHash.
+type NameHasher = foldhash::fast::FixedState;
+
 /// Whether `name` may name a new variable: an ASCII letter, `_` or a byte ≥ 0x80 first,
 /// then also digits (pgbench's `valid_variable_name`).
 pub fn is_valid_variable_name(name: &str) -> bool {
@@ -75,8 +79,16 @@ struct Var {
 #[derive(Debug, Clone, Default)]
 pub struct Variables {
     vars: Vec<Var>,
-    index: HashMap<Box<str>, usize>,
+    index: HashMap<Box<str>, usize, NameHasher>,
+    /// Where a name was found last, keyed by the address of the name the caller passed:
+    /// scripts pass the same name strings transaction after transaction, so most
+    /// lookups are one comparison instead of a hash. Checked against the name itself,
+    /// so a reused address can only miss.
+    recent: [(usize, u32); RECENT],
 }
+
+/// Entries of [`Variables::recent`] (a power of two).
+const RECENT: usize = 8;
 
 impl Variables {
     /// An empty table.
@@ -106,8 +118,26 @@ impl Variables {
         v
     }
 
+    /// The slot of `name`, if defined.
+    #[inline]
+    fn find(&mut self, name: &str) -> Option<usize> {
+        let addr = name.as_ptr() as usize;
+        let entry = (addr >> 3 ^ addr >> 9) & (RECENT - 1);
+        let (seen, slot) = self.recent[entry];
+        if seen == addr {
+            if let Some(v) = self.vars.get(slot as usize) {
+                if v.name.as_bytes() == name.as_bytes() {
+                    return Some(slot as usize);
+                }
+            }
+        }
+        let i = *self.index.get(name)?;
+        self.recent[entry] = (addr, i as u32);
+        Some(i)
+    }
+
     fn slot_or_create(&mut self, context: &str, name: &str) -> Result<usize, VarError> {
-        if let Some(&i) = self.index.get(name) {
+        if let Some(i) = self.find(name) {
             return Ok(i);
         }
         if !is_valid_variable_name(name) {
@@ -156,7 +186,7 @@ impl Variables {
     /// The variable's value, parsing its string form on first use like pgbench's
     /// `makeVariableValue`. `Ok(None)` when undefined.
     pub fn get_as_value(&mut self, name: &str) -> Result<Option<Value>, VarError> {
-        let Some(&i) = self.index.get(name) else {
+        let Some(i) = self.find(name) else {
             return Ok(None);
         };
         let var = &mut self.vars[i];
@@ -170,7 +200,7 @@ impl Variables {
 
     /// Appends the variable's string form (`getVariable`) to `out`; `false` if undefined.
     pub fn get_as_text(&mut self, name: &str, out: &mut String) -> bool {
-        let Some(&i) = self.index.get(name) else {
+        let Some(i) = self.find(name) else {
             return false;
         };
         let var = &mut self.vars[i];
@@ -183,6 +213,25 @@ impl Variables {
             var.has_text = true;
         }
         out.push_str(&var.text);
+        true
+    }
+
+    /// Appends the variable's string form (`getVariable`) to a byte buffer, as
+    /// [`Variables::get_as_text`] does to a string; `false` if undefined.
+    #[inline]
+    pub fn append_text(&mut self, name: &str, out: &mut Vec<u8>) -> bool {
+        let Some(i) = self.find(name) else {
+            return false;
+        };
+        let var = &mut self.vars[i];
+        if !var.has_text {
+            var.text.clear();
+            if let Some(v) = var.value {
+                v.write_text(&mut var.text);
+            }
+            var.has_text = true;
+        }
+        out.extend_from_slice(var.text.as_bytes());
         true
     }
 
@@ -255,6 +304,31 @@ fn parse_variable_text(name: &str, text: &str) -> Result<Value, VarError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_at_a_reused_address_finds_its_own_variable() {
+        let mut v = Variables::new();
+        v.set_int("set", "a", 1).unwrap();
+        v.set_int("set", "b", 2).unwrap();
+        // One buffer, so one address, holding different names in turn (as the \gset
+        // loop does): the remembered slot must not answer for the wrong name.
+        let mut name = String::with_capacity(8);
+        for (n, want) in [("a", Some(1)), ("b", Some(2)), ("c", None), ("a", Some(1))] {
+            name.clear();
+            name.push_str(n);
+            let got = v.get_as_value(&name).unwrap().map(|x| match x {
+                Value::Int(i) => i,
+                other => panic!("{other:?}"),
+            });
+            assert_eq!(got, want, "{n}");
+        }
+        // Set through the same buffer: the value lands in the named variable.
+        name.clear();
+        name.push_str("b");
+        v.set_int("set", &name, 20).unwrap();
+        assert_eq!(v.get_text("a").as_deref(), Some("1"));
+        assert_eq!(v.get_text("b").as_deref(), Some("20"));
+    }
 
     #[test]
     fn names() {

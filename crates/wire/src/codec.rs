@@ -270,6 +270,16 @@ pub fn decode(buf: &[u8]) -> Result<Option<(BackendMessage<'_>, usize)>, Protoco
     Ok(Some((msg, total)))
 }
 
+/// Whether a `RowDescription` (`T`) or `DataRow` (`D`) body is well formed, as
+/// [`decode`] checks it, for readers that only count rows and skip [`decode`].
+pub fn row_message_ok(tag: u8, body: &[u8]) -> bool {
+    match tag {
+        b'T' => RowDescription::new(body).is_some(),
+        b'D' => DataRow::new(body).is_some(),
+        _ => false,
+    }
+}
+
 /// The length of the message at the front of `buf`, once its header is buffered
 /// (lets a reader reserve space for a large message).
 pub fn peek_len(buf: &[u8]) -> Option<usize> {

@@ -334,6 +334,10 @@ impl<H: ScriptHost> Client<H> {
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> Result<Reply, ReadOutcome> {
+        if let Some((reply, used)) = self.reply.next_plain(&io.inbuf[io.in_pos..]) {
+            io.in_pos += used;
+            return Ok(reply);
+        }
         let (plan, script, source) = (ctx.plan, self.script, self.query_source());
         let (host, aset_text) = (&mut self.host, &self.aset_text);
         let mut query =

@@ -109,6 +109,43 @@ impl ReplyState {
         })
     }
 
+    /// The messages of a plain answer (BindComplete, RowDescription and DataRow when
+    /// nothing is captured, CommandComplete, ReadyForQuery …), classified straight from
+    /// the header: `None` for anything else, or an incomplete or odd message, which
+    /// [`ReplyState::next`] then decodes (and reports) in full. Same replies, same
+    /// checks of row messages, without building a decoded message.
+    #[inline]
+    pub fn next_plain(&mut self, data: &[u8]) -> Option<(Reply, usize)> {
+        let header = data.get(..5)?;
+        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        if len < 4 || data.len() <= len {
+            return None;
+        }
+        let body = &data[5..len + 1];
+        let reply = match header[0] {
+            b'1' | b'2' | b'3' | b'n' => Reply::Other,
+            // libpq reads the tag up to its NUL and does not look further.
+            b'C' if body.last() == Some(&0) => Reply::ResultDone,
+            b'Z' if len == 5 => Reply::Ready(match body[0] {
+                b'I' => TransactionStatus::Idle,
+                b'T' => TransactionStatus::InTransaction,
+                b'E' => TransactionStatus::InError,
+                _ => TransactionStatus::Unknown,
+            }),
+            b'T' if !self.capture && codec::row_message_ok(b'T', body) => {
+                self.cur_tuples = true;
+                self.cur_ntuples = 0;
+                Reply::Other
+            }
+            b'D' if !self.capture && codec::row_message_ok(b'D', body) => {
+                self.cur_ntuples += 1;
+                Reply::Other
+            }
+            _ => return None,
+        };
+        Some((reply, len + 1))
+    }
+
     /// Decodes the next message of `data`: `Ok(None)` when incomplete, else the reply and
     /// the bytes it used. `query` supplies the command's text for error positions.
     pub fn next(

@@ -944,3 +944,59 @@ fn aset_error_shows_the_text_as_sent() {
         vec!["client 0 script 0 aborted in command 0 query 1: ERROR:  column \"nosuch\" does not exist\nLINE 1: SELECT 7 AS a ; SELECT 5, nosuch\n                                  ^"]
     );
 }
+
+/// The header-only reader gives the replies and lengths the full decoder gives for the
+/// messages of a plain answer, and leaves everything else (captures, errors, broken
+/// rows, incomplete input) to it.
+#[test]
+fn plain_replies_match_the_full_decoder() {
+    use super::reply::{Reply, ReplyState};
+    let kind = |r: &Reply| match r {
+        Reply::ResultDone => "done".to_string(),
+        Reply::Ready(st) => format!("ready {st:?}"),
+        Reply::Other => "other".to_string(),
+        Reply::Error { .. } => "error".to_string(),
+        Reply::Copy => "copy".to_string(),
+    };
+    let plain = [
+        msg(b'1', b""),
+        msg(b'2', b""),
+        msg(b'3', b""),
+        msg(b'n', b""),
+        row_desc(&["aid", "abalance"]),
+        data_row(&["1", "-5"]),
+        complete("SELECT 1"),
+        complete("UPDATE 1"),
+        ready(b'I'),
+        ready(b'T'),
+        ready(b'E'),
+    ];
+    for m in &plain {
+        let (mut a, mut b) = (ReplyState::default(), ReplyState::default());
+        let fast = a.next_plain(m).expect("a plain message");
+        let mut diag = Diag::default();
+        let full = b
+            .next(m, &mut diag, &mut |_: &mut Vec<u8>| false)
+            .unwrap()
+            .unwrap();
+        assert_eq!((kind(&fast.0), fast.1), (kind(&full.0), full.1), "{m:?}");
+        assert_eq!(fast.1, m.len());
+        assert_eq!(a.captured_rows(), b.captured_rows());
+    }
+    let mut s = ReplyState::default();
+    // Incomplete: the header says more than there is.
+    let c = complete("SELECT 1");
+    assert!(s.next_plain(&c[..c.len() - 1]).is_none());
+    assert!(s.next_plain(&c[..3]).is_none());
+    // A DataRow whose value runs past its end goes to the full decoder (which rejects it).
+    assert!(s
+        .next_plain(&msg(b'D', &[0, 1, 0, 0, 0, 9, b'x']))
+        .is_none());
+    // Errors, notices and captured rows are not plain.
+    assert!(s
+        .next_plain(&msg(b'E', b"SERROR\0C22012\0Mdivision by zero\0\0"))
+        .is_none());
+    s.capture = true;
+    assert!(s.next_plain(&data_row(&["1"])).is_none());
+    assert!(s.next_plain(&row_desc(&["x"])).is_none());
+}
