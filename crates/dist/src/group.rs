@@ -160,6 +160,131 @@ pub fn wait_main(args: &[OsString]) -> i32 {
     }
 }
 
+/// Why [`wait_for_group`] returned without a merge.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WaitError {
+    /// The timeout passed before every generator was stored.
+    #[error(
+        "group \"{group}\" in {store}: {stored} of {expected} generators stored after {after}; \
+         missing generator index(es): {}",
+        join_indexes(missing)
+    )]
+    TimedOut {
+        /// The group's name.
+        group: String,
+        /// The store, its password masked.
+        store: String,
+        /// Generators stored when it gave up.
+        stored: usize,
+        /// Generators waited for.
+        expected: u32,
+        /// The timeout, as `humantime` writes it (`1m 30s`).
+        after: String,
+        /// Generator indexes not stored.
+        missing: Vec<u32>,
+    },
+    /// `should_stop` said to stop waiting.
+    #[error("stopped while waiting for group \"{0}\"")]
+    Stopped(String),
+    /// The store could not be read, or the group not merged.
+    #[error("{0}")]
+    Failed(String),
+}
+
+fn join_indexes(missing: &[u32]) -> String {
+    missing
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A group waited for and merged.
+#[derive(Debug)]
+pub struct WaitedGroup {
+    /// The group's set id in the store.
+    pub set_id: i64,
+    /// The merge of its generators.
+    pub merged: MergedRun,
+}
+
+/// Polls the store at `location` every half second until the group `group` holds
+/// `generators` generators, then merges them and marks the group complete. Gives up
+/// after `timeout`, or as soon as `should_stop` returns true. `progress` hears each
+/// new count of stored generators (from 1). `pgsurge dist wait` and a campaign's `kube`
+/// launcher both wait with it.
+pub fn wait_for_group(
+    location: &str,
+    group: &str,
+    generators: u32,
+    timeout: Duration,
+    should_stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<WaitedGroup, WaitError> {
+    if generators == 0 {
+        return Err(WaitError::Failed("no generators to wait for".into()));
+    }
+    let shown = pgsurge_store::redact_location(location);
+    let failed = |e: String| WaitError::Failed(e);
+    let deadline = Instant::now() + timeout;
+    let mut announced = 0usize;
+    let set_id = loop {
+        // A fresh connection each round: the generators' writes are other sessions'.
+        let mut store = Store::open(location).map_err(|e| failed(format!("{shown}: {e}")))?;
+        let found = find_group(&mut store, group).map_err(|e| failed(e.to_string()))?;
+        let stored = match found {
+            Some(id) => store
+                .stored_tests(id)
+                .map_err(|e| failed(e.to_string()))?
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>(),
+            None => Vec::new(),
+        };
+        if stored.len() != announced {
+            announced = stored.len();
+            progress(announced);
+        }
+        if let (Some(id), true) = (found, stored.len() >= generators as usize) {
+            break id;
+        }
+        if Instant::now() >= deadline {
+            return Err(WaitError::TimedOut {
+                group: group.to_string(),
+                store: shown.clone(),
+                stored: stored.len(),
+                expected: generators,
+                after: humantime::format_duration(timeout).to_string(),
+                missing: (0..generators)
+                    .filter(|i| !stored.contains(&generator_test_key(*i, generators)))
+                    .collect(),
+            });
+        }
+        // Sleep in short steps, so that a stop is heard soon.
+        let pause = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < pause {
+            if should_stop() {
+                return Err(WaitError::Stopped(group.to_string()));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let mut store = Store::open(location).map_err(|e| failed(format!("{shown}: {e}")))?;
+    let merged = merge_group(&mut store, set_id).map_err(|e| failed(e.to_string()))?;
+    if merged.generators.len() != generators as usize {
+        return Err(failed(format!(
+            "group \"{group}\" holds {} generators, not the {generators} waited for",
+            merged.generators.len(),
+        )));
+    }
+    let _ = store.set_set_status(
+        set_id,
+        pgsurge_store::set_status::COMPLETE,
+        Some(&pgsurge_store::now_rfc3339()),
+    );
+    Ok(WaitedGroup { set_id, merged })
+}
+
 /// Runs `pgsurge dist wait`: 0 when merged, 1 on an error or a timeout, 3 when the
 /// server's commits and the merged count differ by more than the tolerance.
 pub fn run_wait(a: &WaitArgs) -> Result<i32, String> {
@@ -171,63 +296,22 @@ pub fn run_wait(a: &WaitArgs) -> Result<i32, String> {
         Some(s) => Some(commits(s)?),
         None => None,
     };
-    let shown = pgsurge_store::redact_location(&a.store);
-    let deadline = Instant::now() + timeout;
-    let mut announced = 0usize;
-    let set_id = loop {
-        // A fresh connection each round: the generators' writes are other sessions'.
-        let mut store = Store::open(&a.store).map_err(|e| format!("{shown}: {e}"))?;
-        let found = find_group(&mut store, &a.group).map_err(|e| e.to_string())?;
-        let stored = match found {
-            Some(id) => store
-                .stored_tests(id)
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .map(|(k, _)| k)
-                .collect::<Vec<_>>(),
-            None => Vec::new(),
-        };
-        if stored.len() != announced {
-            announced = stored.len();
-            eprintln!(
-                "group \"{}\": {announced} of {} generators stored",
-                a.group, a.generators
-            );
-        }
-        if let (Some(id), true) = (found, stored.len() >= a.generators as usize) {
-            break id;
-        }
-        if Instant::now() >= deadline {
-            let missing: Vec<String> = (0..a.generators)
-                .filter(|i| !stored.contains(&generator_test_key(*i, a.generators)))
-                .map(|i| i.to_string())
-                .collect();
-            return Err(format!(
-                "group \"{}\" in {shown}: {} of {} generators stored after {}; missing generator index(es): {}",
-                a.group,
-                stored.len(),
-                a.generators,
-                humantime::format_duration(timeout),
-                missing.join(", ")
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(500));
+    let mut progress = |stored: usize| {
+        eprintln!(
+            "group \"{}\": {stored} of {} generators stored",
+            a.group, a.generators
+        );
     };
-    let mut store = Store::open(&a.store).map_err(|e| format!("{shown}: {e}"))?;
-    let merged = merge_group(&mut store, set_id).map_err(|e| e.to_string())?;
-    if merged.generators.len() != a.generators as usize {
-        return Err(format!(
-            "group \"{}\" holds {} generators, not the {} waited for",
-            a.group,
-            merged.generators.len(),
-            a.generators
-        ));
-    }
-    let _ = store.set_set_status(
-        set_id,
-        pgsurge_store::set_status::COMPLETE,
-        Some(&pgsurge_store::now_rfc3339()),
-    );
+    let merged = wait_for_group(
+        &a.store,
+        &a.group,
+        a.generators,
+        timeout,
+        &|| false,
+        &mut progress,
+    )
+    .map_err(|e| e.to_string())?
+    .merged;
     let to_stdout = a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if !to_stdout {
         let mut out = std::io::stdout().lock();

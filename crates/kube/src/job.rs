@@ -27,7 +27,9 @@
 //!   (conninfo `password=…`, a URI `user:password@`) is refused.
 //! * Results: `--json=-` prints each generator's document on its stdout, and `kubectl
 //!   logs` collects it (with the report from stderr, which `pgsurge merge` skips).
-//!   See [`ResultSink`] for where a results-store option would go.
+//!   With `--store=URL --group=NAME` among the bench options each pod also stores its
+//!   run in a results store, and `pgsurge dist wait` merges the group (see
+//!   [`ResultSink`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -145,6 +147,11 @@ pub struct JobArgs {
     /// Database user (PGUSER).
     #[arg(long, value_name = "USER")]
     pub user: Option<String>,
+    /// More environment of the generators (`PGSSLMODE=require`, `PGOPTIONS=…`), each
+    /// `NAME=VALUE`, repeatable; not a password (the Secret gives PGPASSWORD) nor a
+    /// variable that another option sets.
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Yaml)]
     pub format: Format,
@@ -175,13 +182,15 @@ pub enum KubeError {
     Invalid(String),
 }
 
-/// Where the generators' results go. Today: `--json=-`, each document on its pod's
-/// stdout, collected with `kubectl logs`.
+/// Where the generators' results go: `--json=-`, each document on its pod's stdout,
+/// collected with `kubectl logs`.
 ///
-/// Hook: when `pgsurge bench` can write straight into a shared PostgreSQL results
-/// store (`--store URL --group NAME`), add a variant here that puts those options in
-/// place of `--json=-` — the store's password then through a second `secretKeyRef`
-/// env var, never in the URL — and a `kube job` option that selects it.
+/// A results store is the other way (`pgsurge bench --store=URL --group=NAME`, §5b of
+/// docs/distributed.md): those options pass through after `--` like any bench option,
+/// next to `--json=-`, and a campaign's `kube` launcher adds them itself. Their URL
+/// may not hold a password ([`refuse_passwords`] sees it as any bench option): the
+/// store is reached with the pod's `PGPASSWORD` from the Secret, or a `.pgpass` in the
+/// image. No second Secret is read for the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultSink {
     /// `--json=-`: the document on stdout, the text report on stderr.
@@ -324,20 +333,47 @@ pub fn job_main(a: &JobArgs, now_unix_us: i64, out: &mut dyn Write, err: &mut dy
         (Some(t), at) => format!("{}s", (at - now_unix_us / 1_000_000).max(0) + t + 120),
         (None, _) => "…".to_string(),
     };
+    let collect = match store_group(&a.bench) {
+        // The pods store their runs: the coordinator waits on the store.
+        Some((store, group)) => format!(
+            "\x20     pgsurge dist wait --store {} --group {} -n {} --timeout={timeout}",
+            shell_word(store),
+            shell_word(group),
+            a.generators
+        ),
+        None => format!(
+            "\x20     kubectl wait{ns} --for=condition=complete job/{name} --timeout={timeout}\n\
+             \x20     for p in $(kubectl get pods{ns} -l app.kubernetes.io/instance={name} -o name); do \
+             kubectl logs{ns} \"$p\" > \"${{p#pod/}}.log\"; done\n\
+             \x20     pgsurge merge {name}-*.log"
+        ),
+    };
     let _ = writeln!(
         err,
         "pgsurge kube job: {} generators ({} clients each) start at {}: every pod must be \
          running and connected by then.\n\
-         then: pipe this output to `kubectl apply -f -`, and\n\
-         \x20     kubectl wait{ns} --for=condition=complete job/{name} --timeout={timeout}\n\
-         \x20     for p in $(kubectl get pods{ns} -l app.kubernetes.io/instance={name} -o name); do \
-         kubectl logs{ns} \"$p\" > \"${{p#pod/}}.log\"; done\n\
-         \x20     pgsurge merge {name}-*.log",
+         then: pipe this output to `kubectl apply -f -`, and\n{collect}",
         a.generators,
         clients_text(&plan.clients),
         plan.start_at,
     );
     0
+}
+
+/// `--store=URL` and `--group=NAME` among the bench options, when both are there.
+fn store_group(bench: &[String]) -> Option<(&str, &str)> {
+    let find = |prefix: &str| bench.iter().rev().find_map(|a| a.strip_prefix(prefix));
+    Some((find("--store=")?, find("--group=")?))
+}
+
+/// `s` as one word for a POSIX shell: as is when it is plain, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:@=%+,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// `-T N` among the bench options (`-T N`, `-TN`, `--time=N`, `--time N`).
@@ -443,6 +479,13 @@ fn pod_spec(a: &JobArgs, start_at: &str, labels: BTreeMap<String, String>) -> Po
             });
         }
     }
+    for (name, value) in a.env.iter().filter_map(|e| e.split_once('=')) {
+        env.push(EnvVar {
+            name: name.into(),
+            value: Some(literal(value)),
+            ..Default::default()
+        });
+    }
     if let Some(secret) = &a.secret {
         env.push(EnvVar {
             name: "PGPASSWORD".into(),
@@ -514,7 +557,7 @@ fn pod_spec(a: &JobArgs, start_at: &str, labels: BTreeMap<String, String>) -> Po
 
 /// Refuses every argument that carries a password (conninfo `password=`, URI user
 /// info, `?password=`), as `pgsurge_wire::redact` finds them.
-fn refuse_passwords(a: &JobArgs) -> Result<(), KubeError> {
+pub fn refuse_passwords(a: &JobArgs) -> Result<(), KubeError> {
     let flags = [
         ("--host", &a.host),
         ("--port", &a.port),
@@ -524,8 +567,9 @@ fn refuse_passwords(a: &JobArgs) -> Result<(), KubeError> {
     let named = flags
         .iter()
         .filter_map(|(what, v)| v.as_ref().map(|v| (what.to_string(), v)));
+    let env = a.env.iter().map(|v| ("--env".to_string(), v));
     let bench = a.bench.iter().map(|v| ("bench option".to_string(), v));
-    for (what, v) in named.chain(bench) {
+    for (what, v) in named.chain(env).chain(bench) {
         if !pgsurge_wire::redact::passwords(v).is_empty() {
             return Err(KubeError::Password {
                 what,
@@ -536,10 +580,33 @@ fn refuse_passwords(a: &JobArgs) -> Result<(), KubeError> {
     Ok(())
 }
 
+/// The longest Job name a Job of `generators` pods may have: each pod's host name is
+/// NAME-INDEX, which must be a DNS label (63 characters) too.
+pub fn max_job_name_len(generators: u32) -> usize {
+    let digits = (generators.max(1) - 1).to_string().len();
+    63 - 1 - digits
+}
+
+/// `text` made into a DNS label of at most `max` characters: lower-cased, every run of
+/// other characters turned into one `-`, no `-` at either end; `None` when nothing of
+/// it is left.
+pub fn dns_label_from(text: &str, max: usize) -> Option<String> {
+    let mut out = String::new();
+    for c in text.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.truncate(max);
+    let out = out.trim_end_matches('-').to_string();
+    (!out.is_empty()).then_some(out)
+}
+
 fn check_names(a: &JobArgs) -> Result<(), KubeError> {
-    let digits = (a.generators.max(1) - 1).to_string().len();
-    // Each pod's host name is NAME-INDEX, a DNS label too.
-    let room = 63 - 1 - digits;
+    let room = max_job_name_len(a.generators);
     if !is_dns_label(&a.name, room) {
         return Err(KubeError::Invalid(format!(
             "--name \"{}\" is not a Job name Kubernetes takes: lower-case letters, digits and \
@@ -579,6 +646,9 @@ fn check_names(a: &JobArgs) -> Result<(), KubeError> {
             )));
         }
     }
+    for e in &a.env {
+        check_env(e)?;
+    }
     if a.image.is_empty() || a.image.chars().any(char::is_whitespace) {
         return Err(KubeError::Invalid(format!(
             "--image \"{}\" is not an image reference",
@@ -588,7 +658,45 @@ fn check_names(a: &JobArgs) -> Result<(), KubeError> {
     Ok(())
 }
 
-fn is_dns_label(s: &str, max: usize) -> bool {
+/// Variables the Job sets itself, which `--env` may not set.
+const SET_BY_THE_JOB: &[(&str, &str)] = &[
+    (INDEX_ENV, "the Job sets it from the completion index"),
+    (POD_NAME_ENV, "the Job sets it from the pod's name"),
+    (
+        "PGPASSWORD",
+        "the password only comes from the Secret: --conninfo-secret",
+    ),
+    ("PGHOST", "use --host"),
+    ("PGPORT", "use --port"),
+    ("PGDATABASE", "use --dbname"),
+    ("PGUSER", "use --user"),
+];
+
+/// One `--env NAME=VALUE`: a C identifier as name, not one the Job sets.
+pub fn check_env(e: &str) -> Result<(), KubeError> {
+    let Some((name, _)) = e.split_once('=') else {
+        return Err(KubeError::Invalid(format!(
+            "--env \"{e}\": expected NAME=VALUE"
+        )));
+    };
+    let ident = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ident {
+        return Err(KubeError::Invalid(format!(
+            "--env \"{name}\" is not a variable name: letters, digits and '_', not starting \
+             with a digit"
+        )));
+    }
+    if let Some((_, why)) = SET_BY_THE_JOB.iter().find(|(n, _)| *n == name) {
+        return Err(KubeError::Invalid(format!("--env {name}: {why}")));
+    }
+    Ok(())
+}
+
+/// True when `s` is a DNS-1123 label of at most `max` characters (the names of Jobs,
+/// namespaces and pods' host names): lower-case letters, digits and `-`, starting and
+/// ending with a letter or digit.
+pub fn is_dns_label(s: &str, max: usize) -> bool {
     let b = s.as_bytes();
     let edge = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
     !b.is_empty()
@@ -598,7 +706,9 @@ fn is_dns_label(s: &str, max: usize) -> bool {
         && b.iter().all(|c| edge(c) || *c == b'-')
 }
 
-fn is_dns_subdomain(s: &str) -> bool {
+/// True when `s` is a DNS-1123 subdomain (the names of Secrets): dot-separated labels,
+/// at most 253 characters.
+pub fn is_dns_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(|part| is_dns_label(part, 63))
 }
 
@@ -749,6 +859,52 @@ mod tests {
         assert_eq!(v(&["--time=45", "-j2"]), Some(45));
         assert_eq!(v(&["--time", "5"]), Some(5));
         assert_eq!(v(&["-t", "100"]), None);
+    }
+
+    #[test]
+    fn labels_made_from_text() {
+        assert_eq!(
+            dns_label_from("pgsurge-Nightly run: PG 17", 63).as_deref(),
+            Some("pgsurge-nightly-run-pg-17")
+        );
+        assert_eq!(dns_label_from("abc--def", 5).as_deref(), Some("abc-d"));
+        assert_eq!(dns_label_from("abc--def", 4).as_deref(), Some("abc"));
+        assert_eq!(dns_label_from("--ÄÖ--", 63), None);
+        assert_eq!(max_job_name_len(1), 61);
+        assert_eq!(max_job_name_len(10), 61);
+        assert_eq!(max_job_name_len(11), 60);
+        assert_eq!(max_job_name_len(100_000), 57);
+    }
+
+    #[test]
+    fn extra_environment() {
+        assert!(check_env("PGSSLMODE=require").is_ok());
+        assert!(check_env("_X=a=b").is_ok());
+        for (bad, why) in [
+            ("PGSSLMODE", "expected NAME=VALUE"),
+            ("1X=a", "is not a variable name"),
+            ("A-B=a", "is not a variable name"),
+            ("PGPASSWORD=x", "only comes from the Secret"),
+            ("PGHOST=db", "use --host"),
+            ("JOB_COMPLETION_INDEX=3", "completion index"),
+        ] {
+            let e = check_env(bad).expect_err(bad).to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_next_step_for_a_store_group() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let bench = v(&["-T", "60", "--store=host=db dbname=r", "--group=run 1"]);
+        assert_eq!(store_group(&bench), Some(("host=db dbname=r", "run 1")));
+        assert_eq!(store_group(&v(&["--group=g"])), None);
+        assert_eq!(
+            shell_word("postgresql://u@h:5432/r"),
+            "postgresql://u@h:5432/r"
+        );
+        assert_eq!(shell_word("run 1"), "'run 1'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 
     #[test]

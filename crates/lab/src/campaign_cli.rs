@@ -220,7 +220,7 @@ pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde
             test
         })
         .collect();
-    serde_json::json!({
+    let mut doc = serde_json::json!({
         "format": "pgsurge-plan",
         "version": PLAN_VERSION,
         "campaign": campaign.spec.campaign.name,
@@ -233,7 +233,22 @@ pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde
             "between_tests_s": e.between_s,
             "initializations": e.initializations,
         },
-    })
+    });
+    if let Some(d) = &campaign.spec.distributed {
+        doc["distributed"] = serde_json::json!({
+            "launcher": d.launcher,
+            "generators": d.count(),
+            "start_in_s": d.start_in,
+            "description": crate::distributed::describe(&campaign.spec.campaign.name, d),
+        });
+        if !d.hosts.is_empty() {
+            doc["distributed"]["hosts"] = serde_json::json!(d.hosts);
+        }
+        if let Some(k) = &d.kube {
+            doc["distributed"]["kube"] = serde_json::to_value(k).unwrap_or_default();
+        }
+    }
+    doc
 }
 
 /// Exit status of a campaign run whose thresholds fail.
@@ -328,6 +343,15 @@ pub fn main(args: &[OsString]) -> i32 {
                         }
                         println!("{} tests", m.tests.len());
                         println!("{}", Estimate::of(&c, &m).line());
+                        if let Some(d) = &c.spec.distributed {
+                            println!(
+                                "{}",
+                                terminal_safe(&crate::distributed::describe(
+                                    &c.spec.campaign.name,
+                                    d
+                                ))
+                            );
+                        }
                         for w in plan_warnings(&c) {
                             eprintln!("warning: {}", terminal_safe(&w));
                         }
@@ -421,6 +445,34 @@ mod tests {
              [matrix]\nscales = [1, 10]\nclients = [1, 4]\nrepeats = 2\n[run]\n{extra_run}\n"
         );
         Campaign::parse(&text, "t.toml", std::path::Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn plan_shows_the_kube_launcher() {
+        let c = campaign(
+            "duration = 5\n[distributed]\nlauncher = \"kube\"\ngenerators = 1\nstart_in = 60\n\
+             [distributed.kube]\nimage = \"registry.example/pgsurge:0.1.0\"\n\
+             namespace = \"bench\"\nhost = \"db.internal\"\n\
+             store = \"postgresql://bench@results-db:5432/pgsurge\"",
+        );
+        let d = c.spec.distributed.as_ref().unwrap();
+        assert_eq!(
+            crate::distributed::describe(&c.spec.campaign.name, d),
+            "distributed: each test as a Kubernetes Indexed Job of 1 pod (image \
+             registry.example/pgsurge:0.1.0, namespace bench), starting together 60 s after \
+             launch; the pods store their results in the store \
+             postgresql://bench@results-db:5432/pgsurge as a group, waited for up to start_in \
+             + the run + 120 s; Jobs named pgsurge-t-SET-TEST-ATTEMPT, deleted after each test"
+        );
+        let m = crate::matrix::expand(&c).unwrap();
+        let doc = plan_json(&c, &m);
+        let schema: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).unwrap();
+        let v = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(doc["distributed"]["launcher"], "kube");
+        assert_eq!(doc["distributed"]["generators"], 1);
+        assert_eq!(doc["distributed"]["kube"]["namespace"], "bench");
     }
 
     #[test]

@@ -1,14 +1,18 @@
 //! A campaign test run by several generator processes (`[distributed]`): the test's
 //! [`RunSpec`] becomes the generators' `pgsurge bench` options, `pgsurge dist`'s
 //! launcher splits its clients, rate and seed and starts them together, and the exact
-//! merge of their results is the test's result.
+//! merge of their results is the test's result. The launchers: `local` and `ssh` (the
+//! code of `pgsurge dist local` / `dist ssh`, here), `kube` ([`kube`]: a Kubernetes
+//! Job whose pods store their results in a PostgreSQL store).
+
+pub mod kube;
 
 use std::ffi::OsString;
 
 use pgsurge_dist::launch::GeneratorOptions;
 use pgsurge_dist::local::{run_local, LocalArgs};
 use pgsurge_dist::ssh::{run_ssh, SshArgs};
-use pgsurge_engine::{RunResult, RunSpec};
+use pgsurge_engine::{RunResult, RunSpec, StopFlag};
 
 use crate::error::{LabError, Result};
 use crate::spec::DistributedSection;
@@ -24,20 +28,56 @@ const PER_GENERATOR: &[&str] = &[
     "--hdr-log=",
 ];
 
-/// The generators' `pgsurge bench` options for `spec` against `conninfo`.
-pub fn bench_options(spec: &RunSpec, generators: u32, conninfo: &str) -> Vec<OsString> {
+/// The generators' `pgsurge bench` options for `spec`, but the connection: the test's
+/// options less those the launcher sets per generator, and each generator's threads.
+pub fn generator_options(spec: &RunSpec, generators: u32) -> Vec<String> {
     let per_generator = (spec.clients / generators).max(1);
     let jobs = (spec.threads / generators).clamp(1, per_generator);
-    let mut args: Vec<OsString> = spec
+    let mut args: Vec<String> = spec
         .pgbench_args()
         .into_iter()
         .filter(|a| !PER_GENERATOR.iter().any(|p| a.starts_with(p)))
+        .collect();
+    args.push(format!("--jobs={jobs}"));
+    args
+}
+
+/// The generators' `pgsurge bench` options for `spec` against `conninfo`.
+pub fn bench_options(spec: &RunSpec, generators: u32, conninfo: &str) -> Vec<OsString> {
+    let mut args: Vec<OsString> = generator_options(spec, generators)
+        .into_iter()
         .map(OsString::from)
         .collect();
-    args.push(format!("--jobs={jobs}").into());
     // A conninfo string is a valid database name argument (libpq expands it).
     args.push(conninfo.into());
     args
+}
+
+/// The test the generators are for, and what the campaign knows around it (the
+/// `kube` launcher names its Job and group after it).
+#[derive(Debug, Clone, Copy)]
+pub struct TestContext<'a> {
+    /// The campaign's name.
+    pub campaign: &'a str,
+    /// The campaign's set in its store.
+    pub set_id: i64,
+    /// The test's position in the campaign (unique in the set).
+    pub seq: usize,
+    /// The test's key.
+    pub key: &'a str,
+    /// The campaign's own results store.
+    pub store: &'a str,
+    /// Raised when the user stops the campaign.
+    pub stop: &'a StopFlag,
+}
+
+/// A distributed test's merged result, and problems that did not spoil it.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The merge of the generators' results.
+    pub result: RunResult,
+    /// Warnings to store with the test (a Job that could not be deleted).
+    pub warnings: Vec<String>,
 }
 
 /// Runs the test's generators and returns the merged result.
@@ -46,7 +86,18 @@ pub fn run(
     d: &DistributedSection,
     conninfo: &str,
     pgsurge: Option<std::path::PathBuf>,
-) -> Result<RunResult> {
+    test: &TestContext<'_>,
+) -> Result<Outcome> {
+    if d.launcher == "kube" {
+        let k = d.kube.as_ref().ok_or_else(|| {
+            LabError::Other("launcher = \"kube\" needs [distributed.kube]".into())
+        })?;
+        return kube::run(spec, d, k, conninfo, test);
+    }
+    let plain = |result| Outcome {
+        result,
+        warnings: Vec::new(),
+    };
     let dir = tempdir()?;
     if d.launcher == "ssh" {
         let args = SshArgs {
@@ -69,7 +120,7 @@ pub fn run(
             .and_then(pgsurge_dist::launch::merge_labelled)
             .map_err(|e| LabError::Other(format!("distributed run over ssh: {e}")));
         let _ = std::fs::remove_dir_all(&dir);
-        return Ok(merged?.result);
+        return Ok(plain(merged?.result));
     }
     let args = LocalArgs {
         generators: d.count(),
@@ -88,7 +139,7 @@ pub fn run(
         .and_then(|paths| pgsurge_dist::merge_cli::merge_files(&paths))
         .map_err(|e| LabError::Other(format!("distributed run: {e}")));
     let _ = std::fs::remove_dir_all(&dir);
-    Ok(merged?.result)
+    Ok(plain(merged?.result))
 }
 
 fn tempdir() -> Result<std::path::PathBuf> {
@@ -103,4 +154,56 @@ fn tempdir() -> Result<std::path::PathBuf> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| LabError::Other(format!("cannot create {}: {e}", dir.display())))?;
     Ok(dir)
+}
+
+/// One line for `campaign plan`: how each test's generators run.
+pub fn describe(campaign_name: &str, d: &DistributedSection) -> String {
+    let n = d.count();
+    let start = format!("starting together {} s after launch", d.start_in);
+    match (d.launcher.as_str(), &d.kube) {
+        ("ssh", _) => format!(
+            "distributed: each test as {n} generators over ssh on {}, {start}",
+            d.hosts.join(", ")
+        ),
+        ("kube", Some(k)) => {
+            let mut place = vec![format!("image {}", k.image)];
+            place.push(match &k.namespace {
+                Some(ns) => format!("namespace {ns}"),
+                None => "kubectl's current namespace".into(),
+            });
+            if let Some(c) = &k.context {
+                place.push(format!("context {c}"));
+            }
+            let store = match &k.store {
+                Some(s) => format!("the store {}", pgsurge_store::redact_location(s)),
+                None => "the campaign's store (it must be PostgreSQL)".into(),
+            };
+            let wait = match k.wait_timeout {
+                Some(t) => format!("up to {t} s from kubectl apply"),
+                None => format!(
+                    "up to start_in + the run + {} s",
+                    k.wait_margin.unwrap_or(spec_default_margin())
+                ),
+            };
+            format!(
+                "distributed: each test as a Kubernetes Indexed Job of {n} pod{} ({}), {start}; \
+                 the pods store their results in {store} as a group, waited for {wait}; Jobs \
+                 named {}-SET-TEST-ATTEMPT, {}",
+                if n == 1 { "" } else { "s" },
+                place.join(", "),
+                pgsurge_kube::job::dns_label_from(&format!("pgsurge-{campaign_name}"), 40)
+                    .unwrap_or_else(|| "pgsurge".into()),
+                if k.keep_job {
+                    "kept after each test"
+                } else {
+                    "deleted after each test"
+                }
+            )
+        }
+        _ => format!("distributed: each test as {n} generator processes on this machine, {start}"),
+    }
+}
+
+fn spec_default_margin() -> u32 {
+    crate::spec::KubeSection::DEFAULT_WAIT_MARGIN
 }

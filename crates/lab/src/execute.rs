@@ -38,6 +38,8 @@ pub struct TestSetup<'a> {
     pub workload: &'a Workload,
     /// Set id.
     pub set_id: i64,
+    /// The location of the store the set is in.
+    pub store: &'a str,
 }
 
 /// The thread count of a test: its `matrix.threads` value, else `run.threads`, at most
@@ -627,7 +629,19 @@ fn run_test_inner(
         }
         Some(d) => {
             let exe = std::env::var_os("PGSURGE_BIN").map(std::path::PathBuf::from);
-            crate::distributed::run(&spec, d, &target.conninfo, exe).map(|result| {
+            let test = crate::distributed::TestContext {
+                campaign: &campaign.spec.campaign.name,
+                set_id: s.set_id,
+                seq: plan.seq,
+                key: &plan.key,
+                store: s.store,
+                stop,
+            };
+            crate::distributed::run(&spec, d, &target.conninfo, exe, &test).map(|outcome| {
+                let result = outcome.result;
+                for m in outcome.warnings {
+                    w.warnings.push(warning("distributed", m));
+                }
                 // The merged per-second samples, with their merged histograms.
                 for iv in &result.intervals {
                     let interval = crate::convert::interval(iv, false, 0.0);

@@ -466,6 +466,7 @@ fn run_tests(
     let set_start_facts = ctx.set_start_facts.clone().unwrap_or_default();
     let per_test = planned_seconds(campaign);
     let wait = campaign.outage_wait();
+    let store_location = store.location().to_string();
     // Targets given up on after an outage longer than `wait`: their remaining tests
     // fail (a server back by then runs them) without a message each.
     let mut down = vec![false; spec.targets.len()];
@@ -670,6 +671,7 @@ fn run_tests(
             plan,
             workload: &matrix.workloads[plan.workload],
             set_id,
+            store: &store_location,
         };
         let planned = todo.len();
         let key = plan.key.clone();
@@ -697,8 +699,15 @@ fn run_tests(
             // not the test's result: wait for the server, then run the test again.
             let error = write.run.error.as_deref().unwrap_or("");
             let unreachable = probe(&target.conninfo).err();
+            // A kube Job's failure quotes its pods, whose connection errors (a wrong
+            // password, a network policy) say nothing of the server as seen from here:
+            // for it, only the probe tells an outage.
+            let seen_from_pods = spec
+                .distributed
+                .as_ref()
+                .is_some_and(|d| d.launcher == "kube");
             if retries >= MAX_OUTAGE_RETRIES
-                || (unreachable.is_none() && !looks_like_connection_loss(error))
+                || (unreachable.is_none() && (seen_from_pods || !looks_like_connection_loss(error)))
             {
                 break Some(write);
             }

@@ -92,8 +92,9 @@ pub struct DistributedSection {
     /// Generator processes per test (with `ssh`: one per host when absent).
     #[serde(default)]
     pub generators: u32,
-    /// Where they run: `local` (processes on this machine) or `ssh` (one per host of
-    /// `hosts`, over the system ssh client).
+    /// Where they run: `local` (processes on this machine), `ssh` (one per host of
+    /// `hosts`, over the system ssh client) or `kube` (the pods of a Kubernetes Indexed
+    /// Job, configured by `[distributed.kube]`).
     #[serde(default = "local_launcher")]
     pub launcher: String,
     /// Seconds between launching the generators and their common start.
@@ -111,6 +112,79 @@ pub struct DistributedSection {
     /// `ssh`: the pgsurge binary on the hosts (default `pgsurge`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_pgsurge: Option<String>,
+    /// `kube`: the Job, the cluster and the store the pods write to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube: Option<KubeSection>,
+}
+
+/// `[distributed.kube]`: each test's generators are the pods of a Kubernetes Indexed
+/// Job (the Job of `pgsurge kube job`), applied with `kubectl`; each pod writes its
+/// result into a PostgreSQL results store as one generator of a group, and the
+/// campaign waits on the store for the group and merges it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KubeSection {
+    /// The generator image (built from the Containerfile; its entrypoint is pgsurge).
+    pub image: String,
+    /// Namespace of the Jobs (default: kubectl's current one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// kubectl context (default: the current one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The kubectl program (default `kubectl`, found on PATH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubectl: Option<String>,
+    /// The Secret holding the database password, read by the pods as `PGPASSWORD`
+    /// (none: the pods send no password).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// The password's key in that Secret (default `password`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_key: Option<String>,
+    /// The PostgreSQL results store the pods write to (default: the campaign's store,
+    /// when it is a PostgreSQL one the pods can reach).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// Database host as the pods reach it (default: the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Database port (default: the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Database user of the pods (default: the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Database name (default: the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dbname: Option<String>,
+    /// More environment of the generator container (`PGSSLMODE = "require"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// CPU of each pod, request and limit (a Kubernetes quantity; default `1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// Memory of each pod, request and limit (default `512Mi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Spreading over nodes: `soft` (default) or `hard`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<String>,
+    /// Seconds to wait for the results after the start and the run (default 120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_margin: Option<u32>,
+    /// The whole wait in seconds from applying the Job, instead of start_in + the run's
+    /// duration + wait_margin (needed when tests run a number of transactions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_timeout: Option<u32>,
+    /// Keep each test's Job (and so its pods and logs) instead of deleting it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_job: bool,
+}
+
+impl KubeSection {
+    /// Seconds [`KubeSection::wait_margin`] defaults to.
+    pub const DEFAULT_WAIT_MARGIN: u32 = 120;
 }
 
 impl DistributedSection {
@@ -930,6 +1004,86 @@ impl Campaign {
         }
     }
 
+    fn validate_distributed(&self, d: &DistributedSection) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let ssh_keys = !d.hosts.is_empty()
+            || !d.ssh_options.is_empty()
+            || d.ssh_config.is_some()
+            || d.remote_pgsurge.is_some();
+        match d.launcher.as_str() {
+            "local" | "kube" if ssh_keys => {
+                return Err(self.invalid(
+                    "distributed.hosts",
+                    "hosts, ssh_options, ssh_config and remote_pgsurge go with launcher = \"ssh\"",
+                ));
+            }
+            "local" | "ssh" if d.kube.is_some() => {
+                return Err(self.invalid(
+                    "distributed.kube",
+                    "[distributed.kube] goes with launcher = \"kube\"",
+                ));
+            }
+            "local" => {}
+            "ssh" if d.hosts.is_empty() => {
+                return Err(self.invalid("distributed.hosts", "launcher = \"ssh\" needs hosts"));
+            }
+            "ssh" if d.generators != 0 && d.generators as usize != d.hosts.len() => {
+                return Err(self.invalid(
+                    "distributed.generators",
+                    "with ssh there is one generator per host: leave generators out",
+                ));
+            }
+            "ssh" => {}
+            "kube" => {}
+            other => {
+                return Err(self.invalid(
+                    "distributed.launcher",
+                    format!("\"{other}\" is not a launcher (local, ssh, kube)"),
+                ))
+            }
+        }
+        if d.count() == 0 {
+            return Err(self.invalid("distributed.generators", "must be ≥ 1"));
+        }
+        if let Some(c) = spec.matrix.clients.iter().find(|&&c| c < d.count()) {
+            return Err(self.invalid(
+                "distributed",
+                format!(
+                    "{c} clients cannot be split across {} generators",
+                    d.count()
+                ),
+            ));
+        }
+        for t in &spec.targets {
+            let has_password = t
+                .conninfo
+                .as_deref()
+                .is_some_and(|ci| !pgsurge_wire::redact::passwords(ci).is_empty());
+            if has_password {
+                return Err(self.invalid(
+                    "distributed",
+                    format!(
+                        "target \"{}\" has a password in its conninfo: generators get it on \
+                         their command line; use ~/.pgpass or PGPASSWORD instead",
+                        t.name
+                    ),
+                ));
+            }
+        }
+        if d.launcher == "kube" {
+            let Some(k) = &d.kube else {
+                return Err(self.invalid(
+                    "distributed.kube",
+                    "launcher = \"kube\" needs a [distributed.kube] table with at least the \
+                     image (image = \"registry.example/pgsurge:0.1.0\")",
+                ));
+            };
+            crate::distributed::kube::validate(self, d, k)
+                .map_err(|(key, message)| self.invalid(&key, message))?;
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), SpecError> {
         let spec = &self.spec;
         if spec.campaign.name.trim().is_empty() {
@@ -1062,58 +1216,7 @@ impl Campaign {
             }
         }
         if let Some(d) = &spec.distributed {
-            match d.launcher.as_str() {
-                "local" if !d.hosts.is_empty() => {
-                    return Err(
-                        self.invalid("distributed.hosts", "hosts go with launcher = \"ssh\"")
-                    );
-                }
-                "local" => {}
-                "ssh" if d.hosts.is_empty() => {
-                    return Err(self.invalid("distributed.hosts", "launcher = \"ssh\" needs hosts"));
-                }
-                "ssh" if d.generators != 0 && d.generators as usize != d.hosts.len() => {
-                    return Err(self.invalid(
-                        "distributed.generators",
-                        "with ssh there is one generator per host: leave generators out",
-                    ));
-                }
-                "ssh" => {}
-                other => {
-                    return Err(self.invalid(
-                        "distributed.launcher",
-                        format!("\"{other}\" is not a launcher (local, ssh)"),
-                    ))
-                }
-            }
-            if d.count() == 0 {
-                return Err(self.invalid("distributed.generators", "must be ≥ 1"));
-            }
-            if let Some(c) = matrix.clients.iter().find(|&&c| c < d.count()) {
-                return Err(self.invalid(
-                    "distributed",
-                    format!(
-                        "{c} clients cannot be split across {} generators",
-                        d.count()
-                    ),
-                ));
-            }
-            for t in &spec.targets {
-                let has_password = t
-                    .conninfo
-                    .as_deref()
-                    .is_some_and(|ci| !pgsurge_wire::redact::passwords(ci).is_empty());
-                if has_password {
-                    return Err(self.invalid(
-                        "distributed",
-                        format!(
-                            "target \"{}\" has a password in its conninfo: generators get it on \
-                             their command line; use ~/.pgpass or PGPASSWORD instead",
-                            t.name
-                        ),
-                    ));
-                }
-            }
+            self.validate_distributed(d)?;
         }
         if let Some(t) = &spec.hooks.timeout {
             match t.seconds() {
@@ -1346,6 +1449,176 @@ method = "server"
 
     fn parse(t: &str) -> Result<Campaign, SpecError> {
         Campaign::parse(t, "test.toml", Path::new("."))
+    }
+
+    /// A campaign with `launcher = "kube"`; `edit` changes its text.
+    fn kube_campaign(edit: impl Fn(String) -> String) -> Result<Campaign, SpecError> {
+        let text = r#"
+[campaign]
+name = "k"
+[[target]]
+name = "db"
+conninfo = "host=db.internal port=5432 user=bench dbname=pgb"
+[matrix]
+scales = [1]
+clients = [4]
+scripts = ["select-only"]
+[run]
+duration = 10
+[distributed]
+launcher = "kube"
+generators = 2
+start_in = 60
+[distributed.kube]
+image = "registry.example/pgsurge:0.1.0"
+secret = "pgsurge-db"
+store = "postgresql://bench@results-db:5432/pgsurge"
+"#;
+        parse(&edit(text.to_string()))
+    }
+
+    #[test]
+    fn the_kube_launcher_is_checked_at_parse_time() {
+        let c = kube_campaign(|t| t).expect("a good kube campaign");
+        let k = c.spec.distributed.as_ref().and_then(|d| d.kube.as_ref());
+        assert_eq!(
+            k.map(|k| k.image.as_str()),
+            Some("registry.example/pgsurge:0.1.0")
+        );
+        // A throwaway target is fine once the pods are told where to connect.
+        kube_campaign(|t| {
+            t.replace(
+                "conninfo = \"host=db.internal port=5432 user=bench dbname=pgb\"\n",
+                "",
+            )
+            .replace(
+                "[distributed.kube]\n",
+                "[distributed.kube]\nhost = \"10.1.2.3\"\n",
+            )
+        })
+        .expect("throwaway target with host");
+
+        const KUBE: &str = "[distributed.kube]\n";
+        type Edit = Box<dyn Fn(String) -> String>;
+        let cases: Vec<(Edit, &str, &str)> = vec![
+            (
+                Box::new(|t| t.replace("launcher = \"kube\"", "launcher = \"k8s\"")),
+                "distributed.launcher",
+                "\"k8s\" is not a launcher (local, ssh, kube)",
+            ),
+            (
+                Box::new(|t| t[..t.find(KUBE).unwrap()].to_string()),
+                "distributed.kube",
+                "needs a [distributed.kube] table",
+            ),
+            (
+                Box::new(|t| t.replace("launcher = \"kube\"", "launcher = \"local\"")),
+                "distributed.kube",
+                "[distributed.kube] goes with launcher = \"kube\"",
+            ),
+            (
+                Box::new(|t| t.replace("generators = 2", "hosts = [\"gen1\"]")),
+                "distributed.hosts",
+                "go with launcher = \"ssh\"",
+            ),
+            (
+                Box::new(|t| t.replace("start_in = 60", "start_in = 0")),
+                "distributed.start_in",
+                "at least 1 second",
+            ),
+            (
+                Box::new(|t| t.replace("registry.example/pgsurge:0.1.0", "")),
+                "distributed.kube.image",
+                "is not an image reference",
+            ),
+            (
+                Box::new(|t| t + "namespace = \"Bench\"\n"),
+                "distributed.kube.namespace",
+                "\"Bench\" is not a namespace name",
+            ),
+            (
+                Box::new(|t| t.replace("secret = \"pgsurge-db\"", "secret_key = \"pw\"")),
+                "distributed.kube.secret_key",
+                "needs secret",
+            ),
+            (
+                Box::new(|t| t + "cpu = \"two\"\n"),
+                "distributed.kube.cpu",
+                "\"two\" is not a Kubernetes quantity",
+            ),
+            (
+                Box::new(|t| t + "spread = \"always\"\n"),
+                "distributed.kube.spread",
+                "\"always\" is not a spread (soft, hard)",
+            ),
+            (
+                Box::new(|t| t.replace("postgresql://bench@results-db:5432/pgsurge", "r.db")),
+                "distributed.kube.store",
+                "is not a PostgreSQL store",
+            ),
+            (
+                Box::new(|t| t.replace("bench@results-db", "bench:Store-Pw-9@results-db")),
+                "distributed.kube.store",
+                "contains a password",
+            ),
+            (
+                Box::new(|t| t.replace("results-db:5432/pgsurge", "results-db/")),
+                "distributed.kube.store",
+                "does not name its host, port and database",
+            ),
+            (
+                Box::new(|t| t + "user = \"bench password=Inline-Pw-9\"\n"),
+                "distributed.kube.user",
+                "contains a password",
+            ),
+            (
+                Box::new(|t| t + "env = { PGPASSWORD = \"Env-Pw-9\" }\n"),
+                "distributed.kube.env.PGPASSWORD",
+                "the password only comes from the Secret",
+            ),
+            (
+                Box::new(|t| t.replace("duration = 10", "transactions = 100")),
+                "distributed.kube.wait_timeout",
+                "give wait_timeout",
+            ),
+            (
+                Box::new(|t| t.replace("\"select-only\"", "{ file = \"mine.sql\" }")),
+                "matrix.scripts",
+                "script file mine.sql: the pods cannot read files of this machine",
+            ),
+            (
+                Box::new(|t| {
+                    t.replace(
+                        "conninfo = \"host=db.internal port=5432 user=bench dbname=pgb\"\n",
+                        "",
+                    )
+                }),
+                "distributed.kube.host",
+                "target \"db\" is a throwaway server",
+            ),
+            (
+                Box::new(|t| t.replace("host=db.internal", "host=/var/run/postgresql")),
+                "distributed.kube.host",
+                "target \"db\": the server is reached at /var/run/postgresql",
+            ),
+        ];
+        for (edit, key, message) in cases {
+            let text = edit(kube_campaign(|t| t).map(|c| c.text).unwrap());
+            match parse(&text) {
+                Err(SpecError::Invalid {
+                    key: k, message: m, ..
+                }) => {
+                    assert_eq!(k, key, "{m}\n{text}");
+                    assert!(m.contains(message), "{m}\n{text}");
+                    assert!(!m.contains("-Pw-9"), "a password in a message: {m}");
+                }
+                other => panic!("expected {key}: {message}, got {other:?}\n{text}"),
+            }
+        }
+        // Without an image the table does not parse.
+        let e = kube_campaign(|t| t.replace("image = \"registry.example/pgsurge:0.1.0\"\n", ""))
+            .unwrap_err();
+        assert!(e.to_string().contains("missing field `image`"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,804 @@
+//! `launcher = "kube"`: a test's generators are the pods of a Kubernetes Indexed Job.
+//!
+//! For each test: the Job of `pgsurge kube job` (built by `pgsurge_kube`, so the same
+//! generator command and the same checks), its pods told to store their results in a
+//! PostgreSQL results store as the generators of a group of their own
+//! (`--store=URL --group=NAME`); `kubectl apply -f -`; then the wait on the store for
+//! the N generators and their merge, by `pgsurge_dist::group::wait_for_group`, the
+//! code of `pgsurge dist wait`; last `kubectl delete job`, whatever happened, unless
+//! `keep_job` is set.
+//!
+//! This module owns the campaign's side: checking `[distributed.kube]` against the
+//! campaign, naming Jobs and groups, where the pods connect and store, and driving
+//! `kubectl`. It never puts a password into a manifest: the database password is only
+//! ever a `secretKeyRef`, and a conninfo or store location holding one is refused.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use pgsurge_dist::group::{wait_for_group, WaitError};
+use pgsurge_engine::{RunLimit, RunSpec};
+use pgsurge_kube::job::{self, Format, JobArgs, Spread};
+use pgsurge_wire::{ConnConfig, HostKind};
+
+use super::{Outcome, TestContext};
+use crate::error::{LabError, Result};
+use crate::spec::{Campaign, DistributedSection, KubeSection, Limit, ScriptSpec};
+
+/// Where the pods connect: `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE` of the container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodDatabase {
+    /// Host(s), comma-separated as libpq takes them.
+    pub host: String,
+    /// Port(s), one per host.
+    pub port: String,
+    /// User.
+    pub user: String,
+    /// Database.
+    pub dbname: String,
+}
+
+/// The label every pod of a Job carries (`app.kubernetes.io/instance=NAME`).
+const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
+
+/// Checks `[distributed.kube]` against the rest of the campaign; the error is the key
+/// and what is wrong.
+pub fn validate(
+    c: &Campaign,
+    d: &DistributedSection,
+    k: &KubeSection,
+) -> std::result::Result<(), (String, String)> {
+    let bad = |key: &str, m: String| Err((format!("distributed.kube.{key}"), m));
+    if k.image.trim().is_empty() || k.image.chars().any(char::is_whitespace) {
+        return bad(
+            "image",
+            format!(
+                "\"{}\" is not an image reference (such as registry.example/pgsurge:0.1.0)",
+                k.image
+            ),
+        );
+    }
+    if d.start_in == 0 {
+        return Err((
+            "distributed.start_in".into(),
+            "the pods need time to be scheduled, pull the image and connect before the \
+             common start: give at least 1 second (60 or more on a real cluster)"
+                .into(),
+        ));
+    }
+    if let Some(ns) = k.namespace.as_deref().filter(|n| !job::is_dns_label(n, 63)) {
+        return bad(
+            "namespace",
+            format!(
+                "\"{ns}\" is not a namespace name: lower-case letters, digits and '-', \
+                 starting and ending with a letter or digit, at most 63 characters"
+            ),
+        );
+    }
+    for (key, v) in [("context", &k.context), ("kubectl", &k.kubectl)] {
+        if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return bad(key, "must not be empty".into());
+        }
+    }
+    match (&k.secret, &k.secret_key) {
+        (None, Some(_)) => return bad("secret_key", "needs secret (the Secret's name)".into()),
+        (Some(s), _) if !job::is_dns_subdomain(s) => {
+            return bad(
+                "secret",
+                format!(
+                    "\"{s}\" is not a Secret name: lower-case letters, digits, '-' and '.', \
+                     starting and ending with a letter or digit, at most 253 characters"
+                ),
+            )
+        }
+        _ => {}
+    }
+    if let Some(key) = &k.secret_key {
+        let ok = |ch: char| ch.is_ascii_alphanumeric() || "-._".contains(ch);
+        if key.is_empty() || key.len() > 253 || !key.chars().all(ok) {
+            return bad(
+                "secret_key",
+                format!("\"{key}\" is not a Secret key: letters, digits, '-', '_' and '.'"),
+            );
+        }
+    }
+    for (key, q) in [("cpu", &k.cpu), ("memory", &k.memory)] {
+        if let Some(q) = q.as_deref().filter(|q| !job::is_quantity(q)) {
+            return bad(
+                key,
+                format!("\"{q}\" is not a Kubernetes quantity (such as 2, 500m, 512Mi, 2Gi)"),
+            );
+        }
+    }
+    if let Some(s) = k
+        .spread
+        .as_deref()
+        .filter(|s| !["soft", "hard"].contains(s))
+    {
+        return bad("spread", format!("\"{s}\" is not a spread (soft, hard)"));
+    }
+    if let Some(store) = &k.store {
+        check_pod_store(store).or_else(|m| bad("store", m))?;
+    }
+    for (key, v) in [("host", &k.host), ("user", &k.user), ("dbname", &k.dbname)] {
+        match v.as_deref() {
+            Some(v) if v.trim().is_empty() => return bad(key, "must not be empty".into()),
+            Some(v) if !pgsurge_wire::redact::passwords(v).is_empty() => {
+                return bad(key, password_refused("it"));
+            }
+            _ => {}
+        }
+    }
+    if k.port == Some(0) {
+        return bad("port", "must be a port number (1 to 65535)".into());
+    }
+    for (name, value) in &k.env {
+        job::check_env(&format!("{name}={value}")).or_else(|e| {
+            // The kube error names the option of `kube job`; say the campaign key.
+            bad(&format!("env.{name}"), e.to_string().replace("--env ", ""))
+        })?;
+        if !pgsurge_wire::redact::passwords(value).is_empty() {
+            return bad(&format!("env.{name}"), password_refused("the value"));
+        }
+    }
+    if k.wait_timeout == Some(0) {
+        return bad("wait_timeout", "must be more than 0 seconds".into());
+    }
+    if matches!(c.limit(), Limit::Transactions(_)) && k.wait_timeout.is_none() {
+        return bad(
+            "wait_timeout",
+            "the tests run a number of transactions, so how long they take is not known: \
+             give wait_timeout (seconds from applying a test's Job to giving up on its results)"
+                .into(),
+        );
+    }
+    if let Some(f) = script_files(c).first() {
+        return Err((
+            "matrix.scripts".into(),
+            format!(
+                "script file {}: the pods cannot read files of this machine; launcher = \
+                 \"kube\" runs built-in scripts only",
+                f.display()
+            ),
+        ));
+    }
+    for t in &c.spec.targets {
+        if k.host.is_some() {
+            break;
+        }
+        let reach = match &t.conninfo {
+            None => Err(format!(
+                "target \"{}\" is a throwaway server, which listens on a Unix socket and \
+                 127.0.0.1 only: pods cannot reach it. Use a target with conninfo, or give \
+                 [distributed.kube] host (and port) at which the pods reach it",
+                t.name
+            )),
+            // No environment at parse time: a conninfo that names no host is refused
+            // rather than judged by this shell's PGHOST, which the pods do not have.
+            Some(ci) => pod_database(k, ci, &|_| None)
+                .map(|_| ())
+                .map_err(|e| format!("target \"{}\": {e}", t.name)),
+        };
+        reach.or_else(|m| bad("host", m))?;
+    }
+    Ok(())
+}
+
+fn password_refused(what: &str) -> String {
+    format!(
+        "{what} contains a password, which would be written into the Job: keep the \
+         password in a Secret and name it with [distributed.kube] secret"
+    )
+}
+
+/// The script files of the matrix (the pods have only the image's files).
+fn script_files(c: &Campaign) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for s in &c.spec.matrix.scripts {
+        match s {
+            ScriptSpec::Builtin(_) => {}
+            ScriptSpec::Mix { mix, .. } => out.extend(mix.iter().filter_map(|p| p.file.clone())),
+            ScriptSpec::Part(p) => out.extend(p.file.clone()),
+        }
+    }
+    out
+}
+
+/// Checks a store location the pods are to write to: PostgreSQL, no password, and a
+/// host, port and database of its own — a piece it leaves out would come from the
+/// pods' `PGHOST`, `PGPORT` or `PGDATABASE`, which point at the benchmarked server.
+pub fn check_pod_store(location: &str) -> std::result::Result<(), String> {
+    let shown = pgsurge_store::redact_location(location);
+    if !pgsurge_store::is_postgres_location(location) {
+        return Err(format!(
+            "{shown} is not a PostgreSQL store (postgresql://… or host=… dbname=…): the pods \
+             write their results over the network"
+        ));
+    }
+    if !pgsurge_wire::redact::passwords(location).is_empty() {
+        return Err(format!(
+            "{shown} contains a password, which would be written into the Job: leave it out; \
+             the pods authenticate to the store with the PGPASSWORD of [distributed.kube] \
+             secret (the same Secret as the database), or a .pgpass in the image"
+        ));
+    }
+    let probe = |name: &str| match name {
+        "PGHOST" => Some("pgsurge-probe.invalid".to_string()),
+        "PGPORT" => Some("1".to_string()),
+        "PGDATABASE" => Some("pgsurge_probe".to_string()),
+        _ => None,
+    };
+    let parsed = |env: &dyn Fn(&str) -> Option<String>| {
+        ConnConfig::parse_with_env(location, &env)
+            .map(|c| (c.hosts().to_vec(), c.dbname().to_string()))
+            .map_err(|e| format!("{shown}: {e}"))
+    };
+    if parsed(&|_| None)? != parsed(&probe)? {
+        return Err(format!(
+            "{shown} does not name its host, port and database: the pods would take what is \
+             missing from their PGHOST, PGPORT and PGDATABASE, the benchmarked database's \
+             (write e.g. postgresql://bench@results-db:5432/pgsurge)"
+        ));
+    }
+    Ok(())
+}
+
+/// The store the pods write to: `[distributed.kube] store`, else the campaign's own
+/// store when it is a PostgreSQL one that is not on this machine only.
+pub fn pod_store(k: &KubeSection, campaign_store: &str) -> std::result::Result<String, String> {
+    if let Some(s) = &k.store {
+        check_pod_store(s).map_err(|m| format!("[distributed.kube] store: {m}"))?;
+        return Ok(s.clone());
+    }
+    let shown = pgsurge_store::redact_location(campaign_store);
+    if !pgsurge_store::is_postgres_location(campaign_store) {
+        return Err(format!(
+            "the campaign's results store {shown} is a SQLite file, which the pods cannot \
+             write to: give [distributed.kube] store = a PostgreSQL store the pods reach \
+             (e.g. postgresql://bench@results-db/pgsurge), or run the campaign with --store \
+             on one"
+        ));
+    }
+    check_pod_store(campaign_store)
+        .map_err(|m| format!("the campaign's results store (--store): {m}"))?;
+    let cfg = ConnConfig::parse_with_env(campaign_store, &|_| None)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if let Some(h) = cfg.hosts().iter().find(|h| is_local_host(h)) {
+        return Err(format!(
+            "the campaign's results store {shown} is reached at {} on this machine, which \
+             the pods cannot reach: give [distributed.kube] store = the same store as the \
+             pods reach it",
+            h.display_host()
+        ));
+    }
+    Ok(campaign_store.to_string())
+}
+
+fn is_local_host(h: &pgsurge_wire::HostSpec) -> bool {
+    let addr = h.hostaddr.as_deref().unwrap_or(&h.host);
+    h.kind == HostKind::UnixSocket
+        || addr == "localhost"
+        || addr == "::1"
+        || addr.starts_with("127.")
+}
+
+/// Where the pods connect: `[distributed.kube]` host, port, user and dbname, the rest
+/// from the target's conninfo (read with `env` for its PG* defaults).
+pub fn pod_database(
+    k: &KubeSection,
+    conninfo: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> std::result::Result<PodDatabase, String> {
+    let cfg = ConnConfig::parse_with_env(conninfo, &env).map_err(|e| {
+        format!(
+            "conninfo \"{}\": {e}",
+            pgsurge_wire::redact::redact(conninfo)
+        )
+    })?;
+    let host = match &k.host {
+        Some(h) => h.clone(),
+        None => {
+            if let Some(h) = cfg.hosts().iter().find(|h| is_local_host(h)) {
+                return Err(format!(
+                    "the server is reached at {} (a Unix socket or this machine's loopback), \
+                     which pods cannot reach: give [distributed.kube] host = the server's \
+                     address as the pods see it (and port, user, dbname where they differ)",
+                    h.display_host()
+                ));
+            }
+            let hosts: Vec<&str> = cfg.hosts().iter().map(|h| h.display_host()).collect();
+            hosts.join(",")
+        }
+    };
+    let port = match k.port {
+        Some(p) => p.to_string(),
+        None => {
+            let ports: Vec<String> = cfg.hosts().iter().map(|h| h.port.to_string()).collect();
+            if ports.is_empty() {
+                cfg.port()
+            } else {
+                ports.join(",")
+            }
+        }
+    };
+    Ok(PodDatabase {
+        host,
+        port,
+        user: k.user.clone().unwrap_or_else(|| cfg.user().to_string()),
+        dbname: k.dbname.clone().unwrap_or_else(|| cfg.dbname().to_string()),
+    })
+}
+
+/// The group names of a test's attempts start with this; the attempt number follows.
+pub fn group_prefix(campaign: &str, set_id: i64, key: &str) -> String {
+    format!("{campaign}/{set_id}/{key}#")
+}
+
+/// The Job of attempt `attempt` of test `seq` of set `set_id`:
+/// `pgsurge-CAMPAIGN-SET-SEQ-ATTEMPT`, a DNS label short enough that every pod's host
+/// name (`NAME-INDEX`) is one too; the campaign part is shortened to make room.
+pub fn job_name(campaign: &str, set_id: i64, seq: usize, attempt: u32, generators: u32) -> String {
+    let room = job::max_job_name_len(generators);
+    let tail = format!("-{set_id}-{seq}-{attempt}");
+    let head = job::dns_label_from(
+        &format!("pgsurge-{campaign}"),
+        room.saturating_sub(tail.len()),
+    )
+    .unwrap_or_else(|| "pgsurge".into());
+    let name = format!("{head}{tail}");
+    if job::is_dns_label(&name, room) {
+        name
+    } else {
+        // Only numbers too long for any name are left: the shortest form.
+        format!("p{tail}").chars().take(room).collect()
+    }
+}
+
+/// A test's attempt: its number, its group's name and the group's set in the pods'
+/// store.
+struct Attempt {
+    number: u32,
+    group: String,
+    set_id: i64,
+}
+
+/// Creates the group of the test's next attempt in the pods' store, before any pod
+/// runs (the pods store into it: `bench --group` takes the group of that name): one
+/// more than the highest attempt stored, so that every attempt — even one whose pods
+/// never stored anything — has a group, and so a Job name, of its own.
+fn reserve_group(
+    store: &str,
+    prefix: &str,
+    generators: u32,
+    about: &str,
+) -> std::result::Result<Attempt, String> {
+    use pgsurge_store::{set_kind, set_status, SetRecord};
+    let shown = pgsurge_store::redact_location(store);
+    let in_store = |e: pgsurge_store::StoreError| format!("{shown}: {e}");
+    let mut s = pgsurge_store::Store::open(store).map_err(in_store)?;
+    let highest = s
+        .list_sets()
+        .map_err(in_store)?
+        .iter()
+        .filter(|set| set.record.kind == set_kind::GROUP)
+        .filter_map(|set| set.record.name.strip_prefix(prefix)?.parse::<u32>().ok())
+        .max()
+        .unwrap_or(0);
+    let number = highest + 1;
+    let group = format!("{prefix}{number}");
+    let set_id = s
+        .create_set(&SetRecord {
+            name: group.clone(),
+            kind: set_kind::GROUP.into(),
+            description: Some(format!(
+                "distributed run of {generators} generators: {about}"
+            )),
+            spec_hash: Some(crate::adhoc::GROUP_SPEC_HASH.into()),
+            planned_tests: Some(i64::from(generators)),
+            status: set_status::RUNNING.into(),
+            created_at: pgsurge_store::now_rfc3339(),
+            ..Default::default()
+        })
+        .map_err(in_store)?;
+    Ok(Attempt {
+        number,
+        group,
+        set_id,
+    })
+}
+
+/// Marks a failed attempt's group failed (best effort: the test's error says more).
+fn mark_failed(store: &str, set_id: i64) {
+    if let Ok(mut s) = pgsurge_store::Store::open(store) {
+        let _ = s.set_set_status(
+            set_id,
+            pgsurge_store::set_status::FAILED,
+            Some(&pgsurge_store::now_rfc3339()),
+        );
+    }
+}
+
+/// The options of `pgsurge kube job` that make the test's Job.
+fn job_args(
+    d: &DistributedSection,
+    k: &KubeSection,
+    spec: &RunSpec,
+    db: &PodDatabase,
+    name: String,
+    bench: Vec<String>,
+) -> JobArgs {
+    JobArgs {
+        generators: d.count(),
+        clients: spec.clients,
+        rate: spec.rate_tps,
+        seed: Some(spec.random_seed),
+        start_at: None,
+        start_in: format!("{}s", d.start_in),
+        name,
+        namespace: k.namespace.clone(),
+        image: k.image.clone(),
+        cpu: k.cpu.clone().unwrap_or_else(|| "1".into()),
+        memory: k.memory.clone().unwrap_or_else(|| "512Mi".into()),
+        spread: match k.spread.as_deref() {
+            Some("hard") => Spread::Hard,
+            _ => Spread::Soft,
+        },
+        secret: k.secret.clone(),
+        secret_key: k.secret_key.clone(),
+        host: Some(db.host.clone()),
+        port: Some(db.port.clone()),
+        dbname: Some(db.dbname.clone()),
+        user: Some(db.user.clone()),
+        env: k.env.iter().map(|(n, v)| format!("{n}={v}")).collect(),
+        format: Format::Json,
+        bench,
+    }
+}
+
+/// How long to wait for the results from now: `wait_timeout`, else until the start,
+/// the run and `wait_margin`.
+fn wait_time(k: &KubeSection, spec: &RunSpec, start_unix_s: i64, now_unix_us: i64) -> Duration {
+    if let Some(t) = k.wait_timeout {
+        return Duration::from_secs(u64::from(t));
+    }
+    let until_start = (start_unix_s - now_unix_us / 1_000_000).max(0) as u64;
+    let run = match spec.limit {
+        RunLimit::Duration(s) => u64::from(s),
+        // Refused at parse time without wait_timeout.
+        RunLimit::Transactions(_) => 0,
+    };
+    let margin = u64::from(k.wait_margin.unwrap_or(KubeSection::DEFAULT_WAIT_MARGIN));
+    Duration::from_secs(until_start + run + margin)
+}
+
+/// Runs the test as a Job and returns the merge of its pods' results.
+pub fn run(
+    spec: &RunSpec,
+    d: &DistributedSection,
+    k: &KubeSection,
+    conninfo: &str,
+    t: &TestContext<'_>,
+) -> Result<Outcome> {
+    let fail = |m: String| LabError::Other(format!("launcher kube: {m}"));
+    let store = pod_store(k, t.store).map_err(fail)?;
+    let db = pod_database(k, conninfo, &pgsurge_wire::process_env).map_err(fail)?;
+    let generators = d.count();
+    let mut bench = super::generator_options(spec, generators);
+    if let Some(f) = bench.iter().find_map(|a| a.strip_prefix("--file=")) {
+        return Err(fail(format!(
+            "script file {f}: the pods cannot read files of this machine"
+        )));
+    }
+    let prefix = group_prefix(t.campaign, t.set_id, t.key);
+    let about = format!(
+        "the pods of a Kubernetes Job for test {} of campaign \"{}\"",
+        t.key, t.campaign
+    );
+    let attempt = reserve_group(&store, &prefix, generators, &about).map_err(fail)?;
+    let group = attempt.group.clone();
+    let name = job_name(t.campaign, t.set_id, t.seq, attempt.number, generators);
+    bench.push(format!("--store={store}"));
+    bench.push(format!("--group={group}"));
+    let args = job_args(d, k, spec, &db, name.clone(), bench);
+    let now = job::now_unix_us();
+    let plan = pgsurge_kube::build_job(&args, now).map_err(|e| fail(e.to_string()))?;
+    let manifest =
+        pgsurge_kube::render(&plan.job, Format::Json).map_err(|e| fail(e.to_string()))?;
+    let kubectl = Kubectl::of(k);
+
+    let outcome = kubectl
+        .apply(&manifest)
+        .and_then(|()| {
+            let timeout = wait_time(k, spec, plan.start_unix_s, now);
+            wait_for_group(
+                &store,
+                &group,
+                generators,
+                timeout,
+                &|| t.stop.is_raised(),
+                &mut |_| {},
+            )
+            .map_err(|e| kubectl.explain(&name, &e, k.keep_job))
+        })
+        .map(|waited| waited.merged.result);
+    if outcome.is_err() {
+        mark_failed(&store, attempt.set_id);
+    }
+    let mut warnings = Vec::new();
+    let deleted = if k.keep_job {
+        Ok(())
+    } else {
+        kubectl.delete_job(&name)
+    };
+    match (outcome, deleted) {
+        (Ok(result), Ok(())) => Ok(Outcome { result, warnings }),
+        (Ok(result), Err(e)) => {
+            warnings.push(format!(
+                "test {}: the Job {name} could not be deleted: {e}",
+                t.key
+            ));
+            Ok(Outcome { result, warnings })
+        }
+        (Err(e), Ok(())) => Err(fail(format!("Job {name}: {e}"))),
+        (Err(e), Err(d)) => Err(fail(format!(
+            "Job {name}: {e}\n(and it could not be deleted: {d})"
+        ))),
+    }
+}
+
+/// The `kubectl` of `[distributed.kube]`: its program, context and namespace.
+struct Kubectl {
+    program: String,
+    globals: Vec<String>,
+}
+
+impl Kubectl {
+    fn of(k: &KubeSection) -> Kubectl {
+        let mut globals = Vec::new();
+        if let Some(c) = &k.context {
+            globals.push(format!("--context={c}"));
+        }
+        if let Some(n) = &k.namespace {
+            globals.push(format!("--namespace={n}"));
+        }
+        Kubectl {
+            program: k.kubectl.clone().unwrap_or_else(|| "kubectl".into()),
+            globals,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.globals).args(args);
+        c
+    }
+
+    /// The command line, for messages.
+    fn shown(&self, args: &[&str]) -> String {
+        let mut words = vec![self.program.clone()];
+        words.extend(self.globals.iter().cloned());
+        words.extend(args.iter().map(|a| a.to_string()));
+        words.join(" ")
+    }
+
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> std::result::Result<String, String> {
+        let shown = self.shown(args);
+        let mut child = self
+            .command(args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot run `{shown}`: {e} (set [distributed.kube] kubectl to the kubectl \
+                     program)"
+                )
+            })?;
+        if let (Some(text), Some(mut input)) = (stdin, child.stdin.take()) {
+            // A kubectl that exits before reading says why on stderr, below.
+            let _ = input.write_all(text.as_bytes());
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("`{shown}`: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "`{shown}` failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            ))
+        }
+    }
+
+    fn apply(&self, manifest: &str) -> std::result::Result<(), String> {
+        self.run(&["apply", "-f", "-"], Some(manifest)).map(|_| ())
+    }
+
+    /// Deletes the Job and waits for its pods to go (foreground cascade), so that no
+    /// straggler loads the server during the next test.
+    fn delete_job(&self, name: &str) -> std::result::Result<(), String> {
+        self.run(
+            &[
+                "delete",
+                "job",
+                name,
+                "--cascade=foreground",
+                "--ignore-not-found",
+                "--timeout=120s",
+            ],
+            None,
+        )
+        .map(|_| ())
+    }
+
+    /// The wait's failure, with what the pods say (asked before the Job is deleted)
+    /// and how to look at them.
+    fn explain(&self, name: &str, e: &WaitError, keep_job: bool) -> String {
+        let selector = format!("{INSTANCE_LABEL}={name}");
+        let get = ["get", "pods", "-l", selector.as_str()];
+        let mut text = e.to_string();
+        if matches!(e, WaitError::Stopped(_)) {
+            return text;
+        }
+        text.push_str(&format!("\ninspect the pods: {}", self.shown(&get)));
+        if !keep_job {
+            text.push_str(" (the Job is deleted now: keep_job = true keeps it)");
+        }
+        if let Ok(pods) = self.run(&get, None) {
+            text.push_str(&format!("\n{}", last_lines(&pods, 12)));
+        }
+        let logs = ["logs", "-l", selector.as_str(), "--prefix", "--tail=5"];
+        if let Ok(logs) = self.run(&logs, None) {
+            if !logs.trim().is_empty() {
+                text.push_str(&format!("\nlast log lines:\n{}", last_lines(&logs, 20)));
+            }
+        }
+        text
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_names_are_dns_labels_with_room_for_the_index() {
+        assert_eq!(job_name("nightly", 7, 12, 1, 4), "pgsurge-nightly-7-12-1");
+        assert_eq!(
+            job_name("Nightly run: PG 17 / NVMe", 7, 12, 2, 4),
+            "pgsurge-nightly-run-pg-17-nvme-7-12-2"
+        );
+        // Long names are cut to leave room for "-INDEX" in the pods' host names.
+        for generators in [1, 10, 11, 1000, 100_000] {
+            let n = job_name(&"x".repeat(200), 123_456, 999, 3, generators);
+            assert!(
+                job::is_dns_label(&n, job::max_job_name_len(generators)),
+                "{n}"
+            );
+            assert!(n.ends_with("-123456-999-3"), "{n}");
+            assert!(
+                n.len() + 1 + (generators - 1).to_string().len() <= 63,
+                "{n}"
+            );
+        }
+        // Nothing usable in the campaign's name.
+        assert_eq!(job_name("ÄÖ!", 1, 1, 1, 2), "pgsurge-1-1-1");
+        // Attempts and tests differ in name.
+        assert_ne!(job_name("c", 1, 1, 1, 2), job_name("c", 1, 1, 2, 2));
+        assert_ne!(job_name("c", 1, 1, 1, 2), job_name("c", 1, 2, 1, 2));
+        assert_eq!(
+            group_prefix("nightly", 7, "pg17/s10/tpcb-like/c8/r-/3"),
+            "nightly/7/pg17/s10/tpcb-like/c8/r-/3#"
+        );
+    }
+
+    fn section() -> KubeSection {
+        KubeSection {
+            image: "pgsurge:test".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_pods_database_comes_from_the_target_or_the_overrides() {
+        let k = section();
+        let env = |_: &str| None;
+        let db = pod_database(&k, "host=db.internal port=6432 user=bench dbname=pgb", &env)
+            .expect("a remote host");
+        assert_eq!(
+            db,
+            PodDatabase {
+                host: "db.internal".into(),
+                port: "6432".into(),
+                user: "bench".into(),
+                dbname: "pgb".into()
+            }
+        );
+        let db =
+            pod_database(&k, "postgresql://bench@db1:5433,db2:5434/pgb", &env).expect("two hosts");
+        assert_eq!(
+            (db.host.as_str(), db.port.as_str()),
+            ("db1,db2", "5433,5434")
+        );
+        for local in [
+            "host=/tmp/sock port=5432 dbname=x",
+            "host=localhost dbname=x",
+            "host=127.0.0.1 dbname=x",
+            "dbname=x",
+        ] {
+            let e = pod_database(&k, local, &env).expect_err(local);
+            assert!(e.contains("which pods cannot reach"), "{e}");
+            assert!(e.contains("[distributed.kube] host"), "{e}");
+        }
+        let k = KubeSection {
+            host: Some("10.0.0.5".into()),
+            port: Some(5999),
+            user: Some("gen".into()),
+            ..section()
+        };
+        let db = pod_database(&k, "host=/tmp/sock port=5432 user=postgres dbname=x", &env)
+            .expect("host given");
+        assert_eq!(
+            db,
+            PodDatabase {
+                host: "10.0.0.5".into(),
+                port: "5999".into(),
+                user: "gen".into(),
+                dbname: "x".into()
+            }
+        );
+    }
+
+    #[test]
+    fn the_pods_store_is_postgres_reachable_and_without_password() {
+        let k = section();
+        let remote = "postgresql://bench@results-db:5432/pgsurge";
+        assert_eq!(pod_store(&k, remote), Ok(remote.to_string()));
+        let e = pod_store(&k, "/var/lib/pgsurge/results.db").unwrap_err();
+        assert!(
+            e.contains("is a SQLite file") && e.contains("store ="),
+            "{e}"
+        );
+        let e = pod_store(&k, "host=/tmp/sock port=5432 dbname=results").unwrap_err();
+        assert!(e.contains("which the pods cannot reach"), "{e}");
+        let e = pod_store(&k, "postgresql://bench:Secret-1@results-db:5432/pgsurge").unwrap_err();
+        assert!(
+            e.contains("contains a password") && !e.contains("Secret-1"),
+            "{e}"
+        );
+        // A location that leaves out its host, port or database would borrow the pods'.
+        for partial in [
+            "postgresql://bench@results-db/",
+            "postgresql:///pgsurge",
+            "host=results-db dbname=pgsurge",
+        ] {
+            let e = check_pod_store(partial).expect_err(partial);
+            assert!(
+                e.contains("does not name its host, port and database"),
+                "{e}"
+            );
+        }
+        // An explicit store is the user's word, even on this machine.
+        let k = KubeSection {
+            store: Some("host=127.0.0.1 port=5432 dbname=results".into()),
+            ..section()
+        };
+        assert_eq!(
+            pod_store(&k, "results.db").as_deref(),
+            Ok("host=127.0.0.1 port=5432 dbname=results")
+        );
+    }
+}
