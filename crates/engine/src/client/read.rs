@@ -122,7 +122,16 @@ impl<H: ScriptHost> Client<H> {
         mut on_reply: impl FnMut(&mut Self, &mut ThreadCtx<'_>, Reply) -> Option<ReadOutcome>,
     ) -> ReadOutcome {
         loop {
-            match self.next_reply(ctx, io) {
+            // The messages of a plain answer are classified here from their header,
+            // the rest goes through the full decoder.
+            let next = match self.reply.next_plain(&io.inbuf[io.in_pos..]) {
+                Some((reply, used)) => {
+                    io.in_pos += used;
+                    Ok(reply)
+                }
+                None => self.next_reply(ctx, io),
+            };
+            match next {
                 Err(ReadOutcome::NeedMore) if io.lost => return on_lost(self, ctx),
                 Err(o) => return o,
                 Ok(reply) => {
@@ -334,10 +343,6 @@ impl<H: ScriptHost> Client<H> {
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> Result<Reply, ReadOutcome> {
-        if let Some((reply, used)) = self.reply.next_plain(&io.inbuf[io.in_pos..]) {
-            io.in_pos += used;
-            return Ok(reply);
-        }
         let (plan, script, source) = (ctx.plan, self.script, self.query_source());
         let (host, aset_text) = (&mut self.host, &self.aset_text);
         let mut query =
