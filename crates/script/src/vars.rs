@@ -324,7 +324,7 @@ mod tests {
         }
         // Set through the same buffer: the value lands in the named variable.
         name.clear();
-        name.push_str("b");
+        name.push('b');
         v.set_int("set", &name, 20).unwrap();
         assert_eq!(v.get_text("a").as_deref(), Some("1"));
         assert_eq!(v.get_text("b").as_deref(), Some("20"));
