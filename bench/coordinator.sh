@@ -25,7 +25,6 @@
 # Usage: bench/coordinator.sh   (env: PGSURGE, GENERATORS=16, CLIENTS=25 per
 #        generator, THREADS=1 per generator, DURATION=20, SCALE=10, ROUNDS=3,
 #        START_IN=5 s from launch to --start-at, PG_MAX_CONNECTIONS=total+50)
-source "$(dirname "$0")/lib.sh"
 GENERATORS=${GENERATORS:-16}
 CLIENTS=${CLIENTS:-25}
 THREADS=${THREADS:-1}
@@ -34,7 +33,8 @@ SCALE=${SCALE:-10}
 ROUNDS=${ROUNDS:-3}
 START_IN=${START_IN:-5}
 TOTAL=$((GENERATORS * CLIENTS))
-PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-$((TOTAL + 50))}
+export PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-$((TOTAL + 50))}
+source "$(dirname "$0")/lib.sh" # after PG_MAX_CONNECTIONS: its default is 300
 [ -x "$PGSURGE" ] || { echo "build first: cargo build --release -p pgsurge" >&2; exit 1; }
 if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((TOTAL + 64)) ]; then
     ulimit -n $((TOTAL + 64)) 2>/dev/null || { echo "open files limit too low for $TOTAL clients" >&2; exit 1; }
@@ -67,31 +67,38 @@ one_run() {
     # The coordinator first (it reads the server's commits before the start); each
     # line of its report gets the wall-clock time it was printed.
     {
-        /usr/bin/time -f "%e %U %S %M" -o "$run/coord.time" "$PGSURGE" dist wait \
-            --store "$STORE" --group "$group" -n "$n" --timeout 5m --server "$SERVER" \
-            --json "$run/merged.json" 2>"$run/coord.err"
-        echo $? >"$run/coord.rc"
+        # (set -e holds in here too: the exit status is caught, not left to kill it.)
+        if /usr/bin/time -f "%e %U %S %M" -o "$run/coord.time" "$PGSURGE" dist wait \
+            --store "$STORE" --group "$group" -n "$n" --timeout $((START_IN + DURATION + 60)) \
+            --server "$SERVER" --json "$run/merged.json" 2>"$run/coord.err"; then
+            echo 0 >"$run/coord.rc"
+        else
+            echo $? >"$run/coord.rc"
+        fi
     } | while IFS= read -r line; do printf '%s %s\n' "$(now)" "$line"; done >"$run/coord.out" &
     local coord=$!
     t=$(($(date +%s) + START_IN))
     local pids=()
     for ((i = 0; i < n; i++)); do
         {
-            /usr/bin/time -f "%U %S %M" -o "$run/gen$i.time" "$PGSURGE" bench \
+            if /usr/bin/time -f "%U %S %M" -o "$run/gen$i.time" "$PGSURGE" bench \
                 --store="$STORE" --group="$group" --generator-name="gen-$i" \
                 --generator-index="$i" --generator-count="$n" --start-at="$t" \
-                -c "$c" -j "$THREADS" -n -S -T "$DURATION" >"$run/gen$i.out" 2>"$run/gen$i.err"
-            echo $? >"$run/gen$i.rc"
+                -c "$c" -j "$THREADS" -n -S -T "$DURATION" >"$run/gen$i.out" 2>"$run/gen$i.err"; then
+                echo 0 >"$run/gen$i.rc"
+            else
+                echo $? >"$run/gen$i.rc"
+            fi
             now >"$run/gen$i.exit"
         } &
         pids+=($!)
     done
-    wait "${pids[@]}"
-    wait "$coord"
+    wait "${pids[@]}" "$coord" || true
     for ((i = 0; i < n; i++)); do
         if [ "$(cat "$run/gen$i.rc")" != 0 ]; then
             echo "generator $i of $n failed:" >&2
             tail -5 "$run/gen$i.err" >&2
+            cat "$run/coord.err" >&2
             exit 1
         fi
     done
