@@ -45,9 +45,8 @@ echo
 
 median_col() { awk -v c="$1" '{ print $c }' "$2" | median; }
 
-printf '%-11s %9s %9s %12s %10s %10s   %12s %10s %10s\n' "" "" "" \
-    "report only" "" "" "with --json" "" ""
-printf '%-11s %9s %9s %12s %10s %10s   %12s %10s %10s\n' generators intervals "input MB" \
+printf '%-30s   %-26s   %-26s\n' "" "report only" "with --json=FILE"
+printf '%10s %9s %9s   %8s %8s %8s   %8s %8s %8s\n' generators intervals "input MB" \
     "wall s" "CPU s" "RSS MB" "wall s" "CPU s" "RSS MB"
 for n in $COUNTS; do
     d="$W/synth-$n"
@@ -73,7 +72,7 @@ assert merged["totals"]["transactions"] == sum(inputs)
 assert sum(i["transactions"] for i in merged["intervals"]) == sum(inputs)
 EOF
     mb=$(du -cb "$d"/synth-*.json | awk 'END { printf "%.1f", $1 / 1e6 }')
-    printf '%-11s %9d %9s %12.2f %10.2f %10.0f   %12.2f %10.2f %10.0f\n' "$n" \
+    printf '%10s %9d %9s   %8.2f %8.2f %8.0f   %8.2f %8.2f %8.0f\n' "$n" \
         "$((n * SECONDS_LONG))" "$mb" \
         "$(median_col 1 "$W/t.report")" "$(median_col 2 "$W/t.report")" \
         "$(median_col 3 "$W/t.report")" \
