@@ -7,6 +7,8 @@ set -euo pipefail
 PGSURGE=${PGSURGE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/release/pgsurge}
 PGBENCH=${PGBENCH:-/usr/bin/pgbench}
 PGPORT=${PGPORT:-55439}
+# max_connections of the throwaway cluster (raise it for runs with more clients).
+PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-300}
 
 find_pg_bin() {
     if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
@@ -28,7 +30,7 @@ start_cluster() {
         run_as=(sh -c)
     fi
     "${run_as[@]}" "$PGBIN/initdb -D $PGDIR/data -A trust -U postgres >/dev/null"
-    "${run_as[@]}" "$PGBIN/pg_ctl -D $PGDIR/data -l $PGDIR/log -w -o '-k $PGDIR -p $PGPORT -c listen_addresses= -c max_connections=300 -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off' start >/dev/null"
+    "${run_as[@]}" "$PGBIN/pg_ctl -D $PGDIR/data -l $PGDIR/log -w -o '-k $PGDIR -p $PGPORT -c listen_addresses= -c max_connections=$PG_MAX_CONNECTIONS -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off' start >/dev/null"
     export PGHOST=$PGDIR PGPORT PGUSER=postgres PGDATABASE=postgres
     trap stop_cluster EXIT
 }
