@@ -24,9 +24,6 @@ use crate::throttle::ThrottleSchedule;
 use crate::timer::WakeTimer;
 use std::os::fd::AsRawFd;
 
-/// Transactions a client may start back to back before the loop polls again.
-const MAX_IMMEDIATE: u32 = 8;
-
 /// Token of the wake-up timer in the poll set.
 const TIMER_TOKEN: Token = Token(usize::MAX);
 
@@ -194,16 +191,9 @@ pub fn run_loop<H: ScriptHost>(
                 rec,
                 diag: &mut diag,
             };
-            // A client that yields after a transaction starts the next one right away
-            // (bounded, so a SQL-free script cannot starve the others): no extra poll.
-            let mut wait = s.client.advance(&mut ctx, &mut s.io, now);
-            let mut again = 0;
-            // The next transaction starts at the time the last one ended, as pgbench's
-            // lazily read `now` does: no clock read between them.
-            while wait == Wait::Yield && again < MAX_IMMEDIATE {
-                again += 1;
-                wait = s.client.advance(&mut ctx, &mut s.io, now);
-            }
+            // A client goes on from one transaction to the next within `advance`
+            // (bounded there): it yields only after several without waiting.
+            let wait = s.client.advance(&mut ctx, &mut s.io, now);
             match wait {
                 Wait::Read => s.wake_at = i64::MAX,
                 Wait::Until(t) => s.wake_at = t,

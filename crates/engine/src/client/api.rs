@@ -142,7 +142,8 @@ pub enum Wait {
     Read,
     /// Sleep until this time (µs); `out` may still need sending.
     Until(i64),
-    /// Runnable again (pgbench returns to the loop after each transaction).
+    /// Runnable again: it ended [`MAX_IMMEDIATE_TXNS`](super::MAX_IMMEDIATE_TXNS)
+    /// transactions in one call without waiting (a script without SQL).
     Yield,
     /// Open a connection (`-C`), then call [`Client::connected`] or
     /// [`Client::connect_failed`].

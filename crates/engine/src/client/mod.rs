@@ -32,6 +32,9 @@ mod tests;
 
 use read::ReadOutcome;
 
+/// Transactions one [`Client::advance`] call may end before it yields.
+pub const MAX_IMMEDIATE_TXNS: u32 = 8;
+
 /// pgbench's client states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientState {
@@ -264,6 +267,10 @@ impl<H: ScriptHost> Client<H> {
     /// clock (the driver reads it right before the call).
     pub fn advance(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64) -> Wait {
         let plan = ctx.plan;
+        // Transactions ended in this call: the next one starts right away (at the same
+        // `now`, as pgbench's lazily read clock does), up to a bound, so a script
+        // without SQL cannot keep the thread from its other clients.
+        let mut ended = 0;
         loop {
             match self.state {
                 ClientState::ChooseScript => {
@@ -435,7 +442,10 @@ impl<H: ScriptHost> Client<H> {
                         return Wait::Disconnect;
                     }
                     if !done {
-                        return Wait::Yield;
+                        ended += 1;
+                        if ended >= MAX_IMMEDIATE_TXNS {
+                            return Wait::Yield;
+                        }
                     }
                 }
                 ClientState::Error => self.on_error(ctx, io, now),

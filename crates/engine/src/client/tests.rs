@@ -282,13 +282,13 @@ fn simple_mode_sends_one_query_and_counts_latency_from_fake_clock() {
     w.feed(&[complete("SELECT 1")]);
     assert_eq!(w.step(&mut c, &p, 1_200), Wait::Read);
     w.feed(&[ready(b'I')]);
-    assert_eq!(w.step(&mut c, &p, 1_700), Wait::Yield);
+    // The transaction ends and the next one is sent in the same call, at the same time.
+    assert_eq!(w.step(&mut c, &p, 1_700), Wait::Read);
     assert_eq!(w.rec.txns.len(), 1);
     assert_eq!(w.rec.txns[0].latency_us, 700);
     assert_eq!(w.rec.txns[0].txn_no, 1);
     assert_eq!(w.rec.cmd_lat, vec![(0, 0, 700)]);
-    assert_eq!(w.step(&mut c, &p, 2_000), Wait::Read);
-    w.take_out();
+    assert_eq!(w.take_out(), b"Q\0\0\0\x0dSELECT 5\0");
     w.feed(&[complete("SELECT 1"), ready(b'I')]);
     assert_eq!(w.step(&mut c, &p, 2_500), Wait::Done);
     assert_eq!(c.state(), ClientState::Finished);
@@ -322,8 +322,7 @@ fn prepared_mode_prepares_once_per_connection_then_binds() {
         complete("SELECT 1"),
         ready(b'I'),
     ]);
-    assert_eq!(w.step(&mut c, &p, 20), Wait::Yield);
-    assert_eq!(w.step(&mut c, &p, 30), Wait::Read);
+    assert_eq!(w.step(&mut c, &p, 20), Wait::Read);
     assert_eq!(
         tags(&w.take_out()),
         "BDES",
@@ -557,9 +556,8 @@ fn gset_stores_columns_and_rejects_wrong_row_count() {
         complete("SELECT 1"),
         ready(b'I'),
     ]);
-    assert_eq!(w.step(&mut c, &p, 1), Wait::Yield);
+    assert_eq!(w.step(&mut c, &p, 1), Wait::Read);
     assert_eq!(c.host.vars.get("p_one").map(String::as_str), Some("1"));
-    assert_eq!(w.step(&mut c, &p, 2), Wait::Read);
     w.feed(&[row_desc(&["one"]), complete("SELECT 0"), ready(b'I')]);
     assert_eq!(w.step(&mut c, &p, 3), Wait::Done);
     assert!(c.is_aborted());
@@ -999,4 +997,24 @@ fn plain_replies_match_the_full_decoder() {
     s.capture = true;
     assert!(s.next_plain(&data_row(&["1"])).is_none());
     assert!(s.next_plain(&row_desc(&["x"])).is_none());
+}
+
+/// A client goes on to its next transaction in the same call, but one whose script
+/// never waits (no SQL) gives the thread back after a bounded number of them.
+#[test]
+fn a_script_without_sql_yields_after_a_bounded_number_of_transactions() {
+    let p = plan(
+        vec![meta(MetaTag::Set, "set")],
+        MachineConfig {
+            nxacts: 100,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = new_client(&p);
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Yield);
+    assert_eq!(c.count(), i64::from(super::MAX_IMMEDIATE_TXNS));
+    assert_eq!(w.step(&mut c, &p, 5), Wait::Yield);
+    assert_eq!(c.count(), 2 * i64::from(super::MAX_IMMEDIATE_TXNS));
+    assert!(w.take_out().is_empty());
 }
