@@ -104,32 +104,65 @@ fn parse_timeout(t: &str) -> Result<Duration, String> {
     humantime::parse_duration(t.trim()).map_err(|e| format!("--timeout \"{t}\": {e}"))
 }
 
-/// The database's committed transactions now (statistics as of a fresh snapshot).
+/// Reads the database's committed transactions over one session that stays inside a
+/// transaction block, so the reads add no commits of their own: a session per read
+/// would commit its queries, and each read would then see the one before it, so the
+/// count would never settle and the reads would be counted as the run's.
+struct CommitReader {
+    conn: pgsurge_wire::Connection,
+}
+
+impl CommitReader {
+    fn open(conninfo: &str) -> Result<CommitReader, String> {
+        let cfg = pgsurge_wire::ConnConfig::parse(conninfo).map_err(|e| e.to_string())?;
+        let mut conn = pgsurge_wire::Connection::connect(&cfg).map_err(|e| {
+            pgsurge_wire::redact::redact_with(
+                e.to_string().trim_end(),
+                &pgsurge_wire::redact::passwords(conninfo),
+            )
+        })?;
+        conn.simple_query("BEGIN").map_err(|e| e.to_string())?;
+        Ok(CommitReader { conn })
+    }
+
+    /// The count now: the statistics snapshot is cleared first, so each read is fresh
+    /// although the transaction stays open.
+    fn read(&mut self) -> Result<i64, String> {
+        let r = self
+            .conn
+            .simple_query(
+                "SELECT pg_stat_clear_snapshot(); \
+                 SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()",
+            )
+            .map_err(|e| e.to_string())?;
+        r.iter()
+            .rev()
+            .find_map(|res| res.get(0, 0))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| "pg_stat_database gave no xact_commit".into())
+    }
+}
+
+impl Drop for CommitReader {
+    fn drop(&mut self) {
+        // Ends the block without a commit (a rollback is not counted as one).
+        let _ = self.conn.simple_query("ROLLBACK");
+    }
+}
+
+/// The database's committed transactions now.
 fn commits(conninfo: &str) -> Result<i64, String> {
-    let cfg = pgsurge_wire::ConnConfig::parse(conninfo).map_err(|e| e.to_string())?;
-    let mut conn = pgsurge_wire::Connection::connect(&cfg).map_err(|e| {
-        pgsurge_wire::redact::redact_with(
-            e.to_string().trim_end(),
-            &pgsurge_wire::redact::passwords(conninfo),
-        )
-    })?;
-    let _ = conn.simple_query("SELECT pg_stat_clear_snapshot()");
-    let r = conn
-        .simple_query("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
-        .map_err(|e| e.to_string())?;
-    r.first()
-        .and_then(|res| res.get(0, 0))
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| "pg_stat_database gave no xact_commit".into())
+    CommitReader::open(conninfo)?.read()
 }
 
 /// The server's commits after the generators: statistics reach the shared view when a
 /// session ends or idles, so read until two reads a moment apart agree.
 fn settled_commits(conninfo: &str) -> Result<i64, String> {
-    let mut last = commits(conninfo)?;
+    let mut reader = CommitReader::open(conninfo)?;
+    let mut last = reader.read()?;
     for _ in 0..20 {
         std::thread::sleep(Duration::from_millis(700));
-        let now = commits(conninfo)?;
+        let now = reader.read()?;
         if now == last {
             return Ok(now);
         }
