@@ -203,16 +203,7 @@ impl Variables {
         let Some(i) = self.find(name) else {
             return false;
         };
-        let var = &mut self.vars[i];
-        if !var.has_text {
-            // pgbench caches the rendered string beside the value.
-            var.text.clear();
-            if let Some(v) = var.value {
-                v.write_text(&mut var.text);
-            }
-            var.has_text = true;
-        }
-        out.push_str(&var.text);
+        out.push_str(self.text_of(i));
         true
     }
 
@@ -223,6 +214,14 @@ impl Variables {
         let Some(i) = self.find(name) else {
             return false;
         };
+        out.extend_from_slice(self.text_of(i).as_bytes());
+        true
+    }
+
+    /// The string form of variable `i`, rendered from its value on first use and kept
+    /// beside it, as pgbench caches it.
+    #[inline]
+    fn text_of(&mut self, i: usize) -> &str {
         let var = &mut self.vars[i];
         if !var.has_text {
             var.text.clear();
@@ -231,8 +230,7 @@ impl Variables {
             }
             var.has_text = true;
         }
-        out.extend_from_slice(var.text.as_bytes());
-        true
+        &var.text
     }
 
     /// The variable's string form as a new string (`None` if undefined).
