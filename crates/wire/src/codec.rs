@@ -161,6 +161,19 @@ pub enum TransactionStatus {
     Unknown,
 }
 
+impl TransactionStatus {
+    /// The status a ReadyForQuery body byte stands for.
+    #[inline]
+    pub fn from_byte(b: u8) -> TransactionStatus {
+        match b {
+            b'I' => TransactionStatus::Idle,
+            b'T' => TransactionStatus::InTransaction,
+            b'E' => TransactionStatus::InError,
+            _ => TransactionStatus::Unknown,
+        }
+    }
+}
+
 /// A backend message borrowed from the input buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -325,13 +338,9 @@ fn parse_body(tag: u8, body: &[u8]) -> Result<BackendMessage<'_>, ProtocolError>
             let (value, _) = cstr_at(body, next, tag)?;
             BackendMessage::ParameterStatus { name, value }
         }
-        b'Z' => BackendMessage::ReadyForQuery(match body.first() {
-            Some(b'I') => TransactionStatus::Idle,
-            Some(b'T') => TransactionStatus::InTransaction,
-            Some(b'E') => TransactionStatus::InError,
-            Some(_) => TransactionStatus::Unknown,
-            None => return Err(bad(tag)),
-        }),
+        b'Z' => BackendMessage::ReadyForQuery(TransactionStatus::from_byte(
+            *body.first().ok_or_else(|| bad(tag))?,
+        )),
         b'T' => BackendMessage::RowDescription(RowDescription::new(body).ok_or_else(|| bad(tag))?),
         b'D' => BackendMessage::DataRow(DataRow::new(body).ok_or_else(|| bad(tag))?),
         b'C' => BackendMessage::CommandComplete(cstr_at(body, 0, tag)?.0),

@@ -126,12 +126,7 @@ impl ReplyState {
             b'1' | b'2' | b'3' | b'n' => Reply::Other,
             // libpq reads the tag up to its NUL and does not look further.
             b'C' if body.last() == Some(&0) => Reply::ResultDone,
-            b'Z' if len == 5 => Reply::Ready(match body[0] {
-                b'I' => TransactionStatus::Idle,
-                b'T' => TransactionStatus::InTransaction,
-                b'E' => TransactionStatus::InError,
-                _ => TransactionStatus::Unknown,
-            }),
+            b'Z' if len == 5 => Reply::Ready(TransactionStatus::from_byte(body[0])),
             b'T' if !self.capture && codec::row_message_ok(b'T', body) => {
                 self.cur_tuples = true;
                 self.cur_ntuples = 0;
