@@ -466,10 +466,7 @@ mod tests {
         );
         let m = crate::matrix::expand(&c).unwrap();
         let doc = plan_json(&c, &m);
-        let schema: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).unwrap();
-        let v = jsonschema::validator_for(&schema).unwrap();
-        let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "{errors:?}");
+        assert_plan_valid(&doc);
         assert_eq!(doc["distributed"]["launcher"], "kube");
         assert_eq!(doc["distributed"]["generators"], 1);
         assert_eq!(doc["distributed"]["kube"]["namespace"], "bench");
@@ -517,15 +514,21 @@ mod tests {
         crate::matrix::expand(&c).unwrap();
     }
 
+    /// Checks `doc` against the plan schema; returns the validator for further checks.
+    fn assert_plan_valid(doc: &serde_json::Value) -> jsonschema::Validator {
+        let schema: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).unwrap();
+        let v = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        v
+    }
+
     #[test]
     fn plan_json_validates_against_its_schema() {
         let c = campaign("duration = 5");
         let m = crate::matrix::expand(&c).unwrap();
         let doc = plan_json(&c, &m);
-        let schema: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).unwrap();
-        let v = jsonschema::validator_for(&schema).unwrap();
-        let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "{errors:?}");
+        let v = assert_plan_valid(&doc);
         let mut bad = doc.clone();
         bad["version"] = serde_json::json!(2);
         assert!(!v.is_valid(&bad), "a wrong version must not validate");
