@@ -7,7 +7,8 @@ use std::process::{Command as Process, Stdio};
 use std::sync::Arc;
 
 use pgsurge_script::{
-    eval, shell_command, sleep_usec, Command, EvalCtx, MetaKind, Prng, Script, Variables,
+    eval, shell_command, sleep_usec, Command, EvalCtx, MetaKind, Prng, Script, VarName,
+    Variables,
 };
 
 use crate::client::{MetaFailure, MetaValue, ScriptHost};
@@ -54,7 +55,7 @@ fn fail(causes: Option<String>, summary: &'static str) -> MetaFailure {
 
 impl ScriptHost for ClientScript {
     #[inline]
-    fn write_var(&mut self, name: &str, out: &mut Vec<u8>) -> bool {
+    fn write_var(&mut self, name: &VarName, out: &mut Vec<u8>) -> bool {
         self.vars.append_text(name, out)
     }
 

@@ -4,6 +4,7 @@
 //! literal/variable pieces for simple mode, and `$n` text plus parameter names for
 //! extended/prepared mode.
 
+use pgsurge_script::VarName;
 use std::ops::Range;
 
 /// One piece of a simple-mode SQL template.
@@ -15,7 +16,7 @@ pub enum Piece {
     /// verbatim when the variable is undefined (pgbench leaves it alone).
     Variable {
         /// The variable name (without the colon).
-        name: Box<str>,
+        name: VarName,
         /// The `:name` bytes in the original text.
         raw: Range<usize>,
     },
@@ -39,7 +40,7 @@ pub struct ParamSql {
     /// [`pgsurge_script::script_bytes`]).
     pub wire: Box<[u8]>,
     /// The variable name of each parameter (repeats get their own parameter).
-    pub params: Vec<Box<str>>,
+    pub params: Vec<VarName>,
 }
 
 /// pgbench's limit: `MAX_ARGS - 1` parameters per statement.
@@ -97,7 +98,7 @@ impl SqlTemplate {
                 pieces.push(Piece::Literal(copy(lit_start..s)));
             }
             pieces.push(Piece::Variable {
-                name: text[s + 1..e].into(),
+                name: VarName::new(&text[s + 1..e]),
                 raw: copy(s..e),
             });
             lit_start = e;
@@ -114,7 +115,7 @@ impl SqlTemplate {
     /// Renders into `out`; `write_var(name, out)` appends the variable's string form and
     /// returns false when the variable is undefined (then `:name` is kept verbatim).
     #[inline]
-    pub fn render(&self, out: &mut Vec<u8>, mut write_var: impl FnMut(&str, &mut Vec<u8>) -> bool) {
+    pub fn render(&self, out: &mut Vec<u8>, mut write_var: impl FnMut(&VarName, &mut Vec<u8>) -> bool) {
         for piece in &self.pieces {
             match piece {
                 Piece::Literal(r) => out.extend_from_slice(&self.text[r.clone()]),
@@ -133,7 +134,7 @@ impl SqlTemplate {
 pub fn to_param_sql(text: &str) -> Result<ParamSql, TooManyParams> {
     let bytes = text.as_bytes();
     let mut sql = Vec::with_capacity(bytes.len());
-    let mut params: Vec<Box<str>> = Vec::new();
+    let mut params: Vec<VarName> = Vec::new();
     let mut last = 0;
     let mut too_many = false;
     scan_refs(bytes, |s, e| {
@@ -142,7 +143,7 @@ pub fn to_param_sql(text: &str) -> Result<ParamSql, TooManyParams> {
             return;
         }
         sql.extend_from_slice(&bytes[last..s]);
-        params.push(String::from_utf8_lossy(&bytes[s + 1..e]).into());
+        params.push(VarName::new(&String::from_utf8_lossy(&bytes[s + 1..e])));
         sql.extend_from_slice(format!("${}", params.len()).as_bytes());
         last = e;
     });
@@ -169,7 +170,7 @@ mod tests {
 
     fn render(t: &SqlTemplate) -> String {
         let mut out = Vec::new();
-        t.render(&mut out, |name, o| match name {
+        t.render(&mut out, |name, o| match name.as_str() {
             "a" => {
                 o.extend_from_slice(b"5");
                 true

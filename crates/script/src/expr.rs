@@ -4,6 +4,7 @@
 //! lists; `a > b` is built as `b < a`, `-e` as `0 - e`, `~e` as `e # -1`, and `hash(x)` /
 //! `permute(i, n)` get `:default_seed` appended at parse time.
 
+use crate::names::VarName;
 use crate::value::Value;
 
 /// An expression node.
@@ -17,7 +18,7 @@ pub enum Expr {
     /// A literal (integer, double, boolean or NULL).
     Const(Value),
     /// A `:name` reference (name without the colon).
-    Var(Box<str>),
+    Var(VarName),
     /// An operator or function applied to its arguments.
     Call {
         /// Which function.

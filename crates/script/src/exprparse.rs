@@ -7,6 +7,7 @@
 use crate::expr::{Arity, Expr, Func, NAMED_FUNCTIONS};
 use crate::exprlex::{LexError, Scanner, Tok, Token};
 use crate::value::Value;
+use crate::names::VarName;
 
 /// An expression syntax error: pgbench's message, optional parenthesised detail, and the
 /// byte offset (into the script) the caret points at.
@@ -270,7 +271,7 @@ impl Parser<'_, '_> {
             Tok::Double(d) => Ok(Expr::Const(Value::Double(d))),
             Tok::Null => Ok(null_const()),
             Tok::Bool(b) => Ok(Expr::Const(Value::Bool(b))),
-            Tok::Var => Ok(Expr::Var(self.sc.src[t.start..t.end].into())),
+            Tok::Var => Ok(Expr::Var(VarName::new(&self.sc.src[t.start..t.end]))),
             Tok::Ident => self.function(t),
             Tok::Case => self.case(),
             _ => Err(syntax_error(&t)),
@@ -312,7 +313,7 @@ impl Parser<'_, '_> {
             more: Some(canon.to_string()),
             offset: close.end - 1,
         };
-        let default_seed = || Expr::Var("default_seed".into());
+        let default_seed = || Expr::Var(VarName::new("default_seed"));
         match arity {
             Arity::Exactly(k) if k != n => {
                 return Err(arity_error("unexpected number of arguments"))

@@ -58,6 +58,7 @@ mod exprparse;
 mod functions;
 mod fuzzing;
 mod meta;
+mod names;
 mod numfmt;
 mod prepare;
 mod prng;
@@ -95,4 +96,5 @@ pub use script::{
     SqlCommand, SqlMeta,
 };
 pub use value::{Value, ValueType};
-pub use vars::{is_valid_variable_name, VarError, Variables};
+pub use names::VarName;
+pub use vars::{is_valid_variable_name, VarError, VarKey, Variables};

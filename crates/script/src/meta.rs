@@ -7,6 +7,7 @@ use crate::error::ScriptError;
 use crate::exprlex::Scanner;
 use crate::exprparse::parse_expression;
 use crate::script::{line_of, MetaCommand, MetaKind, SleepAmount, SleepSpec, SleepUnit};
+use crate::names::VarName;
 
 /// Most words a meta command may have (pgbench's `MAX_ARGS`, command name included).
 const MAX_ARGS: usize = 256;
@@ -116,7 +117,7 @@ pub(crate) fn parse_meta(
         let first_line = chomp(src, backslash, sc.pos);
         let kind = match kind {
             Name::Set => MetaKind::Set {
-                var: argv[1].clone(),
+                var: VarName::new(&argv[1]),
                 expr,
             },
             Name::If => MetaKind::If(expr),

@@ -5,6 +5,7 @@
 
 use crate::error::ScriptError;
 use crate::expr::Expr;
+use crate::names::VarName;
 use crate::meta::{parse_meta, Parsed};
 use crate::splitter::{skip_sql_comments, SqlScanner, Stop};
 
@@ -104,7 +105,7 @@ pub enum MetaKind {
     /// `\set var expr`
     Set {
         /// Variable to assign (validated when assigned).
-        var: String,
+        var: VarName,
         /// Expression.
         expr: Expr,
     },

@@ -2,9 +2,11 @@
 //! typed forms of each variable, and the lazy parsing of strings (from `-D`, `\gset`,
 //! `\aset`) into values the first time an expression uses them.
 //!
-//! Lookups take `&str` and never allocate; only creating a variable or storing a new
-//! string allocates, so evaluating `\set` in steady state is allocation-free.
+//! Lookups never allocate (except the first lookup of each numbered [`VarName`], which
+//! may grow the table of where numbered names live); creating a variable or storing a
+//! new string allocates, so evaluating `\set` in steady state is allocation-free.
 
+use crate::names::{VarName, UNNUMBERED};
 use crate::value::Value;
 use std::collections::HashMap;
 
@@ -80,15 +82,60 @@ struct Var {
 pub struct Variables {
     vars: Vec<Var>,
     index: HashMap<Box<str>, usize, NameHasher>,
-    /// Where a name was found last, keyed by the address of the name the caller passed:
-    /// scripts pass the same name strings transaction after transaction, so most
-    /// lookups are one comparison instead of a hash. Checked against the name itself,
-    /// so a reused address can only miss.
-    recent: [(usize, u32); RECENT],
+    /// Where each numbered name ([`VarName`]) was found, as slot + 1 (0: not looked up
+    /// yet), indexed by its number: the per-transaction lookups of a script's names are
+    /// one load. Variables are never removed, so a remembered slot stays right.
+    by_number: Vec<u32>,
 }
 
-/// Entries of [`Variables::recent`] (a power of two).
-const RECENT: usize = 8;
+/// What variables are looked up by: a plain name (hashed every time) or a script's
+/// numbered [`VarName`].
+pub trait VarKey {
+    /// The name.
+    fn name(&self) -> &str;
+    /// Its number, if it has one.
+    fn number(&self) -> u32 {
+        UNNUMBERED
+    }
+}
+
+impl VarKey for str {
+    fn name(&self) -> &str {
+        self
+    }
+}
+
+impl<K: VarKey + ?Sized> VarKey for &K {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn number(&self) -> u32 {
+        (**self).number()
+    }
+}
+
+impl VarKey for String {
+    fn name(&self) -> &str {
+        self
+    }
+}
+
+impl VarKey for Box<str> {
+    fn name(&self) -> &str {
+        self
+    }
+}
+
+impl VarKey for VarName {
+    #[inline]
+    fn name(&self) -> &str {
+        self.as_str()
+    }
+    #[inline]
+    fn number(&self) -> u32 {
+        VarName::number(self)
+    }
+}
 
 impl Variables {
     /// An empty table.
@@ -118,28 +165,39 @@ impl Variables {
         v
     }
 
-    /// The slot of `name`, if defined.
+    /// The slot of `key`, if defined.
     #[inline]
-    fn find(&mut self, name: &str) -> Option<usize> {
-        let addr = name.as_ptr() as usize;
-        let entry = (addr >> 3 ^ addr >> 9) & (RECENT - 1);
-        let (seen, slot) = self.recent[entry];
-        if seen == addr {
-            if let Some(v) = self.vars.get(slot as usize) {
-                if v.name.as_bytes() == name.as_bytes() {
-                    return Some(slot as usize);
-                }
+    fn find<K: VarKey + ?Sized>(&mut self, key: &K) -> Option<usize> {
+        let number = key.number() as usize;
+        if let Some(&slot) = self.by_number.get(number) {
+            if slot != 0 {
+                return Some(slot as usize - 1);
             }
         }
-        let i = *self.index.get(name)?;
-        self.recent[entry] = (addr, i as u32);
+        let i = *self.index.get(key.name())?;
+        self.remember(number, i);
         Some(i)
     }
 
-    fn slot_or_create(&mut self, context: &str, name: &str) -> Result<usize, VarError> {
-        if let Some(i) = self.find(name) {
+    fn remember(&mut self, number: usize, slot: usize) {
+        if number == UNNUMBERED as usize {
+            return;
+        }
+        if self.by_number.len() <= number {
+            self.by_number.resize(number + 1, 0);
+        }
+        self.by_number[number] = slot as u32 + 1;
+    }
+
+    fn slot_or_create<K: VarKey + ?Sized>(
+        &mut self,
+        context: &str,
+        key: &K,
+    ) -> Result<usize, VarError> {
+        if let Some(i) = self.find(key) {
             return Ok(i);
         }
+        let name = key.name();
         if !is_valid_variable_name(name) {
             return Err(VarError::InvalidName {
                 context: context.to_string(),
@@ -154,12 +212,18 @@ impl Variables {
             value: None,
         });
         self.index.insert(name.into(), i);
+        self.remember(key.number() as usize, i);
         Ok(i)
     }
 
     /// `putVariable`: stores a string (parsed lazily when an expression reads it).
     /// `context` names the caller in the invalid-name message (`option`, `gset`, …).
-    pub fn set_string(&mut self, context: &str, name: &str, value: &str) -> Result<(), VarError> {
+    pub fn set_string<K: VarKey + ?Sized>(
+        &mut self,
+        context: &str,
+        name: &K,
+        value: &str,
+    ) -> Result<(), VarError> {
         let i = self.slot_or_create(context, name)?;
         let var = &mut self.vars[i];
         var.text.clear();
@@ -170,7 +234,12 @@ impl Variables {
     }
 
     /// `putVariableValue`: stores a typed value.
-    pub fn set_value(&mut self, context: &str, name: &str, value: Value) -> Result<(), VarError> {
+    pub fn set_value<K: VarKey + ?Sized>(
+        &mut self,
+        context: &str,
+        name: &K,
+        value: Value,
+    ) -> Result<(), VarError> {
         let i = self.slot_or_create(context, name)?;
         let var = &mut self.vars[i];
         var.has_text = false;
@@ -179,13 +248,18 @@ impl Variables {
     }
 
     /// `putVariableInt`.
-    pub fn set_int(&mut self, context: &str, name: &str, value: i64) -> Result<(), VarError> {
+    pub fn set_int<K: VarKey + ?Sized>(
+        &mut self,
+        context: &str,
+        name: &K,
+        value: i64,
+    ) -> Result<(), VarError> {
         self.set_value(context, name, Value::Int(value))
     }
 
     /// The variable's value, parsing its string form on first use like pgbench's
     /// `makeVariableValue`. `Ok(None)` when undefined.
-    pub fn get_as_value(&mut self, name: &str) -> Result<Option<Value>, VarError> {
+    pub fn get_as_value<K: VarKey + ?Sized>(&mut self, name: &K) -> Result<Option<Value>, VarError> {
         let Some(i) = self.find(name) else {
             return Ok(None);
         };
@@ -199,7 +273,7 @@ impl Variables {
     }
 
     /// Appends the variable's string form (`getVariable`) to `out`; `false` if undefined.
-    pub fn get_as_text(&mut self, name: &str, out: &mut String) -> bool {
+    pub fn get_as_text<K: VarKey + ?Sized>(&mut self, name: &K, out: &mut String) -> bool {
         let Some(i) = self.find(name) else {
             return false;
         };
@@ -210,7 +284,7 @@ impl Variables {
     /// Appends the variable's string form (`getVariable`) to a byte buffer, as
     /// [`Variables::get_as_text`] does to a string; `false` if undefined.
     #[inline]
-    pub fn append_text(&mut self, name: &str, out: &mut Vec<u8>) -> bool {
+    pub fn append_text<K: VarKey + ?Sized>(&mut self, name: &K, out: &mut Vec<u8>) -> bool {
         let Some(i) = self.find(name) else {
             return false;
         };
@@ -234,7 +308,7 @@ impl Variables {
     }
 
     /// The variable's string form as a new string (`None` if undefined).
-    pub fn get_text(&mut self, name: &str) -> Option<String> {
+    pub fn get_text<K: VarKey + ?Sized>(&mut self, name: &K) -> Option<String> {
         let mut s = String::new();
         self.get_as_text(name, &mut s).then_some(s)
     }
@@ -326,6 +400,31 @@ mod tests {
         v.set_int("set", &name, 20).unwrap();
         assert_eq!(v.get_text("a").as_deref(), Some("1"));
         assert_eq!(v.get_text("b").as_deref(), Some("20"));
+    }
+
+    #[test]
+    fn numbered_names_find_variables_however_they_were_made() {
+        let (x, y) = (VarName::new("vars_test_x"), VarName::new("vars_test_y"));
+        let mut v = Variables::new();
+        // looked up before it exists, then made by plain name: the miss is not remembered
+        assert_eq!(v.get_as_value(&x).unwrap(), None);
+        v.set_string("option", "vars_test_x", "7").unwrap();
+        assert_eq!(v.get_as_value(&x).unwrap(), Some(Value::Int(7)));
+        // made through the numbered name, read by plain name and by number
+        v.set_int("set", &y, 8).unwrap();
+        assert_eq!(v.get_text("vars_test_y").as_deref(), Some("8"));
+        v.set_int("set", "vars_test_y", 9).unwrap();
+        assert_eq!(v.get_as_value(&y).unwrap(), Some(Value::Int(9)));
+        // a copy (the per-client tables are copies of one) keeps every slot right
+        let mut w = v.clone();
+        w.set_int("set", &x, 70).unwrap();
+        assert_eq!(w.get_text(&x).as_deref(), Some("70"));
+        assert_eq!(v.get_text(&x).as_deref(), Some("7"));
+        assert_eq!(w.get_text(&y).as_deref(), Some("9"));
+        // an invalid name is refused by number as by name
+        let bad = VarName::new("vars test");
+        assert!(v.set_int("set", &bad, 1).is_err());
+        assert_eq!(v.get_as_value(&bad).unwrap(), None);
     }
 
     #[test]

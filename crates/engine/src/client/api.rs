@@ -3,10 +3,12 @@
 //! output ([`Diagnostics`]), the bytes it shares with its driver ([`ClientIo`]) and what it
 //! waits for ([`Wait`]). Types only; the machine itself is in `client`.
 
+use pgsurge_script::VarName;
+
 /// Per-client script state: variables, the function PRNG, meta-command evaluation.
 pub trait ScriptHost {
     /// Appends the text form of variable `name`; false when it is undefined.
-    fn write_var(&mut self, name: &str, out: &mut Vec<u8>) -> bool;
+    fn write_var(&mut self, name: &VarName, out: &mut Vec<u8>) -> bool;
     /// Runs meta command `cmd` of script `script` (`\set`, `\setshell`, `\shell`,
     /// `\sleep`, `\if`, `\elif`). Cause lines go into the failure.
     fn exec_meta(&mut self, script: usize, cmd: usize) -> Result<MetaValue, MetaFailure>;

@@ -3,6 +3,7 @@
 //! touches the network.
 
 use std::collections::HashMap;
+use pgsurge_script::VarName;
 
 use crate::client::*;
 use crate::plan::*;
@@ -21,8 +22,8 @@ struct FakeHost {
 }
 
 impl ScriptHost for FakeHost {
-    fn write_var(&mut self, name: &str, out: &mut Vec<u8>) -> bool {
-        match self.vars.get(name) {
+    fn write_var(&mut self, name: &VarName, out: &mut Vec<u8>) -> bool {
+        match self.vars.get(name.as_str()) {
             Some(v) => {
                 out.extend_from_slice(v.as_bytes());
                 true
