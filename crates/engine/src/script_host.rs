@@ -7,8 +7,7 @@ use std::process::{Command as Process, Stdio};
 use std::sync::Arc;
 
 use pgsurge_script::{
-    eval, shell_command, sleep_usec, Command, EvalCtx, MetaKind, Prng, Script, VarName,
-    Variables,
+    eval, shell_command, sleep_usec, Command, EvalCtx, MetaKind, Prng, Script, VarName, Variables,
 };
 
 use crate::client::{MetaFailure, MetaValue, ScriptHost};

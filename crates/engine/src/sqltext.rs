@@ -115,7 +115,11 @@ impl SqlTemplate {
     /// Renders into `out`; `write_var(name, out)` appends the variable's string form and
     /// returns false when the variable is undefined (then `:name` is kept verbatim).
     #[inline]
-    pub fn render(&self, out: &mut Vec<u8>, mut write_var: impl FnMut(&VarName, &mut Vec<u8>) -> bool) {
+    pub fn render(
+        &self,
+        out: &mut Vec<u8>,
+        mut write_var: impl FnMut(&VarName, &mut Vec<u8>) -> bool,
+    ) {
         for piece in &self.pieces {
             match piece {
                 Piece::Literal(r) => out.extend_from_slice(&self.text[r.clone()]),

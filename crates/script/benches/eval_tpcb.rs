@@ -4,11 +4,11 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use pgsurge_script::{
-    eval, parse_script, substitute_simple, Command, EvalCtx, Expr, MetaKind, Prng, Variables,
-    BUILTINS,
+    eval, parse_script, substitute_simple, Command, EvalCtx, Expr, MetaKind, Prng, VarName,
+    Variables, BUILTINS,
 };
 
-fn set_block() -> (Vec<(String, Expr)>, Vec<String>) {
+fn set_block() -> (Vec<(VarName, Expr)>, Vec<String>) {
     let script = parse_script(BUILTINS[0].desc, BUILTINS[0].script).expect("builtin parses");
     let mut sets = Vec::new();
     let mut sqls = Vec::new();

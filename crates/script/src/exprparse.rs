@@ -6,8 +6,8 @@
 
 use crate::expr::{Arity, Expr, Func, NAMED_FUNCTIONS};
 use crate::exprlex::{LexError, Scanner, Tok, Token};
-use crate::value::Value;
 use crate::names::VarName;
+use crate::value::Value;
 
 /// An expression syntax error: pgbench's message, optional parenthesised detail, and the
 /// byte offset (into the script) the caret points at.

@@ -84,6 +84,7 @@ pub use functions::{
 };
 #[doc(hidden)]
 pub use fuzzing::{fuzz_bytes, fuzz_one};
+pub use names::VarName;
 pub use numfmt::{format_double, format_f, format_g};
 pub use prepare::{substitute_simple, PrepareError, QueryMode, MAX_PARAMS};
 pub use prng::{Prng, RandomSeed, SeedError, SeedStreams, ThreadStreams};
@@ -96,5 +97,4 @@ pub use script::{
     SqlCommand, SqlMeta,
 };
 pub use value::{Value, ValueType};
-pub use names::VarName;
 pub use vars::{is_valid_variable_name, VarError, VarKey, Variables};

@@ -6,8 +6,8 @@ use crate::cnum::atoi;
 use crate::error::ScriptError;
 use crate::exprlex::Scanner;
 use crate::exprparse::parse_expression;
-use crate::script::{line_of, MetaCommand, MetaKind, SleepAmount, SleepSpec, SleepUnit};
 use crate::names::VarName;
+use crate::script::{line_of, MetaCommand, MetaKind, SleepAmount, SleepSpec, SleepUnit};
 
 /// Most words a meta command may have (pgbench's `MAX_ARGS`, command name included).
 const MAX_ARGS: usize = 256;

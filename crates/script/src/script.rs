@@ -5,8 +5,8 @@
 
 use crate::error::ScriptError;
 use crate::expr::Expr;
-use crate::names::VarName;
 use crate::meta::{parse_meta, Parsed};
+use crate::names::VarName;
 use crate::splitter::{skip_sql_comments, SqlScanner, Stop};
 
 /// A parsed script.

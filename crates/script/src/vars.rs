@@ -259,7 +259,10 @@ impl Variables {
 
     /// The variable's value, parsing its string form on first use like pgbench's
     /// `makeVariableValue`. `Ok(None)` when undefined.
-    pub fn get_as_value<K: VarKey + ?Sized>(&mut self, name: &K) -> Result<Option<Value>, VarError> {
+    pub fn get_as_value<K: VarKey + ?Sized>(
+        &mut self,
+        name: &K,
+    ) -> Result<Option<Value>, VarError> {
         let Some(i) = self.find(name) else {
             return Ok(None);
         };

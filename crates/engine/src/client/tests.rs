@@ -2,8 +2,8 @@
 //! server bytes and fake script/rng/recorder implementations. Nothing sleeps and nothing
 //! touches the network.
 
-use std::collections::HashMap;
 use pgsurge_script::VarName;
+use std::collections::HashMap;
 
 use crate::client::*;
 use crate::plan::*;
