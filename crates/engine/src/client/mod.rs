@@ -795,8 +795,7 @@ impl<H: ScriptHost> Client<H> {
                     }
                 }
                 b.finish();
-                append::describe_portal(&mut io.out);
-                append::execute(&mut io.out);
+                append::describe_execute(&mut io.out);
                 if self.in_pipeline {
                     self.in_flight.command(self.command);
                 } else {

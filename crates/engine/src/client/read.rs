@@ -129,6 +129,12 @@ impl<H: ScriptHost> Client<H> {
                     io.in_pos += used;
                     Ok(reply)
                 }
+                // Everything read so far is consumed (the usual end of a round).
+                None if io.in_pos == io.inbuf.len() => {
+                    io.inbuf.clear();
+                    io.in_pos = 0;
+                    Err(ReadOutcome::NeedMore)
+                }
                 None => self.next_reply(ctx, io),
             };
             match next {
