@@ -227,7 +227,7 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
                     vars.next().unwrap_or_default(),
                     seeds.clients[id],
                 );
-                Slot::new(Client::new(id, host, &plan))
+                Slot::new(Client::new(id, host))
             })
             .collect();
         let streams = ThreadStreams {

@@ -132,7 +132,7 @@ fn allocations_in_steady_state(builtin: &str, mode: &str, per_command: bool) -> 
     let mut vars = Variables::new();
     vars.set_int("option", "scale", 10).expect("scale");
     let host = ClientScript::new(Arc::clone(&scripts), vars, seeds.clients[0]);
-    let mut client = Client::new(0, host, &plan);
+    let mut client = Client::new(0, host);
     let mut io = ClientIo::default();
     client.connected(&mut io);
     let config = StatsConfig {

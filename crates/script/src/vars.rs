@@ -291,6 +291,13 @@ impl Variables {
         let Some(i) = self.find(name) else {
             return false;
         };
+        let var = &self.vars[i];
+        if let (false, Some(Value::Int(n))) = (var.has_text, var.value) {
+            // An integer (what `\set` makes) is written straight into `out`, leaving
+            // the cached text untouched: one memory access fewer per parameter.
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            return true;
+        }
         out.extend_from_slice(self.text_of(i).as_bytes());
         true
     }

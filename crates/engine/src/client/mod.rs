@@ -130,8 +130,8 @@ pub struct Client<H> {
     stmt_begin: i64,
     sleep_until: i64,
     conds: Vec<IfState>,
-    /// Prepared flags per script and command, reset per connection.
-    prepared: Vec<Vec<bool>>,
+    /// Statements prepared on this connection.
+    prepared: PreparedSet,
     in_pipeline: bool,
     /// Syncs sent whose ReadyForQuery has not arrived.
     syncs_pending: u32,
@@ -151,9 +151,60 @@ pub struct Client<H> {
     resuming_after_prepare: bool,
 }
 
+/// Which statements a connection has prepared, by script and command. Up to 4 scripts
+/// of up to 32 commands (nearly every run) are bits inside the client, checked per
+/// statement without following a pointer; commands beyond use a table.
+#[derive(Debug, Default)]
+struct PreparedSet {
+    bits: u128,
+    more: Vec<Vec<bool>>,
+}
+
+impl PreparedSet {
+    const SCRIPTS: usize = 4;
+    const COMMANDS: usize = 32;
+
+    fn bit(script: usize, command: usize) -> Option<u128> {
+        (script < Self::SCRIPTS && command < Self::COMMANDS)
+            .then(|| 1u128 << (script * Self::COMMANDS + command))
+    }
+
+    fn contains(&self, script: usize, command: usize) -> bool {
+        match Self::bit(script, command) {
+            Some(b) => self.bits & b != 0,
+            None => self
+                .more
+                .get(script)
+                .and_then(|s| s.get(command))
+                .is_some_and(|&f| f),
+        }
+    }
+
+    fn insert(&mut self, script: usize, command: usize) {
+        match Self::bit(script, command) {
+            Some(b) => self.bits |= b,
+            None => {
+                if self.more.len() <= script {
+                    self.more.resize_with(script + 1, Vec::new);
+                }
+                let flags = &mut self.more[script];
+                if flags.len() <= command {
+                    flags.resize(command + 1, false);
+                }
+                flags[command] = true;
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.bits = 0;
+        self.more.iter_mut().flatten().for_each(|f| *f = false);
+    }
+}
+
 impl<H: ScriptHost> Client<H> {
     /// A client about to choose its first script.
-    pub fn new(id: usize, host: H, plan: &Plan) -> Self {
+    pub fn new(id: usize, host: H) -> Self {
         Client {
             id,
             host,
@@ -168,11 +219,7 @@ impl<H: ScriptHost> Client<H> {
             stmt_begin: 0,
             sleep_until: 0,
             conds: Vec::with_capacity(8),
-            prepared: plan
-                .scripts
-                .iter()
-                .map(|s| vec![false; s.commands.len()])
-                .collect(),
+            prepared: PreparedSet::default(),
             in_pipeline: false,
             syncs_pending: 0,
             tx_status: TransactionStatus::Unknown,
@@ -217,9 +264,7 @@ impl<H: ScriptHost> Client<H> {
         self.in_pipeline = false;
         self.in_flight.clear();
         self.syncs_pending = 0;
-        for p in &mut self.prepared {
-            p.iter_mut().for_each(|f| *f = false);
-        }
+        self.prepared.clear();
     }
 
     /// A `-C` connection attempt failed: the client aborts (the run goes on).
@@ -700,7 +745,7 @@ impl<H: ScriptHost> Client<H> {
                     return None;
                 }
                 if plan.config.mode == QueryMode::Prepared
-                    && !self.prepared[self.script][self.command]
+                    && !self.prepared.contains(self.script, self.command)
                 {
                     self.send_prepare(ctx, io, self.command);
                     self.after_prepare = ClientState::StartCommand;
@@ -744,9 +789,7 @@ impl<H: ScriptHost> Client<H> {
             self.in_flight.command(cmd);
             self.in_flight.sync();
         }
-        if let Some(f) = self.prepared[self.script].get_mut(cmd) {
-            *f = true;
-        }
+        self.prepared.insert(self.script, cmd);
     }
 
     fn send_sql(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, sql: &SqlPlan) {
@@ -908,7 +951,7 @@ impl<H: ScriptHost> Client<H> {
                                 tag: MetaTag::EndPipeline,
                                 ..
                             } => break,
-                            CommandKind::Sql(_) if !self.prepared[script][k] => {
+                            CommandKind::Sql(_) if !self.prepared.contains(script, k) => {
                                 self.send_prepare(ctx, io, k);
                                 any = true;
                             }

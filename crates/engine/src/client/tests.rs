@@ -253,10 +253,10 @@ impl World {
     }
 }
 
-fn new_client(p: &Plan) -> Client<FakeHost> {
+fn new_client() -> Client<FakeHost> {
     let mut host = FakeHost::default();
     host.vars.insert("a".into(), "5".into());
-    let mut c = Client::new(0, host, p);
+    let mut c = Client::new(0, host);
     let mut io = ClientIo::default();
     c.connected(&mut io);
     c
@@ -275,7 +275,7 @@ fn simple_mode_sends_one_query_and_counts_latency_from_fake_clock() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 1_000), Wait::Read);
     let out = w.take_out();
     assert_eq!(out, b"Q\0\0\0\x0dSELECT 5\0");
@@ -307,7 +307,7 @@ fn prepared_mode_prepares_once_per_connection_then_binds() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     assert_eq!(tags(&w.take_out()), "PS");
     w.feed(&[msg(b'1', b""), ready(b'I')]);
@@ -342,7 +342,7 @@ fn extended_mode_sends_unnamed_parse_bind_describe_execute_sync() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     assert_eq!(tags(&w.take_out()), "PBDES");
 }
@@ -359,7 +359,7 @@ fn throttle_waits_for_schedule_and_records_lag() {
     );
     let mut w = World::new();
     w.sched = Some(ThrottleSchedule::new(1000.0, 1, 0)); // mean 1000 us
-    let mut c = new_client(&p);
+    let mut c = new_client();
     // u = 0.5 -> first slot at 693 us.
     assert_eq!(w.step(&mut c, &p, 100), Wait::Until(693));
     assert_eq!(w.step(&mut c, &p, 500), Wait::Until(693));
@@ -385,7 +385,7 @@ fn late_slots_are_skipped_under_latency_limit() {
     );
     let mut w = World::new();
     w.sched = Some(ThrottleSchedule::new(1000.0, 1, 0));
-    let mut c = new_client(&p);
+    let mut c = new_client();
     // now = 3 ms: slots 693 and 1386 are older than now - 1 ms -> skipped; 2079 runs.
     assert_eq!(w.step(&mut c, &p, 3_000), Wait::Read);
     let skipped: Vec<_> = w.rec.txns.iter().map(|t| (t.status, t.txn_no)).collect();
@@ -420,7 +420,7 @@ fn serialization_error_in_block_rolls_back_and_retries_then_fails() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     for attempt in 0..2 {
         assert_eq!(w.step(&mut c, &p, 10), Wait::Read);
         w.take_out();
@@ -466,7 +466,7 @@ fn latency_limit_ends_retries() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.take_out();
     w.feed(&[error("40P01", "deadlock detected"), ready(b'I')]);
@@ -487,7 +487,7 @@ fn other_sql_error_aborts_client_with_pgbench_message() {
         MachineConfig::default(),
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.feed(&[
         error("42703", "column \"nosuch\" does not exist"),
@@ -516,7 +516,7 @@ fn timer_during_transaction_lets_it_finish_then_stops() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.take_out();
     w.timer_exceeded = true; // Ctrl-C or -T while the query runs
@@ -549,7 +549,7 @@ fn gset_stores_columns_and_rejects_wrong_row_count() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.feed(&[
         row_desc(&["one"]),
@@ -586,7 +586,7 @@ fn pipeline_sends_everything_then_one_sync_and_reads_all_results() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     assert_eq!(tags(&w.take_out()), "PBDEPBDESPBDES");
     let result = |v: &str| {
@@ -622,7 +622,7 @@ fn pipeline_restrictions_abort_like_pgbench() {
         MachineConfig::default(),
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Done);
     assert_eq!(w.diag.errors, vec!["client 0 aborted in command 0 (startpipeline) of script 0; cannot use pipeline mode with the simple query protocol"]);
 
@@ -634,7 +634,7 @@ fn pipeline_restrictions_abort_like_pgbench() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Done);
     assert_eq!(
         w.diag.errors,
@@ -646,7 +646,7 @@ fn pipeline_restrictions_abort_like_pgbench() {
 fn meta_failure_prints_cause_then_abort_line() {
     let p = plan(vec![meta(MetaTag::Set, "set")], MachineConfig::default());
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     c.host.metas.insert(
         (0, 0),
         Err(MetaFailure {
@@ -680,7 +680,7 @@ fn sleep_and_conditionals_follow_the_fake_clock() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     c.host.metas.insert((0, 0), Ok(MetaValue::Truth(true)));
     c.host.metas.insert((0, 1), Ok(MetaValue::SleepUs(5_000)));
     assert_eq!(w.step(&mut c, &p, 100), Wait::Until(5_100));
@@ -700,7 +700,7 @@ fn connection_loss_while_waiting_aborts_the_client() {
         MachineConfig::default(),
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     c.connection_lost(&mut w.io);
     assert_eq!(w.step(&mut c, &p, 1), Wait::Done);
@@ -723,7 +723,7 @@ fn connect_per_transaction_asks_driver_to_connect_and_disconnect() {
     );
     let mut w = World::new();
     w.io.connected = false;
-    let mut c = Client::new(0, FakeHost::default(), &p);
+    let mut c = Client::new(0, FakeHost::default());
     assert_eq!(w.step(&mut c, &p, 0), Wait::Connect);
     c.connected(&mut w.io);
     assert_eq!(w.step(&mut c, &p, 1), Wait::Read);
@@ -750,7 +750,7 @@ fn weighted_script_choice_uses_thread_stream() {
     p.total_weight = 4;
     let mut w = World::new();
     w.rng.choices = vec![2]; // 2 - 1 >= 0, 1 - 3 < 0 -> script 1
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     assert_eq!(w.take_out(), b"Q\0\0\0\x0dSELECT 2\0");
 }
@@ -775,7 +775,7 @@ fn errors_after(mode: QueryMode, text: &str, reply: Vec<Vec<u8>>) -> Vec<String>
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     if mode == QueryMode::Prepared {
         w.feed(&[msg(b'1', b""), ready(b'I')]);
@@ -829,7 +829,7 @@ fn prepare_error_shows_the_prepared_text() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.feed(&[
         error_at("42703", "column \"nosuch\" does not exist", 14),
@@ -859,7 +859,7 @@ fn pipeline_error_shows_the_failing_commands_text() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.feed(&[
         msg(b'1', b""),
@@ -896,7 +896,7 @@ fn pipeline_error_after_a_sync_is_query_1() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.feed(&[
         msg(b'1', b""),
@@ -927,7 +927,7 @@ fn aset_error_shows_the_text_as_sent() {
     }
     let p = plan(vec![cmd], MachineConfig::default());
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Read);
     w.feed(&[
         row_desc(&["a"]),
@@ -1012,10 +1012,31 @@ fn a_script_without_sql_yields_after_a_bounded_number_of_transactions() {
         },
     );
     let mut w = World::new();
-    let mut c = new_client(&p);
+    let mut c = new_client();
     assert_eq!(w.step(&mut c, &p, 0), Wait::Yield);
     assert_eq!(c.count(), i64::from(super::MAX_IMMEDIATE_TXNS));
     assert_eq!(w.step(&mut c, &p, 5), Wait::Yield);
     assert_eq!(c.count(), 2 * i64::from(super::MAX_IMMEDIATE_TXNS));
     assert!(w.take_out().is_empty());
+}
+
+#[test]
+fn prepared_set_inline_and_beyond() {
+    let mut p = PreparedSet::default();
+    let cases = [(0, 0), (0, 31), (3, 31), (3, 32), (4, 0), (9, 200)];
+    for &(s, c) in &cases {
+        assert!(!p.contains(s, c), "{s} {c}");
+        p.insert(s, c);
+        assert!(p.contains(s, c), "{s} {c}");
+    }
+    // neighbours are not set by their neighbours
+    for (s, c) in [(0, 1), (1, 0), (2, 31), (3, 30), (4, 1), (9, 199), (10, 0)] {
+        assert!(!p.contains(s, c), "{s} {c}");
+    }
+    assert!(
+        p.more.len() > 4,
+        "commands beyond the inline bits use the table"
+    );
+    p.clear();
+    assert!(cases.iter().all(|&(s, c)| !p.contains(s, c)));
 }
