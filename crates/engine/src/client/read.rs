@@ -124,11 +124,10 @@ impl<H: ScriptHost> Client<H> {
         loop {
             // The messages of a plain answer are classified here from their header,
             // the rest goes through the full decoder.
-            let next = match self.reply.next_plain(&io.inbuf[io.in_pos..]) {
-                Some((reply, used)) => {
-                    io.in_pos += used;
-                    Ok(reply)
-                }
+            let (plain, used) = self.reply.next_plain_significant(&io.inbuf[io.in_pos..]);
+            io.in_pos += used;
+            let next = match plain {
+                Some(reply) => Ok(reply),
                 // Everything read so far is consumed (the usual end of a round).
                 None if io.in_pos == io.inbuf.len() => {
                     io.inbuf.clear();

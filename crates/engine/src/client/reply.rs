@@ -114,7 +114,7 @@ impl ReplyState {
     /// the header: `None` for anything else, or an incomplete or odd message, which
     /// [`ReplyState::next`] then decodes (and reports) in full. Same replies, same
     /// checks of row messages, without building a decoded message.
-    #[inline]
+    #[inline(always)]
     pub fn next_plain(&mut self, data: &[u8]) -> Option<(Reply, usize)> {
         let header = data.get(..5)?;
         let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
@@ -139,6 +139,22 @@ impl ReplyState {
             _ => return None,
         };
         Some((reply, len + 1))
+    }
+
+    /// Consumes the plain messages at the start of `data` ([`ReplyState::next_plain`])
+    /// up to the first one the machine acts on, a result's end or ReadyForQuery: returns
+    /// it, if one came, and the bytes used. The others (BindComplete, rows, …) are
+    /// consumed without being returned: every reader ignores [`Reply::Other`].
+    #[inline]
+    pub fn next_plain_significant(&mut self, data: &[u8]) -> (Option<Reply>, usize) {
+        let mut used = 0;
+        while let Some((reply, n)) = self.next_plain(&data[used..]) {
+            used += n;
+            if !matches!(reply, Reply::Other) {
+                return (Some(reply), used);
+            }
+        }
+        (None, used)
     }
 
     /// Decodes the next message of `data`: `Ok(None)` when incomplete, else the reply and

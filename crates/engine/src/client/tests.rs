@@ -1000,6 +1000,43 @@ fn plain_replies_match_the_full_decoder() {
     assert!(s.next_plain(&row_desc(&["x"])).is_none());
 }
 
+/// The plain messages before a result's end are consumed in one call, which returns
+/// only the replies the machine acts on, with the bytes used up to them.
+#[test]
+fn plain_messages_are_consumed_up_to_the_next_significant_reply() {
+    use super::reply::{Reply, ReplyState};
+    let answer = [
+        msg(b'2', b""),
+        row_desc(&["abalance"]),
+        data_row(&["0"]),
+        complete("SELECT 1"),
+        ready(b'I'),
+    ];
+    let bytes: Vec<u8> = answer.concat();
+    let upto_complete: usize = answer[..4].iter().map(Vec::len).sum();
+    let mut s = ReplyState::default();
+    let (r, used) = s.next_plain_significant(&bytes);
+    assert!(matches!(r, Some(Reply::ResultDone)), "{r:?}");
+    assert_eq!(used, upto_complete);
+    assert_eq!(s.captured_rows(), 0);
+    s.end_result();
+    assert_eq!(s.last_ntuples, 1, "the row was counted on the way");
+    let (r, used) = s.next_plain_significant(&bytes[upto_complete..]);
+    assert!(matches!(r, Some(Reply::Ready(_))), "{r:?}");
+    assert_eq!(used, answer[4].len());
+    // An incomplete message after plain ones: those are consumed, nothing is returned.
+    let cut = answer[0].len() + answer[1].len() + 3;
+    let (r, used) = ReplyState::default().next_plain_significant(&bytes[..cut]);
+    assert!(r.is_none());
+    assert_eq!(used, answer[0].len() + answer[1].len());
+    // Something not plain (an error) stops it the same way.
+    let mut with_error = answer[0].clone();
+    with_error.extend(msg(b'E', b"SERROR\0C22012\0Mdivision by zero\0\0"));
+    let (r, used) = ReplyState::default().next_plain_significant(&with_error);
+    assert!(r.is_none());
+    assert_eq!(used, answer[0].len());
+}
+
 /// A client goes on to its next transaction in the same call, but one whose script
 /// never waits (no SQL) gives the thread back after a bounded number of them.
 #[test]
