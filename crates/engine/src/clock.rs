@@ -24,7 +24,7 @@ fn monotonic_ns() -> i64 {
     // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux
     // (the call cannot fail with these arguments).
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 impl RunClock {
