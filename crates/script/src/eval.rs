@@ -3,13 +3,15 @@
 //! their messages, and every built-in function.
 //!
 //! Evaluation does not allocate in steady state: arguments go into a fixed array, and
-//! variables are looked up by `&str`. Messages are built only on failure or by `debug()`.
+//! variables are looked up by their numbered names. Messages are built only on failure or
+//! by `debug()`.
 
 use crate::expr::{Expr, Func};
 use crate::functions::{
     hash_fnv1a, hash_murmur2, permute, random_exponential, random_gaussian, random_uniform,
     random_zipfian,
 };
+use crate::names::VarName;
 use crate::numfmt::{f6, format_double};
 use crate::prng::Prng;
 use crate::value::Value;
@@ -66,10 +68,12 @@ pub struct EvalCtx<'a> {
 /// Evaluates `expr` for one client.
 pub fn eval(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     match expr {
-        // Leaves, and calls on leaves, cannot nest deeper: no stack check (the check
-        // itself shows in profiles).
+        // Leaves, calls on leaves and calls on those (`random(1, 100000 * :scale)`)
+        // cannot nest deeper: no stack check (the check itself shows in profiles).
         Expr::Const(_) | Expr::Var(_) => eval_node(expr, ctx),
-        Expr::Call { args, .. } if args.iter().all(is_leaf) => eval_node(expr, ctx),
+        Expr::Call { args, .. } if args.iter().all(is_leaf_or_call_on_leaves) => {
+            eval_node(expr, ctx)
+        }
         // deep nesting (pgbench accepts ~10000 levels) may need more stack than a thread has
         _ => stacker::maybe_grow(
             crate::exprparse::RED_ZONE,
@@ -83,17 +87,30 @@ fn is_leaf(e: &Expr) -> bool {
     matches!(e, Expr::Const(_) | Expr::Var(_))
 }
 
+fn is_leaf_or_call_on_leaves(e: &Expr) -> bool {
+    match e {
+        Expr::Const(_) | Expr::Var(_) => true,
+        Expr::Call { args, .. } => args.iter().all(is_leaf),
+    }
+}
+
+/// The value of variable `name`, parsed from its text on first use.
+#[inline]
+fn var_value(name: &VarName, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    match ctx.vars.get_as_value(name) {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => err(format!("undefined variable \"{name}\"")),
+        Err(e) => Err(match e.message() {
+            Some(m) => EvalError::Message(m),
+            None => EvalError::Silent,
+        }),
+    }
+}
+
 fn eval_node(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     match expr {
         Expr::Const(v) => Ok(*v),
-        Expr::Var(name) => match ctx.vars.get_as_value(name) {
-            Ok(Some(v)) => Ok(v),
-            Ok(None) => err(format!("undefined variable \"{name}\"")),
-            Err(e) => Err(match e.message() {
-                Some(m) => EvalError::Message(m),
-                None => EvalError::Silent,
-            }),
-        },
+        Expr::Var(name) => var_value(name, ctx),
         Expr::Call { func, args } if *func != Func::Case && spine_len(args) >= SPINE_MIN => {
             eval_left_spine(*func, args, ctx)
         }
@@ -253,9 +270,10 @@ fn eval_standard(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Val
     if args.len() <= FEW_FARGS {
         let mut vals = [Value::Null; FEW_FARGS];
         for (slot, a) in vals.iter_mut().zip(args) {
-            // a constant argument costs no call
+            // a constant or variable argument costs no call
             *slot = match a {
                 Expr::Const(v) => *v,
+                Expr::Var(name) => var_value(name, ctx)?,
                 _ => eval(a, ctx)?,
             };
         }

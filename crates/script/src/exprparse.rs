@@ -257,7 +257,13 @@ impl Parser<'_, '_> {
                     return Ok(Expr::Const(Value::Int(i64::MIN)));
                 }
                 let e = self.parse_expr(P_UNARY)?;
-                Ok(Expr::call(Func::Sub, vec![Expr::Const(Value::Int(0)), e]))
+                // A negative number is `0 - n` for pgbench; computed here once when that
+                // cannot fail (no overflow) instead of on every evaluation. Same value.
+                match e {
+                    Expr::Const(Value::Int(n)) if n != i64::MIN => Ok(Expr::Const(Value::Int(-n))),
+                    Expr::Const(Value::Double(d)) => Ok(Expr::Const(Value::Double(0.0 - d))),
+                    e => Ok(Expr::call(Func::Sub, vec![Expr::Const(Value::Int(0)), e])),
+                }
             }
             Tok::Tilde => {
                 let e = self.parse_expr(P_BIT + 1)?;
@@ -384,7 +390,19 @@ mod tests {
             c(Func::Add, vec![i(1), c(Func::Mul, vec![i(2), i(3)])])
         );
         assert_eq!(p("2 > 1"), c(Func::Lt, vec![i(1), i(2)]));
-        assert_eq!(p("-3"), c(Func::Sub, vec![i(0), i(3)]));
+        assert_eq!(p("-3"), i(-3));
+        assert_eq!(p("- -3"), i(3));
+        assert_eq!(
+            p("-:x"),
+            c(Func::Sub, vec![i(0), Expr::Var(VarName::new("x"))])
+        );
+        // 0 - 0.0 is +0.0, not -0.0
+        assert!(matches!(p("-0.0"), Expr::Const(Value::Double(d)) if d.to_bits() == 0));
+        // `- INT64_MIN` overflows at run time, as in pgbench: not folded
+        assert_eq!(
+            p("- -9223372036854775808"),
+            c(Func::Sub, vec![i(0), i(i64::MIN)])
+        );
         assert_eq!(p("-9223372036854775808"), i(i64::MIN));
         // ~ binds like the bitwise operators: ~1 + 2 = ~(1+2), ~1 | 2 = (~1) | 2
         assert_eq!(
