@@ -72,6 +72,32 @@ impl AsRawFd for Socket {
     }
 }
 
+/// `send(fd, buf, MSG_NOSIGNAL)` (what std's socket write does) as a raw system call.
+/// glibc's wrappers of cancellation points such as send(2) and read(2) switch the
+/// thread's cancellation type before and after every call; nothing here uses thread
+/// cancellation, and these calls run several times per transaction.
+fn raw_send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call;
+    // no destination address (a connected socket). Every argument is passed as a long,
+    // as the kernel's system call convention expects.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_sendto,
+            libc::c_long::from(fd),
+            buf.as_ptr() as libc::c_long,
+            buf.len() as libc::c_long,
+            libc::c_long::from(libc::MSG_NOSIGNAL),
+            0 as libc::c_long,
+            0 as libc::c_long,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
 /// Plain or TLS transport.
 #[derive(Debug)]
 pub(crate) enum Transport {
@@ -97,7 +123,12 @@ impl Transport {
     /// be held in the TLS layer: see [`Transport::wants_write`].
     pub(crate) fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Transport::Plain(s) => s.write(buf),
+            Transport::Plain(s) => loop {
+                match raw_send(s.as_raw_fd(), buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    r => return r,
+                }
+            },
             Transport::Tls(tls, s) => {
                 // Push out what is pending first, so the TLS buffer stays bounded.
                 Self::flush_tls(tls, s)?;
@@ -148,11 +179,13 @@ impl Transport {
                 let spare = buf.spare_capacity_mut();
                 // SAFETY: read(2) writes at most spare.len() bytes into the spare
                 // capacity; exactly the n bytes it reports are then marked initialized.
+                // A raw system call: see `raw_send`.
                 let n = unsafe {
-                    libc::read(
-                        s.as_raw_fd(),
-                        spare.as_mut_ptr().cast::<libc::c_void>(),
-                        spare.len(),
+                    libc::syscall(
+                        libc::SYS_read,
+                        libc::c_long::from(s.as_raw_fd()),
+                        spare.as_mut_ptr() as libc::c_long,
+                        spare.len() as libc::c_long,
                     )
                 };
                 if n < 0 {
