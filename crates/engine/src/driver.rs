@@ -30,21 +30,24 @@ const TIMER_TOKEN: Token = Token(usize::MAX);
 /// Longest time the loop sleeps without looking at the stop flag.
 const MAX_POLL: Duration = Duration::from_millis(50);
 
-/// One client slot of a driver: the machine, its bytes and its connection.
+/// One client slot of a driver: the machine, its bytes and its connection. In
+/// declaration order (`repr(C)`), the fields every round reads first, then the client,
+/// then the connection (of which only the socket is used per statement).
+#[repr(C)]
 pub struct Slot<H> {
-    /// The client's script state machine (what it sends next, what it waits for).
-    pub client: Client<H>,
-    /// Its buffers.
-    pub io: ClientIo,
-    conn: Option<Connection>,
-    /// Bytes of `io.out` already written.
-    out_pos: usize,
-    /// Earliest time the client wants to run again (`i64::MAX`: only on input).
-    wake_at: i64,
     /// Advance on the next iteration regardless of time/input.
     runnable: bool,
     done: bool,
     write_interest: bool,
+    /// Earliest time the client wants to run again (`i64::MAX`: only on input).
+    wake_at: i64,
+    /// Bytes of `io.out` already written.
+    out_pos: usize,
+    /// Its buffers.
+    pub io: ClientIo,
+    /// The client's script state machine (what it sends next, what it waits for).
+    pub client: Client<H>,
+    conn: Option<Connection>,
 }
 
 impl<H> Slot<H> {
@@ -158,6 +161,14 @@ pub fn run_loop<H: ScriptHost>(
         }
     }
     let mut remaining = slots.iter().filter(|s| !s.done).count();
+    // The runnable clients, each listed once, in the order they became runnable: while no
+    // client sleeps until a time, a round runs just these instead of looking at every
+    // slot (with hundreds of clients, reading each slot's flags is a cache miss per slot
+    // per round). `running` is the list of the round under way.
+    let mut ready: Vec<usize> = Vec::with_capacity(slots.len());
+    let mut running: Vec<usize> = Vec::with_capacity(slots.len());
+    // Look at every slot: at the start, and while a client sleeps until a time.
+    let mut scan_all = true;
     loop {
         // One clock read per round, then one more per client that runs after another
         // one ran in this round: a client that is not due costs no clock read.
@@ -168,7 +179,13 @@ pub fn run_loop<H: ScriptHost>(
             || (dctx.end_us > 0 && now >= dctx.end_us);
         let mut next_wake = i64::MAX;
         let mut any_runnable = false;
-        for (i, s) in slots.iter_mut().enumerate() {
+        let full = scan_all || timer_exceeded;
+        std::mem::swap(&mut ready, &mut running);
+        ready.clear();
+        let count = if full { slots.len() } else { running.len() };
+        for k in 0..count {
+            let i = if full { k } else { running[k] };
+            let Some(s) = slots.get_mut(i) else { continue };
             if s.done
                 || !(s.runnable || s.wake_at <= now || timer_exceeded && s.wake_at != i64::MAX)
             {
@@ -268,10 +285,13 @@ pub fn run_loop<H: ScriptHost>(
             }
             if s.runnable {
                 any_runnable = true;
+                ready.push(i);
             } else {
                 next_wake = next_wake.min(s.wake_at);
             }
         }
+        // Every client not listed waits for input only, unless one sleeps until a time.
+        scan_all = next_wake != i64::MAX;
         if remaining == 0 {
             return LoopEnd::AllDone;
         }
@@ -342,7 +362,10 @@ pub fn run_loop<H: ScriptHost>(
                 if !fill(s, closed) {
                     s.client.connection_lost(&mut s.io);
                 }
-                s.runnable = true;
+                if !s.runnable && !s.done {
+                    s.runnable = true;
+                    ready.push(i);
+                }
             }
         }
     }

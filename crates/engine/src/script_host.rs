@@ -16,13 +16,15 @@ const EVAL_FAILED: &str = "evaluation of meta-command failed";
 const ASSIGN_FAILED: &str = "assignment of meta-command failed";
 const EXEC_FAILED: &str = "execution of meta-command failed";
 
-/// Variables and PRNG of one client.
+/// Variables and PRNG of one client (in declaration order, `repr(C)`: what a
+/// transaction uses first).
+#[repr(C)]
 pub struct ClientScript {
-    scripts: Arc<Vec<Script>>,
     /// The client's variables.
     pub vars: Variables,
     prng: Prng,
     saved: Prng,
+    scripts: Arc<Vec<Script>>,
     shell: String,
 }
 

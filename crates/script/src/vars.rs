@@ -77,15 +77,17 @@ struct Var {
     value: Option<Value>,
 }
 
-/// A client's variables.
+/// A client's variables (in declaration order, `repr(C)`: the two tables a lookup by
+/// number reads before the hash index).
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct Variables {
     vars: Vec<Var>,
-    index: HashMap<Box<str>, usize, NameHasher>,
     /// Where each numbered name ([`VarName`]) was found, as slot + 1 (0: not looked up
     /// yet), indexed by its number: the per-transaction lookups of a script's names are
     /// one load. Variables are never removed, so a remembered slot stays right.
     by_number: Vec<u32>,
+    index: HashMap<Box<str>, usize, NameHasher>,
 }
 
 /// What variables are looked up by: a plain name (hashed every time) or a script's

@@ -114,41 +114,46 @@ pub(crate) enum ErrorStatus {
 }
 
 /// One pgbench client.
+///
+/// Laid out in declaration order (`repr(C)`), what every statement touches first: with
+/// hundreds of clients per thread a client's state is out of cache each time it runs, so
+/// the fewer cache lines it spans, the fewer misses per statement.
+#[repr(C)]
 pub struct Client<H> {
-    /// Client id (0-based, global).
-    pub id: usize,
-    /// Script variables and PRNG.
-    pub host: H,
     state: ClientState,
-    script: usize,
-    command: usize,
-    cnt: i64,
-    tries: u32,
     estatus: ErrorStatus,
-    txn_scheduled: i64,
-    txn_begin: i64,
-    stmt_begin: i64,
-    sleep_until: i64,
-    conds: Vec<IfState>,
-    /// Statements prepared on this connection.
-    prepared: PreparedSet,
-    in_pipeline: bool,
-    /// Syncs sent whose ReadyForQuery has not arrived.
-    syncs_pending: u32,
     /// Transaction status of the last ReadyForQuery.
     tx_status: TransactionStatus,
-    reply: ReplyState,
-    /// Prepares and pipelined commands whose answers are still to come.
-    in_flight: InFlight,
-    /// The text sent for the current command when it has `\aset` (simple mode), whose
-    /// results may change the variables before a later statement of it fails.
-    aset_text: Vec<u8>,
-    /// State to enter once `WaitPrepare` is done.
-    after_prepare: ClientState,
+    in_pipeline: bool,
     /// The client stopped because of an error.
     aborted: bool,
     /// Coming back to StartCommand after the prepare round trip of this command.
     resuming_after_prepare: bool,
+    /// State to enter once `WaitPrepare` is done.
+    after_prepare: ClientState,
+    /// Syncs sent whose ReadyForQuery has not arrived.
+    syncs_pending: u32,
+    tries: u32,
+    script: usize,
+    command: usize,
+    cnt: i64,
+    txn_scheduled: i64,
+    txn_begin: i64,
+    stmt_begin: i64,
+    sleep_until: i64,
+    /// Statements prepared on this connection.
+    prepared: PreparedSet,
+    reply: ReplyState,
+    /// Prepares and pipelined commands whose answers are still to come.
+    in_flight: InFlight,
+    conds: Vec<IfState>,
+    /// Script variables and PRNG.
+    pub host: H,
+    /// Client id (0-based, global).
+    pub id: usize,
+    /// The text sent for the current command when it has `\aset` (simple mode), whose
+    /// results may change the variables before a later statement of it fails.
+    aset_text: Vec<u8>,
 }
 
 /// Which statements a connection has prepared, by script and command. Up to 4 scripts

@@ -36,8 +36,10 @@ pub(crate) enum Reply {
     Other,
 }
 
-/// Result tracking for the command being read.
+/// Result tracking for the command being read (in declaration order, `repr(C)`: the
+/// counters read per statement before the buffers used only by `\gset`/`\aset`).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct ReplyState {
     /// Index of the result being read (pgbench's `qrynum`).
     pub qrynum: u32,
@@ -46,17 +48,17 @@ pub(crate) struct ReplyState {
     /// Capture rows for `\gset`/`\aset`.
     pub capture: bool,
     cur_tuples: bool,
-    cur_ntuples: u64,
     /// The last ended result returned tuples (had a RowDescription).
     pub last_had_tuples: bool,
+    cur_ntuples: u64,
     /// Its number of rows.
     pub last_ntuples: u64,
+    cap_ntuples: u64,
     names: Vec<u8>,
     name_ends: Vec<usize>,
     row: Vec<u8>,
     /// (start, end) of each value in `row`; `usize::MAX` start = NULL.
     row_vals: Vec<(usize, usize)>,
-    cap_ntuples: u64,
 }
 
 impl ReplyState {
