@@ -184,7 +184,10 @@ pub fn run_loop<H: ScriptHost>(
         ready.clear();
         let count = if full { slots.len() } else { running.len() };
         for k in 0..count {
-            let i = if full { k } else { running[k] };
+            let i = match full {
+                true => k,
+                false => running.get(k).copied().unwrap_or(usize::MAX),
+            };
             let Some(s) = slots.get_mut(i) else { continue };
             if s.done
                 || !(s.runnable || s.wake_at <= now || timer_exceeded && s.wake_at != i64::MAX)
