@@ -39,6 +39,9 @@ pub struct Slot<H> {
     runnable: bool,
     done: bool,
     write_interest: bool,
+    /// The socket of an unencrypted connection, else -1: reads and writes on it need
+    /// nothing from `conn`, which then stays out of cache.
+    fd: i32,
     /// Earliest time the client wants to run again (`i64::MAX`: only on input).
     wake_at: i64,
     /// Bytes of `io.out` already written.
@@ -62,6 +65,7 @@ impl<H> Slot<H> {
             runnable: true,
             done: false,
             write_interest: false,
+            fd: -1,
         }
     }
 }
@@ -201,96 +205,22 @@ pub fn run_loop<H: ScriptHost>(
                 now = dctx.clock.now();
             }
             ran_one = true;
-            s.runnable = false;
-            let mut ctx = ThreadCtx {
-                plan: dctx.plan,
-                rng: streams,
-                schedule: schedule.as_mut(),
-                end_us: dctx.end_us,
-                timer_exceeded,
+            let mut env = StepEnv {
+                dctx,
+                poll: &poll,
+                streams,
+                schedule,
                 rec,
                 diag: &mut diag,
             };
-            // A client goes on from one transaction to the next within `advance`
-            // (bounded there): it yields only after several without waiting.
-            let wait = s.client.advance(&mut ctx, &mut s.io, now);
-            match wait {
-                Wait::Read => s.wake_at = i64::MAX,
-                Wait::Until(t) => s.wake_at = t,
-                Wait::Yield => {
-                    s.wake_at = i64::MAX;
-                    s.runnable = true;
+            match step(&mut env, s, i, now, timer_exceeded) {
+                Stepped::Waits(t) => next_wake = next_wake.min(t),
+                Stepped::Runnable => {
+                    any_runnable = true;
+                    ready.push(i);
                 }
-                Wait::Connect => {
-                    let t0 = dctx.clock.now();
-                    match open_connection(dctx.conn_config) {
-                        Ok(c) => {
-                            let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
-                            let _ = poll.registry().register(
-                                &mut SourceFd(&fd),
-                                Token(i),
-                                Interest::READABLE,
-                            );
-                            s.conn = Some(c);
-                            s.out_pos = 0;
-                            s.write_interest = false;
-                            s.client.connected(&mut s.io);
-                        }
-                        Err(msg) => {
-                            let mut ctx = ThreadCtx {
-                                plan: dctx.plan,
-                                rng: streams,
-                                schedule: schedule.as_mut(),
-                                end_us: dctx.end_us,
-                                timer_exceeded,
-                                rec,
-                                diag: &mut diag,
-                            };
-                            s.client.connect_failed(&mut ctx, msg.trim_end());
-                        }
-                    }
-                    rec.connection_time(dctx.clock.now() - t0);
-                    s.runnable = true;
-                    s.wake_at = i64::MAX;
-                }
-                Wait::Disconnect => {
-                    let t0 = dctx.clock.now();
-                    flush(s);
-                    close(&poll, s);
-                    rec.connection_time(dctx.clock.now() - t0);
-                    s.runnable = true;
-                    s.wake_at = i64::MAX;
-                }
-                Wait::Done => {
-                    flush(s);
-                    close(&poll, s);
-                    s.done = true;
-                    remaining -= 1;
-                    if dctx.exit_on_abort && s.client.is_aborted() {
-                        return LoopEnd::ExitOnAbort;
-                    }
-                    continue;
-                }
-            }
-            if !flush(s) {
-                s.client.connection_lost(&mut s.io);
-                s.runnable = true;
-            } else if s.out_pos < s.io.out.len() && !s.write_interest {
-                if let Some(c) = &s.conn {
-                    let fd = std::os::fd::AsRawFd::as_raw_fd(c);
-                    let _ = poll.registry().reregister(
-                        &mut SourceFd(&fd),
-                        Token(i),
-                        Interest::READABLE | Interest::WRITABLE,
-                    );
-                    s.write_interest = true;
-                }
-            }
-            if s.runnable {
-                any_runnable = true;
-                ready.push(i);
-            } else {
-                next_wake = next_wake.min(s.wake_at);
+                Stepped::Done => remaining -= 1,
+                Stepped::ExitOnAbort => return LoopEnd::ExitOnAbort,
             }
         }
         // Every client not listed waits for input only, unless one sleeps until a time.
@@ -335,6 +265,9 @@ pub fn run_loop<H: ScriptHost>(
             }
             continue;
         }
+        // The time and the end-of-run test of the clients run from events below.
+        let mut ev_now: Option<i64> = None;
+        let mut ev_exceeded = false;
         for ev in events.iter() {
             if ev.token() == TIMER_TOKEN {
                 if let Some(t) = &timer {
@@ -365,17 +298,186 @@ pub fn run_loop<H: ScriptHost>(
                 if !fill(s, closed) {
                     s.client.connection_lost(&mut s.io);
                 }
-                if !s.runnable && !s.done {
-                    s.runnable = true;
-                    ready.push(i);
+                if s.runnable || s.done {
+                    // Listed for the next round already (or finished).
+                    continue;
+                }
+                // Run the client now, while its slot is in cache, rather than listing it
+                // for the round: with hundreds of clients a second pass over the slots
+                // would miss the cache again for each one.
+                let now = match ev_now {
+                    Some(_) => dctx.clock.now(),
+                    None => {
+                        let t = dctx.clock.now();
+                        ev_exceeded = dctx.stop.is_raised()
+                            || dctx.halt.is_raised()
+                            || (dctx.end_us > 0 && t >= dctx.end_us);
+                        t
+                    }
+                };
+                ev_now = Some(now);
+                let mut env = StepEnv {
+                    dctx,
+                    poll: &poll,
+                    streams,
+                    schedule,
+                    rec,
+                    diag: &mut diag,
+                };
+                match step(&mut env, s, i, now, ev_exceeded) {
+                    // The next round looks at every slot, which also sets the timer.
+                    Stepped::Waits(t) => scan_all |= t != i64::MAX,
+                    Stepped::Runnable => ready.push(i),
+                    Stepped::Done => remaining -= 1,
+                    Stepped::ExitOnAbort => return LoopEnd::ExitOnAbort,
                 }
             }
         }
     }
 }
 
+/// What [`step`] borrows from its thread.
+struct StepEnv<'e, 'a> {
+    dctx: &'e DriverCtx<'a>,
+    poll: &'e Poll,
+    streams: &'e mut ThreadStreams,
+    schedule: &'e mut Option<ThrottleSchedule>,
+    rec: &'e mut ThreadRecorder,
+    diag: &'e mut StderrDiag,
+}
+
+/// Where a client stands after [`step`].
+enum Stepped {
+    /// Waits for input (`i64::MAX`) or until this time.
+    Waits(i64),
+    /// Runs again in the next round.
+    Runnable,
+    /// Finished.
+    Done,
+    /// Aborted under `--exit-on-abort`.
+    ExitOnAbort,
+}
+
+/// Advances client `i` once, opens or closes its connection when it asks to, and
+/// writes what it appended.
+fn step<H: ScriptHost>(
+    env: &mut StepEnv<'_, '_>,
+    s: &mut Slot<H>,
+    i: usize,
+    now: i64,
+    timer_exceeded: bool,
+) -> Stepped {
+    let dctx = env.dctx;
+    let poll = env.poll;
+    let streams: &mut ThreadStreams = env.streams;
+    let schedule: &mut Option<ThrottleSchedule> = env.schedule;
+    let rec: &mut ThreadRecorder = env.rec;
+    let diag: &mut StderrDiag = env.diag;
+    s.runnable = false;
+    let mut ctx = ThreadCtx {
+        plan: dctx.plan,
+        rng: streams,
+        schedule: schedule.as_mut(),
+        end_us: dctx.end_us,
+        timer_exceeded,
+        rec,
+        diag,
+    };
+    // A client goes on from one transaction to the next within `advance`
+    // (bounded there): it yields only after several without waiting.
+    let wait = s.client.advance(&mut ctx, &mut s.io, now);
+    match wait {
+        Wait::Read => s.wake_at = i64::MAX,
+        Wait::Until(t) => s.wake_at = t,
+        Wait::Yield => {
+            s.wake_at = i64::MAX;
+            s.runnable = true;
+        }
+        Wait::Connect => {
+            let t0 = dctx.clock.now();
+            match open_connection(dctx.conn_config) {
+                Ok(c) => {
+                    let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
+                    let _ =
+                        poll.registry()
+                            .register(&mut SourceFd(&fd), Token(i), Interest::READABLE);
+                    s.fd = c.plain_fd().unwrap_or(-1);
+                    s.conn = Some(c);
+                    s.out_pos = 0;
+                    s.write_interest = false;
+                    s.client.connected(&mut s.io);
+                }
+                Err(msg) => {
+                    let mut ctx = ThreadCtx {
+                        plan: dctx.plan,
+                        rng: streams,
+                        schedule: schedule.as_mut(),
+                        end_us: dctx.end_us,
+                        timer_exceeded,
+                        rec,
+                        diag,
+                    };
+                    s.client.connect_failed(&mut ctx, msg.trim_end());
+                }
+            }
+            rec.connection_time(dctx.clock.now() - t0);
+            s.runnable = true;
+            s.wake_at = i64::MAX;
+        }
+        Wait::Disconnect => {
+            let t0 = dctx.clock.now();
+            flush(s);
+            close(poll, s);
+            rec.connection_time(dctx.clock.now() - t0);
+            s.runnable = true;
+            s.wake_at = i64::MAX;
+        }
+        Wait::Done => {
+            flush(s);
+            close(poll, s);
+            s.done = true;
+            if dctx.exit_on_abort && s.client.is_aborted() {
+                return Stepped::ExitOnAbort;
+            }
+            return Stepped::Done;
+        }
+    }
+    if !flush(s) {
+        s.client.connection_lost(&mut s.io);
+        s.runnable = true;
+    } else if s.out_pos < s.io.out.len() && !s.write_interest {
+        if let Some(c) = &s.conn {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(c);
+            let _ = poll.registry().reregister(
+                &mut SourceFd(&fd),
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            );
+            s.write_interest = true;
+        }
+    }
+    if s.runnable {
+        Stepped::Runnable
+    } else {
+        Stepped::Waits(s.wake_at)
+    }
+}
+
 /// Writes pending output; false if the connection broke.
 fn flush<H>(s: &mut Slot<H>) -> bool {
+    if s.fd >= 0 {
+        while s.out_pos < s.io.out.len() {
+            match pgsurge_wire::write_plain(s.fd, &s.io.out[s.out_pos..]) {
+                Ok(0) => return false,
+                Ok(n) => s.out_pos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(_) => return false,
+            }
+        }
+        s.io.out.clear();
+        s.out_pos = 0;
+        return true;
+    }
     let Some(c) = s.conn.as_mut() else {
         s.io.out.clear();
         s.out_pos = 0;
@@ -405,6 +507,23 @@ fn flush<H>(s: &mut Slot<H>) -> bool {
 /// Reads everything available; false on EOF or error. `closed`: the poller reported a
 /// hang-up, so the socket is read until EOF even when a read came back short.
 fn fill<H>(s: &mut Slot<H>, closed: bool) -> bool {
+    if s.fd >= 0 && !closed {
+        // A read that leaves spare room drained the socket, so the usual extra read that
+        // only returns EAGAIN is skipped.
+        loop {
+            match pgsurge_wire::read_plain(s.fd, &mut s.io.inbuf) {
+                Ok(0) => return false,
+                Ok(_) => {
+                    if s.io.inbuf.len() < s.io.inbuf.capacity() {
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+    }
     let Some(c) = s.conn.as_mut() else {
         return false;
     };
@@ -427,6 +546,7 @@ fn fill<H>(s: &mut Slot<H>, closed: bool) -> bool {
 }
 
 fn close<H>(poll: &Poll, s: &mut Slot<H>) {
+    s.fd = -1;
     if let Some(c) = s.conn.take() {
         let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
         let _ = poll.registry().deregister(&mut SourceFd(&fd));
@@ -447,6 +567,7 @@ pub fn connect_all<H: ScriptHost>(
     for s in slots.iter_mut() {
         match open_connection(cfg) {
             Ok(c) => {
+                s.fd = c.plain_fd().unwrap_or(-1);
                 s.conn = Some(c);
                 s.client.connected(&mut s.io);
             }

@@ -17,14 +17,15 @@ const ASSIGN_FAILED: &str = "assignment of meta-command failed";
 const EXEC_FAILED: &str = "execution of meta-command failed";
 
 /// Variables and PRNG of one client (in declaration order, `repr(C)`: what a
-/// transaction uses first).
+/// transaction uses first; the variables' own tables start with their per-statement
+/// part).
 #[repr(C)]
 pub struct ClientScript {
-    /// The client's variables.
-    pub vars: Variables,
     prng: Prng,
     saved: Prng,
     scripts: Arc<Vec<Script>>,
+    /// The client's variables.
+    pub vars: Variables,
     shell: String,
 }
 

@@ -66,29 +66,44 @@ impl VarError {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Var {
-    name: Box<str>,
-    /// String form, valid when `has_text` (set as a string or already rendered); the
-    /// buffer is kept when invalidated so re-rendering does not allocate.
-    text: String,
-    has_text: bool,
+/// The part of a variable a transaction reads and writes: its typed value, and whether
+/// the text in [`VarText`] is current. Kept apart from the names and texts so a client's
+/// values share a cache line or two instead of spanning one each.
+#[derive(Debug, Clone, Copy)]
+struct Cell {
     /// Typed form, if set as a value or already parsed.
     value: Option<Value>,
+    /// The text in [`VarText::text`] is valid (set as a string or already rendered).
+    has_text: bool,
 }
 
-/// A client's variables (in declaration order, `repr(C)`: the two tables a lookup by
-/// number reads before the hash index).
+/// A variable's name and string form. The string buffer is kept when invalidated so
+/// re-rendering does not allocate.
+#[derive(Debug, Clone)]
+struct VarText {
+    name: Box<str>,
+    text: String,
+}
+
+/// A client's variables (in declaration order, `repr(C)`: the tables a lookup by number
+/// reads before the hash index). Slot `i` is `cells[i]` and `texts[i]`.
 #[derive(Debug, Clone, Default)]
 #[repr(C)]
 pub struct Variables {
-    vars: Vec<Var>,
     /// Where each numbered name ([`VarName`]) was found, as slot + 1 (0: not looked up
     /// yet), indexed by its number: the per-transaction lookups of a script's names are
-    /// one load. Variables are never removed, so a remembered slot stays right.
+    /// one load. Variables are never removed, so a remembered slot stays right. The first
+    /// [`SMALL`] numbers and slots (a typical script's) are kept here, inside the client,
+    /// the rest in `by_number`.
+    small: [u8; SMALL],
+    cells: Vec<Cell>,
+    texts: Vec<VarText>,
     by_number: Vec<u32>,
     index: HashMap<Box<str>, usize, NameHasher>,
 }
+
+/// Numbers and slots below this are remembered in [`Variables::small`].
+const SMALL: usize = 16;
 
 /// What variables are looked up by: a plain name (hashed every time) or a script's
 /// numbered [`VarName`].
@@ -152,17 +167,17 @@ impl Variables {
 
     /// Number of variables.
     pub fn len(&self) -> usize {
-        self.vars.len()
+        self.cells.len()
     }
 
     /// Whether no variable is defined.
     pub fn is_empty(&self) -> bool {
-        self.vars.is_empty()
+        self.cells.is_empty()
     }
 
     /// Variable names in name order (as pgbench keeps them sorted).
     pub fn names(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self.vars.iter().map(|v| &*v.name).collect();
+        let mut v: Vec<&str> = self.texts.iter().map(|v| &*v.name).collect();
         v.sort_unstable();
         v
     }
@@ -171,7 +186,11 @@ impl Variables {
     #[inline]
     fn find<K: VarKey + ?Sized>(&mut self, key: &K) -> Option<usize> {
         let number = key.number() as usize;
-        if let Some(&slot) = self.by_number.get(number) {
+        if let Some(&slot) = self.small.get(number) {
+            if slot != 0 {
+                return Some(usize::from(slot) - 1);
+            }
+        } else if let Some(&slot) = self.by_number.get(number) {
             if slot != 0 {
                 return Some(slot as usize - 1);
             }
@@ -183,6 +202,13 @@ impl Variables {
 
     fn remember(&mut self, number: usize, slot: usize) {
         if number == UNNUMBERED as usize {
+            return;
+        }
+        if number < SMALL {
+            // A slot too large for a byte is looked up by name each time.
+            if let Ok(s) = u8::try_from(slot + 1) {
+                self.small[number] = s;
+            }
             return;
         }
         if self.by_number.len() <= number {
@@ -206,12 +232,14 @@ impl Variables {
                 name: name.to_string(),
             });
         }
-        let i = self.vars.len();
-        self.vars.push(Var {
+        let i = self.cells.len();
+        self.cells.push(Cell {
+            value: None,
+            has_text: false,
+        });
+        self.texts.push(VarText {
             name: name.into(),
             text: String::new(),
-            has_text: false,
-            value: None,
         });
         self.index.insert(name.into(), i);
         self.remember(key.number() as usize, i);
@@ -227,11 +255,13 @@ impl Variables {
         value: &str,
     ) -> Result<(), VarError> {
         let i = self.slot_or_create(context, name)?;
-        let var = &mut self.vars[i];
-        var.text.clear();
-        var.text.push_str(value);
-        var.has_text = true;
-        var.value = None;
+        let text = &mut self.texts[i].text;
+        text.clear();
+        text.push_str(value);
+        self.cells[i] = Cell {
+            value: None,
+            has_text: true,
+        };
         Ok(())
     }
 
@@ -243,9 +273,10 @@ impl Variables {
         value: Value,
     ) -> Result<(), VarError> {
         let i = self.slot_or_create(context, name)?;
-        let var = &mut self.vars[i];
-        var.has_text = false;
-        var.value = Some(value);
+        self.cells[i] = Cell {
+            value: Some(value),
+            has_text: false,
+        };
         Ok(())
     }
 
@@ -268,12 +299,12 @@ impl Variables {
         let Some(i) = self.find(name) else {
             return Ok(None);
         };
-        let var = &mut self.vars[i];
-        if let Some(v) = var.value {
+        if let Some(v) = self.cells[i].value {
             return Ok(Some(v));
         }
+        let var = &self.texts[i];
         let v = parse_variable_text(&var.name, &var.text)?;
-        var.value = Some(v);
+        self.cells[i].value = Some(v);
         Ok(Some(v))
     }
 
@@ -293,8 +324,11 @@ impl Variables {
         let Some(i) = self.find(name) else {
             return false;
         };
-        let var = &self.vars[i];
-        if let (false, Some(Value::Int(n))) = (var.has_text, var.value) {
+        if let Cell {
+            value: Some(Value::Int(n)),
+            has_text: false,
+        } = self.cells[i]
+        {
             // An integer (what `\set` makes) is written straight into `out`, leaving
             // the cached text untouched: one memory access fewer per parameter.
             out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
@@ -308,15 +342,16 @@ impl Variables {
     /// beside it, as pgbench caches it.
     #[inline]
     fn text_of(&mut self, i: usize) -> &str {
-        let var = &mut self.vars[i];
-        if !var.has_text {
-            var.text.clear();
-            if let Some(v) = var.value {
-                v.write_text(&mut var.text);
+        let cell = &mut self.cells[i];
+        let text = &mut self.texts[i].text;
+        if !cell.has_text {
+            text.clear();
+            if let Some(v) = cell.value {
+                v.write_text(text);
             }
-            var.has_text = true;
+            cell.has_text = true;
         }
-        &var.text
+        text
     }
 
     /// The variable's string form as a new string (`None` if undefined).
@@ -437,6 +472,37 @@ mod tests {
         let bad = VarName::new("vars test");
         assert!(v.set_int("set", &bad, 1).is_err());
         assert_eq!(v.get_as_value(&bad).unwrap(), None);
+    }
+
+    #[test]
+    fn numbered_names_beyond_the_inline_table() {
+        // Enough names that some numbers are past the inline table, and enough variables
+        // that some slots do not fit in a byte: every lookup by number still finds its
+        // own variable, whichever table remembers it.
+        let names: Vec<VarName> = (0..2 * SMALL)
+            .map(|i| VarName::new(&format!("vars_wide_{i}")))
+            .collect();
+        assert!(names.iter().any(|n| n.number() as usize >= SMALL));
+        let mut v = Variables::new();
+        for i in 0..300 {
+            v.set_int("set", format!("vars_filler_{i}").as_str(), i)
+                .unwrap();
+        }
+        for (i, n) in names.iter().enumerate() {
+            v.set_int("set", n, 1000 + i as i64).unwrap();
+        }
+        for _ in 0..2 {
+            for (i, n) in names.iter().enumerate() {
+                assert_eq!(
+                    v.get_as_value(n).unwrap(),
+                    Some(Value::Int(1000 + i as i64))
+                );
+                let mut out = Vec::new();
+                assert!(v.append_text(n, &mut out));
+                assert_eq!(out, (1000 + i).to_string().as_bytes());
+            }
+        }
+        assert_eq!(v.get_text("vars_filler_299").as_deref(), Some("299"));
     }
 
     #[test]

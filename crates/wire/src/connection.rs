@@ -190,6 +190,16 @@ impl Connection {
         self.transport.is_tls()
     }
 
+    /// The socket, when the connection is not encrypted: then [`crate::read_plain`] and
+    /// [`crate::write_plain`] on it do what [`Connection::try_read`] and
+    /// [`Connection::try_write`] do, without touching this object.
+    pub fn plain_fd(&self) -> Option<std::os::fd::RawFd> {
+        match &self.transport {
+            crate::transport::Transport::Plain(s) => Some(std::os::fd::AsRawFd::as_raw_fd(s)),
+            crate::transport::Transport::Tls(..) => None,
+        }
+    }
+
     /// Transaction status as of the last `ReadyForQuery` seen by this object's
     /// blocking helpers (the engine tracks its own from decoded messages).
     pub fn transaction_status(&self) -> TransactionStatus {

@@ -76,3 +76,4 @@ pub use conninfo::{
 pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttrs};
 pub use error::{ConnectError, ConnectErrorKind, DbError, QueryError};
 pub use pgbench::{simple_prompt, PasswordPrompt, PgbenchConnector};
+pub use transport::{read_plain, write_plain};

@@ -98,6 +98,57 @@ fn raw_send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     }
 }
 
+/// Writes as much of `buf` as the unencrypted socket `fd` takes now (retrying when
+/// interrupted). What [`crate::Connection::try_write`] does on a plain connection, for
+/// callers that keep the descriptor at hand.
+pub fn write_plain(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    loop {
+        match raw_send(fd, buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
+/// Makes room for a read when less than a quarter chunk is left.
+#[inline]
+fn reserve_read(buf: &mut BytesMut) {
+    if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+        buf.reserve(READ_CHUNK);
+    }
+}
+
+/// Appends what the unencrypted socket `fd` holds now to `buf` (one read); `Ok(0)` at
+/// end of stream. What [`crate::Connection::try_read`] does on a plain connection.
+pub fn read_plain(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
+    reserve_read(buf);
+    loop {
+        let spare = buf.spare_capacity_mut();
+        // SAFETY: read(2) writes at most spare.len() bytes into the spare capacity;
+        // exactly the n bytes it reports are then marked initialized. A raw system
+        // call: see `raw_send`.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_read,
+                libc::c_long::from(fd),
+                spare.as_mut_ptr() as libc::c_long,
+                spare.len() as libc::c_long,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        let n = n as usize;
+        // SAFETY: see above; n <= spare.len().
+        unsafe { buf.set_len(buf.len() + n) };
+        return Ok(n);
+    }
+}
+
 /// Plain or TLS transport.
 #[derive(Debug)]
 pub(crate) enum Transport {
@@ -123,12 +174,7 @@ impl Transport {
     /// be held in the TLS layer: see [`Transport::wants_write`].
     pub(crate) fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Transport::Plain(s) => loop {
-                match raw_send(s.as_raw_fd(), buf) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    r => return r,
-                }
-            },
+            Transport::Plain(s) => write_plain(s.as_raw_fd(), buf),
             Transport::Tls(tls, s) => {
                 // Push out what is pending first, so the TLS buffer stays bounded.
                 Self::flush_tls(tls, s)?;
@@ -171,36 +217,10 @@ impl Transport {
 
     /// Appends whatever can be read now to `buf`; `Ok(0)` at end of stream.
     pub(crate) fn try_read(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
-        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
-            buf.reserve(READ_CHUNK);
-        }
         match self {
-            Transport::Plain(s) => {
-                let spare = buf.spare_capacity_mut();
-                // SAFETY: read(2) writes at most spare.len() bytes into the spare
-                // capacity; exactly the n bytes it reports are then marked initialized.
-                // A raw system call: see `raw_send`.
-                let n = unsafe {
-                    libc::syscall(
-                        libc::SYS_read,
-                        libc::c_long::from(s.as_raw_fd()),
-                        spare.as_mut_ptr() as libc::c_long,
-                        spare.len() as libc::c_long,
-                    )
-                };
-                if n < 0 {
-                    let e = io::Error::last_os_error();
-                    if e.kind() == io::ErrorKind::Interrupted {
-                        return self.try_read(buf);
-                    }
-                    return Err(e);
-                }
-                let n = n as usize;
-                // SAFETY: see above; n <= spare.len().
-                unsafe { buf.set_len(buf.len() + n) };
-                Ok(n)
-            }
+            Transport::Plain(s) => read_plain(s.as_raw_fd(), buf),
             Transport::Tls(tls, s) => loop {
+                reserve_read(buf);
                 let start = buf.len();
                 let room = (buf.capacity() - start).min(READ_CHUNK);
                 buf.resize(start + room, 0);

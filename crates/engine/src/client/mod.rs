@@ -141,6 +141,8 @@ pub struct Client<H> {
     txn_begin: i64,
     stmt_begin: i64,
     sleep_until: i64,
+    /// Client id (0-based, global).
+    pub id: usize,
     /// Statements prepared on this connection.
     prepared: PreparedSet,
     reply: ReplyState,
@@ -149,8 +151,6 @@ pub struct Client<H> {
     conds: Vec<IfState>,
     /// Script variables and PRNG.
     pub host: H,
-    /// Client id (0-based, global).
-    pub id: usize,
     /// The text sent for the current command when it has `\aset` (simple mode), whose
     /// results may change the variables before a later statement of it fails.
     aset_text: Vec<u8>,
@@ -161,25 +161,34 @@ pub struct Client<H> {
 /// statement without following a pointer; commands beyond use a table.
 #[derive(Debug, Default)]
 struct PreparedSet {
-    bits: u128,
-    more: Vec<Vec<bool>>,
+    /// Bit `script * 32 + command`, in two words (a `u128` would align the client's
+    /// fields to 16 bytes and pad them).
+    bits: [u64; 2],
+    /// Flags of the statements beyond, by script and command; one pointer inside the
+    /// client instead of a vector's three words.
+    #[allow(clippy::box_collection)]
+    more: Option<Box<Vec<Vec<bool>>>>,
 }
 
 impl PreparedSet {
     const SCRIPTS: usize = 4;
     const COMMANDS: usize = 32;
 
-    fn bit(script: usize, command: usize) -> Option<u128> {
-        (script < Self::SCRIPTS && command < Self::COMMANDS)
-            .then(|| 1u128 << (script * Self::COMMANDS + command))
+    /// Word and mask of a statement that has a bit.
+    fn bit(script: usize, command: usize) -> Option<(usize, u64)> {
+        (script < Self::SCRIPTS && command < Self::COMMANDS).then(|| {
+            let n = script * Self::COMMANDS + command;
+            (n / 64, 1u64 << (n % 64))
+        })
     }
 
     fn contains(&self, script: usize, command: usize) -> bool {
         match Self::bit(script, command) {
-            Some(b) => self.bits & b != 0,
+            Some((w, b)) => self.bits[w] & b != 0,
             None => self
                 .more
-                .get(script)
+                .as_ref()
+                .and_then(|m| m.get(script))
                 .and_then(|s| s.get(command))
                 .is_some_and(|&f| f),
         }
@@ -187,12 +196,13 @@ impl PreparedSet {
 
     fn insert(&mut self, script: usize, command: usize) {
         match Self::bit(script, command) {
-            Some(b) => self.bits |= b,
+            Some((w, b)) => self.bits[w] |= b,
             None => {
-                if self.more.len() <= script {
-                    self.more.resize_with(script + 1, Vec::new);
+                let more = self.more.get_or_insert_with(Box::default);
+                if more.len() <= script {
+                    more.resize_with(script + 1, Vec::new);
                 }
-                let flags = &mut self.more[script];
+                let flags = &mut more[script];
                 if flags.len() <= command {
                     flags.resize(command + 1, false);
                 }
@@ -202,8 +212,10 @@ impl PreparedSet {
     }
 
     fn clear(&mut self) {
-        self.bits = 0;
-        self.more.iter_mut().flatten().for_each(|f| *f = false);
+        self.bits = [0; 2];
+        if let Some(more) = &mut self.more {
+            more.iter_mut().flatten().for_each(|f| *f = false);
+        }
     }
 }
 

@@ -54,6 +54,14 @@ pub(crate) struct ReplyState {
     /// Its number of rows.
     pub last_ntuples: u64,
     cap_ntuples: u64,
+    /// Behind a pointer: with hundreds of clients, buffers inside the client would widen
+    /// what each statement brings into cache.
+    cap: Box<Captured>,
+}
+
+/// The last row captured for `\gset`/`\aset` and its column names.
+#[derive(Debug, Default)]
+struct Captured {
     names: Vec<u8>,
     name_ends: Vec<usize>,
     row: Vec<u8>,
@@ -97,14 +105,15 @@ impl ReplyState {
     /// (column name, value) pairs of the last captured row.
     pub fn captured(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
         let mut start = 0;
-        self.name_ends.iter().enumerate().map(move |(i, &end)| {
-            let name = &self.names[start..end];
+        let cap = &*self.cap;
+        cap.name_ends.iter().enumerate().map(move |(i, &end)| {
+            let name = &cap.names[start..end];
             start = end;
-            let val = self.row_vals.get(i).and_then(|&(s, e)| {
+            let val = cap.row_vals.get(i).and_then(|&(s, e)| {
                 if s == usize::MAX {
                     None
                 } else {
-                    Some(&self.row[s..e])
+                    Some(&cap.row[s..e])
                 }
             });
             (name, val)
@@ -176,11 +185,12 @@ impl ReplyState {
                 self.cur_ntuples = 0;
                 if self.capture {
                     self.cap_ntuples = 0;
-                    self.names.clear();
-                    self.name_ends.clear();
+                    let cap = &mut *self.cap;
+                    cap.names.clear();
+                    cap.name_ends.clear();
                     for n in desc.name_bytes() {
-                        self.names.extend_from_slice(n);
-                        self.name_ends.push(self.names.len());
+                        cap.names.extend_from_slice(n);
+                        cap.name_ends.push(cap.names.len());
                     }
                 }
                 Reply::Other
@@ -189,15 +199,16 @@ impl ReplyState {
                 self.cur_ntuples += 1;
                 if self.capture {
                     self.cap_ntuples = self.cur_ntuples;
-                    self.row.clear();
-                    self.row_vals.clear();
+                    let cap = &mut *self.cap;
+                    cap.row.clear();
+                    cap.row_vals.clear();
                     for v in row.values() {
                         match v {
-                            None => self.row_vals.push((usize::MAX, 0)),
+                            None => cap.row_vals.push((usize::MAX, 0)),
                             Some(b) => {
-                                let s = self.row.len();
-                                self.row.extend_from_slice(b);
-                                self.row_vals.push((s, self.row.len()));
+                                let s = cap.row.len();
+                                cap.row.extend_from_slice(b);
+                                cap.row_vals.push((s, cap.row.len()));
                             }
                         }
                     }
