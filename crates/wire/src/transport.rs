@@ -124,15 +124,19 @@ pub fn read_plain(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
     reserve_read(buf);
     loop {
         let spare = buf.spare_capacity_mut();
-        // SAFETY: read(2) writes at most spare.len() bytes into the spare capacity;
-        // exactly the n bytes it reports are then marked initialized. A raw system
-        // call: see `raw_send`.
+        // SAFETY: recvfrom(2) writes at most spare.len() bytes into the spare capacity;
+        // exactly the n bytes it reports are then marked initialized; no source address
+        // is asked for. A raw system call: see `raw_send`. recvfrom rather than read:
+        // the kernel's read path on a socket goes through the file layer first.
         let n = unsafe {
             libc::syscall(
-                libc::SYS_read,
+                libc::SYS_recvfrom,
                 libc::c_long::from(fd),
                 spare.as_mut_ptr() as libc::c_long,
                 spare.len() as libc::c_long,
+                0 as libc::c_long,
+                0 as libc::c_long,
+                0 as libc::c_long,
             )
         };
         if n < 0 {
