@@ -67,6 +67,70 @@ pub struct EvalCtx<'a> {
 
 /// Evaluates `expr` for one client.
 pub fn eval(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
+    if let Some(v) = uniform_random_on_ints(expr, ctx) {
+        return Ok(v);
+    }
+    eval_general(expr, ctx)
+}
+
+/// The most common `\set` of all (every built-in script's): `random(lb, ub)` whose
+/// bounds are integer constants, integer variables or products of two of those
+/// (`random(1, 100000 * :scale)`), drawn without going through the interpreter. `None`
+/// whenever anything is not plainly so — another shape, a non-integer value, an
+/// undefined or malformed variable, an overflowing product, an empty or too large
+/// range — and then [`eval_general`] evaluates it, errors included. Nothing here has an
+/// effect before the draw (a variable parsed from its text keeps its value, as the
+/// general path would keep it).
+#[inline]
+fn uniform_random_on_ints(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Option<Value> {
+    let Expr::Call {
+        func: Func::Random,
+        args,
+    } = expr
+    else {
+        return None;
+    };
+    let [a, b] = &args[..] else {
+        return None;
+    };
+    let lb = int_operand(a, ctx)?;
+    let ub = int_operand(b, ctx)?;
+    if lb > ub || ub.checked_sub(lb)?.checked_add(1).is_none() {
+        return None;
+    }
+    Some(Value::Int(random_uniform(ctx.prng, lb, ub)))
+}
+
+/// An integer constant or variable, or the product of two such (see
+/// [`uniform_random_on_ints`]).
+#[inline]
+fn int_operand(e: &Expr, ctx: &mut EvalCtx<'_>) -> Option<i64> {
+    match e {
+        Expr::Call {
+            func: Func::Mul,
+            args,
+        } => match &args[..] {
+            [x, y] => int_leaf(x, ctx)?.checked_mul(int_leaf(y, ctx)?),
+            _ => None,
+        },
+        _ => int_leaf(e, ctx),
+    }
+}
+
+#[inline]
+fn int_leaf(e: &Expr, ctx: &mut EvalCtx<'_>) -> Option<i64> {
+    match e {
+        Expr::Const(Value::Int(i)) => Some(*i),
+        Expr::Var(name) => match ctx.vars.get_as_value(name) {
+            Ok(Some(Value::Int(i))) => Some(i),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Evaluates `expr` by walking it (what [`eval`] does but for its shortcut).
+fn eval_general(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     match expr {
         // Leaves, calls on leaves and calls on those (`random(1, 100000 * :scale)`)
         // cannot nest deeper: no stack check (the check itself shows in profiles).
@@ -543,4 +607,95 @@ fn apply_standard(
 
 fn msg(m: &str) -> EvalError {
     EvalError::Message(m.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exprparse::parse_expr;
+
+    /// Evaluates `src` through `f` with the given variables and a fixed seed; returns
+    /// the result (or error message) and the generator's state afterwards.
+    fn run(
+        f: fn(&Expr, &mut EvalCtx<'_>) -> Result<Value, EvalError>,
+        src: &str,
+        vars: &[(&str, &str)],
+    ) -> (Result<Value, Option<String>>, Prng, Vec<String>) {
+        let expr = parse_expr(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let mut v = Variables::new();
+        for (name, text) in vars {
+            v.set_string("option", *name, text).unwrap();
+        }
+        v.set_int("set", "big", i64::MAX / 2).unwrap();
+        v.set_value("set", "dbl", Value::Double(7.5)).unwrap();
+        let mut prng = Prng::seed(5432);
+        let mut lines = Vec::new();
+        let mut sink = |l: &str| lines.push(l.to_string());
+        let mut ctx = EvalCtx {
+            vars: &mut v,
+            prng: &mut prng,
+            debug: &mut sink,
+            script: 0,
+            command: 0,
+        };
+        let r = f(&expr, &mut ctx).map_err(|e| e.message().map(str::to_string));
+        let texts = ["scale", "n", "bad"]
+            .iter()
+            .map(|n| format!("{:?}", v.get_text(*n)))
+            .collect();
+        (r, prng, texts)
+    }
+
+    #[test]
+    fn the_random_shortcut_agrees_with_the_interpreter() {
+        let vars = [("scale", "10"), ("n", " -3"), ("bad", "1x")];
+        let cases = [
+            // taken by the shortcut
+            "random(1, 100000 * :scale)",
+            "random(1, :scale)",
+            "random(:n, 10 * :scale)",
+            "random(-5000, 5000)",
+            "random(:scale * :scale, :scale * 1000)",
+            "random(7, 7)",
+            // left to the interpreter: errors and other values
+            "random(2, 1)",
+            "random(0, 9223372036854775807)",
+            "random(-9223372036854775808, 0)",
+            "random(1, :big * 3)",
+            "random(1, :undefined)",
+            "random(1, :bad)",
+            "random(1, :dbl)",
+            "random(1, 2.5 * :scale)",
+            "random(1, 3 + :scale)",
+            "random(1, null)",
+            "random(1.4, 10)",
+            "1 + random(1, 10 * :scale)",
+            "random(1, 10) * random(1, 10)",
+        ];
+        let mut shortcut_taken = 0;
+        for src in cases {
+            let fast = run(eval, src, &vars);
+            let slow = run(eval_general, src, &vars);
+            assert_eq!(fast, slow, "{src}");
+            let expr = parse_expr(src).unwrap();
+            let mut v = Variables::new();
+            for (name, text) in &vars {
+                v.set_string("option", *name, text).unwrap();
+            }
+            let mut prng = Prng::seed(1);
+            let mut sink = |_: &str| {};
+            let mut ctx = EvalCtx {
+                vars: &mut v,
+                prng: &mut prng,
+                debug: &mut sink,
+                script: 0,
+                command: 0,
+            };
+            if uniform_random_on_ints(&expr, &mut ctx).is_some() {
+                shortcut_taken += 1;
+            }
+        }
+        // the first six cases above (and only those) take the shortcut
+        assert_eq!(shortcut_taken, 6);
+    }
 }
