@@ -164,6 +164,13 @@ pub fn run_loop<H: ScriptHost>(
             }
         }
     }
+    let mut env = StepEnv {
+        dctx,
+        streams,
+        schedule,
+        rec,
+        diag: &mut diag,
+    };
     let mut remaining = slots.iter().filter(|s| !s.done).count();
     // The runnable clients, each listed once, in the order they became runnable: while no
     // client sleeps until a time, a round runs just these instead of looking at every
@@ -205,15 +212,7 @@ pub fn run_loop<H: ScriptHost>(
                 now = dctx.clock.now();
             }
             ran_one = true;
-            let mut env = StepEnv {
-                dctx,
-                poll: &poll,
-                streams,
-                schedule,
-                rec,
-                diag: &mut diag,
-            };
-            match step(&mut env, s, i, now, timer_exceeded) {
+            match step(&mut env, &poll, s, i, now, timer_exceeded) {
                 Stepped::Waits(t) => next_wake = next_wake.min(t),
                 Stepped::Runnable => {
                     any_runnable = true;
@@ -260,7 +259,7 @@ pub fn run_loop<H: ScriptHost>(
         }
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() != io::ErrorKind::Interrupted {
-                diag.error_line(&format!("epoll_wait() failed: {e}"));
+                env.diag.error_line(&format!("epoll_wait() failed: {e}"));
                 return LoopEnd::PollFailed;
             }
             continue;
@@ -316,15 +315,7 @@ pub fn run_loop<H: ScriptHost>(
                     }
                 };
                 ev_now = Some(now);
-                let mut env = StepEnv {
-                    dctx,
-                    poll: &poll,
-                    streams,
-                    schedule,
-                    rec,
-                    diag: &mut diag,
-                };
-                match step(&mut env, s, i, now, ev_exceeded) {
+                match step(&mut env, &poll, s, i, now, ev_exceeded) {
                     // The next round looks at every slot, which also sets the timer.
                     Stepped::Waits(t) => scan_all |= t != i64::MAX,
                     Stepped::Runnable => ready.push(i),
@@ -339,11 +330,25 @@ pub fn run_loop<H: ScriptHost>(
 /// What [`step`] borrows from its thread.
 struct StepEnv<'e, 'a> {
     dctx: &'e DriverCtx<'a>,
-    poll: &'e Poll,
     streams: &'e mut ThreadStreams,
     schedule: &'e mut Option<ThrottleSchedule>,
     rec: &'e mut ThreadRecorder,
     diag: &'e mut StderrDiag,
+}
+
+impl StepEnv<'_, '_> {
+    /// What the client machine is given for one call.
+    fn thread_ctx(&mut self, timer_exceeded: bool) -> ThreadCtx<'_> {
+        ThreadCtx {
+            plan: self.dctx.plan,
+            rng: &mut *self.streams,
+            schedule: self.schedule.as_mut(),
+            end_us: self.dctx.end_us,
+            timer_exceeded,
+            rec: &mut *self.rec,
+            diag: &mut *self.diag,
+        }
+    }
 }
 
 /// Where a client stands after [`step`].
@@ -362,30 +367,19 @@ enum Stepped {
 /// writes what it appended.
 fn step<H: ScriptHost>(
     env: &mut StepEnv<'_, '_>,
+    poll: &Poll,
     s: &mut Slot<H>,
     i: usize,
     now: i64,
     timer_exceeded: bool,
 ) -> Stepped {
     let dctx = env.dctx;
-    let poll = env.poll;
-    let streams: &mut ThreadStreams = env.streams;
-    let schedule: &mut Option<ThrottleSchedule> = env.schedule;
-    let rec: &mut ThreadRecorder = env.rec;
-    let diag: &mut StderrDiag = env.diag;
     s.runnable = false;
-    let mut ctx = ThreadCtx {
-        plan: dctx.plan,
-        rng: streams,
-        schedule: schedule.as_mut(),
-        end_us: dctx.end_us,
-        timer_exceeded,
-        rec,
-        diag,
-    };
     // A client goes on from one transaction to the next within `advance`
     // (bounded there): it yields only after several without waiting.
-    let wait = s.client.advance(&mut ctx, &mut s.io, now);
+    let wait = s
+        .client
+        .advance(&mut env.thread_ctx(timer_exceeded), &mut s.io, now);
     match wait {
         Wait::Read => s.wake_at = i64::MAX,
         Wait::Until(t) => s.wake_at = t,
@@ -408,19 +402,11 @@ fn step<H: ScriptHost>(
                     s.client.connected(&mut s.io);
                 }
                 Err(msg) => {
-                    let mut ctx = ThreadCtx {
-                        plan: dctx.plan,
-                        rng: streams,
-                        schedule: schedule.as_mut(),
-                        end_us: dctx.end_us,
-                        timer_exceeded,
-                        rec,
-                        diag,
-                    };
-                    s.client.connect_failed(&mut ctx, msg.trim_end());
+                    s.client
+                        .connect_failed(&mut env.thread_ctx(timer_exceeded), msg.trim_end());
                 }
             }
-            rec.connection_time(dctx.clock.now() - t0);
+            env.rec.connection_time(dctx.clock.now() - t0);
             s.runnable = true;
             s.wake_at = i64::MAX;
         }
@@ -428,7 +414,7 @@ fn step<H: ScriptHost>(
             let t0 = dctx.clock.now();
             flush(s);
             close(poll, s);
-            rec.connection_time(dctx.clock.now() - t0);
+            env.rec.connection_time(dctx.clock.now() - t0);
             s.runnable = true;
             s.wake_at = i64::MAX;
         }
