@@ -185,9 +185,7 @@ pub fn run_loop<H: ScriptHost>(
         // one ran in this round: a client that is not due costs no clock read.
         let mut now = dctx.clock.now();
         let mut ran_one = false;
-        let timer_exceeded = dctx.stop.is_raised()
-            || dctx.halt.is_raised()
-            || (dctx.end_us > 0 && now >= dctx.end_us);
+        let timer_exceeded = run_over(dctx, now);
         let mut next_wake = i64::MAX;
         let mut any_runnable = false;
         let full = scan_all || timer_exceeded;
@@ -265,7 +263,7 @@ pub fn run_loop<H: ScriptHost>(
             continue;
         }
         // The time and the end-of-run test of the clients run from events below.
-        let mut ev_now: Option<i64> = None;
+        let mut ev_timed = false;
         let mut ev_exceeded = false;
         for ev in events.iter() {
             if ev.token() == TIMER_TOKEN {
@@ -304,17 +302,11 @@ pub fn run_loop<H: ScriptHost>(
                 // Run the client now, while its slot is in cache, rather than listing it
                 // for the round: with hundreds of clients a second pass over the slots
                 // would miss the cache again for each one.
-                let now = match ev_now {
-                    Some(_) => dctx.clock.now(),
-                    None => {
-                        let t = dctx.clock.now();
-                        ev_exceeded = dctx.stop.is_raised()
-                            || dctx.halt.is_raised()
-                            || (dctx.end_us > 0 && t >= dctx.end_us);
-                        t
-                    }
-                };
-                ev_now = Some(now);
+                let now = dctx.clock.now();
+                if !ev_timed {
+                    ev_exceeded = run_over(dctx, now);
+                    ev_timed = true;
+                }
                 match step(&mut env, &poll, s, i, now, ev_exceeded) {
                     // The next round looks at every slot, which also sets the timer.
                     Stepped::Waits(t) => scan_all |= t != i64::MAX,
@@ -325,6 +317,12 @@ pub fn run_loop<H: ScriptHost>(
             }
         }
     }
+}
+
+/// Whether clients should stop starting transactions at `now`: a stop was asked for,
+/// another thread met `--exit-on-abort`, or the `-T` end has come.
+fn run_over(dctx: &DriverCtx<'_>, now: i64) -> bool {
+    dctx.stop.is_raised() || dctx.halt.is_raised() || (dctx.end_us > 0 && now >= dctx.end_us)
 }
 
 /// What [`step`] borrows from its thread.
@@ -449,28 +447,26 @@ fn step<H: ScriptHost>(
     }
 }
 
-/// Writes pending output; false if the connection broke.
+/// Writes pending output; false if the connection broke. An unencrypted connection is
+/// written through the socket kept in the slot, without touching `conn`.
 fn flush<H>(s: &mut Slot<H>) -> bool {
-    if s.fd >= 0 {
-        while s.out_pos < s.io.out.len() {
-            match pgsurge_wire::write_plain(s.fd, &s.io.out[s.out_pos..]) {
-                Ok(0) => return false,
-                Ok(n) => s.out_pos += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(_) => return false,
-            }
-        }
+    if s.fd < 0 && s.conn.is_none() {
         s.io.out.clear();
         s.out_pos = 0;
         return true;
     }
-    let Some(c) = s.conn.as_mut() else {
-        s.io.out.clear();
-        s.out_pos = 0;
-        return true;
-    };
     while s.out_pos < s.io.out.len() {
-        match c.try_write(&s.io.out[s.out_pos..]) {
+        let pending = &s.io.out[s.out_pos..];
+        // The socket is tested first: `conn` is not read on the plain path.
+        let written = if s.fd >= 0 {
+            pgsurge_wire::write_plain(s.fd, pending)
+        } else {
+            match s.conn.as_mut() {
+                Some(c) => c.try_write(pending),
+                None => return false,
+            }
+        };
+        match written {
             Ok(0) => return false,
             Ok(n) => s.out_pos += n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
@@ -478,11 +474,14 @@ fn flush<H>(s: &mut Slot<H>) -> bool {
             Err(_) => return false,
         }
     }
-    if c.wants_write() {
-        match c.flush() {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-            Err(_) => return false,
+    // TLS may still hold encrypted bytes.
+    if s.fd < 0 {
+        if let Some(c) = s.conn.as_mut().filter(|c| c.wants_write()) {
+            match c.flush() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(_) => return false,
+            }
         }
     }
     s.io.out.clear();
@@ -491,33 +490,25 @@ fn flush<H>(s: &mut Slot<H>) -> bool {
 }
 
 /// Reads everything available; false on EOF or error. `closed`: the poller reported a
-/// hang-up, so the socket is read until EOF even when a read came back short.
+/// hang-up, so the socket is read until EOF even when a read came back short. An
+/// unencrypted connection is read through the socket kept in the slot.
 fn fill<H>(s: &mut Slot<H>, closed: bool) -> bool {
-    if s.fd >= 0 && !closed {
-        // A read that leaves spare room drained the socket, so the usual extra read that
-        // only returns EAGAIN is skipped.
-        loop {
-            match pgsurge_wire::read_plain(s.fd, &mut s.io.inbuf) {
-                Ok(0) => return false,
-                Ok(_) => {
-                    if s.io.inbuf.len() < s.io.inbuf.capacity() {
-                        return true;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
-        }
-    }
-    let Some(c) = s.conn.as_mut() else {
+    if s.fd < 0 && s.conn.is_none() {
         return false;
-    };
+    }
     // Plain sockets: a read that leaves spare room drained the socket, so the usual
     // extra read that only returns EAGAIN is skipped. TLS may hold decrypted bytes.
-    let shortcut = !c.is_tls() && !closed;
+    let shortcut = s.fd >= 0 && !closed;
     loop {
-        match c.try_read(&mut s.io.inbuf) {
+        let read = if s.fd >= 0 {
+            pgsurge_wire::read_plain(s.fd, &mut s.io.inbuf)
+        } else {
+            match s.conn.as_mut() {
+                Some(c) => c.try_read(&mut s.io.inbuf),
+                None => return false,
+            }
+        };
+        match read {
             Ok(0) => return false,
             Ok(_) => {
                 if shortcut && s.io.inbuf.len() < s.io.inbuf.capacity() {
