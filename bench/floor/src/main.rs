@@ -347,6 +347,9 @@ impl Conn {
             }
             self.outbuf.extend_from_slice(&0i16.to_be_bytes());
             finish(&mut self.outbuf, start);
+            // Describe(portal), as libpq's PQsendQueryPrepared sends it: the server
+            // answers with the row description (or NoData) that pgbench and pgsurge get.
+            self.outbuf.extend_from_slice(&[b'D', 0, 0, 0, 6, b'P', 0]);
             self.outbuf
                 .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
             self.outbuf.extend_from_slice(&[b'S', 0, 0, 0, 4]);
