@@ -127,7 +127,7 @@ impl<H: ScriptHost> Client<H> {
             let (plain, used) = self.reply.next_plain_significant(&io.inbuf[io.in_pos..]);
             io.in_pos += used;
             let next = match plain {
-                Some(reply) => Ok(reply),
+                Some(reply) => Ok(Reply::from(reply)),
                 // Everything read so far is consumed (the usual end of a round).
                 None if io.in_pos == io.inbuf.len() => {
                     io.inbuf.clear();

@@ -36,6 +36,29 @@ pub(crate) enum Reply {
     Other,
 }
 
+/// What [`ReplyState::next_plain`] makes of a message, a byte or two: returned in
+/// registers, where a [`Reply`] (which can carry an error's text) goes through memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Plain {
+    /// [`Reply::ResultDone`].
+    ResultDone,
+    /// [`Reply::Ready`].
+    Ready(TransactionStatus),
+    /// [`Reply::Other`].
+    Other,
+}
+
+impl From<Plain> for Reply {
+    #[inline(always)]
+    fn from(p: Plain) -> Reply {
+        match p {
+            Plain::ResultDone => Reply::ResultDone,
+            Plain::Ready(st) => Reply::Ready(st),
+            Plain::Other => Reply::Other,
+        }
+    }
+}
+
 /// Result tracking for the command being read (in declaration order, `repr(C)`: the
 /// counters read per statement before the buffers used only by `\gset`/`\aset`).
 #[derive(Debug, Default)]
@@ -126,7 +149,7 @@ impl ReplyState {
     /// [`ReplyState::next`] then decodes (and reports) in full. Same replies, same
     /// checks of row messages, without building a decoded message.
     #[inline(always)]
-    pub fn next_plain(&mut self, data: &[u8]) -> Option<(Reply, usize)> {
+    pub fn next_plain(&mut self, data: &[u8]) -> Option<(Plain, usize)> {
         let header = data.get(..5)?;
         let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
         if len < 4 || data.len() <= len {
@@ -134,18 +157,18 @@ impl ReplyState {
         }
         let body = &data[5..len + 1];
         let reply = match header[0] {
-            b'1' | b'2' | b'3' | b'n' => Reply::Other,
+            b'1' | b'2' | b'3' | b'n' => Plain::Other,
             // libpq reads the tag up to its NUL and does not look further.
-            b'C' if body.last() == Some(&0) => Reply::ResultDone,
-            b'Z' if len == 5 => Reply::Ready(TransactionStatus::from_byte(body[0])),
+            b'C' if body.last() == Some(&0) => Plain::ResultDone,
+            b'Z' if len == 5 => Plain::Ready(TransactionStatus::from_byte(body[0])),
             b'T' if !self.capture && codec::row_message_ok(b'T', body) => {
                 self.cur_tuples = true;
                 self.cur_ntuples = 0;
-                Reply::Other
+                Plain::Other
             }
             b'D' if !self.capture && codec::row_message_ok(b'D', body) => {
                 self.cur_ntuples += 1;
-                Reply::Other
+                Plain::Other
             }
             _ => return None,
         };
@@ -157,11 +180,11 @@ impl ReplyState {
     /// it, if one came, and the bytes used. The others (BindComplete, rows, …) are
     /// consumed without being returned: every reader ignores [`Reply::Other`].
     #[inline]
-    pub fn next_plain_significant(&mut self, data: &[u8]) -> (Option<Reply>, usize) {
+    pub fn next_plain_significant(&mut self, data: &[u8]) -> (Option<Plain>, usize) {
         let mut used = 0;
         while let Some((reply, n)) = self.next_plain(&data[used..]) {
             used += n;
-            if !matches!(reply, Reply::Other) {
+            if reply != Plain::Other {
                 return (Some(reply), used);
             }
         }

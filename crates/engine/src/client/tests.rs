@@ -232,6 +232,7 @@ impl World {
         }
     }
     fn step(&mut self, c: &mut Client<FakeHost>, p: &Plan, now: i64) -> Wait {
+        let debug = self.diag.debug_enabled();
         let mut ctx = ThreadCtx {
             plan: p,
             rng: &mut self.rng,
@@ -240,6 +241,7 @@ impl World {
             timer_exceeded: self.timer_exceeded,
             rec: &mut self.rec,
             diag: &mut self.diag,
+            debug,
         };
         c.advance(&mut ctx, &mut self.io, now)
     }
@@ -978,7 +980,11 @@ fn plain_replies_match_the_full_decoder() {
             .next(m, &mut diag, &mut |_: &mut Vec<u8>| false)
             .unwrap()
             .unwrap();
-        assert_eq!((kind(&fast.0), fast.1), (kind(&full.0), full.1), "{m:?}");
+        assert_eq!(
+            (kind(&Reply::from(fast.0)), fast.1),
+            (kind(&full.0), full.1),
+            "{m:?}"
+        );
         assert_eq!(fast.1, m.len());
         assert_eq!(a.captured_rows(), b.captured_rows());
     }
@@ -1004,7 +1010,7 @@ fn plain_replies_match_the_full_decoder() {
 /// only the replies the machine acts on, with the bytes used up to them.
 #[test]
 fn plain_messages_are_consumed_up_to_the_next_significant_reply() {
-    use super::reply::{Reply, ReplyState};
+    use super::reply::{Plain, ReplyState};
     let answer = [
         msg(b'2', b""),
         row_desc(&["abalance"]),
@@ -1016,13 +1022,13 @@ fn plain_messages_are_consumed_up_to_the_next_significant_reply() {
     let upto_complete: usize = answer[..4].iter().map(Vec::len).sum();
     let mut s = ReplyState::default();
     let (r, used) = s.next_plain_significant(&bytes);
-    assert!(matches!(r, Some(Reply::ResultDone)), "{r:?}");
+    assert_eq!(r, Some(Plain::ResultDone));
     assert_eq!(used, upto_complete);
     assert_eq!(s.captured_rows(), 0);
     s.end_result();
     assert_eq!(s.last_ntuples, 1, "the row was counted on the way");
     let (r, used) = s.next_plain_significant(&bytes[upto_complete..]);
-    assert!(matches!(r, Some(Reply::Ready(_))), "{r:?}");
+    assert!(matches!(r, Some(Plain::Ready(_))), "{r:?}");
     assert_eq!(used, answer[4].len());
     // An incomplete message after plain ones: those are consumed, nothing is returned.
     let cut = answer[0].len() + answer[1].len() + 3;
