@@ -381,8 +381,9 @@ impl RunResult {
                     name: sc.name.clone(),
                     weight: sc.weight,
                     text: sc.text.clone(),
-                    stats: st
-                        .map(|s| TxnSummary::build(&s.txn, &ranks))
+                    stats: stats
+                        .script_txn(i)
+                        .map(|t| TxnSummary::build(t, &ranks))
                         .unwrap_or_default(),
                     commands,
                 }

@@ -276,8 +276,9 @@ impl CommandStats {
 /// Statistics of one script: its transactions and its commands.
 #[derive(Debug, Clone)]
 pub struct ScriptStats {
-    /// Transactions that ran this script.
-    pub txn: TxnStats,
+    /// Transactions that ran this script; empty when it is the run's only script, whose
+    /// transactions are the thread's total (read them with [`ThreadStats::script_txn`]).
+    pub(crate) txn: TxnStats,
     /// One entry per command of the script (empty if the script has none).
     pub commands: Vec<CommandStats>,
 }
@@ -307,13 +308,14 @@ impl ThreadStats {
             throttled: config.throttled,
             latency_limit_us: config.latency_limit_us,
             per_command: config.per_command,
-            // With scripts, the overall histograms are folded from theirs at the end.
-            total: TxnStats::new(h && config.script_commands.is_empty(), config.throttled),
+            // With several scripts, the overall histograms are folded from theirs at the
+            // end; a single script's transactions are counted once, in the total.
+            total: TxnStats::new(h && config.script_commands.len() <= 1, config.throttled),
             scripts: config
                 .script_commands
                 .iter()
                 .map(|&n| ScriptStats {
-                    txn: TxnStats::new(h, config.throttled),
+                    txn: TxnStats::new(h && config.script_commands.len() > 1, config.throttled),
                     commands: (0..n).map(|_| CommandStats::new(h)).collect(),
                 })
                 .collect(),
@@ -333,6 +335,14 @@ impl ThreadStats {
     /// The shared counters this thread publishes to, if any.
     pub fn shared(&self) -> Option<&Arc<SharedCounters>> {
         self.shared.as_ref()
+    }
+
+    /// The transactions of script `i`.
+    pub fn script_txn(&self, i: usize) -> Option<&TxnStats> {
+        match self.scripts.len() {
+            1 => (i == 0).then_some(&self.total),
+            _ => self.scripts.get(i).map(|s| &s.txn),
+        }
     }
 
     /// The run-wide statistics with their histograms: [`ThreadStats::total`] plus,
@@ -357,8 +367,10 @@ impl ThreadStats {
             && matches!(s.outcome, TxnOutcome::Success)
             && self.latency_limit_us.is_some_and(|l| s.latency_us > l);
         self.total.accum(s, self.detailed, self.throttled, late);
-        if let Some(sc) = self.scripts.get_mut(s.script) {
-            sc.txn.accum(s, self.detailed, self.throttled, late);
+        if self.scripts.len() > 1 {
+            if let Some(sc) = self.scripts.get_mut(s.script) {
+                sc.txn.accum(s, self.detailed, self.throttled, late);
+            }
         }
         if let Some(sh) = &self.shared {
             sh.publish(s, &self.total, self.throttled);
@@ -493,6 +505,30 @@ mod tests {
         );
         assert_eq!(t.scripts[0].txn.cnt, 1);
         assert_eq!(t.scripts[1].txn.total_cnt(), 3);
+    }
+
+    /// One script: its transactions are counted once, and read back as the script's
+    /// as well as the total, histograms included; several scripts: each its own.
+    #[test]
+    fn a_single_script_is_counted_once_and_reads_as_the_total() {
+        let mut c = cfg();
+        c.script_commands = vec![2];
+        let mut t = ThreadStats::new(&c);
+        t.record_txn(&ok(0, 500.0, 10.0, 1));
+        t.record_txn(&ok(0, 700.0, 10.0, 2));
+        assert_eq!(t.scripts[0].txn.total_cnt(), 0, "not counted twice");
+        let one = t.script_txn(0).expect("script 0");
+        assert!(std::ptr::eq(one, &t.total));
+        assert_eq!((one.cnt, one.retried, one.latency.sum), (2, 1, 1200.0));
+        assert_eq!(one.latency_hist.as_ref().map(|h| h.len()), Some(2));
+        assert_eq!(t.overall().latency_hist.as_ref().map(|h| h.len()), Some(2));
+        assert!(t.script_txn(1).is_none());
+
+        let mut two = ThreadStats::new(&cfg());
+        two.record_txn(&ok(1, 500.0, 10.0, 1));
+        assert_eq!(two.script_txn(0).map(|s| s.cnt), Some(0));
+        assert_eq!(two.script_txn(1).map(|s| s.cnt), Some(1));
+        assert_eq!(two.total.cnt, 1);
     }
 
     #[test]
