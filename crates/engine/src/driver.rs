@@ -169,6 +169,7 @@ pub fn run_loop<H: ScriptHost>(
         streams,
         schedule,
         rec,
+        debug: crate::client::Diagnostics::debug_enabled(&diag),
         diag: &mut diag,
     };
     let mut remaining = slots.iter().filter(|s| !s.done).count();
@@ -332,6 +333,8 @@ struct StepEnv<'e, 'a> {
     schedule: &'e mut Option<ThrottleSchedule>,
     rec: &'e mut ThreadRecorder,
     diag: &'e mut StderrDiag,
+    /// `diag` wants debug messages.
+    debug: bool,
 }
 
 impl StepEnv<'_, '_> {
@@ -345,6 +348,7 @@ impl StepEnv<'_, '_> {
             timer_exceeded,
             rec: &mut *self.rec,
             diag: &mut *self.diag,
+            debug: self.debug,
         }
     }
 }

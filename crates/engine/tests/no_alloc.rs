@@ -168,6 +168,7 @@ fn allocations_in_steady_state(builtin: &str, mode: &str, per_command: bool) -> 
             timer_exceeded: false,
             rec: &mut rec,
             diag: &mut diag,
+            debug: false,
         };
         now += 10;
         let wait = client.advance(&mut ctx, &mut io, now);

@@ -102,6 +102,8 @@ pub struct ThreadCtx<'a> {
     pub rec: &'a mut dyn Recorder,
     /// Messages.
     pub diag: &'a mut dyn Diagnostics,
+    /// `diag` wants debug messages (`-d`): asked once per thread, not per statement.
+    pub debug: bool,
 }
 
 /// SQLSTATE classes pgbench distinguishes.
@@ -313,7 +315,7 @@ impl<H: ScriptHost> Client<H> {
     }
 
     fn debug(&self, ctx: &mut ThreadCtx<'_>, f: impl FnOnce() -> String) {
-        if ctx.diag.debug_enabled() {
+        if ctx.debug {
             ctx.diag.debug(&f());
         }
     }
@@ -820,7 +822,7 @@ impl<H: ScriptHost> Client<H> {
                     self.aset_text.clear();
                     self.aset_text.extend_from_slice(&w.body()[start..]);
                 }
-                if ctx.diag.debug_enabled() {
+                if ctx.debug {
                     let text = String::from_utf8_lossy(&w.body()[start..]).into_owned();
                     ctx.diag
                         .debug(&format!("client {} sending {text}", self.id));
@@ -833,7 +835,7 @@ impl<H: ScriptHost> Client<H> {
                     (Some(n), QueryMode::Prepared) => n.as_bytes(),
                     _ => b"",
                 };
-                if ctx.diag.debug_enabled() {
+                if ctx.debug {
                     let what = if stmt.is_empty() {
                         pgsurge_script::script_display(&p.sql)
                     } else {
