@@ -4,8 +4,10 @@
 //! and pgsurge on the same cluster, so every machine measures its own floor: the client
 //! CPU per transaction that the kernel and the protocol cost, with nothing of a script
 //! language, statistics or logs on top. What it does per request is what any client must
-//! do: fill in the parameters, one `write` of a pre-encoded Bind/Execute/Sync (or a simple
-//! Query), one `read` per readiness of a level-triggered epoll, a scan to ReadyForQuery.
+//! do: fill in the parameters, one `write` of a pre-encoded Bind/Describe/Execute/Sync (the
+//! messages of libpq's `PQsendQueryPrepared`, which pgbench and pgsurge send, so the server
+//! does the same work for all three) or a simple Query, one `read` per readiness of a
+//! level-triggered epoll, a scan to ReadyForQuery.
 //! It reads the monotonic clock (vDSO, no syscall) once per transaction.
 //!
 //! Only Unix-socket connections with trust authentication are supported (what
