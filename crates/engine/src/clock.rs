@@ -1,6 +1,7 @@
 //! The run clock: monotonic microseconds since a fixed origin, plus the shift to Unix
 //! epoch time that pgbench applies to log timestamps (`epoch_shift`). Drivers read it;
-//! the client state machine never does.
+//! the client state machine gets a [`Now`], which reads it only when the machine first
+//! needs the time (a fixed time in tests).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -77,5 +78,61 @@ mod tests {
         assert!(t1 - t0 >= 20_000, "{t0} {t1}");
         // the same clock as Instant: it cannot run ahead of an Instant started later
         assert!(t1 <= elapsed + t0 + 1, "{t1} vs {elapsed}");
+    }
+}
+
+/// Not read yet.
+const UNREAD: i64 = i64::MIN;
+
+/// The time for one call of a client's machine, read from the run clock only when the
+/// machine first needs it, then kept (pgbench's `pg_time_now_lazy`): a statement in the
+/// middle of a transaction, without `-r`, costs no clock read.
+#[derive(Debug)]
+pub struct Now<'c> {
+    /// `None`: a fixed time.
+    clock: Option<&'c RunClock>,
+    t: i64,
+}
+
+impl<'c> Now<'c> {
+    /// Read from `clock` at the first [`Now::get`].
+    pub fn lazy(clock: &'c RunClock) -> Self {
+        Now {
+            clock: Some(clock),
+            t: UNREAD,
+        }
+    }
+
+    /// Already read from `clock`: `t`.
+    pub fn read_at(clock: &'c RunClock, t: i64) -> Self {
+        Now {
+            clock: Some(clock),
+            t,
+        }
+    }
+
+    /// Always `t`, whatever [`Now::reset`] says.
+    pub fn fixed(t: i64) -> Now<'static> {
+        Now { clock: None, t }
+    }
+
+    /// The time (µs on the run clock).
+    #[inline]
+    pub fn get(&mut self) -> i64 {
+        if self.t == UNREAD {
+            if let Some(c) = self.clock {
+                self.t = c.now();
+            }
+        }
+        self.t
+    }
+
+    /// Forgets the time read: work that may have taken a while (an expression, a shell
+    /// command) was done since, as pgbench resets its time after a meta command.
+    #[inline]
+    pub fn reset(&mut self) {
+        if self.clock.is_some() {
+            self.t = UNREAD;
+        }
     }
 }

@@ -15,7 +15,7 @@ use mio::{Events, Interest, Poll, Token};
 use pgsurge_wire::{ConnConfig, Connection};
 
 use crate::client::{Client, ClientIo, ScriptHost, ThreadCtx, Wait};
-use crate::clock::RunClock;
+use crate::clock::{Now, RunClock};
 use crate::plan::Plan;
 use crate::recorder::ThreadRecorder;
 use crate::stderr::StderrDiag;
@@ -211,7 +211,14 @@ pub fn run_loop<H: ScriptHost>(
                 now = dctx.clock.now();
             }
             ran_one = true;
-            match step(&mut env, &poll, s, i, now, timer_exceeded) {
+            match step(
+                &mut env,
+                &poll,
+                s,
+                i,
+                &mut Now::read_at(dctx.clock, now),
+                timer_exceeded,
+            ) {
                 Stepped::Waits(t) => next_wake = next_wake.min(t),
                 Stepped::Runnable => {
                     any_runnable = true;
@@ -303,12 +310,18 @@ pub fn run_loop<H: ScriptHost>(
                 // Run the client now, while its slot is in cache, rather than listing it
                 // for the round: with hundreds of clients a second pass over the slots
                 // would miss the cache again for each one.
-                let now = dctx.clock.now();
                 if !ev_timed {
-                    ev_exceeded = run_over(dctx, now);
+                    ev_exceeded = run_over(dctx, dctx.clock.now());
                     ev_timed = true;
                 }
-                match step(&mut env, &poll, s, i, now, ev_exceeded) {
+                match step(
+                    &mut env,
+                    &poll,
+                    s,
+                    i,
+                    &mut Now::lazy(dctx.clock),
+                    ev_exceeded,
+                ) {
                     // The next round looks at every slot, which also sets the timer.
                     Stepped::Waits(t) => scan_all |= t != i64::MAX,
                     Stepped::Runnable => ready.push(i),
@@ -372,7 +385,7 @@ fn step<H: ScriptHost>(
     poll: &Poll,
     s: &mut Slot<H>,
     i: usize,
-    now: i64,
+    now: &mut Now<'_>,
     timer_exceeded: bool,
 ) -> Stepped {
     let dctx = env.dctx;

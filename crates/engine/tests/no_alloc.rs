@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use pgsurge_engine::client::{Client, ClientIo, ThreadCtx, Wait};
-use pgsurge_engine::clock::RunClock;
+use pgsurge_engine::clock::{Now, RunClock};
 use pgsurge_engine::driver::ThreadStreams;
 use pgsurge_engine::plan::build_plan;
 use pgsurge_engine::recorder::ThreadRecorder;
@@ -171,7 +171,7 @@ fn allocations_in_steady_state(builtin: &str, mode: &str, per_command: bool) -> 
             debug: false,
         };
         now += 10;
-        let wait = client.advance(&mut ctx, &mut io, now);
+        let wait = client.advance(&mut ctx, &mut io, &mut Now::fixed(now));
         txns = client.count() as u64;
         match wait {
             Wait::Read => {

@@ -19,6 +19,7 @@
 
 pub use self::api::*;
 use self::reply::{InFlight, ReplyState};
+use crate::clock::Now;
 use crate::plan::{CommandKind, MetaTag, Plan, QueryMode, SqlForm, SqlPlan};
 use crate::throttle::{Slot, ThrottleSchedule};
 use pgsurge_wire::codec::append;
@@ -327,9 +328,14 @@ impl<H: ScriptHost> Client<H> {
         )
     }
 
-    /// Runs the machine until it has to wait. `now` is the current time in µs on the run
+    /// Runs the machine until it has to wait. `now` gives the current time in µs on the run
     /// clock (the driver reads it right before the call).
-    pub fn advance(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64) -> Wait {
+    pub fn advance(
+        &mut self,
+        ctx: &mut ThreadCtx<'_>,
+        io: &mut ClientIo,
+        now: &mut Now<'_>,
+    ) -> Wait {
         let plan = ctx.plan;
         // Transactions ended in this call: the next one starts right away (at the same
         // `now`, as pgbench's lazily read clock does), up to a bound, so a script
@@ -373,13 +379,13 @@ impl<H: ScriptHost> Client<H> {
                     let u = ctx.rng.throttle_double();
                     let limit = plan.config.latency_limit_us;
                     let slot = match ctx.schedule.as_deref_mut() {
-                        Some(s) => s.next_slot(u, now, limit, ctx.end_us),
-                        None => Slot::Run(now),
+                        Some(s) => s.next_slot(u, now.get(), limit, ctx.end_us),
+                        None => Slot::Run(now.get()),
                     };
                     match slot {
                         Slot::Skip(t) => {
                             self.txn_scheduled = t;
-                            self.process_xact(ctx, now, TxnStatus::Skipped);
+                            self.process_xact(ctx, now.get(), TxnStatus::Skipped);
                             if ctx.timer_exceeded
                                 || (plan.config.nxacts > 0 && self.cnt >= plan.config.nxacts)
                             {
@@ -397,7 +403,7 @@ impl<H: ScriptHost> Client<H> {
                     }
                 }
                 ClientState::Throttle => {
-                    if now < self.txn_scheduled {
+                    if now.get() < self.txn_scheduled {
                         return Wait::Until(self.txn_scheduled);
                     }
                     self.state = if ctx.timer_exceeded {
@@ -419,9 +425,9 @@ impl<H: ScriptHost> Client<H> {
                         continue;
                     }
                     self.host.save_random_state();
-                    self.txn_begin = now;
+                    self.txn_begin = now.get();
                     if !plan.config.throttle {
-                        self.txn_scheduled = now;
+                        self.txn_scheduled = self.txn_begin;
                     }
                     self.command = 0;
                     self.state = ClientState::StartCommand;
@@ -453,15 +459,18 @@ impl<H: ScriptHost> Client<H> {
                     ReadOutcome::Abort => {}
                 },
                 ClientState::Sleep => {
-                    if now < self.sleep_until {
+                    if now.get() < self.sleep_until {
                         return Wait::Until(self.sleep_until);
                     }
                     self.state = ClientState::EndCommand;
                 }
                 ClientState::EndCommand => {
                     if plan.config.per_command {
-                        ctx.rec
-                            .command_latency(self.script, self.command, now - self.stmt_begin);
+                        ctx.rec.command_latency(
+                            self.script,
+                            self.command,
+                            now.get() - self.stmt_begin,
+                        );
                     }
                     self.command += 1;
                     self.state = if self.cond_active() {
@@ -477,7 +486,7 @@ impl<H: ScriptHost> Client<H> {
                         ErrorStatus::Deadlock => TxnStatus::Deadlock,
                         _ => TxnStatus::Success,
                     };
-                    self.process_xact(ctx, now, status);
+                    self.process_xact(ctx, now.get(), status);
                     if !io.connected || io.lost && io.in_pos >= io.inbuf.len() {
                         ctx.diag.error("perhaps the backend died while processing");
                         ctx.diag.error(&format!(
@@ -512,10 +521,10 @@ impl<H: ScriptHost> Client<H> {
                         }
                     }
                 }
-                ClientState::Error => self.on_error(ctx, io, now),
+                ClientState::Error => self.on_error(ctx, io, now.get()),
                 ClientState::WaitRollback => match self.read_rollback(ctx, io) {
                     ReadOutcome::NeedMore => return Wait::Read,
-                    ReadOutcome::Done => self.state = self.after_error(ctx, now),
+                    ReadOutcome::Done => self.state = self.after_error(ctx, now.get()),
                     ReadOutcome::Abort => {}
                 },
                 ClientState::DiscardPipeline => match self.read_discard(ctx, io) {
@@ -529,7 +538,7 @@ impl<H: ScriptHost> Client<H> {
                 },
                 ClientState::Retry => {
                     if plan.config.verbose_errors {
-                        self.verbose_try_message(ctx, now, true);
+                        self.verbose_try_message(ctx, now.get(), true);
                     }
                     self.tries += 1;
                     ctx.rec.command_retry(self.script, self.command);
@@ -545,7 +554,7 @@ impl<H: ScriptHost> Client<H> {
                 ClientState::Failure => {
                     ctx.rec.command_failure(self.script, self.command);
                     if plan.config.verbose_errors {
-                        self.verbose_try_message(ctx, now, false);
+                        self.verbose_try_message(ctx, now.get(), false);
                     }
                     self.state = ClientState::EndTx;
                 }
@@ -723,7 +732,7 @@ impl<H: ScriptHost> Client<H> {
         &mut self,
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
-        now: i64,
+        now: &mut Now<'_>,
     ) -> Option<Wait> {
         let plan = ctx.plan;
         let Some(cmd) = plan.scripts[self.script].commands.get(self.command) else {
@@ -739,7 +748,7 @@ impl<H: ScriptHost> Client<H> {
             return None;
         };
         if plan.config.per_command && !self.resuming_after_prepare {
-            self.stmt_begin = now;
+            self.stmt_begin = now.get();
         }
         self.resuming_after_prepare = false;
         match &cmd.kind {
@@ -875,7 +884,7 @@ impl<H: ScriptHost> Client<H> {
         &mut self,
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
-        now: i64,
+        now: &mut Now<'_>,
         tag: MetaTag,
         name: &str,
     ) {
@@ -911,10 +920,11 @@ impl<H: ScriptHost> Client<H> {
                         abort(self, ctx, f.summary);
                     }
                     Ok(MetaValue::SleepUs(us)) => {
-                        self.sleep_until = now + us.max(0);
+                        self.sleep_until = now.get() + us.max(0);
                         self.state = ClientState::Sleep;
                     }
                     Ok(MetaValue::Truth(t)) => {
+                        now.reset();
                         let st = if t { IfState::True } else { IfState::False };
                         if tag == MetaTag::If {
                             self.conds.push(st);
@@ -923,7 +933,12 @@ impl<H: ScriptHost> Client<H> {
                         }
                         self.state = ClientState::EndCommand;
                     }
-                    Ok(MetaValue::Done) => self.state = ClientState::EndCommand,
+                    Ok(MetaValue::Done) => {
+                        // As pgbench: the expression or shell command may have taken a
+                        // while, so the time is read again when next needed.
+                        now.reset();
+                        self.state = ClientState::EndCommand;
+                    }
                 }
             }
             MetaTag::Else => {

@@ -6,6 +6,7 @@ use pgsurge_script::VarName;
 use std::collections::HashMap;
 
 use crate::client::*;
+use crate::clock::Now;
 use crate::plan::*;
 use crate::sqltext::{to_param_sql, SqlTemplate};
 use crate::throttle::ThrottleSchedule;
@@ -243,7 +244,7 @@ impl World {
             diag: &mut self.diag,
             debug,
         };
-        c.advance(&mut ctx, &mut self.io, now)
+        c.advance(&mut ctx, &mut self.io, &mut Now::fixed(now))
     }
     fn feed(&mut self, parts: &[Vec<u8>]) {
         for p in parts {
