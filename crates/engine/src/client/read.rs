@@ -47,8 +47,8 @@ impl<H: ScriptHost> Client<H> {
             io,
             Self::backend_died,
             |this, ctx, reply| match reply {
-                Reply::Error { text, .. } => {
-                    ctx.diag.error(&text);
+                Reply::Error(_) => {
+                    ctx.diag.error(this.reply.error_text());
                     None
                 }
                 Reply::Ready(st) => this.sync_answered(st),
@@ -68,7 +68,10 @@ impl<H: ScriptHost> Client<H> {
             io,
             Self::rollback_lost,
             |this, ctx, reply| match reply {
-                Reply::Error { text, .. } => Some(this.rollback_failed(ctx, &text)),
+                Reply::Error(_) => {
+                    let why = this.reply.error_text().to_owned();
+                    Some(this.rollback_failed(ctx, &why))
+                }
                 Reply::Ready(st) => this.sync_answered(st),
                 _ => None,
             },
@@ -83,7 +86,7 @@ impl<H: ScriptHost> Client<H> {
     ) -> ReadOutcome {
         self.read_replies(ctx, io, Self::rollback_lost, |this, _, reply| match reply {
             Reply::Ready(st) => this.sync_answered(st),
-            Reply::ResultDone | Reply::Error { .. } => {
+            Reply::ResultDone | Reply::Error(_) => {
                 this.in_flight.result_done();
                 None
             }
@@ -127,7 +130,7 @@ impl<H: ScriptHost> Client<H> {
             let (plain, used) = self.reply.next_plain_significant(&io.inbuf[io.in_pos..]);
             io.in_pos += used;
             let next = match plain {
-                Some(reply) => Ok(Reply::from(reply)),
+                Some(reply) => Ok(reply),
                 // Everything read so far is consumed (the usual end of a round).
                 None if io.in_pos == io.inbuf.len() => {
                     io.inbuf.clear();
@@ -174,11 +177,12 @@ impl<H: ScriptHost> Client<H> {
                 }
                 self.end_result();
             }
-            Reply::Error { status, text } => {
+            Reply::Error(status) => {
                 if self.estatus == ErrorStatus::None {
                     self.estatus = status;
                     let (id, cmd, script, q) =
                         (self.id, self.command, self.script, self.reply.qrynum);
+                    let text = self.reply.error_text();
                     match status {
                         ErrorStatus::Serialization | ErrorStatus::Deadlock => {
                             if ctx.plan.config.verbose_errors {

@@ -15,48 +15,20 @@ use crate::client::{Diagnostics, ErrorStatus};
 /// notice with a statement position, the one case where the text shows.
 pub(crate) type QueryText<'q> = dyn FnMut(&mut Vec<u8>) -> bool + 'q;
 
-/// One classified backend message.
-#[derive(Debug)]
+/// One classified backend message: a byte or two, returned in registers (an error's
+/// text waits in [`ReplyState::error_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reply {
     /// A result ended successfully (CommandComplete / EmptyQueryResponse).
     ResultDone,
-    /// An ErrorResponse.
-    Error {
-        /// pgbench's classification of the SQLSTATE.
-        status: ErrorStatus,
-        /// The message as `PQerrorMessage` renders it, without the trailing newline
-        /// (pgbench's logging drops it).
-        text: String,
-    },
+    /// An ErrorResponse, classified as pgbench does by its SQLSTATE.
+    Error(ErrorStatus),
     /// CopyIn/CopyOut/CopyBoth response (pgbench aborts).
     Copy,
     /// ReadyForQuery with the transaction status.
     Ready(TransactionStatus),
     /// Anything else (ParseComplete, BindComplete, rows, …).
     Other,
-}
-
-/// What [`ReplyState::next_plain`] makes of a message, a byte or two: returned in
-/// registers, where a [`Reply`] (which can carry an error's text) goes through memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Plain {
-    /// [`Reply::ResultDone`].
-    ResultDone,
-    /// [`Reply::Ready`].
-    Ready(TransactionStatus),
-    /// [`Reply::Other`].
-    Other,
-}
-
-impl From<Plain> for Reply {
-    #[inline(always)]
-    fn from(p: Plain) -> Reply {
-        match p {
-            Plain::ResultDone => Reply::ResultDone,
-            Plain::Ready(st) => Reply::Ready(st),
-            Plain::Other => Reply::Other,
-        }
-    }
 }
 
 /// Result tracking for the command being read (in declaration order, `repr(C)`: the
@@ -82,9 +54,13 @@ pub(crate) struct ReplyState {
     cap: Box<Captured>,
 }
 
-/// The last row captured for `\gset`/`\aset` and its column names.
+/// The last row captured for `\gset`/`\aset` and its column names, and the text of the
+/// last error.
 #[derive(Debug, Default)]
 struct Captured {
+    /// The last ErrorResponse as `PQerrorMessage` renders it, without the trailing newline
+    /// (pgbench's logging drops it).
+    error: String,
     names: Vec<u8>,
     name_ends: Vec<usize>,
     row: Vec<u8>,
@@ -113,6 +89,11 @@ impl ReplyState {
         self.cur_ntuples = 0;
         self.qrynum += 1;
         self.any_result = true;
+    }
+
+    /// The text of the last [`Reply::Error`].
+    pub fn error_text(&self) -> &str {
+        &self.cap.error
     }
 
     /// Rows captured in the most recent result that had a row description.
@@ -149,7 +130,7 @@ impl ReplyState {
     /// [`ReplyState::next`] then decodes (and reports) in full. Same replies, same
     /// checks of row messages, without building a decoded message.
     #[inline(always)]
-    pub fn next_plain(&mut self, data: &[u8]) -> Option<(Plain, usize)> {
+    pub fn next_plain(&mut self, data: &[u8]) -> Option<(Reply, usize)> {
         let header = data.get(..5)?;
         let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
         if len < 4 || data.len() <= len {
@@ -157,18 +138,18 @@ impl ReplyState {
         }
         let body = &data[5..len + 1];
         let reply = match header[0] {
-            b'1' | b'2' | b'3' | b'n' => Plain::Other,
+            b'1' | b'2' | b'3' | b'n' => Reply::Other,
             // libpq reads the tag up to its NUL and does not look further.
-            b'C' if body.last() == Some(&0) => Plain::ResultDone,
-            b'Z' if len == 5 => Plain::Ready(TransactionStatus::from_byte(body[0])),
+            b'C' if body.last() == Some(&0) => Reply::ResultDone,
+            b'Z' if len == 5 => Reply::Ready(TransactionStatus::from_byte(body[0])),
             b'T' if !self.capture && codec::row_message_ok(b'T', body) => {
                 self.cur_tuples = true;
                 self.cur_ntuples = 0;
-                Plain::Other
+                Reply::Other
             }
             b'D' if !self.capture && codec::row_message_ok(b'D', body) => {
                 self.cur_ntuples += 1;
-                Plain::Other
+                Reply::Other
             }
             _ => return None,
         };
@@ -180,11 +161,11 @@ impl ReplyState {
     /// it, if one came, and the bytes used. The others (BindComplete, rows, …) are
     /// consumed without being returned: every reader ignores [`Reply::Other`].
     #[inline]
-    pub fn next_plain_significant(&mut self, data: &[u8]) -> (Option<Plain>, usize) {
+    pub fn next_plain_significant(&mut self, data: &[u8]) -> (Option<Reply>, usize) {
         let mut used = 0;
         while let Some((reply, n)) = self.next_plain(&data[used..]) {
             used += n;
-            if reply != Plain::Other {
+            if reply != Reply::Other {
                 return (Some(reply), used);
             }
         }
@@ -251,7 +232,8 @@ impl ReplyState {
                 if text.ends_with('\n') {
                     text.pop();
                 }
-                Reply::Error { status, text }
+                self.cap.error = text;
+                Reply::Error(status)
             }
             BackendMessage::NoticeResponse(f) => {
                 diag.notice(&with_query(&f, query, ErrorFields::pq_notice_text));

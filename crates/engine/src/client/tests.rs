@@ -952,14 +952,7 @@ fn aset_error_shows_the_text_as_sent() {
 /// rows, incomplete input) to it.
 #[test]
 fn plain_replies_match_the_full_decoder() {
-    use super::reply::{Reply, ReplyState};
-    let kind = |r: &Reply| match r {
-        Reply::ResultDone => "done".to_string(),
-        Reply::Ready(st) => format!("ready {st:?}"),
-        Reply::Other => "other".to_string(),
-        Reply::Error { .. } => "error".to_string(),
-        Reply::Copy => "copy".to_string(),
-    };
+    use super::reply::ReplyState;
     let plain = [
         msg(b'1', b""),
         msg(b'2', b""),
@@ -981,11 +974,7 @@ fn plain_replies_match_the_full_decoder() {
             .next(m, &mut diag, &mut |_: &mut Vec<u8>| false)
             .unwrap()
             .unwrap();
-        assert_eq!(
-            (kind(&Reply::from(fast.0)), fast.1),
-            (kind(&full.0), full.1),
-            "{m:?}"
-        );
+        assert_eq!((fast.0, fast.1), (full.0, full.1), "{m:?}");
         assert_eq!(fast.1, m.len());
         assert_eq!(a.captured_rows(), b.captured_rows());
     }
@@ -1011,7 +1000,7 @@ fn plain_replies_match_the_full_decoder() {
 /// only the replies the machine acts on, with the bytes used up to them.
 #[test]
 fn plain_messages_are_consumed_up_to_the_next_significant_reply() {
-    use super::reply::{Plain, ReplyState};
+    use super::reply::{Reply, ReplyState};
     let answer = [
         msg(b'2', b""),
         row_desc(&["abalance"]),
@@ -1023,13 +1012,13 @@ fn plain_messages_are_consumed_up_to_the_next_significant_reply() {
     let upto_complete: usize = answer[..4].iter().map(Vec::len).sum();
     let mut s = ReplyState::default();
     let (r, used) = s.next_plain_significant(&bytes);
-    assert_eq!(r, Some(Plain::ResultDone));
+    assert_eq!(r, Some(Reply::ResultDone));
     assert_eq!(used, upto_complete);
     assert_eq!(s.captured_rows(), 0);
     s.end_result();
     assert_eq!(s.last_ntuples, 1, "the row was counted on the way");
     let (r, used) = s.next_plain_significant(&bytes[upto_complete..]);
-    assert!(matches!(r, Some(Plain::Ready(_))), "{r:?}");
+    assert!(matches!(r, Some(Reply::Ready(_))), "{r:?}");
     assert_eq!(used, answer[4].len());
     // An incomplete message after plain ones: those are consumed, nothing is returned.
     let cut = answer[0].len() + answer[1].len() + 3;
