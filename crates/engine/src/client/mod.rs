@@ -784,14 +784,22 @@ impl<H: ScriptHost> Client<H> {
                     return None;
                 }
                 self.send_sql(ctx, io, sql);
-                self.state = if self.in_pipeline {
-                    ClientState::EndCommand
-                } else {
-                    self.reply.reset();
-                    self.reply.capture = sql.capture.is_some();
-                    ClientState::WaitResult
-                };
-                None
+                if self.in_pipeline {
+                    self.state = ClientState::EndCommand;
+                    return None;
+                }
+                self.reply.reset();
+                self.reply.capture = sql.capture.is_some();
+                self.state = ClientState::WaitResult;
+                // No answer can come before the command is sent: wait for it right away
+                // (the input read so far is all consumed, and dropped as the reader does),
+                // unless input that came earlier (a notice, say) is still to be read.
+                if io.in_pos < io.inbuf.len() {
+                    return None;
+                }
+                io.inbuf.clear();
+                io.in_pos = 0;
+                Some(Wait::Read)
             }
             CommandKind::Meta { tag, name, trace } => {
                 self.debug(ctx, || format!("client {} executing {trace}", self.id));

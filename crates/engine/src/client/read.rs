@@ -100,14 +100,17 @@ impl<H: ScriptHost> Client<H> {
         ctx: &mut ThreadCtx<'_>,
         io: &mut ClientIo,
     ) -> ReadOutcome {
-        let plan = ctx.plan;
-        let capture = match plan.scripts[self.script]
-            .commands
-            .get(self.command)
-            .map(|c| &c.kind)
-        {
-            Some(CommandKind::Sql(s)) => s.capture.as_ref(),
-            _ => None,
+        // Only a command sent with `\gset`/`\aset` has its capture looked up.
+        let capture = match self.reply.capture {
+            true => match ctx.plan.scripts[self.script]
+                .commands
+                .get(self.command)
+                .map(|c| &c.kind)
+            {
+                Some(CommandKind::Sql(s)) => s.capture.as_ref(),
+                _ => None,
+            },
+            false => None,
         };
         self.read_replies(ctx, io, Self::backend_died, |this, ctx, reply| {
             this.on_result_reply(ctx, capture, reply)
