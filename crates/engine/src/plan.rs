@@ -7,6 +7,7 @@
 //! every thread. Holds nothing mutable.
 
 use pgsurge_script::{Command, SqlMeta};
+use pgsurge_wire::codec::append;
 
 use crate::spec::{RunLimit, RunSpec};
 use crate::sqltext::{to_param_sql, ParamSql, SqlTemplate};
@@ -71,6 +72,28 @@ pub struct SqlPlan {
     pub stmt_name: Option<Box<str>>,
     /// `\gset`/`\aset` attached to the command.
     pub capture: Option<Capture>,
+    /// The Bind message up to its first parameter (statement name, parameter count),
+    /// encoded once; empty in simple mode.
+    pub bind_head: Box<[u8]>,
+}
+
+impl SqlPlan {
+    /// The plan of a command; `stmt_name` only in prepared mode.
+    pub fn new(form: SqlForm, stmt_name: Option<Box<str>>, capture: Option<Capture>) -> Self {
+        let bind_head = match &form {
+            SqlForm::Simple(_) => Box::default(),
+            SqlForm::Params(p) => append::bind_head(
+                stmt_name.as_deref().unwrap_or("").as_bytes(),
+                p.params.len() as u16,
+            ),
+        };
+        SqlPlan {
+            form,
+            stmt_name,
+            capture,
+            bind_head,
+        }
+    }
 }
 
 /// What a command is.
@@ -247,11 +270,7 @@ fn command_kind(
                     all: true,
                 }),
             };
-            return Ok(CommandKind::Sql(SqlPlan {
-                form,
-                stmt_name,
-                capture,
-            }));
+            return Ok(CommandKind::Sql(SqlPlan::new(form, stmt_name, capture)));
         }
         Command::Meta(meta) => meta,
     };

@@ -864,7 +864,7 @@ impl<H: ScriptHost> Client<H> {
                 if stmt.is_empty() {
                     append::parse(&mut io.out, b"", &p.wire);
                 }
-                let mut b = append::BindWriter::new(&mut io.out, stmt, p.params.len() as u16);
+                let mut b = append::BindWriter::from_head(&mut io.out, &sql.bind_head);
                 for name in &p.params {
                     let mut defined = true;
                     // An undefined variable goes as SQL NULL; write then patch.
@@ -874,11 +874,11 @@ impl<H: ScriptHost> Client<H> {
                     }
                 }
                 b.finish();
-                append::describe_execute(&mut io.out);
                 if self.in_pipeline {
+                    append::describe_execute(&mut io.out);
                     self.in_flight.command(self.command);
                 } else {
-                    append::sync(&mut io.out);
+                    append::describe_execute_sync(&mut io.out);
                     self.syncs_pending += 1;
                 }
             }

@@ -175,11 +175,11 @@ fn sql(text: &str, mode: QueryMode) -> CommandPlan {
     };
     CommandPlan {
         first_line: text.to_string(),
-        kind: CommandKind::Sql(SqlPlan {
+        kind: CommandKind::Sql(SqlPlan::new(
             form,
-            stmt_name: (mode == QueryMode::Prepared).then(|| "P_0".into()),
-            capture: None,
-        }),
+            (mode == QueryMode::Prepared).then(|| "P_0".into()),
+            None,
+        )),
     }
 }
 fn meta(tag: MetaTag, name: &str) -> CommandPlan {

@@ -105,6 +105,19 @@ impl<'a> BindWriter<'a> {
         }
     }
 
+    /// Starts a Bind from `head`, the bytes [`bind_head`] made for its statement.
+    #[inline]
+    pub fn from_head(buf: &'a mut Vec<u8>, head: &[u8]) -> Self {
+        let len_at = buf.len() + 1;
+        buf.extend_from_slice(head);
+        let last_param_at = buf.len();
+        BindWriter {
+            buf,
+            len_at,
+            last_param_at,
+        }
+    }
+
     /// A text parameter whose bytes `fill` appends to the buffer.
     #[inline]
     pub fn param_with(&mut self, fill: impl FnOnce(&mut Vec<u8>)) {
@@ -141,10 +154,26 @@ impl<'a> BindWriter<'a> {
     }
 }
 
+/// What [`BindWriter::new`] writes before the first parameter of a Bind to statement
+/// `stmt` with `nparams` parameters: built once per statement, then started from with
+/// [`BindWriter::from_head`].
+pub fn bind_head(stmt: &[u8], nparams: u16) -> Box<[u8]> {
+    let mut head = Vec::new();
+    BindWriter::new(&mut head, stmt, nparams);
+    head.into_boxed_slice()
+}
+
 /// Appends `Describe` of the unnamed portal and `Execute` of it (what follows every Bind
 /// on the hot path), in one append.
 pub fn describe_execute(buf: &mut Vec<u8>) {
     buf.extend_from_slice(&[b'D', 0, 0, 0, 6, b'P', 0, b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+}
+
+/// [`describe_execute`] then [`sync`], in one append.
+pub fn describe_execute_sync(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(&[
+        b'D', 0, 0, 0, 6, b'P', 0, b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4,
+    ]);
 }
 
 /// Appends `Sync`.
@@ -209,5 +238,19 @@ mod tests {
         w.finish();
         let expect: &[u8] = b"B\0\0\0\x1b\0P_0\0\0\0\0\x02\0\0\0\x0242\xff\xff\xff\xff\0\x01\0\0";
         assert_eq!(b, expect);
+        // The same message started from its pre-encoded head, after other bytes.
+        let head = bind_head(b"P_0", 2);
+        let mut c = b"S\0\0\0\x04".to_vec();
+        let mut w = BindWriter::from_head(&mut c, &head);
+        w.param(b"42");
+        w.null();
+        w.finish();
+        assert_eq!(&c[5..], expect);
+        let mut d = Vec::new();
+        describe_execute(&mut d);
+        sync(&mut d);
+        let mut e = Vec::new();
+        describe_execute_sync(&mut e);
+        assert_eq!(d, e);
     }
 }
