@@ -338,6 +338,16 @@ impl Variables {
         Ok(Some(v))
     }
 
+    /// The variable's integer value when it holds one already (what `\set` stores);
+    /// `None` otherwise — undefined, another type, or text not parsed yet — for which
+    /// [`Variables::get_as_value`] says what it is. No error to build or drop.
+    #[inline]
+    pub fn int_value<K: VarKey + ?Sized>(&mut self, name: &K) -> Option<i64> {
+        let i = self.find(name)?;
+        let cell = self.cells[i];
+        (cell.kind == KIND_INT).then_some(cell.bits as i64)
+    }
+
     /// Appends the variable's string form (`getVariable`) to `out`; `false` if undefined.
     pub fn get_as_text<K: VarKey + ?Sized>(&mut self, name: &K, out: &mut String) -> bool {
         let Some(i) = self.find(name) else {
