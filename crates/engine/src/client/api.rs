@@ -128,6 +128,18 @@ pub struct ClientIo {
 }
 
 impl ClientIo {
+    /// Drops the input when all of it is consumed, keeping the allocation so the next
+    /// read lands in the same cache lines; `false` when some is still to be read.
+    #[inline]
+    pub fn reset_if_drained(&mut self) -> bool {
+        if self.in_pos < self.inbuf.len() {
+            return false;
+        }
+        self.inbuf.clear();
+        self.in_pos = 0;
+        true
+    }
+
     /// Drops consumed input (keeps the allocation).
     pub fn compact(&mut self) {
         if self.in_pos > 0 {

@@ -329,7 +329,7 @@ impl<H: ScriptHost> Client<H> {
     }
 
     /// Runs the machine until it has to wait. `now` gives the current time in µs on the run
-    /// clock (the driver reads it right before the call).
+    /// clock, read when the machine first needs it in this call.
     pub fn advance(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
@@ -792,14 +792,9 @@ impl<H: ScriptHost> Client<H> {
                 self.reply.capture = sql.capture.is_some();
                 self.state = ClientState::WaitResult;
                 // No answer can come before the command is sent: wait for it right away
-                // (the input read so far is all consumed, and dropped as the reader does),
-                // unless input that came earlier (a notice, say) is still to be read.
-                if io.in_pos < io.inbuf.len() {
-                    return None;
-                }
-                io.inbuf.clear();
-                io.in_pos = 0;
-                Some(Wait::Read)
+                // (dropping the consumed input, as the reader does), unless input that
+                // came earlier (a notice, say) is still to be read.
+                io.reset_if_drained().then_some(Wait::Read)
             }
             CommandKind::Meta { tag, name, trace } => {
                 self.debug(ctx, || format!("client {} executing {trace}", self.id));

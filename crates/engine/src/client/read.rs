@@ -135,11 +135,7 @@ impl<H: ScriptHost> Client<H> {
             let next = match plain {
                 Some(reply) => Ok(reply),
                 // Everything read so far is consumed (the usual end of a round).
-                None if io.in_pos == io.inbuf.len() => {
-                    io.inbuf.clear();
-                    io.in_pos = 0;
-                    Err(ReadOutcome::NeedMore)
-                }
+                None if io.reset_if_drained() => Err(ReadOutcome::NeedMore),
                 None => self.next_reply(ctx, io),
             };
             match next {
