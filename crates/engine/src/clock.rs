@@ -66,6 +66,28 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
+    /// A lazy time is read at the first `get` and kept, read again after `reset`; a time
+    /// read already is kept until `reset`; a fixed time never changes.
+    #[test]
+    fn now_is_read_once_until_reset() {
+        let clock = RunClock::new();
+        let mut lazy = Now::lazy(&clock);
+        let first = lazy.get();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(lazy.get(), first, "kept, not read again");
+        lazy.reset();
+        assert!(lazy.get() >= first + 2000, "read again after reset");
+
+        let mut read = Now::read_at(&clock, 7);
+        assert_eq!(read.get(), 7);
+        read.reset();
+        assert!(read.get() >= first + 2000);
+
+        let mut fixed = Now::fixed(42);
+        fixed.reset();
+        assert_eq!(fixed.get(), 42);
+    }
+
     #[test]
     fn counts_microseconds_from_its_origin() {
         let clock = RunClock::new();
