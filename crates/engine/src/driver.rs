@@ -27,6 +27,11 @@ use std::os::fd::AsRawFd;
 /// Token of the wake-up timer in the poll set.
 const TIMER_TOKEN: Token = Token(usize::MAX);
 
+/// Clients per thread above which a client's state is taken to be out of cache when it
+/// runs (so buffers are lent and state is fetched ahead); below, all of them fit in the
+/// core's caches together.
+const CROWDED: usize = 16;
+
 /// Longest time the loop sleeps without looking at the stop flag.
 const MAX_POLL: Duration = Duration::from_millis(50);
 
@@ -51,6 +56,45 @@ pub struct Slot<H> {
     /// The client's script state machine (what it sends next, what it waits for).
     pub client: Client<H>,
     conn: Option<Connection>,
+}
+
+impl<H: ScriptHost> Slot<H> {
+    /// Starts loading the slot's cache lines up to its connection (of which only the
+    /// socket, kept in the slot, is used per statement).
+    #[inline]
+    fn prefetch_state(&self) {
+        let start = (self as *const Self).cast::<u8>();
+        let end = std::ptr::addr_of!(self.conn).cast::<u8>();
+        prefetch(start, end as usize - start as usize);
+    }
+
+    /// Starts loading the client's values stored outside the slot (read through the
+    /// slot, so best done once the slot's lines have arrived).
+    #[inline]
+    fn prefetch_heap(&self) {
+        prefetch(self.client.host.heap_hint(), 128);
+    }
+}
+
+/// Asks the CPU to bring the cache lines of `len` bytes at `p` into its cache.
+#[inline(always)]
+fn prefetch(p: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut off = 0;
+        while off < len {
+            // SAFETY: a prefetch is a hint: it reads no value into the program, never
+            // faults (not even for a null or dangling address) and changes only caches.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(off).cast(),
+                )
+            };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
 }
 
 impl<H> Slot<H> {
@@ -126,6 +170,65 @@ pub enum LoopEnd {
     PollFailed,
 }
 
+/// The thread's own input and output buffers, lent to the client being run.
+///
+/// With hundreds of clients a client's own buffers are out of cache each time it runs:
+/// the kernel would copy its reply into cold lines and the machine append its request to
+/// cold lines. Instead the client about to read or send gets these (its own empty
+/// buffers are swapped out, which moves three words each) and gives them back once they
+/// are empty again, so every request and reply of the thread goes through the same few
+/// hot cache lines. A client whose buffer still holds bytes (a partial reply, a request
+/// the socket did not take whole) keeps it, and the thread holds the client's empty one
+/// instead: both stay empty whenever they are the thread's. With few clients per thread
+/// their own buffers stay in cache anyway, and nothing is lent.
+struct Lent {
+    on: bool,
+    inbuf: bytes::BytesMut,
+    out: Vec<u8>,
+}
+
+impl Lent {
+    fn new(on: bool) -> Self {
+        Lent {
+            on,
+            inbuf: bytes::BytesMut::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Lends the input buffer to a client with no pending input.
+    #[inline]
+    fn lend_in(&mut self, io: &mut ClientIo) {
+        if self.on && io.in_pos == 0 && io.inbuf.is_empty() {
+            std::mem::swap(&mut io.inbuf, &mut self.inbuf);
+        }
+    }
+
+    /// Takes the input buffer back once everything in it is consumed.
+    #[inline]
+    fn take_in(&mut self, io: &mut ClientIo) {
+        if self.on && io.reset_if_drained() {
+            std::mem::swap(&mut io.inbuf, &mut self.inbuf);
+        }
+    }
+
+    /// Lends the output buffer to a client with nothing left to send.
+    #[inline]
+    fn lend_out(&mut self, io: &mut ClientIo, out_pos: usize) {
+        if self.on && out_pos == 0 && io.out.is_empty() {
+            std::mem::swap(&mut io.out, &mut self.out);
+        }
+    }
+
+    /// Takes the output buffer back once it is all written.
+    #[inline]
+    fn take_out(&mut self, io: &mut ClientIo) {
+        if self.on && io.out.is_empty() {
+            std::mem::swap(&mut io.out, &mut self.out);
+        }
+    }
+}
+
 /// Runs the event loop of one thread until all its clients are done.
 pub fn run_loop<H: ScriptHost>(
     dctx: &DriverCtx<'_>,
@@ -164,6 +267,8 @@ pub fn run_loop<H: ScriptHost>(
             }
         }
     }
+    // Enough clients that each one's state is out of cache by the time it runs again.
+    let crowded = slots.len() > CROWDED;
     let mut env = StepEnv {
         dctx,
         streams,
@@ -171,6 +276,7 @@ pub fn run_loop<H: ScriptHost>(
         rec,
         debug: crate::client::Diagnostics::debug_enabled(&diag),
         diag: &mut diag,
+        lent: Lent::new(crowded),
     };
     let mut remaining = slots.iter().filter(|s| !s.done).count();
     // The runnable clients, each listed once, in the order they became runnable: while no
@@ -273,7 +379,27 @@ pub fn run_loop<H: ScriptHost>(
         // The time and the end-of-run test of the clients run from events below.
         let mut ev_timed = false;
         let mut ev_exceeded = false;
+        // The slots of the events two ahead, then the variables of the next one, are
+        // asked into cache while this one runs: their misses overlap instead of coming
+        // one after the other as each client runs.
+        // With few clients everything is in cache: both iterators are then spent at once.
+        let (mut ahead1, mut ahead2) = (events.iter(), events.iter());
+        if crowded {
+            ahead2.next();
+            if let Some(s) = ahead2.next().and_then(|e| slots.get(e.token().0)) {
+                s.prefetch_state();
+            }
+        } else {
+            ahead1.by_ref().for_each(drop);
+            ahead2.by_ref().for_each(drop);
+        }
         for ev in events.iter() {
+            if let Some(s) = ahead2.next().and_then(|e| slots.get(e.token().0)) {
+                s.prefetch_state();
+            }
+            if let Some(s) = ahead1.next().and_then(|e| slots.get(e.token().0)) {
+                s.prefetch_heap();
+            }
             if ev.token() == TIMER_TOKEN {
                 if let Some(t) = &timer {
                     t.drain();
@@ -300,11 +426,13 @@ pub fn run_loop<H: ScriptHost>(
                 // Edge-triggered: a hang-up reported with the last data never shows up
                 // again, so then read on to the EOF instead of stopping at a short read.
                 let closed = ev.is_read_closed() || ev.is_error();
+                env.lent.lend_in(&mut s.io);
                 if !fill(s, closed) {
                     s.client.connection_lost(&mut s.io);
                 }
                 if s.runnable || s.done {
                     // Listed for the next round already (or finished).
+                    env.lent.take_in(&mut s.io);
                     continue;
                 }
                 // Run the client now, while its slot is in cache, rather than listing it
@@ -314,14 +442,16 @@ pub fn run_loop<H: ScriptHost>(
                     ev_exceeded = run_over(dctx, dctx.clock.now());
                     ev_timed = true;
                 }
-                match step(
+                let stepped = step(
                     &mut env,
                     &poll,
                     s,
                     i,
                     &mut Now::lazy(dctx.clock),
                     ev_exceeded,
-                ) {
+                );
+                env.lent.take_in(&mut s.io);
+                match stepped {
                     // The next round looks at every slot, which also sets the timer.
                     Stepped::Waits(t) => scan_all |= t != i64::MAX,
                     Stepped::Runnable => ready.push(i),
@@ -348,6 +478,8 @@ struct StepEnv<'e, 'a> {
     diag: &'e mut StderrDiag,
     /// `diag` wants debug messages.
     debug: bool,
+    /// The buffers lent to the client being run.
+    lent: Lent,
 }
 
 impl StepEnv<'_, '_> {
@@ -388,13 +520,29 @@ fn step<H: ScriptHost>(
     now: &mut Now<'_>,
     timer_exceeded: bool,
 ) -> Stepped {
-    let dctx = env.dctx;
     s.runnable = false;
+    env.lent.lend_out(&mut s.io, s.out_pos);
     // A client goes on from one transaction to the next within `advance`
     // (bounded there): it yields only after several without waiting.
     let wait = s
         .client
         .advance(&mut env.thread_ctx(timer_exceeded), &mut s.io, now);
+    let stepped = after_advance(env, poll, s, i, wait, timer_exceeded);
+    env.lent.take_out(&mut s.io);
+    stepped
+}
+
+/// Carries out what `advance` asked for and writes what the client appended.
+#[inline]
+fn after_advance<H: ScriptHost>(
+    env: &mut StepEnv<'_, '_>,
+    poll: &Poll,
+    s: &mut Slot<H>,
+    i: usize,
+    wait: Wait,
+    timer_exceeded: bool,
+) -> Stepped {
+    let dctx = env.dctx;
     match wait {
         Wait::Read => s.wake_at = i64::MAX,
         Wait::Until(t) => s.wake_at = t,

@@ -155,6 +155,10 @@ impl ScriptHost for ClientScript {
         self.saved = self.prng;
     }
 
+    fn heap_hint(&self) -> *const u8 {
+        self.vars.values_ptr()
+    }
+
     fn restore_random_state(&mut self) {
         self.prng = self.saved;
     }

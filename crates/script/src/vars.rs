@@ -194,6 +194,11 @@ impl VarKey for VarName {
 }
 
 impl Variables {
+    /// Where the values are stored (a hint for cache prefetching; never read through).
+    pub fn values_ptr(&self) -> *const u8 {
+        self.cells.as_ptr().cast()
+    }
+
     /// An empty table.
     pub fn new() -> Variables {
         Variables::default()

@@ -19,6 +19,11 @@ pub trait ScriptHost {
     fn save_random_state(&mut self);
     /// Restores the state saved by [`ScriptHost::save_random_state`].
     fn restore_random_state(&mut self);
+    /// Where the state a transaction reads lies outside the client, if anywhere: the
+    /// driver asks for it to be brought into cache before the client runs.
+    fn heap_hint(&self) -> *const u8 {
+        std::ptr::null()
+    }
 }
 
 /// Result of a meta command that succeeded.
