@@ -59,21 +59,23 @@ pub struct Slot<H> {
     conn: Option<Connection>,
 }
 
-impl<H: ScriptHost> Slot<H> {
-    /// Starts loading the slot's cache lines up to its connection (of which only the
-    /// socket, kept in the slot, is used per statement).
-    #[inline]
-    fn prefetch_state(&self) {
-        let start = (self as *const Self).cast::<u8>();
-        let end = std::ptr::addr_of!(self.conn).cast::<u8>();
+/// Starts loading the cache lines of slot `i` up to its connection (of which only the
+/// socket, kept in the slot, is used per statement), if there is such a slot.
+#[inline]
+fn prefetch_state<H>(slots: &[Slot<H>], i: usize) {
+    if let Some(s) = slots.get(i) {
+        let start = (s as *const Slot<H>).cast::<u8>();
+        let end = std::ptr::addr_of!(s.conn).cast::<u8>();
         prefetch(start, end as usize - start as usize);
     }
+}
 
-    /// Starts loading the client's values stored outside the slot (read through the
-    /// slot, so best done once the slot's lines have arrived).
-    #[inline]
-    fn prefetch_heap(&self) {
-        prefetch(self.client.host.heap_hint(), 128);
+/// Starts loading the values slot `i`'s client keeps outside the slot (read through the
+/// slot, so best done once the slot's lines have arrived).
+#[inline]
+fn prefetch_heap<H: ScriptHost>(slots: &[Slot<H>], i: usize) {
+    if let Some(s) = slots.get(i) {
+        prefetch(s.client.host.heap_hint(), 128);
     }
 }
 
@@ -318,14 +320,13 @@ pub fn run_loop<H: ScriptHost>(
                 now = dctx.clock.now();
             }
             ran_one = true;
-            match step(
-                &mut env,
-                &poll,
-                s,
-                i,
-                &mut Now::read_at(dctx.clock, now),
-                timer_exceeded,
-            ) {
+            let at = &mut Now::read_at(dctx.clock, now);
+            let stepped = if crowded {
+                step_lent(&mut env, &poll, s, i, at, timer_exceeded)
+            } else {
+                step(&mut env, &poll, s, i, at, timer_exceeded)
+            };
+            match stepped {
                 Stepped::Waits(t) => next_wake = next_wake.min(t),
                 Stepped::Runnable => {
                     any_runnable = true;
@@ -382,25 +383,20 @@ pub fn run_loop<H: ScriptHost>(
         let mut ev_exceeded = false;
         // The slots of the events two ahead, then the variables of the next one, are
         // asked into cache while this one runs: their misses overlap instead of coming
-        // one after the other as each client runs.
-        // With few clients everything is in cache: both iterators are then spent at once.
-        let (mut ahead1, mut ahead2) = (events.iter(), events.iter());
-        if crowded {
-            ahead1.next();
-            ahead2.next();
-            if let Some(s) = ahead2.next().and_then(|e| slots.get(e.token().0)) {
-                s.prefetch_state();
-            }
-        } else {
-            ahead1.by_ref().for_each(drop);
-            ahead2.by_ref().for_each(drop);
+        // one after the other as each client runs. With few clients everything is in
+        // cache and nothing is fetched.
+        let mut ahead = crowded.then(|| events.iter().skip(1));
+        // The slot fetched last (the next event's), whose variables come next.
+        let mut fetched = usize::MAX;
+        if let Some(e) = ahead.as_mut().and_then(|a| a.next()) {
+            fetched = e.token().0;
+            prefetch_state(slots, fetched);
         }
         for ev in events.iter() {
-            if let Some(s) = ahead2.next().and_then(|e| slots.get(e.token().0)) {
-                s.prefetch_state();
-            }
-            if let Some(s) = ahead1.next().and_then(|e| slots.get(e.token().0)) {
-                s.prefetch_heap();
+            if let Some(a) = ahead.as_mut() {
+                prefetch_heap(slots, fetched);
+                fetched = a.next().map_or(usize::MAX, |e| e.token().0);
+                prefetch_state(slots, fetched);
             }
             if ev.token() == TIMER_TOKEN {
                 if let Some(t) = &timer {
@@ -444,15 +440,27 @@ pub fn run_loop<H: ScriptHost>(
                     ev_exceeded = run_over(dctx, dctx.clock.now());
                     ev_timed = true;
                 }
-                let stepped = step(
-                    &mut env,
-                    &poll,
-                    s,
-                    i,
-                    &mut Now::lazy(dctx.clock),
-                    ev_exceeded,
-                );
-                env.lent.take_in(&mut s.io);
+                let stepped = if crowded {
+                    let stepped = step_lent(
+                        &mut env,
+                        &poll,
+                        s,
+                        i,
+                        &mut Now::lazy(dctx.clock),
+                        ev_exceeded,
+                    );
+                    env.lent.take_in(&mut s.io);
+                    stepped
+                } else {
+                    step(
+                        &mut env,
+                        &poll,
+                        s,
+                        i,
+                        &mut Now::lazy(dctx.clock),
+                        ev_exceeded,
+                    )
+                };
                 match stepped {
                     // The next round looks at every slot, which also sets the timer.
                     Stepped::Waits(t) => scan_all |= t != i64::MAX,
@@ -523,13 +531,26 @@ fn step<H: ScriptHost>(
     timer_exceeded: bool,
 ) -> Stepped {
     s.runnable = false;
-    env.lent.lend_out(&mut s.io, s.out_pos);
     // A client goes on from one transaction to the next within `advance`
     // (bounded there): it yields only after several without waiting.
     let wait = s
         .client
         .advance(&mut env.thread_ctx(timer_exceeded), &mut s.io, now);
-    let stepped = after_advance(env, poll, s, i, wait, timer_exceeded);
+    after_advance(env, poll, s, i, wait, timer_exceeded)
+}
+
+/// [`step`] with the thread's output buffer lent to the client (many clients per thread).
+#[inline(never)]
+fn step_lent<H: ScriptHost>(
+    env: &mut StepEnv<'_, '_>,
+    poll: &Poll,
+    s: &mut Slot<H>,
+    i: usize,
+    now: &mut Now<'_>,
+    timer_exceeded: bool,
+) -> Stepped {
+    env.lent.lend_out(&mut s.io, s.out_pos);
+    let stepped = step(env, poll, s, i, now, timer_exceeded);
     env.lent.take_out(&mut s.io);
     stepped
 }

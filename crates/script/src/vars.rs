@@ -226,17 +226,28 @@ impl Variables {
         v
     }
 
-    /// The slot of `key`, if defined.
-    #[inline]
+    /// The slot of `key`, if defined. The lookup of a script's first names, once found,
+    /// is one load, always inlined (whether the compiler inlines a larger function
+    /// changed with unrelated edits elsewhere, by about 30 instructions per lookup).
+    #[inline(always)]
     fn find<K: VarKey + ?Sized>(&mut self, key: &K) -> Option<usize> {
         let number = key.number() as usize;
         if let Some(&slot) = self.small.get(number) {
             if slot != 0 {
                 return Some(usize::from(slot) - 1);
             }
-        } else if let Some(&slot) = self.by_number.get(number) {
-            if slot != 0 {
-                return Some(slot as usize - 1);
+        }
+        self.find_further(key, number)
+    }
+
+    /// [`Variables::find`] past the slots kept inside the client, or the first time.
+    #[inline(never)]
+    fn find_further<K: VarKey + ?Sized>(&mut self, key: &K, number: usize) -> Option<usize> {
+        if number >= SMALL {
+            if let Some(&slot) = self.by_number.get(number) {
+                if slot != 0 {
+                    return Some(slot as usize - 1);
+                }
             }
         }
         let i = *self.index.get(key.name())?;
