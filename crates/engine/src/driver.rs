@@ -182,27 +182,19 @@ pub enum LoopEnd {
 /// are empty again, so every request and reply of the thread goes through the same few
 /// hot cache lines. A client whose buffer still holds bytes (a partial reply, a request
 /// the socket did not take whole) keeps it, and the thread holds the client's empty one
-/// instead: both stay empty whenever they are the thread's. With few clients per thread
-/// their own buffers stay in cache anyway, and nothing is lent.
+/// instead: both stay empty whenever they are the thread's. Used only with more than
+/// [`CROWDED`] clients per thread: with fewer, their own buffers stay in cache anyway.
+#[derive(Default)]
 struct Lent {
-    on: bool,
     inbuf: bytes::BytesMut,
     out: Vec<u8>,
 }
 
 impl Lent {
-    fn new(on: bool) -> Self {
-        Lent {
-            on,
-            inbuf: bytes::BytesMut::new(),
-            out: Vec::new(),
-        }
-    }
-
     /// Lends the input buffer to a client with no pending input.
     #[inline]
     fn lend_in(&mut self, io: &mut ClientIo) {
-        if self.on && io.in_pos == 0 && io.inbuf.is_empty() {
+        if io.in_pos == 0 && io.inbuf.is_empty() {
             std::mem::swap(&mut io.inbuf, &mut self.inbuf);
         }
     }
@@ -210,7 +202,7 @@ impl Lent {
     /// Takes the input buffer back once everything in it is consumed.
     #[inline]
     fn take_in(&mut self, io: &mut ClientIo) {
-        if self.on && io.reset_if_drained() {
+        if io.reset_if_drained() {
             std::mem::swap(&mut io.inbuf, &mut self.inbuf);
         }
     }
@@ -218,7 +210,7 @@ impl Lent {
     /// Lends the output buffer to a client with nothing left to send.
     #[inline]
     fn lend_out(&mut self, io: &mut ClientIo, out_pos: usize) {
-        if self.on && out_pos == 0 && io.out.is_empty() {
+        if out_pos == 0 && io.out.is_empty() {
             std::mem::swap(&mut io.out, &mut self.out);
         }
     }
@@ -226,7 +218,7 @@ impl Lent {
     /// Takes the output buffer back once it is all written.
     #[inline]
     fn take_out(&mut self, io: &mut ClientIo) {
-        if self.on && io.out.is_empty() {
+        if io.out.is_empty() {
             std::mem::swap(&mut io.out, &mut self.out);
         }
     }
@@ -279,7 +271,7 @@ pub fn run_loop<H: ScriptHost>(
         rec,
         debug: crate::client::Diagnostics::debug_enabled(&diag),
         diag: &mut diag,
-        lent: Lent::new(crowded),
+        lent: Lent::default(),
     };
     let mut remaining = slots.iter().filter(|s| !s.done).count();
     // The runnable clients, each listed once, in the order they became runnable: while no
@@ -424,13 +416,17 @@ pub fn run_loop<H: ScriptHost>(
                 // Edge-triggered: a hang-up reported with the last data never shows up
                 // again, so then read on to the EOF instead of stopping at a short read.
                 let closed = ev.is_read_closed() || ev.is_error();
-                env.lent.lend_in(&mut s.io);
+                if crowded {
+                    env.lent.lend_in(&mut s.io);
+                }
                 if !fill(s, closed) {
                     s.client.connection_lost(&mut s.io);
                 }
                 if s.runnable || s.done {
                     // Listed for the next round already (or finished).
-                    env.lent.take_in(&mut s.io);
+                    if crowded {
+                        env.lent.take_in(&mut s.io);
+                    }
                     continue;
                 }
                 // Run the client now, while its slot is in cache, rather than listing it
@@ -530,42 +526,13 @@ fn step<H: ScriptHost>(
     now: &mut Now<'_>,
     timer_exceeded: bool,
 ) -> Stepped {
+    let dctx = env.dctx;
     s.runnable = false;
     // A client goes on from one transaction to the next within `advance`
     // (bounded there): it yields only after several without waiting.
     let wait = s
         .client
         .advance(&mut env.thread_ctx(timer_exceeded), &mut s.io, now);
-    after_advance(env, poll, s, i, wait, timer_exceeded)
-}
-
-/// [`step`] with the thread's output buffer lent to the client (many clients per thread).
-#[inline(never)]
-fn step_lent<H: ScriptHost>(
-    env: &mut StepEnv<'_, '_>,
-    poll: &Poll,
-    s: &mut Slot<H>,
-    i: usize,
-    now: &mut Now<'_>,
-    timer_exceeded: bool,
-) -> Stepped {
-    env.lent.lend_out(&mut s.io, s.out_pos);
-    let stepped = step(env, poll, s, i, now, timer_exceeded);
-    env.lent.take_out(&mut s.io);
-    stepped
-}
-
-/// Carries out what `advance` asked for and writes what the client appended.
-#[inline]
-fn after_advance<H: ScriptHost>(
-    env: &mut StepEnv<'_, '_>,
-    poll: &Poll,
-    s: &mut Slot<H>,
-    i: usize,
-    wait: Wait,
-    timer_exceeded: bool,
-) -> Stepped {
-    let dctx = env.dctx;
     match wait {
         Wait::Read => s.wake_at = i64::MAX,
         Wait::Until(t) => s.wake_at = t,
@@ -633,6 +600,22 @@ fn after_advance<H: ScriptHost>(
     } else {
         Stepped::Waits(s.wake_at)
     }
+}
+
+/// [`step`] with the thread's output buffer lent to the client (many clients per thread).
+#[inline(never)]
+fn step_lent<H: ScriptHost>(
+    env: &mut StepEnv<'_, '_>,
+    poll: &Poll,
+    s: &mut Slot<H>,
+    i: usize,
+    now: &mut Now<'_>,
+    timer_exceeded: bool,
+) -> Stepped {
+    env.lent.lend_out(&mut s.io, s.out_pos);
+    let stepped = step(env, poll, s, i, now, timer_exceeded);
+    env.lent.take_out(&mut s.io);
+    stepped
 }
 
 /// Writes pending output; false if the connection broke. An unencrypted connection is
