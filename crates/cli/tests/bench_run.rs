@@ -120,6 +120,41 @@ fn bench_connect_per_transaction_and_duration() {
     assert!(n > 10, "{n} transactions in 2 s");
 }
 
+/// The `-T` end is noticed while every client waits: on the server (each transaction
+/// takes 0.3 s, so each client starts 4 before the end and none after the fourth ends
+/// at 1.2 s) or in a `\sleep` (5 transactions of 0.2 s each), as pgbench counts.
+#[test]
+fn bench_duration_ends_while_clients_wait() {
+    let srv = TestServer::shared();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text, want) in [
+        ("server.sql", "SELECT pg_sleep(0.3);\n", "8"),
+        ("sleep.sql", "\\sleep 200 ms\nSELECT 1;\n", "10"),
+    ] {
+        let script = write_script(dir.path(), name, text);
+        let start = Instant::now();
+        let child = bench_cmd(
+            srv,
+            &["-n", "-f", &script, "-c", "2", "-T", "1", "postgres"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn pgsurge");
+        let out = wait_or_kill(child, Duration::from_secs(10));
+        let took = start.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(processed(&stdout), want, "{name}: {stdout}");
+        assert!(took < Duration::from_secs(3), "{name}: {took:?}");
+    }
+}
+
 #[test]
 fn bench_weighted_scripts_and_per_command_report() {
     let srv = TestServer::shared();

@@ -48,6 +48,12 @@ impl RunClock {
         (monotonic_ns() - self.origin_ns) / 1000
     }
 
+    /// `CLOCK_MONOTONIC` (ns) at run-clock time `t` (µs): what an absolute timer is set
+    /// to so that it fires when [`RunClock::now`] reaches `t`.
+    pub fn monotonic_ns_at(&self, t: i64) -> i64 {
+        self.origin_ns.saturating_add(t.saturating_mul(1000))
+    }
+
     /// Converts a run-clock time to Unix epoch µs.
     #[inline]
     pub fn to_epoch_us(&self, t: i64) -> i64 {

@@ -27,6 +27,9 @@ use std::os::fd::AsRawFd;
 /// Token of the wake-up timer in the poll set.
 const TIMER_TOKEN: Token = Token(usize::MAX);
 
+/// Token of the `-T` end timer in the poll set.
+const END_TOKEN: Token = Token(usize::MAX - 1);
+
 /// Clients per thread above which a client's state is taken to be out of cache when it
 /// runs (so buffers are lent and state is fetched ahead); below, all of them fit in the
 /// core's caches together.
@@ -262,6 +265,7 @@ pub fn run_loop<H: ScriptHost>(
             }
         }
     }
+    let mut end = RunEnd::new(dctx, &poll);
     // Enough clients that each one's state is out of cache by the time it runs again.
     let crowded = slots.len() > CROWDED;
     let mut env = StepEnv {
@@ -283,11 +287,11 @@ pub fn run_loop<H: ScriptHost>(
     // Look at every slot: at the start, and while a client sleeps until a time.
     let mut scan_all = true;
     loop {
-        // One clock read per round, then one more per client that runs after another
-        // one ran in this round: a client that is not due costs no clock read.
-        let mut now = dctx.clock.now();
-        let mut ran_one = false;
-        let timer_exceeded = run_over(dctx, now);
+        // The round's time, read when a sleeping client's wake-up is compared to it
+        // (`UNREAD` until then, and again after each client that runs): a round of
+        // clients that wait for input only reads no clock.
+        let mut now = UNREAD;
+        let timer_exceeded = end.over(dctx);
         let mut next_wake = i64::MAX;
         let mut any_runnable = false;
         let full = scan_all || timer_exceeded;
@@ -300,19 +304,23 @@ pub fn run_loop<H: ScriptHost>(
                 false => running.get(k).copied().unwrap_or(usize::MAX),
             };
             let Some(s) = slots.get_mut(i) else { continue };
-            if s.done
-                || !(s.runnable || s.wake_at <= now || timer_exceeded && s.wake_at != i64::MAX)
-            {
-                if !s.done {
-                    next_wake = next_wake.min(s.wake_at);
-                }
+            if s.done {
                 continue;
             }
-            if ran_one {
-                now = dctx.clock.now();
+            let due = s.runnable
+                || s.wake_at != i64::MAX
+                    && (timer_exceeded || s.wake_at <= round_time(dctx.clock, &mut now));
+            if !due {
+                next_wake = next_wake.min(s.wake_at);
+                continue;
             }
-            ran_one = true;
-            let at = &mut Now::read_at(dctx.clock, now);
+            let at = &mut if now == UNREAD {
+                Now::lazy(dctx.clock)
+            } else {
+                Now::read_at(dctx.clock, now)
+            };
+            // Whatever runs next compares with a fresh time.
+            now = UNREAD;
             let stepped = if crowded {
                 step_lent(&mut env, &poll, s, i, at, timer_exceeded)
             } else {
@@ -333,16 +341,15 @@ pub fn run_loop<H: ScriptHost>(
         if remaining == 0 {
             return LoopEnd::AllDone;
         }
-        // A fresh time only matters when a client sleeps until a time (throttling,
-        // `\sleep`): the end of the run alone tolerates the round's few µs.
-        let now = if ran_one && next_wake != i64::MAX {
-            dctx.clock.now()
-        } else {
-            now
-        };
+        // The time only matters when a client sleeps until a time (throttling,
+        // `\sleep`), or when no timer tells the end of the run.
+        let end_by_timeout = end.by_timeout(dctx) && !timer_exceeded && !any_runnable;
+        if next_wake != i64::MAX || end_by_timeout {
+            round_time(dctx.clock, &mut now);
+        }
         if let (Some(t), false) = (&timer, any_runnable) {
             let mut until = next_wake;
-            if dctx.end_us > 0 && !timer_exceeded {
+            if end_by_timeout {
                 until = until.min(dctx.end_us);
             }
             // The timerfd wakes us on time; the poll timeout is then only a fallback.
@@ -360,7 +367,7 @@ pub fn run_loop<H: ScriptHost>(
         } else {
             Duration::from_micros((next_wake - now).max(0) as u64).min(MAX_POLL)
         };
-        if dctx.end_us > 0 && !timer_exceeded && !any_runnable {
+        if end_by_timeout {
             timeout = timeout.min(Duration::from_micros((dctx.end_us - now).max(0) as u64));
         }
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
@@ -370,9 +377,9 @@ pub fn run_loop<H: ScriptHost>(
             }
             continue;
         }
-        // The time and the end-of-run test of the clients run from events below.
-        let mut ev_timed = false;
-        let mut ev_exceeded = false;
+        // The end of the run, for the clients run from events below.
+        end.note(&events);
+        let ev_exceeded = end.over(dctx);
         // The slots of the events two ahead, then the variables of the next one, are
         // asked into cache while this one runs: their misses overlap instead of coming
         // one after the other as each client runs. With few clients everything is in
@@ -394,6 +401,9 @@ pub fn run_loop<H: ScriptHost>(
                 if let Some(t) = &timer {
                     t.drain();
                 }
+                continue;
+            }
+            if ev.token() == END_TOKEN {
                 continue;
             }
             let i = ev.token().0;
@@ -432,10 +442,6 @@ pub fn run_loop<H: ScriptHost>(
                 // Run the client now, while its slot is in cache, rather than listing it
                 // for the round: with hundreds of clients a second pass over the slots
                 // would miss the cache again for each one.
-                if !ev_timed {
-                    ev_exceeded = run_over(dctx, dctx.clock.now());
-                    ev_timed = true;
-                }
                 let stepped = if crowded {
                     let stepped = step_lent(
                         &mut env,
@@ -469,10 +475,81 @@ pub fn run_loop<H: ScriptHost>(
     }
 }
 
-/// Whether clients should stop starting transactions at `now`: a stop was asked for,
-/// another thread met `--exit-on-abort`, or the `-T` end has come.
-fn run_over(dctx: &DriverCtx<'_>, now: i64) -> bool {
-    dctx.stop.is_raised() || dctx.halt.is_raised() || (dctx.end_us > 0 && now >= dctx.end_us)
+/// Whether clients should stop starting transactions: a stop was asked for, another
+/// thread met `--exit-on-abort`, or the `-T` end has come.
+///
+/// The end is a timer in the thread's poll set, set once to the `-T` end (pgbench takes
+/// it from an alarm signal): the loop learns it has come from the poll it makes anyway,
+/// rather than reading the clock after every wake-up to compare.
+struct RunEnd {
+    /// The end's timer (`None`: no `-T`, or no timer could be set up, when the clock
+    /// is compared instead).
+    timer: Option<WakeTimer>,
+    /// The timer has fired.
+    passed: bool,
+}
+
+impl RunEnd {
+    /// Sets up the end's timer in `poll`, if the run has an end.
+    fn new(dctx: &DriverCtx<'_>, poll: &Poll) -> RunEnd {
+        let timer = (dctx.end_us > 0)
+            .then(WakeTimer::new)
+            .and_then(Result::ok)
+            .filter(|t| {
+                let fd = t.as_raw_fd();
+                t.arm_at_monotonic(dctx.clock.monotonic_ns_at(dctx.end_us))
+                    .is_ok()
+                    && poll
+                        .registry()
+                        .register(&mut SourceFd(&fd), END_TOKEN, Interest::READABLE)
+                        .is_ok()
+            });
+        RunEnd {
+            timer,
+            passed: false,
+        }
+    }
+
+    /// Notes the end if its timer is among `events`: a whole batch of events is then
+    /// handled as after the end.
+    #[inline]
+    fn note(&mut self, events: &Events) {
+        if self.passed || self.timer.is_none() {
+            return;
+        }
+        if events.iter().any(|e| e.token() == END_TOKEN) {
+            self.passed = true;
+            if let Some(t) = &self.timer {
+                t.drain();
+            }
+        }
+    }
+
+    /// Whether clients should stop starting transactions now.
+    #[inline]
+    fn over(&self, dctx: &DriverCtx<'_>) -> bool {
+        dctx.stop.is_raised()
+            || dctx.halt.is_raised()
+            || self.passed
+            || (self.timer.is_none() && dctx.end_us > 0 && dctx.clock.now() >= dctx.end_us)
+    }
+
+    /// The loop must wake up for the end by its poll timeout: there is no end timer.
+    fn by_timeout(&self, dctx: &DriverCtx<'_>) -> bool {
+        self.timer.is_none() && dctx.end_us > 0
+    }
+}
+
+/// Not read yet (the round's time in [`run_loop`]).
+const UNREAD: i64 = i64::MIN;
+
+/// The round's time `now`, read from `clock` if it is [`UNREAD`].
+#[inline]
+fn round_time(clock: &RunClock, now: &mut i64) -> i64 {
+    if *now == UNREAD {
+        *now = clock.now();
+    }
+    *now
 }
 
 /// What [`step`] borrows from its thread.

@@ -52,6 +52,34 @@ impl WakeTimer {
         Ok(())
     }
 
+    /// Fires once when `CLOCK_MONOTONIC` reaches `ns` (at once if it has already).
+    pub fn arm_at_monotonic(&self, ns: i64) -> io::Result<()> {
+        let ns = ns.max(1);
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (ns / 1_000_000_000) as libc::time_t,
+                tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+            },
+        };
+        // SAFETY: valid fd and a fully initialised itimerspec; old value not requested.
+        let rc = unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Consumes an expiration (after the fd became readable).
     pub fn drain(&self) {
         let mut buf = [0u8; 8];
@@ -85,5 +113,37 @@ mod tests {
         assert_eq!(rc, 1);
         assert!(start.elapsed() >= std::time::Duration::from_micros(1_900));
         t.drain();
+    }
+
+    /// An absolute time fires when the clock reaches it, a past one at once.
+    #[test]
+    fn fires_at_an_absolute_monotonic_time() {
+        let now_ns = || {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: valid, writable timespec.
+            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+            ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+        };
+        let wait = |t: &WakeTimer, ms: i32| {
+            let mut pfd = libc::pollfd {
+                fd: t.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, ms) }
+        };
+        let t = WakeTimer::new().expect("timerfd");
+        let start = now_ns();
+        t.arm_at_monotonic(start + 30_000_000).expect("arm");
+        assert_eq!(wait(&t, 10), 0, "not before its time");
+        assert_eq!(wait(&t, 1000), 1);
+        assert!(now_ns() - start >= 29_000_000);
+        t.drain();
+        t.arm_at_monotonic(start).expect("arm in the past");
+        assert_eq!(wait(&t, 0), 1, "a past time fires at once");
     }
 }
