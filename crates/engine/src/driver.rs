@@ -228,6 +228,7 @@ impl Lent {
 }
 
 /// Runs the event loop of one thread until all its clients are done.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 pub fn run_loop<H: ScriptHost>(
     dctx: &DriverCtx<'_>,
     slots: &mut [Slot<H>],
@@ -595,6 +596,7 @@ enum Stepped {
 
 /// Advances client `i` once, opens or closes its connection when it asks to, and
 /// writes what it appended.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 fn step<H: ScriptHost>(
     env: &mut StepEnv<'_, '_>,
     poll: &Poll,
@@ -681,6 +683,7 @@ fn step<H: ScriptHost>(
 
 /// [`step`] with the thread's output buffer lent to the client (many clients per thread).
 #[inline(never)]
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 fn step_lent<H: ScriptHost>(
     env: &mut StepEnv<'_, '_>,
     poll: &Poll,
@@ -697,6 +700,7 @@ fn step_lent<H: ScriptHost>(
 
 /// Writes pending output; false if the connection broke. An unencrypted connection is
 /// written through the socket kept in the slot, without touching `conn`.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 fn flush<H>(s: &mut Slot<H>) -> bool {
     if s.fd < 0 && s.conn.is_none() {
         s.io.out.clear();
@@ -740,6 +744,7 @@ fn flush<H>(s: &mut Slot<H>) -> bool {
 /// Reads everything available; false on EOF or error. `closed`: the poller reported a
 /// hang-up, so the socket is read until EOF even when a read came back short. An
 /// unencrypted connection is read through the socket kept in the slot.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 fn fill<H>(s: &mut Slot<H>, closed: bool) -> bool {
     if s.fd < 0 && s.conn.is_none() {
         return false;

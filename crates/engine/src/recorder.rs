@@ -61,6 +61,7 @@ fn outcome(s: TxnStatus) -> TxnOutcome {
 
 impl Recorder for ThreadRecorder {
     #[inline]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     fn txn(&mut self, t: &TxnEnd) {
         let outcome = outcome(t.status);
         self.stats.record_txn(&TxnSample {

@@ -57,10 +57,12 @@ fn fail(causes: Option<String>, summary: &'static str) -> MetaFailure {
 
 impl ScriptHost for ClientScript {
     #[inline]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     fn write_var(&mut self, name: &VarName, out: &mut Vec<u8>) -> bool {
         self.vars.append_text(name, out)
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     fn exec_meta(&mut self, script: usize, cmd: usize) -> Result<MetaValue, MetaFailure> {
         // Borrow the fields apart: no Arc traffic on the hot path.
         let ClientScript {

@@ -174,6 +174,7 @@ impl TxnStats {
     /// `detailed` false: the latency counts as 0 and histograms are left alone,
     /// as pgbench does when it does not measure latencies.
     #[inline]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     pub fn accum(&mut self, s: &TxnSample, detailed: bool, throttled: bool, late: bool) {
         match s.outcome {
             TxnOutcome::Skipped => {

@@ -66,6 +66,7 @@ pub struct EvalCtx<'a> {
 }
 
 /// Evaluates `expr` for one client.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 pub fn eval(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Result<Value, EvalError> {
     if let Some(v) = uniform_random_on_ints(expr, ctx) {
         return Ok(v);
@@ -104,6 +105,7 @@ fn uniform_random_on_ints(expr: &Expr, ctx: &mut EvalCtx<'_>) -> Option<Value> {
 /// An integer constant or variable, or the product of two such (see
 /// [`uniform_random_on_ints`]).
 #[inline]
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 fn int_operand(e: &Expr, ctx: &mut EvalCtx<'_>) -> Option<i64> {
     match e {
         Expr::Call {

@@ -315,6 +315,7 @@ impl Variables {
     }
 
     /// `putVariableValue`: stores a typed value.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     pub fn set_value<K: VarKey + ?Sized>(
         &mut self,
         context: &str,
@@ -358,6 +359,7 @@ impl Variables {
     /// `None` otherwise — undefined, another type, or text not parsed yet — for which
     /// [`Variables::get_as_value`] says what it is. No error to build or drop.
     #[inline]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     pub fn int_value<K: VarKey + ?Sized>(&mut self, name: &K) -> Option<i64> {
         let i = self.find(name)?;
         let cell = self.cells[i];

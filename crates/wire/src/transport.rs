@@ -101,6 +101,7 @@ fn raw_send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
 /// Writes as much of `buf` as the unencrypted socket `fd` takes now (retrying when
 /// interrupted). What [`crate::Connection::try_write`] does on a plain connection, for
 /// callers that keep the descriptor at hand.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 pub fn write_plain(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     loop {
         match raw_send(fd, buf) {
@@ -120,6 +121,7 @@ fn reserve_read(buf: &mut BytesMut) {
 
 /// Appends what the unencrypted socket `fd` holds now to `buf` (one read); `Ok(0)` at
 /// end of stream. What [`crate::Connection::try_read`] does on a plain connection.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 pub fn read_plain(fd: RawFd, buf: &mut BytesMut) -> io::Result<usize> {
     reserve_read(buf);
     loop {

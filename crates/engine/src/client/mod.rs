@@ -310,6 +310,7 @@ impl<H: ScriptHost> Client<H> {
 
     /// One entry into the wait-for-result state. pgbench prints `receiving` on every
     /// such entry: once right after sending, and again on each wake-up.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     fn receive_result(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo) -> ReadOutcome {
         self.debug(ctx, || format!("client {} receiving", self.id));
         self.read_result(ctx, io)
@@ -330,6 +331,7 @@ impl<H: ScriptHost> Client<H> {
 
     /// Runs the machine until it has to wait. `now` gives the current time in µs on the run
     /// clock, read when the machine first needs it in this call.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     pub fn advance(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
@@ -728,6 +730,7 @@ impl<H: ScriptHost> Client<H> {
     }
 
     /// CSTATE_START_COMMAND; returns a wait when the machine must yield.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     fn start_command(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
@@ -823,6 +826,7 @@ impl<H: ScriptHost> Client<H> {
         self.prepared.insert(self.script, cmd);
     }
 
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     fn send_sql(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, sql: &SqlPlan) {
         let host = &mut self.host;
         match &sql.form {

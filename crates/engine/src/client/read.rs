@@ -120,6 +120,7 @@ impl<H: ScriptHost> Client<H> {
     /// The loop the readers share: decode replies until one of them ends the wait
     /// (`on_reply` returns an outcome), the input runs out (`NeedMore`, or `on_lost` when
     /// the connection is gone), or the input is malformed (`Abort`).
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     fn read_replies(
         &mut self,
         ctx: &mut ThreadCtx<'_>,

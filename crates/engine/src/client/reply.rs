@@ -161,6 +161,7 @@ impl ReplyState {
     /// it, if one came, and the bytes used. The others (BindComplete, rows, …) are
     /// consumed without being returned: every reader ignores [`Reply::Other`].
     #[inline]
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     pub fn next_plain_significant(&mut self, data: &[u8]) -> (Option<Reply>, usize) {
         let mut used = 0;
         while let Some((reply, n)) = self.next_plain(&data[used..]) {

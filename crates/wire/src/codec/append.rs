@@ -40,6 +40,7 @@ pub struct MessageWriter<'a> {
 
 impl<'a> MessageWriter<'a> {
     /// Starts a message with the given tag.
+    #[inline]
     pub fn new(buf: &'a mut Vec<u8>, tag: u8) -> Self {
         let len_at = start(buf, tag);
         MessageWriter { buf, len_at }
@@ -52,6 +53,7 @@ impl<'a> MessageWriter<'a> {
     }
 
     /// Writes the length word and ends the message.
+    #[inline]
     pub fn finish(self) {
         patch_len(self.buf, self.len_at);
     }
@@ -147,6 +149,7 @@ impl<'a> BindWriter<'a> {
     }
 
     /// Appends the single result-format code (text) libpq sends and ends the message.
+    #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     pub fn finish(self) {
         // one result-format code: text
         self.buf.extend_from_slice(&[0, 1, 0, 0]);
@@ -170,6 +173,7 @@ pub fn describe_execute(buf: &mut Vec<u8>) {
 }
 
 /// [`describe_execute`] then [`sync`], in one append.
+#[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 pub fn describe_execute_sync(buf: &mut Vec<u8>) {
     buf.extend_from_slice(&[
         b'D', 0, 0, 0, 6, b'P', 0, b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4,
