@@ -148,11 +148,18 @@ impl<'c> Now<'c> {
     #[inline]
     pub fn get(&mut self) -> i64 {
         if self.t == UNREAD {
-            if let Some(c) = self.clock {
-                self.t = c.now();
-            }
+            self.read();
         }
         self.t
+    }
+
+    /// Reads the clock, out of line: [`Now::get`] is inlined at every place the machine
+    /// asks for the time, and the read would otherwise be copied into each of them.
+    #[inline(never)]
+    fn read(&mut self) {
+        if let Some(c) = self.clock {
+            self.t = c.now();
+        }
     }
 
     /// Forgets the time read: work that may have taken a while (an expression, a shell

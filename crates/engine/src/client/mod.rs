@@ -316,9 +316,11 @@ impl<H: ScriptHost> Client<H> {
         self.read_result(ctx, io)
     }
 
+    /// A `-d` line, made only when asked for (and then out of the machine's way).
+    #[inline]
     fn debug(&self, ctx: &mut ThreadCtx<'_>, f: impl FnOnce() -> String) {
         if ctx.debug {
-            ctx.diag.debug(&f());
+            debug_line(ctx, f);
         }
     }
 
@@ -588,6 +590,8 @@ impl<H: ScriptHost> Client<H> {
         });
     }
 
+    #[cold]
+    #[inline(never)]
     fn verbose_try_message(&self, ctx: &mut ThreadCtx<'_>, now: i64, retry: bool) {
         use std::fmt::Write as _;
         let mut m = format!(
@@ -629,6 +633,8 @@ impl<H: ScriptHost> Client<H> {
         !ctx.timer_exceeded
     }
 
+    #[cold]
+    #[inline(never)]
     fn after_error(&self, ctx: &ThreadCtx<'_>, now: i64) -> ClientState {
         if ctx.timer_exceeded {
             ClientState::Finished
@@ -639,6 +645,8 @@ impl<H: ScriptHost> Client<H> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn on_error(&mut self, ctx: &mut ThreadCtx<'_>, io: &mut ClientIo, now: i64) {
         self.conds.clear();
         if self.in_pipeline {
@@ -676,6 +684,7 @@ impl<H: ScriptHost> Client<H> {
         }
     }
 
+    #[inline(never)]
     fn skip_commands(&mut self, plan: &Plan) {
         let commands = &plan.scripts[self.script].commands;
         loop {
@@ -1032,4 +1041,10 @@ impl<H: ScriptHost> Client<H> {
             }
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn debug_line(ctx: &mut ThreadCtx<'_>, f: impl FnOnce() -> String) {
+    ctx.diag.debug(&f());
 }

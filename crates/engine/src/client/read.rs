@@ -37,6 +37,8 @@ enum QuerySource {
 
 impl<H: ScriptHost> Client<H> {
     /// Reads answers to Parse+Sync pairs (prepare failures are printed, not fatal).
+    #[cold]
+    #[inline(never)]
     pub(super) fn read_prepare(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
@@ -58,6 +60,8 @@ impl<H: ScriptHost> Client<H> {
     }
 
     /// Reads the ROLLBACK answer after an error.
+    #[cold]
+    #[inline(never)]
     pub(super) fn read_rollback(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
@@ -79,6 +83,8 @@ impl<H: ScriptHost> Client<H> {
     }
 
     /// Discards pipeline results until every outstanding sync is answered.
+    #[cold]
+    #[inline(never)]
     pub(super) fn read_discard(
         &mut self,
         ctx: &mut ThreadCtx<'_>,
