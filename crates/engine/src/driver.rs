@@ -532,10 +532,11 @@ impl RunEnd {
         dctx.stop.is_raised()
             || dctx.halt.is_raised()
             || self.passed
-            || (self.timer.is_none() && dctx.end_us > 0 && dctx.clock.now() >= dctx.end_us)
+            || self.by_timeout(dctx) && past_end(dctx)
     }
 
     /// The loop must wake up for the end by its poll timeout: there is no end timer.
+    #[inline]
     fn by_timeout(&self, dctx: &DriverCtx<'_>) -> bool {
         self.timer.is_none() && dctx.end_us > 0
     }
@@ -544,13 +545,25 @@ impl RunEnd {
 /// Not read yet (the round's time in [`run_loop`]).
 const UNREAD: i64 = i64::MIN;
 
+/// The `-T` end has come, by the clock (when the end has no timer).
+#[inline(never)]
+fn past_end(dctx: &DriverCtx<'_>) -> bool {
+    dctx.clock.now() >= dctx.end_us
+}
+
 /// The round's time `now`, read from `clock` if it is [`UNREAD`].
 #[inline]
 fn round_time(clock: &RunClock, now: &mut i64) -> i64 {
     if *now == UNREAD {
-        *now = clock.now();
+        *now = read_clock(clock);
     }
     *now
+}
+
+/// [`RunClock::now`] out of line: the loop reads the time in several places, rarely.
+#[inline(never)]
+fn read_clock(clock: &RunClock) -> i64 {
+    clock.now()
 }
 
 /// What [`step`] borrows from its thread.
