@@ -3,7 +3,9 @@
 # Unix socket. For each workload and client count, ROUNDS interleaved rounds of
 # -T $DURATION per tool give TPS and client CPU seconds per transaction (user+sys of the
 # client process); the medians and the ratios pgsurge/floor and pgsurge/pgbench are
-# printed. Then peak client RSS at -c 200 -j 2.
+# printed, as the ratio of the medians and as the median of each round's ratio ("paired":
+# the three tools of a round run one after the other, so a round's ratio compares them
+# under the same load on the machine). Then peak client RSS at -c 200 -j 2.
 #
 # Workloads: select-only prepared, select-only simple, tpcb-like prepared;
 # client counts: -c 8 -j 2 and -c 250 -j 2 (CLIENTS="8 250").
@@ -55,6 +57,7 @@ SUMMARY=()
 for workload in $WORKLOADS; do
     for c in $CLIENTS; do
         declare -A TPS=() CPU=()
+        PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""
         for r in $(seq 1 "$ROUNDS"); do
             for tool in floor pgbench pgsurge; do
                 # shellcheck disable=SC2046
@@ -67,12 +70,17 @@ for workload in $WORKLOADS; do
                 printf "%-16s -c %-3s round %d %-8s tps %10.1f  txns %8d  cpu %6.2f s  cpu/txn %s s\n" \
                     "$workload" "$c" "$r" $tool "$tps" "$n" "$(echo "$u + $s" | bc)" "$cpu"
                 TPS[$tool]+="$tps "; CPU[$tool]+="$cpu "
+                eval "round_cpu_$tool=$cpu round_tps_$tool=$tps"
             done
+            PAIRED_FLOOR+="$(ratio "$round_cpu_pgsurge" "$round_cpu_floor") "
+            PAIRED_PGBENCH+="$(ratio "$round_cpu_pgsurge" "$round_cpu_pgbench") "
+            PAIRED_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_pgbench") "
         done
         tf=$(med "${TPS[floor]}"); tp=$(med "${TPS[pgbench]}"); ts=$(med "${TPS[pgsurge]}")
         cf=$(med "${CPU[floor]}"); cp=$(med "${CPU[pgbench]}"); cs=$(med "${CPU[pgsurge]}")
-        SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s" \
-            "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")")")
+        SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s | paired: pgsurge/floor cpu %s pgsurge/pgbench cpu %s tps %s" \
+            "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")" \
+            "$(med "$PAIRED_FLOOR")" "$(med "$PAIRED_PGBENCH")" "$(med "$PAIRED_TPS")")")
         unset TPS CPU
     done
 done
