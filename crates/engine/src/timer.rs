@@ -32,29 +32,16 @@ impl WakeTimer {
 
     /// Fires once after `us` microseconds (at least 1 µs).
     pub fn arm_in(&self, us: i64) -> io::Result<()> {
-        let us = us.max(1);
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: (us / 1_000_000) as libc::time_t,
-                tv_nsec: ((us % 1_000_000) * 1000) as libc::c_long,
-            },
-        };
-        // SAFETY: valid fd and a fully initialised itimerspec; old value not requested.
-        let rc =
-            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        self.set(0, us.max(1).saturating_mul(1000))
     }
 
     /// Fires once when `CLOCK_MONOTONIC` reaches `ns` (at once if it has already).
     pub fn arm_at_monotonic(&self, ns: i64) -> io::Result<()> {
-        let ns = ns.max(1);
+        self.set(libc::TFD_TIMER_ABSTIME, ns.max(1))
+    }
+
+    /// One-shot expiry at `ns` nanoseconds: relative, or absolute with `TFD_TIMER_ABSTIME`.
+    fn set(&self, flags: libc::c_int, ns: i64) -> io::Result<()> {
         let spec = libc::itimerspec {
             it_interval: libc::timespec {
                 tv_sec: 0,
@@ -67,12 +54,7 @@ impl WakeTimer {
         };
         // SAFETY: valid fd and a fully initialised itimerspec; old value not requested.
         let rc = unsafe {
-            libc::timerfd_settime(
-                self.fd.as_raw_fd(),
-                libc::TFD_TIMER_ABSTIME,
-                &spec,
-                std::ptr::null_mut(),
-            )
+            libc::timerfd_settime(self.fd.as_raw_fd(), flags, &spec, std::ptr::null_mut())
         };
         if rc < 0 {
             return Err(io::Error::last_os_error());
