@@ -321,6 +321,18 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
         err_line("--store is not available in this program");
         return 1;
     }
+    // The JSON document's path is opened before anything runs: a path that cannot be
+    // written fails now, not after the whole benchmark.
+    let mut json_out = match o.extensions.json.as_deref() {
+        Some(path) if path.as_os_str() != "-" => match pgsurge_results::json::open_json(path) {
+            Ok(out) => Some(out),
+            Err(e) => {
+                err_line(&e.to_string());
+                return 1;
+            }
+        },
+        _ => None,
+    };
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,
@@ -377,11 +389,10 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
         err_line(e);
         output_failed = true;
     }
-    if let Some(path) = &spec.output.json {
-        let written = if path.as_os_str() == "-" {
-            pgsurge_results::json::write_json_to(&result, &mut std::io::stdout())
-        } else {
-            pgsurge_results::json::write_json(&result, path)
+    if spec.output.json.is_some() {
+        let written = match json_out.take() {
+            Some(out) => pgsurge_results::json::write_json_into(&result, out),
+            None => pgsurge_results::json::write_json_to(&result, &mut std::io::stdout()),
         };
         if let Err(e) = written {
             err_line(&e.to_string());

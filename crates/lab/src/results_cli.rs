@@ -819,7 +819,7 @@ fn export(
     };
     match output {
         // Whole or not at all: a failed export leaves no partial file (and an error).
-        Some(p) => pgsurge_store::write_atomically(&p, &bytes)
+        Some(p) => pgsurge_store::write_output(&p, &bytes)
             .map_err(|e| format!("writing {}: {e}", p.display())),
         None => write_stdout(&bytes),
     }

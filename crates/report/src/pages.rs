@@ -107,7 +107,7 @@ pub fn write_report(
     let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names, &target_order)?;
     charts += n;
     let index = out.join("index.html");
-    pgsurge_store::write_atomically(&index, index_html.as_bytes()).map_err(io(&index))?;
+    pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
     files.push(index.clone());
     for run in &runs {
         let loaded = store.load_run(run.id)?;
@@ -119,7 +119,7 @@ pub fn write_report(
             crate::run_page::run_page(&loaded, set_name.as_deref().unwrap_or("?"), &info);
         charts += n;
         let path = out.join(format!("run-{}.html", run.id));
-        pgsurge_store::write_atomically(&path, html.as_bytes()).map_err(io(&path))?;
+        pgsurge_store::write_output(&path, html.as_bytes()).map_err(io(&path))?;
         files.push(path);
     }
     Ok(ReportFiles {

@@ -15,12 +15,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
-use crate::atomic::AtomicFile;
 use crate::error::ResultsError;
 use crate::histogram::LatencyHistogram;
+use crate::output::OutputFile;
 
 /// Writes one interval histogram at a time.
-pub struct HdrIntervalLogWriter<W: Write = AtomicFile> {
+pub struct HdrIntervalLogWriter<W: Write = OutputFile> {
     out: W,
     serializer: V2DeflateSerializer,
     scratch: Vec<u8>,
@@ -98,11 +98,12 @@ fn bare_builder(unit: HdrLogUnit) -> IntervalLogWriterBuilder {
     b
 }
 
-impl HdrIntervalLogWriter<AtomicFile> {
+impl HdrIntervalLogWriter<OutputFile> {
     /// Start the log for `path`, values in `unit` (named in the first comment line).
-    /// It is written to a temporary file beside `path` and renamed over `path` by
+    /// A regular file is written beside `path` and renamed over it by
     /// [`HdrIntervalLogWriter::finish_file`], so `path` never holds a partial log;
     /// dropped unfinished (or [`HdrIntervalLogWriter::abandon`]ed), it leaves nothing.
+    /// A device, FIFO or pipe is written as the run goes (see [`OutputFile`]).
     pub fn create(
         path: &Path,
         start_epoch_us: i64,
@@ -112,12 +113,12 @@ impl HdrIntervalLogWriter<AtomicFile> {
             path: path.to_path_buf(),
             source,
         };
-        let file = AtomicFile::create(path, 64 * 1024).map_err(failed)?;
+        let file = OutputFile::create(path, 64 * 1024).map_err(failed)?;
         HdrIntervalLogWriter::new(file, start_epoch_us, unit.comment(), unit)
     }
 
-    /// Flushes the log to disk and renames it into place; on any failure nothing is
-    /// left and the error names the log's path.
+    /// Flushes the log and puts it into place; on any failure nothing is left and the
+    /// error names the log's path.
     pub fn finish_file(self) -> Result<(), ResultsError> {
         let path = self.out.path().to_path_buf();
         let failed = |source| ResultsError::Write {

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::ResultsError;
+use crate::output::OutputFile;
 use crate::result::RunResult;
 
 /// The committed JSON Schema of the document [`write_json`] produces.
@@ -18,15 +19,31 @@ pub fn write_json_to(r: &RunResult, out: &mut dyn Write) -> Result<(), ResultsEr
     Ok(())
 }
 
-/// Write `r` as a JSON document to `path`, whole or not at all (through a temporary
-/// file renamed over `path`).
-pub fn write_json(r: &RunResult, path: &Path) -> Result<(), ResultsError> {
-    let wrap = |source| ResultsError::Write {
+/// Opens `path` for the JSON document before the work that produces it, so that a
+/// path that cannot be written fails at once (see [`OutputFile`]).
+pub fn open_json(path: &Path) -> Result<OutputFile, ResultsError> {
+    OutputFile::create(path, 64 * 1024).map_err(|source| ResultsError::Write {
         path: path.to_path_buf(),
         source,
+    })
+}
+
+/// Writes `r` into an output opened by [`open_json`] and commits it: a regular file is
+/// replaced whole or left as it was, a device, FIFO or pipe receives the document.
+pub fn write_json_into(r: &RunResult, mut out: OutputFile) -> Result<(), ResultsError> {
+    let path = out.path().to_path_buf();
+    let wrap = |source| ResultsError::Write {
+        path: path.clone(),
+        source,
     };
-    // The whole document or nothing: a failed write leaves no partial file.
+    // Encoded first: an encoding error leaves the output untouched.
     let mut bytes = Vec::new();
     write_json_to(r, &mut bytes)?;
-    crate::atomic::write_atomically(path, &bytes).map_err(wrap)
+    out.write_all(&bytes).map_err(wrap)?;
+    out.commit().map_err(wrap)
+}
+
+/// Writes `r` as a JSON document to `path` ([`open_json`], then [`write_json_into`]).
+pub fn write_json(r: &RunResult, path: &Path) -> Result<(), ResultsError> {
+    write_json_into(r, open_json(path)?)
 }

@@ -49,12 +49,12 @@
 //!    [`write_json`].
 #![warn(missing_docs)]
 
-pub mod atomic;
 pub mod error;
 pub mod generator;
 pub mod hdrlog;
 pub mod histogram;
 pub mod json;
+pub mod output;
 pub mod pgfmt;
 pub mod progress;
 pub mod progress_counters;
@@ -64,12 +64,12 @@ pub mod simple;
 pub mod stats;
 pub mod txnlog;
 
-pub use atomic::write_atomically;
 pub use error::ResultsError;
 pub use generator::{GeneratorInfo, MergedGenerator};
 pub use hdrlog::{HdrIntervalLogWriter, HdrLogUnit};
 pub use histogram::LatencyHistogram;
-pub use json::{write_json, write_json_to, RUN_RESULT_SCHEMA};
+pub use json::{open_json, write_json, write_json_into, write_json_to, RUN_RESULT_SCHEMA};
+pub use output::{write_output, OutputFile};
 pub use progress::{format_progress_line, ProgressOptions};
 pub use progress_counters::{
     IntervalSample, Percentile, ProgressAggregator, ProgressSnapshot, SharedCounters,

@@ -8,8 +8,8 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::atomic::AtomicFile;
 use crate::error::ResultsError;
+use crate::output::OutputFile;
 use crate::pgfmt::f0;
 use crate::simple::SimpleStats;
 use crate::stats::{FailureKind, TxnOutcome};
@@ -27,10 +27,11 @@ pub fn log_file_path(prefix: Option<&str>, pid: u32, thread: usize) -> PathBuf {
     }
 }
 
-/// The log file for `path`, written in place (see [`AtomicFile`]): it appears when
-/// the run commits it and is removed if the run fails to.
-fn create(path: &Path) -> Result<AtomicFile, ResultsError> {
-    AtomicFile::create(path, 64 * 1024).map_err(|source| ResultsError::OpenLog {
+/// The log file for `path` (see [`OutputFile`]): a regular file appears when the run
+/// commits it and is removed if the run fails to; a device or FIFO is written as the
+/// run goes.
+fn create(path: &Path) -> Result<OutputFile, ResultsError> {
+    OutputFile::create(path, 64 * 1024).map_err(|source| ResultsError::OpenLog {
         path: path.to_path_buf(),
         source,
     })
@@ -97,12 +98,12 @@ fn result_word(outcome: TxnOutcome, detailed: bool) -> &'static str {
 
 /// Per-transaction log of one thread.
 #[derive(Debug)]
-pub struct TxnLogWriter<W: Write = AtomicFile> {
+pub struct TxnLogWriter<W: Write = OutputFile> {
     out: W,
     opts: LogOptions,
 }
 
-impl TxnLogWriter<AtomicFile> {
+impl TxnLogWriter<OutputFile> {
     /// Create (truncate) the file; the error text is pgbench's.
     pub fn create(path: &Path, opts: LogOptions) -> Result<Self, ResultsError> {
         Ok(TxnLogWriter::new(create(path)?, opts))
@@ -181,7 +182,7 @@ struct Interval {
 
 /// `--aggregate-interval` log of one thread.
 #[derive(Debug)]
-pub struct AggregateLogWriter<W: Write = AtomicFile> {
+pub struct AggregateLogWriter<W: Write = OutputFile> {
     out: W,
     opts: LogOptions,
     interval_us: i64,
@@ -189,7 +190,7 @@ pub struct AggregateLogWriter<W: Write = AtomicFile> {
     cur: Interval,
 }
 
-impl AggregateLogWriter<AtomicFile> {
+impl AggregateLogWriter<OutputFile> {
     /// Create (truncate) the file. `bench_start_epoch_us`: the thread's benchmark
     /// start (Unix epoch µs); the first interval starts at its whole second.
     pub fn create(

@@ -47,7 +47,7 @@ pub use backend::Dialect;
 pub use error::{Result, StoreError};
 pub use lock::{this_host, LockHolder, SetLock, HEARTBEAT_EVERY, STALE_AFTER};
 pub use model::*;
-pub use pgsurge_results::write_atomically;
+pub use pgsurge_results::write_output;
 pub use schema::SCHEMA_VERSION;
 pub use value::{FromValue, Row, ToValue, Value};
 
