@@ -196,13 +196,13 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
     let _ = writeln!(out, "{}", cluster.conninfo(&a.database));
     let _ = writeln!(
         err,
-        "pgsurge: PostgreSQL {} running (pid {}, port {}, data {}, log {}); stop it with `pgsurge server stop{}`",
+        "pgsurge: PostgreSQL {} running (pid {}, port {}, data {}, log {}); stop it with `{}`",
         cluster.binaries().version(),
         rec.pid,
         rec.port,
         rec.data_dir.display(),
         rec.log_file.display(),
-        if a.data.is_some() { format!(" --data {}", rec.data_dir.display()) } else { String::new() }
+        stop_command(a.data.is_some().then_some(rec.data_dir.as_path())),
     );
     cluster.detach();
     Ok(0)
@@ -333,6 +333,18 @@ fn status(state_dir: &Path, a: SelectArgs, out: &mut dyn Write) -> Result<i32> {
     Ok(if any_running { 0 } else { 3 })
 }
 
+/// The command that stops a server started with `--data DIR` (or without), ready to
+/// paste into a shell.
+fn stop_command(data: Option<&Path>) -> String {
+    match data {
+        Some(d) => format!(
+            "pgsurge server stop --data {}",
+            shell_quote(&d.to_string_lossy())
+        ),
+        None => "pgsurge server stop".to_string(),
+    }
+}
+
 /// Quotes `v` for a POSIX shell (single quotes; a `'` becomes `'\''`).
 fn shell_quote(v: &str) -> String {
     if !v.is_empty()
@@ -428,6 +440,19 @@ mod tests {
         assert_eq!(
             env_lines(&r),
             "export PGHOST='/tmp/it'\\''s here'\nexport PGPORT=5433\nexport PGUSER=postgres\nexport PGDATABASE=pgsurge\n"
+        );
+    }
+
+    #[test]
+    fn the_stop_hint_is_quoted_for_the_shell() {
+        assert_eq!(stop_command(None), "pgsurge server stop");
+        assert_eq!(
+            stop_command(Some(Path::new("/srv/my data/it's"))),
+            "pgsurge server stop --data '/srv/my data/it'\\''s'"
+        );
+        assert_eq!(
+            stop_command(Some(Path::new("/srv/pg-18"))),
+            "pgsurge server stop --data /srv/pg-18"
         );
     }
 
