@@ -462,6 +462,9 @@ mod tests {
             "host=db password=s3cret dbname=x",
             "postgres://u:s3cret@db/x",
             "postgresql://db/x?password=s3cret",
+            // Attached short options: the URI becomes the value of another option.
+            "-dpostgresql://u:s3cret@db/x",
+            "-Sdpostgres://u:s3cret@db",
         ] {
             let e = check_no_passwords(&["-S".into(), bad.into()])
                 .unwrap_err()

@@ -341,6 +341,10 @@ fn a_password_on_the_command_line_is_refused() {
             "--dbname=postgres://bench:{secret}@db.internal/pgbench"
         )],
         vec![format!("--host=db password='{secret}'")],
+        // Attached short options: the URI becomes the value of another option.
+        vec!["--".into(), format!("-dpostgresql://u:{secret}@db/x")],
+        vec!["--".into(), format!("-Sdpostgres://u:{secret}@db")],
+        vec!["--".into(), format!("-Sdpassword={secret}")],
     ];
     for extra in cases {
         let mut v = vec!["-n", "2", "-c", "2", "--start-at", START];

@@ -255,18 +255,18 @@ fn index_page(
                 escape(&s.record.name),
                 escape(&t.record.kind),
                 escape(t.record.server_version.as_deref().unwrap_or("")),
-                escape(
+                escape(&pgsurge_store::redact_text(
                     t.record
                         .bin_dir
                         .as_deref()
                         .or(t.record.conninfo.as_deref())
                         .unwrap_or(""),
-                ),
+                )),
                 escape(
                     &t.record
                         .settings
                         .as_ref()
-                        .map(|v| v.to_string())
+                        .map(|v| pgsurge_store::redact_json(v).to_string())
                         .unwrap_or_default(),
                 ),
             ]);

@@ -734,12 +734,17 @@ pub(crate) fn run_page(
             .settings
             .iter()
             .map(|s| {
+                // Masked again on display: a store written elsewhere may hold a
+                // credential in a setting.
+                let shown = |v: &Option<String>| {
+                    escape(&pgsurge_store::redact_text(v.as_deref().unwrap_or("")))
+                };
                 vec![
                     escape(&s.name),
-                    escape(s.setting.as_deref().unwrap_or("")),
+                    shown(&s.setting),
                     escape(s.unit.as_deref().unwrap_or("")),
                     escape(s.source.as_deref().unwrap_or("")),
-                    escape(s.boot_val.as_deref().unwrap_or("")),
+                    shown(&s.boot_val),
                 ]
             })
             .collect();
@@ -751,7 +756,7 @@ pub(crate) fn run_page(
     if let Some(env) = &run.environment {
         body.push_str("<h2>Environment</h2>");
         let mut rows = Vec::new();
-        flatten_json("", env, &mut rows);
+        flatten_json("", &pgsurge_store::redact_json(env), &mut rows);
         body.push_str(&kv_table(&rows));
     }
     let title = format!("Test #{} — {}", run.run.id, CellKey::of(&run.run).label());

@@ -83,6 +83,18 @@ pub fn redact_location(location: &str) -> String {
     pgsurge_wire::redact::redact(location)
 }
 
+/// `text` (a setting's value, a connection string, hook output) with every password
+/// masked, as the store keeps it.
+pub fn redact_text(text: &str) -> String {
+    pgsurge_wire::redact::redact(text)
+}
+
+/// `value` with every password in its strings masked, and the whole value of every key
+/// named like a password, as the store keeps JSON documents.
+pub fn redact_json(value: &serde_json::Value) -> serde_json::Value {
+    write::redacted_json(value)
+}
+
 fn check_location(location: &str) -> Result<()> {
     if location.is_empty() {
         return Err(StoreError::BadLocation("empty store location".into()));

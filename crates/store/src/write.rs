@@ -43,7 +43,17 @@ fn update_by_id(
 
 /// Inserts a set (inside the caller's transaction) and returns its id.
 pub(crate) fn insert_target(b: &mut dyn Backend, target: &TargetRecord) -> Result<i64> {
+    let target = redacted_target(target);
     insert_returning_id(b, "targets", TargetRecord::COLUMNS, &target.values())
+}
+
+/// `t` with the passwords of its connection string and settings masked.
+fn redacted_target(t: &TargetRecord) -> TargetRecord {
+    TargetRecord {
+        conninfo: t.conninfo.as_deref().map(pgsurge_wire::redact::redact),
+        settings: t.settings.as_ref().map(redacted_json),
+        ..t.clone()
+    }
 }
 
 pub(crate) fn insert_set(b: &mut dyn Backend, set: &SetRecord) -> Result<i64> {
@@ -110,6 +120,7 @@ impl Store {
 
     /// Inserts or updates (by set and name) a target and returns its id.
     pub fn upsert_target(&mut self, target: &TargetRecord) -> Result<i64> {
+        let target = &redacted_target(target);
         self.transaction(|b| {
             let rows = b.query(
                 "SELECT id FROM targets WHERE set_id = ? AND name = ?",
@@ -228,6 +239,43 @@ fn prefixed<'a>(columns: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
+/// `s` with every password in its values masked.
+fn redacted_setting(s: &SettingRecord) -> SettingRecord {
+    let mask = |v: &Option<String>| v.as_deref().map(pgsurge_wire::redact::redact);
+    SettingRecord {
+        setting: mask(&s.setting),
+        boot_val: mask(&s.boot_val),
+        ..s.clone()
+    }
+}
+
+/// `v` with every password in its strings masked (each string as [`redact`] reads
+/// text; a key named like a password hides its whole value).
+///
+/// [`redact`]: pgsurge_wire::redact::redact
+pub(crate) fn redacted_json(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        J::String(s) => J::String(pgsurge_wire::redact::redact(s)),
+        J::Array(a) => J::Array(a.iter().map(redacted_json).collect()),
+        J::Object(o) => J::Object(
+            o.iter()
+                .map(|(k, v)| {
+                    let secret = k.to_ascii_lowercase().ends_with("password")
+                        && !matches!(v, J::Null | J::Bool(_));
+                    let v = if secret {
+                        J::String(pgsurge_wire::redact::MASK.to_string())
+                    } else {
+                        redacted_json(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) -> Result<i64> {
     let run = &w.run;
     let existing = b.query(
@@ -243,7 +291,12 @@ fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) 
         }
         delete_run_in(b, version, r.read(0, "runs.id")?)?;
     }
-    let run_id = insert_returning_id(b, "runs", RunRecord::COLUMNS, &run.values())?;
+    // The run's options carry its target's settings (a sweep's values): masked too.
+    let masked = RunRecord {
+        options: run.options.as_ref().map(redacted_json),
+        ..run.clone()
+    };
+    let run_id = insert_returning_id(b, "runs", RunRecord::COLUMNS, &masked.values())?;
 
     b.insert_many(
         "run_intervals",
@@ -276,15 +329,23 @@ fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) 
         &prefixed(CounterRecord::COLUMNS),
         &with_run_id(run_id, w.counters.iter().map(|x| x.values()).collect()),
     )?;
+    // Settings and the environment may carry credentials (`primary_conninfo`, a
+    // `restore_command` with a URL's user info): they are stored masked.
     b.insert_many(
         "run_settings",
         &prefixed(SettingRecord::COLUMNS),
-        &with_run_id(run_id, w.settings.iter().map(|x| x.values()).collect()),
+        &with_run_id(
+            run_id,
+            w.settings
+                .iter()
+                .map(|x| redacted_setting(x).values())
+                .collect(),
+        ),
     )?;
     if let Some(env) = &w.environment {
         b.execute(
             "INSERT INTO run_environment (run_id, manifest) VALUES (?, ?)",
-            &[Value::Int(run_id), env.to_value()],
+            &[Value::Int(run_id), redacted_json(env).to_value()],
         )?;
     }
     for info in &w.metric_info {

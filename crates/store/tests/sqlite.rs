@@ -229,3 +229,65 @@ fn read_only_open_changes_nothing_in_a_writable_store() {
     );
     assert!(Store::open_read_only(dir.path().join("missing.db").to_str().unwrap()).is_err());
 }
+
+#[test]
+fn credentials_in_settings_targets_and_environment_are_stored_masked() {
+    use pgsurge_store::{SettingRecord, TargetRecord};
+    let mut store = Store::open(":memory:").unwrap();
+    let set_id = store.create_set(&common::sample_set()).unwrap();
+    let target_id = store
+        .upsert_target(&TargetRecord {
+            set_id,
+            name: "replica".into(),
+            kind: "conninfo".into(),
+            conninfo: Some("host=db user=u password=Tgt-s3cret".into()),
+            settings: Some(serde_json::json!({
+                "restore_command": "curl -s https://wal:Rc-s3cret@store.example/%f -o %p",
+                "primary_conninfo": "host=primary user=rep password=Pc-s3cret",
+            })),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut run = common::sample_run(set_id, Some(target_id), "masked");
+    run.settings = vec![
+        SettingRecord {
+            name: "primary_conninfo".into(),
+            setting: Some("host=primary user=rep password=Pc-s3cret".into()),
+            ..Default::default()
+        },
+        SettingRecord {
+            name: "archive_command".into(),
+            setting: Some("curl -T %p https://wal:Ac-s3cret@store.example/%f".into()),
+            boot_val: Some("postgresql://u:Bv-s3cret@h/db".into()),
+            ..Default::default()
+        },
+    ];
+    run.environment = Some(serde_json::json!({
+        "settings": {"restore_command": "wget https://u:Env-s3cret@h/x"},
+        "db_password": "Key-s3cret",
+        "hosts": ["postgres://a:List-s3cret@h"],
+    }));
+    run.run.options = Some(serde_json::json!({
+        "clients": 4,
+        "settings": {"primary_conninfo": "host=p password=Opt-s3cret"},
+    }));
+    let run_id = store.write_run(&run).unwrap();
+    let loaded = store.load_run(run_id).unwrap();
+    let everything = format!(
+        "{:?} {:?} {:?} {:?}",
+        loaded.run.record.options,
+        loaded.settings,
+        loaded.environment,
+        store.targets(set_id).unwrap()
+    );
+    assert!(!everything.contains("s3cret"), "{everything}");
+    // What is not a secret is kept.
+    assert!(
+        everything.contains("https://wal:********@store.example/%f"),
+        "{everything}"
+    );
+    assert!(
+        everything.contains("host=primary user=rep password=********"),
+        "{everything}"
+    );
+}

@@ -11,7 +11,11 @@
 //!   `"password": "…"`;
 //! * in `postgres://` / `postgresql://` URIs, the password of the user info
 //!   (`postgres://u:secret@h`) and the value of every query parameter whose
-//!   percent-decoded name ends in `password` (`?password=x`, `?pass%77ord=x`).
+//!   percent-decoded name ends in `password` (`?password=x`, `?pass%77ord=x`);
+//! * in any other URL, the password of its user info (`https://u:secret@host/…` in a
+//!   server setting such as `restore_command`); and a user info's password wherever a
+//!   `://` appears, even glued to other text (`-dpostgresql://u:secret@h`, a short
+//!   option cluster that makes the URI another option's value).
 //!
 //! The mask is [`MASK`]; everything else is kept, so a redacted conninfo still says
 //! where it points. Redacting twice gives the same text.
@@ -60,6 +64,10 @@ fn secret_ranges(text: &str) -> Vec<(usize, usize)> {
             ranges.push((start, start + s.len()));
         });
     }
+    url_userinfo(text, &mut |Secret(s)| {
+        let start = s.as_ptr() as usize - base;
+        ranges.push((start, start + s.len()));
+    });
     ranges.sort_unstable();
     let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
     for (start, end) in ranges {
@@ -106,6 +114,11 @@ pub fn passwords(text: &str) -> Vec<String> {
             }
         });
     }
+    url_userinfo(text, &mut |Secret(s)| {
+        if !raw.iter().any(|r: &String| r == s) {
+            raw.push(s.to_string());
+        }
+    });
     let mut out = Vec::new();
     for r in raw {
         for v in [unescape(&r), percent_decode(&r)] {
@@ -189,6 +202,30 @@ fn scan<'a>(text: &'a str, whole_uri: bool, emit: &mut dyn FnMut(Secret<'a>)) {
             continue;
         }
         i += 1;
+    }
+}
+
+/// Calls `emit` with the password of every URL user info in `text`: after each `://`
+/// (whatever comes before it, any scheme), the authority up to `/`, `?`, `#` or white
+/// space; when it holds an `@`, what lies between the first `:` and the last `@`.
+fn url_userinfo<'a>(text: &'a str, emit: &mut dyn FnMut(Secret<'a>)) {
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(p) = text[from..].find("://") {
+        let start = from + p + 3;
+        let end = b[start..]
+            .iter()
+            .position(|c| matches!(c, b'/' | b'?' | b'#') || c.is_ascii_whitespace())
+            .map_or(b.len(), |q| start + q);
+        let authority = &b[start..end];
+        if let Some(at) = authority.iter().rposition(|c| *c == b'@') {
+            if let Some(colon) = authority[..at].iter().position(|c| *c == b':') {
+                if at > colon + 1 {
+                    emit(Secret(&text[start + colon + 1..start + at]));
+                }
+            }
+        }
+        from = start;
     }
 }
 
@@ -348,6 +385,29 @@ fn percent_decode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_user_info_is_masked_in_any_scheme_and_glued_to_other_text() {
+        for (text, want) in [
+            (
+                "curl -s https://backup:s3cret@store.example/wal/%f -o %p",
+                "curl -s https://backup:********@store.example/wal/%f -o %p",
+            ),
+            (
+                "-dpostgresql://u:PW1@db/x",
+                "-dpostgresql://u:********@db/x",
+            ),
+            ("-Sdpostgres://u:PW2@db", "-Sdpostgres://u:********@db"),
+            ("ostgresql://u:PW3@db/x", "ostgresql://u:********@db/x"),
+            // No user info, or no password in it: nothing to mask.
+            ("http://host:8080/a@b", "http://host:8080/a@b"),
+            ("s3://bucket@region/x", "s3://bucket@region/x"),
+        ] {
+            assert_eq!(redact(text), want, "{text}");
+        }
+        assert!(passwords("-dpostgresql://u:PW1@db/x").contains(&"PW1".to_string()));
+        assert!(passwords("x https://a:b%40c@h/").contains(&"b@c".to_string()));
+    }
 
     /// (input, expected) for every way libpq (and the places pgsurge prints them) can
     /// carry a password.
