@@ -1,6 +1,7 @@
 //! `pgsurge bench` runs against a throwaway server: every query mode, -C, -t/-T,
 //! weighted scripts, \gset/\aset, pipelines, retried serialization failures, deadlocks,
-//! missing tables, a server shut down mid-run, SIGINT (one: a report; two: exit at once).
+//! missing tables, a server shut down mid-run, SIGINT during a busy run (a report; the
+//! prompt stop in its other cases is in `bench_interrupt.rs`).
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -567,88 +568,3 @@ fn bench_prompts_for_a_password_once_like_pgbench() {
         ours.2
     );
 }
-
-fn sigint(child: &std::process::Child) {
-    let ok = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(ok.success());
-}
-
-/// A SIGINT while every client waits in a long statement: the run winds down when the
-/// statements end (they complete, as under -T), and still reports them.
-#[test]
-fn bench_sigint_during_pg_sleep_still_reports() {
-    let srv = TestServer::shared();
-    let db = srv.create_database("sigint_sleep");
-    let dir = tempfile::tempdir().unwrap();
-    let script = write_script(dir.path(), "sleep.sql", "SELECT pg_sleep(2);\n");
-    let child = bench_cmd(srv, &["-n", "-f", &script, "-c", "2", "-T", "60", &db])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    std::thread::sleep(Duration::from_millis(700));
-    let start = Instant::now();
-    sigint(&child);
-    let out = wait_or_kill(child, Duration::from_secs(15));
-    let elapsed = start.elapsed();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    // The two sleeps in flight complete (about 1.3 s left) and are counted.
-    assert!(elapsed >= Duration::from_millis(800), "{elapsed:?}");
-    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
-    assert_eq!(processed(&stdout), "2", "{stdout}");
-    assert!(stdout.contains("tps = "), "{stdout}");
-    assert!(stderr.contains("Run was interrupted by SIGINT"), "{stderr}");
-}
-
-/// A second SIGINT while the first is still winding down (clients in a long
-/// `pg_sleep`) ends the process at once, killed by SIGINT as if no handler were
-/// installed (a shell shows status 130), without a report.
-#[test]
-fn bench_second_sigint_exits_at_once() {
-    use std::os::unix::process::ExitStatusExt;
-    let srv = TestServer::shared();
-    let db = srv.create_database("sigint_twice");
-    let dir = tempfile::tempdir().unwrap();
-    let script = write_script(dir.path(), "sleep.sql", "SELECT pg_sleep(8);\n");
-    let mut child = bench_cmd(srv, &["-n", "-f", &script, "-c", "2", "-T", "60", &db])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    std::thread::sleep(Duration::from_millis(700));
-    sigint(&child);
-    std::thread::sleep(Duration::from_millis(500));
-    // Still winding down: the first SIGINT waits for the statements in flight.
-    assert!(
-        child.try_wait().expect("try_wait").is_none(),
-        "exited after the first SIGINT, before its clients' statements ended"
-    );
-    let start = Instant::now();
-    sigint(&child);
-    let out = wait_or_kill(child, Duration::from_secs(15));
-    let elapsed = start.elapsed();
-    assert!(
-        elapsed < Duration::from_secs(2),
-        "took {elapsed:?} after the second SIGINT"
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.signal(),
-        Some(SIGINT),
-        "status {:?}\n{stdout}\n{stderr}",
-        out.status
-    );
-    assert!(
-        !stdout.contains("number of transactions actually processed"),
-        "{stdout}"
-    );
-}
-
-/// SIGINT's number (2 on every POSIX system).
-const SIGINT: i32 = 2;

@@ -19,9 +19,11 @@
 //! | [`driver`] | the per-thread epoll loop |
 //! | [`throttle`] | `-R` schedule and `-L` skips |
 //! | [`stop`] | stop flag and SIGINT/SIGTERM |
+//! | `cancel` | the cancel requests for the statements under way when a run is stopped |
 
 #![warn(missing_docs)]
 
+mod cancel;
 pub mod client;
 pub mod clock;
 pub mod distribute;

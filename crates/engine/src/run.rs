@@ -51,7 +51,8 @@ pub type IntervalHook<'a> = dyn FnMut(&IntervalSample, &LatencyHistogram) + 'a;
 /// Callbacks and controls for an in-process run.
 #[derive(Default)]
 pub struct RunHooks<'a> {
-    /// Raise to stop the run (clients finish their current transaction).
+    /// Raise to stop the run: clients end where they are (statements under way are
+    /// cancelled), and the result covers the transactions completed before.
     pub stop: StopFlag,
     /// Called from the main thread with each interval sample (every `-P` seconds, or
     /// every second when `-P` is off) and the latency histogram of the interval's
@@ -329,7 +330,7 @@ fn drive_thread(
         shared.finished.fetch_add(1, Ordering::SeqCst);
         return Err(ThreadFailure::Connect(msg));
     }
-    shared.gate.wait(shared.clock);
+    shared.gate.wait(shared.clock, shared.stop);
     let bench_start = shared.clock.now();
     let mut schedule = shared
         .spec
@@ -352,7 +353,8 @@ fn drive_thread(
         &mut schedule,
         &mut rec,
     );
-    let aborted = setup.slots.iter().any(|s| s.client.is_aborted()) || loop_end != LoopEnd::AllDone;
+    let aborted = setup.slots.iter().any(|s| s.client.is_aborted())
+        || !matches!(loop_end, LoopEnd::AllDone | LoopEnd::Stopped);
     let log_error = finish_thread_log(&mut rec, shared.clock);
     shared.finished.fetch_add(1, Ordering::SeqCst);
     if loop_end == LoopEnd::ExitOnAbort {

@@ -11,6 +11,7 @@ use crate::spec::GeneratorOptions;
 use pgsurge_results::generator::{host_name, GeneratorInfo};
 
 use crate::clock::RunClock;
+use crate::stop::StopFlag;
 
 /// Holds driver threads (after they connected) and the progress sampler until the
 /// start instant.
@@ -43,8 +44,9 @@ impl StartGate {
     /// Blocks until the start instant: sleeps to ~2 ms before it, then yields, so
     /// all threads leave within scheduler jitter of each other. When connecting took
     /// past the instant, says so once on stderr and returns at once (the result
-    /// records the actual start; `pgsurge merge` reports the skew).
-    pub fn wait(&self, clock: &RunClock) {
+    /// records the actual start; `pgsurge merge` reports the skew). Returns at once,
+    /// too, when `stop` is raised.
+    pub fn wait(&self, clock: &RunClock, stop: &StopFlag) {
         let Some(at) = self.at else { return };
         let now = clock.now();
         if now > at + 1_000 {
@@ -58,11 +60,11 @@ impl StartGate {
         }
         loop {
             let left = at - clock.now();
-            if left <= 0 {
+            if left <= 0 || stop.is_raised() {
                 return;
             }
             if left > 2_000 {
-                std::thread::sleep(Duration::from_micros((left - 2_000) as u64));
+                stop.wait(Duration::from_micros((left - 2_000) as u64));
             } else {
                 std::thread::yield_now();
             }
@@ -114,7 +116,7 @@ mod tests {
         let gate = StartGate::new(&opts, &clock);
         let at = gate.at().expect("set");
         assert!(!gate.is_open(clock.now()));
-        gate.wait(&clock);
+        gate.wait(&clock, &StopFlag::new());
         let left = clock.now();
         assert!(left >= at && left < at + 20_000, "left {left}, at {at}");
         assert!(gate.is_open(clock.now()));
@@ -127,5 +129,33 @@ mod tests {
         let g = generator_info(&opts, &clock, at, at + 10).expect("set");
         assert_eq!(g.actual_start_unix_us, opts.start_at_unix_us.unwrap());
         assert_eq!(g.name, g.host);
+    }
+
+    /// A stop raised while the gate waits ends the wait at once.
+    #[test]
+    fn a_stop_ends_the_wait_for_the_instant() {
+        let clock = RunClock::new();
+        let opts = GeneratorOptions {
+            start_at_unix_us: Some(clock.to_epoch_us(clock.now()) + 600_000_000),
+            ..Default::default()
+        };
+        let gate = StartGate::new(&opts, &clock);
+        let stop = StopFlag::new();
+        let raiser = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                stop.raise();
+            })
+        };
+        let start = std::time::Instant::now();
+        gate.wait(&clock, &stop);
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(!gate.is_open(clock.now()));
+        raiser.join().expect("raiser");
     }
 }

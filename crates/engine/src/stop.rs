@@ -1,11 +1,14 @@
-//! Stopping a run early: the shared stop flag the drivers poll (set by `-T`'s deadline in
-//! each driver, by a library caller, or by SIGINT/SIGTERM), and the signal watcher that
-//! turns the first SIGINT/SIGTERM into a graceful stop and the second into an immediate
-//! exit. pgbench itself has no handler (Ctrl-C loses the report); pgsurge finishes the
-//! transactions in flight and still reports.
+//! Stopping a run early: the shared stop flag the drivers watch (raised by a library
+//! caller, or by SIGINT/SIGTERM), and the signal watcher that turns the first
+//! SIGINT/SIGTERM into a prompt stop and the second into an immediate exit. pgbench itself
+//! has no handler (Ctrl-C loses the report); pgsurge stops its clients where they are,
+//! cancels the statements they have running on the server, and still reports the
+//! transactions completed before the stop.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Why a run stopped before its natural end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,26 +19,88 @@ pub enum StopCause {
     Requested,
 }
 
-/// A cloneable handle that asks a running benchmark to stop starting transactions.
-#[derive(Debug, Clone, Default)]
+/// A cloneable handle that asks a running benchmark to stop.
+#[derive(Debug, Clone)]
 pub struct StopFlag {
     inner: Arc<StopInner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct StopInner {
     stop: AtomicBool,
     signal: AtomicI32,
+    /// An eventfd that becomes readable when the flag is raised, so a driver waiting in
+    /// its poll wakes at once. `None` if the system refused one: drivers then notice
+    /// the flag at their next wake-up, which their longest poll bounds.
+    wake: Option<OwnedFd>,
+}
+
+impl Default for StopFlag {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A non-blocking, close-on-exec eventfd, if the system gives one.
+fn new_eventfd() -> Option<OwnedFd> {
+    // SAFETY: plain syscall; the result is checked before it is owned.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    // SAFETY: a fresh descriptor nothing else owns.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 impl StopFlag {
     /// A flag that is not raised.
     pub fn new() -> Self {
-        Self::default()
+        StopFlag {
+            inner: Arc::new(StopInner {
+                stop: AtomicBool::new(false),
+                signal: AtomicI32::new(0),
+                wake: new_eventfd(),
+            }),
+        }
     }
-    /// Asks the run to stop: clients finish their current transaction and start no other.
+    /// Asks the run to stop: clients end where they are (a sleep or a `-R` wait ends at
+    /// once, a statement running on the server is cancelled), and the run reports the
+    /// transactions completed before.
     pub fn raise(&self) {
-        self.inner.stop.store(true, Ordering::Release);
+        self.inner.stop.store(true, Ordering::SeqCst);
+        if let Some(fd) = &self.inner.wake {
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: writes 8 bytes from a local buffer to an eventfd we own; a full
+            // counter (EAGAIN) still leaves it readable, which is all that matters.
+            let _ = unsafe { libc::write(fd.as_raw_fd(), one.as_ptr().cast(), one.len()) };
+        }
+    }
+    /// A descriptor that becomes readable once the flag is raised (and stays so), for a
+    /// poll set; `None` when the system gave none.
+    pub fn wake_fd(&self) -> Option<RawFd> {
+        self.inner.wake.as_ref().map(AsRawFd::as_raw_fd)
+    }
+    /// Blocks until the flag is raised or `timeout` has passed; whether it is raised.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let Some(fd) = self.wake_fd() else {
+            // No descriptor to wait on: look at the flag often enough to stop promptly.
+            let end = std::time::Instant::now() + timeout;
+            while !self.is_raised() {
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(50)));
+            }
+            return self.is_raised();
+        };
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // Rounded up to whole milliseconds, so a short wait does not turn into a spin.
+        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd; an interrupted or failed poll just returns early.
+        let _ = unsafe { libc::poll(&mut pfd, 1, ms) };
+        self.is_raised()
     }
     /// Whether the run was asked to stop.
     #[inline]
@@ -136,5 +201,47 @@ mod tests {
         h.raise_for_signal(libc::SIGTERM);
         assert_eq!(h.cause(), Some(StopCause::Signal(libc::SIGTERM)));
         assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
+    }
+
+    /// The wake descriptor is quiet until the flag is raised, then readable, in every
+    /// clone.
+    #[test]
+    fn raising_makes_the_wake_fd_readable() {
+        let f = StopFlag::new();
+        let g = f.clone();
+        let fd = g.wake_fd().expect("eventfd");
+        let readable = |ms: i32| {
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, ms) == 1 }
+        };
+        assert!(!readable(0), "readable before the flag was raised");
+        let raiser = std::thread::spawn(move || f.raise());
+        assert!(readable(5_000), "not readable after the flag was raised");
+        raiser.join().expect("raiser");
+        assert!(g.is_raised());
+        assert!(readable(0), "no longer readable");
+    }
+
+    /// `wait` returns when its time is over, or as soon as the flag is raised.
+    #[test]
+    fn wait_ends_at_its_timeout_or_when_raised() {
+        let f = StopFlag::new();
+        let start = std::time::Instant::now();
+        assert!(!f.wait(Duration::from_millis(30)));
+        assert!(start.elapsed() >= Duration::from_millis(29));
+        let g = f.clone();
+        let raiser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            g.raise();
+        });
+        let start = std::time::Instant::now();
+        assert!(f.wait(Duration::from_secs(30)));
+        assert!(start.elapsed() < Duration::from_secs(10));
+        raiser.join().expect("raiser");
     }
 }

@@ -145,3 +145,76 @@ fn an_invalid_spec_is_refused_before_connecting() {
         other => panic!("expected InvalidSpec, got {:?}", other.map(|r| r.tps)),
     }
 }
+
+/// A caller's stop ends a run at once wherever its clients are: one in a `\sleep`, one
+/// in a statement, one in a pipeline's statement (both cancelled on the server). The
+/// result covers the transactions completed before the stop, and nothing interrupted
+/// is counted, nor reported as a failure or an abort.
+#[test]
+fn a_stop_ends_sleeps_and_cancels_statements_at_once() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("runspec_stop");
+    let text = "\\if :done\n\
+                \\if :client_id = 0\n\\sleep 120 s\n\
+                \\elif :client_id = 1\nSELECT pg_sleep(60) AS stop_marker;\n\
+                \\else\n\\startpipeline\nSELECT pg_sleep(60) AS stop_marker;\n\\endpipeline\n\
+                \\endif\n\
+                \\else\n\\set done 1\nSELECT 1;\n\\endif\n";
+    let script = RunScript::parse("stop.sql", text, 1).expect("parses");
+    let mut spec = RunSpec::new(conn_config(srv, &db), vec![script]);
+    spec.clients = 3;
+    spec.threads = 2;
+    spec.limit = RunLimit::Duration(600);
+    spec.query_mode = QueryMode::Extended;
+    spec.variables = vec![("done".into(), "0".into())];
+    let running = "select count(*) from pg_stat_activity where datname = current_database() \
+                   and pid <> pg_backend_pid() and state = 'active' \
+                   and query like '%stop_marker%'";
+    let count = |sql: &str| -> i64 { srv.psql(&db, sql).trim().parse().expect("a number") };
+    let messages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink_messages = std::sync::Arc::clone(&messages);
+    let hooks = RunHooks {
+        on_diagnostic: Some(std::sync::Arc::new(
+            move |d: &pgsurge_engine::Diagnostic<'_>| {
+                sink_messages.lock().unwrap().push(d.message.to_string());
+            },
+        )),
+        ..RunHooks::default()
+    };
+    let stop = hooks.stop.clone();
+    let stopped_at = std::thread::scope(|scope| {
+        let stopper = scope.spawn(|| {
+            let waiting = std::time::Instant::now();
+            while count(running) < 2 {
+                assert!(
+                    waiting.elapsed().as_secs() < 20,
+                    "the two statements never ran"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            stop.raise();
+            std::time::Instant::now()
+        });
+        let result = run(&spec, hooks).expect("a result");
+        let stopped_at = stopper.join().expect("stopper");
+        let took = stopped_at.elapsed();
+        assert!(took.as_secs_f64() < 2.0, "ended {took:?} after the stop");
+        assert!(result.interrupted && !result.aborted);
+        assert_eq!(
+            result.totals.transactions, 3,
+            "one completed transaction per client"
+        );
+        assert_eq!(result.totals.failures, 0);
+        stopped_at
+    });
+    let messages = messages.lock().unwrap();
+    assert!(messages.is_empty(), "{messages:?}");
+    // The statements were cancelled: no backend runs them any more.
+    while count(running) > 0 {
+        assert!(
+            stopped_at.elapsed().as_secs() < 3,
+            "still running on the server"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -272,6 +272,19 @@ impl<H: ScriptHost> Client<H> {
         matches!(self.state, ClientState::Finished | ClientState::Aborted)
     }
 
+    /// ReadyForQuery messages the server still owes this client: one for each Sync
+    /// (or simple query) sent and not answered yet. Above zero, the server has work of
+    /// this client under way or queued.
+    pub fn unanswered_syncs(&self) -> u32 {
+        self.syncs_pending
+    }
+
+    /// Whether the client is inside a pipeline (`\startpipeline` … `\endpipeline`),
+    /// where the server runs statements before any Sync asks for their answers.
+    pub fn in_pipeline(&self) -> bool {
+        self.in_pipeline
+    }
+
     /// A (new) connection is ready: called once per connection, before the first
     /// `advance` that uses it. Resets per-connection state (prepared statements).
     pub fn connected(&mut self, io: &mut ClientIo) {
