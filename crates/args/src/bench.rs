@@ -309,6 +309,26 @@ pub fn prepare(o: BenchOptions) -> Result<RunSpec, i32> {
     Ok(o.into_run_spec(cfg, database))
 }
 
+/// pgbench checks `-c` plus the three standard streams against the open-files limit;
+/// a pgsurge run also holds a poll set per thread and its output files, and takes
+/// timers and, on a stop, cancel sockets where it can. Counted here, once everything
+/// before the run is open, so that a run that cannot fit fails now with pgbench's
+/// message instead of aborting in a thread.
+fn make_room_for_run(spec: &RunSpec) -> Result<(), crate::rlimit::RlimitError> {
+    let clients = u64::from(spec.clients);
+    let threads = u64::from(spec.threads.min(spec.clients).max(1));
+    let logs = if spec.output.txn_log.is_some() {
+        threads
+    } else {
+        0
+    };
+    let hdr_log = u64::from(spec.output.hdr_log.is_some());
+    let needed = crate::rlimit::open_descriptors() + clients + threads + logs + hdr_log;
+    // Two timers per thread (wake-ups, the -T end) and up to eight cancel sockets.
+    let wanted = needed + 2 * threads + 8;
+    crate::rlimit::ensure_run_files(needed, wanted)
+}
+
 fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
     if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
         err_line(&format!("option {name} is not supported yet"));
@@ -338,6 +358,14 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
         Err(code) => return code,
     };
     let stop = StopFlag::new();
+    if let Err(e) = make_room_for_run(&spec) {
+        err_line(&e.message);
+        if let Some(h) = e.hint {
+            let _ = std::io::stdout().flush();
+            eprintln!("pgbench: hint: {h}");
+        }
+        return 1;
+    }
     let _watcher = SignalWatcher::install(stop.clone()).ok();
     // With --store, every interval and its histogram is kept for the store.
     let mut samples: Vec<(IntervalSample, LatencyHistogram)> = Vec::new();

@@ -57,9 +57,68 @@ pub fn ensure_open_files(nclients: i32) -> Result<(), RlimitError> {
     Ok(())
 }
 
+/// The descriptors this process has open now (`/proc/self/fd`, less the one that reads
+/// it); 3 (the standard streams) if it cannot be read.
+pub fn open_descriptors() -> u64 {
+    match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => (dir.count() as u64).saturating_sub(1),
+        Err(_) => 3,
+    }
+}
+
+/// Makes room for a run: `needed` descriptors it cannot do without (those open now,
+/// one socket per client, one poll set per thread, its log files) and `wanted` with
+/// the ones it can do without (timers, whose absence only coarsens wake-ups, and the
+/// sockets of cancel requests). Raises the soft limit up to the hard one as far as
+/// `wanted` asks; fails, in pgbench's words, only when even `needed` is beyond the
+/// hard limit.
+pub fn ensure_run_files(needed: u64, wanted: u64) -> Result<(), RlimitError> {
+    let lim = getrlimit(Resource::Nofile);
+    let max = raw(lim.maximum);
+    let cur = raw(lim.current);
+    if max < needed {
+        return Err(RlimitError {
+            message: format!(
+                "need at least {needed} open files, but system limit is {}",
+                max as i64
+            ),
+            hint: Some(HINT.to_string()),
+        });
+    }
+    let target = wanted.max(needed).min(max);
+    if cur < target {
+        let new = Rlimit {
+            current: Some(target),
+            maximum: lim.maximum,
+        };
+        if let Err(e) = setrlimit(Resource::Nofile, new) {
+            if cur < needed {
+                let e = std::io::Error::from_raw_os_error(e.raw_os_error());
+                return Err(RlimitError {
+                    message: format!(
+                        "need at least {needed} open files, but couldn't raise the limit: {}",
+                        crate::diag::strerror(&e)
+                    ),
+                    hint: Some(HINT.to_string()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_descriptors_counts_a_new_one() {
+        let before = open_descriptors();
+        let f = std::fs::File::open("/proc/self/status").unwrap();
+        assert_eq!(open_descriptors(), before + 1);
+        drop(f);
+        assert_eq!(open_descriptors(), before);
+    }
 
     #[test]
     fn small_client_counts_pass() {

@@ -568,3 +568,76 @@ fn bench_prompts_for_a_password_once_like_pgbench() {
         ours.2
     );
 }
+
+/// `program bench-args…` with the open-files limit (soft and hard) set to `limit` and
+/// every inherited descriptor above the standard streams closed, as a fresh shell
+/// with `ulimit -n LIMIT` would run it.
+fn run_with_open_files(srv: &TestServer, program: &str, args: &[&str], limit: u64) -> Run {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(program);
+    if program == bin() {
+        c.arg("bench");
+    }
+    c.args(args);
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    // SAFETY: between fork and exec only async-signal-safe calls: setrlimit and
+    // close_range, with no allocation.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+            Ok(())
+        });
+    }
+    let out = c.output().expect("run");
+    Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+#[test]
+fn bench_counts_every_descriptor_before_the_run() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("open_files");
+    let init = run(srv, &["-i", "-s", "1", "-q", &db]);
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let args = ["-n", "-S", "-c", "30", "-j", "2", "-T", "1", db.as_str()];
+    // 36 descriptors: pgbench needs 33 (30 sockets and the standard streams); pgsurge
+    // also one poll set per thread and the stop's eventfd, and does without its timers.
+    if Path::new("/usr/bin/pgbench").exists() {
+        let pgbench = run_with_open_files(srv, "/usr/bin/pgbench", &args, 36);
+        assert_eq!(pgbench.code, 0, "pgbench runs there: {}", pgbench.stderr);
+    } else {
+        pgsurge_testkit::missing_reference("/usr/bin/pgbench not found");
+    }
+    let at_36 = run_with_open_files(srv, bin(), &args, 36);
+    assert_eq!(at_36.code, 0, "{}", at_36.stderr);
+    assert!(at_36.stdout.contains("tps = "), "{}", at_36.stdout);
+    // One fewer than the run needs: refused before its clients connect, in pgbench's words,
+    // instead of a thread failing in the middle.
+    let at_35 = run_with_open_files(srv, bin(), &args, 35);
+    assert_eq!(at_35.code, 1, "{}", at_35.stderr);
+    assert!(
+        at_35
+            .stderr
+            .contains("need at least 36 open files, but system limit is 35"),
+        "{}",
+        at_35.stderr
+    );
+    assert!(!at_35.stderr.contains("epoll_create1"), "{}", at_35.stderr);
+    assert!(
+        !at_35.stdout.contains("transactions actually processed"),
+        "no report: {}",
+        at_35.stdout
+    );
+}

@@ -246,15 +246,20 @@ impl Lent {
 
 /// Runs the event loop of one thread until all its clients are done.
 #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
+///
+/// `poll` is the thread's poll set, made by the caller before its clients connected:
+/// a descriptor the run cannot do without is taken before the ones it can (the
+/// timers), so a run at the open-files limit fails no thread's poll set.
 pub fn run_loop<H: ScriptHost>(
     dctx: &DriverCtx<'_>,
+    poll: std::io::Result<Poll>,
     slots: &mut [Slot<H>],
     streams: &mut ThreadStreams,
     schedule: &mut Option<ThrottleSchedule>,
     rec: &mut ThreadRecorder,
 ) -> LoopEnd {
     let mut diag = StderrDiag::new(dctx.plan.config.debug);
-    let mut poll = match Poll::new() {
+    let mut poll = match poll {
         Ok(p) => p,
         Err(e) => {
             diag.error_line(&format!("epoll_create1() failed: {e}"));

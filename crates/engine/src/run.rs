@@ -325,6 +325,8 @@ fn drive_thread(
     thread: usize,
     mut setup: ThreadSetup,
 ) -> Result<ThreadOutput, ThreadFailure> {
+    // The poll set first: see `run_loop`.
+    let poll = mio::Poll::new();
     let connected = connect_thread(shared, &mut setup.slots);
     if let Err(msg) = connected {
         shared.finished.fetch_add(1, Ordering::SeqCst);
@@ -348,6 +350,7 @@ fn drive_thread(
     let mut rec = setup.recorder;
     let loop_end = run_loop(
         &dctx,
+        poll,
         &mut setup.slots,
         &mut setup.streams,
         &mut schedule,
@@ -410,7 +413,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         clock: &prepared.clock,
         gate: &prepared.gate,
         stop: &hooks.stop,
-        halt: StopFlag::new(),
+        halt: StopFlag::polled(),
         barrier: Barrier::new(threads.len()),
         connect_failed: AtomicBool::new(false),
         finished: AtomicUsize::new(0),

@@ -60,6 +60,18 @@ impl StopFlag {
             }),
         }
     }
+    /// A flag with no wake descriptor, for a stop the drivers notice at their next
+    /// wake-up (the engine's own halt after `--exit-on-abort`): it costs no file
+    /// descriptor.
+    pub fn polled() -> Self {
+        StopFlag {
+            inner: Arc::new(StopInner {
+                stop: AtomicBool::new(false),
+                signal: AtomicI32::new(0),
+                wake: None,
+            }),
+        }
+    }
     /// Asks the run to stop: clients end where they are (a sleep or a `-R` wait ends at
     /// once, a statement running on the server is cancelled), and the run reports the
     /// transactions completed before.
@@ -129,49 +141,57 @@ impl StopFlag {
     }
 }
 
-/// Watches SIGINT and SIGTERM while it lives: the first raises `flag`, a second one exits
+/// Watches SIGINT and SIGTERM while it lives: the first raises `flag`, a second one ends
 /// the process at once with the default action of that signal.
+///
+/// The handlers act in the signal's own context (an atomic store and a write to the
+/// flag's eventfd, both async-signal-safe), so watching costs no thread and no file
+/// descriptor: a run at the open-files limit pgbench fits in has none to spare.
 pub struct SignalWatcher {
-    handle: signal_hook::iterator::Handle,
-    thread: Option<std::thread::JoinHandle<()>>,
+    ids: Vec<signal_hook::SigId>,
 }
 
 impl SignalWatcher {
     /// Installs the handlers. Fails only if the OS refuses to install them.
     pub fn install(flag: StopFlag) -> std::io::Result<Self> {
         use signal_hook::consts::{SIGINT, SIGTERM};
-        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
-        let handle = signals.handle();
-        let thread = std::thread::Builder::new()
-            .name("pgsurge-signals".into())
-            .spawn(move || {
-                for sig in signals.forever() {
-                    if flag.is_raised() {
-                        // Second signal: end the process now, killed by that signal as
-                        // if no handler were installed (the parent sees the signal, not an
-                        // exit status). signal-hook restores the default disposition and
-                        // re-raises it; a library must not end the process by exiting, and does
-                        // not need to: the default action of SIGINT/SIGTERM terminates.
-                        // Should the re-raise fail, the stop flag is already raised, so
-                        // the run still ends gracefully.
-                        let _ = signal_hook::low_level::emulate_default_handler(sig);
-                        continue;
-                    }
-                    flag.raise_for_signal(sig);
+        let mut ids = Vec::with_capacity(2);
+        for sig in [SIGINT, SIGTERM] {
+            let flag = flag.clone();
+            let action = move || {
+                if flag.is_raised() {
+                    // Second signal: end the process now, killed by that signal as if no
+                    // handler were installed (the parent sees the signal, not an exit
+                    // status). signal-hook restores the default disposition and
+                    // re-raises it (async-signal-safe); a library must not end the
+                    // process by exiting, and does not need to. Should the re-raise
+                    // fail, the stop flag is already raised, so the run still ends.
+                    let _ = signal_hook::low_level::emulate_default_handler(sig);
+                    return;
                 }
-            })?;
-        Ok(SignalWatcher {
-            handle,
-            thread: Some(thread),
-        })
+                flag.raise_for_signal(sig);
+            };
+            // SAFETY: the action only does async-signal-safe work: atomic loads and
+            // stores, a write(2) to an eventfd, and signal-hook's default emulation. It
+            // allocates nothing and takes no lock.
+            match unsafe { signal_hook::low_level::register(sig, action) } {
+                Ok(id) => ids.push(id),
+                Err(e) => {
+                    for id in ids {
+                        signal_hook::low_level::unregister(id);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(SignalWatcher { ids })
     }
 }
 
 impl Drop for SignalWatcher {
     fn drop(&mut self) {
-        self.handle.close();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
         }
     }
 }
