@@ -1,9 +1,10 @@
-//! Issue #13 end to end on one machine: `pgsurge dist local` runs 4 generators ×
+//! Distributed runs end to end on one machine: `pgsurge dist local` runs 4 generators ×
 //! 2 clients against a real server with a common `--start-at`; the merged count is
 //! the sum of the generators', the merged histogram is bucket for bucket the sum of
 //! theirs, starts are synchronised, seeds are derived from the run seed, and the
 //! server's commit count over the run matches the merged count within 1 %. Also: a
-//! start time in the past is refused with exit code 1.
+//! start time in the past is refused with exit code 1, and a generator that hangs is
+//! stopped at its deadline, named, and its output kept.
 
 use std::process::Command;
 
@@ -161,4 +162,54 @@ fn start_time_in_the_past_exits_1() {
         err.contains("pgbench: error: start time \"2020-01-01T00:00:00Z\" is "),
         "{err}"
     );
+}
+
+#[test]
+fn a_hung_generator_is_stopped_at_its_deadline_and_named() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("dist_hang");
+    let dir = tempfile::tempdir().unwrap();
+    // -T 1 ends only once the statement in flight is answered: a ten-minute sleep on
+    // the server hangs every generator well past the run.
+    let script = dir.path().join("hang.sql");
+    std::fs::write(&script, "select pg_sleep(600);\n").unwrap();
+    let out_dir = dir.path().join("out");
+    let started = std::time::Instant::now();
+    let (_, err, code) = pgsurge(
+        srv,
+        &[
+            "dist",
+            "local",
+            "-n",
+            "2",
+            "-c",
+            "2",
+            "--start-in=1",
+            "--deadline=3",
+            &format!("--out-dir={}", out_dir.display()),
+            "--",
+            "-n",
+            "-T",
+            "1",
+            "-f",
+            script.to_str().unwrap(),
+            &db,
+        ],
+    );
+    let took = started.elapsed();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        took.as_secs() < 60,
+        "stopped at the deadline, took {took:?}"
+    );
+    for name in ["local-0", "local-1"] {
+        assert!(
+            err.contains(&format!(
+                "{name} was still running 3 s after the common start"
+            )),
+            "{err}"
+        );
+        assert!(out_dir.join(format!("{name}.err")).exists(), "output kept");
+    }
+    assert!(err.contains(&out_dir.display().to_string()), "{err}");
 }

@@ -36,9 +36,116 @@ pub struct GeneratorOptions {
     /// Also write the merged result as JSON ("-" = stdout, instead of the report).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Seconds after the common start by which every generator must have ended; one
+    /// still running then is stopped (SIGTERM, then SIGKILL 5 s later) and counts as
+    /// failed [default: the bench options' -T plus 120 s; none with -t]
+    #[arg(long = "deadline", value_name = "SECS")]
+    pub deadline: Option<u64>,
+}
+
+/// What a generator may take beyond its `-T` before it counts as hung: connecting its
+/// clients, finishing the transactions in flight, writing its result.
+pub const DEADLINE_MARGIN_S: u64 = 120;
+
+/// Time between SIGTERM and SIGKILL for a generator past its deadline (a prompt stop
+/// reports in about a second).
+const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// The `-T` of pgbench options (`-T 60`, `-T60`, `--time=60`, `--time 60` and its
+/// abbreviations down to `--ti`), if given; the last one counts, as for getopt.
+pub fn bench_duration(bench: &[OsString]) -> Option<u64> {
+    let mut found = None;
+    let mut it = bench.iter().map(|a| a.to_string_lossy());
+    while let Some(a) = it.next() {
+        let value = if a == "-T" {
+            it.next().map(|v| v.into_owned())
+        } else if let Some(v) = a.strip_prefix("-T") {
+            Some(v.to_string())
+        } else if let Some(long) = a.strip_prefix("--") {
+            let (name, v) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            if name.len() >= 2 && "time".starts_with(name) {
+                v.or_else(|| it.next().map(|v| v.into_owned()))
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        if let Some(v) = value {
+            found = v.trim().parse::<u64>().ok();
+        }
+    }
+    found
+}
+
+/// How a wait for a generator ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// It exited (or was killed by a signal) by itself.
+    Exited(std::process::ExitStatus),
+    /// It was still running at its deadline and was stopped.
+    PastDeadline,
+}
+
+/// Waits for `child` until it exits or `deadline` passes; past it, stops the child
+/// (SIGTERM, then SIGKILL after a grace period) and reaps it.
+pub fn wait_until(
+    child: &mut std::process::Child,
+    deadline: Option<SystemTime>,
+) -> std::io::Result<Ended> {
+    let Some(deadline) = deadline else {
+        return child.wait().map(Ended::Exited);
+    };
+    loop {
+        if let Some(st) = child.try_wait()? {
+            return Ok(Ended::Exited(st));
+        }
+        if SystemTime::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: a signal to our own child, which has not been reaped yet (so the pid
+        // is still its).
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    let grace = std::time::Instant::now() + KILL_GRACE;
+    while std::time::Instant::now() < grace {
+        if child.try_wait()?.is_some() {
+            return Ok(Ended::PastDeadline);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    child.wait()?;
+    Ok(Ended::PastDeadline)
+}
+
+/// The failure text of a generator stopped at its deadline.
+pub fn past_deadline(name: &str, deadline: Option<SystemTime>, start_at: u64) -> String {
+    let secs = deadline
+        .and_then(|d| d.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs().saturating_sub(start_at));
+    format!(
+        "{name} was still running {secs} s after the common start (its deadline) and was stopped"
+    )
 }
 
 impl GeneratorOptions {
+    /// When every generator started at `start_at` (Unix seconds) must have ended:
+    /// `--deadline` after the start, else the bench options' `-T` plus
+    /// [`DEADLINE_MARGIN_S`]; `None` for a run without either (`-t`).
+    pub fn deadline(&self, start_at: u64, bench: &[OsString]) -> Option<SystemTime> {
+        let after = self
+            .deadline
+            .or_else(|| bench_duration(bench).map(|t| t + DEADLINE_MARGIN_S))?;
+        Some(UNIX_EPOCH + Duration::from_secs(start_at.saturating_add(after)))
+    }
+
     /// One share of the workload per generator.
     pub fn shares(&self, generators: u32) -> Result<Vec<Share>, MergeError> {
         split(self.clients, self.rate, self.seed, generators)
@@ -188,6 +295,70 @@ pub fn dist_main(args: &[OsString]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn os_args(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_duration_is_read_in_every_getopt_form() {
+        for (v, want) in [
+            (&["-T", "60"][..], Some(60)),
+            (&["-T60"][..], Some(60)),
+            (&["--time=45"][..], Some(45)),
+            (&["--time", "45"][..], Some(45)),
+            (&["--ti=7", "-S"][..], Some(7)),
+            (&["-T", "5", "-T", "9"][..], Some(9)),
+            (&["-t", "1000"][..], None),
+            (&["--transactions=5"][..], None),
+        ] {
+            assert_eq!(bench_duration(&os_args(v)), want, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn the_deadline_counts_from_the_common_start() {
+        let mut g = GeneratorOptions {
+            clients: 1,
+            rate: None,
+            seed: None,
+            out_dir: None,
+            json: None,
+            deadline: None,
+        };
+        let at = |s: u64| Some(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(
+            g.deadline(1000, &os_args(&["-T", "60"])),
+            at(1000 + 60 + DEADLINE_MARGIN_S)
+        );
+        assert_eq!(g.deadline(1000, &os_args(&["-t", "5"])), None);
+        g.deadline = Some(30);
+        assert_eq!(g.deadline(1000, &os_args(&["-t", "5"])), at(1030));
+    }
+
+    #[test]
+    fn a_child_past_its_deadline_is_stopped() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let ended = wait_until(
+            &mut child,
+            Some(SystemTime::now() + Duration::from_millis(200)),
+        );
+        assert!(matches!(ended, Ok(Ended::PastDeadline)), "{ended:?}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let mut quick = std::process::Command::new("true").spawn().unwrap();
+        let ended = wait_until(
+            &mut quick,
+            Some(SystemTime::now() + Duration::from_secs(60)),
+        );
+        assert!(
+            matches!(ended, Ok(Ended::Exited(st)) if st.success()),
+            "{ended:?}"
+        );
+    }
 
     #[test]
     fn owned_bench_options_are_refused() {

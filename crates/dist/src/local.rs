@@ -13,7 +13,8 @@ use std::process::{Command, Stdio};
 use clap::Parser;
 
 use crate::launch::{
-    check_bench_options, failed, generator_args, present, start_in, GeneratorOptions,
+    check_bench_options, failed, generator_args, past_deadline, present, start_in, wait_until,
+    Ended, GeneratorOptions,
 };
 use crate::merge_cli::merge_files;
 use crate::MergeError;
@@ -52,7 +53,9 @@ pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
         None => std::env::current_exe()
             .map_err(|e| MergeError::Launch(format!("cannot find the pgsurge binary: {e}")))?,
     };
-    let at = start_in(a.start_in).to_string();
+    let start_at = start_in(a.start_in);
+    let deadline = a.gen.deadline(start_at, &a.bench);
+    let at = start_at.to_string();
     let mut children = Vec::new();
     for s in &shares {
         let name = format!("local-{}", s.index);
@@ -82,9 +85,13 @@ pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
     let mut failures = Vec::new();
     let mut paths = Vec::new();
     for (name, json, mut child) in children {
-        match child.wait() {
-            Ok(st) if st.success() => paths.push(json),
-            Ok(st) => {
+        match wait_until(&mut child, deadline) {
+            Ok(Ended::Exited(st)) if st.success() && json.exists() => paths.push(json),
+            Ok(Ended::Exited(st)) if st.success() => {
+                failures.push(format!("{name} exited with {st} but left no result"));
+            }
+            Ok(Ended::PastDeadline) => failures.push(past_deadline(&name, deadline, start_at)),
+            Ok(Ended::Exited(st)) => {
                 let err =
                     std::fs::read_to_string(dir.join(format!("{name}.err"))).unwrap_or_default();
                 let last = err

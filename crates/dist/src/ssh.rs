@@ -30,8 +30,8 @@ use clap::Parser;
 use pgsurge_results::RunResult;
 
 use crate::launch::{
-    check_bench_options, failed, generator_args, merge_labelled, present, start_in,
-    GeneratorOptions,
+    check_bench_options, failed, generator_args, merge_labelled, past_deadline, present, start_in,
+    wait_until, Ended, GeneratorOptions,
 };
 use crate::MergeError;
 
@@ -369,9 +369,24 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
         });
     }
 
+    // The deadline counts from the common start (a `--start-at` that is not plain
+    // Unix seconds gives none unless one can be read from it).
+    let start_at = at.trim().parse::<u64>().ok();
+    let deadline = start_at.and_then(|s| a.gen.deadline(s, &a.bench));
     let mut results = Vec::new();
     for mut r in running {
-        let status = r.child.wait();
+        let status = match wait_until(&mut r.child, deadline) {
+            Ok(Ended::Exited(st)) => Ok(st),
+            Ok(Ended::PastDeadline) => {
+                failures.push(format!(
+                    "host {}: {}",
+                    r.host,
+                    past_deadline(&r.name, deadline, start_at.unwrap_or(0))
+                ));
+                continue;
+            }
+            Err(e) => Err(e),
+        };
         let stdout = r.stdout.join().unwrap_or_else(|_| Ok(Vec::new()));
         let tail = r.stderr.join().unwrap_or_default();
         let json_path = dir.join(format!("{}.json", r.name));

@@ -108,6 +108,7 @@ pub fn run(
                 seed: Some(spec.random_seed),
                 out_dir: Some(dir.clone()),
                 json: None,
+                deadline: None,
             },
             start_in: u64::from(d.start_in),
             start_at: None,
@@ -119,7 +120,10 @@ pub fn run(
         let merged = run_ssh(&args)
             .and_then(pgsurge_dist::launch::merge_labelled)
             .map_err(|e| LabError::Other(format!("distributed run over ssh: {e}")));
-        let _ = std::fs::remove_dir_all(&dir);
+        // A failure's message points at the generators' outputs: they are kept.
+        if merged.is_ok() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         return Ok(plain(merged?.result));
     }
     let args = LocalArgs {
@@ -130,6 +134,7 @@ pub fn run(
             seed: Some(spec.random_seed),
             out_dir: Some(dir.clone()),
             json: None,
+            deadline: None,
         },
         start_in: u64::from(d.start_in),
         pgsurge,
@@ -138,7 +143,9 @@ pub fn run(
     let merged = run_local(&args)
         .and_then(|paths| pgsurge_dist::merge_cli::merge_files(&paths))
         .map_err(|e| LabError::Other(format!("distributed run: {e}")));
-    let _ = std::fs::remove_dir_all(&dir);
+    if merged.is_ok() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(plain(merged?.result))
 }
 

@@ -699,15 +699,13 @@ fn run_tests(
             // not the test's result: wait for the server, then run the test again.
             let error = write.run.error.as_deref().unwrap_or("");
             let unreachable = probe(&target.conninfo).err();
-            // A kube Job's failure quotes its pods, whose connection errors (a wrong
-            // password, a network policy) say nothing of the server as seen from here:
-            // for it, only the probe tells an outage.
-            let seen_from_pods = spec
-                .distributed
-                .as_ref()
-                .is_some_and(|d| d.launcher == "kube");
+            // A distributed test's failure quotes its generators (a kube Job's pods, a
+            // process that hung or left no result), whose errors say nothing of the
+            // server as seen from here: for it, only the probe tells an outage.
+            let from_generators = spec.distributed.is_some();
             if retries >= MAX_OUTAGE_RETRIES
-                || (unreachable.is_none() && (seen_from_pods || !looks_like_connection_loss(error)))
+                || (unreachable.is_none()
+                    && (from_generators || !looks_like_connection_loss(error)))
             {
                 break Some(write);
             }
