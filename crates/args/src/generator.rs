@@ -1,4 +1,4 @@
-//! pgsurge's options for one load generator of a distributed run (issue #13):
+//! pgsurge's options for one load generator of a distributed run:
 //! `--start-at`, `--generator-name`, `--generator-index`, `--generator-count`.
 //! Owns their parsing and validation only; the engine waits for the start instant
 //! and the results record the identity. None of them changes pgbench's behaviour

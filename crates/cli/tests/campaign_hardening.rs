@@ -1,4 +1,4 @@
-//! Campaigns under abuse (issue #16): two `campaign run` on one store at once, a server
+//! Campaigns under abuse: two `campaign run` on one store at once, a server
 //! restarted in the middle of a campaign, a campaign whose host does not resolve, a
 //! store on read-only media, and passwords in every place a campaign can take one —
 //! then a grep of everything written for them.

@@ -1,4 +1,4 @@
-//! Results without shared disks (issue #13): three generators write their results into
+//! Results without shared disks: three generators write their results into
 //! a PostgreSQL results store (`bench --store URL --group NAME`), `pgsurge dist wait`
 //! waits for them and merges them — exactly as `pgsurge merge` merges their JSON files
 //! — and compares the server's commits over the run; `results show` of the group
@@ -135,8 +135,7 @@ fn generators_through_a_postgres_store_are_waited_for_and_merged_exactly() {
     assert!(err.contains("3 of 3 generators stored"), "{err}");
     assert!(err.contains("server commits over the run:"), "{err}");
     // The commit count the coordinator reads must not include its own reads (a session
-    // per read used to add its queries' commits, about 3 per read, read after read until
-    // 20 reads): what the server counts beyond the clients' transactions is only the
+    // per read would add its queries' commits, about 3 per read): what the server counts beyond the clients' transactions is only the
     // generators' own: each connection's start-up transaction and a few set-up queries
     // per generator (16 here), plus at most the coordinator's two sessions' start-up.
     let line = err

@@ -1,4 +1,4 @@
-//! Issue #13 across "hosts": `pgsurge dist ssh` drives 4 generator hosts, each a
+//! Distributed runs across "hosts": `pgsurge dist ssh` drives 4 generator hosts, each a
 //! network namespace with its own private address, host name and sshd, against a
 //! PostgreSQL server in a namespace of its own. The namespaces hang off a bridge in a
 //! fifth, "switch" namespace; this (the root) namespace joins it with one veth to

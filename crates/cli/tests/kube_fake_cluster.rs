@@ -1,4 +1,4 @@
-//! The Kubernetes launcher against a fake cluster (issue #13). There is no cluster
+//! The Kubernetes launcher against a fake cluster. There is no cluster
 //! here, so `kubectl` is `tests/support/fake_kubectl.py`: on `apply -f -` it records
 //! the manifest and starts the Job's pods as local processes the way the kubelet
 //! would — `$(VAR)` expanded from the container's env, the completion index and pod

@@ -1,4 +1,4 @@
-//! Distributed runs (issue #13): many load generators, one exact result.
+//! Distributed runs: many load generators, one exact result.
 //!
 //! pgsurge has no daemon of its own: generators are ordinary `pgsurge bench`
 //! processes started by whatever the user already runs — this machine ([`local`]),

@@ -1,5 +1,5 @@
 //! `--start-at`: one wall-clock instant at which every client of every generator of
-//! a distributed run starts (issue #13), and the [`GeneratorInfo`] the result
+//! a distributed run starts, and the [`GeneratorInfo`] the result
 //! records. Owns the wait only; connecting happens before it and the client loop
 //! after it, both elsewhere. Without `--start-at` the gate is open and the run is
 //! pgbench's.

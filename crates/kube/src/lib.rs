@@ -1,4 +1,4 @@
-//! Kubernetes launcher for distributed runs (issue #13).
+//! Kubernetes launcher for distributed runs.
 //!
 //! `pgsurge kube job` prints — it never talks to a cluster — a `batch/v1` Job in
 //! Indexed completion mode whose N pods are the N generators of one distributed

@@ -1,4 +1,4 @@
-//! [`GeneratorInfo`]: who produced a result in a distributed run (issue #13) and
+//! [`GeneratorInfo`]: who produced a result in a distributed run and
 //! when it started, for `pgsurge merge` to line generators up and report start skew.
 //! Plain data: the engine fills it in, nothing here reads a clock.
 

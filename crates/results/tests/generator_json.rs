@@ -1,4 +1,4 @@
-//! The distributed-run additions to the JSON document (issue #13): the `generator`
+//! The distributed-run additions to the JSON document: the `generator`
 //! section and per-interval histograms validate against the committed schema and
 //! round-trip; documents without them stay valid.
 

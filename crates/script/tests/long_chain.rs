@@ -1,6 +1,6 @@
-//! Issue #16 item 1: `\set x 1 + 1 + …` with 150,000 (and 1,000,000) terms must parse,
+//! Long expressions: `\set x 1 + 1 + …` with 150,000 (and 1,000,000) terms must parse,
 //! evaluate, clone, compare and be freed on an ordinary thread stack. The tree is as deep
-//! as the chain is long; freeing it used to recurse once per level and abort the process
+//! as the chain is long; freeing it by recursing once per level would abort the process
 //! with a stack overflow (exit 134), even when the run stopped before any test ran.
 
 use pgsurge_script::{eval, parse_script, Command, EvalCtx, MetaKind, Prng, Value, Variables};
