@@ -88,6 +88,9 @@ pub(crate) struct Estimate {
     pub between_s: f64,
     /// Initializations: one per target and scale.
     pub initializations: usize,
+    /// In capacity mode: the most steps of a cell's search and the runs per step (the
+    /// times are then upper bounds).
+    pub capacity_steps: Option<(u32, u32)>,
 }
 
 impl Estimate {
@@ -98,10 +101,25 @@ impl Estimate {
         };
         let inits: std::collections::BTreeSet<(usize, u32)> =
             m.tests.iter().map(|t| (t.target, t.scale)).collect();
+        let capacity_steps = campaign
+            .spec
+            .capacity
+            .as_ref()
+            .map(|cap| (crate::capacity::max_steps(cap), cap.repeats));
+        // A capacity search runs each cell's steps, each as `repeats` tests.
+        let tests = match capacity_steps {
+            Some((steps, repeats)) => {
+                crate::capacity::templates(&m.tests).len() as f64
+                    * f64::from(steps)
+                    * f64::from(repeats)
+            }
+            None => m.tests.len() as f64,
+        };
         Estimate {
-            run_s: per_test.map(|p| p * m.tests.len() as f64),
-            between_s: BETWEEN_TESTS_S * m.tests.len() as f64,
+            run_s: per_test.map(|p| p * tests),
+            between_s: BETWEEN_TESTS_S * tests,
             initializations: inits.len(),
+            capacity_steps,
         }
     }
 
@@ -111,14 +129,23 @@ impl Estimate {
             self.initializations,
             if self.initializations == 1 { "" } else { "s" }
         );
-        match self.run_s {
-            Some(r) => format!(
+        match (self.run_s, self.capacity_steps) {
+            (Some(r), Some((steps, repeats))) => format!(
+                "estimated time: at most {} (a capacity search of at most {steps} steps of \
+                 {repeats} test{} per cell: {} of runs and warm-ups, about {} between tests), \
+                 {inits}",
+                human_duration(r + self.between_s),
+                if repeats == 1 { "" } else { "s" },
+                human_duration(r),
+                human_duration(self.between_s)
+            ),
+            (Some(r), None) => format!(
                 "estimated time: about {} ({} of runs and warm-ups, about {} between tests), {inits}",
                 human_duration(r + self.between_s),
                 human_duration(r),
                 human_duration(self.between_s)
             ),
-            None => format!(
+            (None, _) => format!(
                 "estimated time: unknown (tests run a number of transactions), about {} between tests, {inits}",
                 human_duration(self.between_s)
             ),
@@ -483,6 +510,29 @@ mod tests {
         assert_eq!(e.initializations, 4);
         assert!(
             e.line().starts_with("estimated time: about 28m ("),
+            "{}",
+            e.line()
+        );
+    }
+
+    #[test]
+    fn a_capacity_search_is_estimated_at_its_longest() {
+        let c = campaign(
+            "duration = 10\n[capacity]\nbound = \"10ms\"\nstart_rate = 500\nmax_rate = 4000\n\
+             resolution = 0.25\nrepeats = 2",
+        );
+        let m = crate::matrix::expand(&c).unwrap();
+        let e = Estimate::of(&c, &m);
+        // The first step, 9 halvings down to 1 tps (more than the 3 doublings up to
+        // 4000), then 2 bisections to within 25 %.
+        assert_eq!(e.capacity_steps, Some((12, 2)));
+        // 2 targets × 2 scales × 2 client counts, each a search.
+        assert_eq!(e.run_s, Some(8.0 * 12.0 * 2.0 * 10.0));
+        assert!(
+            e.line().starts_with(
+                "estimated time: at most 48m (a capacity search of at most 12 steps \
+                 of 2 tests per cell"
+            ),
             "{}",
             e.line()
         );

@@ -221,6 +221,17 @@ fn interval(v: &[f64]) -> Option<(f64, f64)> {
     Some((mean - half, mean + half))
 }
 
+/// The most steps one cell's search can take: the first rate, doubling up to
+/// `max_rate` (or halving down to 1 tps), then bisecting until the rates are within
+/// `resolution`.
+pub fn max_steps(cap: &CapacitySection) -> u32 {
+    let start = round_rate(cap.start_rate).max(MIN_RATE);
+    let max = round_rate(cap.max_rate()).max(start);
+    let log2 = |x: f64| x.log2().ceil().clamp(0.0, 1000.0) as u32;
+    let bracket = log2(max / start).max(log2(start / MIN_RATE));
+    1 + bracket + log2(1.0 / cap.resolution)
+}
+
 /// Runs the search for one cell. `run_step(rate)` runs (or finds stored) the step's
 /// tests and judges them; it returns None when the campaign was stopped.
 pub fn search(

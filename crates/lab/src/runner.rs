@@ -3,7 +3,7 @@
 //! planned order with a progress bar, stores each test in one transaction as soon as it
 //! ends (failed tests too, with their error), and stops the throwaway servers.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -58,6 +58,9 @@ pub struct Outcome {
     pub run_ids: Vec<i64>,
     /// The searches' results, in capacity mode.
     pub capacity: Vec<crate::capacity::CapacityResult>,
+    /// What the user is told about the set before the tests: a new set started
+    /// because the campaign file changed, earlier sets found abandoned.
+    pub notices: Vec<String>,
 }
 
 /// Seconds a test is expected to take besides its run (hygiene, snapshots).
@@ -100,6 +103,11 @@ pub fn run_campaign(
             None => None,
         });
     }
+    let earlier: Vec<pgsurge_store::Set> = store
+        .list_sets()?
+        .into_iter()
+        .filter(|s| s.record.kind == kind && s.record.name == spec.campaign.name)
+        .collect();
     // Find or create the set and lock it in one step: a second campaign on the same set
     // is refused while this one lives (StoreError::SetBusy).
     let (set_id, lock) = store.claim_set(
@@ -107,7 +115,7 @@ pub fn run_campaign(
             name: spec.campaign.name.clone(),
             kind: kind.clone(),
             description: spec.campaign.description.clone(),
-            spec_hash: Some(hash),
+            spec_hash: Some(hash.clone()),
             spec: Some(stored_spec(campaign)),
             planned_tests: Some(matrix.tests.len() as i64),
             status: set_status::RUNNING.into(),
@@ -130,7 +138,22 @@ pub fn run_campaign(
             })?;
         }
     }
-    let result = run_locked(campaign, store, opts, stop, &matrix, set_id, &mut locks);
+    let notices = match settle_earlier_sets(store, &earlier, set_id, &hash, opts.new_set) {
+        Ok(n) => n,
+        Err(e) => {
+            lock.release();
+            return Err(e);
+        }
+    };
+    if !opts.quiet {
+        for n in &notices {
+            eprintln!("note: {}", terminal_safe(n));
+        }
+    }
+    let mut result = run_locked(campaign, store, opts, stop, &matrix, set_id, &mut locks);
+    if let Ok(out) = &mut result {
+        out.notices = notices;
+    }
     if let Err(e) = &result {
         // A campaign that ends in an error is not left "running" for ever: say why.
         let _ = store.set_set_status(set_id, set_status::FAILED, Some(&now_rfc3339()));
@@ -144,6 +167,76 @@ pub fn run_campaign(
     }
     lock.release();
     result
+}
+
+/// Marks `interrupted` the sets of the campaign (other than `set_id`, just claimed)
+/// still `running` with no live process holding them, and says when `set_id` is a new
+/// set because the campaign file changed since the last one. Returns what to tell.
+fn settle_earlier_sets(
+    store: &mut Store,
+    earlier: &[pgsurge_store::Set],
+    set_id: i64,
+    hash: &str,
+    new_set: bool,
+) -> Result<Vec<String>> {
+    let mut notices = Vec::new();
+    let mut status_now = BTreeMap::new();
+    for s in earlier.iter().filter(|s| s.id != set_id) {
+        let mut status = s.record.status.clone();
+        if status == set_status::RUNNING {
+            let holder = store.set_lock_holder(s.id)?;
+            if !holder.is_some_and(|h| h.is_alive()) {
+                status = set_status::INTERRUPTED.to_string();
+                store.set_set_status(s.id, &status, None)?;
+                store.add_warning(&WarningRecord {
+                    set_id: Some(s.id),
+                    run_id: None,
+                    code: "interrupted".into(),
+                    message: format!(
+                        "the campaign's process ended before this set was finished (killed, \
+                         or its machine went down); found so by the run that took set {set_id}"
+                    ),
+                    created_at: now_rfc3339(),
+                })?;
+            }
+        }
+        status_now.insert(s.id, status);
+    }
+    let resumed = earlier.iter().any(|s| s.id == set_id);
+    let last = earlier
+        .iter()
+        .filter(|s| s.id != set_id && s.record.spec_hash.as_deref() != Some(hash))
+        .max_by_key(|s| s.id);
+    let mut told = None;
+    if let (false, false, Some(last)) = (resumed, new_set, last) {
+        told = Some(last.id);
+        let status = status_now.get(&last.id).map_or("", String::as_str);
+        let stored = last.runs_ok + last.runs_failed;
+        let of = last
+            .record
+            .planned_tests
+            .map_or(String::new(), |p| format!(" of {p}"));
+        notices.push(format!(
+            "the campaign file changed since set {} was run ({status}, {stored}{of} tests \
+             stored): its targets, run, init, sampling, hygiene or other settings that make \
+             tests comparable differ, so a new set {set_id} is started; set {} is kept as it \
+             is (run the file as it was to resume it)",
+            last.id, last.id
+        ));
+    }
+    for s in earlier.iter().filter(|s| s.id != set_id) {
+        if s.record.status == set_status::RUNNING
+            && status_now.get(&s.id).map(String::as_str) == Some(set_status::INTERRUPTED)
+            && told != Some(s.id)
+        {
+            notices.push(format!(
+                "set {} of this campaign was left running by a process that is gone: marked \
+                 interrupted",
+                s.id
+            ));
+        }
+    }
+    Ok(notices)
 }
 
 fn run_locked(
@@ -408,6 +501,20 @@ struct RunCtx<'a> {
     set_start_facts: Option<Vec<pgsurge_store::FactRecord>>,
 }
 
+/// Warning code of a hook that left processes running (they were killed).
+pub const HOOK_LEFTOVER: &str = "hook_leftover";
+
+/// The warning stored with a test whose hook left processes running.
+fn hook_warning(o: &hooks::HookOutcome) -> Option<WarningRecord> {
+    o.leftover_warning().map(|message| WarningRecord {
+        set_id: None,
+        run_id: None,
+        code: HOOK_LEFTOVER.into(),
+        message,
+        created_at: now_rfc3339(),
+    })
+}
+
 /// The environment of a hook: the set, and the test and its target when there is one.
 fn hook_env(set_id: i64, test: Option<(&TestPlan, &LiveTarget, &str)>) -> Vec<(String, String)> {
     let mut env = vec![("PGSURGE_SET_ID".to_string(), set_id.to_string())];
@@ -421,9 +528,13 @@ fn hook_env(set_id: i64, test: Option<(&TestPlan, &LiveTarget, &str)>) -> Vec<(S
     put("PGSURGE_CLIENTS", plan.clients.to_string());
     put("PGSURGE_REPEAT", plan.repeat.to_string());
     put("PGSURGE_SCRIPT", workload.to_string());
-    // Where the server is, without its password (a hook uses ~/.pgpass for that).
+    // Where the server is, without its password (a hook uses ~/.pgpass for that): the
+    // test's server, whatever the launching shell's PG* variables say.
     if let Ok(cfg) = pgsurge_wire::ConnConfig::parse(&target.conninfo) {
         put("PGHOST", cfg.host().to_string());
+        if let Some(addr) = cfg.hosts().first().and_then(|h| h.hostaddr.clone()) {
+            put("PGHOSTADDR", addr);
+        }
         put("PGPORT", cfg.port());
         put("PGDATABASE", cfg.dbname().to_string());
         put("PGUSER", cfg.user().to_string());
@@ -456,6 +567,16 @@ fn run_tests(
         if let Some(cmd) = &spec.hooks.set_start {
             pb.set_message("running the set_start hook");
             let o = hooks::run_hook("set_start", cmd, &hook_env(set_id, None), hook_timeout);
+            if let Some(message) = o.leftover_warning() {
+                say(pb, quiet, &format!("warning: {message}"));
+                store.add_warning(&WarningRecord {
+                    set_id: Some(set_id),
+                    run_id: None,
+                    code: HOOK_LEFTOVER.into(),
+                    message: redact(&message),
+                    created_at: now_rfc3339(),
+                })?;
+            }
             if !o.ok() {
                 return Err(LabError::Other(o.failure()));
             }
@@ -470,6 +591,8 @@ fn run_tests(
     // Targets given up on after an outage longer than `wait`: their remaining tests
     // fail (a server back by then runs them) without a message each.
     let mut down = vec![false; spec.targets.len()];
+    // Swept settings a throwaway target did not start with, and why.
+    let mut not_started: BTreeMap<(usize, Vec<(String, String)>), String> = BTreeMap::new();
     let mut secs_per_scale = INIT_S_PER_SCALE;
     for (i, plan) in todo.iter().enumerate() {
         if stop.is_raised() {
@@ -493,13 +616,57 @@ fn run_tests(
         if live[plan.target].is_none() {
             let tspec = &spec.targets[plan.target];
             pb.set_message(format!("starting target \"{}\"", tspec.name));
-            let mut live_target = if tspec.is_throwaway() && !plan.settings.is_empty() {
+            let swept = tspec.is_throwaway() && !plan.settings.is_empty();
+            let refused = swept
+                .then(|| not_started.get(&(plan.target, plan.settings.clone())))
+                .flatten();
+            if let Some(why) = refused {
+                // The server refused these values already: their other tests fail alike.
+                let mut write = failed_write_unstarted(store, set_id, tspec, plan, why)?;
+                redact_write(&mut write);
+                out.run_ids.push(store.write_run_replacing(&write)?);
+                out.failed += 1;
+                let line = format!(
+                    "[{}/{}] {}: FAILED: target \"{}\" did not start with {} (see above)",
+                    i + 1,
+                    todo.len(),
+                    plan.key,
+                    tspec.name,
+                    settings_label(&plan.settings)
+                );
+                say(pb, quiet, &line);
+                continue;
+            }
+            let mut live_target = if swept {
                 let mut with = tspec.clone();
                 for (name, value) in &plan.settings {
                     with.settings
                         .insert(name.clone(), toml::Value::String(value.clone()));
                 }
-                let mut t = target::start(&with, &spec.run.database)?;
+                let mut t = match target::start(&with, &spec.run.database) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        // A swept value the server rejects (`shared_buffers = "banana"`)
+                        // fails the tests of that value, with the server's message; the
+                        // campaign goes on with the others.
+                        let why = format!(
+                            "target \"{}\" did not start with {}: {e}",
+                            tspec.name,
+                            settings_label(&plan.settings)
+                        );
+                        let mut write = failed_write_unstarted(store, set_id, tspec, plan, &why)?;
+                        redact_write(&mut write);
+                        out.run_ids.push(store.write_run_replacing(&write)?);
+                        out.failed += 1;
+                        say(
+                            pb,
+                            quiet,
+                            &format!("[{}/{}] {}: FAILED: {why}", i + 1, todo.len(), plan.key),
+                        );
+                        not_started.insert((plan.target, plan.settings.clone()), why);
+                        continue;
+                    }
+                };
                 t.swept_settings = plan.settings.clone();
                 say(
                     pb,
@@ -507,11 +674,7 @@ fn run_tests(
                     &format!(
                         "target \"{}\" started with {}",
                         tspec.name,
-                        plan.settings
-                            .iter()
-                            .map(|(n, v)| format!("{n}={v}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        settings_label(&plan.settings)
                     ),
                 );
                 t
@@ -639,6 +802,7 @@ fn run_tests(
         }
         let workload_name = matrix.workloads[plan.workload].name.as_str();
         let mut hook_facts = set_start_facts.clone();
+        let mut hook_warnings = Vec::new();
         if let Some(cmd) = &spec.hooks.before_test {
             pb.set_message(format!(
                 "[{}/{}] {}: before_test hook",
@@ -649,9 +813,11 @@ fn run_tests(
             let env = hook_env(set_id, Some((plan, target, workload_name)));
             let o = hooks::run_hook("before_test", cmd, &env, hook_timeout);
             hook_facts.extend(o.facts());
+            hook_warnings.extend(hook_warning(&o));
             if !o.ok() {
                 let mut write = failed_write(set_id, target, plan, &o.failure());
                 write.facts.extend(hook_facts);
+                write.warnings.extend(hook_warnings);
                 redact_write(&mut write);
                 out.run_ids.push(store.write_run_replacing(&write)?);
                 out.failed += 1;
@@ -748,12 +914,14 @@ fn run_tests(
             let env = hook_env(set_id, Some((plan, target, workload_name)));
             let o = hooks::run_hook("after_test", cmd, &env, hook_timeout);
             hook_facts.extend(o.facts());
+            hook_warnings.extend(hook_warning(&o));
             if !o.ok() && write.run.status != run_status::FAILED {
                 write.run.status = run_status::FAILED.into();
                 write.run.error = Some(o.failure());
             }
         }
         write.facts.extend(hook_facts);
+        write.warnings.extend(hook_warnings);
         write.facts.extend(init_facts);
         write.facts.extend(target.facts.iter().cloned());
         for w in &target.warnings {
@@ -990,48 +1158,138 @@ fn human_duration(d: Duration) -> String {
     }
 }
 
-/// The campaign as stored with its set (`sets.spec`): the parsed spec serialized as
-/// TOML, with every password masked (conninfo strings, URIs, and anything else that
-/// looks like one) — never the file's text.
+/// The campaign as stored with its set (`sets.spec`): the file's text as written, its
+/// `${VAR}` references kept (never the values they took from the environment), with
+/// every password masked (conninfo strings, URIs, `…password = "…"` keys).
 pub fn stored_spec(campaign: &Campaign) -> String {
-    let mut spec = campaign.spec.clone();
-    if spec.campaign.aa_check && spec.targets.len() > 1 {
-        spec.targets.remove(1); // the A-A twin parse() added
-    }
-    for t in &mut spec.targets {
-        if let Some(ci) = &t.conninfo {
-            t.conninfo = Some(redact(ci));
+    use toml_edit::visit_mut::{self, VisitMut};
+    use toml_edit::{Formatted, Item, KeyMut, Value};
+
+    /// Masks string values (each read as TOML decoded it, and written back encoded,
+    /// so a mask never cuts a quote or an escape) and every value of a key that names
+    /// a password.
+    struct Mask;
+    impl VisitMut for Mask {
+        fn visit_table_like_kv_mut(&mut self, key: KeyMut<'_>, node: &mut Item) {
+            if key.get().to_ascii_lowercase().ends_with("password") {
+                if let Some(v) = node.as_value_mut() {
+                    let decor = v.decor().clone();
+                    *v = Value::from(pgsurge_wire::redact::MASK);
+                    *v.decor_mut() = decor;
+                    return;
+                }
+            }
+            visit_mut::visit_table_like_kv_mut(self, key, node);
+        }
+        fn visit_string_mut(&mut self, node: &mut Formatted<String>) {
+            let masked = redact(node.value());
+            if masked != *node.value() {
+                let decor = node.decor().clone();
+                *node = Formatted::new(masked);
+                *node.decor_mut() = decor;
+            }
         }
     }
-    for a in &mut spec.run.extra_args {
-        *a = redact(a);
+    let masked = match campaign.text.parse::<toml_edit::DocumentMut>() {
+        Ok(mut doc) => {
+            Mask.visit_document_mut(&mut doc);
+            redact_comments(&doc.to_string())
+        }
+        Err(_) => String::new(),
+    };
+    if toml::from_str::<toml::Value>(&masked).is_ok() {
+        return masked;
     }
-    // Every string of the spec masked (a password can hide in defines or extra_args
-    // too), then written as TOML: still a campaign file `campaign run` accepts.
-    fn walk(v: &mut toml::Value) {
-        match v {
-            toml::Value::String(s) => *s = redact(s),
-            toml::Value::Array(a) => a.iter_mut().for_each(walk),
-            toml::Value::Table(t) => {
-                for (k, val) in t.iter_mut() {
-                    if k.to_ascii_lowercase().ends_with("password") {
-                        *val = toml::Value::String(pgsurge_wire::redact::MASK.into());
+    // Not expected (the text parsed as TOML): the whole text masked as free text.
+    redact(&campaign.text)
+}
+
+/// `text` (valid TOML) with every comment masked as free text; strings are skipped,
+/// so a `#` in a value is not taken for a comment, and no line break is touched.
+fn redact_comments(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'#' => {
+                let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+                out.push_str(&text[copied..i]);
+                out.push_str(&redact(&text[i..end]));
+                (i, copied) = (end, end);
+            }
+            q @ (b'"' | b'\'') => {
+                let triple = b[i..].starts_with(&[q, q, q]);
+                i += if triple { 3 } else { 1 };
+                while i < b.len() {
+                    if q == b'"' && b[i] == b'\\' {
+                        i += 2;
+                    } else if triple && b[i..].starts_with(&[q, q, q]) {
+                        // Up to two more quotes may close a multi-line string: `"""a""""`.
+                        i += 3;
+                        while i < b.len() && b[i] == q {
+                            i += 1;
+                        }
+                        break;
+                    } else if !triple && (b[i] == q || b[i] == b'\n') {
+                        i += 1;
+                        break;
                     } else {
-                        walk(val);
+                        i += 1;
                     }
                 }
             }
-            _ => {}
+            _ => i += 1,
         }
     }
-    match toml::Value::try_from(&spec) {
-        Ok(mut v) => {
-            walk(&mut v);
-            toml::to_string(&v).unwrap_or_default()
-        }
-        // Not expected (the spec came from TOML); JSON, masked, rather than nothing.
-        Err(_) => redact(&serde_json::to_string_pretty(&spec).unwrap_or_default()),
-    }
+    out.push_str(&text[copied.min(text.len())..]);
+    out
+}
+
+/// `shared_buffers=1GB, work_mem=4MB`.
+fn settings_label(settings: &[(String, String)]) -> String {
+    settings
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A failed test whose throwaway target did not start: stored against the target's
+/// row (created bare when the target never started in this set).
+fn failed_write_unstarted(
+    store: &mut Store,
+    set_id: i64,
+    tspec: &crate::spec::TargetSpec,
+    plan: &TestPlan,
+    error: &str,
+) -> Result<pgsurge_store::RunWrite> {
+    let existing = store
+        .targets(set_id)?
+        .into_iter()
+        .find(|t| t.record.name == tspec.name)
+        .map(|t| t.id);
+    let target_id = match existing {
+        Some(id) => id,
+        None => store.upsert_target(&TargetRecord {
+            set_id,
+            name: tspec.name.clone(),
+            server_id: None,
+            kind: "throwaway".into(),
+            conninfo: None,
+            bin_dir: None,
+            server_version: None,
+            server_version_num: None,
+            settings: Some(serde_json::Value::Object(
+                tspec
+                    .settings_text()
+                    .into_iter()
+                    .map(|(k, v)| (k, serde_json::Value::String(v)))
+                    .collect(),
+            )),
+        })?,
+    };
+    Ok(failed_record(set_id, target_id, &tspec.name, plan, error))
 }
 
 /// A failed test that never ran (its target could not be prepared).
@@ -1041,11 +1299,25 @@ fn failed_write(
     plan: &TestPlan,
     error: &str,
 ) -> pgsurge_store::RunWrite {
+    let mut w = failed_record(set_id, target.target_id, &target.name, plan, error);
+    w.environment = Some(target.manifest.clone());
+    w.facts = target.facts.clone();
+    w
+}
+
+/// The record of a test that failed before it ran.
+fn failed_record(
+    set_id: i64,
+    target_id: i64,
+    target_name: &str,
+    plan: &TestPlan,
+    error: &str,
+) -> pgsurge_store::RunWrite {
     let now = pgsurge_store::now_epoch();
     pgsurge_store::RunWrite {
         run: pgsurge_store::RunRecord {
             set_id,
-            target_id: Some(target.target_id),
+            target_id: Some(target_id),
             test_key: plan.key.clone(),
             seq: Some(plan.seq as i64),
             repeat_no: i64::from(plan.repeat),
@@ -1059,14 +1331,12 @@ fn failed_write(
             query_mode: plan.query_mode.clone(),
             threads: plan.threads.map(|j| i64::from(j.min(plan.clients))),
             options: Some(serde_json::json!({
-                "target": target.name,
-                "settings": plan.settings.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                "target": target_name,
+                "settings": plan.settings.iter().cloned().collect::<BTreeMap<_, _>>(),
                 "threads_dimension": plan.threads,
             })),
             ..Default::default()
         },
-        environment: Some(target.manifest.clone()),
-        facts: target.facts.clone(),
         ..Default::default()
     }
 }
@@ -1133,5 +1403,43 @@ dsn = "host=x password=pw3"
             Some("host=h password = '********' dbname=x")
         );
         assert_eq!(back.spec.matrix, c.spec.matrix);
+    }
+
+    #[test]
+    fn stored_spec_is_the_file_as_written_without_the_environment() {
+        let text = "# comment kept\n[campaign]\nname = \"t\"\n[[target]]\nname = \"a\"\nconninfo = \"${DSN}\"\n[matrix]\nscales = [1]\nclients = [1]\n[hooks]\nbefore_test = \"psql -p ${PGPORT} -c 'select 1'\"\n";
+        let env = |k: &str| (k == "DSN").then(|| "host=db9 password=Env-Secret-1".to_string());
+        let c = Campaign::parse_with_env(text, "t.toml", std::path::Path::new("."), &env).unwrap();
+        assert_eq!(
+            c.spec.targets[0].conninfo.as_deref(),
+            Some("host=db9 password=Env-Secret-1")
+        );
+        let stored = stored_spec(&c);
+        assert_eq!(stored, text);
+        assert!(!stored.contains("Env-Secret-1") && !stored.contains("db9"));
+    }
+
+    #[test]
+    fn stored_spec_masks_passwords_in_comments_and_keeps_the_layout() {
+        let text = "[campaign]\nname = \"t # not a comment\" # old: host=h password=Comment-Pw\n[[target]]\nname = \"a\"\n# conninfo = 'postgresql://u:Uri-Pw@h/db'\nconninfo = \"\"\"host=h\npassword='Multi Pw' dbname=x\"\"\"\n[matrix]\nscales = [1]\nclients = [1]\n[run.defines]\nsslpassword = 42\n";
+        let c = Campaign::parse(text, "t.toml", std::path::Path::new(".")).unwrap();
+        let stored = stored_spec(&c);
+        for secret in ["Comment-Pw", "Uri-Pw", "Multi", "42"] {
+            assert!(!stored.contains(secret), "{secret} in {stored}");
+        }
+        assert!(
+            stored.contains("# old: host=h password=********\n"),
+            "{stored}"
+        );
+        assert!(
+            stored.contains("# conninfo = 'postgresql://u:********@h/db'\n"),
+            "{stored}"
+        );
+        let back = Campaign::parse(&stored, "stored", std::path::Path::new(".")).unwrap();
+        assert_eq!(back.spec.campaign.name, c.spec.campaign.name);
+        assert_eq!(
+            back.spec.run.defines.get("sslpassword"),
+            Some(&toml::Value::String("********".into()))
+        );
     }
 }

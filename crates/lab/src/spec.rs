@@ -245,15 +245,17 @@ impl CapacitySection {
         self.bound.seconds().unwrap_or(0.0) * 1000.0
     }
 
-    /// The highest rate tried.
+    /// The highest rate tried (default: 1000 × start_rate, at most the highest rate a
+    /// campaign takes).
     pub fn max_rate(&self) -> f64 {
-        self.max_rate.unwrap_or(self.start_rate * 1000.0)
+        self.max_rate
+            .unwrap_or((self.start_rate * 1000.0).min(limits::RATE.1))
     }
 }
 
 /// `[hooks]`: shell commands (`sh -c`) run by the campaign, pgbench-tools' per-test
 /// reset done properly: each has a timeout, and its exit status, duration and output are
-/// stored with the test. A failing `before_test` or `after_test` fails that test only; a
+/// stored with the test. A command is taken as written: `${VAR}` in it is the shell's. A failing `before_test` or `after_test` fails that test only; a
 /// failing `set_start` stops the campaign before its first test.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -847,28 +849,31 @@ impl HygieneSection {
     }
 }
 
-/// Replaces `${VAR}` and `${VAR:-default}` in a campaign file's text (`$$` is a literal
-/// `$`; comment lines are left alone). A variable that is unset, with no default, is
-/// an error naming it and its line.
+/// The keys whose string values take `${VAR}` references: where a server, a host or a
+/// file is (see docs/campaign-reference.md). Every other key, hook commands included,
+/// is taken as written: a hook's `${PGPORT}` is for its shell, which runs with the
+/// test's environment.
+pub const INTERPOLATED_KEYS: &[&str] = &[
+    "target.conninfo",
+    "target.node_exporter",
+    "target.pg_bin",
+    "target.data_dir",
+    "matrix.scripts.file",
+    "distributed.hosts",
+    "distributed.ssh_options",
+    "distributed.ssh_config",
+    "distributed.remote_pgsurge",
+    "distributed.kube.store",
+    "distributed.kube.host",
+    "distributed.kube.kubectl",
+];
+
+/// Replaces `${VAR}` and `${VAR:-default}` in one value (`$$` is a literal `$`; a `$`
+/// before anything else is kept). A variable that is unset, with no default, is an
+/// error naming it. Values taken from the environment are not read again.
 pub fn interpolate(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
-    for (no, line) in text.split_inclusive('\n').enumerate() {
-        if line.trim_start().starts_with('#') {
-            out.push_str(line);
-            continue;
-        }
-        interpolate_line(line, no + 1, env, &mut out)?;
-    }
-    Ok(out)
-}
-
-fn interpolate_line(
-    line: &str,
-    no: usize,
-    env: &dyn Fn(&str) -> Option<String>,
-    out: &mut String,
-) -> Result<(), String> {
-    let mut rest = line;
+    let mut rest = text;
     while let Some(i) = rest.find('$') {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
@@ -884,7 +889,7 @@ fn interpolate_line(
         };
         let end = body
             .find('}')
-            .ok_or_else(|| format!("line {no}: \"${{\" without a closing \"}}\""))?;
+            .ok_or_else(|| "\"${\" without a closing \"}\"".to_string())?;
         let inner = &body[..end];
         let (name, default) = match inner.split_once(":-") {
             Some((n, d)) => (n, Some(d)),
@@ -892,7 +897,7 @@ fn interpolate_line(
         };
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(format!(
-                "line {no}: \"${{{inner}}}\" is not a variable reference (use ${{NAME}} or ${{NAME:-default}})"
+                "\"${{{inner}}}\" is not a variable reference (use ${{NAME}} or ${{NAME:-default}})"
             ));
         }
         // As in the shell, `:-` also replaces a variable set to the empty string.
@@ -901,22 +906,167 @@ fn interpolate_line(
             Some(v) => out.push_str(&v),
             None => {
                 return Err(format!(
-                    "line {no}: environment variable {name} is not set (set it, or write ${{{name}:-default}})"
+                    "environment variable {name} is not set (set it, or write ${{{name}:-default}})"
                 ))
             }
         }
         rest = &body[end + 1..];
     }
     out.push_str(rest);
+    Ok(out)
+}
+
+/// Interpolates the [`INTERPOLATED_KEYS`] of a parsed spec; an error is (key, message).
+fn interpolate_spec(
+    spec: &mut CampaignSpec,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), (String, String)> {
+    let text = |key: String, v: &mut String| -> Result<(), (String, String)> {
+        *v = interpolate(v, env).map_err(|m| (key, m))?;
+        Ok(())
+    };
+    let path = |key: String, v: &mut PathBuf| -> Result<(), (String, String)> {
+        let Some(s) = v.to_str() else {
+            return Ok(());
+        };
+        *v = PathBuf::from(interpolate(s, env).map_err(|m| (key, m))?);
+        Ok(())
+    };
+    for (i, t) in spec.targets.iter_mut().enumerate() {
+        if let Some(v) = &mut t.conninfo {
+            text(format!("target[{i}].conninfo"), v)?;
+        }
+        if let Some(v) = &mut t.node_exporter {
+            text(format!("target[{i}].node_exporter"), v)?;
+        }
+        if let Some(v) = &mut t.pg_bin {
+            path(format!("target[{i}].pg_bin"), v)?;
+        }
+        if let Some(v) = &mut t.data_dir {
+            path(format!("target[{i}].data_dir"), v)?;
+        }
+    }
+    for (i, script) in spec.matrix.scripts.iter_mut().enumerate() {
+        match script {
+            ScriptSpec::Builtin(_) => {}
+            ScriptSpec::Part(p) => {
+                if let Some(f) = &mut p.file {
+                    path(format!("matrix.scripts[{i}].file"), f)?;
+                }
+            }
+            ScriptSpec::Mix { mix, .. } => {
+                for (j, p) in mix.iter_mut().enumerate() {
+                    if let Some(f) = &mut p.file {
+                        path(format!("matrix.scripts[{i}].mix[{j}].file"), f)?;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(d) = &mut spec.distributed {
+        for (i, h) in d.hosts.iter_mut().enumerate() {
+            text(format!("distributed.hosts[{i}]"), h)?;
+        }
+        for (i, o) in d.ssh_options.iter_mut().enumerate() {
+            text(format!("distributed.ssh_options[{i}]"), o)?;
+        }
+        if let Some(v) = &mut d.ssh_config {
+            path("distributed.ssh_config".into(), v)?;
+        }
+        if let Some(v) = &mut d.remote_pgsurge {
+            text("distributed.remote_pgsurge".into(), v)?;
+        }
+        if let Some(k) = &mut d.kube {
+            for (key, v) in [
+                ("store", &mut k.store),
+                ("host", &mut k.host),
+                ("kubectl", &mut k.kubectl),
+            ] {
+                if let Some(v) = v {
+                    text(format!("distributed.kube.{key}"), v)?;
+                }
+            }
+        }
+    }
     Ok(())
+}
+
+/// The ranges the numbers of a campaign file must be in: what a benchmark can mean,
+/// well inside what the engine and the store take (a value outside is refused with
+/// the key and its range).
+pub mod limits {
+    /// `matrix.scales` (100,000 rows of pgbench_accounts each).
+    pub const SCALE: (u32, u32) = (1, 1_000_000);
+    /// `matrix.clients`.
+    pub const CLIENTS: (u32, u32) = (1, 10_000);
+    /// `matrix.threads`, `run.threads`.
+    pub const THREADS: (u32, u32) = (1, 1_024);
+    /// Rates in tps: `matrix.rates` (and clients × `rates_per_client`),
+    /// `capacity.start_rate`, `capacity.max_rate`.
+    pub const RATE: (f64, f64) = (0.0, 10_000_000.0);
+    /// `matrix.repeats`.
+    pub const REPEATS: (u32, u32) = (1, 1_000);
+    /// The weight of a script in a mix.
+    pub const WEIGHT: (u32, u32) = (1, 1_000_000);
+    /// `run.duration`, in seconds (30 days).
+    pub const DURATION_S: (f64, f64) = (1.0, 2_592_000.0);
+    /// `run.transactions` (per client).
+    pub const TRANSACTIONS: (u32, u32) = (1, 1_000_000_000);
+    /// `run.max_tries` (0: unlimited, with a duration or a latency limit).
+    pub const MAX_TRIES: (u32, u32) = (0, 1_000_000);
+    /// `run.latency_limit` and `capacity.bound`, in seconds (above 0).
+    pub const LATENCY_S: (f64, f64) = (0.0, 3_600.0);
+    /// `run.warmup`, `run.outage_wait`, `hooks.timeout`, in seconds (1 day).
+    pub const WAIT_S: (f64, f64) = (0.0, 86_400.0);
+    /// `init.partitions`.
+    pub const PARTITIONS: (u32, u32) = (0, 100_000);
+    /// `capacity.repeats`.
+    pub const CAPACITY_REPEATS: (u32, u32) = (1, 100);
+    /// `capacity.resolution`.
+    pub const RESOLUTION: (f64, f64) = (0.001, 0.5);
+    /// `distributed.generators`.
+    pub const GENERATORS: (u32, u32) = (1, 1_000);
+    /// `distributed.start_in`, `distributed.kube.wait_margin`, in seconds.
+    pub const START_IN_S: (u32, u32) = (0, 3_600);
+    /// `distributed.kube.wait_timeout`, in seconds (1 day).
+    pub const WAIT_TIMEOUT_S: (u32, u32) = (1, 86_400);
+}
+
+/// `v` within `[lo, hi]`, or why not: "1e300 is out of range: give 1 to 10000000 tps".
+fn in_range<T: PartialOrd + Copy + Into<f64>>(
+    v: T,
+    (lo, hi): (T, T),
+    unit: &str,
+) -> Result<(), String> {
+    if v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is out of range: give {} to {}{unit}",
+            show_number(v.into()),
+            show_number(lo.into()),
+            show_number(hi.into())
+        ))
+    }
+}
+
+/// A number as a message shows it: `12.5`, `10000000`, `1e300` (never 300 digits).
+fn show_number(v: f64) -> String {
+    if v == 0.0 || (v.is_finite() && v.abs() >= 0.001 && v.abs() < 1e12) {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v:e}")
+    }
 }
 
 /// A parsed and validated campaign with where it came from.
 #[derive(Debug, Clone)]
 pub struct Campaign {
-    /// The parsed, validated campaign (after `${VAR}` interpolation).
+    /// The parsed, validated campaign (its [`INTERPOLATED_KEYS`] with `${VAR}` replaced).
     pub spec: CampaignSpec,
-    /// The file's text, verbatim (stored with the set).
+    /// The file's text as written, `${VAR}` references kept (stored with the set, its
+    /// passwords masked).
     pub text: String,
     /// Directory script files are relative to.
     pub base_dir: PathBuf,
@@ -961,7 +1111,8 @@ impl Campaign {
         Ok(c)
     }
 
-    /// [`Campaign::parse`] with `${VAR}` / `${VAR:-default}` taken from `env`. The
+    /// [`Campaign::parse`] with `${VAR}` / `${VAR:-default}` in the string values of
+    /// the [`INTERPOLATED_KEYS`] taken from `env`. The text is parsed as written; the
     /// stored text keeps the references, not the values (a password in a variable
     /// stays out of the store).
     pub fn parse_with_env(
@@ -970,15 +1121,26 @@ impl Campaign {
         base_dir: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Campaign, SpecError> {
-        let expanded = interpolate(text, env).map_err(|message| SpecError::Toml {
+        let mut spec: CampaignSpec = toml::from_str(text).map_err(|e| {
+            let mut message = e.to_string().trim_end().to_string();
+            // The message quotes the line it stopped at.
+            if message.contains("${") {
+                message.push_str(
+                    "\n(${VAR} is replaced inside the quoted values of conninfo, node_exporter, \
+                     pg_bin, data_dir, script files and the [distributed] hosts and paths only, \
+                     never in numbers or other keys)",
+                );
+            }
+            SpecError::Toml {
+                path: path.to_string(),
+                message,
+            }
+        })?;
+        interpolate_spec(&mut spec, env).map_err(|(key, message)| SpecError::Invalid {
             path: path.to_string(),
+            key,
             message,
         })?;
-        let spec: CampaignSpec = toml::from_str(&expanded).map_err(|e| SpecError::Toml {
-            path: path.to_string(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
-        let mut spec = spec;
         if spec.campaign.aa_check {
             if let Some(first) = spec.targets.first() {
                 let mut twin = first.clone();
@@ -1044,6 +1206,29 @@ impl Campaign {
         }
         if d.count() == 0 {
             return Err(self.invalid("distributed.generators", "must be ≥ 1"));
+        }
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
+        range(
+            "distributed.generators",
+            in_range(d.count(), limits::GENERATORS, " generators"),
+        )?;
+        range(
+            "distributed.start_in",
+            in_range(d.start_in, limits::START_IN_S, " seconds"),
+        )?;
+        if let Some(k) = &d.kube {
+            if let Some(m) = k.wait_margin {
+                range(
+                    "distributed.kube.wait_margin",
+                    in_range(m, limits::START_IN_S, " seconds"),
+                )?;
+            }
+            if let Some(t) = k.wait_timeout {
+                range(
+                    "distributed.kube.wait_timeout",
+                    in_range(t, limits::WAIT_TIMEOUT_S, " seconds"),
+                )?;
+            }
         }
         if let Some(c) = spec.matrix.clients.iter().find(|&&c| c < d.count()) {
             return Err(self.invalid(
@@ -1170,15 +1355,55 @@ impl Campaign {
         if matrix.repeats == 0 {
             return Err(self.invalid("matrix.repeats", "must be ≥ 1"));
         }
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
+        for &scale in &matrix.scales {
+            range("matrix.scales", in_range(scale, limits::SCALE, ""))?;
+        }
+        for &c in &matrix.clients {
+            range("matrix.clients", in_range(c, limits::CLIENTS, " clients"))?;
+        }
+        for &j in &matrix.threads {
+            range("matrix.threads", in_range(j, limits::THREADS, " threads"))?;
+        }
+        range(
+            "matrix.repeats",
+            in_range(matrix.repeats, limits::REPEATS, ""),
+        )?;
         if !matrix.rates.is_empty() && !matrix.rates_per_client.is_empty() {
             return Err(self.invalid("matrix", "give rates (total) or rates_per_client, not both"));
         }
-        for r in matrix.rates.iter().chain(&matrix.rates_per_client) {
-            if !(r.is_finite() && *r >= 0.0) {
-                return Err(self.invalid(
-                    "matrix.rates",
-                    format!("{r} is not a rate (tps ≥ 0; 0 = unthrottled)"),
-                ));
+        for &r in &matrix.rates {
+            range(
+                "matrix.rates",
+                in_range(r, limits::RATE, " tps (0 = unthrottled)"),
+            )?;
+        }
+        let most_clients = matrix.clients.iter().copied().max().unwrap_or(1);
+        for &r in &matrix.rates_per_client {
+            range(
+                "matrix.rates_per_client",
+                in_range(
+                    r,
+                    (limits::RATE.0, limits::RATE.1 / f64::from(most_clients)),
+                    &format!(
+                        " tps per client (0 = unthrottled; with {most_clients} clients the \
+                         total must stay at most {} tps)",
+                        show_number(limits::RATE.1)
+                    ),
+                ),
+            )?;
+        }
+        for (i, sc) in matrix.scripts.iter().enumerate() {
+            let parts: Vec<&ScriptPart> = match sc {
+                ScriptSpec::Builtin(_) => Vec::new(),
+                ScriptSpec::Part(p) => vec![p],
+                ScriptSpec::Mix { mix, .. } => mix.iter().collect(),
+            };
+            for p in parts {
+                range(
+                    &format!("matrix.scripts[{i}]"),
+                    in_range(p.weight, limits::WEIGHT, " (weight)"),
+                )?;
             }
         }
         if let Some(cap) = &spec.capacity {
@@ -1192,22 +1417,34 @@ impl Campaign {
                 return Err(self.invalid("capacity.percentile", "one of 50, 90, 95, 99, 99.9"));
             }
             match cap.bound.seconds() {
-                Ok(s) if s > 0.0 => {}
+                Ok(s) if s > 0.0 => {
+                    range("capacity.bound", in_range(s, limits::LATENCY_S, " seconds"))?
+                }
                 Ok(_) => return Err(self.invalid("capacity.bound", "must be more than 0")),
                 Err(e) => return Err(self.invalid("capacity.bound", e)),
             }
-            if !(cap.start_rate.is_finite() && cap.start_rate >= 1.0) {
-                return Err(self.invalid("capacity.start_rate", "a rate ≥ 1 tps"));
+            range(
+                "capacity.start_rate",
+                in_range(cap.start_rate, (1.0, limits::RATE.1), " tps"),
+            )?;
+            if let Some(max) = cap.max_rate {
+                range(
+                    "capacity.max_rate",
+                    in_range(
+                        max,
+                        (cap.start_rate, limits::RATE.1),
+                        " tps (start_rate to the most)",
+                    ),
+                )?;
             }
-            if !(cap.max_rate().is_finite() && cap.max_rate() >= cap.start_rate) {
-                return Err(self.invalid("capacity.max_rate", "must be ≥ start_rate"));
-            }
-            if cap.repeats == 0 {
-                return Err(self.invalid("capacity.repeats", "must be ≥ 1"));
-            }
-            if !(cap.resolution > 0.0 && cap.resolution < 1.0) {
-                return Err(self.invalid("capacity.resolution", "a fraction between 0 and 1"));
-            }
+            range(
+                "capacity.repeats",
+                in_range(cap.repeats, limits::CAPACITY_REPEATS, ""),
+            )?;
+            range(
+                "capacity.resolution",
+                in_range(cap.resolution, limits::RESOLUTION, " (a fraction)"),
+            )?;
             if spec.run.duration.is_none() {
                 return Err(self.invalid(
                     "capacity",
@@ -1220,7 +1457,9 @@ impl Campaign {
         }
         if let Some(t) = &spec.hooks.timeout {
             match t.seconds() {
-                Ok(s) if s > 0.0 => {}
+                Ok(s) if s > 0.0 => {
+                    range("hooks.timeout", in_range(s, limits::WAIT_S, " seconds"))?
+                }
                 Ok(_) => return Err(self.invalid("hooks.timeout", "must be more than 0")),
                 Err(e) => return Err(self.invalid("hooks.timeout", e)),
             }
@@ -1278,9 +1517,29 @@ impl Campaign {
                         self.invalid("run.duration", "must be a whole number of seconds ≥ 1")
                     );
                 }
+                range(
+                    "run.duration",
+                    in_range(secs, limits::DURATION_S, " seconds"),
+                )?;
             }
             (None, Some(0)) => return Err(self.invalid("run.transactions", "must be ≥ 1")),
+            (None, Some(t)) => range(
+                "run.transactions",
+                in_range(t, limits::TRANSACTIONS, " per client"),
+            )?,
             _ => {}
+        }
+        if let Some(tries) = r.max_tries {
+            range(
+                "run.max_tries",
+                in_range(tries, limits::MAX_TRIES, " (0 = unlimited)"),
+            )?;
+            if tries == 0 && r.transactions.is_some() && r.latency_limit.is_none() {
+                return Err(self.invalid(
+                    "run.max_tries",
+                    "0 (unlimited tries) needs a duration or a latency_limit, as in pgbench",
+                ));
+            }
         }
         if !["simple", "extended", "prepared"].contains(&r.query_mode.as_str()) {
             return Err(self.invalid("run.query_mode", "must be simple, extended or prepared"));
@@ -1295,38 +1554,56 @@ impl Campaign {
         if let Some(ThreadsValue::Count(0)) = &r.threads {
             return Err(self.invalid("run.threads", "must be ≥ 1"));
         }
+        if let Some(ThreadsValue::Count(j)) = &r.threads {
+            range("run.threads", in_range(*j, limits::THREADS, " threads"))?;
+        }
         for (key, v) in [
             ("run.latency_limit", &r.latency_limit),
             ("run.warmup", &r.warmup),
             ("run.outage_wait", &r.outage_wait),
         ] {
             if let Some(v) = v {
-                v.seconds().map_err(|e| self.invalid(key, e))?;
+                let secs = v.seconds().map_err(|e| self.invalid(key, e))?;
+                let limit = if key == "run.latency_limit" {
+                    if secs <= 0.0 {
+                        return Err(self.invalid(key, "must be more than 0"));
+                    }
+                    limits::LATENCY_S
+                } else {
+                    limits::WAIT_S
+                };
+                range(key, in_range(secs, limit, " seconds"))?;
             }
         }
-        for scale in &matrix.scales {
-            let init = spec.init.for_scale(*scale);
+        // `[init]` and every `[init.scale.N]`, whether or not the matrix has scale N.
+        let mut inits = vec![("init".to_string(), spec.init.for_scale(0))];
+        for k in spec.init.scale.keys() {
+            if let Ok(n) = k.parse::<u32>() {
+                inits.push((format!("init.scale.{k}"), spec.init.for_scale(n)));
+            }
+        }
+        for (section, init) in &inits {
+            let key = |name: &str| format!("{section}.{name}");
             if let Some(method) = &init.method {
                 if method != "client" && method != "server" {
-                    return Err(self.invalid("init.method", "must be \"client\" or \"server\""));
+                    return Err(self.invalid(&key("method"), "must be \"client\" or \"server\""));
                 }
             }
             if let Some(pm) = &init.partition_method {
                 if pm != "range" && pm != "hash" {
                     return Err(
-                        self.invalid("init.partition_method", "must be \"range\" or \"hash\"")
+                        self.invalid(&key("partition_method"), "must be \"range\" or \"hash\"")
                     );
                 }
             }
             if let Some(ff) = init.fillfactor {
-                if !(10..=100).contains(&ff) {
-                    return Err(self.invalid("init.fillfactor", "must be in 10..100"));
-                }
+                range(&key("fillfactor"), in_range(ff, (10, 100), ""))?;
             }
             if let Some(jobs) = init.jobs {
-                if !(1..=1000).contains(&jobs) {
-                    return Err(self.invalid("init.jobs", "must be in 1..1000"));
-                }
+                range(&key("jobs"), in_range(jobs, (1, 1000), ""))?;
+            }
+            if let Some(p) = init.partitions {
+                range(&key("partitions"), in_range(p, limits::PARTITIONS, ""))?;
             }
         }
         for k in spec.init.scale.keys() {
@@ -1635,6 +1912,185 @@ store = "postgresql://bench@results-db:5432/pgsurge"
     }
 
     #[test]
+    fn every_number_is_bounded_and_the_error_names_the_key_and_range() {
+        let cap = "[capacity]\nbound = \"10ms\"\nstart_rate = 100\n";
+        let with = |text: &str| format!("{GOOD}{text}");
+        let run = |old: &str, new: &str| GOOD.replace(old, new);
+        let cases: Vec<(String, &str, &str)> = vec![
+            (
+                with(&cap.replace("100", "1e300")),
+                "capacity.start_rate",
+                "1e300 is out of range: give 1 to 10000000 tps",
+            ),
+            (
+                with(&format!("{cap}max_rate = 1e9\n")),
+                "capacity.max_rate",
+                "1000000000 is out of range: give 100 to 10000000 tps",
+            ),
+            (
+                with(&format!("{cap}resolution = 1e-300\n")),
+                "capacity.resolution",
+                "1e-300 is out of range: give 0.001 to 0.5",
+            ),
+            (
+                with(&format!("{cap}repeats = 100000\n")),
+                "capacity.repeats",
+                "give 1 to 100",
+            ),
+            (
+                with(&cap.replace("10ms", "2h")),
+                "capacity.bound",
+                "7200 is out of range: give 0 to 3600 seconds",
+            ),
+            (
+                run("clients = [1, 4]", "clients = [1, 4]\nrates = [1e300]"),
+                "matrix.rates",
+                "1e300 is out of range: give 0 to 10000000 tps",
+            ),
+            (
+                run(
+                    "clients = [1, 4]",
+                    "clients = [1, 4]\nrates_per_client = [3e6]",
+                ),
+                "matrix.rates_per_client",
+                "with 4 clients the total must stay at most 10000000 tps",
+            ),
+            (
+                run("scales = [1, 2]", "scales = [1, 20000000]"),
+                "matrix.scales",
+                "20000000 is out of range: give 1 to 1000000",
+            ),
+            (
+                run("clients = [1, 4]", "clients = [1, 100000]"),
+                "matrix.clients",
+                "give 1 to 10000 clients",
+            ),
+            (
+                run("clients = [1, 4]", "clients = [1, 4]\nthreads = [5000]"),
+                "matrix.threads",
+                "give 1 to 1024 threads",
+            ),
+            (
+                run("repeats = 2", "repeats = 5000"),
+                "matrix.repeats",
+                "give 1 to 1000",
+            ),
+            (
+                run("weight = 9", "weight = 2000000"),
+                "matrix.scripts[1]",
+                "2000000 is out of range: give 1 to 1000000 (weight)",
+            ),
+            (
+                run("duration = \"2s\"", "duration = 1e12"),
+                "run.duration",
+                "1e12 is out of range: give 1 to 2592000 seconds",
+            ),
+            (
+                run("duration = \"2s\"", "transactions = 4000000000"),
+                "run.transactions",
+                "give 1 to 1000000000 per client",
+            ),
+            (
+                run("threads = \"auto\"", "threads = 5000"),
+                "run.threads",
+                "give 1 to 1024 threads",
+            ),
+            (
+                run("threads = \"auto\"", "latency_limit = 0"),
+                "run.latency_limit",
+                "must be more than 0",
+            ),
+            (
+                run("threads = \"auto\"", "latency_limit = \"2h\""),
+                "run.latency_limit",
+                "give 0 to 3600 seconds",
+            ),
+            (
+                run("threads = \"auto\"", "warmup = \"2days\""),
+                "run.warmup",
+                "172800 is out of range: give 0 to 86400 seconds",
+            ),
+            (
+                run("threads = \"auto\"", "outage_wait = 1e9"),
+                "run.outage_wait",
+                "give 0 to 86400 seconds",
+            ),
+            (
+                run("duration = \"2s\"", "transactions = 5\nmax_tries = 0"),
+                "run.max_tries",
+                "needs a duration or a latency_limit",
+            ),
+            (
+                run("threads = \"auto\"", "max_tries = 2000000"),
+                "run.max_tries",
+                "give 0 to 1000000 (0 = unlimited)",
+            ),
+            (
+                with("[hooks]\nbefore_test = \"true\"\ntimeout = \"2days\"\n"),
+                "hooks.timeout",
+                "give 0 to 86400 seconds",
+            ),
+            (
+                run(
+                    "method = \"server\"",
+                    "method = \"server\"\npartitions = 1000000",
+                ),
+                "init.scale.2.partitions",
+                "1000000 is out of range: give 0 to 100000",
+            ),
+            (
+                with("[init.scale.7]\nfillfactor = 5\n"),
+                "init.scale.7.fillfactor",
+                "5 is out of range: give 10 to 100",
+            ),
+            (
+                with("[distributed]\ngenerators = 5000\n"),
+                "distributed.generators",
+                "give 1 to 1000 generators",
+            ),
+            (
+                with("[distributed]\ngenerators = 1\nstart_in = 100000\n"),
+                "distributed.start_in",
+                "give 0 to 3600 seconds",
+            ),
+        ];
+        for (text, key, message) in cases {
+            match parse(&text) {
+                Err(SpecError::Invalid {
+                    key: k, message: m, ..
+                }) => {
+                    assert_eq!(k, key, "{m}\n{text}");
+                    assert!(m.contains(message), "{key}: {m}");
+                }
+                other => panic!("expected {key}: {message}, got {other:?}\n{text}"),
+            }
+        }
+        // The ends of the ranges are taken.
+        for ok in [
+            with("[capacity]\nbound = \"1h\"\nstart_rate = 10000000\nresolution = 0.001\n"),
+            run("duration = \"2s\"", "duration = \"30days\""),
+            run(
+                "clients = [1, 4]",
+                "clients = [1, 10000]\nrates = [0, 10000000]",
+            ),
+            run(
+                "threads = \"auto\"",
+                "threads = 1024\nwarmup = \"1day\"\nmax_tries = 0",
+            ),
+        ] {
+            if let Err(e) = parse(&ok) {
+                panic!("{e}\n{ok}");
+            }
+        }
+        // The default max_rate stays in range too.
+        let c = parse(&with(
+            "[capacity]\nbound = \"10ms\"\nstart_rate = 5000000\n",
+        ))
+        .unwrap();
+        assert_eq!(c.spec.capacity.unwrap().max_rate(), 10_000_000.0);
+    }
+
+    #[test]
     fn commit_tolerance_must_be_a_percentage() {
         let with = |v: &str| {
             parse(&GOOD.replace(
@@ -1732,6 +2188,17 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         assert_eq!(c.identity_hash(), parse(GOOD).unwrap().identity_hash());
         let e = with("p98 = \"< 20ms\"").unwrap_err();
         assert!(e.to_string().contains("thresholds.p98"), "{e}");
+        // A check no test can pass is refused when the file is loaded.
+        let e = with("p99 = \"< -5ms\"").unwrap_err().to_string();
+        assert!(
+            e.contains("thresholds.p99: \"< -5ms\" can never pass: p99 is never below 0"),
+            "{e}"
+        );
+        let e = with("failures = \"== 0.5\"").unwrap_err().to_string();
+        assert!(
+            e.contains("thresholds.failures: \"== 0.5\" can never pass"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1785,32 +2252,149 @@ mod interpolation_tests {
         match k {
             "PGSURGE_TARGET" => Some("host=db1 dbname=bench".into()),
             "EMPTY" => Some(String::new()),
+            "PGPORT" => Some("5999".into()),
+            "PGDATABASE" => Some("launching_shell_db".into()),
+            "GEN" => Some("gen7".into()),
+            "STORE_HOST" => Some("results-db".into()),
             _ => None,
         }
     }
 
     #[test]
     fn variables_and_defaults_are_replaced() {
-        let t = "# ${UNSET_IN_COMMENT}\na = \"${PGSURGE_TARGET}\"\nb = \"${PGSURGE_NODE_EXPORTER:-}\"\nc = \"${X:-http://h:9100}\"\nd = \"$$HOME ${EMPTY:-x}\"\n";
         assert_eq!(
-            interpolate(t, &env).unwrap(),
-            "# ${UNSET_IN_COMMENT}\na = \"host=db1 dbname=bench\"\nb = \"\"\nc = \"http://h:9100\"\nd = \"$HOME x\"\n"
+            interpolate("${PGSURGE_TARGET} port=1", &env).unwrap(),
+            "host=db1 dbname=bench port=1"
+        );
+        assert_eq!(interpolate("${PGSURGE_NODE_EXPORTER:-}", &env).unwrap(), "");
+        assert_eq!(
+            interpolate("${X:-http://h:9100}", &env).unwrap(),
+            "http://h:9100"
+        );
+        assert_eq!(
+            interpolate("$$HOME ${EMPTY:-x} $1 a$", &env).unwrap(),
+            "$HOME x $1 a$"
         );
     }
 
     #[test]
     fn a_missing_variable_is_a_clear_error() {
-        let e = interpolate("x = 1\nc = \"${NOPE}\"\n", &env).unwrap_err();
         assert_eq!(
-            e,
-            "line 2: environment variable NOPE is not set (set it, or write ${NOPE:-default})"
+            interpolate("${NOPE}", &env).unwrap_err(),
+            "environment variable NOPE is not set (set it, or write ${NOPE:-default})"
         );
-        assert!(interpolate("c = \"${NOPE\"", &env)
-            .unwrap_err()
-            .contains("closing"));
-        assert!(interpolate("c = \"${A B}\"", &env)
+        assert!(interpolate("${NOPE", &env).unwrap_err().contains("closing"));
+        assert!(interpolate("${A B}", &env)
             .unwrap_err()
             .contains("not a variable"));
+    }
+
+    const HOOKED: &str = r#"[campaign]
+name = "r"
+description = "for ${PGDATABASE}"
+[[target]]
+name = "t"
+conninfo = "${PGSURGE_TARGET} port=${PGPORT}"
+node_exporter = "${PGSURGE_NODE_EXPORTER:-}"
+[matrix]
+scales = [1]
+clients = [1]
+scripts = [{ name = "m", mix = [{ builtin = "select-only" }, { file = "${SCRIPTS}/lib.rs" }] }]
+[run.defines]
+where = "${PGDATABASE}"
+[hooks]
+before_test = "psql -p ${PGPORT} -d ${PGDATABASE} -c 'TRUNCATE t'; echo $$ ${PGSURGE_TEST_KEY}"
+after_test = "echo ${NOT_SET_ANYWHERE}"
+"#;
+
+    #[test]
+    fn only_the_documented_keys_are_interpolated() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let env_here = |k: &str| match k {
+            "SCRIPTS" => Some(dir.join("src").display().to_string()),
+            other => env(other),
+        };
+        let c = Campaign::parse_with_env(HOOKED, "r.toml", dir, &env_here)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let t = &c.spec.targets[0];
+        assert_eq!(
+            t.conninfo.as_deref(),
+            Some("host=db1 dbname=bench port=5999")
+        );
+        assert_eq!(t.node_exporter_url(), None);
+        let ScriptSpec::Mix { mix, .. } = &c.spec.matrix.scripts[0] else {
+            panic!("{:?}", c.spec.matrix.scripts)
+        };
+        assert_eq!(
+            mix[1].file.as_deref(),
+            Some(dir.join("src/lib.rs").as_path())
+        );
+        // Hooks are for the shell, which runs with the test's PGPORT and PGDATABASE;
+        // `$$` and unset names stay as written.
+        assert_eq!(
+            c.spec.hooks.before_test.as_deref(),
+            Some("psql -p ${PGPORT} -d ${PGDATABASE} -c 'TRUNCATE t'; echo $$ ${PGSURGE_TEST_KEY}")
+        );
+        assert_eq!(
+            c.spec.hooks.after_test.as_deref(),
+            Some("echo ${NOT_SET_ANYWHERE}")
+        );
+        assert_eq!(
+            c.spec.campaign.description.as_deref(),
+            Some("for ${PGDATABASE}")
+        );
+        assert_eq!(
+            c.spec.run.defines.get("where"),
+            Some(&toml::Value::String("${PGDATABASE}".into()))
+        );
+    }
+
+    #[test]
+    fn distributed_hosts_and_paths_are_interpolated() {
+        let text = "[campaign]\nname = \"d\"\n[[target]]\nname = \"t\"\nconninfo = \"host=db1\"\n[matrix]\nscales = [1]\nclients = [2]\n[distributed]\nlauncher = \"ssh\"\nhosts = [\"${GEN}\", \"bench@${GEN}\"]\nssh_options = [\"IdentityFile=${KEYS:-/k}/id\"]\nremote_pgsurge = \"${BIN:-/usr/bin}/pgsurge\"\n";
+        let c = Campaign::parse_with_env(text, "d.toml", Path::new("."), &env).unwrap();
+        let d = c.spec.distributed.as_ref().unwrap();
+        assert_eq!(d.hosts, ["gen7", "bench@gen7"]);
+        assert_eq!(d.ssh_options, ["IdentityFile=/k/id"]);
+        assert_eq!(d.remote_pgsurge.as_deref(), Some("/usr/bin/pgsurge"));
+        let e = Campaign::parse_with_env(
+            &text.replace("${GEN}\", \"bench", "${NOPE}\", \"bench"),
+            "d.toml",
+            Path::new("."),
+            &env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("distributed.hosts[0]") && e.contains("NOPE is not set"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_reference_lists_every_interpolated_key() {
+        let doc = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/campaign-reference.md"),
+        )
+        .unwrap();
+        let start = doc.find("### Environment variables").unwrap();
+        let end = start + doc[start..].find("\n### ").unwrap();
+        for key in INTERPOLATED_KEYS {
+            let last = key.rsplit('.').next().unwrap();
+            assert!(doc[start..end].contains(&format!("`{last}`")), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_reference_outside_a_string_is_a_toml_error_with_a_hint() {
+        let text = "[campaign]\nname = \"n\"\n[[target]]\nname = \"t\"\n[matrix]\nscales = [1]\nclients = [${CLIENTS}]\n";
+        let e = Campaign::parse_with_env(text, "n.toml", Path::new("."), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("n.toml") && e.contains("never in numbers"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1822,7 +2406,7 @@ mod interpolation_tests {
             Some("host=db1 dbname=bench")
         );
         assert_eq!(c.spec.targets[0].node_exporter_url(), None);
-        assert!(c.text.contains("${PGSURGE_TARGET}"));
+        assert_eq!(c.text, text);
         let e = Campaign::parse_with_env(
             &text.replace("PGSURGE_TARGET", "UNSET_X"),
             "r.toml",
@@ -1832,7 +2416,9 @@ mod interpolation_tests {
         .unwrap_err()
         .to_string();
         assert!(
-            e.contains("r.toml") && e.contains("UNSET_X is not set"),
+            e.contains("r.toml")
+                && e.contains("target[0].conninfo")
+                && e.contains("UNSET_X is not set"),
             "{e}"
         );
     }

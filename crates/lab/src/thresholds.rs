@@ -32,6 +32,9 @@ pub const METRICS: &[(&str, Unit)] = &[
     ("commit_mismatch_pct", Unit::Count),
 ];
 
+/// The measures that are counts of transactions (whole numbers).
+const WHOLE: &[&str] = &["failures", "skipped", "late"];
+
 /// How a measure's value is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -136,10 +139,24 @@ pub fn parse(metric: &str, text: &str) -> Result<Threshold, String> {
             ))
         }
     };
+    let bound = n * factor;
+    // Every measure is 0 or more, and the counts are whole numbers: a check that no
+    // test can pass is a mistake in the file, refused before anything runs.
+    let never = match op {
+        Op::Lt if bound <= 0.0 => Some(format!("{metric} is never below 0")),
+        Op::Le | Op::Eq if bound < 0.0 => Some(format!("{metric} is never negative")),
+        Op::Eq if WHOLE.contains(&metric) && bound.fract() != 0.0 => {
+            Some(format!("{metric} is a whole number"))
+        }
+        _ => None,
+    };
+    if let Some(why) = never {
+        return Err(format!("\"{text}\" can never pass: {why}"));
+    }
     Ok(Threshold {
         metric: metric.to_string(),
         op,
-        bound: n * factor,
+        bound,
         text: format!("{} {}", op.text(), rest),
         unit,
     })
@@ -251,6 +268,36 @@ mod tests {
             ("p98", "< 1"),
         ] {
             assert!(parse(m, bad).is_err(), "{m} = {bad} parsed");
+        }
+    }
+
+    #[test]
+    fn thresholds_that_can_never_pass_are_refused() {
+        for (m, bad, why) in [
+            ("p99", "< -5ms", "p99 is never below 0"),
+            ("p99", "< 0", "p99 is never below 0"),
+            ("latency_mean", "<= -1us", "latency_mean is never negative"),
+            ("tps", "== -3", "tps is never negative"),
+            ("failures", "== 0.5", "failures is a whole number"),
+            ("late", "== 2.25", "late is a whole number"),
+            (
+                "commit_mismatch_pct",
+                "< 0",
+                "commit_mismatch_pct is never below 0",
+            ),
+        ] {
+            let e = parse(m, bad).unwrap_err();
+            assert_eq!(e, format!("\"{bad}\" can never pass: {why}"), "{m} = {bad}");
+        }
+        for (m, ok) in [
+            ("failures", "== 0"),
+            ("failures", "< 0.5"),
+            ("p99", "<= 0"),
+            ("tps", "> -1"),
+            ("tps", "== 2.5"),
+            ("commit_mismatch_pct", "<= 0.5"),
+        ] {
+            assert!(parse(m, ok).is_ok(), "{m} = {ok}");
         }
     }
 

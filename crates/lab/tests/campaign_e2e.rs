@@ -551,3 +551,100 @@ warmup = 2
         .iter()
         .any(|w| w.record.code == "commit_mismatch" && w.record.run_id == Some(run.id)));
 }
+
+#[test]
+fn an_edited_campaign_starts_a_new_set_and_the_abandoned_one_is_interrupted() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_edited");
+    let dir = tempfile::tempdir().unwrap();
+    let store_path = dir.path().join("r.db").display().to_string();
+    let text = |transactions: u32| {
+        format!(
+            "[campaign]\nname = \"edited\"\n[[target]]\nname = \"fx\"\nconninfo = \"{}\"\n\
+             [matrix]\nscales = [1]\nclients = [1]\nscripts = [\"select-only\"]\n\
+             [run]\ntransactions = {transactions}\n[hygiene]\nvacuum = false\ncheckpoint = false\n",
+            srv.conninfo(&db)
+        )
+    };
+    let parse = |t: &str| Campaign::parse(t, "edited.toml", dir.path()).unwrap();
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let mut store = Store::open(&store_path).unwrap();
+    // A version of the file whose set a live process holds: left as it is.
+    let (held_id, held_lock) = store
+        .claim_set(
+            &pgsurge_store::SetRecord {
+                name: "edited".into(),
+                kind: "campaign".into(),
+                spec_hash: Some(parse(&text(4)).identity_hash()),
+                status: "running".into(),
+                created_at: pgsurge_store::now_rfc3339(),
+                ..Default::default()
+            },
+            true,
+        )
+        .unwrap();
+    let first = run_campaign(&parse(&text(2)), &mut store, &opts, &StopFlag::new()).unwrap();
+    // A version other than the held one: a set of its own, said so.
+    assert_eq!(first.notices.len(), 1, "{:?}", first.notices);
+    assert!(
+        first.notices[0].starts_with(&format!(
+            "the campaign file changed since set {held_id} was run (running, 0 tests stored)"
+        )),
+        "{:?}",
+        first.notices
+    );
+    // As a campaign killed mid-way leaves its set: `running`, locked by a process that
+    // is gone.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = i64::from(gone.id());
+    gone.wait().unwrap();
+    store.set_set_status(first.set_id, "running", None).unwrap();
+    store
+        .query(
+            "INSERT INTO set_locks (set_id, host, pid, token, acquired_at, heartbeat_epoch) \
+             VALUES (?, ?, ?, 'killed', '2026-01-01T00:00:00Z', ?)",
+            &[
+                pgsurge_store::Value::Int(first.set_id),
+                pgsurge_store::Value::Text(pgsurge_store::this_host()),
+                pgsurge_store::Value::Int(dead_pid),
+                pgsurge_store::Value::Real(pgsurge_store::now_epoch()),
+            ],
+        )
+        .unwrap();
+
+    // The file is edited (another transaction count) and run again.
+    let second = run_campaign(&parse(&text(3)), &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_ne!(second.set_id, first.set_id);
+    assert_eq!((second.ok, second.failed), (1, 0), "{second:?}");
+    assert_eq!(second.notices.len(), 1, "{:?}", second.notices);
+    let notice = &second.notices[0];
+    assert!(
+        notice.starts_with(&format!(
+            "the campaign file changed since set {} was run (interrupted, 1 of 1 tests stored)",
+            first.set_id
+        )) && notice.contains(&format!("so a new set {} is started", second.set_id)),
+        "{notice}"
+    );
+    assert_eq!(
+        store.set(first.set_id).unwrap().record.status,
+        "interrupted"
+    );
+    assert_eq!(store.set(held_id).unwrap().record.status, "running");
+    let warnings = store.warnings(Some(first.set_id)).unwrap();
+    assert!(
+        warnings.iter().any(|w| w.record.code == "interrupted"),
+        "{warnings:?}"
+    );
+
+    // The file as it was resumes its set (nothing left to run), with nothing to say.
+    let again = run_campaign(&parse(&text(2)), &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_eq!(again.set_id, first.set_id);
+    assert_eq!(again.already_stored, 1);
+    assert!(again.notices.is_empty(), "{:?}", again.notices);
+    assert_eq!(store.set(first.set_id).unwrap().record.status, "complete");
+    assert_eq!(store.set(held_id).unwrap().record.status, "running");
+    held_lock.release();
+}

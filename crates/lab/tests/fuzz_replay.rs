@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 
 type Body = fn(&[u8]);
 
-const TARGETS: [(&str, Body); 5] = [
+const TARGETS: [(&str, Body); 6] = [
     ("parse_eval", pgsurge_script::fuzz_bytes),
     ("decode", pgsurge_wire::fuzzing::decode_one),
     ("conninfo", pgsurge_wire::fuzzing::conninfo_one),
     ("campaign", pgsurge_lab::fuzzing::campaign_one),
+    ("campaign_env", pgsurge_lab::fuzzing::campaign_env_one),
     ("import", pgsurge_lab::fuzzing::import_one),
 ];
 
@@ -30,7 +31,8 @@ fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
         fuzz_dir().join("seeds").join(target),
         fuzz_dir().join("regressions").join(target),
     ];
-    if target == "campaign" {
+    let campaign = target.starts_with("campaign");
+    if campaign {
         // the example campaigns (fuzz/seed copies them into the corpus too)
         dirs.push(fuzz_dir().join("../examples"));
     }
@@ -41,9 +43,7 @@ fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
         };
         let mut paths: Vec<PathBuf> = entries
             .map(|e| e.unwrap().path())
-            .filter(|p| {
-                p.is_file() && (target != "campaign" || p.extension().is_some_and(|e| e == "toml"))
-            })
+            .filter(|p| p.is_file() && (!campaign || p.extension().is_some_and(|e| e == "toml")))
             .collect();
         paths.sort();
         for p in paths {

@@ -242,3 +242,214 @@ vacuum = false
         ]
     );
 }
+
+/// A `sleep` duration no other process has: its argument finds its processes.
+fn marker() -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("26.{}{n:03}", std::process::id())
+}
+
+/// Live (not zombie) processes with `marker` as an argument, from /proc.
+fn alive_with(marker: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let has = cmdline.split(|&b| b == 0).any(|a| a == marker.as_bytes());
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']));
+        if has && !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn what_a_hook_leaves_running_is_killed_and_stored() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("hook_leftovers");
+    let (m1, m2) = (marker(), marker());
+    // A pattern that finds m1 in /proc but not in the grep looking for it.
+    let m1_pattern = m1.replacen('.', "[.]", 1);
+    let text = format!(
+        r#"
+[campaign]
+name = "leftovers"
+
+[[target]]
+name = "existing"
+conninfo = "{conninfo}"
+
+[matrix]
+scales = [1]
+clients = [1]
+scripts = ["select-only"]
+
+[run]
+transactions = 2
+
+[hygiene]
+vacuum = false
+checkpoint = false
+
+[hooks]
+before_test = "sleep {m1} & echo started"
+after_test = """
+if grep -qs '{m1_pattern}' /proc/[0-9]*/cmdline; then echo before_test-child-still-running; fi
+setsid sleep {m2} &
+echo "$PGPORT $PGDATABASE ${{PGSURGE_TEST_KEY}}"
+"""
+timeout = "20s"
+"#,
+        conninfo = srv.conninfo(&db)
+    );
+    let campaign = Campaign::parse(&text, "leftovers.toml", Path::new(".")).unwrap();
+    let mut store = Store::open(":memory:").unwrap();
+    let out = run_campaign(&campaign, &mut store, &quiet(), &StopFlag::new()).unwrap();
+    assert_eq!((out.ok, out.failed), (1, 0), "{out:?}");
+    let runs = loaded_runs(&mut store, out.set_id);
+    let r = &runs[0];
+    let key = &r.run.record.test_key;
+    // The hook's shell expanded the test's variables, not the launching shell's; the
+    // before_test hook's child was gone before after_test ran.
+    let port = pgsurge_wire::ConnConfig::parse(&srv.conninfo(&db))
+        .unwrap()
+        .port();
+    assert_eq!(
+        fact(r, "hook.after_test.output"),
+        Some(format!("{port} {db} {key}\n").as_str())
+    );
+    assert_eq!(fact(r, "hook.before_test.output"), Some("started\n"));
+    assert_eq!(fact(r, "hook.before_test.killed"), Some("1"));
+    assert_eq!(fact(r, "hook.after_test.killed"), Some("1"));
+    let leftovers: Vec<&str> = r
+        .warnings
+        .iter()
+        .filter(|w| w.code == "hook_leftover")
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(leftovers.len(), 2, "{:?}", r.warnings);
+    assert!(
+        leftovers[0].starts_with("before_test hook left 1 process running (sleep (pid "),
+        "{leftovers:?}"
+    );
+    // Killed as soon as the hook's shell ended: maybe before `setsid` ran `sleep`.
+    assert!(
+        leftovers[1].starts_with("after_test hook left 1 process running ("),
+        "{leftovers:?}"
+    );
+    assert_eq!(alive_with(&m1), Vec::<i32>::new());
+    assert_eq!(alive_with(&m2), Vec::<i32>::new());
+}
+
+#[test]
+fn a_hook_past_its_timeout_fails_its_test_with_the_configured_timeout() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("hook_timeout");
+    let m = marker();
+    let text = format!(
+        r#"
+[campaign]
+name = "slow-hook"
+
+[[target]]
+name = "existing"
+conninfo = "{conninfo}"
+
+[matrix]
+scales = [1]
+clients = [1]
+scripts = ["select-only"]
+
+[run]
+transactions = 2
+
+[hygiene]
+vacuum = false
+checkpoint = false
+
+[hooks]
+before_test = "setsid sleep {m} & echo waiting; sleep 30"
+timeout = "2s"
+"#,
+        conninfo = srv.conninfo(&db)
+    );
+    let campaign = Campaign::parse(&text, "slow.toml", Path::new(".")).unwrap();
+    let mut store = Store::open(":memory:").unwrap();
+    let started = std::time::Instant::now();
+    let out = run_campaign(&campaign, &mut store, &quiet(), &StopFlag::new()).unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!((out.ok, out.failed), (0, 1), "{out:?}");
+    let runs = loaded_runs(&mut store, out.set_id);
+    let r = &runs[0];
+    assert_eq!(
+        r.run.record.error.as_deref(),
+        Some("before_test hook ran past its timeout of 2 s and was killed: waiting")
+    );
+    assert_eq!(fact(r, "hook.before_test.exit"), Some("timeout"));
+    assert_eq!(fact(r, "hook.before_test.killed"), Some("1"));
+    assert!(
+        r.warnings.iter().any(|w| w.code == "hook_leftover"
+            && w.message
+                .ends_with("killed when the hook was killed at its timeout")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(alive_with(&m), Vec::<i32>::new());
+}
+
+#[test]
+fn a_swept_value_the_server_rejects_fails_only_its_tests() {
+    let text = r#"
+[campaign]
+name = "banana"
+shuffle = false
+
+[[target]]
+name = "local"
+
+[matrix]
+scales = [1]
+clients = [1]
+scripts = ["select-only"]
+repeats = 2
+settings = { shared_buffers = ["banana", "16MB"] }
+
+[run]
+transactions = 2
+
+[hygiene]
+vacuum = false
+checkpoint = false
+"#;
+    let campaign = Campaign::parse(text, "banana.toml", Path::new(".")).unwrap();
+    let mut store = Store::open(":memory:").unwrap();
+    let out = run_campaign(&campaign, &mut store, &quiet(), &StopFlag::new()).unwrap();
+    assert_eq!((out.ok, out.failed, out.remaining), (2, 2, 0), "{out:?}");
+    let runs = loaded_runs(&mut store, out.set_id);
+    assert_eq!(runs.len(), 4);
+    for r in &runs {
+        let rec = &r.run.record;
+        if rec.test_key.contains("/shared_buffers=banana/") {
+            assert_eq!(rec.status, "failed", "{}", rec.test_key);
+            let error = rec.error.as_deref().unwrap_or("");
+            assert!(
+                error.starts_with("target \"local\" did not start with shared_buffers=banana: ")
+                    && error.contains("invalid value for parameter \"shared_buffers\": \"banana\""),
+                "{error}"
+            );
+            assert_eq!(
+                rec.options.as_ref().unwrap()["settings"]["shared_buffers"],
+                "banana"
+            );
+        } else {
+            assert_eq!(rec.status, "ok", "{}: {:?}", rec.test_key, rec.error);
+        }
+    }
+}

@@ -85,6 +85,10 @@ pub mod set_status {
     /// The campaign ended in an error before running all its tests (a warning of
     /// code `campaign` says why); running it again resumes it.
     pub const FAILED: &str = "failed";
+    /// The campaign's process ended without finishing the set and without saying so
+    /// (killed, or its machine went down): found `running` with no live holder by a
+    /// later run of the campaign. Running the same file again resumes it.
+    pub const INTERRUPTED: &str = "interrupted";
 }
 
 /// Status of a run (stored as text).
