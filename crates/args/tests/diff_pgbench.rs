@@ -348,7 +348,7 @@ fn soft_and_hard_nofile_equal() -> bool {
 #[test]
 fn invalid_command_lines_match_real_pgbench() {
     let Some(bin) = reference_pgbench() else {
-        pgsurge_testkit::missing_reference("no pgbench found on this machine");
+        pgsurge_testkit::missing_prerequisite("no pgbench found on this machine");
         return;
     };
     let dir = fixture_dir();
@@ -414,7 +414,7 @@ fn invalid_command_lines_match_real_pgbench() {
 #[test]
 fn documented_pg18_differences() {
     let Some(bin) = reference_pgbench() else {
-        pgsurge_testkit::missing_reference("no pgbench found on this machine");
+        pgsurge_testkit::missing_prerequisite("no pgbench found on this machine");
         return;
     };
     let major = major_version(&bin);
@@ -523,7 +523,7 @@ const TOKENS: &[&str] = &[
 #[test]
 fn random_command_lines_match_real_pgbench() {
     let Some(bin) = reference_pgbench() else {
-        pgsurge_testkit::missing_reference("no pgbench found on this machine");
+        pgsurge_testkit::missing_prerequisite("no pgbench found on this machine");
         return;
     };
     let dir = fixture_dir();

@@ -12,7 +12,7 @@ use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 fn soft_limit_is_raised_for_many_clients() {
     let before = getrlimit(Resource::Nofile);
     if before.maximum.is_some_and(|m| m < 203) {
-        eprintln!("skipping: hard limit below 203");
+        pgsurge_testkit::missing_prerequisite("an open-files hard limit of at least 203");
         return;
     }
     setrlimit(

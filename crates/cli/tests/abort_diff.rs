@@ -27,7 +27,7 @@ fn errors(srv: &TestServer, program: &str, pre: &[&str], args: &[&str]) -> (Vec<
 #[test]
 fn terminated_backend_gives_pgbench_s_lines_only() {
     if !std::path::Path::new(PGBENCH).exists() {
-        pgsurge_testkit::missing_reference(&format!("{PGBENCH} not found"));
+        pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
         return;
     }
     let srv = TestServer::shared();

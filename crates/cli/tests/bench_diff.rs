@@ -73,7 +73,7 @@ fn pgbench_available() -> bool {
     if Path::new(PGBENCH).exists() {
         return true;
     }
-    pgsurge_testkit::missing_reference(&format!("{PGBENCH} not found"));
+    pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
     false
 }
 

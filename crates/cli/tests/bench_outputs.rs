@@ -106,7 +106,7 @@ impl Drop for TinyFs {
 fn outputs_onto_a_full_filesystem_fail_the_run_and_leave_nothing() {
     let Some(fs) = TinyFs::mount() else {
         // Mounting needs root (CI runs as root).
-        pgsurge_testkit::missing_reference("mount -t tmpfs failed (not root?)");
+        pgsurge_testkit::missing_prerequisite("mount -t tmpfs failed (not root?)");
         return;
     };
     let srv = TestServer::shared();
@@ -229,6 +229,10 @@ fn is_char_device(p: &Path) -> bool {
 
 #[test]
 fn device_nodes_are_written_in_place_never_replaced() {
+    if !pgsurge_testkit::is_root() {
+        pgsurge_testkit::missing_prerequisite("root, to make device nodes with mknod");
+        return;
+    }
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_devices");
     let dir = tempfile::tempdir().unwrap();

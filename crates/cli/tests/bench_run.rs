@@ -618,7 +618,7 @@ fn bench_counts_every_descriptor_before_the_run() {
         let pgbench = run_with_open_files(srv, "/usr/bin/pgbench", &args, 36);
         assert_eq!(pgbench.code, 0, "pgbench runs there: {}", pgbench.stderr);
     } else {
-        pgsurge_testkit::missing_reference("/usr/bin/pgbench not found");
+        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
     }
     let at_36 = run_with_open_files(srv, bin(), &args, 36);
     assert_eq!(at_36.code, 0, "{}", at_36.stderr);

@@ -447,7 +447,7 @@ fn memory_dir() -> Option<(std::path::PathBuf, Option<tempfile::TempDir>)> {
 #[test]
 fn plan_warns_about_a_data_directory_in_memory_and_lists_the_swept_dimensions() {
     let Some((mem, mount)) = memory_dir() else {
-        pgsurge_testkit::missing_reference("no tmpfs to test with (not root, no /dev/shm)");
+        pgsurge_testkit::missing_prerequisite("no tmpfs to test with (not root, no /dev/shm)");
         return;
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();

@@ -37,7 +37,7 @@ fn trace(stderr: &str) -> Vec<String> {
 #[test]
 fn debug_trace_matches_pgbench_in_every_query_mode() {
     if !std::path::Path::new(PGBENCH).exists() {
-        pgsurge_testkit::missing_reference(&format!("{PGBENCH} not found"));
+        pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
         return;
     }
     let srv = TestServer::shared();

@@ -11,7 +11,7 @@
 //! 1 generator × 32 clients against 4 × 8 (throughputs printed, not asserted), a
 //! host failing mid-run (the run fails naming it, after the others finished) and a
 //! failed connection check. Without namespaces or ssh the test is skipped with a
-//! message (a failure under `PGSURGE_REQUIRE_PGBENCH=1`, as in CI).
+//! message (a failure under `PGSURGE_REQUIRE_PREREQUISITES=1`, as in CI).
 //!
 //! Needs root, `ip` (iproute2), `unshare`, `runuser`, `ssh`, `ssh-keygen` and
 //! `/usr/sbin/sshd`. Namespaces, veths, processes and files are removed by a Drop
@@ -489,7 +489,7 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
     let lab = match start_lab() {
         Ok(l) => l,
         Err(why) => {
-            pgsurge_testkit::missing_reference(&format!("cannot simulate hosts: {why}"));
+            pgsurge_testkit::missing_prerequisite(&format!("cannot simulate hosts: {why}"));
             return;
         }
     };

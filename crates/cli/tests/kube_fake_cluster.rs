@@ -19,7 +19,7 @@
 //!
 //! Needs `python3` (and PyYAML for the YAML manifest; without it the JSON one is
 //! used); without python3 the tests are skipped with a message (a failure under
-//! `PGSURGE_REQUIRE_PGBENCH=1`, as in CI).
+//! `PGSURGE_REQUIRE_PREREQUISITES=1`, as in CI).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -35,7 +35,7 @@ const SECRET_PASSWORD: &str = "Kube-Secret-Pw-7";
 fn fake_kubectl(dir: &Path) -> Option<PathBuf> {
     let python = Command::new("python3").arg("--version").output();
     if !python.is_ok_and(|o| o.status.success()) {
-        pgsurge_testkit::missing_reference("python3 (the fake kubectl) is not installed");
+        pgsurge_testkit::missing_prerequisite("python3 (the fake kubectl) is not installed");
         return None;
     }
     let path = dir.join("kubectl");

@@ -40,7 +40,7 @@ fn have_pgbench() -> bool {
     if Path::new(PGBENCH).exists() {
         return true;
     }
-    pgsurge_testkit::missing_reference(&format!("{PGBENCH} not found"));
+    pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
     false
 }
 

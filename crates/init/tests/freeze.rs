@@ -27,7 +27,7 @@ fn visibility(srv: &TestServer, db: &str, table: &str) -> (i64, i64) {
 fn prepared_db(srv: &TestServer, name: &str) -> Option<String> {
     let db = srv.create_database(name);
     if srv.try_psql(&db, "create extension pg_visibility").is_err() {
-        eprintln!("skipping: the pg_visibility extension is not installed");
+        pgsurge_testkit::missing_prerequisite("the pg_visibility extension is not installed");
         return None;
     }
     Some(db)
@@ -37,7 +37,9 @@ fn prepared_db(srv: &TestServer, name: &str) -> Option<String> {
 fn unpartitioned_tables_are_copied_with_freeze() {
     let srv = TestServer::shared();
     if srv.version_num() < 140000 {
-        eprintln!("skipping: COPY FREEZE marks pages frozen only from PostgreSQL 14 on");
+        pgsurge_testkit::missing_prerequisite(
+            "a PostgreSQL 14 or newer server (COPY FREEZE marks pages frozen only from 14 on)",
+        );
         return;
     }
     let Some(db) = prepared_db(srv, "init_freeze") else {

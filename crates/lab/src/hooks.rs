@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pgsurge_store::FactRecord;
-use pgsurge_wire::redact::redact;
+use pgsurge_wire::redact::redact_with;
 
 /// Bytes of output kept (the end of it).
 const KEEP_OUTPUT: usize = 64 * 1024;
@@ -218,6 +218,38 @@ pub fn run_hook(
     env: &[(String, String)],
     timeout: Duration,
 ) -> HookOutcome {
+    run_hook_masking(name, command, env, timeout, &[])
+}
+
+/// The passwords this process was given through libpq's environment (`PGPASSWORD`, a
+/// password inside any other `PG*` value): a hook inherits them and may print them.
+fn environment_passwords() -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in std::env::vars_os() {
+        let (k, v) = (k.to_string_lossy(), v.to_string_lossy());
+        if !k.starts_with("PG") {
+            continue;
+        }
+        if k.ends_with("PASSWORD") && !v.is_empty() {
+            out.push(v.to_string());
+        }
+        out.extend(pgsurge_wire::redact::passwords(&v));
+    }
+    out
+}
+
+/// [`run_hook`], and every occurrence of `secrets` (the passwords of the targets the
+/// hook is about) and of this process's libpq passwords masked in the stored output,
+/// wherever they appear (`--password PW`, a bare `PW` on a line).
+pub fn run_hook_masking(
+    name: &'static str,
+    command: &str,
+    env: &[(String, String)],
+    timeout: Duration,
+    secrets: &[String],
+) -> HookOutcome {
+    let mut secrets = secrets.to_vec();
+    secrets.extend(environment_passwords());
     let started = Instant::now();
     let fail = |why: String| HookOutcome {
         name,
@@ -327,7 +359,7 @@ pub fn run_hook(
         timed_out,
         timeout,
         duration_s: started.elapsed().as_secs_f64(),
-        output: redact(&String::from_utf8_lossy(&output)),
+        output: redact_with(&String::from_utf8_lossy(&output), &secrets),
         killed: report.killed,
         killed_count,
     }
@@ -893,6 +925,24 @@ mod tests {
         assert!(o.ok() && o.killed_count == 0, "{o:?}");
         assert!(o.leftover_warning().is_none());
         assert_eq!(o.facts().len(), 3);
+    }
+
+    #[test]
+    fn a_target_password_is_masked_wherever_the_hook_prints_it() {
+        let o = run_hook_masking(
+            "before_test",
+            "echo \"psql --password Hunter2-x\"; echo Hunter2-x; echo 'pw=Hunter2-x;'",
+            &[],
+            Duration::from_secs(5),
+            &["Hunter2-x".to_string()],
+        );
+        assert!(o.ok(), "{o:?}");
+        assert!(!o.output.contains("Hunter2"), "{}", o.output);
+        assert!(
+            o.output.contains("psql --password ********"),
+            "{}",
+            o.output
+        );
     }
 
     #[test]

@@ -566,7 +566,19 @@ fn run_tests(
         let mut facts = Vec::new();
         if let Some(cmd) = &spec.hooks.set_start {
             pb.set_message("running the set_start hook");
-            let o = hooks::run_hook("set_start", cmd, &hook_env(set_id, None), hook_timeout);
+            let secrets: Vec<String> = spec
+                .targets
+                .iter()
+                .filter_map(|t| t.conninfo.as_deref())
+                .flat_map(pgsurge_wire::redact::passwords)
+                .collect();
+            let o = hooks::run_hook_masking(
+                "set_start",
+                cmd,
+                &hook_env(set_id, None),
+                hook_timeout,
+                &secrets,
+            );
             if let Some(message) = o.leftover_warning() {
                 say(pb, quiet, &format!("warning: {message}"));
                 store.add_warning(&WarningRecord {
@@ -811,7 +823,8 @@ fn run_tests(
                 plan.key
             ));
             let env = hook_env(set_id, Some((plan, target, workload_name)));
-            let o = hooks::run_hook("before_test", cmd, &env, hook_timeout);
+            let secrets = pgsurge_wire::redact::passwords(&target.conninfo);
+            let o = hooks::run_hook_masking("before_test", cmd, &env, hook_timeout, &secrets);
             hook_facts.extend(o.facts());
             hook_warnings.extend(hook_warning(&o));
             if !o.ok() {
@@ -912,7 +925,8 @@ fn run_tests(
         let mut write = write;
         if let Some(cmd) = &spec.hooks.after_test {
             let env = hook_env(set_id, Some((plan, target, workload_name)));
-            let o = hooks::run_hook("after_test", cmd, &env, hook_timeout);
+            let secrets = pgsurge_wire::redact::passwords(&target.conninfo);
+            let o = hooks::run_hook_masking("after_test", cmd, &env, hook_timeout, &secrets);
             hook_facts.extend(o.facts());
             hook_warnings.extend(hook_warning(&o));
             if !o.ok() && write.run.status != run_status::FAILED {

@@ -211,7 +211,7 @@ fn run_pgbench(
 #[test]
 fn same_values_as_real_pgbench() {
     if !Path::new("/usr/bin/pgbench").exists() {
-        pgsurge_testkit::missing_reference("/usr/bin/pgbench not found");
+        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
         return;
     }
     let srv = pgsurge_server::testing::TestServer::shared();

@@ -114,7 +114,7 @@ fn deepest_nesting_pgbench_accepts_parses_and_evaluates() {
 #[test]
 fn memory_exhausted_same_as_real_pgbench() {
     if !Path::new("/usr/bin/pgbench").exists() {
-        pgsurge_testkit::missing_reference("/usr/bin/pgbench not found");
+        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
         return;
     }
     let dir = std::env::temp_dir().join(format!("pgsurge-deep-{}", std::process::id()));

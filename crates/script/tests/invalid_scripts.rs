@@ -84,7 +84,7 @@ fn observed_pg17_messages() {
 fn same_stderr_as_real_pgbench() {
     let pgbench = Path::new("/usr/bin/pgbench");
     if !pgbench.exists() {
-        pgsurge_testkit::missing_reference("/usr/bin/pgbench not found");
+        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
         return;
     }
     let dir = std::env::temp_dir().join(format!("pgsurge-invalid-{}", std::process::id()));

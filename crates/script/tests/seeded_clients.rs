@@ -117,7 +117,7 @@ fn simulation_is_deterministic_and_uses_both_scripts() {
 #[test]
 fn same_streams_as_real_pgbench_c3_j3() {
     if !Path::new("/usr/bin/pgbench").exists() {
-        pgsurge_testkit::missing_reference("/usr/bin/pgbench not found");
+        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
         return;
     }
     let srv = pgsurge_server::testing::TestServer::shared();

@@ -44,8 +44,8 @@ fn lifecycle_start_connect_stop_leaves_nothing() {
 
 #[test]
 fn root_privilege_drop() {
-    if !nix_is_root() {
-        eprintln!("SKIP root_privilege_drop: tests do not run as root here");
+    if !pgsurge_testkit::is_root() {
+        pgsurge_testkit::missing_prerequisite("root, to test dropping privileges to postgres");
         return;
     }
     let cluster = ClusterBuilder::new().start().unwrap();
@@ -81,10 +81,6 @@ fn root_privilege_drop() {
         .start()
         .unwrap_err();
     assert!(err.to_string().contains("no_such_user_pgsurge"), "{err}");
-}
-
-fn nix_is_root() -> bool {
-    uid_of(std::process::id() as i32) == 0
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //!
 //! * [`CountingAllocator`]: the global allocator of the no-allocation tests, counting
 //!   the allocations of the current thread.
-//! * [`missing_reference`]: what a differential test does when the reference program
-//!   (Debian's pgbench) is absent: skip with a message, or fail when
-//!   `PGSURGE_REQUIRE_PGBENCH=1` (CI sets it, so nothing skips there silently).
+//! * [`missing_prerequisite`]: the one gate of every test whose prerequisite (the
+//!   reference pgbench, root, an extension, a tool) is missing: skip with a message, or
+//!   fail when `PGSURGE_REQUIRE_PREREQUISITES=1` (CI sets it, so nothing skips there).
 
 #![warn(missing_docs)]
 
@@ -60,17 +60,25 @@ pub fn allocations_during(f: impl FnOnce()) -> u64 {
     allocations() - before
 }
 
-/// The environment variable that turns a missing reference program into a failure.
-pub const REQUIRE_PGBENCH: &str = "PGSURGE_REQUIRE_PGBENCH";
+/// The environment variable that turns a missing prerequisite into a failure.
+pub const REQUIRE_PREREQUISITES: &str = "PGSURGE_REQUIRE_PREREQUISITES";
 
-/// Call where a differential test finds its reference program missing: prints
-/// `skipping: <what>` and returns (the caller then returns), unless
-/// `PGSURGE_REQUIRE_PGBENCH=1`, in which case it panics so the test fails.
-pub fn missing_reference(what: &str) {
-    if std::env::var(REQUIRE_PGBENCH).is_ok_and(|v| v == "1") {
-        panic!("{what}, and {REQUIRE_PGBENCH}=1 forbids skipping this differential test");
+/// The one gate of every test that needs something the machine may lack (the reference
+/// pgbench, root, an extension, a tool): call it where the prerequisite is missing,
+/// then return. It prints `skipping: <what>`, unless `PGSURGE_REQUIRE_PREREQUISITES=1`
+/// (CI sets it), in which case it panics so the test fails: nothing skips in CI.
+pub fn missing_prerequisite(what: &str) {
+    if std::env::var(REQUIRE_PREREQUISITES).is_ok_and(|v| v == "1") {
+        panic!("{what}, and {REQUIRE_PREREQUISITES}=1 forbids skipping this test");
     }
     eprintln!("skipping: {what}");
+}
+
+/// Whether the process runs as root (tests that mount, make device nodes or drop
+/// privileges need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
 }
 
 #[cfg(test)]
@@ -78,18 +86,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn missing_reference_fails_only_when_required() {
+    fn a_missing_prerequisite_fails_only_when_required() {
         // One test touches the variable, so no other test races with it.
-        std::env::remove_var(REQUIRE_PGBENCH);
-        missing_reference("nothing to compare with");
-        std::env::set_var(REQUIRE_PGBENCH, "1");
-        let failed = std::panic::catch_unwind(|| missing_reference("no pgbench")).is_err();
-        std::env::set_var(REQUIRE_PGBENCH, "0");
-        missing_reference("no pgbench");
-        std::env::remove_var(REQUIRE_PGBENCH);
+        std::env::remove_var(REQUIRE_PREREQUISITES);
+        missing_prerequisite("nothing to compare with");
+        std::env::set_var(REQUIRE_PREREQUISITES, "1");
+        let failed = std::panic::catch_unwind(|| missing_prerequisite("no pgbench")).is_err();
+        std::env::set_var(REQUIRE_PREREQUISITES, "0");
+        missing_prerequisite("no pgbench");
+        std::env::remove_var(REQUIRE_PREREQUISITES);
         assert!(
             failed,
-            "with {REQUIRE_PGBENCH}=1 a missing reference must fail"
+            "with {REQUIRE_PREREQUISITES}=1 a missing prerequisite must fail"
         );
     }
 }

@@ -1,7 +1,8 @@
 //! Error texts compared with another libpq's psql, typically libpq 18 from
-//! `shared/tools/reference-pgbench.sh` (`PGSURGE_REF_PSQL=<bin>/psql`). Skipped
-//! when the variable is unset, so CI never depends on that build. Only cases that
-//! do not need TLS: the reference build has no SSL support.
+//! `shared/tools/reference-pgbench.sh` (`PGSURGE_REF_PSQL=<bin>/psql`; `.ci/run` builds
+//! it and sets the variable). Without it the test goes through the prerequisite gate,
+//! so CI cannot skip it. Only cases that do not need TLS: the reference build has no
+//! SSL support.
 
 mod common;
 use pgsurge_server::testing::{TestServer, TestServerOptions};
@@ -33,7 +34,9 @@ fn psql18(conninfo: &str) -> String {
 #[test]
 fn connection_error_texts_match_reference_libpq() {
     if std::env::var_os("PGSURGE_REF_PSQL").is_none() {
-        eprintln!("skipped: set PGSURGE_REF_PSQL to a psql built with libpq 18");
+        pgsurge_testkit::missing_prerequisite(
+            "PGSURGE_REF_PSQL, a psql built with libpq 18 (shared/tools/reference-pgbench.sh)",
+        );
         return;
     }
     let srv = TestServer::start(TestServerOptions {

@@ -22,7 +22,7 @@ pub fn have_pgbench() -> bool {
     if Path::new(PGBENCH).exists() {
         true
     } else {
-        pgsurge_testkit::missing_reference(&format!(
+        pgsurge_testkit::missing_prerequisite(&format!(
             "{PGBENCH} not found (install postgresql-client / postgresql-contrib)"
         ));
         false
