@@ -10,12 +10,16 @@ use std::path::{Path, PathBuf};
 
 type Body = fn(&[u8]);
 
-const TARGETS: [(&str, Body); 5] = [
+const TARGETS: [(&str, Body); 6] = [
     ("parse_eval", pgsurge_script::fuzz_bytes),
     ("decode", pgsurge_wire::fuzzing::decode_one),
     ("conninfo", pgsurge_wire::fuzzing::conninfo_one),
     ("campaign", pgsurge_lab::fuzzing::campaign_one),
     ("import", pgsurge_lab::fuzzing::import_one),
+    (
+        "merge_documents",
+        pgsurge_dist::fuzzing::merge_documents_one,
+    ),
 ];
 
 /// Mutations per target.
