@@ -2,9 +2,11 @@
 //! a PostgreSQL results store (`bench --store URL --group NAME`), `pgsurge dist wait`
 //! waits for them and merges them — exactly as `pgsurge merge` merges their JSON files
 //! — and compares the server's commits over the run; `results show` of the group
-//! prints the same merge. A generator index stored twice is refused, a missing
-//! generator ends the wait with a timeout naming it, and `--group` needs `--store`
-//! and the generator options.
+//! prints the same merge. A generator index stored twice is refused, and so is a
+//! generator of another `--generator-count` than the group's (and a wait for another
+//! number of generators); a missing generator ends the wait with a timeout naming it;
+//! generators that ran one after another are not merged; and `--group` needs
+//! `--store` and the generator options.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -260,6 +262,171 @@ fn a_missing_generator_ends_the_wait_naming_it() {
         err.contains("1 of 3 generators stored after 1s; missing generator index(es): 0, 2"),
         "{err}"
     );
+}
+
+#[test]
+fn a_group_holds_the_generators_of_one_generator_count() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("group_counts");
+    let store_db = srv.create_database("group_counts_store");
+    let store = srv.conninfo(&store_db);
+    let store_arg = format!("--store={store}");
+    let (_, err, code) = run(srv, &["bench", "-i", "-s", "1", "-q", &db]);
+    assert_eq!(code, 0, "{err}");
+    let generator = |index: u32, count: u32| {
+        let index = format!("--generator-index={index}");
+        let count = format!("--generator-count={count}");
+        run(
+            srv,
+            &[
+                "bench",
+                "-n",
+                "-S",
+                "-c",
+                "1",
+                "-t",
+                "10",
+                &index,
+                &count,
+                &store_arg,
+                "--group=g2",
+                &db,
+            ],
+        )
+    };
+    let (_, err, code) = generator(1, 2);
+    assert_eq!(code, 0, "{err}");
+    // Index 1 again, "of 3": not a generator of the same run.
+    let (_, err, code) = generator(1, 3);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "group \"g2\" is a run of 2 generators (--generator-count 2); this is generator 1 of 3"
+        ),
+        "{err}"
+    );
+    let (_, err, code) = generator(0, 3);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("this is generator 0 of 3"), "{err}");
+
+    // Waiting for 3 is refused at once; waiting for 2 finds only the one of 2.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("merged.json");
+    let json_arg = format!("--json={}", json.display());
+    let wait = |n: &str| {
+        run(
+            srv,
+            &[
+                "dist",
+                "wait",
+                "--store",
+                &store,
+                "--group",
+                "g2",
+                "-n",
+                n,
+                "--timeout",
+                "1",
+                &json_arg,
+            ],
+        )
+    };
+    let (out, err, code) = wait("3");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "group \"g2\" is a run of 2 generators (--generator-count 2), not the 3 waited for"
+        ),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+    let (_, err, code) = wait("2");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("1 of 2 generators stored after 1s; missing generator index(es): 0"),
+        "{err}"
+    );
+    assert!(!json.exists(), "nothing merged, nothing written");
+}
+
+#[test]
+fn generators_that_ran_one_after_another_are_not_merged() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("group_sequential");
+    let store_db = srv.create_database("group_sequential_store");
+    let store = srv.conninfo(&store_db);
+    let store_arg = format!("--store={store}");
+    let (_, err, code) = run(srv, &["bench", "-i", "-s", "1", "-q", &db]);
+    assert_eq!(code, 0, "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    // Three generators of one group, each started after the one before had finished.
+    for i in 0..3 {
+        let json = dir.path().join(format!("g{i}.json"));
+        let json_arg = format!("--json={}", json.display());
+        let index = format!("--generator-index={i}");
+        let (_, err, code) = run(
+            srv,
+            &[
+                "bench",
+                "-n",
+                "-S",
+                "-c",
+                "1",
+                "-T",
+                "1",
+                &index,
+                "--generator-count=3",
+                &store_arg,
+                "--group=g3",
+                &json_arg,
+                &db,
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        files.push(json);
+    }
+    let merged = dir.path().join("merged.json");
+    let merged_arg = format!("--json={}", merged.display());
+    let (out, err, code) = run(
+        srv,
+        &[
+            "dist",
+            "wait",
+            "--store",
+            &store,
+            "--group",
+            "g3",
+            "-n",
+            "3",
+            "--timeout",
+            "5",
+            &merged_arg,
+        ],
+    );
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("pgsurge dist wait: error: generator 2/3 started ")
+            && err.contains(" after generator 0/3, but generator ")
+            && err.contains("these results did not run at the same time"),
+        "{err}"
+    );
+    assert!(!out.contains("number of generators"), "{out}");
+    assert!(!merged.exists(), "nothing merged, nothing written");
+    // Their files are refused the same way.
+    let mut args = vec!["merge".to_string(), merged_arg];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, err, code) = run(srv, &args);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "pgsurge merge: error: {} started ",
+            files[2].display()
+        )) && err.contains("these results did not run at the same time"),
+        "{err}"
+    );
+    assert!(!merged.exists(), "nothing merged, nothing written");
 }
 
 #[test]

@@ -274,6 +274,9 @@ pub fn wait_for_group(
                 .collect::<Vec<_>>(),
             None => Vec::new(),
         };
+        if let Some(id) = found {
+            check_group_size(&mut store, id, group, generators, &stored)?;
+        }
         if stored.len() != announced {
             announced = stored.len();
             progress(announced);
@@ -316,6 +319,38 @@ pub fn wait_for_group(
         Some(&pgsurge_store::now_rfc3339()),
     );
     Ok(WaitedGroup { set_id, merged })
+}
+
+/// Refuses a group that is not a run of `generators` generators: one whose first
+/// generator gave another `--generator-count`, or that holds a generator of another
+/// count.
+fn check_group_size(
+    store: &mut Store,
+    set_id: i64,
+    group: &str,
+    generators: u32,
+    stored: &[String],
+) -> Result<(), WaitError> {
+    let set = store
+        .set(set_id)
+        .map_err(|e| WaitError::Failed(e.to_string()))?;
+    if let Some(planned) = set.record.planned_tests {
+        if planned != i64::from(generators) {
+            return Err(WaitError::Failed(format!(
+                "group \"{group}\" is a run of {planned} generators (--generator-count {planned}), \
+                 not the {generators} waited for"
+            )));
+        }
+    }
+    let expected: Vec<String> = (0..generators)
+        .map(|i| generator_test_key(i, generators))
+        .collect();
+    if let Some(other) = stored.iter().find(|k| !expected.contains(k)) {
+        return Err(WaitError::Failed(format!(
+            "group \"{group}\" holds \"{other}\", which is not a generator of a run of {generators}"
+        )));
+    }
+    Ok(())
 }
 
 /// Runs `pgsurge dist wait`: 0 when merged, 1 on an error or a timeout, 3 when the

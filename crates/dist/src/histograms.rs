@@ -18,6 +18,14 @@ pub fn decode(encoded: &str) -> Result<Histogram<u64>, MergeError> {
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| MergeError::Histogram(format!("not an HdrHistogram V2 encoding: {e:?}")))?;
     h.auto(true);
+    // The decoder adds the bucket counts up with saturation: a total of 2^64 − 1 is
+    // buckets whose sum does not fit in a `u64` (no run records that many values).
+    if h.len() == u64::MAX {
+        return Err(MergeError::Histogram(format!(
+            "its bucket counts add up to {} or more",
+            u64::MAX
+        )));
+    }
     Ok(h)
 }
 
@@ -28,8 +36,19 @@ pub fn encode(h: &Histogram<u64>) -> Option<String> {
     Some(base64::engine::general_purpose::STANDARD.encode(buf))
 }
 
-/// Adds `other` into `into` (which grows as needed), bucket by bucket.
+/// Adds `other` into `into` (which grows as needed), bucket by bucket. Refuses
+/// counts that together do not fit in a `u64` (the crate would saturate them).
 pub fn add(into: &mut Option<Histogram<u64>>, other: &Histogram<u64>) -> Result<(), MergeError> {
+    if let Some(h) = into {
+        if h.len().checked_add(other.len()).is_none() {
+            return Err(MergeError::Histogram(format!(
+                "counts of {} and {} add up to more than {}",
+                h.len(),
+                other.len(),
+                u64::MAX
+            )));
+        }
+    }
     match into {
         None => {
             let mut h = other.clone();

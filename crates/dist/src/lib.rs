@@ -12,7 +12,8 @@
 //! | module | owns |
 //! |---|---|
 //! | [`histograms`] | decode/add/encode the HDR histograms of result documents |
-//! | [`merge`] | the union of many results, and refusal of different workloads |
+//! | [`checks`] | what makes many documents one run: each consistent, none twice, one set of generator indexes, overlapping in time |
+//! | [`merge`] | the union of many results (checked sums), and refusal of different workloads |
 //! | [`merge_cli`] | `pgsurge merge`: reading files, printing the report |
 //! | [`split`] | total clients / rate / seed → one share per generator |
 //! | [`launch`] | what every launcher shares: workload options, generator arguments, the common start, presenting the merge |
@@ -23,6 +24,9 @@
 
 use std::path::PathBuf;
 
+pub mod checks;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod group;
 pub mod histograms;
 pub mod launch;
@@ -79,6 +83,126 @@ pub enum MergeError {
     /// A generator process could not be run or failed.
     #[error("{0}")]
     Launch(String),
+    /// One file named twice.
+    #[error("{} is given twice: each generator's result is merged once", path.display())]
+    GivenTwice {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Two inputs hold the same run.
+    #[error(
+        "{first} and {other} are the same run ({why}): each generator's result is merged once"
+    )]
+    SameRun {
+        /// The first input.
+        first: String,
+        /// The input that repeats it.
+        other: String,
+        /// How they are the same.
+        why: String,
+    },
+    /// A document contradicts itself.
+    #[error("{label}: not a consistent result document: {what}")]
+    Inconsistent {
+        /// The input.
+        label: String,
+        /// What disagrees with what.
+        what: String,
+    },
+    /// A generator index not below its generator count, or a count of 0.
+    #[error(
+        "{label}: generator index {} is not below its generator count {count}",
+        index.map_or("(none)".to_string(), |i| i.to_string())
+    )]
+    IndexOutOfRange {
+        /// The input.
+        label: String,
+        /// Its `--generator-index`.
+        index: Option<u32>,
+        /// Its `--generator-count`.
+        count: u32,
+    },
+    /// Inputs that claim different generator counts.
+    #[error("{first} but {other}: the generators of one run share one --generator-count")]
+    DifferentCounts {
+        /// `LABEL is generator I of N`.
+        first: String,
+        /// `LABEL is generator J of M`.
+        other: String,
+    },
+    /// Some inputs carry a generator index and others none.
+    #[error(
+        "{with} carries a generator index but {without} does not: the inputs are all \
+         numbered generators of one run, or none is numbered"
+    )]
+    MixedIndexes {
+        /// An input with an index.
+        with: String,
+        /// An input without one.
+        without: String,
+    },
+    /// One generator index twice.
+    #[error("generator index {index} is given twice: {first} and {other}")]
+    DuplicateIndex {
+        /// The index.
+        index: u32,
+        /// The first input with it.
+        first: String,
+        /// The other.
+        other: String,
+    },
+    /// Fewer (or more) inputs than the generator count.
+    #[error(
+        "a run of {count} generators, but {} given ({}){}",
+        given.len(),
+        given.join(", "),
+        if missing.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; missing generator index(es): {}",
+                missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            )
+        }
+    )]
+    Incomplete {
+        /// `--generator-count`.
+        count: u32,
+        /// The inputs given.
+        given: Vec<String>,
+        /// The indexes not given (empty when the inputs carry no index).
+        missing: Vec<u32>,
+    },
+    /// The runs did not overlap in time.
+    #[error(
+        "{late} started {:.3} s after {early}, but {short} ran only {:.3} s: these results \
+         did not run at the same time (the start skew may exceed the shortest run by at most {} ms)",
+        *skew_us as f64 / 1e6,
+        *shortest_us as f64 / 1e6,
+        checks::START_SKEW_TOLERANCE_US / 1000
+    )]
+    NotConcurrent {
+        /// The input that started first.
+        early: String,
+        /// The input that started last.
+        late: String,
+        /// Latest start minus earliest (µs).
+        skew_us: i128,
+        /// The input with the shortest run.
+        short: String,
+        /// Its duration (µs).
+        shortest_us: i128,
+    },
+    /// Counts that together do not fit their type.
+    #[error("the {what} of {inputs} add up to more than {limit}: no counter holds their sum")]
+    Overflow {
+        /// What was added.
+        what: String,
+        /// The inputs.
+        inputs: String,
+        /// The largest value the sum may have.
+        limit: String,
+    },
 }
 
 /// The clap definition of `pgsurge merge` (for the command tree: help, completions, man).

@@ -2,8 +2,10 @@
 //! union: counts summed, exact sums combined, latency histograms added bucket by
 //! bucket (percentiles come from the merged histogram), per-script and per-command
 //! figures merged the same way, per-second series aligned on the wall clock, and tps
-//! over the common window. Refuses results of different workloads. Pure data in,
-//! data out: reading files and printing live in `merge_cli.rs`.
+//! over the common window. Refuses results of different workloads, and inputs that
+//! cannot be one run ([`crate::checks`]); every count is added with checked
+//! arithmetic, so a sum that does not fit is refused rather than wrapped. Pure data
+//! in, data out: reading files and printing live in `merge_cli.rs`.
 
 use hdrhistogram::Histogram;
 use pgsurge_results::progress_counters::{IntervalSample, Percentile};
@@ -12,8 +14,69 @@ use pgsurge_results::{
     TxnSummary, DEFAULT_PERCENTILES, SCHEMA_VERSION,
 };
 
+use crate::checks::{self, actual_start};
 use crate::histograms;
 use crate::MergeError;
+
+/// Checked sums over the inputs, whose labels name them when a sum overflows.
+struct Sums {
+    inputs: String,
+}
+
+impl Sums {
+    fn overflow(&self, what: &str, limit: impl ToString) -> MergeError {
+        MergeError::Overflow {
+            what: what.to_string(),
+            inputs: self.inputs.clone(),
+            limit: limit.to_string(),
+        }
+    }
+
+    fn u64(&self, what: &str, values: impl IntoIterator<Item = u64>) -> Result<u64, MergeError> {
+        values
+            .into_iter()
+            .try_fold(0u64, u64::checked_add)
+            .ok_or_else(|| self.overflow(what, u64::MAX))
+    }
+
+    fn u32(&self, what: &str, values: impl IntoIterator<Item = u32>) -> Result<u32, MergeError> {
+        let sum = self.u64(what, values.into_iter().map(u64::from))?;
+        u32::try_from(sum).map_err(|_| self.overflow(what, u32::MAX))
+    }
+
+    fn stats(
+        &self,
+        what: &str,
+        into: &mut SimpleStats,
+        part: &SimpleStats,
+    ) -> Result<(), MergeError> {
+        let merged = into
+            .checked_merge(part)
+            .ok_or_else(|| self.overflow(&format!("{what} counts"), u64::MAX))?;
+        // Sums of real latencies stay far below f64's range; infinite ones would not
+        // even be written back as a document.
+        if !(merged.sum.is_finite() && merged.sum2.is_finite()) {
+            return Err(self.overflow(&format!("{what} sums (µs)"), f64::MAX));
+        }
+        *into = merged;
+        Ok(())
+    }
+
+    /// Adds a histogram into `into`, refusing counts that do not fit together.
+    fn histogram(
+        &self,
+        what: &str,
+        into: &mut Option<Histogram<u64>>,
+        part: &Histogram<u64>,
+    ) -> Result<(), MergeError> {
+        if let Some(h) = into {
+            if h.len().checked_add(part.len()).is_none() {
+                return Err(self.overflow(what, u64::MAX));
+            }
+        }
+        histograms::add(into, part)
+    }
+}
 
 /// One generator's line under the merged report.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,15 +128,6 @@ pub struct MergedRun {
     pub start_skew_us: i64,
     /// The common window: earliest actual start .. latest end (Unix epoch µs).
     pub window_unix_us: (i64, i64),
-}
-
-/// When a generator's clients started: the recorded actual start, else the run
-/// start plus the initial connection time (pgbench's benchmark start).
-fn actual_start(r: &RunResult) -> i64 {
-    r.generator
-        .as_ref()
-        .map(|g| g.actual_start_unix_us)
-        .unwrap_or(r.start_time_unix_us + r.initial_connection_us)
 }
 
 /// Refuses to merge runs of different workloads: what must be equal for the union
@@ -133,14 +187,23 @@ fn check_same_workload(results: &[RunResult], labels: &[String]) -> Result<(), M
 /// Merges latency summaries: exact sums combined, histograms added. The merged
 /// histogram is absent when any part that measured something carried none (a
 /// percentile of part of the data would be wrong).
-fn merge_latency(parts: &[&LatencySummary], ranks: &[f64]) -> Result<LatencySummary, MergeError> {
+fn merge_latency(
+    sums_of: &Sums,
+    what: &str,
+    parts: &[&LatencySummary],
+    ranks: &[f64],
+) -> Result<LatencySummary, MergeError> {
     let mut sums = SimpleStats::default();
     let mut hist: Option<Histogram<u64>> = None;
     let mut complete = true;
     for p in parts {
-        sums.merge(&p.sums_us);
+        sums_of.stats(what, &mut sums, &p.sums_us)?;
         match &p.histogram {
-            Some(enc) => histograms::add(&mut hist, &histograms::decode(enc)?)?,
+            Some(enc) => sums_of.histogram(
+                &format!("{what} histogram counts"),
+                &mut hist,
+                &histograms::decode(enc)?,
+            )?,
             None if p.sums_us.count > 0 => complete = false,
             None => {}
         }
@@ -173,50 +236,77 @@ fn percentiles(h: &Histogram<u64>, ranks: &[f64]) -> Vec<Percentile> {
         .collect()
 }
 
-fn merge_txn(parts: &[&TxnSummary], ranks: &[f64]) -> Result<TxnSummary, MergeError> {
-    let sum = |f: fn(&TxnSummary) -> u64| parts.iter().map(|p| f(p)).sum::<u64>();
+fn merge_txn(
+    sums: &Sums,
+    what: &str,
+    parts: &[&TxnSummary],
+    ranks: &[f64],
+) -> Result<TxnSummary, MergeError> {
+    let named = |name: &str| {
+        if what.is_empty() {
+            name.to_string()
+        } else {
+            format!("{what} {name}")
+        }
+    };
+    let sum =
+        |name: &str, f: fn(&TxnSummary) -> u64| sums.u64(&named(name), parts.iter().map(|p| f(p)));
     let lat: Vec<&LatencySummary> = parts.iter().map(|p| &p.latency).collect();
     let lag: Vec<&LatencySummary> = parts.iter().map(|p| &p.lag).collect();
-    Ok(TxnSummary {
-        transactions: sum(|p| p.transactions),
-        skipped: sum(|p| p.skipped),
-        failures: sum(|p| p.failures),
-        serialization_failures: sum(|p| p.serialization_failures),
-        deadlock_failures: sum(|p| p.deadlock_failures),
-        other_sql_failures: sum(|p| p.other_sql_failures),
-        retried: sum(|p| p.retried),
-        retries: sum(|p| p.retries),
-        late: sum(|p| p.late),
-        latency: merge_latency(&lat, ranks)?,
-        lag: merge_latency(&lag, ranks)?,
-    })
+    let t = TxnSummary {
+        transactions: sum("transactions", |p| p.transactions)?,
+        skipped: sum("skipped transactions", |p| p.skipped)?,
+        failures: sum("failures", |p| p.failures)?,
+        serialization_failures: sum("serialization failures", |p| p.serialization_failures)?,
+        deadlock_failures: sum("deadlock failures", |p| p.deadlock_failures)?,
+        other_sql_failures: sum("other failures", |p| p.other_sql_failures)?,
+        retried: sum("retried transactions", |p| p.retried)?,
+        retries: sum("retries", |p| p.retries)?,
+        late: sum("late transactions", |p| p.late)?,
+        latency: merge_latency(sums, &named("latency"), &lat, ranks)?,
+        lag: merge_latency(sums, &named("schedule lag"), &lag, ranks)?,
+    };
+    if t.checked_total_cnt().is_none() {
+        return Err(sums.overflow(
+            &named("successful, skipped and failed transactions"),
+            u64::MAX,
+        ));
+    }
+    Ok(t)
 }
 
-fn merge_scripts(results: &[RunResult], ranks: &[f64]) -> Result<Vec<ScriptResult>, MergeError> {
+fn merge_scripts(
+    sums: &Sums,
+    results: &[RunResult],
+    ranks: &[f64],
+) -> Result<Vec<ScriptResult>, MergeError> {
     let first = &results[0];
     first
         .scripts
         .iter()
         .enumerate()
         .map(|(i, s0)| {
-            let stats: Vec<&TxnSummary> = results.iter().map(|r| &r.scripts[i].stats).collect();
+            // Every input has the same scripts (`check_same_workload`).
+            let all: Vec<&ScriptResult> = results.iter().filter_map(|r| r.scripts.get(i)).collect();
+            let stats: Vec<&TxnSummary> = all.iter().map(|s| &s.stats).collect();
+            let what = format!("script {}", i + 1);
             let commands = s0
                 .commands
                 .iter()
                 .enumerate()
                 .map(|(j, c0)| {
-                    let cs: Vec<Option<&CommandResult>> = results
-                        .iter()
-                        .map(|r| r.scripts[i].commands.get(j))
-                        .collect();
-                    let lat: Vec<&LatencySummary> =
-                        cs.iter().flatten().map(|c| &c.latency).collect();
+                    let cs: Vec<&CommandResult> =
+                        all.iter().filter_map(|s| s.commands.get(j)).collect();
+                    let lat: Vec<&LatencySummary> = cs.iter().map(|c| &c.latency).collect();
+                    let what = format!("{what} command {}", j + 1);
                     Ok(CommandResult {
                         index: j,
                         first_line: c0.first_line.clone(),
-                        latency: merge_latency(&lat, ranks)?,
-                        failures: cs.iter().flatten().map(|c| c.failures).sum(),
-                        retries: cs.iter().flatten().map(|c| c.retries).sum(),
+                        latency: merge_latency(sums, &format!("{what} latency"), &lat, ranks)?,
+                        failures: sums
+                            .u64(&format!("{what} failures"), cs.iter().map(|c| c.failures))?,
+                        retries: sums
+                            .u64(&format!("{what} retries"), cs.iter().map(|c| c.retries))?,
                     })
                 })
                 .collect::<Result<Vec<_>, MergeError>>()?;
@@ -224,7 +314,7 @@ fn merge_scripts(results: &[RunResult], ranks: &[f64]) -> Result<Vec<ScriptResul
                 name: s0.name.clone(),
                 weight: s0.weight,
                 text: s0.text.clone(),
-                stats: merge_txn(&stats, ranks)?,
+                stats: merge_txn(sums, &what, &stats, ranks)?,
                 commands,
             })
         })
@@ -235,8 +325,10 @@ fn merge_scripts(results: &[RunResult], ranks: &[f64]) -> Result<Vec<ScriptResul
 /// its end, in periods since the epoch) and merges each period: counts summed,
 /// mean and standard deviation pooled exactly from the parts' counts, means and
 /// deviations, histograms added.
-pub fn merge_intervals(
+fn merge_intervals(
+    sums: &Sums,
     results: &[RunResult],
+    labels: &[String],
     ranks: &[f64],
 ) -> Result<Vec<IntervalSample>, MergeError> {
     let period = results
@@ -246,17 +338,26 @@ pub fn merge_intervals(
         .next()
         .unwrap_or(1.0);
     let key = |i: &IntervalSample| (i.epoch_s / period).round() as i64;
-    let mut by_key: std::collections::BTreeMap<i64, Vec<&IntervalSample>> = Default::default();
-    for r in results {
+    // Each period's samples, with the input each comes from.
+    type Part<'a> = (&'a IntervalSample, &'a str);
+    let mut by_key: std::collections::BTreeMap<i64, Vec<Part<'_>>> = Default::default();
+    for (r, label) in results.iter().zip(labels) {
         for i in &r.intervals {
-            by_key.entry(key(i)).or_default().push(i);
+            by_key.entry(key(i)).or_default().push((i, label));
         }
     }
     let origin = results.iter().map(actual_start).min().unwrap_or_default() as f64 / 1e6;
     by_key
         .into_values()
         .map(|parts| {
-            let n: u64 = parts.iter().map(|p| p.transactions).sum();
+            let at = parts.first().map_or(0.0, |p| p.0.epoch_s);
+            let sum = |name: &str, f: fn(&IntervalSample) -> u64| {
+                sums.u64(
+                    &format!("per-second {name} at {at} s since the epoch"),
+                    parts.iter().map(|p| f(p.0)),
+                )
+            };
+            let n = sum("transactions", |p| p.transactions)?;
             let nf = n as f64;
             let weighted = |f: fn(&IntervalSample) -> f64| {
                 if n == 0 {
@@ -264,7 +365,7 @@ pub fn merge_intervals(
                 } else {
                     parts
                         .iter()
-                        .map(|p| p.transactions as f64 * f(p))
+                        .map(|p| p.0.transactions as f64 * f(p.0))
                         .sum::<f64>()
                         / nf
                 }
@@ -274,26 +375,36 @@ pub fn merge_intervals(
             let ex2 = weighted(|p| p.stddev_ms * p.stddev_ms + p.latency_ms * p.latency_ms);
             let mut hist = None;
             let mut complete = true;
-            for p in &parts {
+            for (p, label) in &parts {
                 match &p.histogram {
-                    Some(e) => histograms::add(&mut hist, &histograms::decode(e)?)?,
+                    Some(e) => {
+                        let what = format!(
+                            "its per-second histogram at {} s since the epoch",
+                            p.epoch_s
+                        );
+                        sums.histogram(
+                            &format!("per-second histogram counts at {at} s since the epoch"),
+                            &mut hist,
+                            &checks::decode_in(label, &what, e)?,
+                        )?
+                    }
                     None if p.transactions > 0 => complete = false,
                     None => {}
                 }
             }
             let hist = hist.filter(|_| complete);
-            let epoch_s = parts.iter().map(|p| p.epoch_s).fold(f64::MIN, f64::max);
-            let duration_s = parts.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+            let epoch_s = parts.iter().map(|p| p.0.epoch_s).fold(f64::MIN, f64::max);
+            let duration_s = parts.iter().map(|p| p.0.duration_s).fold(0.0, f64::max);
             Ok(IntervalSample {
                 elapsed_s: epoch_s - origin,
                 epoch_s,
                 duration_s,
                 transactions: n,
-                failures: parts.iter().map(|p| p.failures).sum(),
-                skipped: parts.iter().map(|p| p.skipped).sum(),
-                retried: parts.iter().map(|p| p.retried).sum(),
-                retries: parts.iter().map(|p| p.retries).sum(),
-                tps: parts.iter().map(|p| p.tps).sum(),
+                failures: sum("failures", |p| p.failures)?,
+                skipped: sum("skipped transactions", |p| p.skipped)?,
+                retried: sum("retried transactions", |p| p.retried)?,
+                retries: sum("retries", |p| p.retries)?,
+                tps: parts.iter().map(|p| p.0.tps).sum(),
                 latency_ms: mean,
                 stddev_ms: (ex2 - mean * mean).max(0.0).sqrt(),
                 lag_ms: weighted(|p| p.lag_ms),
@@ -307,11 +418,21 @@ pub fn merge_intervals(
         .collect()
 }
 
-/// Merges `results` (labelled for error messages, e.g. by file name) into one.
+/// Merges `results` (labelled for error messages, e.g. by file name) into one, after
+/// checking that they can be one run ([`crate::checks`]).
 pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, MergeError> {
     if results.is_empty() {
         return Err(MergeError::Nothing);
     }
+    let labels: Vec<String> = (0..results.len())
+        .map(|i| {
+            labels
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("input {}", i + 1))
+        })
+        .collect();
+    let labels = labels.as_slice();
     for (r, label) in results.iter().zip(labels) {
         if r.schema_version != SCHEMA_VERSION {
             return Err(MergeError::SchemaVersion {
@@ -320,7 +441,16 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
             });
         }
     }
+    for (r, label) in results.iter().zip(labels) {
+        checks::check_document(r, label)?;
+    }
+    checks::check_distinct(results, labels)?;
+    checks::check_generators(results, labels)?;
     check_same_workload(results, labels)?;
+    checks::check_overlap(results, labels)?;
+    let sums = Sums {
+        inputs: labels.join(", "),
+    };
     let first = &results[0];
     let mut user_ranks: Vec<f64> = Vec::new();
     for r in results {
@@ -339,18 +469,33 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
     }
     ranks.sort_by(f64::total_cmp);
 
-    let starts: Vec<i64> = results.iter().map(actual_start).collect();
+    // `check_document` keeps every start and end within `i64`.
+    let out_of_range = || MergeError::Inconsistent {
+        label: sums.inputs.clone(),
+        what: "their start and end times are out of range".into(),
+    };
+    let starts: Vec<i64> = results
+        .iter()
+        .map(|r| i64::try_from(actual_start(r)).map_err(|_| out_of_range()))
+        .collect::<Result<_, _>>()?;
     let ends: Vec<i64> = results.iter().map(|r| r.end_time_unix_us).collect();
     let window = (
-        *starts.iter().min().expect("not empty"),
-        *ends.iter().max().expect("not empty"),
+        starts.iter().copied().min().unwrap_or_default(),
+        ends.iter().copied().max().unwrap_or_default(),
     );
-    let skew = starts.iter().max().expect("not empty") - window.0;
+    let skew = starts
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or_default()
+        .checked_sub(window.0)
+        .ok_or_else(out_of_range)?;
+    let bench_duration_us = window.1.checked_sub(window.0).ok_or_else(out_of_range)?;
     let totals: Vec<&TxnSummary> = results.iter().map(|r| &r.totals).collect();
-    let totals = merge_txn(&totals, &ranks)?;
+    let totals = merge_txn(&sums, "", &totals, &ranks)?;
     let mut options = first.options.clone();
-    options.clients = results.iter().map(|r| r.options.clients).sum();
-    options.threads = results.iter().map(|r| r.options.threads).sum();
+    options.clients = sums.u32("clients", results.iter().map(|r| r.options.clients))?;
+    options.threads = sums.u32("threads", results.iter().map(|r| r.options.threads))?;
     options.rate_tps = first
         .options
         .rate_tps
@@ -379,7 +524,6 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
             end_unix_us: r.end_time_unix_us,
         })
         .collect::<Vec<GeneratorLine>>();
-    let bench_duration_us = window.1 - window.0;
     let result = RunResult {
         schema_version: SCHEMA_VERSION,
         pgsurge_version: first.pgsurge_version.clone(),
@@ -388,7 +532,7 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
             .iter()
             .map(|r| r.start_time_unix_us)
             .min()
-            .expect("not empty"),
+            .unwrap_or_default(),
         end_time_unix_us: window.1,
         interrupted: results.iter().any(|r| r.interrupted),
         aborted: results.iter().any(|r| r.aborted),
@@ -403,10 +547,13 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
             .map(|r| r.initial_connection_us)
             .max()
             .unwrap_or(0),
-        connection_total_us: results.iter().map(|r| r.connection_total_us).sum(),
+        connection_total_us: sums.u64(
+            "connection times",
+            results.iter().map(|r| r.connection_total_us),
+        )?,
         tps: totals.transactions as f64 / (bench_duration_us as f64 / 1e6),
-        scripts: merge_scripts(results, &ranks)?,
-        intervals: merge_intervals(results, &first_ranks_for_intervals(results))?,
+        scripts: merge_scripts(&sums, results, &ranks)?,
+        intervals: merge_intervals(&sums, results, labels, &first_ranks_for_intervals(results))?,
         totals,
         generator: None,
         generators: generators.iter().map(GeneratorLine::to_document).collect(),

@@ -71,8 +71,15 @@ pub fn parse_result(text: &str) -> Result<RunResult, String> {
     Err(not_a_document())
 }
 
-/// Reads and merges `paths`, labelling each by its path.
+/// Reads and merges `paths`, labelling each by its path. A file named twice (also
+/// through another path to it) is refused before anything is read.
 pub fn merge_files(paths: &[PathBuf]) -> Result<MergedRun, MergeError> {
+    let mut seen = std::collections::HashSet::new();
+    for p in paths {
+        if !seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())) {
+            return Err(MergeError::GivenTwice { path: p.clone() });
+        }
+    }
     let results = paths
         .iter()
         .map(|p| read_result(p))
@@ -114,8 +121,8 @@ pub fn write_merged_report(m: &MergedRun, out: &mut dyn Write) -> std::io::Resul
             g.clients,
             g.transactions,
             g.tps,
-            (g.start_unix_us - t0) as f64 / 1000.0,
-            (g.end_unix_us - t0) as f64 / 1000.0,
+            (i128::from(g.start_unix_us) - i128::from(t0)) as f64 / 1000.0,
+            (i128::from(g.end_unix_us) - i128::from(t0)) as f64 / 1000.0,
         )?;
     }
     writeln!(out, "start skew: {:.3} ms", m.start_skew_us as f64 / 1000.0)

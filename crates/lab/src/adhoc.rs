@@ -99,7 +99,8 @@ pub const GROUP_SPEC_HASH: &str = "bench --group";
 /// `bench --store --group NAME`: the run as generator `index` of the group's set,
 /// created by whichever generator comes first (in one exclusive transaction, so
 /// generators finishing together share it). A second run with the same index is
-/// refused by the store (a group holds each generator once).
+/// refused by the store (a group holds each generator once), and so is a generator
+/// whose `--generator-count` is not the group's.
 fn store_generator_run(
     store: &mut Store,
     shown: &str,
@@ -137,6 +138,19 @@ fn store_generator_run(
             },
         )
         .map_err(|e| e.to_string())?;
+    // One group is one run: every generator gives the same --generator-count, the
+    // one the group was created with.
+    let planned = store
+        .set(set_id)
+        .map_err(|e| e.to_string())?
+        .record
+        .planned_tests;
+    if let Some(n) = planned.filter(|&n| n != i64::from(count)) {
+        return Err(format!(
+            "group \"{group}\" is a run of {n} generators (--generator-count {n}); \
+             this is generator {index} of {count}"
+        ));
+    }
     let mut write = run_write(
         set_id,
         target_id,

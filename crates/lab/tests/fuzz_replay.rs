@@ -17,6 +17,10 @@ const TARGETS: [(&str, Body); 6] = [
     ("campaign", pgsurge_lab::fuzzing::campaign_one),
     ("campaign_env", pgsurge_lab::fuzzing::campaign_env_one),
     ("import", pgsurge_lab::fuzzing::import_one),
+    (
+        "merge_documents",
+        pgsurge_dist::fuzzing::merge_documents_one,
+    ),
 ];
 
 /// Mutations per target.

@@ -250,6 +250,14 @@ impl TxnSummary {
     pub fn total_cnt(&self) -> u64 {
         self.transactions + self.skipped + self.failures
     }
+
+    /// [`TxnSummary::total_cnt`], or `None` when it does not fit in a `u64` (a
+    /// document read from outside can carry any counts).
+    pub fn checked_total_cnt(&self) -> Option<u64> {
+        self.transactions
+            .checked_add(self.skipped)?
+            .checked_add(self.failures)
+    }
 }
 
 /// One command's statistics (`-r`).

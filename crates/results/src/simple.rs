@@ -49,6 +49,27 @@ impl SimpleStats {
         self.sum2 += other.sum2;
     }
 
+    /// The union of this set of values and `other`, or `None` when the counts together
+    /// do not fit in a `u64` (documents read from outside can carry any count; a sum
+    /// must not wrap). Unlike [`SimpleStats::merge`] (pgbench's, whose empty thread
+    /// would lower the minimum to 0), an empty side leaves the other unchanged.
+    pub fn checked_merge(&self, other: &SimpleStats) -> Option<SimpleStats> {
+        let count = self.count.checked_add(other.count)?;
+        if other.count == 0 {
+            return Some(*self);
+        }
+        if self.count == 0 {
+            return Some(*other);
+        }
+        Some(SimpleStats {
+            count,
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+            sum: self.sum + other.sum,
+            sum2: self.sum2 + other.sum2,
+        })
+    }
+
     /// Mean in µs, `None` when empty.
     pub fn mean(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum / self.count as f64)
@@ -66,6 +87,28 @@ impl SimpleStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checked_merge_refuses_counts_that_wrap_and_keeps_an_empty_side_out() {
+        let mut a = SimpleStats::default();
+        a.add(5.0);
+        a.add(7.0);
+        let empty = SimpleStats::default();
+        assert_eq!(a.checked_merge(&empty), Some(a));
+        assert_eq!(empty.checked_merge(&a), Some(a));
+        let mut b = SimpleStats::default();
+        b.add(1.0);
+        let both = a.checked_merge(&b).expect("fits");
+        assert_eq!(
+            (both.count, both.min, both.max, both.sum),
+            (3, 1.0, 7.0, 13.0)
+        );
+        let huge = SimpleStats {
+            count: u64::MAX,
+            ..a
+        };
+        assert_eq!(huge.checked_merge(&b), None);
+    }
 
     #[test]
     fn add_and_merge_agree() {
