@@ -63,15 +63,29 @@ pub type StoreRun<'a> = dyn Fn(
     ) -> Result<String, String>
     + 'a;
 
+/// Checks, before anything connects, that the results store `--store` names (`None`:
+/// the default store) can take a run; returns the one-line reason when it cannot.
+pub type StoreCheck<'a> = dyn Fn(Option<&str>) -> Result<(), String> + 'a;
+
+/// The binary's results store for `--store`: checked before the benchmark, so a store
+/// that cannot take the run fails at once, and written after it.
+#[derive(Clone, Copy)]
+pub struct StoreHooks<'a> {
+    /// Run before the benchmark connects.
+    pub check: &'a StoreCheck<'a>,
+    /// Run with the finished run.
+    pub write: &'a StoreRun<'a>,
+}
+
 /// Entry point of `pgsurge bench` and of the binary invoked as `pgbench`. `args`
 /// excludes the program name. Returns the process exit code.
 pub fn bench_main(args: &[OsString]) -> i32 {
     bench_main_with(args, None)
 }
 
-/// [`bench_main`] with a store writer for `--store` (without one, `--store` is an
+/// [`bench_main`] with a results store for `--store` (without one, `--store` is an
 /// error).
-pub fn bench_main_with(args: &[OsString], store: Option<&StoreRun<'_>>) -> i32 {
+pub fn bench_main_with(args: &[OsString], store: Option<StoreHooks<'_>>) -> i32 {
     let outcome = {
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
@@ -329,7 +343,7 @@ fn make_room_for_run(spec: &RunSpec) -> Result<(), crate::rlimit::RlimitError> {
     crate::rlimit::ensure_run_files(needed, wanted)
 }
 
-fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
+fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
         err_line(&format!("option {name} is not supported yet"));
         return 1;
@@ -337,9 +351,17 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
     let store_to = o.extensions.store.clone();
     let set = o.extensions.set.clone();
     let group = o.extensions.group.clone();
-    if store_to.is_some() && store.is_none() {
-        err_line("--store is not available in this program");
-        return 1;
+    if let Some(location) = &store_to {
+        let Some(hooks) = store else {
+            err_line("--store is not available in this program");
+            return 1;
+        };
+        // The store is checked before anything connects: a store that cannot take the
+        // run fails now, not after the whole benchmark.
+        if let Err(e) = (hooks.check)(location.as_deref()) {
+            err_line(&e);
+            return 1;
+        }
     }
     // The JSON document's path is opened before anything runs: a path that cannot be
     // written fails now, not after the whole benchmark.
@@ -428,7 +450,7 @@ fn bench(o: BenchOptions, store: Option<&StoreRun<'_>>) -> i32 {
         }
     }
     let mut code = 0;
-    if let (Some(location), Some(write)) = (&store_to, store) {
+    if let (Some(location), Some(StoreHooks { write, .. })) = (&store_to, store) {
         let dbname = spec.conn.dbname().to_string();
         let request = StoreRequest {
             location: location.as_deref(),

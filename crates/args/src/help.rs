@@ -119,7 +119,8 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            generators: run this generator's share of them
   --store[=LOCATION]       store the run, its histograms and per-second series in a
                            results store (SQLite file or postgresql:// URL; default:
-                           $PGSURGE_STORE or ./pgsurge-results.db)
+                           $PGSURGE_STORE or ./pgsurge-results.db), checked before
+                           the run starts
   --set=NAME               the store's set for the run (default: adhoc)
   --group=NAME             store the run as one generator of the distributed run
                            NAME (needs --store and --generator-index/-count)

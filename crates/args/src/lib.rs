@@ -43,8 +43,8 @@ use std::ffi::OsString;
 use std::io::Write;
 
 pub use bench::{
-    bench_main, bench_main_with, prepare, StoreRequest, StoreRun, CLIENT_VERSION,
-    CLIENT_VERSION_NUM,
+    bench_main, bench_main_with, prepare, StoreCheck, StoreHooks, StoreRequest, StoreRun,
+    CLIENT_VERSION, CLIENT_VERSION_NUM,
 };
 pub use options::{
     BenchOptions, Connection, Extensions, InitOptions, PartitionMethod, QueryMode, RunLimit,

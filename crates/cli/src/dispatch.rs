@@ -43,7 +43,11 @@ fn bench(args: &[OsString]) -> i32 {
         };
         pgsurge_lab::adhoc::store_bench_run(&run, result, samples)
     };
-    pgsurge_args::bench_main_with(args, Some(&store))
+    let hooks = pgsurge_args::StoreHooks {
+        check: &pgsurge_lab::adhoc::check_store,
+        write: &store,
+    };
+    pgsurge_args::bench_main_with(args, Some(hooks))
 }
 
 /// The text of `pgsurge schema NAME`, or why there is none.

@@ -35,6 +35,15 @@ pub struct AdhocRun<'a> {
     pub command_line: &'a str,
 }
 
+/// Checks, changing nothing, that the store at `location` (`None`: the default store)
+/// can take a run — called before the benchmark, so a store that cannot take it (a
+/// newer schema, another program's database, a missing directory, an unreachable
+/// server) fails at once. Returns the one-line reason.
+pub fn check_store(location: Option<&str>) -> Result<(), String> {
+    let location = location.map(str::to_owned).unwrap_or_else(default_location);
+    Store::check_writable(&location).map_err(|e| e.to_string())
+}
+
 /// Stores the run; returns the line `bench` prints (where it went). The set is
 /// created on first use and reused afterwards; each run gets a new test key.
 pub fn store_bench_run(

@@ -319,13 +319,14 @@ pub fn templates(tests: &[TestPlan]) -> Vec<&TestPlan> {
 }
 
 /// Every cell's search, recomputed from the runs stored in `set_id` (for `results
-/// show` and the report): the same steps the campaign took, judged the same way.
+/// show` and the report): the same steps the campaign took, judged the same way. A
+/// run that cannot be read is left out ([`Store::skipped_runs`] names it).
 pub fn results_of_set(
     store: &mut Store,
     set_id: i64,
     cap: &CapacitySection,
 ) -> pgsurge_store::Result<Vec<CapacityResult>> {
-    let runs = store.list_runs(&RunFilter {
+    let runs = store.readable_runs(&RunFilter {
         set_id: Some(set_id),
         ..Default::default()
     })?;

@@ -39,12 +39,56 @@ pub struct ParsedReport {
     pub lag_mean_ms: Option<f64>,
     /// `tps = X (without initial connection time)` or the older `excluding connections establishing`.
     pub tps: Option<f64>,
+    /// The 1-based line each field above was read from, by its label in the report
+    /// (`"tps"`, `"number of clients"`, …).
+    pub lines: BTreeMap<&'static str, usize>,
+    /// Lines refused while parsing, as (1-based line, why): a value that is not a
+    /// number in range, a second report. [`ParsedReport::check`] reports the first.
+    pub problems: Vec<(usize, String)>,
 }
 
 impl ParsedReport {
-    /// Rejects values no pgbench run can have (negative counts, infinite or negative
-    /// rates and latencies — `1e400` parses as infinity), naming the field.
+    /// `line N: ` for the line `label` was read from (empty when unknown).
+    fn at(&self, label: &str) -> String {
+        self.lines
+            .get(label)
+            .map(|n| format!("line {n}: "))
+            .unwrap_or_default()
+    }
+
+    /// The number `value` of field `label`, read on line `n` (`text`); a value that
+    /// is not a number is a problem, not a missing field.
+    fn real(&mut self, label: &'static str, value: &str, n: usize, text: &str) -> Option<f64> {
+        self.lines.insert(label, n);
+        let v = num::<f64>(value);
+        if v.is_none() {
+            self.problems
+                .push((n, format!("\"{text}\": the value is not a number")));
+        }
+        v
+    }
+
+    /// As [`Self::real`], for a count: a whole number within the range stored.
+    fn count(&mut self, label: &'static str, value: &str, n: usize, text: &str) -> Option<i64> {
+        self.real(label, value, n, text)?;
+        let v = num::<i64>(value);
+        if v.is_none() {
+            self.problems.push((
+                n,
+                format!("\"{text}\": the value is not a whole number in range"),
+            ));
+        }
+        v
+    }
+
+    /// Rejects what no pgbench run can have, naming the line: a value the parser
+    /// refused (out of range, not a number), a second report, negative counts,
+    /// infinite or negative rates and latencies (`1e400` parses as infinity), and a
+    /// report that contradicts itself (no transaction processed, yet a rate above 0).
     pub fn check(&self) -> Result<(), String> {
+        if let Some((line, why)) = self.problems.first() {
+            return Err(format!("line {line}: {why}"));
+        }
         let counts = [
             ("scaling factor", self.scale, 1),
             ("number of clients", self.clients, 1),
@@ -64,7 +108,10 @@ impl ParsedReport {
         for (name, v, min) in counts {
             if let Some(v) = v {
                 if v < min {
-                    return Err(format!("\"{name}: {v}\" is not valid (must be ≥ {min})"));
+                    return Err(format!(
+                        "{}\"{name}: {v}\" is not valid (must be ≥ {min})",
+                        self.at(name)
+                    ));
                 }
             }
         }
@@ -79,58 +126,159 @@ impl ParsedReport {
             if let Some(v) = v {
                 if !(v.is_finite() && v >= 0.0) {
                     return Err(format!(
-                        "\"{name}\" is {v}: not a finite, non-negative number"
+                        "{}\"{name}\" is {v}: not a finite, non-negative number",
+                        self.at(name)
                     ));
                 }
+            }
+        }
+        const PROCESSED: &str = "number of transactions actually processed";
+        if let (Some(n), Some(tps)) = (self.transactions, self.tps) {
+            if (n == 0) != (tps == 0.0) {
+                return Err(format!(
+                    "{}tps = {tps} contradicts {}\"{PROCESSED}: {n}\"",
+                    self.at("tps"),
+                    self.at(PROCESSED)
+                ));
             }
         }
         Ok(())
     }
 }
 
+/// Checks that `log` (named `log_name`) is the log of `report`: it holds as many
+/// transactions as the report says were processed. A log sampled with
+/// `--sampling-rate`, one of several per-thread logs, or another run's log does not.
+/// The error names the report's line.
+pub fn check_log(report: &ParsedReport, log: &ParsedLog, log_name: &str) -> Result<(), String> {
+    let Some(n) = report.transactions else {
+        return Ok(());
+    };
+    let agrees = if log.aggregate {
+        // pgbench does not write the interval the run ends in: the log may miss up to
+        // one interval of transactions (at most twice the run's mean rate over one
+        // interval, or the busiest interval written), never hold more. With a single
+        // interval its length is unknown.
+        let step = match log.intervals.as_slice() {
+            [a, b, ..] => b.ts - a.ts,
+            _ => f64::INFINITY,
+        };
+        let by_rate = (2.0 * report.tps.unwrap_or(f64::INFINITY) * step).ceil() as i64;
+        let busiest = log
+            .intervals
+            .iter()
+            .map(|i| i.transactions)
+            .max()
+            .unwrap_or(0);
+        log.transactions <= n && n - log.transactions <= by_rate.max(busiest)
+    } else {
+        // pgbench 15 and later count skipped transactions apart from the processed
+        // ones; older versions counted them in.
+        log.transactions == n || log.transactions.saturating_add(log.skipped) == n
+    };
+    if agrees {
+        return Ok(());
+    }
+    let what = if log.aggregate {
+        "in its intervals"
+    } else {
+        "on its transaction lines"
+    };
+    Err(format!(
+        "{}the report says {n} transactions were processed, but the log {log_name} holds {} {what} \
+         (a log sampled with --sampling-rate, one of several per-thread logs, or another run's \
+         log cannot be imported with this report)",
+        report.at("number of transactions actually processed"),
+        log.transactions
+    ))
+}
+
 fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
     s.split_whitespace().next()?.split('/').next()?.parse().ok()
 }
 
-/// Parses the first report found in `text`; None when it holds no `tps =` line.
+/// Labels that begin a report's lines: met again after a report's `tps =` line, one
+/// of them begins a second report.
+const REPORT_LINES: &[&str] = &[
+    "transaction type:",
+    "scaling factor:",
+    "number of clients:",
+    "number of transactions actually processed:",
+    "tps =",
+];
+
+/// Parses the report found in `text`; None when it holds no `tps =` line. What it
+/// cannot accept (a value out of range, a second report after the first) is kept in
+/// [`ParsedReport::problems`] for [`ParsedReport::check`].
 pub fn parse_report(text: &str) -> Option<ParsedReport> {
     let mut r = ParsedReport::default();
-    for line in text.lines() {
+    // The line of the `tps =` line that ended the report.
+    let mut ended: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
         let line = line.trim();
+        if let Some(end) = ended {
+            if REPORT_LINES.iter().any(|p| line.starts_with(p)) {
+                r.problems.push((
+                    n,
+                    format!(
+                        "a second report begins here (the first ends at line {end}); import \
+                         each report from its own file"
+                    ),
+                ));
+                break;
+            }
+            continue;
+        }
         let after = |p: &str| line.strip_prefix(p).map(str::trim);
         if let Some(v) = after("transaction type:") {
+            r.lines.entry("transaction type").or_insert(n);
             r.transaction_type.get_or_insert_with(|| v.to_string());
         } else if let Some(v) = after("scaling factor:") {
-            r.scale = num(v);
+            r.scale = r.count("scaling factor", v, n, line);
         } else if let Some(v) = after("query mode:") {
+            r.lines.insert("query mode", n);
             r.query_mode = Some(v.to_string());
         } else if let Some(v) = after("number of clients:") {
-            r.clients = num(v);
+            r.clients = r.count("number of clients", v, n, line);
         } else if let Some(v) = after("number of threads:") {
-            r.threads = num(v);
+            r.threads = r.count("number of threads", v, n, line);
         } else if let Some(v) = after("duration:") {
-            r.duration_s = num(v);
+            r.duration_s = r.real("duration", v, n, line);
         } else if let Some(v) = after("number of transactions per client:") {
-            r.transactions_per_client = num(v);
+            r.transactions_per_client = r.count("number of transactions per client", v, n, line);
         } else if let Some(v) = after("number of transactions actually processed:") {
-            r.transactions = num(v);
-        } else if let Some(v) = after("number of failed transactions:") {
-            r.failures = num(v);
-        } else if let Some(v) = after("latency average =") {
-            r.latency_mean_ms = num(v);
-        } else if let Some(v) = after("latency stddev =") {
-            r.latency_stddev_ms = num(v);
-        } else if let Some(v) = after("rate limit schedule lag: avg") {
-            r.lag_mean_ms = num(v);
-        } else if let Some(v) = after("tps =") {
-            if r.tps.is_none() {
-                r.tps = num(v);
+            r.transactions = r.count("number of transactions actually processed", v, n, line);
+            // `N/M` (a transaction-limited run): N of the M planned.
+            let planned = v.split_whitespace().next().and_then(|t| t.split_once('/'));
+            if let (Some(done), Some((_, planned))) = (r.transactions, planned) {
+                let why = match planned.parse::<i64>() {
+                    Ok(m) if done <= m => None,
+                    Ok(m) => Some(format!("{done} transactions processed of {m} planned")),
+                    Err(_) => Some("the planned count is not a whole number in range".into()),
+                };
+                if let Some(why) = why {
+                    r.problems.push((n, format!("\"{line}\": {why}")));
+                }
             }
-            // The first report is complete at its tps line.
-            break;
+        } else if let Some(v) = after("number of failed transactions:") {
+            r.failures = r.count("number of failed transactions", v, n, line);
+        } else if let Some(v) = after("latency average =") {
+            r.latency_mean_ms = r.real("latency average", v, n, line);
+        } else if let Some(v) = after("latency stddev =") {
+            r.latency_stddev_ms = r.real("latency stddev", v, n, line);
+        } else if let Some(v) = after("rate limit schedule lag: avg") {
+            r.lag_mean_ms = r.real("rate limit schedule lag", v, n, line);
+        } else if let Some(v) = after("tps =") {
+            r.tps = r.real("tps", v, n, line);
+            // Before pgbench 14 the report has two: including connection time, then
+            // excluding it (the one kept). Either other form ends the report.
+            if !v.contains("including connections establishing") {
+                ended = Some(n);
+            }
         }
     }
-    r.tps.is_some().then_some(r)
+    r.lines.contains_key("tps").then_some(r)
 }
 
 /// Per-second intervals and a histogram built from a log.
@@ -142,6 +290,13 @@ pub struct ParsedLog {
     pub histogram: Option<Histogram<u64>>,
     /// First and last epoch seen.
     pub span: Option<(f64, f64)>,
+    /// Transactions that completed: transaction lines with a latency, or the sum of
+    /// the aggregate lines' counts.
+    pub transactions: i64,
+    /// Transaction lines marked `skipped` (0 for an aggregate log).
+    pub skipped: i64,
+    /// An `--aggregate-interval` log.
+    pub aggregate: bool,
 }
 
 /// Parses a pgbench `-l` log, per-transaction or aggregated (detected per line: an
@@ -151,6 +306,8 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, String> {
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).map_err(|e| e.to_string())?;
     let mut any_txn = false;
+    // Transaction lines with a latency, and those marked skipped.
+    let (mut completed, mut skipped) = (0i64, 0i64);
     let mut aggregate = Vec::new();
     let mut span: Option<(f64, f64)> = None;
     for (n, line) in text.lines().enumerate() {
@@ -194,7 +351,11 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, String> {
             let epoch: i64 = f[4].parse().map_err(|_| bad())?;
             let e = per_sec.entry(epoch).or_insert((0, 0.0, f64::MAX, 0.0, 0));
             match f[2] {
-                "failed" | "skipped" => e.4 += 1,
+                "failed" => e.4 += 1,
+                "skipped" => {
+                    e.4 += 1;
+                    skipped += 1;
+                }
                 t => {
                     let us: f64 = t
                         .parse()
@@ -208,12 +369,21 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, String> {
                     hist.record((us.max(1.0)) as u64)
                         .map_err(|e| e.to_string())?;
                     any_txn = true;
+                    completed += 1;
                 }
             }
             let t = epoch as f64;
             span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
         }
     }
+    let is_aggregate = !aggregate.is_empty();
+    let transactions = if is_aggregate {
+        aggregate
+            .iter()
+            .fold(0i64, |acc, iv| acc.saturating_add(iv.transactions))
+    } else {
+        completed
+    };
     let mut intervals = if aggregate.is_empty() {
         per_sec
             .into_iter()
@@ -253,6 +423,9 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, String> {
         intervals,
         histogram: any_txn.then_some(hist),
         span,
+        transactions,
+        skipped: if is_aggregate { 0 } else { skipped },
+        aggregate: is_aggregate,
     })
 }
 
@@ -352,6 +525,11 @@ initial connection time = 4.168 ms\ntps = 246.8 (without initial connection time
                 "processed: -3",
                 "transactions actually processed",
             ),
+            (
+                "processed: 1234",
+                "processed: 12/10",
+                "12 transactions processed of 10 planned",
+            ),
         ] {
             let r = parse_report(&REPORT.replace(from, to)).unwrap();
             let e = r.check().unwrap_err();
@@ -375,6 +553,16 @@ initial connection time = 4.168 ms\ntps = 246.8 (without initial connection time
         // Transactions-limited runs print "N/M".
         let t = parse_report(&REPORT.replace("1234", "10/10")).unwrap();
         assert_eq!(t.transactions, Some(10));
+    }
+
+    #[test]
+    fn reports_before_pgbench_14_keep_the_rate_without_connections() {
+        let old = REPORT.replace(
+            "initial connection time = 4.168 ms\ntps = 246.8 (without initial connection time)\n",
+            "tps = 240.1 (including connections establishing)\ntps = 246.8 (excluding connections establishing)\n",
+        );
+        let r = parse_report(&old).unwrap();
+        assert_eq!((r.tps, r.check()), (Some(246.8), Ok(())));
     }
 
     #[test]

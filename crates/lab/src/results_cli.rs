@@ -10,7 +10,15 @@ use pgsurge_store::{now_rfc3339, set_kind, set_status, Run, RunFilter, SetRecord
 use crate::runner::terminal_safe as safe;
 
 #[derive(Parser, Debug)]
-#[command(name = "pgsurge results", about = "Read the results store")]
+#[command(
+    name = "pgsurge results",
+    about = "Read the results store",
+    after_help = "A run that cannot be read (a damaged stored value or histogram) is left out and named \
+                  on stderr; values no run can have (a negative or non-finite rate, latency or count) are \
+                  flagged in the table and on stderr.\n\
+                  EXIT STATUS: 0 done (also when some runs were left out); 1 error, or none of the selected \
+                  runs could be read; 2 usage error."
+)]
 struct Cli {
     /// Results store: a SQLite file or a postgresql:// URL
     /// [default: $PGSURGE_STORE or ./pgsurge-results.db].
@@ -31,7 +39,8 @@ enum Format {
 enum Cmd {
     /// List the sets (campaigns, quickstarts, imports).
     List,
-    /// Show a set's tests, or one run in detail (`--run`).
+    /// Show a set's tests, or one run in detail (`--run`). Runs that cannot be read
+    /// are named on stderr and left out; exit status 1 when none could be read.
     Show {
         /// Set: id or name (default: the newest set).
         set: Option<String>,
@@ -45,7 +54,9 @@ enum Cmd {
         #[arg(long, requires = "run")]
         json: bool,
     },
-    /// Export runs as JSON (versioned: `pgsurge schema export`), CSV or text.
+    /// Export runs as JSON (versioned: `pgsurge schema export`), CSV or text. Runs
+    /// that cannot be read are named on stderr and left out; exit status 1 (and no
+    /// output) when none could be read.
     Export {
         /// Only this set: id or name (default: every set).
         #[arg(long)]
@@ -194,8 +205,14 @@ pub fn runs_table(runs: &[Run]) -> String {
     );
     for r in runs {
         let d = &r.record;
+        let impossible = d.impossible_values();
+        let flag = if impossible.is_empty() {
+            String::new()
+        } else {
+            format!(" [IMPOSSIBLE: {}]", impossible.join(", "))
+        };
         s.push_str(&format!(
-            "{:>5}  {:<34} {:>6} {:>5} {:>8} {:>11} {:>9} {:>9} {:>9}  {}{}\n",
+            "{:>5}  {:<34} {:>6} {:>5} {:>8} {:>11} {:>9} {:>9} {:>9}  {}{flag}{}\n",
             r.id,
             safe(&d.test_key),
             d.scale.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
@@ -311,7 +328,7 @@ fn select_runs(store: &mut Store, sel: &Selection) -> Result<(Vec<Run>, Names), 
     };
     let names = Names::load(store)?;
     let mut runs = store
-        .list_runs(&RunFilter {
+        .readable_runs(&RunFilter {
             set_id,
             ..Default::default()
         })
@@ -365,6 +382,8 @@ fn show(
                 .map(|t| t.record.name.as_str())
                 .unwrap_or("-")
         );
+        let impossible = record.impossible_values();
+        warn_impossible(std::slice::from_ref(&loaded.run));
         let fields = serde_json::to_value(record).map_err(|e| e.to_string())?;
         if let serde_json::Value::Object(map) = fields {
             for (k, v) in map {
@@ -377,7 +396,12 @@ fn show(
                     serde_json::Value::String(s) => s,
                     other => other.to_string(),
                 };
-                text.push_str(&format!("  {k}: {v}\n"));
+                let flag = if impossible.iter().any(|i| i.starts_with(&format!("{k} = "))) {
+                    " (IMPOSSIBLE)"
+                } else {
+                    ""
+                };
+                text.push_str(&format!("  {k}: {v}{flag}\n"));
             }
         }
         text.push_str(&format!(
@@ -478,7 +502,41 @@ fn show(
     for w in store.warnings(Some(set_id)).map_err(|e| e.to_string())? {
         text.push_str(&format!("warning: {}\n", w.record.message));
     }
-    write_stdout(safe(&text).as_bytes())
+    write_stdout(safe(&text).as_bytes())?;
+    warn_impossible(&runs);
+    warn_skipped(store, !runs.is_empty())
+}
+
+/// Names on stderr each run that was left out because it could not be read; an
+/// error when nothing could be read (`any_read` false) and something was left out.
+fn warn_skipped(store: &Store, any_read: bool) -> CliResult {
+    let skipped = store.skipped_runs();
+    for u in &skipped {
+        eprintln!("pgsurge: warning: left out {}", safe(&u.to_string()));
+    }
+    if !any_read && !skipped.is_empty() {
+        return Err(format!(
+            "none of the selected runs could be read ({} left out)",
+            skipped.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Names on stderr each run holding values no run can have.
+fn warn_impossible(runs: &[Run]) {
+    for r in runs {
+        let impossible = r.record.impossible_values();
+        if !impossible.is_empty() {
+            eprintln!(
+                "pgsurge: warning: run {} (set {}, test \"{}\") holds impossible values: {}",
+                r.id,
+                r.record.set_id,
+                safe(&r.record.test_key),
+                impossible.join(", ")
+            );
+        }
+    }
 }
 
 /// The `[capacity]` table of a stored campaign spec, if it has one.
@@ -733,7 +791,12 @@ fn per_second_csv(store: &mut Store, runs: &[Run], names: &Names) -> Result<Vec<
         .copied();
     w.write_record(header).map_err(|e| e.to_string())?;
     for r in runs {
-        let loaded = store.load_run(r.id).map_err(|e| e.to_string())?;
+        let loaded = match store.load_run(r.id) {
+            Ok(l) => l,
+            // Named by the caller with the other runs left out.
+            Err(pgsurge_store::StoreError::UnreadableRun(_)) => continue,
+            Err(e) => return Err(e.to_string()),
+        };
         for i in &loaded.intervals {
             let v = serde_json::to_value(i).map_err(|e| e.to_string())?;
             let mut row = vec![
@@ -760,7 +823,12 @@ fn export_json(
     let mut items = Vec::new();
     for r in runs {
         let mut v = if full {
-            serde_json::to_value(store.load_run(r.id).map_err(|e| e.to_string())?)
+            match store.load_run(r.id) {
+                Ok(l) => serde_json::to_value(l),
+                // Named by the caller with the other runs left out.
+                Err(pgsurge_store::StoreError::UnreadableRun(_)) => continue,
+                Err(e) => return Err(e.to_string()),
+            }
         } else {
             serde_json::to_value(r)
         }
@@ -817,6 +885,9 @@ fn export(
             s.into_bytes()
         }
     };
+    let skipped: Vec<i64> = store.skipped_runs().iter().map(|u| u.run_id).collect();
+    warn_impossible(&runs);
+    warn_skipped(store, runs.iter().any(|r| !skipped.contains(&r.id)))?;
     match output {
         // Whole or not at all: a failed export leaves no partial file (and an error).
         Some(p) => pgsurge_store::write_output(&p, &bytes)
@@ -851,7 +922,14 @@ fn import(store: &mut Store, reports: &[PathBuf], log: Option<PathBuf>, name: &s
         Some(p) => {
             let text =
                 std::fs::read_to_string(&p).map_err(|e| format!("reading {}: {e}", p.display()))?;
-            Some(crate::import::parse_log(&text).map_err(|e| format!("{}: {e}", p.display()))?)
+            let log =
+                crate::import::parse_log(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+            // --log goes with exactly one report.
+            if let Some((report_path, report)) = parsed.first() {
+                crate::import::check_log(report, &log, &p.display().to_string())
+                    .map_err(|e| format!("{}: {e}", report_path.display()))?;
+            }
+            Some(log)
         }
         None => None,
     };

@@ -11,7 +11,7 @@
 
 use crate::cells::{build_cells, builtin_name, is_ok, Cell, CellKey};
 use crate::compare::{compare, render_text, Along, Comparison, Dimension};
-use crate::pages::{write_report, ReportRequest};
+use crate::pages::{without_impossible, write_report, ReportRequest};
 use clap::{Parser, ValueEnum};
 use pgsurge_store::{Run, RunFilter, Store};
 use std::collections::BTreeMap;
@@ -22,7 +22,11 @@ use std::path::PathBuf;
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "pgsurge report",
-    about = "Write the static HTML report of a results store"
+    about = "Write the static HTML report of a results store",
+    after_help = "A run that cannot be read (a damaged stored value or histogram), or that holds values no run \
+                  can have (a negative or non-finite rate, latency or count), is left out and named on stderr.\n\
+                  EXIT STATUS: 0 written (also when some runs were left out); 1 error, or none of the runs could \
+                  be read; 2 usage error."
 )]
 pub struct ReportArgs {
     /// Results store: SQLite file or postgresql:// URL [default: $PGSURGE_STORE or ./pgsurge-results.db]
@@ -94,6 +98,7 @@ impl std::str::FromStr for FailOn {
                   (e.g. set:ab/target:pg17/mode:prepared), or run:ID[,ID...], or the path of another store file.\n\
                   The dimensions the two sides differ in are compared along and left out of the cells; --along adds more.\n\
                   Without sides: the first two targets of the newest set that has several (its A/A twin, if any, gives the noise floor), else the last two sets.\n\
+                  A run that cannot be read (a damaged stored value or histogram), or that holds values no run can have (a negative or non-finite rate, latency or count), is left out and named on stderr.\n\
                   EXIT STATUS: 0 compared; 1 error (including no cell in common); 2 usage error; 3 --fail-on found a regression."
 )]
 pub struct CompareArgs {
@@ -167,8 +172,13 @@ pub fn report_with(a: &ReportArgs) -> i32 {
         for s in &a.sets {
             sets.push(resolve_set(&mut store, s)?);
         }
-        let files = write_report(&mut store, &ReportRequest { sets }, &a.output)
-            .map_err(|e| e.to_string())?;
+        let files = write_report(&mut store, &ReportRequest { sets }, &a.output).map_err(|e| {
+            if let crate::pages::ReportError::NoneReadable { skipped, .. } = &e {
+                warn_left_out(skipped.iter().map(|u| u.to_string()));
+            }
+            e.to_string()
+        })?;
+        warn_left_out(files.skipped.iter().map(|u| u.to_string()));
         println!(
             "report written: {} ({} pages, {} charts)",
             files.index.display(),
@@ -186,6 +196,13 @@ pub fn report_with(a: &ReportArgs) -> i32 {
     }
 }
 
+/// Names on stderr the runs a report or comparison left out, with why.
+fn warn_left_out(lines: impl IntoIterator<Item = String>) {
+    for l in lines {
+        eprintln!("pgsurge: warning: left out {l}");
+    }
+}
+
 /// Entry point of `pgsurge compare`.
 pub fn compare_main(args: &[OsString]) -> i32 {
     match parse::<CompareArgs>("pgsurge compare", args) {
@@ -197,7 +214,10 @@ pub fn compare_main(args: &[OsString]) -> i32 {
 /// Runs `pgsurge compare` with parsed arguments; returns the exit status: 0, 1 on an
 /// error, [`EXIT_REGRESSION`] when `--fail-on` finds a regression.
 pub fn compare_with(a: &CompareArgs) -> i32 {
-    let c = match run_compare(a) {
+    let mut skipped = Vec::new();
+    let compared = run_compare_noting(a, &mut skipped);
+    warn_left_out(skipped);
+    let c = match compared {
         Ok(c) => c,
         Err(e) => {
             eprintln!("pgsurge: error: {e}");
@@ -232,14 +252,30 @@ pub fn compare_with(a: &CompareArgs) -> i32 {
     0
 }
 
-/// Runs a comparison as `pgsurge compare` would, without printing.
+/// Runs a comparison as `pgsurge compare` would, without printing. Runs that cannot be
+/// read, or hold values no run can have, are left out.
 pub fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
+    run_compare_noting(a, &mut Vec::new())
+}
+
+/// [`run_compare`], adding to `skipped` each run left out (which, and why).
+fn run_compare_noting(a: &CompareArgs, skipped: &mut Vec<String>) -> Result<Comparison, String> {
     let mut store = open(a.store.as_deref())?;
+    let compared = compare_in(&mut store, a, skipped);
+    skipped.extend(store.skipped_runs().iter().map(|u| u.to_string()));
+    compared
+}
+
+fn compare_in(
+    store: &mut Store,
+    a: &CompareArgs,
+    skipped: &mut Vec<String>,
+) -> Result<Comparison, String> {
     let mut aa = a.aa.clone();
     let (sa, sb) = match (&a.a, &a.b) {
         (Some(x), Some(y)) => (x.clone(), y.clone()),
         (None, None) => {
-            let (x, y, twin) = default_sides(&mut store)?;
+            let (x, y, twin) = default_sides(store)?;
             if aa.is_none() {
                 aa = twin.map(|t| format!("{x},{t}"));
             }
@@ -251,8 +287,8 @@ pub fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
             )
         }
     };
-    let side_a = side_cells(&mut store, &sa)?;
-    let side_b = side_cells(&mut store, &sb)?;
+    let side_a = side_cells(store, &sa, skipped)?;
+    let side_b = side_cells(store, &sb, skipped)?;
     let mut along = side_a.selector.differences(&side_b.selector);
     for d in &a.along {
         let d = match d {
@@ -295,8 +331,8 @@ pub fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
         let (x, y) = aa
             .split_once(',')
             .ok_or_else(|| format!("--aa wants two sides separated by a comma, got \"{aa}\""))?;
-        let sx = side_cells(&mut store, x)?;
-        let sy = side_cells(&mut store, y)?;
+        let sx = side_cells(store, x, skipped)?;
+        let sy = side_cells(store, y, skipped)?;
         let mut aa_along = sx.selector.differences(&sy.selector);
         aa_along.extend(
             along
@@ -352,13 +388,16 @@ fn target_names(store: &mut Store) -> Result<BTreeMap<i64, String>, String> {
     Ok(names)
 }
 
+/// The successful runs matching `filter` that can be read and hold possible values
+/// (the others are recorded in the store's skipped runs).
 fn runs_where(store: &mut Store, filter: RunFilter) -> Result<Vec<Run>, String> {
-    Ok(store
-        .list_runs(&filter)
+    let runs = store
+        .readable_runs(&filter)
         .map_err(|e| e.to_string())?
         .into_iter()
         .filter(is_ok)
-        .collect())
+        .collect();
+    Ok(without_impossible(store, runs))
 }
 
 /// What a side selects, as written.
@@ -405,14 +444,22 @@ fn side_syntax_error(spec: &str) -> String {
     )
 }
 
-/// Resolves one side to its label, its selector and its cells.
-fn side_cells(store: &mut Store, spec: &str) -> Result<Side, String> {
+/// Resolves one side to its label, its selector and its cells. The runs left out of
+/// another store file are added to `skipped`.
+fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Result<Side, String> {
     let spec = spec.trim();
     if !spec.contains(':') && std::path::Path::new(spec).is_file() {
         let mut other = Store::open_read_only(spec)
             .map_err(|e| format!("cannot open results store \"{spec}\": {e}"))?;
         let other_names = target_names(&mut other)?;
-        let runs = runs_where(&mut other, RunFilter::default())?;
+        let runs = runs_where(&mut other, RunFilter::default());
+        skipped.extend(
+            other
+                .skipped_runs()
+                .iter()
+                .map(|u| format!("{u} (in {spec})")),
+        );
+        let runs = runs?;
         let cells = build_cells(&mut other, &runs, &other_names).map_err(|e| e.to_string())?;
         return Ok(Side {
             label: spec.to_string(),
@@ -462,10 +509,16 @@ fn side_cells(store: &mut Store, spec: &str) -> Result<Side, String> {
                 .trim()
                 .parse()
                 .map_err(|_| format!("bad run id \"{id}\" in \"{spec}\""))?;
-            runs.push(store.run(id).map_err(|e| e.to_string())?);
+            match store.run(id) {
+                Ok(run) => runs.push(run),
+                // Recorded in the store's skipped runs.
+                Err(pgsurge_store::StoreError::UnreadableRun(_)) => {}
+                Err(e) => return Err(e.to_string()),
+            }
         }
         label_parts.push(format!("runs {ids}"));
-        runs
+        let runs = store.keep_readable(runs).map_err(|e| e.to_string())?;
+        without_impossible(store, runs)
     } else {
         let set_id = match &sel.set {
             Some(s) => {

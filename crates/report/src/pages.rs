@@ -11,7 +11,7 @@ use crate::compare::{
     compare, preamble, row_cells, Along, Comparison, Dimension, Verdict, COLUMNS,
 };
 use crate::html::{escape, num, page, table};
-use pgsurge_store::{Run, RunFilter, Set, Store, StoreError};
+use pgsurge_store::{Run, RunFilter, Set, Store, StoreError, UnreadableRun};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -35,6 +35,8 @@ pub struct ReportFiles {
     pub files: Vec<PathBuf>,
     /// Number of chart SVGs embedded.
     pub charts: usize,
+    /// Runs left out: they could not be read, or hold values no run can have.
+    pub skipped: Vec<UnreadableRun>,
 }
 
 /// Errors of report generation.
@@ -54,6 +56,14 @@ pub enum ReportError {
     /// Nothing to report.
     #[error("the results store {0} holds no runs{1}")]
     Empty(String, String),
+    /// Every run was left out (each is in the list, with why).
+    #[error("none of the {} run(s) of the results store {location} could be read", .skipped.len())]
+    NoneReadable {
+        /// The store (redacted).
+        location: String,
+        /// The runs left out.
+        skipped: Vec<UnreadableRun>,
+    },
 }
 
 /// Writes the report for `req` from `store` into directory `out` (created).
@@ -82,20 +92,12 @@ pub fn write_report(
             target_names.insert(t.id, t.record.name.clone());
             target_order.entry(s.id).or_default().push(t.record.name);
         }
-        runs.extend(store.list_runs(&RunFilter {
+        runs.extend(store.readable_runs(&RunFilter {
             set_id: Some(s.id),
             ..Default::default()
         })?);
     }
-    if runs.is_empty() {
-        let which = if req.sets.is_empty() {
-            String::new()
-        } else {
-            format!(" in sets {:?}", req.sets)
-        };
-        return Err(ReportError::Empty(store.location().to_string(), which));
-    }
-    let cells = build_cells(store, &runs, &target_names)?;
+    let runs = without_impossible(store, runs);
     let info: BTreeMap<String, pgsurge_store::MetricInfo> = store
         .metrics_info()?
         .into_iter()
@@ -103,14 +105,14 @@ pub fn write_report(
         .collect();
     let mut files = Vec::new();
     let mut charts = 0;
-
-    let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names, &target_order)?;
-    charts += n;
-    let index = out.join("index.html");
-    pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
-    files.push(index.clone());
-    for run in &runs {
-        let loaded = store.load_run(run.id)?;
+    // The run pages first: a run whose rows do not load is left out of the index too.
+    let mut readable = Vec::with_capacity(runs.len());
+    for run in runs {
+        let loaded = match store.load_run(run.id) {
+            Ok(l) => l,
+            Err(StoreError::UnreadableRun(_)) => continue,
+            Err(e) => return Err(e.into()),
+        };
         let set_name = sets
             .iter()
             .find(|s| s.id == run.record.set_id)
@@ -121,12 +123,51 @@ pub fn write_report(
         let path = out.join(format!("run-{}.html", run.id));
         pgsurge_store::write_output(&path, html.as_bytes()).map_err(io(&path))?;
         files.push(path);
+        readable.push(run);
     }
+    let runs = readable;
+    let skipped = store.skipped_runs();
+    if runs.is_empty() && !skipped.is_empty() {
+        return Err(ReportError::NoneReadable {
+            location: store.location().to_string(),
+            skipped,
+        });
+    }
+    if runs.is_empty() {
+        let which = if req.sets.is_empty() {
+            String::new()
+        } else {
+            format!(" in sets {:?}", req.sets)
+        };
+        return Err(ReportError::Empty(store.location().to_string(), which));
+    }
+    let cells = build_cells(store, &runs, &target_names)?;
+    let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names, &target_order)?;
+    charts += n;
+    let index = out.join("index.html");
+    pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
+    files.insert(0, index.clone());
     Ok(ReportFiles {
         index,
         files,
         charts,
+        skipped,
     })
+}
+
+/// `runs` without those holding values no run can have (a negative rate, a NaN
+/// latency): statistics over them would be meaningless. Each is recorded in the
+/// store's skipped runs, with the values.
+pub fn without_impossible(store: &mut Store, runs: Vec<Run>) -> Vec<Run> {
+    runs.into_iter()
+        .filter(|r| {
+            let impossible = r.record.impossible_values();
+            if !impossible.is_empty() {
+                store.skip_run(r, format!("impossible values: {}", impossible.join(", ")));
+            }
+            impossible.is_empty()
+        })
+        .collect()
 }
 
 /// Series grouping of the matrix charts: one line per (set, target, workload, extra).

@@ -3,8 +3,8 @@
 /// Errors from opening, migrating, writing or reading the results store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// SQLite reported an error.
-    #[error("results store (SQLite): {context}: {source}")]
+    /// SQLite reported an error (on one line: without the statement SQLite quotes).
+    #[error("results store (SQLite): {context}: {}", one_line(source))]
     Sqlite {
         /// What the store was doing.
         context: String,
@@ -72,9 +72,27 @@ pub enum StoreError {
         /// Who holds it.
         holder: crate::lock::LockHolder,
     },
+    /// A run's row or histogram does not decode.
+    #[error("results store: {0}")]
+    UnreadableRun(crate::model::UnreadableRun),
     /// The location is not something the store can open.
     #[error("results store: {0}")]
     BadLocation(String),
+}
+
+/// The driver's message without the SQL text a syntax or schema error quotes (a
+/// failed migration would otherwise print the whole migration), on one line.
+fn one_line(e: &rusqlite::Error) -> String {
+    let text = match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        other => other.to_string(),
+    };
+    let first = text.lines().next().unwrap_or("");
+    let mut out: String = first.chars().take(300).collect();
+    if out.len() < text.len() {
+        out.push_str(" …");
+    }
+    out
 }
 
 /// Result alias for the store.

@@ -102,6 +102,19 @@ fn check_location(location: &str) -> Result<()> {
     Ok(())
 }
 
+/// Errors when the directory a SQLite store file would be created in does not exist.
+fn check_directory(location: &str) -> Result<()> {
+    match std::path::Path::new(location).parent() {
+        Some(parent) if !parent.as_os_str().is_empty() && !parent.is_dir() => {
+            Err(StoreError::BadLocation(format!(
+                "cannot create {location}: directory {} does not exist",
+                parent.display()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// An open results store.
 pub struct Store {
     backend: Box<dyn Backend>,
@@ -112,6 +125,8 @@ pub struct Store {
     /// Schema version after opening (what the writer may use; older stores opened with
     /// [`Store::open_at_version`] lack the newer tables).
     version: i64,
+    /// Runs the readers met and could not read (or were told to skip), by id.
+    skipped: std::collections::BTreeMap<i64, UnreadableRun>,
 }
 
 impl std::fmt::Debug for Store {
@@ -138,18 +153,15 @@ impl Store {
         let backend: Box<dyn Backend> = if is_postgres_location(location) {
             Box::new(backend::postgres::PostgresBackend::connect(location)?)
         } else {
-            if let Some(parent) = std::path::Path::new(location).parent() {
-                if !parent.as_os_str().is_empty() && !parent.is_dir() {
-                    return Err(StoreError::BadLocation(format!(
-                        "cannot create {location}: directory {} does not exist",
-                        parent.display()
-                    )));
-                }
-            }
+            check_directory(location)?;
             Box::new(backend::sqlite::SqliteBackend::open(location)?)
         };
         let mut store = Store::with_backend(backend, location)?;
-        schema::migrate(store.backend.as_mut(), version.min(SCHEMA_VERSION))?;
+        schema::migrate(
+            store.backend.as_mut(),
+            version.min(SCHEMA_VERSION),
+            &store.location,
+        )?;
         store.version = store.backend.schema_version()?;
         Ok(store)
     }
@@ -174,12 +186,40 @@ impl Store {
         let mut store = Store::with_backend(backend, location)?;
         store.version = store.backend.schema_version()?;
         if store.version == 0 {
+            schema::refuse_unversioned_tables(store.backend.as_mut(), &store.location)?;
             return Err(StoreError::BadLocation(format!(
                 "{} is not a pgsurge results store (it is empty)",
                 store.location
             )));
         }
         Ok(store)
+    }
+
+    /// Checks, without creating or changing anything, that [`Store::open`] would
+    /// accept `location`: a store of this or an older schema version, or a database
+    /// or file that does not exist yet or holds nothing. What writes a run only once
+    /// it has ended (`bench --store`) calls this first, so a store it cannot use fails
+    /// before the run, not after it: a newer schema ([`StoreError::TooNew`]), another
+    /// program's database, a missing directory, an unreachable server.
+    pub fn check_writable(location: &str) -> Result<()> {
+        check_location(location)?;
+        let backend: Box<dyn Backend> = if is_postgres_location(location) {
+            let mut b = backend::postgres::PostgresBackend::connect(location)?;
+            b.batch("SET default_transaction_read_only = on")?;
+            Box::new(b)
+        } else if location == ":memory:" {
+            return Ok(());
+        } else {
+            if !std::path::Path::new(location).exists() {
+                return check_directory(location);
+            }
+            Box::new(backend::sqlite::SqliteBackend::open_read_only(location)?)
+        };
+        let mut store = Store::with_backend(backend, location)?;
+        if store.version == 0 {
+            schema::refuse_unversioned_tables(store.backend.as_mut(), &store.location)?;
+        }
+        Ok(())
     }
 
     fn with_backend(mut backend: Box<dyn Backend>, raw: &str) -> Result<Self> {
@@ -197,6 +237,7 @@ impl Store {
             location,
             raw_location: raw.to_string(),
             version: found,
+            skipped: Default::default(),
         })
     }
 

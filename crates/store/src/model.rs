@@ -595,6 +595,121 @@ pub struct LoadedRun {
     pub facts: Vec<FactRecord>,
 }
 
+/// A run the store holds but cannot read: a column whose value does not decode (a
+/// damaged `result_json`), or a histogram that does not. Readers skip it and name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableRun {
+    /// Row id.
+    pub run_id: i64,
+    /// Its set, when that column could be read.
+    pub set_id: Option<i64>,
+    /// Its test key, when that column could be read.
+    pub test_key: Option<String>,
+    /// What could not be read.
+    pub reason: String,
+}
+
+impl std::fmt::Display for UnreadableRun {
+    /// `run 7 (set 2, test "KEY"): REASON`, on one line (control characters in the
+    /// stored key and the reason escaped).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run {}", self.run_id)?;
+        let key = self.test_key.as_deref().map(str::escape_debug);
+        match (self.set_id, key) {
+            (Some(s), Some(k)) => write!(f, " (set {s}, test \"{k}\")")?,
+            (Some(s), None) => write!(f, " (set {s})")?,
+            (None, Some(k)) => write!(f, " (test \"{k}\")")?,
+            (None, None) => {}
+        }
+        let reason: String = self
+            .reason
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        write!(f, ": {reason}")
+    }
+}
+
+impl RunRecord {
+    /// The values no run can have — a negative or non-finite rate, latency, duration
+    /// or count — as `name = value` texts (empty when there is none). A damaged or
+    /// hand-edited store can hold them; readers flag them rather than compute with them.
+    pub fn impossible_values(&self) -> Vec<String> {
+        let reals = [
+            ("tps", self.tps),
+            ("measured_s", self.measured_s),
+            ("latency_mean_ms", self.latency_mean_ms),
+            ("latency_stddev_ms", self.latency_stddev_ms),
+            ("latency_min_ms", self.latency_min_ms),
+            ("latency_p50_ms", self.latency_p50_ms),
+            ("latency_p90_ms", self.latency_p90_ms),
+            ("latency_p95_ms", self.latency_p95_ms),
+            ("latency_p99_ms", self.latency_p99_ms),
+            ("latency_p999_ms", self.latency_p999_ms),
+            ("latency_max_ms", self.latency_max_ms),
+            ("lag_mean_ms", self.lag_mean_ms),
+            ("lag_max_ms", self.lag_max_ms),
+        ];
+        let counts = [
+            ("transactions", self.transactions),
+            ("failures", self.failures),
+            ("serialization_failures", self.serialization_failures),
+            ("deadlock_failures", self.deadlock_failures),
+            ("retried", self.retried),
+            ("retries", self.retries),
+            ("skipped", self.skipped),
+            ("late", self.late),
+            ("clients", self.clients),
+            ("threads", self.threads),
+        ];
+        let mut out: Vec<String> = reals
+            .iter()
+            .filter_map(|(name, v)| {
+                v.filter(|v| !(v.is_finite() && *v >= 0.0))
+                    .map(|v| format!("{name} = {v}"))
+            })
+            .collect();
+        out.extend(
+            counts
+                .iter()
+                .filter_map(|(name, v)| v.filter(|v| *v < 0).map(|v| format!("{name} = {v}"))),
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod impossible_tests {
+    use super::RunRecord;
+
+    #[test]
+    fn negative_and_non_finite_values_are_impossible() {
+        let ok = RunRecord {
+            tps: Some(0.0),
+            transactions: Some(0),
+            latency_p99_ms: Some(1.5),
+            ..Default::default()
+        };
+        assert!(ok.impossible_values().is_empty());
+        let bad = RunRecord {
+            tps: Some(-3.0),
+            latency_p99_ms: Some(f64::NAN),
+            lag_max_ms: Some(f64::INFINITY),
+            failures: Some(-1),
+            ..ok
+        };
+        assert_eq!(
+            bad.impossible_values(),
+            [
+                "tps = -3",
+                "latency_p99_ms = NaN",
+                "lag_max_ms = inf",
+                "failures = -1"
+            ]
+        );
+    }
+}
+
 /// Which runs [`crate::Store::list_runs`] returns.
 #[derive(Debug, Clone, Default)]
 pub struct RunFilter {

@@ -94,8 +94,116 @@ impl Store {
             .collect()
     }
 
-    /// Runs matching `filter`, in set then planned order.
+    /// Runs matching `filter`, in set then planned order. A row that does not decode
+    /// is an error naming the run ([`StoreError::UnreadableRun`]); readers that should
+    /// go on without it use [`Store::readable_runs`].
     pub fn list_runs(&mut self, filter: &RunFilter) -> Result<Vec<Run>> {
+        let rows = self.run_rows(filter)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            out.push(run_from_row(r).map_err(|e| self.unreadable_row(r, e))?);
+        }
+        Ok(out)
+    }
+
+    /// Runs matching `filter` that can be read, as [`Store::list_runs`]: a run whose
+    /// row or whole-run histograms do not decode is left out and recorded
+    /// ([`Store::skipped_runs`]), so one damaged run does not hide the others.
+    pub fn readable_runs(&mut self, filter: &RunFilter) -> Result<Vec<Run>> {
+        let rows = self.run_rows(filter)?;
+        let mut runs = Vec::with_capacity(rows.len());
+        for r in &rows {
+            match run_from_row(r) {
+                Ok(run) => runs.push(run),
+                Err(e) => {
+                    let e = self.unreadable_row(r, e);
+                    if !matches!(e, StoreError::UnreadableRun(_)) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        self.keep_readable(runs)
+    }
+
+    /// `runs` without those whose whole-run histograms do not decode (recorded in
+    /// [`Store::skipped_runs`]).
+    pub fn keep_readable(&mut self, runs: Vec<Run>) -> Result<Vec<Run>> {
+        let mut out = Vec::with_capacity(runs.len());
+        for run in runs {
+            let records = self.children(
+                &format!(
+                    "SELECT {} FROM run_histograms x WHERE x.run_id = ?",
+                    HistogramRecord::select_list("x")
+                ),
+                &[Value::Int(run.id)],
+                HistogramRecord::from_row,
+            );
+            let bad = match records {
+                Ok(records) => records.iter().find_map(|h| {
+                    h.decode().err().map(|e| {
+                        let what = match e {
+                            StoreError::Histogram(m) => m,
+                            other => other.to_string(),
+                        };
+                        match h.script_index {
+                            i if i < 0 => format!("whole-run {} histogram: {what}", h.kind),
+                            i => format!("{} histogram of script {i}: {what}", h.kind),
+                        }
+                    })
+                }),
+                Err(e) => Some(data_error(&e).ok_or(e)?),
+            };
+            match bad {
+                Some(reason) => self.skip_run(&run, reason),
+                None => out.push(run),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records `run` as skipped by a reader, with why (e.g. it holds impossible values).
+    pub fn skip_run(&mut self, run: &Run, reason: String) {
+        self.record_skip(UnreadableRun {
+            run_id: run.id,
+            set_id: Some(run.record.set_id),
+            test_key: Some(run.record.test_key.clone()),
+            reason,
+        });
+    }
+
+    /// Records a skipped run (the first reason found for it stays) and returns it.
+    fn record_skip(&mut self, run: UnreadableRun) -> UnreadableRun {
+        self.skipped.entry(run.run_id).or_insert(run).clone()
+    }
+
+    /// The runs met so far that could not be read (or were skipped with
+    /// [`Store::skip_run`]), by id: what a reader names when it is done.
+    pub fn skipped_runs(&self) -> Vec<UnreadableRun> {
+        self.skipped.values().cloned().collect()
+    }
+
+    /// The error for a `runs` row that did not decode: a data error becomes
+    /// [`StoreError::UnreadableRun`] naming the run (and is recorded); others pass.
+    fn unreadable_row(&mut self, r: &Row, e: StoreError) -> StoreError {
+        let Some(reason) = data_error(&e) else {
+            return e;
+        };
+        let column = |name: &str| {
+            RunRecord::COLUMNS
+                .iter()
+                .position(|c| *c == name)
+                .map(|i| i + 1)
+        };
+        StoreError::UnreadableRun(self.record_skip(UnreadableRun {
+            run_id: r.read(0, "runs.id").unwrap_or(-1),
+            set_id: column("set_id").and_then(|i| r.read(i, "set_id").ok()),
+            test_key: column("test_key").and_then(|i| r.read(i, "test_key").ok()),
+            reason,
+        }))
+    }
+
+    fn run_rows(&mut self, filter: &RunFilter) -> Result<Vec<Row>> {
         let mut sql = format!(
             "SELECT r.id, {} FROM runs r WHERE 1 = 1",
             RunRecord::select_list("r")
@@ -114,26 +222,24 @@ impl Store {
             params.push(st.to_value());
         }
         sql.push_str(" ORDER BY r.set_id, r.seq, r.id");
-        self.backend
-            .query(&sql, &params)?
-            .iter()
-            .map(run_from_row)
-            .collect()
+        self.backend.query(&sql, &params)
     }
 
-    /// One run (its `runs` row only).
+    /// One run (its `runs` row only). A row that does not decode is
+    /// [`StoreError::UnreadableRun`], naming the run.
     pub fn run(&mut self, run_id: i64) -> Result<Run> {
         let sql = format!(
             "SELECT r.id, {} FROM runs r WHERE r.id = ?",
             RunRecord::select_list("r")
         );
         let rows = self.backend.query(&sql, &[Value::Int(run_id)])?;
-        rows.first()
-            .map(run_from_row)
-            .unwrap_or(Err(StoreError::NotFound {
+        let Some(r) = rows.first() else {
+            return Err(StoreError::NotFound {
                 what: "run",
                 id: run_id,
-            }))
+            });
+        };
+        run_from_row(r).map_err(|e| self.unreadable_row(r, e))
     }
 
     /// The test keys stored in a set, with their status (resume uses this).
@@ -149,9 +255,25 @@ impl Store {
     }
 
     /// A run with its target, intervals, histograms, metrics, counters, settings,
-    /// environment manifest and warnings.
+    /// environment manifest and warnings. A row of it that does not decode is
+    /// [`StoreError::UnreadableRun`], naming the run (and recorded in
+    /// [`Store::skipped_runs`]).
     pub fn load_run(&mut self, run_id: i64) -> Result<LoadedRun> {
         let run = self.run(run_id)?;
+        let (set_id, test_key) = (run.record.set_id, run.record.test_key.clone());
+        self.load_with(run).map_err(|e| match data_error(&e) {
+            Some(reason) => StoreError::UnreadableRun(self.record_skip(UnreadableRun {
+                run_id,
+                set_id: Some(set_id),
+                test_key: Some(test_key),
+                reason,
+            })),
+            None => e,
+        })
+    }
+
+    fn load_with(&mut self, run: Run) -> Result<LoadedRun> {
+        let run_id = run.id;
         let target = match run.record.target_id {
             Some(t) => {
                 let sql = format!(
@@ -387,6 +509,17 @@ impl Store {
             .iter()
             .map(|r| read(r, 0))
             .collect()
+    }
+}
+
+/// What was wrong with a stored value, when `e` is about the data (a value or a
+/// histogram that does not decode) rather than the store or the connection.
+fn data_error(e: &StoreError) -> Option<String> {
+    match e {
+        StoreError::BadValue { column, message } => Some(format!("column {column}: {message}")),
+        StoreError::Histogram(m) => Some(format!("histogram: {m}")),
+        StoreError::UnreadableRun(u) => Some(u.reason.clone()),
+        _ => None,
     }
 }
 

@@ -5,7 +5,7 @@
 //! Migrations only ever add: a reader written for version N works on any later version.
 
 use crate::backend::{Backend, Dialect};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 
 /// Migration scripts; index i brings the schema from version i to i + 1.
 const MIGRATIONS: &[&str] = &[
@@ -46,8 +46,10 @@ pub(crate) fn render(sql: &str, dialect: Dialect) -> String {
 
 /// Applies the migrations up to `to`, each in its own exclusive transaction that
 /// re-reads the version first: two processes opening a new store at once do not both
-/// create its tables (the second waits, then finds the work done).
-pub(crate) fn migrate(backend: &mut dyn Backend, to: i64) -> Result<()> {
+/// create its tables (the second waits, then finds the work done). A database without
+/// a schema version must hold no table: the store is not created inside another
+/// program's database. `location` (redacted) names the store in errors.
+pub(crate) fn migrate(backend: &mut dyn Backend, to: i64, location: &str) -> Result<()> {
     loop {
         backend.begin_exclusive()?;
         let step = backend.schema_version().and_then(|version| {
@@ -58,6 +60,9 @@ pub(crate) fn migrate(backend: &mut dyn Backend, to: i64) -> Result<()> {
             else {
                 return Ok(false);
             };
+            if version == 0 {
+                refuse_unversioned_tables(backend, location)?;
+            }
             let sql = render(sql, backend.dialect());
             backend.batch(&sql)?;
             backend.set_schema_version(version + 1)?;
@@ -76,4 +81,18 @@ pub(crate) fn migrate(backend: &mut dyn Backend, to: i64) -> Result<()> {
             }
         }
     }
+}
+
+/// Errors when a database without a schema version holds tables: it belongs to
+/// something else (or is a damaged store), and is not a store to create or read.
+pub(crate) fn refuse_unversioned_tables(backend: &mut dyn Backend, location: &str) -> Result<()> {
+    let tables = backend.table_names()?;
+    if tables.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::BadLocation(format!(
+        "{location} is not a pgsurge results store (no pgsurge schema version, but \
+         tables: {}); give another --store",
+        crate::backend::table_list(&tables)
+    )))
 }

@@ -97,3 +97,32 @@ fn postgres_store_read_only_open_does_not_write() {
         "0"
     );
 }
+
+#[test]
+fn postgres_database_of_another_program_is_refused_and_left_as_it_was() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("store_foreign");
+    srv.psql(&db, "CREATE TABLE customers (id int)");
+    let location = srv.conninfo(&db);
+    for err in [
+        Store::check_writable(&location).unwrap_err(),
+        Store::open(&location).unwrap_err(),
+        Store::open_read_only(&location).unwrap_err(),
+    ] {
+        let text = err.to_string();
+        assert!(
+            text.contains(
+                "not a pgsurge results store (no pgsurge schema version, but tables: customers)"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+    let tables = "SELECT string_agg(tablename, ',') FROM pg_tables WHERE schemaname = 'public'";
+    assert_eq!(srv.psql(&db, tables).trim(), "customers");
+    // A new database and a store this build knows pass the check.
+    let fresh = fresh_store_location("store_check");
+    Store::check_writable(&fresh).unwrap();
+    drop(Store::open(&fresh).unwrap());
+    Store::check_writable(&fresh).unwrap();
+}

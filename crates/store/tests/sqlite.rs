@@ -140,6 +140,32 @@ fn foreign_sqlite_file_is_refused_and_left_as_it_was() {
     );
 }
 
+#[test]
+fn tables_without_a_schema_version_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unversioned.db");
+    let p = path.to_str().unwrap();
+    rusqlite_conn(p)
+        .execute_batch("CREATE TABLE sets (id INT); CREATE TABLE runs (id INT);")
+        .unwrap();
+    for err in [
+        Store::check_writable(p).unwrap_err(),
+        Store::open(p).unwrap_err(),
+        Store::open_read_only(p).unwrap_err(),
+    ] {
+        let text = err.to_string();
+        assert!(
+            text.contains("no pgsurge schema version, but tables: runs, sets"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+    let tables: i64 = rusqlite_conn(p)
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(tables, 2);
+}
+
 /// A tmpfs mounted for the test, unmounted on drop (also when the test fails).
 struct Mount(std::path::PathBuf);
 

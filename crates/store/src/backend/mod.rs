@@ -39,8 +39,12 @@ pub(crate) trait Backend: Send {
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
     /// Inserts many rows into `table(columns)`.
     fn insert_many(&mut self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> Result<()>;
-    /// The schema version stored in the database (0 = empty).
+    /// The schema version stored in the database (0 = none).
     fn schema_version(&mut self) -> Result<i64>;
+    /// The tables the store's own tables would sit beside (SQLite: the file's;
+    /// PostgreSQL: those of the schema new tables go to), sorted. Without a schema
+    /// version, any table means the database belongs to something else.
+    fn table_names(&mut self) -> Result<Vec<String>>;
     /// Records the schema version (inside the migration's transaction).
     fn set_schema_version(&mut self, version: i64) -> Result<()>;
 }
@@ -52,4 +56,13 @@ pub(crate) fn insert_sql(table: &str, columns: &[&str]) -> String {
         "INSERT INTO {table} ({}) VALUES ({marks})",
         columns.join(", ")
     )
+}
+
+/// At most five table names, for a message.
+pub(crate) fn table_list(tables: &[String]) -> String {
+    let mut shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+    if tables.len() > 5 {
+        shown.push("…");
+    }
+    shown.join(", ")
 }

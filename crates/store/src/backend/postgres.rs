@@ -202,6 +202,13 @@ impl Backend for PostgresBackend {
             .unwrap_or(Ok(0))
     }
 
+    fn table_names(&mut self) -> Result<Vec<String>> {
+        self.run("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")?
+            .iter()
+            .map(|r| r.read(0, "pg_tables.tablename"))
+            .collect()
+    }
+
     fn set_schema_version(&mut self, version: i64) -> Result<()> {
         self.batch(&format!(
             "CREATE TABLE IF NOT EXISTS pgsurge_schema (version BIGINT NOT NULL); \

@@ -3,7 +3,7 @@
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, OpenFlags, ToSql};
 
-use super::{insert_sql, Backend, Dialect};
+use super::{insert_sql, table_list, Backend, Dialect};
 use crate::error::{Result, SqliteContext};
 use crate::value::{Row, Value};
 
@@ -92,31 +92,47 @@ impl SqliteBackend {
         Ok(me)
     }
 
-    /// Errors if the database holds tables but not the store's (`sets`, `runs`).
+    /// Errors if the database holds tables but is not a store: tables without the
+    /// store's (`sets`, `runs`), or any table without a schema version (the tables are
+    /// read before the version, so a store being created by another process at the
+    /// same moment is not mistaken for a foreign one).
     fn refuse_foreign(&self, path: &str) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .ctx(|| format!("reading the tables of {path}"))?;
-        let tables: Vec<String> = stmt
-            .query_map([], |r| r.get(0))
-            .and_then(|rows| rows.collect())
-            .ctx(|| format!("reading the tables of {path}"))?;
-        if tables.is_empty()
-            || (tables.iter().any(|t| t == "sets") && tables.iter().any(|t| t == "runs"))
-        {
+        let tables =
+            read_table_names(&self.conn).ctx(|| format!("reading the tables of {path}"))?;
+        if tables.is_empty() {
             return Ok(());
         }
-        let mut shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
-        if tables.len() > 5 {
-            shown.push("…");
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .ctx(|| format!("reading the schema version of {path}"))?;
+        let has = |name: &str| tables.iter().any(|t| t == name);
+        if version > 0 && has("sets") && has("runs") {
+            return Ok(());
         }
+        let what = if version == 0 {
+            format!(
+                "no pgsurge schema version, but tables: {}",
+                table_list(&tables)
+            )
+        } else {
+            format!("its tables: {}", table_list(&tables))
+        };
         Err(crate::StoreError::BadLocation(format!(
-            "{path} is an SQLite database but not a pgsurge results store (its tables: {}); \
-             give another --store",
-            shown.join(", ")
+            "{path} is an SQLite database but not a pgsurge results store ({what}); \
+             give another --store"
         )))
     }
+}
+
+/// The names of the tables of `conn`, without SQLite's own (`sqlite_%`), sorted.
+fn read_table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
+         ORDER BY name",
+    )?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    rows.collect()
 }
 
 /// Percent-encodes the characters an SQLite URI filename treats specially.
@@ -216,5 +232,9 @@ impl Backend for SqliteBackend {
         self.conn
             .execute_batch(&format!("PRAGMA user_version = {version}"))
             .ctx(|| "writing PRAGMA user_version".into())
+    }
+
+    fn table_names(&mut self) -> Result<Vec<String>> {
+        read_table_names(&self.conn).ctx(|| "reading the tables".into())
     }
 }
