@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 type Body = fn(&[u8]);
 
-const TARGETS: [(&str, Body); 6] = [
+const TARGETS: [(&str, Body); 7] = [
     ("parse_eval", pgsurge_script::fuzz_bytes),
     ("decode", pgsurge_wire::fuzzing::decode_one),
     ("conninfo", pgsurge_wire::fuzzing::conninfo_one),
