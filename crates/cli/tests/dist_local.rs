@@ -213,3 +213,37 @@ fn a_hung_generator_is_stopped_at_its_deadline_and_named() {
     }
     assert!(err.contains(&out_dir.display().to_string()), "{err}");
 }
+
+#[test]
+fn a_merged_json_that_cannot_be_written_fails_before_any_generator_starts() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("dist_json_first");
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let started = std::time::Instant::now();
+    // A directory is no JSON file; the 600 s run must never start.
+    let (out, err, code) = pgsurge(
+        srv,
+        &[
+            "dist",
+            "local",
+            "-n",
+            "2",
+            "-c",
+            "2",
+            &format!("--json={}", dir.path().display()),
+            &format!("--out-dir={}", out_dir.display()),
+            "--",
+            "-n",
+            "-S",
+            "-T",
+            "600",
+            &db,
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Is a directory"), "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(started.elapsed().as_secs() < 60);
+    assert!(!out_dir.join("local-0.out").exists(), "no generator started");
+}

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use pgsurge_results::RunResult;
 
 use crate::merge::{merge, MergedRun};
-use crate::merge_cli::{write_merged_json, write_merged_report};
+use crate::merge_cli::{write_merged_report, MergedJson};
 use crate::split::{split, Share};
 use crate::MergeError;
 
@@ -250,7 +250,11 @@ pub fn merge_labelled(results: Vec<(String, RunResult)>) -> Result<MergedRun, Me
 /// Presents the outcome of `command` (e.g. `pgsurge dist ssh`): the error, or the
 /// merged report on stdout and the merged JSON where `--json` says (`-` = stdout,
 /// instead of the report). Returns the exit code.
-pub fn present(command: &str, merged: Result<MergedRun, MergeError>, json: Option<&Path>) -> i32 {
+pub fn present(
+    command: &str,
+    merged: Result<MergedRun, MergeError>,
+    json: Option<(&Path, MergedJson)>,
+) -> i32 {
     let m = match merged {
         Ok(m) => m,
         Err(e) => {
@@ -258,17 +262,35 @@ pub fn present(command: &str, merged: Result<MergedRun, MergeError>, json: Optio
             return 1;
         }
     };
-    let to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
+    let to_stdout = matches!(json, Some((_, MergedJson::Stdout)));
     if !to_stdout && write_merged_report(&m, &mut std::io::stdout().lock()).is_err() {
         return 1;
     }
-    if let Some(p) = json {
-        if let Err(e) = write_merged_json(&m, p) {
+    if let Some((p, out)) = json {
+        if let Err(e) = out.write(&m) {
             eprintln!("{command}: error: could not write {}: {e}", p.display());
             return 1;
         }
     }
     0
+}
+
+/// Opens a launcher's `--json` before any generator starts: `Err` is the exit code
+/// after the message.
+pub fn open_merged_json<'p>(
+    command: &str,
+    json: Option<&'p Path>,
+) -> Result<Option<(&'p Path, MergedJson)>, i32> {
+    match json {
+        None => Ok(None),
+        Some(p) => match MergedJson::open(p) {
+            Ok(out) => Ok(Some((p, out))),
+            Err(e) => {
+                eprintln!("{command}: error: {e}");
+                Err(1)
+            }
+        },
+    }
 }
 
 /// Entry point of `pgsurge dist SUBCOMMAND …`.

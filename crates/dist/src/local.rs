@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use clap::Parser;
 
 use crate::launch::{
-    check_bench_options, failed, generator_args, past_deadline, present, start_in, wait_until,
-    Ended, GeneratorOptions,
+    check_bench_options, failed, generator_args, open_merged_json, past_deadline, present,
+    start_in, wait_until, Ended, GeneratorOptions,
 };
 use crate::merge_cli::merge_files;
 use crate::MergeError;
@@ -120,6 +120,11 @@ pub fn local_main(args: &[OsString]) -> i32 {
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
+    // The merged document's path is opened before any generator starts.
+    let json = match open_merged_json("pgsurge dist local", a.gen.json.as_deref()) {
+        Ok(j) => j,
+        Err(code) => return code,
+    };
     let merged = run_local(&a).and_then(|paths| merge_files(&paths));
-    present("pgsurge dist local", merged, a.gen.json.as_deref())
+    present("pgsurge dist local", merged, json)
 }

@@ -128,13 +128,42 @@ pub fn write_merged_report(m: &MergedRun, out: &mut dyn Write) -> std::io::Resul
     writeln!(out, "start skew: {:.3} ms", m.start_skew_us as f64 / 1000.0)
 }
 
+/// Where a merged document goes: stdout, or an output opened before the work that
+/// produces it (a path that cannot be written fails before any generator runs).
+#[derive(Debug)]
+pub enum MergedJson {
+    /// `-`: stdout.
+    Stdout,
+    /// A file, device or FIFO (see [`pgsurge_results::OutputFile`]).
+    File(pgsurge_results::OutputFile),
+}
+
+impl MergedJson {
+    /// Opens `path` (`-` = stdout).
+    pub fn open(path: &Path) -> Result<MergedJson, String> {
+        if path.as_os_str() == "-" {
+            return Ok(MergedJson::Stdout);
+        }
+        pgsurge_results::open_json(path)
+            .map(MergedJson::File)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Writes the merged document.
+    pub fn write(self, m: &MergedRun) -> Result<(), String> {
+        match self {
+            MergedJson::Stdout => pgsurge_results::write_json_to(&m.result, &mut std::io::stdout())
+                .map_err(|e| e.to_string()),
+            MergedJson::File(out) => {
+                pgsurge_results::write_json_into(&m.result, out).map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
 /// Writes the merged document to `path` (`-` = stdout).
 pub fn write_merged_json(m: &MergedRun, path: &Path) -> Result<(), String> {
-    if path.as_os_str() == "-" {
-        pgsurge_results::write_json_to(&m.result, &mut std::io::stdout()).map_err(|e| e.to_string())
-    } else {
-        pgsurge_results::write_json(&m.result, path).map_err(|e| e.to_string())
-    }
+    MergedJson::open(path)?.write(m)
 }
 
 /// Entry point of `pgsurge merge ARGS` (without the command word); returns the exit code.
@@ -152,6 +181,13 @@ pub fn merge_main(args: &[OsString]) -> i32 {
 
 /// Runs `pgsurge merge` with parsed arguments.
 pub fn run_merge(a: &MergeArgs) -> i32 {
+    let json = match a.json.as_deref().map(MergedJson::open).transpose() {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("pgsurge merge: error: {e}");
+            return 1;
+        }
+    };
     let m = match merge_files(&a.results) {
         Ok(m) => m,
         Err(e) => {
@@ -166,8 +202,8 @@ pub fn run_merge(a: &MergeArgs) -> i32 {
             return 1;
         }
     }
-    if let Some(p) = &a.json {
-        if let Err(e) = write_merged_json(&m, p) {
+    if let (Some(p), Some(out)) = (&a.json, json) {
+        if let Err(e) = out.write(&m) {
             eprintln!("pgsurge merge: error: could not write {}: {e}", p.display());
             return 1;
         }

@@ -30,8 +30,8 @@ use clap::Parser;
 use pgsurge_results::RunResult;
 
 use crate::launch::{
-    check_bench_options, failed, generator_args, merge_labelled, past_deadline, present, start_in,
-    wait_until, Ended, GeneratorOptions,
+    check_bench_options, failed, generator_args, merge_labelled, open_merged_json, past_deadline,
+    present, start_in, wait_until, Ended, GeneratorOptions,
 };
 use crate::MergeError;
 
@@ -433,8 +433,13 @@ pub fn ssh_main(args: &[OsString]) -> i32 {
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
+    // The merged document's path is opened before any generator starts.
+    let json = match open_merged_json("pgsurge dist ssh", a.gen.json.as_deref()) {
+        Ok(j) => j,
+        Err(code) => return code,
+    };
     let merged = run_ssh(&a).and_then(merge_labelled);
-    present("pgsurge dist ssh", merged, a.gen.json.as_deref())
+    present("pgsurge dist ssh", merged, json)
 }
 
 #[cfg(test)]
