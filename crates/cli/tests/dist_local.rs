@@ -245,5 +245,8 @@ fn a_merged_json_that_cannot_be_written_fails_before_any_generator_starts() {
     assert!(err.contains("Is a directory"), "{err}");
     assert!(out.is_empty(), "{out}");
     assert!(started.elapsed().as_secs() < 60);
-    assert!(!out_dir.join("local-0.out").exists(), "no generator started");
+    assert!(
+        !out_dir.join("local-0.out").exists(),
+        "no generator started"
+    );
 }

@@ -108,7 +108,7 @@ pub fn run(
                 seed: Some(spec.random_seed),
                 out_dir: Some(dir.clone()),
                 json: None,
-                deadline: None,
+                deadline: deadline(spec, d),
             },
             start_in: u64::from(d.start_in),
             start_at: None,
@@ -134,7 +134,7 @@ pub fn run(
             seed: Some(spec.random_seed),
             out_dir: Some(dir.clone()),
             json: None,
-            deadline: None,
+            deadline: deadline(spec, d),
         },
         start_in: u64::from(d.start_in),
         pgsurge,
@@ -147,6 +147,20 @@ pub fn run(
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(plain(merged?.result))
+}
+
+/// Seconds after the common start by which every generator of the test must have
+/// ended: the test's duration plus `deadline_margin` (a run without a duration gets
+/// the launcher's default, none).
+fn deadline(spec: &RunSpec, d: &DistributedSection) -> Option<u64> {
+    let margin = u64::from(
+        d.deadline_margin
+            .unwrap_or(pgsurge_dist::launch::DEADLINE_MARGIN_S as u32),
+    );
+    match spec.limit {
+        pgsurge_engine::RunLimit::Duration(s) => Some(u64::from(s) + margin),
+        pgsurge_engine::RunLimit::Transactions(_) => d.deadline_margin.map(u64::from),
+    }
 }
 
 fn tempdir() -> Result<std::path::PathBuf> {

@@ -100,6 +100,10 @@ pub struct DistributedSection {
     /// Seconds between launching the generators and their common start.
     #[serde(default = "three")]
     pub start_in: u32,
+    /// `local` and `ssh`: seconds a generator may run past the test's duration (from the
+    /// common start) before it is stopped and the test fails naming it [default: 120].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_margin: Option<u32>,
     /// `ssh`: the generator hosts (`[user@]host` or ssh aliases), one generator each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
@@ -1216,6 +1220,12 @@ impl Campaign {
             "distributed.start_in",
             in_range(d.start_in, limits::START_IN_S, " seconds"),
         )?;
+        if let Some(m) = d.deadline_margin {
+            range(
+                "distributed.deadline_margin",
+                in_range(m, limits::START_IN_S, " seconds"),
+            )?;
+        }
         if let Some(k) = &d.kube {
             if let Some(m) = k.wait_margin {
                 range(
