@@ -120,7 +120,11 @@ pub fn local_main(args: &[OsString]) -> i32 {
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
-    // The merged document's path is opened before any generator starts.
+    // The merged document's path is opened before any generator starts (the output
+    // directory first: the document may be asked for inside it).
+    if let Some(d) = &a.gen.out_dir {
+        let _ = std::fs::create_dir_all(d);
+    }
     let json = match open_merged_json("pgsurge dist local", a.gen.json.as_deref()) {
         Ok(j) => j,
         Err(code) => return code,
