@@ -20,6 +20,29 @@ fn raw(limit: Option<u64>) -> u64 {
     limit.unwrap_or(u64::MAX)
 }
 
+/// pgbench's error when the hard limit is below what is needed.
+fn beyond_limit(needed: impl std::fmt::Display, max: u64) -> RlimitError {
+    RlimitError {
+        message: format!(
+            "need at least {needed} open files, but system limit is {}",
+            max as i64
+        ),
+        hint: Some(HINT.to_string()),
+    }
+}
+
+/// pgbench's error when the soft limit could not be raised.
+fn cannot_raise(needed: impl std::fmt::Display, e: rustix::io::Errno) -> RlimitError {
+    let e = std::io::Error::from_raw_os_error(e.raw_os_error());
+    RlimitError {
+        message: format!(
+            "need at least {needed} open files, but couldn't raise the limit: {}",
+            crate::diag::strerror(&e)
+        ),
+        hint: Some(HINT.to_string()),
+    }
+}
+
 /// Checks (and if needed raises) RLIMIT_NOFILE for `nclients` clients.
 pub fn ensure_open_files(nclients: i32) -> Result<(), RlimitError> {
     // C computes `nclients + 3` in int; near INT_MAX it wraps, and the comparison with
@@ -30,13 +53,7 @@ pub fn ensure_open_files(nclients: i32) -> Result<(), RlimitError> {
     let max = raw(lim.maximum);
     let cur = raw(lim.current);
     if max < needed_unsigned {
-        return Err(RlimitError {
-            message: format!(
-                "need at least {needed} open files, but system limit is {}",
-                max as i64
-            ),
-            hint: Some(HINT.to_string()),
-        });
+        return Err(beyond_limit(needed, max));
     }
     if cur < needed_unsigned {
         let new = Rlimit {
@@ -44,14 +61,7 @@ pub fn ensure_open_files(nclients: i32) -> Result<(), RlimitError> {
             maximum: lim.maximum,
         };
         if let Err(e) = setrlimit(Resource::Nofile, new) {
-            let e = std::io::Error::from_raw_os_error(e.raw_os_error());
-            return Err(RlimitError {
-                message: format!(
-                    "need at least {needed} open files, but couldn't raise the limit: {}",
-                    crate::diag::strerror(&e)
-                ),
-                hint: Some(HINT.to_string()),
-            });
+            return Err(cannot_raise(needed, e));
         }
     }
     Ok(())
@@ -77,13 +87,7 @@ pub fn ensure_run_files(needed: u64, wanted: u64) -> Result<(), RlimitError> {
     let max = raw(lim.maximum);
     let cur = raw(lim.current);
     if max < needed {
-        return Err(RlimitError {
-            message: format!(
-                "need at least {needed} open files, but system limit is {}",
-                max as i64
-            ),
-            hint: Some(HINT.to_string()),
-        });
+        return Err(beyond_limit(needed, max));
     }
     let target = wanted.max(needed).min(max);
     if cur < target {
@@ -93,14 +97,7 @@ pub fn ensure_run_files(needed: u64, wanted: u64) -> Result<(), RlimitError> {
         };
         if let Err(e) = setrlimit(Resource::Nofile, new) {
             if cur < needed {
-                let e = std::io::Error::from_raw_os_error(e.raw_os_error());
-                return Err(RlimitError {
-                    message: format!(
-                        "need at least {needed} open files, but couldn't raise the limit: {}",
-                        crate::diag::strerror(&e)
-                    ),
-                    hint: Some(HINT.to_string()),
-                });
+                return Err(cannot_raise(needed, e));
             }
         }
     }
