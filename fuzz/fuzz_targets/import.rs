@@ -1,7 +1,7 @@
 //! `results import`: reports and logs parse, and what passes the checks is stored
-//! (`pgsurge_lab::fuzzing::import_one`).
+//! (`pgsurge_records::fuzzing::import_one`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| pgsurge_lab::fuzzing::import_one(data));
+fuzz_target!(|data: &[u8]| pgsurge_records::fuzzing::import_one(data));

@@ -190,11 +190,11 @@ pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
         let probe = std::fs::canonicalize(&probe).unwrap_or(probe);
         let Some((mount, fstype, _)) = mounts
             .as_deref()
-            .and_then(|m| crate::hostmetrics::mount_of(m, &probe.display().to_string()))
+            .and_then(|m| pgsurge_observe::hostmetrics::mount_of(m, &probe.display().to_string()))
         else {
             continue;
         };
-        if crate::hostmetrics::is_memory_fs(&fstype) {
+        if pgsurge_observe::hostmetrics::is_memory_fs(&fstype) {
             let hint = if given {
                 "choose a data_dir on a disk"
             } else {

@@ -14,7 +14,7 @@ use pgsurge_dist::local::{run_local, LocalArgs};
 use pgsurge_dist::ssh::{run_ssh, SshArgs};
 use pgsurge_engine::{RunResult, RunSpec, StopFlag};
 
-use crate::error::{LabError, Result};
+use crate::error::{CampaignError, Result};
 use crate::spec::DistributedSection;
 
 /// Options the launcher sets per generator (or that make no sense for one).
@@ -90,7 +90,7 @@ pub fn run(
 ) -> Result<Outcome> {
     if d.launcher == "kube" {
         let k = d.kube.as_ref().ok_or_else(|| {
-            LabError::Other("launcher = \"kube\" needs [distributed.kube]".into())
+            CampaignError::Other("launcher = \"kube\" needs [distributed.kube]".into())
         })?;
         return kube::run(spec, d, k, conninfo, test);
     }
@@ -119,7 +119,7 @@ pub fn run(
         };
         let merged = run_ssh(&args)
             .and_then(pgsurge_dist::launch::merge_labelled)
-            .map_err(|e| LabError::Other(format!("distributed run over ssh: {e}")));
+            .map_err(|e| CampaignError::Other(format!("distributed run over ssh: {e}")));
         // A failure's message points at the generators' outputs: they are kept.
         if merged.is_ok() {
             let _ = std::fs::remove_dir_all(&dir);
@@ -142,7 +142,7 @@ pub fn run(
     };
     let merged = run_local(&args)
         .and_then(|paths| pgsurge_dist::merge_cli::merge_files(&paths))
-        .map_err(|e| LabError::Other(format!("distributed run: {e}")));
+        .map_err(|e| CampaignError::Other(format!("distributed run: {e}")));
     if merged.is_ok() {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -173,7 +173,7 @@ fn tempdir() -> Result<std::path::PathBuf> {
             .unwrap_or(0)
     ));
     std::fs::create_dir_all(&dir)
-        .map_err(|e| LabError::Other(format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| CampaignError::Other(format!("cannot create {}: {e}", dir.display())))?;
     Ok(dir)
 }
 

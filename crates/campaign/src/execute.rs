@@ -13,20 +13,19 @@ use pgsurge_engine::{
     DatabaseInfo, Diagnostic, DiagnosticLevel, DiagnosticSink, ErrorSpec, QueryMode, RunHooks,
     RunLimit, RunScript, RunSpec, SpecError, StopFlag,
 };
+use pgsurge_observe::sampler::{self, Sampler};
+use pgsurge_observe::{pgstats, statements, Pg};
 use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
 use pgsurge_store::{
-    epoch_to_rfc3339, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord, RunWrite,
-    SettingRecord, WarningRecord,
+    convert, epoch_to_rfc3339, facts, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord,
+    RunWrite, SettingRecord, WarningRecord,
 };
-use pgsurge_wire::ConnConfig;
 
-use crate::error::{LabError, Result};
+use crate::error::{CampaignError, Result};
+use crate::load::extra_flags;
 use crate::matrix::{ScriptSource, TestPlan, Workload};
-use crate::pgstats;
-use crate::sampler::Sampler;
-use crate::spec::{Campaign, InitOptionsSpec, Limit, ThreadsValue};
-use crate::sql_session::Pg;
-use crate::target::LiveTarget;
+use crate::spec::{Campaign, Limit, ThreadsValue};
+use crate::target::{self, LiveTarget};
 
 /// Everything about a test that does not depend on how it went.
 pub struct TestSetup<'a> {
@@ -85,45 +84,6 @@ pub fn threads_for(campaign: &Campaign, clients: u32) -> u32 {
 /// `--percentiles` as a campaign records them (the command line's default list).
 const CAMPAIGN_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
 
-/// The pgbench flags `[run] extra_args` may hold, kept for campaign files written when
-/// those strings were handed to the pgbench parser. Each maps to a typed field of the
-/// [`RunSpec`]; anything else is refused when the campaign is loaded.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExtraFlags {
-    /// `--failures-detailed`.
-    pub failures_detailed: bool,
-    /// `--verbose-errors`.
-    pub verbose_errors: bool,
-    /// `--exit-on-abort`.
-    pub exit_on_abort: bool,
-    /// `-r` / `--report-per-command`.
-    pub per_command: bool,
-    /// `-C` / `--connect`.
-    pub connect_per_transaction: bool,
-}
-
-/// Reads `[run] extra_args` into [`ExtraFlags`], or says which entry is not supported.
-pub fn extra_flags(args: &[String]) -> std::result::Result<ExtraFlags, String> {
-    let mut flags = ExtraFlags::default();
-    for arg in args {
-        match arg.as_str() {
-            "--failures-detailed" => flags.failures_detailed = true,
-            "--verbose-errors" => flags.verbose_errors = true,
-            "--exit-on-abort" => flags.exit_on_abort = true,
-            "-r" | "--report-per-command" | "--report-latencies" => flags.per_command = true,
-            "-C" | "--connect" => flags.connect_per_transaction = true,
-            other => {
-                return Err(format!(
-                    "\"{other}\" is not supported; extra_args may hold --failures-detailed, \
-                     --verbose-errors, --exit-on-abort, --report-per-command (-r) and \
-                     --connect (-C); use the [run] keys for the other options"
-                ))
-            }
-        }
-    }
-    Ok(flags)
-}
-
 /// The [`RunSpec`] of a test (or of its warm-up, with `limit`), built from the
 /// campaign's typed values. `database` is what [`layout::detect`] found on the target.
 pub fn run_spec(
@@ -134,10 +94,7 @@ pub fn run_spec(
 ) -> Result<RunSpec> {
     let run = &s.campaign.spec.run;
     let plan = s.plan;
-    let mut conn = ConnConfig::parse(&target.conninfo).map_err(|e| LabError::Pg {
-        context: "connection string".into(),
-        message: e.to_string(),
-    })?;
+    let mut conn = target.conn.clone();
     if target.cluster.is_none() && !plan.settings.is_empty() {
         // An existing server is not reconfigured: each session gets the values.
         conn.add_options(&session_settings_options(&plan.settings));
@@ -156,8 +113,8 @@ pub fn run_spec(
             }
         })
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| LabError::Other(e.to_string()))?;
-    let flags = extra_flags(&run.extra_args).map_err(LabError::Other)?;
+        .map_err(|e| CampaignError::Other(e.to_string()))?;
+    let flags = extra_flags(&run.extra_args).map_err(CampaignError::Other)?;
     let mut spec = RunSpec::new(conn, scripts);
     spec.clients = plan.clients;
     spec.threads = test_threads(s.campaign, plan);
@@ -166,8 +123,9 @@ pub fn run_spec(
         Limit::Transactions(n) => RunLimit::Transactions(n),
     };
     let mode = test_query_mode(s.campaign, plan);
-    spec.query_mode = QueryMode::parse(mode)
-        .ok_or_else(|| LabError::Other(format!("query mode \"{mode}\" is not a query mode")))?;
+    spec.query_mode = QueryMode::parse(mode).ok_or_else(|| {
+        CampaignError::Other(format!("query mode \"{mode}\" is not a query mode"))
+    })?;
     spec.rate_tps = plan.rate;
     // pgbench keeps -L as whole µs, truncating (`(int64)(ms * 1000)`).
     spec.latency_limit_us = latency_limit_s(s.campaign).map(|secs| (secs * 1000.0 * 1000.0) as i64);
@@ -212,7 +170,7 @@ fn latency_limit_s(campaign: &Campaign) -> Option<f64> {
 /// Scale, partitioning and server version of the target's pgbench tables, found the
 /// way `pgsurge bench` finds them.
 fn detect_database(pg: &mut Pg, target: &LiveTarget) -> Result<DatabaseInfo> {
-    let found = layout::detect(pg.connection()).map_err(|e| LabError::Pg {
+    let found = layout::detect(pg.connection()).map_err(|e| CampaignError::Pg {
         context: format!(
             "looking at the pgbench tables on target \"{}\"",
             target.name
@@ -224,60 +182,6 @@ fn detect_database(pg: &mut Pg, target: &LiveTarget) -> Result<DatabaseInfo> {
         partition_method: found.partition_method,
         partitions: found.partitions,
         server_version: Some(target.server_version.clone()),
-    })
-}
-
-/// Runs `-i` for `scale` with the campaign's init options.
-pub fn initialize(target: &LiveTarget, scale: u32, o: &InitOptionsSpec) -> Result<()> {
-    let mut pg = Pg::connect(&target.conninfo)?;
-    let server_side = o.method.as_deref() == Some("server");
-    let mut steps = String::from(if server_side { "dtGvp" } else { "dtgvp" });
-    if o.foreign_keys == Some(true) {
-        steps.push('f');
-    }
-    let spec = pgsurge_init::InitSpec {
-        steps,
-        scale: i32::try_from(scale)
-            .map_err(|_| LabError::Other(format!("scale {scale} is too large")))?,
-        fillfactor: o.fillfactor.map_or(100, |f| f as i32),
-        partitions: o.partitions.map_or(0, |p| p as i32),
-        partition_method: match o.partition_method.as_deref() {
-            Some("hash") => pgsurge_init::PartitionMethod::Hash,
-            Some("range") => pgsurge_init::PartitionMethod::Range,
-            _ => pgsurge_init::PartitionMethod::None,
-        },
-        tablespace: None,
-        index_tablespace: None,
-        unlogged: o.unlogged == Some(true),
-        quiet: true,
-    };
-    let mut messages = Vec::new();
-    let clock = pgsurge_init::MonotonicClock::new();
-    let ctx = pgsurge_init::InitContext {
-        clock: &clock,
-        stderr_is_tty: false,
-        cancel: None,
-    };
-    let conninfo = target.conninfo.as_str();
-    let connect = move || {
-        Pg::connect(conninfo)
-            .map(Pg::into_connection)
-            .map_err(|e| e.to_string())
-    };
-    let jobs = usize::try_from(o.jobs.unwrap_or(1)).unwrap_or(1);
-    pgsurge_init::initialize_parallel(
-        pg.connection(),
-        &spec,
-        Some((jobs, &connect)),
-        &mut messages,
-        &ctx,
-    )
-    .map_err(|e| {
-        LabError::Other(format!(
-            "initializing scale {scale} on target \"{}\": {}",
-            target.name,
-            e.to_string().trim_end()
-        ))
     })
 }
 
@@ -303,7 +207,7 @@ fn snapshot(monitor: &mut Pg, target: &LiveTarget) -> Result<BTreeMap<String, f6
 fn settle(monitor: &mut Pg, db: &str) -> Result<()> {
     let sql = format!(
         "SELECT xact_commit FROM pg_stat_database WHERE datname = {}",
-        crate::sql_session::literal(db)
+        pgsurge_observe::sql_session::literal(db)
     );
     let mut last = monitor.value(&sql)?;
     for _ in 0..12 {
@@ -381,14 +285,14 @@ pub fn engine_run(
     let result = pgsurge_engine::run(spec, hooks);
     let messages = std::mem::take(&mut *messages.lock().unwrap_or_else(|p| p.into_inner()));
     let result = result.map_err(|e| {
-        LabError::Other(if messages.is_empty() {
+        CampaignError::Other(if messages.is_empty() {
             format!("benchmark run: {e}")
         } else {
             format!("benchmark run: {e}:\n{}", messages.text())
         })
     })?;
     if result.aborted {
-        return Err(LabError::Other(if messages.is_empty() {
+        return Err(CampaignError::Other(if messages.is_empty() {
             "benchmark run aborted (no client reported an error)".into()
         } else {
             format!("benchmark run aborted:\n{}", messages.text())
@@ -447,8 +351,8 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
         .iter()
         .map(|part| {
             let (name, text) = match &part.source {
-                crate::matrix::ScriptSource::Builtin(b) => (b.clone(), builtin_text(b)),
-                crate::matrix::ScriptSource::File(f) => {
+                ScriptSource::Builtin(b) => (b.clone(), builtin_text(b)),
+                ScriptSource::File(f) => {
                     let bytes = std::fs::read(f).unwrap_or_default();
                     let text = String::from_utf8_lossy(&bytes).into_owned();
                     (f.display().to_string(), text)
@@ -533,12 +437,12 @@ fn run_test_inner(
     let plan = s.plan;
     let init = campaign.spec.init.for_scale(plan.scale);
     if target.current_scale != Some(plan.scale) {
-        initialize(target, plan.scale, &init)?;
+        target::initialize(target, plan.scale, &init)?;
         target.current_scale = Some(plan.scale);
     }
     // Hygiene.
     let hygiene = &campaign.spec.hygiene;
-    let mut pg = Pg::connect(&target.conninfo)?;
+    let mut pg = Pg::connect(&target.conn)?;
     if hygiene.truncate_history {
         pg.exec("TRUNCATE pgbench_history")?;
     }
@@ -580,7 +484,7 @@ fn run_test_inner(
     if warmup > 0 {
         let spec = run_spec(s, target, Limit::Duration(warmup), database.clone())?;
         let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
-            w.intervals.push(crate::convert::interval(iv, true, 0.0));
+            w.intervals.push(convert::interval(iv, true, 0.0));
             on_interval(iv);
         };
         let (_, warm_messages) = engine_run(&spec, stop, &mut cb)?;
@@ -607,10 +511,8 @@ fn run_test_inner(
     let sampling = &campaign.spec.sampling;
     // pg_stat_statements before the counters: its connection's transactions are
     // settled with the warm-up's.
-    let statements = sampling
-        .pg
-        .then(|| crate::statements::before(&target.conninfo));
-    let mut monitor = Pg::connect(&target.monitor_conninfo)?;
+    let statements = sampling.pg.then(|| statements::before(&target.conn));
+    let mut monitor = Pg::connect(&target.monitor)?;
     settle(&mut monitor, &target.dbname)?;
     let before = snapshot(&mut monitor, target)?;
     let sampler = Sampler::start(target.sampler_config(sampling));
@@ -619,9 +521,9 @@ fn run_test_inner(
     let result = match &campaign.spec.distributed {
         None => {
             let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
-                let interval = crate::convert::interval(iv, false, 0.0);
+                let interval = convert::interval(iv, false, 0.0);
                 w.interval_histograms
-                    .extend(crate::convert::interval_histogram(&interval, histogram));
+                    .extend(convert::interval_histogram(&interval, histogram));
                 w.intervals.push(interval);
                 on_interval(iv);
             };
@@ -644,7 +546,7 @@ fn run_test_inner(
                 }
                 // The merged per-second samples, with their merged histograms.
                 for iv in &result.intervals {
-                    let interval = crate::convert::interval(iv, false, 0.0);
+                    let interval = convert::interval(iv, false, 0.0);
                     let hdr = iv
                         .histogram
                         .as_deref()
@@ -689,20 +591,20 @@ fn run_test_inner(
     let after = snapshot(&mut monitor, target)?;
     match statements {
         Some(b) => {
-            let (facts, problem) = crate::statements::after(b, &target.conninfo);
+            let (facts, problem) = statements::after(b, &target.conn);
             w.facts.extend(facts);
             if let Some(p) = problem {
                 w.warnings.push(warning("sampler", p));
             }
         }
         None => w.facts.push(pgsurge_store::FactRecord::new(
-            crate::facts::STATEMENTS_SOURCE,
+            facts::STATEMENTS_SOURCE,
             "none (PostgreSQL sampling is off: [sampling] pg = false)",
         )),
     }
     w.metrics = sampled.samples;
     w.facts.extend(sampled.facts);
-    w.metric_info = crate::sampler::describe_all(&w.metrics);
+    w.metric_info = sampler::describe_all(&w.metrics);
     for e in sampled.errors {
         w.warnings.push(warning("sampler", e));
     }
@@ -722,8 +624,8 @@ fn run_test_inner(
     w.run.wal_bytes = delta("pg.wal.lsn_bytes").map(|d| d as i64);
     w.run.db_size_start = before.get("pg.db.size_bytes").map(|v| *v as i64);
     w.run.db_size_end = after.get("pg.db.size_bytes").map(|v| *v as i64);
-    crate::convert::fill_run(&mut w.run, &result);
-    w.histograms = crate::convert::histograms(&result);
+    convert::fill_run(&mut w.run, &result);
+    w.histograms = convert::histograms(&result);
     if let (Some(server), Some(client)) = (w.run.server_commits, w.run.transactions) {
         let pct = 100.0 * (server - client).abs() as f64 / (client.max(1)) as f64;
         w.run.commit_mismatch_pct = Some(pct);
@@ -738,7 +640,7 @@ fn run_test_inner(
         }
     }
     // Settings in force.
-    let mut pg = Pg::connect(&target.conninfo)?;
+    let mut pg = Pg::connect(&target.conn)?;
     for r in pg.rows(pgstats::SETTINGS_SQL)? {
         let get = |i: usize| r.get(i).cloned().flatten();
         if let Some(name) = get(0) {

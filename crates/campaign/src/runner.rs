@@ -8,14 +8,17 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pgsurge_engine::StopFlag;
+use pgsurge_observe::hostmetrics::HostSource;
+use pgsurge_observe::Pg;
 use pgsurge_store::{
     now_rfc3339, run_status, set_kind, set_status, ServerRecord, SetRecord, Store, TargetRecord,
     WarningRecord,
 };
 use pgsurge_wire::redact::redact;
+use pgsurge_wire::ConnConfig;
 
 use crate::capacity;
-use crate::error::{LabError, Result};
+use crate::error::{CampaignError, Result};
 use crate::execute::{run_test, Interrupted, TestSetup};
 use crate::hooks;
 use crate::matrix::{expand, Matrix, TestPlan};
@@ -81,7 +84,7 @@ pub fn run_campaign(
     opts: &RunOptions,
     stop: &StopFlag,
 ) -> Result<Outcome> {
-    let matrix = expand(campaign).map_err(LabError::Other)?;
+    let matrix = expand(campaign).map_err(CampaignError::Other)?;
     let spec = &campaign.spec;
     let kind = opts
         .kind
@@ -94,13 +97,15 @@ pub fn run_campaign(
     let holder = holder_label(&spec.campaign.name);
     let mut locks: Vec<Option<TargetLock>> = Vec::with_capacity(spec.targets.len());
     for t in &spec.targets {
-        locks.push(match &t.conninfo {
-            Some(ci) => match TargetLock::acquire(ci, &t.name, &holder) {
+        // A connection string that does not parse is reported when the target starts.
+        let conn = t.conninfo.as_deref().map(target::conn_config);
+        locks.push(match conn {
+            Some(Ok(conn)) => match TargetLock::acquire(&conn, &t.name, &holder) {
                 Ok(lock) => Some(lock),
-                Err(LockError::Busy(m)) => return Err(LabError::Other(m)),
+                Err(LockError::Busy(m)) => return Err(CampaignError::Other(m)),
                 Err(LockError::Unreachable(_)) => None,
             },
-            None => None,
+            Some(Err(_)) | None => None,
         });
     }
     let earlier: Vec<pgsurge_store::Set> = store
@@ -530,15 +535,14 @@ fn hook_env(set_id: i64, test: Option<(&TestPlan, &LiveTarget, &str)>) -> Vec<(S
     put("PGSURGE_SCRIPT", workload.to_string());
     // Where the server is, without its password (a hook uses ~/.pgpass for that): the
     // test's server, whatever the launching shell's PG* variables say.
-    if let Ok(cfg) = pgsurge_wire::ConnConfig::parse(&target.conninfo) {
-        put("PGHOST", cfg.host().to_string());
-        if let Some(addr) = cfg.hosts().first().and_then(|h| h.hostaddr.clone()) {
-            put("PGHOSTADDR", addr);
-        }
-        put("PGPORT", cfg.port());
-        put("PGDATABASE", cfg.dbname().to_string());
-        put("PGUSER", cfg.user().to_string());
+    let cfg = &target.conn;
+    put("PGHOST", cfg.host().to_string());
+    if let Some(addr) = cfg.hosts().first().and_then(|h| h.hostaddr.clone()) {
+        put("PGHOSTADDR", addr);
     }
+    put("PGPORT", cfg.port());
+    put("PGDATABASE", cfg.dbname().to_string());
+    put("PGUSER", cfg.user().to_string());
     if let Some(c) = &target.cluster {
         put("PGDATA", c.data_dir().display().to_string());
     }
@@ -590,7 +594,7 @@ fn run_tests(
                 })?;
             }
             if !o.ok() {
-                return Err(LabError::Other(o.failure()));
+                return Err(CampaignError::Other(o.failure()));
             }
             facts = o.facts();
         }
@@ -705,7 +709,7 @@ fn run_tests(
                     live_target.name,
                     live_target.host_source.name(),
                     match &live_target.host_source {
-                        crate::hostmetrics::HostSource::None(why) => format!(" ({why})"),
+                        HostSource::None(why) => format!(" ({why})"),
                         _ => String::new(),
                     }
                 ),
@@ -744,7 +748,7 @@ fn run_tests(
             // Lost with a restarted server, or never taken while it was down; and swept
             // settings an existing server lets a session change.
             let lock = &mut ctx.locks[plan.target];
-            let ready = target_lock::hold(lock, &target.conninfo, &target.name, &holder)
+            let ready = target_lock::hold(lock, &target.conn, &target.name, &holder)
                 .and_then(|()| target::check_session_settings(target, &plan.settings));
             if let Err(busy) = ready {
                 let mut write = failed_write(set_id, target, plan, &busy);
@@ -877,7 +881,7 @@ fn run_tests(
             // A failure during an outage (the server restarting, the network gone) is
             // not the test's result: wait for the server, then run the test again.
             let error = write.run.error.as_deref().unwrap_or("");
-            let unreachable = probe(&target.conninfo).err();
+            let unreachable = probe(&target.conn).err();
             // A distributed test's failure quotes its generators (a kube Job's pods, a
             // process that hung or left no result), whose errors say nothing of the
             // server as seen from here: for it, only the probe tells an outage.
@@ -1074,8 +1078,8 @@ enum Waited {
 }
 
 /// Tries one connection; the reason (password masked) when there is none.
-fn probe(conninfo: &str) -> std::result::Result<(), String> {
-    crate::sql_session::Pg::connect(conninfo)
+fn probe(conn: &ConnConfig) -> std::result::Result<(), String> {
+    Pg::connect(conn)
         .map(|_| ())
         .map_err(|e| first_line(&redact(&e.to_string())).to_string())
 }
@@ -1136,7 +1140,7 @@ fn wait_for_target(
         if stop.is_raised() {
             return Waited::Stopped;
         }
-        match probe(&target.conninfo) {
+        match probe(&target.conn) {
             Ok(()) => return Waited::Back(started.elapsed()),
             Err(e) => last = e,
         }

@@ -1,34 +1,41 @@
 //! Live targets: a throwaway cluster started for the campaign, or an existing server.
 //!
-//! Each target knows where its server host's OS metrics come from
-//! ([`crate::hostmetrics::HostSource`]) and describes that host in its manifest from the
+//! A target's connection string is parsed once, when it starts ([`LiveTarget::conn`]
+//! and [`LiveTarget::monitor`]). Each target knows where its server host's OS metrics
+//! come from ([`HostSource`]) and describes that host in its manifest from the
 //! same source; the client's own host is described apart, under `client`. Before the
 //! first test of a scale, [`prepare_scale`] decides whether the pgbench tables must be
 //! (re)built: with `init = "if-needed"` (the default) tables already holding the scale
-//! are reused, so a second campaign or a resume does not load them again.
+//! are reused, so a second campaign or a resume does not load them again; when they
+//! must be built, [`initialize`] runs `-i`.
 
 use std::time::{Duration, Instant};
 
+use pgsurge_observe::hostmetrics::{self, HostSource};
+use pgsurge_observe::sampler::SamplerConfig;
+use pgsurge_observe::{manifest, ObserveError, Pg};
 use pgsurge_server::{BinarySource, Cluster, ClusterBuilder};
-use pgsurge_store::FactRecord;
+use pgsurge_store::{facts, FactRecord};
+use pgsurge_wire::redact::{passwords, redact, redact_with};
+use pgsurge_wire::ConnConfig;
 use serde_json::Value;
 
-use crate::error::{LabError, Result};
-use crate::facts;
-use crate::hostmetrics::{self, HostSource};
-use crate::sampler::SamplerConfig;
+use crate::error::{CampaignError, Result};
 use crate::spec::{InitMode, InitOptionsSpec, SamplingSection, TargetSpec};
-use crate::sql_session::Pg;
 
 /// A target ready for tests.
 pub struct LiveTarget {
     /// Name from the campaign.
     pub name: String,
-    /// Conninfo of the benchmark database.
+    /// Conninfo of the benchmark database, as written (the generators of a distributed
+    /// test get it; the store keeps it with its password masked).
     pub conninfo: String,
-    /// Conninfo for monitoring queries: the `postgres` database when reachable, so the
-    /// monitor's own transactions do not count in the benchmark database's statistics.
-    pub monitor_conninfo: String,
+    /// The benchmark database's connection parameters ([`LiveTarget::conninfo`] parsed).
+    pub conn: ConnConfig,
+    /// Connection parameters of monitoring queries: the `postgres` database when
+    /// reachable, so the monitor's own transactions do not count in the benchmark
+    /// database's statistics.
+    pub monitor: ConnConfig,
     /// Benchmark database name.
     pub dbname: String,
     /// `server_version_num`.
@@ -67,18 +74,24 @@ impl LiveTarget {
             client: true,
             pg: sampling
                 .pg
-                .then(|| (self.monitor_conninfo.clone(), self.dbname.clone())),
+                .then(|| (self.monitor.clone(), self.dbname.clone())),
             interval: sampling.interval,
             devices: sampling.devices.clone(),
         }
     }
 }
 
-/// True when a conninfo reaches a server on this machine (Unix socket or loopback).
-pub fn is_local_conninfo(conninfo: &str) -> bool {
-    let Ok(cfg) = pgsurge_wire::ConnConfig::parse(conninfo) else {
-        return false;
-    };
+/// Parses a target's connection string (libpq syntax or URI), once, with the process
+/// environment; the error masks any password in it.
+pub fn conn_config(conninfo: &str) -> Result<ConnConfig> {
+    ConnConfig::parse(conninfo).map_err(|e| CampaignError::Pg {
+        context: format!("connection string \"{}\"", redact(conninfo)),
+        message: redact_with(&e.to_string(), &passwords(conninfo)),
+    })
+}
+
+/// True when the parameters reach a server on this machine (Unix socket or loopback).
+pub fn is_local(cfg: &ConnConfig) -> bool {
     let hosts = cfg.hosts();
     !hosts.is_empty()
         && hosts.iter().all(|h| {
@@ -90,8 +103,13 @@ pub fn is_local_conninfo(conninfo: &str) -> bool {
         })
 }
 
-/// Chooses the server-host metrics source of a target (see `TargetSpec::host_metrics`).
-pub fn choose_host_source(spec: &TargetSpec, monitor: &mut Pg) -> Result<HostSource> {
+/// Chooses the server-host metrics source of a target (see `TargetSpec::host_metrics`);
+/// `conn` reaches its benchmark database.
+pub fn choose_host_source(
+    spec: &TargetSpec,
+    conn: &ConnConfig,
+    monitor: &mut Pg,
+) -> Result<HostSource> {
     let wanted = spec.host_metrics.as_deref().unwrap_or("auto");
     let user = monitor
         .value("SELECT current_user")
@@ -103,7 +121,7 @@ pub fn choose_host_source(spec: &TargetSpec, monitor: &mut Pg) -> Result<HostSou
             "role \"{user}\" may not read the server's files (neither superuser nor a member of pg_read_server_files)"
         )
     };
-    let local = spec.is_throwaway() || spec.conninfo.as_deref().is_some_and(is_local_conninfo);
+    let local = spec.is_throwaway() || (spec.conninfo.is_some() && is_local(conn));
     Ok(match wanted {
         "local" => HostSource::Local,
         "none" => HostSource::None("host_metrics = \"none\"".into()),
@@ -112,13 +130,13 @@ pub fn choose_host_source(spec: &TargetSpec, monitor: &mut Pg) -> Result<HostSou
         }
         "pg_read_file" => {
             if !hostmetrics::can_read_server_files(monitor) {
-                return Err(LabError::Other(format!(
+                return Err(CampaignError::Other(format!(
                     "target \"{}\": host_metrics = \"pg_read_file\" but {}",
                     spec.name,
                     no_files()
                 )));
             }
-            HostSource::PgReadFile(monitor.conninfo().to_string())
+            HostSource::PgReadFile(monitor.config().clone())
         }
         _ => {
             if let Some(url) = spec.node_exporter_url() {
@@ -126,7 +144,7 @@ pub fn choose_host_source(spec: &TargetSpec, monitor: &mut Pg) -> Result<HostSou
             } else if local {
                 HostSource::Local
             } else if hostmetrics::can_read_server_files(monitor) {
-                HostSource::PgReadFile(monitor.conninfo().to_string())
+                HostSource::PgReadFile(monitor.config().clone())
             } else {
                 HostSource::None(format!("no node_exporter given and {}", no_files()))
             }
@@ -136,18 +154,27 @@ pub fn choose_host_source(spec: &TargetSpec, monitor: &mut Pg) -> Result<HostSou
 
 /// Starts (throwaway) or connects to (conninfo) a target.
 pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
-    let (cluster, conninfo, monitor, bin_dir) = match &spec.conninfo {
+    // Connection errors name the target.
+    let in_target = |message: String| CampaignError::Pg {
+        context: format!("target \"{}\"", spec.name),
+        message,
+    };
+    let (cluster, conninfo, conn, monitor, bin_dir) = match &spec.conninfo {
         Some(ci) => {
+            let conn = conn_config(ci).map_err(|e| match e {
+                CampaignError::Pg { message, .. } => in_target(message),
+                other => other,
+            })?;
             let monitor = if ci.contains("://") {
                 ci.clone()
             } else {
                 format!("{ci} dbname=postgres")
             };
-            let monitor = match Pg::connect(&monitor) {
-                Ok(_) => monitor,
-                Err(_) => ci.clone(),
+            let monitor = match conn_config(&monitor) {
+                Ok(m) if Pg::connect(&m).is_ok() => m,
+                _ => conn.clone(),
             };
-            (None, ci.clone(), monitor, None)
+            (None, ci.clone(), conn, monitor, None)
         }
         None => {
             let source = match (&spec.pg_bin, &spec.pg_version) {
@@ -167,26 +194,22 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
                 .temp_prefix(format!("pgsurge-campaign-{}", spec.name))
                 .start()?;
             let conninfo = cluster.conninfo(database);
-            let monitor = cluster.conninfo("postgres");
+            let conn = conn_config(&conninfo)?;
+            let monitor = conn_config(&cluster.conninfo("postgres"))?;
             let bin = cluster.binaries().bin_dir().display().to_string();
-            (Some(cluster), conninfo, monitor, Some(bin))
+            (Some(cluster), conninfo, conn, monitor, Some(bin))
         }
     };
-    let mut pg = Pg::connect_patiently(&conninfo, std::time::Duration::from_secs(60)).map_err(
-        |e| match e {
-            LabError::Pg { message, .. } => LabError::Pg {
-                context: format!("target \"{}\"", spec.name),
-                message,
-            },
-            other => other,
-        },
-    )?;
+    let mut pg =
+        Pg::connect_patiently(&conn, std::time::Duration::from_secs(60)).map_err(|e| match e {
+            ObserveError::Pg { message, .. } => in_target(message),
+        })?;
     let server_version = pg.value("SHOW server_version")?.unwrap_or_default();
     let mut monitor_pg = match Pg::connect(&monitor) {
         Ok(p) => p,
-        Err(_) => Pg::connect(&conninfo)?,
+        Err(_) => Pg::connect(&conn)?,
     };
-    let host_source = choose_host_source(spec, &mut monitor_pg)?;
+    let host_source = choose_host_source(spec, &conn, &mut monitor_pg)?;
     let data_dir = match &cluster {
         Some(c) => Some(c.data_dir().display().to_string()),
         None => pg
@@ -196,8 +219,8 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
     };
     let mut manifest =
         hostmetrics::host_manifest_from(&host_source, Some(&mut monitor_pg), data_dir.as_deref());
-    manifest["server"] = crate::manifest::server_manifest(&mut pg);
-    manifest["client"] = crate::manifest::host_manifest();
+    manifest["server"] = manifest::server_manifest(&mut pg);
+    manifest["client"] = manifest::host_manifest();
     let (target_facts, warnings) = data_dir_facts(&spec.name, &manifest["data_directory"]);
     Ok(LiveTarget {
         name: spec.name.clone(),
@@ -205,7 +228,8 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         version_num: pg.version_num(),
         server_version,
         conninfo,
-        monitor_conninfo: monitor,
+        conn,
+        monitor,
         bin_dir,
         cluster,
         current_scale: None,
@@ -337,7 +361,7 @@ pub fn prepare_scale(
 ) -> Result<InitOutcome> {
     let method = o.method.clone().unwrap_or_else(|| "client".into());
     let mismatch = {
-        let mut pg = Pg::connect(&target.conninfo)?;
+        let mut pg = Pg::connect(&target.conn)?;
         dataset_mismatch(&mut pg, scale, o)?
     };
     let reason = match (target.init_mode, &mismatch) {
@@ -352,7 +376,7 @@ pub fn prepare_scale(
             });
         }
         (InitMode::Never, Some(why)) => {
-            return Err(LabError::Other(format!(
+            return Err(CampaignError::Other(format!(
                 "target \"{}\" has init = \"never\" but {why}",
                 target.name
             )))
@@ -373,7 +397,7 @@ pub fn prepare_scale(
                 std::thread::sleep(Duration::from_millis(200));
             }
         });
-        let r = crate::execute::initialize(target, scale, o);
+        let r = initialize(target, scale, o);
         done.store(true, std::sync::atomic::Ordering::Release);
         r
     });
@@ -387,6 +411,60 @@ pub fn prepare_scale(
     })
 }
 
+/// Runs `-i` for `scale` with the campaign's init options.
+pub fn initialize(target: &LiveTarget, scale: u32, o: &InitOptionsSpec) -> Result<()> {
+    let mut pg = Pg::connect(&target.conn)?;
+    let server_side = o.method.as_deref() == Some("server");
+    let mut steps = String::from(if server_side { "dtGvp" } else { "dtgvp" });
+    if o.foreign_keys == Some(true) {
+        steps.push('f');
+    }
+    let spec = pgsurge_init::InitSpec {
+        steps,
+        scale: i32::try_from(scale)
+            .map_err(|_| CampaignError::Other(format!("scale {scale} is too large")))?,
+        fillfactor: o.fillfactor.map_or(100, |f| f as i32),
+        partitions: o.partitions.map_or(0, |p| p as i32),
+        partition_method: match o.partition_method.as_deref() {
+            Some("hash") => pgsurge_init::PartitionMethod::Hash,
+            Some("range") => pgsurge_init::PartitionMethod::Range,
+            _ => pgsurge_init::PartitionMethod::None,
+        },
+        tablespace: None,
+        index_tablespace: None,
+        unlogged: o.unlogged == Some(true),
+        quiet: true,
+    };
+    let mut messages = Vec::new();
+    let clock = pgsurge_init::MonotonicClock::new();
+    let ctx = pgsurge_init::InitContext {
+        clock: &clock,
+        stderr_is_tty: false,
+        cancel: None,
+    };
+    let conn = &target.conn;
+    let connect = move || {
+        Pg::connect(conn)
+            .map(Pg::into_connection)
+            .map_err(|e| e.to_string())
+    };
+    let jobs = usize::try_from(o.jobs.unwrap_or(1)).unwrap_or(1);
+    pgsurge_init::initialize_parallel(
+        pg.connection(),
+        &spec,
+        Some((jobs, &connect)),
+        &mut messages,
+        &ctx,
+    )
+    .map_err(|e| {
+        CampaignError::Other(format!(
+            "initializing scale {scale} on target \"{}\": {}",
+            target.name,
+            e.to_string().trim_end()
+        ))
+    })
+}
+
 /// Checks that an existing server lets a session set each swept setting (context `user`
 /// or `superuser`): others need a restart or a reload, which pgsurge does not do to a
 /// server it did not start.
@@ -397,12 +475,12 @@ pub fn check_session_settings(
     if settings.is_empty() || target.cluster.is_some() {
         return Ok(());
     }
-    let mut pg = Pg::connect(&target.conninfo).map_err(|e| e.to_string())?;
+    let mut pg = Pg::connect(&target.conn).map_err(|e| e.to_string())?;
     for (name, _) in settings {
         let context = pg
             .value(&format!(
                 "SELECT context FROM pg_settings WHERE name = {}",
-                crate::sql_session::literal(name)
+                pgsurge_observe::sql_session::literal(name)
             ))
             .map_err(|e| e.to_string())?;
         match context.as_deref() {

@@ -11,7 +11,9 @@
 //! reported as a warning stored with the set, since both share the server's CPU and
 //! disks. Throwaway servers are private to their campaign and take no lock.
 
-use crate::sql_session::{literal, Pg};
+use pgsurge_observe::sql_session::literal;
+use pgsurge_observe::{ObserveError, Pg};
+use pgsurge_wire::ConnConfig;
 
 /// The advisory lock key (two `int4`): "pgsg" and 1.
 const KEY: (i32, i32) = (0x7067_7367, 1);
@@ -52,11 +54,11 @@ pub fn holder_label(campaign: &str) -> String {
 }
 
 impl TargetLock {
-    /// Takes the lock of the server behind `conninfo` for the campaign `holder`
+    /// Takes the lock of the server behind `conn` for the campaign `holder`
     /// ([`holder_label`]); `target` names the target in messages.
-    pub fn acquire(conninfo: &str, target: &str, holder: &str) -> Result<TargetLock, LockError> {
-        let mut pg = Pg::connect(conninfo).map_err(|e| LockError::Unreachable(e.to_string()))?;
-        let unreachable = |e: crate::error::LabError| LockError::Unreachable(e.to_string());
+    pub fn acquire(conn: &ConnConfig, target: &str, holder: &str) -> Result<TargetLock, LockError> {
+        let mut pg = Pg::connect(conn).map_err(|e| LockError::Unreachable(e.to_string()))?;
+        let unreachable = |e: ObserveError| LockError::Unreachable(e.to_string());
         pg.exec(&format!("SET application_name = {}", literal(holder)))
             .map_err(unreachable)?;
         let (k1, k2) = KEY;
@@ -129,7 +131,7 @@ impl TargetLock {
 /// left to the test, which waits out outages.
 pub fn hold(
     slot: &mut Option<TargetLock>,
-    conninfo: &str,
+    conn: &ConnConfig,
     target: &str,
     holder: &str,
 ) -> Result<(), String> {
@@ -139,7 +141,7 @@ pub fn hold(
         }
         *slot = None;
     }
-    match TargetLock::acquire(conninfo, target, holder) {
+    match TargetLock::acquire(conn, target, holder) {
         Ok(lock) => {
             *slot = Some(lock);
             Ok(())

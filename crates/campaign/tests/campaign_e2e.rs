@@ -4,8 +4,8 @@
 //! must be in the store and plausible; a second invocation finds nothing left to do.
 //! The other tests use the shared fixture server as an existing (conninfo) target.
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_server::testing::TestServer;
 use pgsurge_store::{IntervalWindow, RunFilter, Store};
 
@@ -206,7 +206,7 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        for dev in pgsurge_lab::sampler::default_devices() {
+        for dev in pgsurge_observe::manifest::default_devices() {
             for m in [
                 "read_mbps",
                 "write_mbps",

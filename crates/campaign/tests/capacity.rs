@@ -4,9 +4,9 @@
 //! rate above it, within the resolution, whose steps fail; every step ran its repeats
 //! and is stored; `results show` recomputes the same answer from the store.
 
+use pgsurge_campaign::capacity::results_of_set;
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::capacity::results_of_set;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_store::{RunFilter, Store};
 
 #[test]

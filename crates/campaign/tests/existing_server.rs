@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_server::testing::TestServer;
 use pgsurge_store::{RunFilter, Store};
 
@@ -205,42 +205,6 @@ fn init_never_fails_the_test_when_the_tables_are_missing() {
         err.contains("init = \"never\"") && err.contains("do not exist"),
         "{err}"
     );
-}
-
-#[test]
-fn pg_read_file_reads_the_servers_host_through_the_server() {
-    use pgsurge_lab::hostmetrics::{self, HostRates, HostSource};
-    let srv = TestServer::shared();
-    let mut pg = pgsurge_lab::sql_session::Pg::connect(&srv.conninfo("postgres")).unwrap();
-    assert!(hostmetrics::can_read_server_files(&mut pg));
-    let m = hostmetrics::manifest_via_server(&mut pg, Some(&srv.data_dir().display().to_string()));
-    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    assert_eq!(m["hostname"], here.trim(), "{m}");
-    assert!(m["cpu"]["count"].as_u64().is_some_and(|n| n >= 1), "{m}");
-    assert!(m["data_directory"]["fstype"].is_string(), "{m}");
-    let source = HostSource::PgReadFile(srv.conninfo("postgres"));
-    let mut conn = None;
-    let mut rates = HostRates::default();
-    let mut out = Vec::new();
-    rates.push(
-        1.0,
-        hostmetrics::read(&source, &mut conn).unwrap(),
-        "os",
-        &[],
-        true,
-        &mut out,
-    );
-    std::thread::sleep(Duration::from_millis(300));
-    rates.push(
-        1.3,
-        hostmetrics::read(&source, &mut conn).unwrap(),
-        "os",
-        &[],
-        true,
-        &mut out,
-    );
-    assert!(out.iter().any(|m| m.metric == "os.cpu.idle_pct"), "{out:?}");
-    assert!(out.iter().any(|m| m.metric == "os.mem.dirty_mb"));
 }
 
 #[test]

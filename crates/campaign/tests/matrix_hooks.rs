@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_server::testing::TestServer;
 use pgsurge_store::{LoadedRun, RunFilter, Store};
 

@@ -1,4 +1,4 @@
-//! The lab's version-dependent statistics (pg_stat_bgwriter vs pg_stat_checkpointer in
+//! The observers' version-dependent statistics (pg_stat_bgwriter vs pg_stat_checkpointer in
 //! 17+, pg_stat_io in 16+, pg_stat_wal, pg_stat_database, pg_stat_activity), the
 //! statistics reset and the server manifest, against live PostgreSQL 16, 17 and 18
 //! servers that the campaign itself starts from fetched binaries (cached under
@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_store::{RunFilter, Store};
 
 const VERSIONS: [u32; 3] = [16, 17, 18];

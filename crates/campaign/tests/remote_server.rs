@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_server::PgBinaries;
 use pgsurge_store::{RunFilter, Store};
 

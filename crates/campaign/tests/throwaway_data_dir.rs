@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_store::{RunFilter, Store};
 
 struct RemoveDir(PathBuf);

@@ -12,9 +12,9 @@ use crate::tree::{find, tree, write_man_pages};
 fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
     Some(match cmd {
         "bench" => bench(rest),
-        "campaign" => pgsurge_lab::campaign_main(rest),
-        "results" => pgsurge_lab::results_main(rest),
-        "quickstart" => pgsurge_lab::quickstart_main(rest, &quickstart_report),
+        "campaign" => pgsurge_campaign::campaign_main(rest),
+        "results" => pgsurge_records::results_main(rest),
+        "quickstart" => crate::quickstart::main(rest),
         "report" => pgsurge_report::report_main(rest),
         "compare" => pgsurge_report::compare_main(rest),
         "server" => pgsurge_server::server_main(rest),
@@ -26,7 +26,7 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
 }
 
 /// `pgsurge bench` (and the binary run as `pgbench`), with `--store` writing through
-/// the lab crate.
+/// the records crate.
 fn bench(args: &[OsString]) -> i32 {
     let store = |request: &pgsurge_args::StoreRequest<'_>,
                  result: &pgsurge_engine::RunResult,
@@ -34,17 +34,17 @@ fn bench(args: &[OsString]) -> i32 {
         pgsurge_engine::IntervalSample,
         pgsurge_results::LatencyHistogram,
     )]| {
-        let run = pgsurge_lab::adhoc::AdhocRun {
+        let run = pgsurge_records::adhoc::AdhocRun {
             location: request.location,
             set: request.set,
             group: request.group,
             dbname: request.dbname,
             command_line: &request.command_line,
         };
-        pgsurge_lab::adhoc::store_bench_run(&run, result, samples)
+        pgsurge_records::adhoc::store_bench_run(&run, result, samples)
     };
     let hooks = pgsurge_args::StoreHooks {
-        check: &pgsurge_lab::adhoc::check_store,
+        check: &pgsurge_records::adhoc::check_store,
         write: &store,
     };
     pgsurge_args::bench_main_with(args, Some(hooks))
@@ -54,8 +54,8 @@ fn bench(args: &[OsString]) -> i32 {
 pub fn schema(name: &str) -> Result<&'static str, String> {
     match name {
         "run-result" => Ok(pgsurge_results::RUN_RESULT_SCHEMA),
-        "export" => Ok(pgsurge_lab::EXPORT_SCHEMA),
-        "plan" => Ok(pgsurge_lab::PLAN_SCHEMA),
+        "export" => Ok(pgsurge_records::EXPORT_SCHEMA),
+        "plan" => Ok(pgsurge_campaign::PLAN_SCHEMA),
         "compare" => Ok(pgsurge_report::COMPARE_SCHEMA),
         other => Err(format!("unknown schema \"{other}\"")),
     }
@@ -182,18 +182,6 @@ pub fn run(argv: &[OsString]) -> i32 {
             2
         }
     }
-}
-
-/// The quickstart's HTML report: lab runs the campaign, the report crate renders it.
-fn quickstart_report(
-    store: &mut pgsurge_store::Store,
-    set_id: i64,
-    dir: &std::path::Path,
-) -> Result<std::path::PathBuf, String> {
-    let request = pgsurge_report::ReportRequest { sets: vec![set_id] };
-    pgsurge_report::write_report(store, &request, dir)
-        .map(|files| files.index)
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -1,8 +1,16 @@
 //! The `pgsurge` binary: picks the subcommand and hands the rest of the command line
 //! to the crate that owns it. Invoked under the name `pgbench`, it is `pgsurge bench`.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `dispatch` | argv → the owning crate's entry point; `help`, `schema`, `completions`, `man` |
+//! | `tree` | the one command tree (help, completions, man pages) |
+//! | `quickstart` | `pgsurge quickstart`: campaign, results table and report in one command |
+//! | `pipes` | a closed stdout ends the process quietly |
 
 mod dispatch;
 mod pipes;
+mod quickstart;
 mod tree;
 
 fn main() {

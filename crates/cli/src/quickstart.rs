@@ -1,10 +1,9 @@
 //! `pgsurge quickstart`: a throwaway server (local binaries, else a fetched version),
 //! `-i -s 10`, select-only and tpcb-like at 1, 2, 4 and 8 clients for 10 s each, a
 //! summary table, the results in a store file, and the HTML report — in under three
-//! minutes on two cores, leaving nothing running.
-//!
-//! Campaigns write the store and the report reads it, so this crate does not depend on
-//! the report crate: the binary passes the report writer in ([`ReportWriter`]).
+//! minutes on two cores, leaving nothing running. It joins three crates that do not
+//! know each other's side: the campaign writes the store, `results` prints its table,
+//! the report reads it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -13,8 +12,8 @@ use clap::Parser;
 use pgsurge_engine::StopFlag;
 use pgsurge_store::{set_kind, RunFilter, Store};
 
-use crate::runner::{run_campaign, RunOptions};
-use crate::spec::{
+use pgsurge_campaign::runner::{run_campaign, RunOptions};
+use pgsurge_campaign::spec::{
     Campaign, CampaignSection, CampaignSpec, DurationValue, HygieneSection, InitSection,
     MatrixSpec, RunSection, SamplingSection, ScriptSpec, TargetSpec, ThreadsValue,
 };
@@ -53,7 +52,7 @@ struct Cli {
 }
 
 /// The clap definition (for the top-level command tree).
-pub(crate) fn command() -> clap::Command {
+pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
@@ -100,13 +99,17 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
     }
 }
 
-/// Writes the HTML report of one set of `store` into a directory and returns the path
-/// of its index page, or the error as text. The binary provides it (from the report
-/// crate).
-pub type ReportWriter<'a> = dyn Fn(&mut Store, i64, &Path) -> Result<PathBuf, String> + 'a;
+/// Writes the HTML report of one set of `store` into `dir` and returns the path of its
+/// index page, or the error as text.
+fn write_report(store: &mut Store, set_id: i64, dir: &Path) -> Result<PathBuf, String> {
+    let request = pgsurge_report::ReportRequest { sets: vec![set_id] };
+    pgsurge_report::write_report(store, &request, dir)
+        .map(|files| files.index)
+        .map_err(|e| e.to_string())
+}
 
-/// Entry point of `pgsurge quickstart`; `write_report` produces the HTML report.
-pub fn main(args: &[OsString], write_report: &ReportWriter<'_>) -> i32 {
+/// Entry point of `pgsurge quickstart`.
+pub fn main(args: &[OsString]) -> i32 {
     let argv = std::iter::once(OsString::from("pgsurge quickstart")).chain(args.iter().cloned());
     let cli = match Cli::try_parse_from(argv) {
         Ok(c) => c,
@@ -165,7 +168,7 @@ pub fn main(args: &[OsString], write_report: &ReportWriter<'_>) -> i32 {
         }
     };
     println!();
-    print!("{}", crate::results_cli::runs_table(&runs));
+    print!("{}", pgsurge_records::runs_table(&runs));
     for w in &outcome.warnings {
         println!("warning: {w}");
     }
@@ -233,12 +236,12 @@ mod tests {
     fn quickstart_campaign_is_valid_and_has_eight_tests() {
         let cli = Cli::try_parse_from(["q"]).unwrap();
         let c = Campaign::from_spec(campaign_spec(&cli), "q", Path::new(".")).unwrap();
-        let m = crate::matrix::expand(&c).unwrap();
+        let m = pgsurge_campaign::matrix::expand(&c).unwrap();
         assert_eq!(m.tests.len(), 8);
-        assert_eq!(c.limit(), crate::spec::Limit::Duration(10));
+        assert_eq!(c.limit(), pgsurge_campaign::spec::Limit::Duration(10));
         let cli = Cli::try_parse_from(["q", "--duration", "2", "--clients", "1,2"]).unwrap();
         let c = Campaign::from_spec(campaign_spec(&cli), "q", Path::new(".")).unwrap();
-        assert_eq!(crate::matrix::expand(&c).unwrap().tests.len(), 4);
+        assert_eq!(pgsurge_campaign::matrix::expand(&c).unwrap().tests.len(), 4);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The one clap command tree of `pgsurge`: the top-level usage, `pgsurge help CMD`,
 //! shell completions and the man pages all come from it. Each subcommand's definition
-//! is the clap type its own crate parses with (`pgsurge_lab::campaign_cli()`, …), so
+//! is the clap type its own crate parses with (`pgsurge_campaign::campaign_cli()`, …), so
 //! help, completions and parsing cannot disagree. `bench` keeps pgbench's own getopt
 //! parser (crates/args); here it is a command taking pgbench's arguments verbatim.
 //!
@@ -43,12 +43,12 @@ pub fn tree() -> Command {
             .override_usage("pgsurge bench [pgbench OPTION]... [DBNAME]"),
         )
         .subcommand(
-            pgsurge_lab::campaign_cli()
+            pgsurge_campaign::campaign_cli()
                 .name("campaign")
                 .about("Plan, run or resume a campaign (a matrix of tests) into the results store"),
         )
         .subcommand(
-            pgsurge_lab::results_cli()
+            pgsurge_records::results_cli()
                 .name("results")
                 .about("List, show, export or import the runs of a results store"),
         )
@@ -68,7 +68,7 @@ pub fn tree() -> Command {
                 .about("Start, stop, inspect throwaway PostgreSQL servers; `env` prints PG* exports"),
         )
         .subcommand(
-            pgsurge_lab::quickstart_cli()
+            crate::quickstart::command()
                 .name("quickstart")
                 .about("Throwaway server + short benchmark matrix + stored results + report"),
         )

@@ -21,6 +21,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use pgsurge_store::MetricSample;
+use pgsurge_wire::ConnConfig;
 use serde_json::{json, Value};
 
 use crate::sql_session::{literal, Pg};
@@ -511,8 +512,9 @@ pub enum HostSource {
     Local,
     /// A node_exporter URL of the server's host.
     NodeExporter(String),
-    /// `/proc` of the server's host through `pg_read_file` on this conninfo.
-    PgReadFile(String),
+    /// `/proc` of the server's host through `pg_read_file` on a connection with these
+    /// parameters.
+    PgReadFile(ConnConfig),
     /// Not measured; the reason.
     None(String),
 }
@@ -583,9 +585,9 @@ pub fn read(source: &HostSource, pg: &mut Option<Pg>) -> Result<HostReading, Str
                 parse_exposition(&body).map_err(|e| format!("node_exporter {url}: {e}"))?;
             Ok(reading_from_node_exporter(&samples))
         }
-        HostSource::PgReadFile(conninfo) => {
+        HostSource::PgReadFile(conn) => {
             if pg.is_none() {
-                *pg = Some(Pg::connect(conninfo).map_err(|e| e.to_string())?);
+                *pg = Some(Pg::connect(conn).map_err(|e| e.to_string())?);
             }
             let conn = pg.as_mut().ok_or("no connection")?;
             let texts = read_server_files(conn, &PROC_FILES)?;

@@ -17,6 +17,20 @@ fn read(path: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// Whole block devices that are not virtual (loop, ram, zram).
+pub fn default_devices() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !(n.starts_with("loop") || n.starts_with("ram") || n.starts_with("zram")))
+        .collect();
+    out.sort();
+    out
+}
+
 /// Host part of the manifest.
 pub fn host_manifest() -> Value {
     let cpu_model = cpu_model();
@@ -38,7 +52,7 @@ pub fn host_manifest() -> Value {
         }
     }
     let mut devices = Map::new();
-    for dev in crate::sampler::default_devices() {
+    for dev in default_devices() {
         let mut q = Map::new();
         for k in [
             "scheduler",

@@ -19,9 +19,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use pgsurge_store::{activity, now_epoch, FactRecord, MetricInfo, MetricSample};
+use pgsurge_wire::ConnConfig;
 
 use crate::hostmetrics::{self, HostRates, HostSource};
 
+use crate::manifest;
 use crate::pgstats;
 use crate::sql_session::Pg;
 
@@ -36,8 +38,8 @@ pub struct SamplerConfig {
     /// (`client.process.cpu_pct`) and its busiest driver thread
     /// (`client.thread.max_cpu_pct`), and decide whether the client was the bottleneck.
     pub client: bool,
-    /// Sample PostgreSQL: (monitoring conninfo, benchmark database name).
-    pub pg: Option<(String, String)>,
+    /// Sample PostgreSQL: (monitoring connection, benchmark database name).
+    pub pg: Option<(ConnConfig, String)>,
     /// Seconds between samples.
     pub interval: f64,
     /// Block devices (empty: every whole, non-virtual device).
@@ -68,11 +70,11 @@ impl Sampler {
     /// Starts sampling now (the first sample is a baseline; values follow every interval).
     pub fn start(cfg: SamplerConfig) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
-        let waits = cfg.pg.clone().and_then(|(conninfo, db)| {
+        let waits = cfg.pg.clone().and_then(|(conn, db)| {
             let flag = Arc::clone(&stop);
             std::thread::Builder::new()
                 .name("pgsurge-waits".into())
-                .spawn(move || crate::waits::sample_loop(&conninfo, &db, &flag))
+                .spawn(move || crate::waits::sample_loop(&conn, &db, &flag))
                 .ok()
         });
         let flag = Arc::clone(&stop);
@@ -122,14 +124,14 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
         HostSource::None("OS sampling is off ([sampling] os = false)".into())
     };
     out.facts.push(FactRecord::new(
-        crate::facts::SERVER_HOST_METRICS_SOURCE,
+        pgsurge_store::facts::SERVER_HOST_METRICS_SOURCE,
         host.name(),
     ));
     let mut os =
         (!matches!(host, HostSource::None(_))).then(|| OsSampler::new(host.clone(), &cfg.devices));
     let mut client = cfg.client.then(ClientSampler::default);
     let mut pg = match &cfg.pg {
-        Some((conninfo, db)) => match Pg::connect(conninfo) {
+        Some((conn, db)) => match Pg::connect(conn) {
             Ok(conn) => Some(PgSampler::new(conn, db)),
             Err(e) => {
                 out.errors.push(format!("PostgreSQL sampler: {e}"));
@@ -215,12 +217,12 @@ pub fn client_bound(samples: &[MetricSample], server_is_local: bool) -> Vec<Fact
         return Vec::new();
     }
     let mut facts = vec![FactRecord::new(
-        crate::facts::CLIENT_BOUND,
+        pgsurge_store::facts::CLIENT_BOUND,
         if reasons.is_empty() { "false" } else { "true" },
     )];
     if !reasons.is_empty() {
         facts.push(FactRecord::new(
-            crate::facts::CLIENT_BOUND_REASON,
+            pgsurge_store::facts::CLIENT_BOUND_REASON,
             reasons.join("; "),
         ));
     }
@@ -257,25 +259,11 @@ struct OsSampler {
     rates: HostRates,
 }
 
-/// Whole block devices that are not virtual (loop, ram, zram).
-pub fn default_devices() -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !(n.starts_with("loop") || n.starts_with("ram") || n.starts_with("zram")))
-        .collect();
-    out.sort();
-    out
-}
-
 impl OsSampler {
     fn new(source: HostSource, devices: &[String]) -> OsSampler {
         OsSampler {
             devices: if devices.is_empty() && source == HostSource::Local {
-                default_devices()
+                manifest::default_devices()
             } else {
                 devices.to_vec()
             },

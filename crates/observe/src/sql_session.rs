@@ -1,44 +1,41 @@
-//! A small blocking PostgreSQL helper over `pgsurge-wire` for the lab's own queries
-//! (hygiene, counters, settings, manifest). Not used on the benchmark's hot path.
+//! A small blocking PostgreSQL helper over `pgsurge-wire` for the observers' own
+//! queries and the campaign's (hygiene, counters, settings, manifest). Not used on the
+//! benchmark's hot path.
 
-use pgsurge_wire::redact::{redact, redact_with};
+use pgsurge_wire::redact::redact_with;
 use pgsurge_wire::{ConnConfig, Connection};
 
-use crate::error::{LabError, Result};
+use crate::error::{ObserveError, Result};
 
 /// A connection with text-result helpers.
 pub struct Pg {
     conn: Connection,
-    conninfo: String,
+    config: ConnConfig,
 }
 
 impl Pg {
-    /// Connects to `conninfo` (libpq syntax or URI).
-    pub fn connect(conninfo: &str) -> Result<Pg> {
+    /// Connects with `config`.
+    pub fn connect(config: &ConnConfig) -> Result<Pg> {
         // Messages never carry the password (it may be quoted out of context).
-        let secrets = pgsurge_wire::redact::passwords(conninfo);
-        let cfg = ConnConfig::parse(conninfo).map_err(|e| LabError::Pg {
-            context: format!("connection string \"{}\"", redact(conninfo)),
-            message: redact_with(&e.to_string(), &secrets),
-        })?;
-        let mut conn = Connection::connect(&cfg).map_err(|e| LabError::Pg {
+        let secrets: Vec<String> = config.password().map(str::to_string).into_iter().collect();
+        let mut conn = Connection::connect(config).map_err(|e| ObserveError::Pg {
             context: "connecting".into(),
             message: redact_with(e.to_string().trim_end(), &secrets),
         })?;
         conn.set_notice_handler(Box::new(|_| {}));
         Ok(Pg {
             conn,
-            conninfo: conninfo.to_string(),
+            config: config.clone(),
         })
     }
 
     /// Like [`Pg::connect`], retrying for up to `patience` while the server says it is
     /// starting up (a server that just started may still be in recovery).
-    pub fn connect_patiently(conninfo: &str, patience: std::time::Duration) -> Result<Pg> {
+    pub fn connect_patiently(config: &ConnConfig, patience: std::time::Duration) -> Result<Pg> {
         let deadline = std::time::Instant::now() + patience;
         loop {
-            match Pg::connect(conninfo) {
-                Err(LabError::Pg { message, .. })
+            match Pg::connect(config) {
+                Err(ObserveError::Pg { message, .. })
                     if message.contains("starting up") && std::time::Instant::now() < deadline =>
                 {
                     std::thread::sleep(std::time::Duration::from_millis(200));
@@ -48,9 +45,9 @@ impl Pg {
         }
     }
 
-    /// The connection string it was opened with.
-    pub fn conninfo(&self) -> &str {
-        &self.conninfo
+    /// The connection parameters it was opened with.
+    pub fn config(&self) -> &ConnConfig {
+        &self.config
     }
 
     /// `server_version_num`.
@@ -65,7 +62,7 @@ impl Pg {
 
     /// Runs statements, discarding results.
     pub fn exec(&mut self, sql: &str) -> Result<()> {
-        self.conn.execute(sql).map_err(|e| LabError::Pg {
+        self.conn.execute(sql).map_err(|e| ObserveError::Pg {
             context: short(sql),
             message: e.pq_message().trim_end().to_string(),
         })
@@ -73,7 +70,7 @@ impl Pg {
 
     /// Rows of the last statement, as text (None = NULL).
     pub fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-        let res = self.conn.simple_query(sql).map_err(|e| LabError::Pg {
+        let res = self.conn.simple_query(sql).map_err(|e| ObserveError::Pg {
             context: short(sql),
             message: e.pq_message().trim_end().to_string(),
         })?;

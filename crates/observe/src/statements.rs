@@ -12,13 +12,15 @@ use std::collections::BTreeMap;
 use pgsurge_store::activity::{TopStatement, STATEMENTS_SOURCE, STATEMENTS_TOP};
 use pgsurge_store::FactRecord;
 
+use pgsurge_wire::ConnConfig;
+
 use crate::sql_session::Pg;
 
 /// Statements kept per test.
 pub const TOP: usize = 10;
 /// Characters of query text kept.
 pub const QUERY_CHARS: usize = 200;
-/// Marks the lab's own queries, which are left out of the top statements.
+/// Marks pgsurge's own queries, which are left out of the top statements.
 const MARK: &str = "/* pgsurge:";
 
 /// One statement's cumulative numbers.
@@ -94,7 +96,7 @@ fn locate(pg: &mut Pg) -> Result<(String, String), Before> {
     Ok((sql, version))
 }
 
-fn read(pg: &mut Pg, sql: &str) -> crate::Result<BTreeMap<String, Entry>> {
+fn read(pg: &mut Pg, sql: &str) -> crate::error::Result<BTreeMap<String, Entry>> {
     let mut out = BTreeMap::new();
     for r in pg.rows(sql)? {
         let get = |i: usize| r.get(i).cloned().flatten();
@@ -126,9 +128,9 @@ fn unreadable(e: impl std::fmt::Display) -> Before {
 }
 
 /// The snapshot before the measured run, on a connection to the benchmark database
-/// (`conninfo`) that is closed on return.
-pub fn before(conninfo: &str) -> Before {
-    let mut pg = match Pg::connect(conninfo) {
+/// (`conn`) that is closed on return.
+pub fn before(conn: &ConnConfig) -> Before {
+    let mut pg = match Pg::connect(conn) {
         Ok(pg) => pg,
         Err(e) => return unreadable(e),
     };
@@ -148,7 +150,7 @@ pub fn before(conninfo: &str) -> Before {
 
 /// The facts of the test: the snapshot after the run compared with `before`. The
 /// second value is a problem to report as a warning.
-pub fn after(before: Before, conninfo: &str) -> (Vec<FactRecord>, Option<String>) {
+pub fn after(before: Before, conn: &ConnConfig) -> (Vec<FactRecord>, Option<String>) {
     let none = |why: &str| vec![FactRecord::new(STATEMENTS_SOURCE, format!("none ({why})"))];
     let (sql, version, entries) = match before {
         Before::Ready {
@@ -160,7 +162,7 @@ pub fn after(before: Before, conninfo: &str) -> (Vec<FactRecord>, Option<String>
             return (none(&why), error.then(|| format!("statements: {why}")))
         }
     };
-    let after = match Pg::connect(conninfo).and_then(|mut pg| read(&mut pg, &sql)) {
+    let after = match Pg::connect(conn).and_then(|mut pg| read(&mut pg, &sql)) {
         Ok(a) => a,
         Err(e) => {
             let why = format!("pg_stat_statements could not be read after the test: {e}");

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use pgsurge_store::activity::wait_metric;
 use pgsurge_store::{now_epoch, MetricSample};
 
+use pgsurge_wire::ConnConfig;
+
 use crate::sql_session::{literal, Pg};
 
 /// How often `pg_stat_activity` is read.
@@ -119,7 +121,7 @@ impl PerSecond {
 /// Samples until `stop` is raised; returns the per-second samples and the problems met
 /// (each once).
 pub fn sample_loop(
-    conninfo: &str,
+    config: &ConnConfig,
     db: &str,
     stop: &AtomicBool,
 ) -> (Vec<MetricSample>, Vec<String>) {
@@ -137,7 +139,7 @@ pub fn sample_loop(
     while !stop.load(Ordering::SeqCst) {
         if conn.is_none() && last_connect.is_none_or(|t| t.elapsed() >= RECONNECT_EVERY) {
             last_connect = Some(Instant::now());
-            match Pg::connect(conninfo) {
+            match Pg::connect(config) {
                 Ok(c) => conn = Some(c),
                 Err(e) => note(e.to_string()),
             }

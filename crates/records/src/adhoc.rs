@@ -6,11 +6,9 @@
 
 use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
 use pgsurge_store::{
-    default_location, epoch_to_rfc3339, now_rfc3339, run_status, set_kind, set_status, RunFilter,
-    RunRecord, RunWrite, SetRecord, Store, TargetRecord,
+    convert, default_location, epoch_to_rfc3339, now_rfc3339, run_status, set_kind, set_status,
+    RunFilter, RunRecord, RunWrite, SetRecord, Store, TargetRecord, GROUP_SPEC_HASH,
 };
-
-use crate::convert;
 
 /// The set ad-hoc runs go to without `--set`.
 pub const DEFAULT_SET: &str = "adhoc";
@@ -101,9 +99,6 @@ pub fn store_bench_run(
         "pgsurge: stored as run {run_id} in set {set_id} (\"{name}\") of {shown}"
     ))
 }
-
-/// Marks the sets `bench --group` creates.
-pub const GROUP_SPEC_HASH: &str = "bench --group";
 
 /// `bench --store --group NAME`: the run as generator `index` of the group's set,
 /// created by whichever generator comes first (in one exclusive transaction, so

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use pgsurge_store::{now_rfc3339, set_kind, set_status, Run, RunFilter, SetRecord, Store};
 
-use crate::runner::terminal_safe as safe;
+use pgsurge_campaign::runner::terminal_safe as safe;
+use pgsurge_store::facts;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -416,7 +417,7 @@ fn show(
             text.push_str(&format!("error:\n{}\n", indent(e)));
         }
         for f in &loaded.facts {
-            if f.name == crate::facts::STATEMENTS_TOP {
+            if f.name == facts::STATEMENTS_TOP {
                 continue; // shown as a table below
             }
             text.push_str(&format!(
@@ -428,11 +429,11 @@ fn show(
         if !loaded
             .facts
             .iter()
-            .any(|f| f.name == crate::facts::SERVER_HOST_METRICS_SOURCE)
+            .any(|f| f.name == facts::SERVER_HOST_METRICS_SOURCE)
         {
             text.push_str(&format!(
                 "{}: not recorded\n",
-                crate::facts::SERVER_HOST_METRICS_SOURCE
+                facts::SERVER_HOST_METRICS_SOURCE
             ));
         }
         text.push_str(&where_time_goes(&loaded.metrics, &loaded.facts));
@@ -495,7 +496,9 @@ fn show(
         }
     }
     if let Some(cap) = s.record.spec.as_deref().and_then(capacity_section) {
-        for r in crate::capacity::results_of_set(store, set_id, &cap).map_err(|e| e.to_string())? {
+        for r in pgsurge_campaign::capacity::results_of_set(store, set_id, &cap)
+            .map_err(|e| e.to_string())?
+        {
             text.push_str(&format!("capacity: {}\n", r.line()));
         }
     }
@@ -540,7 +543,7 @@ fn warn_impossible(runs: &[Run]) {
 }
 
 /// The `[capacity]` table of a stored campaign spec, if it has one.
-pub fn capacity_section(spec: &str) -> Option<crate::spec::CapacitySection> {
+pub fn capacity_section(spec: &str) -> Option<pgsurge_campaign::spec::CapacitySection> {
     let value: toml::Value = toml::from_str(spec).ok()?;
     value.get("capacity")?.clone().try_into().ok()
 }
@@ -558,7 +561,7 @@ pub fn where_time_goes(
     if !shares.is_empty() {
         s.push_str(&format!(
             "wait events (share of active session time; pg_stat_activity every {} ms):\n",
-            crate::waits::SAMPLE_EVERY.as_millis()
+            pgsurge_observe::waits::SAMPLE_EVERY.as_millis()
         ));
         let width = shares.iter().map(|w| w.label.len()).max().unwrap_or(0);
         for w in shares.iter().take(10) {
@@ -601,7 +604,7 @@ pub fn where_time_goes(
 /// One line per run saying where its server-host metrics came from, whether the
 /// client was the bottleneck and whether the test initialized the data.
 pub fn facts_lines(runs: &[Run], facts: &[(i64, pgsurge_store::FactRecord)]) -> String {
-    use crate::facts as f;
+    use pgsurge_store::facts as f;
     let mut s = String::new();
     for r in runs {
         let get = |name: &str| {

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_server::testing::{TestServer, TestServerOptions};
 use pgsurge_store::activity::{self, Statements};
 use pgsurge_store::{RunFilter, Store};
@@ -124,7 +124,7 @@ interval = 0.5
             // not break.
             assert!(events.contains_key(sleep), "{key} at {ts}: {events:?}");
             // Only the benchmark's sessions are counted (not the sampler's, not the
-            // lab's monitoring): never more than the clients.
+            // campaign's monitoring): never more than the clients.
             let active: f64 = events.values().sum();
             assert!(
                 active <= CLIENTS + 1e-9,
@@ -143,7 +143,7 @@ interval = 0.5
         assert_eq!(shares[0].label, "Timeout:PgSleep", "{key}: {shares:?}");
         assert!(shares[0].share_pct > 80.0, "{key}: {shares:?}");
 
-        let shown = pgsurge_lab::where_time_goes(&full.metrics, &full.facts);
+        let shown = pgsurge_records::where_time_goes(&full.metrics, &full.facts);
         eprintln!("{key}: {sleeping:?} sleeping per second\n{shown}");
         assert!(shown.contains("Timeout:PgSleep"), "{shown}");
 
@@ -165,7 +165,7 @@ interval = 0.5
                 assert!(top.len() <= 10);
                 assert!(
                     !top.iter().any(|t| t.query.contains("pgsurge:")),
-                    "the lab's own queries are left out: {top:?}"
+                    "pgsurge's own queries are left out: {top:?}"
                 );
                 assert!(shown.contains("pg_sleep"), "{shown}");
             }

@@ -5,7 +5,7 @@
 //! Percentiles of a cell are exact over all its repeats: the runs' HDR histograms are
 //! merged and queried, not averaged. Owns no rendering.
 
-use pgsurge_store::{histogram, Run, Store, StoreError};
+use pgsurge_store::{facts, histogram, Run, Store, StoreError};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -181,7 +181,7 @@ fn client_bound_runs(
     let mut out = std::collections::BTreeSet::new();
     for set in sets {
         for (run_id, fact) in store.set_facts(set)? {
-            if fact.name == "client_bound" && fact.value.as_deref() == Some("true") {
+            if fact.name == facts::CLIENT_BOUND && fact.value.as_deref() == Some("true") {
                 out.insert(run_id);
             }
         }

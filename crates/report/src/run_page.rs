@@ -13,7 +13,7 @@
 //!
 //! Metric families are found from the names (data-driven): any `PREFIX.cpu.user_pct`,
 //! `…system_pct`, `…iowait_pct` triple is a CPU chart for the host PREFIX names (`os` =
-//! the server's host, `client` = the client's host, as the lab's samplers name them),
+//! the server's host, `client` = the client's host, as the campaign's samplers name them),
 //! so metrics another sampler adds show up without a change here.
 
 use crate::cells::CellKey;
@@ -187,7 +187,7 @@ pub(crate) fn metric_points(metrics: &[MetricSample], t0: f64) -> BTreeMap<&str,
     by
 }
 
-/// Vertical markers: the moments a checkpoint was counted. The lab stores the
+/// Vertical markers: the moments a checkpoint was counted. A campaign stores the
 /// checkpointer's counters (`pg.checkpointer.timed` / `.requested`, whichever view the
 /// server version has) as per-second rates (`…_per_s`): a sample with a positive rate
 /// marks a checkpoint; a cumulative counter marks where it increased.

@@ -7,8 +7,8 @@
 
 mod common;
 
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
-use pgsurge_lab::{run_campaign, Campaign, RunOptions};
 use pgsurge_server::testing::TestServer;
 use pgsurge_store::Store;
 

@@ -600,8 +600,11 @@ fn client_bound_runs_are_flagged_in_the_report_cells() {
                     ..Default::default()
                 },
                 facts: vec![
-                    FactRecord::new("client_bound", bound.to_string()),
-                    FactRecord::new("client_bound_reason", "driver thread at 99 % of a core"),
+                    FactRecord::new(facts::CLIENT_BOUND, bound.to_string()),
+                    FactRecord::new(
+                        facts::CLIENT_BOUND_REASON,
+                        "driver thread at 99 % of a core",
+                    ),
                 ],
                 ..Default::default()
             })

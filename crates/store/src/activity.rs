@@ -1,6 +1,6 @@
 //! Where a test's time went, as stored: active sessions by wait event (per-second
 //! metrics `pg.wait.<type>.<event>`, `pg.wait.CPU`) and the statements that took the
-//! most execution time (facts `statements.source` and `statements.top`). The lab writes
+//! most execution time (facts `statements.source` and `statements.top`). Campaigns write
 //! them; `pgsurge results show` and the report read them through these helpers, so the
 //! names and the JSON shape live in one place.
 //!

@@ -1,10 +1,12 @@
-//! Turns the engine's [`RunResult`] and interval samples into store records.
+//! Turns a [`RunResult`] and its interval samples into store records (the columns of
+//! a run, its histograms, its per-second intervals), for every writer: a campaign's
+//! tests, `bench --store`, distributed runs.
 
-use base64::Engine as _;
-use pgsurge_results::{IntervalSample, LatencyHistogram, LatencySummary, RunResult};
-use pgsurge_store::{
+use crate::{
     histogram_encoding, HistogramRecord, IntervalHistogramRecord, IntervalRecord, RunRecord,
 };
+use base64::Engine as _;
+use pgsurge_results::{IntervalSample, LatencyHistogram, LatencySummary, RunResult};
 
 /// Fills the result columns of `run` from `r`.
 pub fn fill_run(run: &mut RunRecord, r: &RunResult) {
@@ -24,7 +26,7 @@ pub fn fill_run(run: &mut RunRecord, r: &RunResult) {
     run.latency_stddev_ms = l.stddev_ms;
     run.latency_min_ms = l.min_ms;
     run.latency_max_ms = l.max_ms;
-    let h = decode_summary(l).and_then(|b| pgsurge_store::histogram::decode(&b).ok());
+    let h = decode_summary(l).and_then(|b| crate::histogram::decode(&b).ok());
     let q = |p: f64| {
         h.as_ref()
             .filter(|h| !h.is_empty())

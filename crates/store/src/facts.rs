@@ -1,10 +1,10 @@
-//! Names of the per-test facts a campaign stores in `run_facts` (see the store's
-//! `0005_run_facts.sql`), so writers, `results show` and the report agree.
+//! Names of the per-test facts a campaign stores in `run_facts` (see
+//! `migrations/0005_run_facts.sql`), so writers, `results show` and the report agree.
 
 /// Where the server host's `os.*` metrics came from: `local`, `node_exporter`,
 /// `pg_read_file` or `none` (not measured: no `os.*` series is stored).
 pub const SERVER_HOST_METRICS_SOURCE: &str = "server_host_metrics_source";
-/// `true` when the client was the bottleneck (see [`crate::sampler::client_bound`]).
+/// `true` when the client was the bottleneck (decided by the campaign's client sampler).
 pub const CLIENT_BOUND: &str = "client_bound";
 /// Why the test is client-bound, in words.
 pub const CLIENT_BOUND_REASON: &str = "client_bound_reason";
@@ -22,7 +22,7 @@ pub const DATA_DIR_FSTYPE: &str = "data_dir_fstype";
 pub const DATA_DIR_IN_MEMORY: &str = "data_dir_in_memory";
 /// `pg_stat_statements <version>` when the test's statements were read, else
 /// `none (<why>)`, e.g. `none (pg_stat_statements not installed)`.
-pub const STATEMENTS_SOURCE: &str = pgsurge_store::activity::STATEMENTS_SOURCE;
+pub const STATEMENTS_SOURCE: &str = crate::activity::STATEMENTS_SOURCE;
 /// The statements of the benchmark database that took the most execution time during
-/// the test: a JSON array of `pgsurge_store::activity::TopStatement`.
-pub const STATEMENTS_TOP: &str = pgsurge_store::activity::STATEMENTS_TOP;
+/// the test: a JSON array of [`crate::activity::TopStatement`].
+pub const STATEMENTS_TOP: &str = crate::activity::STATEMENTS_TOP;

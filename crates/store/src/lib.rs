@@ -1,10 +1,26 @@
 //! The results store: every campaign, run, interval, histogram, metric sample, setting
 //! and environment manifest pgsurge records, in a versioned schema on SQLite (a file, the
-//! default) or PostgreSQL (a URL). Written by `pgsurge-lab`, read by `pgsurge-report`.
+//! default) or PostgreSQL (a URL). Written by `pgsurge-campaign` and `pgsurge-records`
+//! (and the generators of distributed runs), read by `pgsurge-report`.
 //!
 //! This crate owns the schema (`migrations/*.sql`, applied in order; the version is in
-//! `PRAGMA user_version` on SQLite and in table `pgsurge_schema` on PostgreSQL) and a
-//! typed API over it. It knows nothing about running benchmarks.
+//! `PRAGMA user_version` on SQLite and in table `pgsurge_schema` on PostgreSQL), a
+//! typed API over it, the names of what is stored by name (facts, wait-event metrics)
+//! and the conversion of a [`pgsurge_results::RunResult`] into records. It knows
+//! nothing about running benchmarks.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `model` (re-exported at the root) | the records of every table, set kinds and statuses |
+//! | `backend`, `pgconn`, `value` | SQLite and PostgreSQL behind one interface |
+//! | `schema` | migrations and the schema version |
+//! | `read`, `write` | queries and the one-transaction write of a run |
+//! | `lock` | the lock of a set held by the campaign writing it |
+//! | [`histogram`] | HdrHistogram blobs: encoding, decoding, merging |
+//! | [`activity`] | wait-event metrics and top statements: names and JSON shape |
+//! | [`facts`] | names of the per-test facts (`run_facts`) |
+//! | [`convert`] | `RunResult` and interval samples → run, histogram and interval records |
+//! | `error` | [`StoreError`] |
 //!
 //! ```no_run
 //! use pgsurge_store::{Store, RunFilter};
@@ -33,7 +49,9 @@
 
 pub mod activity;
 mod backend;
+pub mod convert;
 mod error;
+pub mod facts;
 pub mod histogram;
 mod lock;
 mod model;

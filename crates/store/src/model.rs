@@ -69,6 +69,10 @@ pub mod set_kind {
     pub const GROUP: &str = "group";
 }
 
+/// The spec hash of the group sets `bench --group` creates (a group has no campaign
+/// file to hash); whoever waits for a group looks it up by this hash.
+pub const GROUP_SPEC_HASH: &str = "bench --group";
+
 /// The test key of generator `index` of `count` in a group set (`bench --group`).
 pub fn generator_test_key(index: u32, count: u32) -> String {
     format!("generator {index}/{count}")

@@ -23,7 +23,7 @@ use pgsurge_kube::job::{self, Format, JobArgs, Spread};
 use pgsurge_wire::{ConnConfig, HostKind};
 
 use super::{Outcome, TestContext};
-use crate::error::{LabError, Result};
+use crate::error::{CampaignError, Result};
 use crate::spec::{Campaign, DistributedSection, KubeSection, Limit, ScriptSpec};
 
 /// Where the pods connect: `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE` of the container.
@@ -394,7 +394,7 @@ fn reserve_group(
             description: Some(format!(
                 "distributed run of {generators} generators: {about}"
             )),
-            spec_hash: Some(crate::adhoc::GROUP_SPEC_HASH.into()),
+            spec_hash: Some(pgsurge_store::GROUP_SPEC_HASH.into()),
             planned_tests: Some(i64::from(generators)),
             status: set_status::RUNNING.into(),
             created_at: pgsurge_store::now_rfc3339(),
@@ -480,7 +480,7 @@ pub fn run(
     conninfo: &str,
     t: &TestContext<'_>,
 ) -> Result<Outcome> {
-    let fail = |m: String| LabError::Other(format!("launcher kube: {m}"));
+    let fail = |m: String| CampaignError::Other(format!("launcher kube: {m}"));
     let store = pod_store(k, t.store).map_err(fail)?;
     let db = pod_database(k, conninfo, &pgsurge_wire::process_env).map_err(fail)?;
     let generators = d.count();

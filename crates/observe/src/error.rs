@@ -1,0 +1,17 @@
+//! The error type of watching a server.
+
+/// A PostgreSQL connection or query of the observers failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ObserveError {
+    /// A PostgreSQL query or connection failed.
+    #[error("{context}: {message}")]
+    Pg {
+        /// What was being done.
+        context: String,
+        /// The server's or libpq-style message (passwords masked).
+        message: String,
+    },
+}
+
+/// Result alias of the observers.
+pub type Result<T, E = ObserveError> = std::result::Result<T, E>;

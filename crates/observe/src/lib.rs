@@ -1,0 +1,35 @@
+//! Watching a PostgreSQL server and the hosts while a test runs: what the server did
+//! (statistics views, wait events, statements), what the server's host and the client's
+//! did (`/proc`, node_exporter, `pg_read_file`), and what the environment is (the
+//! manifest). Samples, facts and manifests are store records (`pgsurge-store`); which
+//! test they belong to is the campaign's business, not this crate's.
+//!
+//! Connections are given as a parsed [`pgsurge_wire::ConnConfig`]; nothing here reads
+//! a connection string.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`sql_session`] | the blocking SQL session of the observers' own queries (and the campaign's hygiene, counters, settings) |
+//! | [`pgstats`] | version-dependent statistics views, in one place |
+//! | [`manifest`] | the environment manifest: this host's and the server's |
+//! | [`hostmetrics`] | server-host metrics: local /proc, node_exporter, pg_read_file |
+//! | [`waits`] | active sessions by wait event, sampled several times a second |
+//! | [`statements`] | the top statements of a test from `pg_stat_statements` |
+//! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples beside a test |
+//! | [`error`] | [`ObserveError`] |
+//!
+//! Inside the crate the arrows point down the table, from `sampler` to `sql_session`.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod hostmetrics;
+pub mod manifest;
+pub mod pgstats;
+pub mod sampler;
+pub mod sql_session;
+pub mod statements;
+pub mod waits;
+
+pub use error::{ObserveError, Result};
+pub use sql_session::Pg;

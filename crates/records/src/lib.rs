@@ -1,0 +1,33 @@
+//! Results as records: reading the store from the command line (`pgsurge results
+//! list|show|export|import`), existing pgbench outputs imported into it, and one ad-hoc
+//! run stored by `pgsurge bench --store`. Campaigns write their tests themselves
+//! (`pgsurge-campaign`); this crate stores what is not a campaign and reads everything.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`import`] | pgbench text reports and `-l` / aggregate logs → store records |
+//! | [`adhoc`] | `bench --store` and `bench --store --group`: one run into a set |
+//! | `results_cli` | `pgsurge results`: list, show (with where the time went), export, import |
+//! | `fuzzing` | the body of the `results import` fuzz target |
+
+#![warn(missing_docs)]
+
+pub mod adhoc;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod import;
+mod results_cli;
+
+use std::ffi::OsString;
+
+pub use results_cli::{runs_table, where_time_goes, EXPORT_SCHEMA, EXPORT_VERSION};
+
+/// Entry point of `pgsurge results ...`.
+pub fn results_main(args: &[OsString]) -> i32 {
+    results_cli::main(args)
+}
+
+/// The clap definition of `pgsurge results`.
+pub fn results_cli() -> clap::Command {
+    results_cli::command()
+}
