@@ -8,8 +8,8 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`spec`] | the campaign file's types (serde) and a loaded [`Campaign`] |
-//! | [`error`] | [`SpecError`] (an invalid file) and [`CampaignError`] |
+//! | [`spec`] | the campaign file's types (serde), a loaded [`Campaign`], [`SpecError`] |
+//! | [`error`] | [`CampaignError`] |
 //! | [`thresholds`] | campaign `[thresholds]`: CI gates per test |
 //! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle |
 //! | [`distributed`] | `[distributed]`: a test run by several generators (`local`, `ssh`, and [`distributed::kube`]) |
@@ -43,9 +43,10 @@ pub mod thresholds;
 
 use std::ffi::OsString;
 
-pub use error::{CampaignError, Result, SpecError};
+pub use error::{CampaignError, Result};
 pub use runner::{run_campaign, Outcome, RunOptions};
 pub use spec::Campaign;
+pub use spec::SpecError;
 
 /// Entry point of `pgsurge campaign ...`.
 pub fn campaign_main(args: &[OsString]) -> i32 {

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::SpecError;
 use crate::spec::{
-    limits, Campaign, CampaignSpec, DistributedSection, InitMode, ScriptPart, ScriptSpec, ThreadsValue,
+    limits, Campaign, CampaignSpec, DistributedSection, InitMode, ScriptPart, ScriptSpec, SpecError,
+    ThreadsValue,
 };
 
 /// The keys whose string values take `${VAR}` references: where a server, a host or a

@@ -1,16 +1,47 @@
 //! The campaign file (TOML): what to run, against which servers, in which order.
 //!
-//! This module holds the types of the file (with their serde forms and defaults) and
-//! of a loaded [`Campaign`]; it depends on no other module of the crate.
-//! [`crate::load`] reads and validates a file into them, [`crate::matrix`] expands a
-//! [`CampaignSpec`] into the ordered list of tests. See `examples/*.toml` at the
-//! repository root for documented examples. The tests below read files through
-//! [`Campaign::parse`] and check what the types hold.
+//! This module holds the types of the file (with their serde forms and defaults), of a
+//! loaded [`Campaign`] and of an invalid file ([`SpecError`]); it depends on no other
+//! module of the crate. [`crate::load`] reads and validates a file into them,
+//! [`crate::matrix`] expands a [`CampaignSpec`] into the ordered list of tests. See
+//! `examples/*.toml` at the repository root for documented examples. The tests below
+//! read files through [`Campaign::parse`] and check what the types hold.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+/// Errors in a campaign file.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// The file could not be read.
+    #[error("cannot read campaign file {path}: {source}")]
+    Read {
+        /// The campaign file, as given on the command line.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// TOML syntax or an unknown/mistyped key.
+    #[error("campaign file {path}: {message}")]
+    Toml {
+        /// The campaign file, as given on the command line.
+        path: String,
+        /// The TOML parser's message (with line and column).
+        message: String,
+    },
+    /// A value is not valid.
+    #[error("campaign file {path}: {key}: {message}")]
+    Invalid {
+        /// The campaign file, as given on the command line.
+        path: String,
+        /// The key, e.g. `matrix.clients`.
+        key: String,
+        /// What is wrong and what would be valid.
+        message: String,
+    },
+}
 
 /// A whole campaign file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -950,7 +981,6 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::error::SpecError;
 
     const GOOD: &str = r#"
 [campaign]
