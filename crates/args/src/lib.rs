@@ -21,7 +21,9 @@
 //! * Module map: `getopt` (glibc model), `table` (the option tables), `parser` (each
 //!   option's immediate effect), `checks` (post-parse checks, mode split), `numeric`
 //!   (strtol/atoi/atof/sscanf), `scripts` (bridge to `pgsurge-script`), `seed`,
-//!   `rlimit`, `user`, `diag` (log line format and colours), `help`.
+//!   `rlimit`, `user`, `diag` (log line format and colours), `help`, `options` (the
+//!   parsed options), `bench` (the `bench` program), [`generator`] (the options of one
+//!   generator of a distributed run).
 #![warn(missing_docs)]
 
 mod bench;

@@ -20,6 +20,14 @@
 //! | [`throttle`] | `-R` schedule and `-L` skips |
 //! | [`stop`] | stop flag and SIGINT/SIGTERM |
 //! | `cancel` | the cancel requests for the statements under way when a run is stopped |
+//! | [`clock`] | the run clock: monotonic microseconds and the epoch shift of logs |
+//! | [`timer`] | the driver loop's microsecond wake-up (`timerfd`) |
+//! | [`distribute`] | how clients are dealt to threads |
+//! | [`recorder`] | a thread's statistics and `-l` log, fed by its clients |
+//! | [`script_host`] | a client's variables, meta commands and `\shell` processes |
+//! | [`sqltext`] | `:name` references in SQL, scanned once for the hot path |
+//! | [`start_at`] | `--start-at`: the common start of a distributed run's generators |
+//! | [`stderr`] | pgbench's diagnostics on stderr, or to an in-process caller |
 
 #![warn(missing_docs)]
 

@@ -10,8 +10,9 @@
 //! `rows` (COPY rows), `progress` (progress lines, clock), `runner` (step
 //! execution), `parallel` (`--init-jobs`: the heavy steps over several
 //! connections), `session` (what a connection must offer), `wire_session`
-//! (that, for `pgsurge_wire::Connection`). This crate does not parse command
-//! lines or open connections.
+//! (that, for `pgsurge_wire::Connection`), `error` (`InitError`, pgbench's
+//! failure texts), `runner_tests` (the runner against a fake session and clock).
+//! This crate does not parse command lines or open connections.
 #![warn(missing_docs)]
 
 mod ddl;

@@ -3,7 +3,9 @@
 //!
 //! * [`cells`] groups runs into matrix cells (exact percentiles over repeats);
 //! * [`stats`] and [`compare`] state whether B differs from A, with intervals;
-//! * [`charts`], [`html`] and [`pages`] render the offline report.
+//! * [`charts`], [`html`] and [`pages`] render the offline report, `run_page` the page
+//!   of one test;
+//! * `cli` holds the command lines of `pgsurge report` and `pgsurge compare`.
 
 #![warn(missing_docs)]
 

@@ -22,6 +22,8 @@
 //! | [`hdrlog`] | `--hdr-log` HdrHistogram interval logs |
 //! | [`json`] | `--json` document and its schema |
 //! | [`pgfmt`] | PostgreSQL `printf` number formatting |
+//! | [`output`] | writing an output file whole or not at all |
+//! | [`error`] | the crate's error type |
 //!
 //! ## How a run uses it
 //!

@@ -22,6 +22,17 @@
 //! It must not do I/O: output produced by `debug()` goes to a sink the caller supplies,
 //! and shell commands are assembled here but run by the engine.
 //!
+//! Modules: `bytes` (script files as bytes), `splitter` (SQL statements by psql's lexing
+//! rules), `meta` (one meta command), `exprlex` and `exprparse` (the tokenizer and
+//! grammar of expressions), `expr` (the expression tree), `script` (the parsed script
+//! and [`parse_script`]), `error` ([`ScriptError`]), `prepare` (SQL per query mode),
+//! `names` (variable names numbered at load), `vars` (a client's variable table),
+//! `value` ([`Value`]), `eval` (expression evaluation), `functions` (the random and
+//! hash algorithms), `prng` (the PRNG and seeding order), `cnum` (C number parsing),
+//! `numfmt` (C printf number formats), `cond` (the run-time `\if` stack), `runtime`
+//! (`\sleep`, `\shell` and result-storage helpers), `builtins` (the built-in
+//! scripts), `fuzzing` (the body of the parse-and-evaluate fuzz target).
+//!
 //! # Using it to run scripts (what pgbench does, in order)
 //!
 //! 1. [`parse_script`]`(name, text)` for each `-f`/`-b` script (errors print with

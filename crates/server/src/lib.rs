@@ -7,6 +7,16 @@
 //! * [`testing`]: the fixture all pgsurge tests use.
 //! * [`server_main`]: `pgsurge server start|stop|status`.
 //!
+//! Modules: `binaries` (finding binaries and their version), `fetch` and
+//! `fetch_archive` (a requested version, downloaded when not installed), `cluster`
+//! (throwaway clusters), `builder` (configuring and starting one), `config_files`
+//! (settings and `pg_hba.conf` before each start), `datadir` (temporary and socket
+//! directories, reusing a data directory), `run_as` (dropping root), `postmaster` (the
+//! running postmaster seen from outside), `watchdog` (stopping a server whose starter
+//! died), `sweep` (cleaning up after killed runs), `state` (what `server start` leaves
+//! for `stop` and `status`), `cli` (`pgsurge server`), `testing` (the test fixture),
+//! `error` ([`ServerError`]).
+//!
 //! ```no_run
 //! use pgsurge_server::{BinarySource, ClusterBuilder};
 //!

@@ -16,6 +16,17 @@
 //! Error texts ([`ConnectError`], [`QueryError::pq_message`]) read like libpq's
 //! `PQerrorMessage`, because pgbench prints those verbatim.
 //!
+//! Modules: `conninfo` (parameters resolved as libpq does), `uri` (`postgresql://`
+//! URIs), `service` (`pg_service.conf`), `pgpass` (the password file), `pgbench`
+//! (pgbench's `doConnect` and password prompt), `auth` (connecting: host list,
+//! addresses, timeouts), `transport` (TCP or Unix socket, optionally TLS), `tls`
+//! (rustls setup by `sslmode`), `startup` (startup packet and authentication),
+//! `require_auth` (which authentications the server may ask for), `connection` (an
+//! established connection), `cancel` (`PQcancel`), [`codec`] (the sans-I/O protocol
+//! codec), `error` and `error_text` (errors rendered as libpq renders them), `redact`
+//! (secrets masked in text that leaves the process), `fuzzing` (the bodies of the
+//! decode and conninfo fuzz targets).
+//!
 //! It does not know what a benchmark is.
 //!
 //! # Typical use
