@@ -896,10 +896,11 @@ pub mod limits {
     pub const WAIT_TIMEOUT_S: (u32, u32) = (1, 86_400);
 }
 
-/// A parsed and validated campaign with where it came from.
+/// A parsed and validated campaign with where it came from. Made by [`crate::load`]
+/// ([`Campaign::load`], [`Campaign::parse`], [`Campaign::from_spec`]).
 #[derive(Debug, Clone)]
 pub struct Campaign {
-    /// The parsed, validated campaign (its [`INTERPOLATED_KEYS`] with `${VAR}` replaced).
+    /// The parsed, validated campaign (its [`crate::load::INTERPOLATED_KEYS`] with `${VAR}` replaced).
     pub spec: CampaignSpec,
     /// The file's text as written, `${VAR}` references kept (stored with the set, its
     /// passwords masked).
