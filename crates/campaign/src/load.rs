@@ -388,6 +388,22 @@ impl Campaign {
         if spec.campaign.name.trim().is_empty() {
             return Err(self.invalid("campaign.name", "must not be empty"));
         }
+        self.validate_targets()?;
+        self.validate_matrix_numbers()?;
+        self.validate_capacity()?;
+        if let Some(d) = &spec.distributed {
+            self.validate_distributed(d)?;
+        }
+        self.validate_hooks()?;
+        self.validate_matrix_values()?;
+        self.validate_run()?;
+        self.validate_init()?;
+        self.validate_observation()
+    }
+
+    /// The `[[target]]` tables: names, and one kind of server each with its keys.
+    fn validate_targets(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
         if spec.targets.is_empty() {
             return Err(self.invalid("target", "at least one [[target]] is needed"));
         }
@@ -453,6 +469,12 @@ impl Campaign {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The `[matrix]` numbers: scales, clients, threads, repeats, rates and weights.
+    fn validate_matrix_numbers(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
         let matrix = &spec.matrix;
         if matrix.scales.is_empty() || matrix.scales.contains(&0) {
             return Err(self.invalid("matrix.scales", "needs at least one scale, each ≥ 1"));
@@ -520,55 +542,68 @@ impl Campaign {
                 )?;
             }
         }
-        if let Some(cap) = &spec.capacity {
-            if !matrix.rates.is_empty() || !matrix.rates_per_client.is_empty() {
-                return Err(self.invalid(
-                    "capacity",
-                    "a capacity search chooses the rates: remove matrix.rates / rates_per_client",
-                ));
-            }
-            if ![50.0, 90.0, 95.0, 99.0, 99.9].contains(&cap.percentile) {
-                return Err(self.invalid("capacity.percentile", "one of 50, 90, 95, 99, 99.9"));
-            }
-            match cap.bound.seconds() {
-                Ok(s) if s > 0.0 => {
-                    range("capacity.bound", in_range(s, limits::LATENCY_S, " seconds"))?
-                }
-                Ok(_) => return Err(self.invalid("capacity.bound", "must be more than 0")),
-                Err(e) => return Err(self.invalid("capacity.bound", e)),
-            }
-            range(
-                "capacity.start_rate",
-                in_range(cap.start_rate, (1.0, limits::RATE.1), " tps"),
-            )?;
-            if let Some(max) = cap.max_rate {
-                range(
-                    "capacity.max_rate",
-                    in_range(
-                        max,
-                        (cap.start_rate, limits::RATE.1),
-                        " tps (start_rate to the most)",
-                    ),
-                )?;
-            }
-            range(
-                "capacity.repeats",
-                in_range(cap.repeats, limits::CAPACITY_REPEATS, ""),
-            )?;
-            range(
-                "capacity.resolution",
-                in_range(cap.resolution, limits::RESOLUTION, " (a fraction)"),
-            )?;
-            if spec.run.duration.is_none() {
-                return Err(self.invalid(
-                    "capacity",
-                    "a capacity search needs run.duration (tests at a rate run for a time)",
-                ));
-            }
+        Ok(())
+    }
+
+    /// The `[capacity]` search.
+    fn validate_capacity(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let matrix = &spec.matrix;
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
+        let Some(cap) = &spec.capacity else {
+            return Ok(());
+        };
+        if !matrix.rates.is_empty() || !matrix.rates_per_client.is_empty() {
+            return Err(self.invalid(
+                "capacity",
+                "a capacity search chooses the rates: remove matrix.rates / rates_per_client",
+            ));
         }
-        if let Some(d) = &spec.distributed {
-            self.validate_distributed(d)?;
+        if ![50.0, 90.0, 95.0, 99.0, 99.9].contains(&cap.percentile) {
+            return Err(self.invalid("capacity.percentile", "one of 50, 90, 95, 99, 99.9"));
         }
+        match cap.bound.seconds() {
+            Ok(s) if s > 0.0 => {
+                range("capacity.bound", in_range(s, limits::LATENCY_S, " seconds"))?
+            }
+            Ok(_) => return Err(self.invalid("capacity.bound", "must be more than 0")),
+            Err(e) => return Err(self.invalid("capacity.bound", e)),
+        }
+        range(
+            "capacity.start_rate",
+            in_range(cap.start_rate, (1.0, limits::RATE.1), " tps"),
+        )?;
+        if let Some(max) = cap.max_rate {
+            range(
+                "capacity.max_rate",
+                in_range(
+                    max,
+                    (cap.start_rate, limits::RATE.1),
+                    " tps (start_rate to the most)",
+                ),
+            )?;
+        }
+        range(
+            "capacity.repeats",
+            in_range(cap.repeats, limits::CAPACITY_REPEATS, ""),
+        )?;
+        range(
+            "capacity.resolution",
+            in_range(cap.resolution, limits::RESOLUTION, " (a fraction)"),
+        )?;
+        if spec.run.duration.is_none() {
+            return Err(self.invalid(
+                "capacity",
+                "a capacity search needs run.duration (tests at a rate run for a time)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The `[hooks]` table.
+    fn validate_hooks(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
         if let Some(t) = &spec.hooks.timeout {
             match t.seconds() {
                 Ok(s) if s > 0.0 => {
@@ -578,6 +613,13 @@ impl Campaign {
                 Err(e) => return Err(self.invalid("hooks.timeout", e)),
             }
         }
+        Ok(())
+    }
+
+    /// The `[matrix]` values that name things: query modes, settings and scripts.
+    fn validate_matrix_values(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let matrix = &spec.matrix;
         for m in &matrix.query_modes {
             if pgsurge_engine::QueryMode::parse(m).is_none() {
                 return Err(self.invalid(
@@ -619,6 +661,13 @@ impl Campaign {
             crate::matrix::Workload::from_spec(sc, &self.base_dir)
                 .map_err(|e| self.invalid(&format!("matrix.scripts[{i}]"), e))?;
         }
+        Ok(())
+    }
+
+    /// The `[run]` table.
+    fn validate_run(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
         let r = &spec.run;
         match (&r.duration, r.transactions) {
             (Some(_), Some(_)) => {
@@ -689,6 +738,13 @@ impl Campaign {
                 range(key, in_range(secs, limit, " seconds"))?;
             }
         }
+        Ok(())
+    }
+
+    /// `[init]` and every `[init.scale.N]`.
+    fn validate_init(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
         // `[init]` and every `[init.scale.N]`, whether or not the matrix has scale N.
         let mut inits = vec![("init".to_string(), spec.init.for_scale(0))];
         for k in spec.init.scale.keys() {
@@ -725,6 +781,12 @@ impl Campaign {
                 return Err(self.invalid(&format!("init.scale.{k}"), "keys must be scale numbers"));
             }
         }
+        Ok(())
+    }
+
+    /// `[hygiene]`, `[thresholds]` and `[sampling]`.
+    fn validate_observation(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
         let tol = spec.hygiene.commit_tolerance_pct;
         if !(tol.is_finite() && (0.0..=100.0).contains(&tol)) {
             return Err(self.invalid(

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::spec::{Campaign, ScriptPart, ScriptSpec};
+use crate::spec::{Campaign, MatrixSpec, ScriptPart, ScriptSpec};
 
 /// Built-in pgbench scripts a campaign may name.
 pub const BUILTIN_SCRIPTS: &[&str] = &["tpcb-like", "simple-update", "select-only"];
@@ -261,7 +261,73 @@ fn setting_combinations(
 pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
     let spec = &campaign.spec;
     let matrix = &spec.matrix;
-    let workloads = matrix
+    let workloads = load_workloads(campaign)?;
+    let cells = cells(matrix, workloads.len());
+    let combos = setting_combinations(&matrix.settings);
+    let ntargets = spec.targets.len();
+    let mut tests = Vec::new();
+    let mut push =
+        |target: usize, scale: u32, settings: &[(String, String)], cell: &Cell<'_>, repeat: u32| {
+            let key = test_key(
+                &spec.targets[target].name,
+                scale,
+                &workloads[cell.workload].name,
+                cell,
+                settings,
+                repeat,
+            );
+            tests.push(TestPlan {
+                seq: tests.len() + 1,
+                seed: test_seed(spec.campaign.seed, &key),
+                key,
+                target,
+                scale,
+                workload: cell.workload,
+                clients: cell.clients,
+                rate: cell.rate,
+                rate_per_client: cell.per_client,
+                repeat,
+                query_mode: cell.mode.map(str::to_string),
+                threads: cell.threads,
+                settings: settings.to_vec(),
+            });
+        };
+    // Settings sit right inside the scale, so a server restarts once per value and
+    // scale and the data is loaded once per scale.
+    if spec.campaign.interleave_targets {
+        for &scale in &matrix.scales {
+            for settings in &combos {
+                for (repeat, order) in rounds(campaign, scale, cells.len()) {
+                    for ci in order {
+                        for k in 0..ntargets {
+                            let t = (k + repeat as usize - 1) % ntargets;
+                            push(t, scale, settings, &cells[ci], repeat);
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        for t in 0..ntargets {
+            for &scale in &matrix.scales {
+                for settings in &combos {
+                    for (repeat, order) in rounds(campaign, scale, cells.len()) {
+                        for ci in order {
+                            push(t, scale, settings, &cells[ci], repeat);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Matrix { workloads, tests })
+}
+
+/// The matrix's scripts as workloads, their names unique.
+fn load_workloads(campaign: &Campaign) -> Result<Vec<Workload>, String> {
+    let workloads = campaign
+        .spec
+        .matrix
         .scripts
         .iter()
         .map(|w| Workload::from_spec(w, &campaign.base_dir))
@@ -272,6 +338,12 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
             return Err(format!("two workloads are named \"{}\"", w.name));
         }
     }
+    Ok(workloads)
+}
+
+/// The cells of one scale and one combination of settings: every workload × clients ×
+/// rate × query mode × threads, in that nesting.
+fn cells(matrix: &MatrixSpec, workloads: usize) -> Vec<Cell<'_>> {
     // Rate dimension: (total, per-client) per entry; 0 = unthrottled.
     enum RateDim {
         Total(f64),
@@ -304,7 +376,7 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
         matrix.threads.iter().map(|&j| Some(j)).collect()
     };
     let mut cells = Vec::new();
-    for (wi, _) in workloads.iter().enumerate() {
+    for wi in 0..workloads {
         for &c in &matrix.clients {
             for r in &rates {
                 let (rate, per_client) = match r {
@@ -329,87 +401,51 @@ pub fn expand(campaign: &Campaign) -> Result<Matrix, String> {
             }
         }
     }
-    let combos = setting_combinations(&matrix.settings);
-    let ntargets = spec.targets.len();
-    let mut tests = Vec::new();
-    let mut push =
-        |target: usize, scale: u32, settings: &[(String, String)], cell: &Cell<'_>, repeat: u32| {
-            let mut key = format!(
-                "{}/s{scale}/{}/c{}/{}",
-                spec.targets[target].name,
-                workloads[cell.workload].name,
-                cell.clients,
-                rate_label(cell.rate, cell.per_client)
-            );
-            if let Some(m) = cell.mode {
-                key.push_str(&format!("/M{m}"));
-            }
-            if let Some(j) = cell.threads {
-                key.push_str(&format!("/j{j}"));
-            }
-            for (name, value) in settings {
-                key.push_str(&format!("/{name}={value}"));
-            }
-            key.push_str(&format!("/{repeat}"));
-            let seed = test_seed(spec.campaign.seed, &key);
-            tests.push(TestPlan {
-                seq: tests.len() + 1,
-                key,
-                target,
-                scale,
-                workload: cell.workload,
-                clients: cell.clients,
-                rate: cell.rate,
-                rate_per_client: cell.per_client,
-                repeat,
-                seed,
-                query_mode: cell.mode.map(str::to_string),
-                threads: cell.threads,
-                settings: settings.to_vec(),
-            });
-        };
-    let rounds = |scale: u32| -> Vec<(u32, Vec<usize>)> {
-        (1..=matrix.repeats)
-            .map(|repeat| {
-                let mut order: Vec<usize> = (0..cells.len()).collect();
-                if spec.campaign.shuffle {
-                    let mut rng =
-                        SplitMix(spec.campaign.seed ^ (u64::from(scale) << 32) ^ u64::from(repeat));
-                    rng.shuffle(&mut order);
-                }
-                (repeat, order)
-            })
-            .collect()
-    };
-    // Settings sit right inside the scale, so a server restarts once per value and
-    // scale and the data is loaded once per scale.
-    if spec.campaign.interleave_targets {
-        for &scale in &matrix.scales {
-            for settings in &combos {
-                for (repeat, order) in rounds(scale) {
-                    for ci in order {
-                        for k in 0..ntargets {
-                            let t = (k + repeat as usize - 1) % ntargets;
-                            push(t, scale, settings, &cells[ci], repeat);
-                        }
-                    }
-                }
-            }
-        }
-    } else {
-        for t in 0..ntargets {
-            for &scale in &matrix.scales {
-                for settings in &combos {
-                    for (repeat, order) in rounds(scale) {
-                        for ci in order {
-                            push(t, scale, settings, &cells[ci], repeat);
-                        }
-                    }
-                }
-            }
-        }
+    cells
+}
+
+/// A test's key: `target/s10/tpcb-like/c8/r-[/Mmode][/jN][/name=value…]/repeat`.
+fn test_key(
+    target: &str,
+    scale: u32,
+    workload: &str,
+    cell: &Cell<'_>,
+    settings: &[(String, String)],
+    repeat: u32,
+) -> String {
+    let mut key = format!(
+        "{target}/s{scale}/{workload}/c{}/{}",
+        cell.clients,
+        rate_label(cell.rate, cell.per_client)
+    );
+    if let Some(m) = cell.mode {
+        key.push_str(&format!("/M{m}"));
     }
-    Ok(Matrix { workloads, tests })
+    if let Some(j) = cell.threads {
+        key.push_str(&format!("/j{j}"));
+    }
+    for (name, value) in settings {
+        key.push_str(&format!("/{name}={value}"));
+    }
+    key.push_str(&format!("/{repeat}"));
+    key
+}
+
+/// The repeats of one scale, each with the order of its cells: as listed, or shuffled
+/// by a seed of the campaign, the scale and the repeat (`shuffle = true`).
+fn rounds(campaign: &Campaign, scale: u32, cells: usize) -> Vec<(u32, Vec<usize>)> {
+    let spec = &campaign.spec;
+    (1..=spec.matrix.repeats)
+        .map(|repeat| {
+            let mut order: Vec<usize> = (0..cells).collect();
+            if spec.campaign.shuffle {
+                let mut rng =
+                    SplitMix(spec.campaign.seed ^ (u64::from(scale) << 32) ^ u64::from(repeat));
+                rng.shuffle(&mut order);
+            }
+            (repeat, order)
+        })
+        .collect()
 }
 
 #[cfg(test)]

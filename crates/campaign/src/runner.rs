@@ -552,6 +552,11 @@ fn hook_env(set_id: i64, test: Option<(&TestPlan, &LiveTarget, &str)>) -> Vec<(S
     env
 }
 
+/// Runs the tests of `todo` in order, each as the same steps: its target started (or
+/// restarted for a swept setting), an existing server held, the scale loaded, the
+/// `before_test` hook, the test itself (run again after an outage), the `after_test`
+/// hook, and the outcome stored and said. A step that fails stores the test as failed
+/// and goes on with the next; Ctrl-C ends the loop with the test in hand unstored.
 fn run_tests(
     campaign: &Campaign,
     store: &mut Store,
@@ -561,436 +566,586 @@ fn run_tests(
     ctx: &mut RunCtx<'_>,
     out: &mut Outcome,
 ) -> Result<()> {
-    let (set_id, pb, stop, quiet) = (ctx.set_id, ctx.pb, ctx.stop, ctx.quiet);
-    let holder = holder_label(&campaign.spec.campaign.name);
-    let spec = &campaign.spec;
-    let hook_timeout = spec.hooks.timeout();
-    // set_start: once per invocation; its result goes with every test it preceded.
-    if ctx.set_start_facts.is_none() {
-        let mut facts = Vec::new();
-        if let Some(cmd) = &spec.hooks.set_start {
-            pb.set_message("running the set_start hook");
-            let secrets: Vec<String> = spec
-                .targets
-                .iter()
-                .filter_map(|t| t.conninfo.as_deref())
-                .flat_map(pgsurge_wire::redact::passwords)
-                .collect();
-            let o = hooks::run_hook_masking(
-                "set_start",
-                cmd,
-                &hook_env(set_id, None),
-                hook_timeout,
-                &secrets,
-            );
-            if let Some(message) = o.leftover_warning() {
-                say(pb, quiet, &format!("warning: {message}"));
-                store.add_warning(&WarningRecord {
-                    set_id: Some(set_id),
-                    run_id: None,
-                    code: HOOK_LEFTOVER.into(),
-                    message: redact(&message),
-                    created_at: now_rfc3339(),
-                })?;
-            }
-            if !o.ok() {
-                return Err(CampaignError::Other(o.failure()));
-            }
-            facts = o.facts();
-        }
-        ctx.set_start_facts = Some(facts);
-    }
-    let set_start_facts = ctx.set_start_facts.clone().unwrap_or_default();
-    let per_test = planned_seconds(campaign);
-    let wait = campaign.outage_wait();
-    let store_location = store.location().to_string();
-    // Targets given up on after an outage longer than `wait`: their remaining tests
-    // fail (a server back by then runs them) without a message each.
-    let mut down = vec![false; spec.targets.len()];
-    // Swept settings a throwaway target did not start with, and why.
-    let mut not_started: BTreeMap<(usize, Vec<(String, String)>), String> = BTreeMap::new();
-    let mut secs_per_scale = INIT_S_PER_SCALE;
+    let set_start_facts = run_set_start_hook(campaign, store, ctx)?;
+    let mut state = LoopState {
+        set_start_facts,
+        per_test: planned_seconds(campaign),
+        wait: campaign.outage_wait(),
+        store_location: store.location().to_string(),
+        down: vec![false; campaign.spec.targets.len()],
+        not_started: BTreeMap::new(),
+        secs_per_scale: INIT_S_PER_SCALE,
+    };
     for (i, plan) in todo.iter().enumerate() {
-        if stop.is_raised() {
+        if ctx.stop.is_raised() {
             break;
         }
-        let base = per_test * i as u64;
-        pb.set_position(base);
-        pb.set_message(format!(
-            "[{}/{}] {} (starting)",
-            i + 1,
-            todo.len(),
-            plan.key
-        ));
-        let restart = live[plan.target]
-            .as_ref()
-            .is_some_and(|t| t.cluster.is_some() && t.swept_settings != plan.settings);
-        if restart {
-            // A throwaway server takes the next value of a swept setting by restarting.
-            stop_target(&mut live[plan.target]);
+        let at = TestAt {
+            n: i + 1,
+            of: todo.len(),
+            plan,
+            base: state.per_test * i as u64,
+        };
+        ctx.pb.set_position(at.base);
+        ctx.pb.set_message(format!("{} (starting)", at.head()));
+        let mut sink = Sink {
+            store: &mut *store,
+            out: &mut *out,
+            pb: ctx.pb,
+            quiet: ctx.quiet,
+            set_id: ctx.set_id,
+        };
+        let flow = run_one_test(campaign, matrix, &at, live, ctx, &mut state, &mut sink)?;
+        if flow == Flow::Stop {
+            break;
         }
-        if live[plan.target].is_none() {
-            let tspec = &spec.targets[plan.target];
-            pb.set_message(format!("starting target \"{}\"", tspec.name));
-            let swept = tspec.is_throwaway() && !plan.settings.is_empty();
-            let refused = swept
-                .then(|| not_started.get(&(plan.target, plan.settings.clone())))
-                .flatten();
-            if let Some(why) = refused {
-                // The server refused these values already: their other tests fail alike.
-                let mut write = failed_write_unstarted(store, set_id, tspec, plan, why)?;
-                redact_write(&mut write);
-                out.run_ids.push(store.write_run_replacing(&write)?);
-                out.failed += 1;
-                let line = format!(
-                    "[{}/{}] {}: FAILED: target \"{}\" did not start with {} (see above)",
-                    i + 1,
-                    todo.len(),
-                    plan.key,
+    }
+    Ok(())
+}
+
+/// Runs the `set_start` hook once per invocation; its facts go with every test it
+/// preceded.
+fn run_set_start_hook(
+    campaign: &Campaign,
+    store: &mut Store,
+    ctx: &mut RunCtx<'_>,
+) -> Result<Vec<pgsurge_store::FactRecord>> {
+    if let Some(facts) = &ctx.set_start_facts {
+        return Ok(facts.clone());
+    }
+    let spec = &campaign.spec;
+    let mut facts = Vec::new();
+    if let Some(cmd) = &spec.hooks.set_start {
+        ctx.pb.set_message("running the set_start hook");
+        let secrets: Vec<String> = spec
+            .targets
+            .iter()
+            .filter_map(|t| t.conninfo.as_deref())
+            .flat_map(pgsurge_wire::redact::passwords)
+            .collect();
+        let o = hooks::run_hook_masking(
+            "set_start",
+            cmd,
+            &hook_env(ctx.set_id, None),
+            spec.hooks.timeout(),
+            &secrets,
+        );
+        if let Some(message) = o.leftover_warning() {
+            say(ctx.pb, ctx.quiet, &format!("warning: {message}"));
+            store.add_warning(&WarningRecord {
+                set_id: Some(ctx.set_id),
+                run_id: None,
+                code: HOOK_LEFTOVER.into(),
+                message: redact(&message),
+                created_at: now_rfc3339(),
+            })?;
+        }
+        if !o.ok() {
+            return Err(CampaignError::Other(o.failure()));
+        }
+        facts = o.facts();
+    }
+    ctx.set_start_facts = Some(facts.clone());
+    Ok(facts)
+}
+
+/// What the test loop keeps from one test to the next.
+struct LoopState {
+    /// The `set_start` hook's facts, stored with every test.
+    set_start_facts: Vec<pgsurge_store::FactRecord>,
+    /// Progress-bar units (seconds) one test is planned to take.
+    per_test: u64,
+    /// How long an outage is waited out.
+    wait: Duration,
+    /// The store's location, for distributed generators that write to it.
+    store_location: String,
+    /// Targets given up on after an outage longer than `wait`: their remaining tests
+    /// fail (a server back by then runs them) without a message each.
+    down: Vec<bool>,
+    /// Swept settings a throwaway target did not start with, and why.
+    not_started: BTreeMap<(usize, Vec<(String, String)>), String>,
+    /// Seconds of loading per unit of scale, learnt from the last load (for its ETA).
+    secs_per_scale: f64,
+}
+
+/// Whether the loop goes on after a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Stop,
+}
+
+/// One test of the loop: its place in the invocation and its plan.
+struct TestAt<'p> {
+    /// Its number, from 1.
+    n: usize,
+    /// Tests in this invocation.
+    of: usize,
+    plan: &'p TestPlan,
+    /// The progress bar's position when it starts.
+    base: u64,
+}
+
+impl TestAt<'_> {
+    /// `[3/12] local/s10/tpcb-like/c4/r-/1`.
+    fn head(&self) -> String {
+        format!("[{}/{}] {}", self.n, self.of, self.plan.key)
+    }
+
+    /// `[3/12] local/s10/tpcb-like/c4/r-/1: {what}`.
+    fn line(&self, what: impl std::fmt::Display) -> String {
+        format!("{}: {what}", self.head())
+    }
+}
+
+/// Where a test's outcome goes: the store, the invocation's counts and the terminal.
+struct Sink<'s> {
+    store: &'s mut Store,
+    out: &'s mut Outcome,
+    pb: &'s ProgressBar,
+    quiet: bool,
+    set_id: i64,
+}
+
+impl Sink<'_> {
+    fn say(&self, line: &str) {
+        say(self.pb, self.quiet, line);
+    }
+
+    /// Stores a test that failed, counts it, and says `line` when there is one.
+    fn fail(&mut self, mut write: pgsurge_store::RunWrite, line: Option<String>) -> Result<()> {
+        redact_write(&mut write);
+        self.out.run_ids.push(self.store.write_run_replacing(&write)?);
+        self.out.failed += 1;
+        if let Some(line) = line {
+            self.say(&line);
+        }
+        Ok(())
+    }
+}
+
+/// One test, step by step.
+fn run_one_test(
+    campaign: &Campaign,
+    matrix: &Matrix,
+    at: &TestAt<'_>,
+    live: &mut [Option<LiveTarget>],
+    ctx: &mut RunCtx<'_>,
+    state: &mut LoopState,
+    sink: &mut Sink<'_>,
+) -> Result<Flow> {
+    let plan = at.plan;
+    if !start_target(campaign, at, live, state, sink)? {
+        return Ok(Flow::Next);
+    }
+    let Some(target) = live[plan.target].as_mut() else {
+        return Ok(Flow::Next);
+    };
+    if !hold_existing_server(campaign, at, target, ctx, sink)? {
+        return Ok(Flow::Next);
+    }
+    let init_facts = match load_scale(campaign, at, target, state, ctx.stop, sink)? {
+        Loaded::Facts(f) => f,
+        Loaded::Failed => return Ok(Flow::Next),
+        Loaded::Stopped => return Ok(Flow::Stop),
+    };
+    let workload_name = matrix.workloads[plan.workload].name.as_str();
+    let mut hook_facts = state.set_start_facts.clone();
+    let mut hook_warnings = Vec::new();
+    let set_id = sink.set_id;
+    let hook_env_of = |target: &LiveTarget| hook_env(set_id, Some((plan, target, workload_name)));
+    if let Some(cmd) = &campaign.spec.hooks.before_test {
+        sink.pb.set_message(at.line("before_test hook"));
+        let o = run_test_hook("before_test", cmd, &hook_env_of(target), campaign, target);
+        hook_facts.extend(o.facts());
+        hook_warnings.extend(hook_warning(&o));
+        if !o.ok() {
+            let mut write = failed_write(sink.set_id, target, plan, &o.failure());
+            write.facts.extend(hook_facts);
+            write.warnings.extend(hook_warnings);
+            sink.fail(write, Some(at.line(format!("FAILED: {}", o.failure()))))?;
+            return Ok(Flow::Next);
+        }
+    }
+    let store_location = state.store_location.clone();
+    let setup = TestSetup {
+        campaign,
+        plan,
+        workload: &matrix.workloads[plan.workload],
+        set_id: sink.set_id,
+        store: &store_location,
+    };
+    let Some(mut write) = run_through_outages(campaign, &setup, at, target, ctx, state, sink)?
+    else {
+        return Ok(Flow::Stop);
+    };
+    if let Some(cmd) = &campaign.spec.hooks.after_test {
+        let o = run_test_hook("after_test", cmd, &hook_env_of(target), campaign, target);
+        hook_facts.extend(o.facts());
+        hook_warnings.extend(hook_warning(&o));
+        if !o.ok() && write.run.status != run_status::FAILED {
+            write.run.status = run_status::FAILED.into();
+            write.run.error = Some(o.failure());
+        }
+    }
+    write.facts.extend(hook_facts);
+    write.warnings.extend(hook_warnings);
+    write.facts.extend(init_facts);
+    store_test(write, at, target, state, sink)?;
+    Ok(Flow::Next)
+}
+
+/// A hook of one test, with the target's password masked in what it prints.
+fn run_test_hook(
+    name: &'static str,
+    cmd: &str,
+    env: &[(String, String)],
+    campaign: &Campaign,
+    target: &LiveTarget,
+) -> hooks::HookOutcome {
+    let secrets = pgsurge_wire::redact::passwords(&target.conninfo);
+    hooks::run_hook_masking(name, cmd, env, campaign.spec.hooks.timeout(), &secrets)
+}
+
+/// Starts the test's target when it is not running, or restarts a throwaway one for
+/// the next value of a swept setting. False when the test was stored as failed
+/// (the server refused the setting's value).
+fn start_target(
+    campaign: &Campaign,
+    at: &TestAt<'_>,
+    live: &mut [Option<LiveTarget>],
+    state: &mut LoopState,
+    sink: &mut Sink<'_>,
+) -> Result<bool> {
+    let spec = &campaign.spec;
+    let plan = at.plan;
+    let restart = live[plan.target]
+        .as_ref()
+        .is_some_and(|t| t.cluster.is_some() && t.swept_settings != plan.settings);
+    if restart {
+        // A throwaway server takes the next value of a swept setting by restarting.
+        stop_target(&mut live[plan.target]);
+    }
+    if live[plan.target].is_some() {
+        return Ok(true);
+    }
+    let tspec = &spec.targets[plan.target];
+    sink.pb
+        .set_message(format!("starting target \"{}\"", tspec.name));
+    let swept = tspec.is_throwaway() && !plan.settings.is_empty();
+    let refused = swept
+        .then(|| state.not_started.get(&(plan.target, plan.settings.clone())))
+        .flatten();
+    if let Some(why) = refused {
+        // The server refused these values already: their other tests fail alike.
+        let write = failed_write_unstarted(sink.store, sink.set_id, tspec, plan, why)?;
+        let line = at.line(format!(
+            "FAILED: target \"{}\" did not start with {} (see above)",
+            tspec.name,
+            settings_label(&plan.settings)
+        ));
+        sink.fail(write, Some(line))?;
+        return Ok(false);
+    }
+    let mut live_target = if swept {
+        let mut with = tspec.clone();
+        for (name, value) in &plan.settings {
+            with.settings
+                .insert(name.clone(), toml::Value::String(value.clone()));
+        }
+        match target::start(&with, &spec.run.database) {
+            Ok(mut t) => {
+                t.swept_settings = plan.settings.clone();
+                sink.say(&format!(
+                    "target \"{}\" started with {}",
+                    tspec.name,
+                    settings_label(&plan.settings)
+                ));
+                t
+            }
+            Err(e) => {
+                // A swept value the server rejects (`shared_buffers = "banana"`) fails
+                // the tests of that value, with the server's message; the campaign goes
+                // on with the others.
+                let why = format!(
+                    "target \"{}\" did not start with {}: {e}",
                     tspec.name,
                     settings_label(&plan.settings)
                 );
-                say(pb, quiet, &line);
-                continue;
-            }
-            let mut live_target = if swept {
-                let mut with = tspec.clone();
-                for (name, value) in &plan.settings {
-                    with.settings
-                        .insert(name.clone(), toml::Value::String(value.clone()));
-                }
-                let mut t = match target::start(&with, &spec.run.database) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        // A swept value the server rejects (`shared_buffers = "banana"`)
-                        // fails the tests of that value, with the server's message; the
-                        // campaign goes on with the others.
-                        let why = format!(
-                            "target \"{}\" did not start with {}: {e}",
-                            tspec.name,
-                            settings_label(&plan.settings)
-                        );
-                        let mut write = failed_write_unstarted(store, set_id, tspec, plan, &why)?;
-                        redact_write(&mut write);
-                        out.run_ids.push(store.write_run_replacing(&write)?);
-                        out.failed += 1;
-                        say(
-                            pb,
-                            quiet,
-                            &format!("[{}/{}] {}: FAILED: {why}", i + 1, todo.len(), plan.key),
-                        );
-                        not_started.insert((plan.target, plan.settings.clone()), why);
-                        continue;
-                    }
-                };
-                t.swept_settings = plan.settings.clone();
-                say(
-                    pb,
-                    quiet,
-                    &format!(
-                        "target \"{}\" started with {}",
-                        tspec.name,
-                        settings_label(&plan.settings)
-                    ),
-                );
-                t
-            } else {
-                target::start(tspec, &spec.run.database)?
-            };
-            let server_id = match server_record(&live_target.manifest) {
-                Some(r) => Some(store.upsert_server(&r)?),
-                None => None,
-            };
-            say(
-                pb,
-                quiet,
-                &format!(
-                    "target \"{}\": server host metrics from {}{}",
-                    live_target.name,
-                    live_target.host_source.name(),
-                    match &live_target.host_source {
-                        HostSource::None(why) => format!(" ({why})"),
-                        _ => String::new(),
-                    }
-                ),
-            );
-            for w in &live_target.warnings {
-                say(pb, quiet, &format!("warning: {w}"));
-            }
-            live_target.target_id = store.upsert_target(&TargetRecord {
-                set_id,
-                name: live_target.name.clone(),
-                server_id,
-                kind: if tspec.is_throwaway() {
-                    "throwaway"
-                } else {
-                    "conninfo"
-                }
-                .into(),
-                conninfo: Some(redact(&live_target.conninfo)),
-                bin_dir: live_target.bin_dir.clone(),
-                server_version: Some(live_target.server_version.clone()),
-                server_version_num: Some(i64::from(live_target.version_num)),
-                settings: Some(serde_json::Value::Object(
-                    tspec
-                        .settings_text()
-                        .into_iter()
-                        .map(|(k, v)| (k, serde_json::Value::String(v)))
-                        .collect(),
-                )),
-            })?;
-            live[plan.target] = Some(live_target);
-        }
-        let Some(target) = live[plan.target].as_mut() else {
-            continue;
-        };
-        if spec.targets[plan.target].conninfo.is_some() {
-            // Lost with a restarted server, or never taken while it was down; and swept
-            // settings an existing server lets a session change.
-            let lock = &mut ctx.locks[plan.target];
-            let ready = target_lock::hold(lock, &target.conn, &target.name, &holder)
-                .and_then(|()| target::check_session_settings(target, &plan.settings));
-            if let Err(busy) = ready {
-                let mut write = failed_write(set_id, target, plan, &busy);
-                redact_write(&mut write);
-                out.run_ids.push(store.write_run_replacing(&write)?);
-                out.failed += 1;
-                let line = format!("[{}/{}] {}: FAILED: {busy}", i + 1, todo.len(), plan.key);
-                say(pb, quiet, &line);
-                continue;
+                let write = failed_write_unstarted(sink.store, sink.set_id, tspec, plan, &why)?;
+                sink.fail(write, Some(at.line(format!("FAILED: {why}"))))?;
+                state
+                    .not_started
+                    .insert((plan.target, plan.settings.clone()), why);
+                return Ok(false);
             }
         }
-        let init = spec.init.for_scale(plan.scale);
-        let mut init_facts = target::InitOutcome {
-            performed: false,
-            reason: format!(
-                "scale {} was prepared for an earlier test of this invocation",
-                plan.scale
-            ),
-            duration_s: None,
-            method: init.method.clone().unwrap_or_else(|| "client".into()),
+    } else {
+        target::start(tspec, &spec.run.database)?
+    };
+    record_started_target(tspec, &mut live_target, sink)?;
+    live[plan.target] = Some(live_target);
+    Ok(true)
+}
+
+/// Says where a started target's host metrics come from and its warnings, and stores
+/// the target (and its server) with the set.
+fn record_started_target(
+    tspec: &crate::spec::TargetSpec,
+    live_target: &mut LiveTarget,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    let server_id = match server_record(&live_target.manifest) {
+        Some(r) => Some(sink.store.upsert_server(&r)?),
+        None => None,
+    };
+    sink.say(&format!(
+        "target \"{}\": server host metrics from {}{}",
+        live_target.name,
+        live_target.host_source.name(),
+        match &live_target.host_source {
+            HostSource::None(why) => format!(" ({why})"),
+            _ => String::new(),
         }
-        .facts();
-        if target.current_scale != Some(plan.scale) {
-            let eta = secs_per_scale * f64::from(plan.scale);
-            let label = format!(
-                "[{}/{}] initializing scale {} on \"{}\"",
-                i + 1,
-                todo.len(),
-                plan.scale,
-                target.name
-            );
-            let show = |elapsed: Duration| {
-                let e = elapsed.as_secs_f64();
-                pb.set_message(format!(
-                    "{label}: {e:.0} s, init ETA {:.0} s",
-                    (eta - e).max(0.0)
-                ));
-            };
-            let mut announce = |line: &str| say(pb, quiet, line);
-            match target::prepare_scale(target, plan.scale, &init, &mut announce, &show) {
-                Ok(o) => {
-                    if let Some(d) = o.duration_s {
-                        secs_per_scale = (d / f64::from(plan.scale)).max(0.01);
-                    }
-                    init_facts = o.facts();
-                }
-                Err(e) => {
-                    if stop.is_raised() {
-                        break;
-                    }
-                    let mut write = failed_write(set_id, target, plan, &e.to_string());
-                    redact_write(&mut write);
-                    let run_id = store.write_run_replacing(&write)?;
-                    out.run_ids.push(run_id);
-                    out.failed += 1;
-                    if !down[plan.target] {
-                        // A target given up on was said once already.
-                        say(
-                            pb,
-                            quiet,
-                            &format!("[{}/{}] {}: FAILED: {e}", i + 1, todo.len(), plan.key),
-                        );
-                    }
-                    continue;
-                }
-            }
-        }
-        let workload_name = matrix.workloads[plan.workload].name.as_str();
-        let mut hook_facts = set_start_facts.clone();
-        let mut hook_warnings = Vec::new();
-        if let Some(cmd) = &spec.hooks.before_test {
-            pb.set_message(format!(
-                "[{}/{}] {}: before_test hook",
-                i + 1,
-                todo.len(),
-                plan.key
-            ));
-            let env = hook_env(set_id, Some((plan, target, workload_name)));
-            let secrets = pgsurge_wire::redact::passwords(&target.conninfo);
-            let o = hooks::run_hook_masking("before_test", cmd, &env, hook_timeout, &secrets);
-            hook_facts.extend(o.facts());
-            hook_warnings.extend(hook_warning(&o));
-            if !o.ok() {
-                let mut write = failed_write(set_id, target, plan, &o.failure());
-                write.facts.extend(hook_facts);
-                write.warnings.extend(hook_warnings);
-                redact_write(&mut write);
-                out.run_ids.push(store.write_run_replacing(&write)?);
-                out.failed += 1;
-                let line = format!(
-                    "[{}/{}] {}: FAILED: {}",
-                    i + 1,
-                    todo.len(),
-                    plan.key,
-                    o.failure()
-                );
-                say(pb, quiet, &line);
-                continue;
-            }
-        }
-        let setup = TestSetup {
-            campaign,
-            plan,
-            workload: &matrix.workloads[plan.workload],
-            set_id,
-            store: &store_location,
-        };
-        let planned = todo.len();
-        let key = plan.key.clone();
-        let mut ticks = 0u64;
-        let mut on_interval = |iv: &pgsurge_results::IntervalSample| {
-            ticks += 1;
-            pb.set_position((base + ticks).min(base + per_test));
-            pb.set_message(format!(
-                "[{}/{planned}] {key}: {:.0} tps, {:.2} ms",
-                i + 1,
-                iv.tps,
-                iv.latency_ms
-            ));
-        };
-        let mut retries = 0;
-        let write = loop {
-            let write = match run_test(&setup, target, stop, &mut on_interval) {
-                Ok(w) => w,
-                Err(Interrupted::Stopped) => break None,
-            };
-            if write.run.status != run_status::FAILED || down[plan.target] {
-                break Some(write);
-            }
-            // A failure during an outage (the server restarting, the network gone) is
-            // not the test's result: wait for the server, then run the test again.
-            let error = write.run.error.as_deref().unwrap_or("");
-            let unreachable = probe(&target.conn).err();
-            // A distributed test's failure quotes its generators (a kube Job's pods, a
-            // process that hung or left no result), whose errors say nothing of the
-            // server as seen from here: for it, only the probe tells an outage.
-            let from_generators = spec.distributed.is_some();
-            if retries >= MAX_OUTAGE_RETRIES
-                || (unreachable.is_none()
-                    && (from_generators || !looks_like_connection_loss(error)))
-            {
-                break Some(write);
-            }
-            let reason = unreachable.unwrap_or_else(|| first_line(error).to_string());
-            match wait_for_target(target, &reason, wait, pb, quiet, stop) {
-                Waited::Back(after) => {
-                    retries += 1;
-                    say(
-                        pb,
-                        quiet,
-                        &format!(
-                            "target \"{}\" is back after {:.0} s: running {} again",
-                            target.name,
-                            after.as_secs_f64(),
-                            plan.key
-                        ),
-                    );
-                }
-                Waited::Stopped => break None,
-                Waited::Down(message) => {
-                    down[plan.target] = true;
-                    say(pb, quiet, &message);
-                    // Kept with the set (results show), printed once.
-                    store.add_warning(&WarningRecord {
-                        set_id: Some(set_id),
-                        run_id: None,
-                        code: "outage".into(),
-                        message,
-                        created_at: now_rfc3339(),
-                    })?;
-                    break Some(write);
-                }
-            }
-        };
-        let Some(write) = write else {
-            break;
-        };
-        let mut write = write;
-        if let Some(cmd) = &spec.hooks.after_test {
-            let env = hook_env(set_id, Some((plan, target, workload_name)));
-            let secrets = pgsurge_wire::redact::passwords(&target.conninfo);
-            let o = hooks::run_hook_masking("after_test", cmd, &env, hook_timeout, &secrets);
-            hook_facts.extend(o.facts());
-            hook_warnings.extend(hook_warning(&o));
-            if !o.ok() && write.run.status != run_status::FAILED {
-                write.run.status = run_status::FAILED.into();
-                write.run.error = Some(o.failure());
-            }
-        }
-        write.facts.extend(hook_facts);
-        write.warnings.extend(hook_warnings);
-        write.facts.extend(init_facts);
-        write.facts.extend(target.facts.iter().cloned());
-        for w in &target.warnings {
-            write.warnings.push(pgsurge_store::WarningRecord {
-                code: "data_dir_in_memory".into(),
-                message: w.clone(),
-                created_at: now_rfc3339(),
-                ..Default::default()
-            });
-        }
-        redact_write(&mut write);
-        let failed = write.run.status == run_status::FAILED;
-        let run_id = store.write_run_replacing(&write)?;
-        out.run_ids.push(run_id);
-        for w in &write.warnings {
-            if w.code != "sampler" {
-                say(pb, quiet, &format!("warning: {}", w.message));
-            }
-            out.warnings.push(w.message.clone());
-        }
-        if failed && down[plan.target] {
-            // Said once, when the target was given up on.
-            out.failed += 1;
-        } else if failed {
-            out.failed += 1;
-            say(
-                pb,
-                quiet,
-                &format!(
-                    "[{}/{planned}] {}: FAILED: {}",
-                    i + 1,
-                    plan.key,
-                    write.run.error.as_deref().unwrap_or("")
-                ),
-            );
+    ));
+    for w in &live_target.warnings {
+        sink.say(&format!("warning: {w}"));
+    }
+    live_target.target_id = sink.store.upsert_target(&TargetRecord {
+        set_id: sink.set_id,
+        name: live_target.name.clone(),
+        server_id,
+        kind: if tspec.is_throwaway() {
+            "throwaway"
         } else {
-            out.ok += 1;
-            down[plan.target] = false;
-            say(
-                pb,
-                quiet,
-                &format!(
-                    "[{}/{planned}] {}: {:.1} tps, latency avg {:.3} ms, p99 {:.3} ms",
-                    i + 1,
-                    plan.key,
-                    write.run.tps.unwrap_or(0.0),
-                    write.run.latency_mean_ms.unwrap_or(0.0),
-                    write.run.latency_p99_ms.unwrap_or(0.0)
-                ),
-            );
+            "conninfo"
         }
+        .into(),
+        conninfo: Some(redact(&live_target.conninfo)),
+        bin_dir: live_target.bin_dir.clone(),
+        server_version: Some(live_target.server_version.clone()),
+        server_version_num: Some(i64::from(live_target.version_num)),
+        settings: Some(serde_json::Value::Object(
+            tspec
+                .settings_text()
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::Value::String(v)))
+                .collect(),
+        )),
+    })?;
+    Ok(())
+}
+
+/// For an existing server: holds its lock (lost with a restarted server, or never
+/// taken while it was down) and checks the swept settings a session can change.
+/// False when the test was stored as failed.
+fn hold_existing_server(
+    campaign: &Campaign,
+    at: &TestAt<'_>,
+    target: &mut LiveTarget,
+    ctx: &mut RunCtx<'_>,
+    sink: &mut Sink<'_>,
+) -> Result<bool> {
+    let plan = at.plan;
+    if campaign.spec.targets[plan.target].conninfo.is_none() {
+        return Ok(true);
+    }
+    let holder = holder_label(&campaign.spec.campaign.name);
+    let lock = &mut ctx.locks[plan.target];
+    let ready = target_lock::hold(lock, &target.conn, &target.name, &holder)
+        .and_then(|()| target::check_session_settings(target, &plan.settings));
+    match ready {
+        Ok(()) => Ok(true),
+        Err(busy) => {
+            let write = failed_write(sink.set_id, target, plan, &busy);
+            sink.fail(write, Some(at.line(format!("FAILED: {busy}"))))?;
+            Ok(false)
+        }
+    }
+}
+
+/// How loading a test's scale went.
+enum Loaded {
+    /// Loaded now, or earlier in this invocation: the facts to store with the test.
+    Facts(Vec<pgsurge_store::FactRecord>),
+    /// The load failed; the test is stored as failed.
+    Failed,
+    /// Ctrl-C during the load.
+    Stopped,
+}
+
+/// Loads the test's scale unless the target holds it already from an earlier test.
+fn load_scale(
+    campaign: &Campaign,
+    at: &TestAt<'_>,
+    target: &mut LiveTarget,
+    state: &mut LoopState,
+    stop: &StopFlag,
+    sink: &mut Sink<'_>,
+) -> Result<Loaded> {
+    let plan = at.plan;
+    let init = campaign.spec.init.for_scale(plan.scale);
+    if target.current_scale == Some(plan.scale) {
+        return Ok(Loaded::Facts(
+            target::InitOutcome {
+                performed: false,
+                reason: format!(
+                    "scale {} was prepared for an earlier test of this invocation",
+                    plan.scale
+                ),
+                duration_s: None,
+                method: init.method.clone().unwrap_or_else(|| "client".into()),
+            }
+            .facts(),
+        ));
+    }
+    let eta = state.secs_per_scale * f64::from(plan.scale);
+    let label = format!(
+        "[{}/{}] initializing scale {} on \"{}\"",
+        at.n, at.of, plan.scale, target.name
+    );
+    let pb = sink.pb;
+    let show = |elapsed: Duration| {
+        let e = elapsed.as_secs_f64();
+        pb.set_message(format!(
+            "{label}: {e:.0} s, init ETA {:.0} s",
+            (eta - e).max(0.0)
+        ));
+    };
+    let quiet = sink.quiet;
+    let mut announce = |line: &str| say(pb, quiet, line);
+    match target::prepare_scale(target, plan.scale, &init, &mut announce, &show) {
+        Ok(o) => {
+            if let Some(d) = o.duration_s {
+                state.secs_per_scale = (d / f64::from(plan.scale)).max(0.01);
+            }
+            Ok(Loaded::Facts(o.facts()))
+        }
+        Err(_) if stop.is_raised() => Ok(Loaded::Stopped),
+        Err(e) => {
+            let write = failed_write(sink.set_id, target, plan, &e.to_string());
+            // A target given up on was said once already.
+            let line = (!state.down[plan.target]).then(|| at.line(format!("FAILED: {e}")));
+            sink.fail(write, line)?;
+            Ok(Loaded::Failed)
+        }
+    }
+}
+
+/// Runs the test; a failure while the server is unreachable (restarting, the network
+/// gone) is not the test's result: the server is waited for and the test run again,
+/// up to [`MAX_OUTAGE_RETRIES`] times. `None` on Ctrl-C.
+fn run_through_outages(
+    campaign: &Campaign,
+    setup: &TestSetup<'_>,
+    at: &TestAt<'_>,
+    target: &mut LiveTarget,
+    ctx: &mut RunCtx<'_>,
+    state: &mut LoopState,
+    sink: &mut Sink<'_>,
+) -> Result<Option<pgsurge_store::RunWrite>> {
+    let plan = at.plan;
+    let pb = sink.pb;
+    let (base, per_test) = (at.base, state.per_test);
+    let mut ticks = 0u64;
+    let mut on_interval = |iv: &pgsurge_results::IntervalSample| {
+        ticks += 1;
+        pb.set_position((base + ticks).min(base + per_test));
+        pb.set_message(at.line(format!("{:.0} tps, {:.2} ms", iv.tps, iv.latency_ms)));
+    };
+    let mut retries = 0;
+    loop {
+        let write = match run_test(setup, target, ctx.stop, &mut on_interval) {
+            Ok(w) => w,
+            Err(Interrupted::Stopped) => return Ok(None),
+        };
+        if write.run.status != run_status::FAILED || state.down[plan.target] {
+            return Ok(Some(write));
+        }
+        let error = write.run.error.as_deref().unwrap_or("");
+        let unreachable = probe(&target.conn).err();
+        // A distributed test's failure quotes its generators (a kube Job's pods, a
+        // process that hung or left no result), whose errors say nothing of the
+        // server as seen from here: for it, only the probe tells an outage.
+        let from_generators = campaign.spec.distributed.is_some();
+        if retries >= MAX_OUTAGE_RETRIES
+            || (unreachable.is_none() && (from_generators || !looks_like_connection_loss(error)))
+        {
+            return Ok(Some(write));
+        }
+        let reason = unreachable.unwrap_or_else(|| first_line(error).to_string());
+        match wait_for_target(target, &reason, state.wait, pb, sink.quiet, ctx.stop) {
+            Waited::Back(after) => {
+                retries += 1;
+                sink.say(&format!(
+                    "target \"{}\" is back after {:.0} s: running {} again",
+                    target.name,
+                    after.as_secs_f64(),
+                    plan.key
+                ));
+            }
+            Waited::Stopped => return Ok(None),
+            Waited::Down(message) => {
+                state.down[plan.target] = true;
+                sink.say(&message);
+                // Kept with the set (results show), printed once.
+                sink.store.add_warning(&WarningRecord {
+                    set_id: Some(sink.set_id),
+                    run_id: None,
+                    code: "outage".into(),
+                    message,
+                    created_at: now_rfc3339(),
+                })?;
+                return Ok(Some(write));
+            }
+        }
+    }
+}
+
+/// Stores a test that ran, with its target's facts and warnings, and says its result.
+fn store_test(
+    mut write: pgsurge_store::RunWrite,
+    at: &TestAt<'_>,
+    target: &LiveTarget,
+    state: &mut LoopState,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    let plan = at.plan;
+    write.facts.extend(target.facts.iter().cloned());
+    for w in &target.warnings {
+        write.warnings.push(pgsurge_store::WarningRecord {
+            code: "data_dir_in_memory".into(),
+            message: w.clone(),
+            created_at: now_rfc3339(),
+            ..Default::default()
+        });
+    }
+    redact_write(&mut write);
+    let failed = write.run.status == run_status::FAILED;
+    let run_id = sink.store.write_run_replacing(&write)?;
+    sink.out.run_ids.push(run_id);
+    for w in &write.warnings {
+        if w.code != "sampler" {
+            sink.say(&format!("warning: {}", w.message));
+        }
+        sink.out.warnings.push(w.message.clone());
+    }
+    if failed {
+        sink.out.failed += 1;
+        // A target given up on was said once, when it was.
+        if !state.down[plan.target] {
+            let error = write.run.error.as_deref().unwrap_or("");
+            sink.say(&at.line(format!("FAILED: {error}")));
+        }
+    } else {
+        sink.out.ok += 1;
+        state.down[plan.target] = false;
+        sink.say(&at.line(format!(
+            "{:.1} tps, latency avg {:.3} ms, p99 {:.3} ms",
+            write.run.tps.unwrap_or(0.0),
+            write.run.latency_mean_ms.unwrap_or(0.0),
+            write.run.latency_p99_ms.unwrap_or(0.0)
+        )));
     }
     Ok(())
 }
