@@ -3,7 +3,7 @@
 //! and the records that let `stop`/`status` find a server are [`crate::state`]'s.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
@@ -93,31 +93,9 @@ fn parse_setting(text: &str) -> std::result::Result<(String, String), String> {
 /// `pgsurge server` with the given output streams; returns the exit code (0 success,
 /// 1 failure, 2 usage error, 3 `status`: no server running).
 pub(crate) fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge server")).chain(args.iter().cloned());
-    let cli = match ServerCli::try_parse_from(argv) {
+    let cli = match pgsurge_command::parse_to::<ServerCli>("pgsurge server", args, out, err) {
         Ok(c) => c,
-        Err(e) => {
-            let code = e.exit_code();
-            let to_terminal = if e.use_stderr() {
-                std::io::stderr().is_terminal()
-            } else {
-                std::io::stdout().is_terminal()
-            };
-            // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
-            let colour = to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-            let styled = e.render();
-            let text = if colour {
-                styled.ansi().to_string()
-            } else {
-                styled.to_string()
-            };
-            if e.use_stderr() {
-                let _ = write!(err, "{text}");
-            } else {
-                let _ = write!(out, "{text}");
-            }
-            return code;
-        }
+        Err(status) => return status,
     };
     let state_dir = match cli
         .state_dir
@@ -188,6 +166,9 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
         database: a.database.clone(),
         log_file: cluster.log_file().to_path_buf(),
         remove_on_stop: cluster.removable_paths().to_vec(),
+        started_at_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
     };
     if let Err(e) = state::save(state_dir, &rec) {
         cluster.stop();
@@ -208,8 +189,14 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
     Ok(0)
 }
 
-/// The recorded servers a command applies to.
-fn select(state_dir: &Path, a: &SelectArgs) -> Result<Vec<ServerRecord>> {
+/// The recorded servers a command applies to: the one of `--data`, every one with
+/// `--all`, else the one recorded, or of several the most recently started that still
+/// runs (said on `err`, with how to choose another).
+fn select(
+    state_dir: &Path,
+    a: &SelectArgs,
+    err: &mut dyn Write,
+) -> Result<Vec<ServerRecord>> {
     let all = state::load_all(state_dir);
     if let Some(d) = &a.data {
         let d = std::path::absolute(d).map_err(|e| ServerError::io(d, e))?;
@@ -236,6 +223,7 @@ fn select(state_dir: &Path, a: &SelectArgs) -> Result<Vec<ServerRecord>> {
                 database: "postgres".into(),
                 log_file: d.join("pgsurge.log"),
                 remove_on_stop: Vec::new(),
+                started_at_ms: 0,
             }]),
             None => Err(ServerError::Invalid(format!(
                 "{}: no server recorded for this data directory and no postmaster.pid in it",
@@ -246,14 +234,24 @@ fn select(state_dir: &Path, a: &SelectArgs) -> Result<Vec<ServerRecord>> {
     if a.all || all.len() <= 1 {
         return Ok(all);
     }
-    let list: Vec<String> = all
-        .iter()
-        .map(|r| format!("  --data {}", r.data_dir.display()))
-        .collect();
-    Err(ServerError::Invalid(format!(
-        "several servers are recorded; choose one with --data DIR (or --all):\n{}",
-        list.join("\n")
-    )))
+    let newest = |rs: &[ServerRecord]| {
+        rs.iter()
+            .max_by(|x, y| {
+                (x.started_at_ms, &x.data_dir).cmp(&(y.started_at_ms, &y.data_dir))
+            })
+            .cloned()
+    };
+    let running: Vec<ServerRecord> = all.iter().filter(|r| live_pid(r).is_some()).cloned().collect();
+    let chosen = newest(&running).or_else(|| newest(&all)).expect("several records");
+    let _ = writeln!(
+        err,
+        "pgsurge: {} servers are recorded; using the most recently started{}, on {} \
+         (another: --data DIR; every one: --all)",
+        all.len(),
+        if running.is_empty() { "" } else { " that runs" },
+        chosen.data_dir.display()
+    );
+    Ok(vec![chosen])
 }
 
 /// The live postmaster of a record, if any.
@@ -263,7 +261,7 @@ fn live_pid(r: &ServerRecord) -> Option<i32> {
 }
 
 fn stop(state_dir: &Path, a: SelectArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
-    let records = select(state_dir, &a)?;
+    let records = select(state_dir, &a, err)?;
     if records.is_empty() {
         let _ = writeln!(err, "pgsurge: no server to stop");
         return Ok(0);
@@ -307,6 +305,7 @@ fn status(state_dir: &Path, a: SelectArgs, out: &mut dyn Write) -> Result<i32> {
             data: a.data,
             all: true,
         },
+        &mut std::io::sink(),
     )?;
     if records.is_empty() {
         let _ = writeln!(out, "no pgsurge server recorded");
@@ -383,12 +382,16 @@ fn env(state_dir: &Path, a: SelectArgs, out: &mut dyn Write, err: &mut dyn Write
             "env describes one server: choose it with --data DIR, not --all".into(),
         ));
     }
-    let records = select(state_dir, &a)?;
+    let records = select(state_dir, &a, err)?;
     let Some(r) = records.iter().find(|r| live_pid(r).is_some()) else {
         let _ = writeln!(
             err,
             "pgsurge: error: no running server (start one with `pgsurge server start`)"
         );
+        // Read by `eval "$(pgsurge server env)"`: a statement that fails, so the eval
+        // (and a `set -e` script, or `&& …`) stops instead of going on with whatever
+        // PG* variables the shell had.
+        let _ = writeln!(out, "# pgsurge: no running server to export\nfalse");
         return Ok(3);
     };
     let _ = write!(out, "{}", env_lines(r));
@@ -436,6 +439,7 @@ mod tests {
             database: "pgsurge".into(),
             log_file: "/d/log".into(),
             remove_on_stop: Vec::new(),
+            started_at_ms: 1_795_000_000_000,
         };
         assert_eq!(
             env_lines(&r),
@@ -462,7 +466,8 @@ mod tests {
         let sd = dir.path().to_string_lossy().into_owned();
         let (code, out, err) = run_str(&["env", "--state-dir", &sd]);
         assert_eq!(code, 3);
-        assert!(out.is_empty(), "{out}");
+        // For `eval "$(pgsurge server env)"`: a statement that fails.
+        assert_eq!(out, "# pgsurge: no running server to export\nfalse\n");
         assert!(err.contains("no running server"), "{err}");
     }
 

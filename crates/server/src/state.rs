@@ -34,6 +34,10 @@ pub struct ServerRecord {
     pub log_file: PathBuf,
     /// Directories removed at stop (temporary data and socket directories).
     pub remove_on_stop: Vec<PathBuf>,
+    /// When it was started, in Unix epoch milliseconds (0 in records that predate the
+    /// field: the record file's time stands in).
+    #[serde(default)]
+    pub started_at_ms: u64,
 }
 
 /// The default state directory.
@@ -84,7 +88,19 @@ pub fn load_all(state_dir: &Path) -> Vec<ServerRecord> {
         .flatten()
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-        .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .filter_map(|e| {
+            let mut r: ServerRecord =
+                serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok()?;
+            if r.started_at_ms == 0 {
+                r.started_at_ms = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_millis() as u64);
+            }
+            Some(r)
+        })
         .collect();
     out.sort_by(|a, b| a.data_dir.cmp(&b.data_dir));
     out
@@ -118,6 +134,7 @@ mod tests {
             database: "pgsurge".into(),
             log_file: "/tmp/l".into(),
             remove_on_stop: vec!["/tmp/s".into()],
+            started_at_ms: 1_795_000_000_000,
         };
         save(dir.path(), &rec).unwrap();
         assert_eq!(load_all(dir.path()), vec![rec.clone()]);
