@@ -494,7 +494,8 @@ fn run(args: &[Vec<u8>], ctx: &mut Ctx<'_>) -> Step<Outcome> {
     crate::checks::post_parse(ctx, raw, &operands)
 }
 
-/// One option's immediate effect, as in pgbench's `switch` over getopt's result.
+/// One option's immediate effect. It mirrors pgbench's `switch` over getopt's result:
+/// one arm per option, with pgbench's checks and messages.
 fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>) -> Step<()> {
     let arg = value.unwrap_or_default();
     match opt {

@@ -354,7 +354,8 @@ fn eval_standard(func: Func, args: &[Expr], ctx: &mut EvalCtx<'_>) -> Result<Val
 const FEW_FARGS: usize = 4;
 
 /// Applies a strict function to its evaluated arguments (`vals[..n]`; `n` may exceed
-/// the array, which is the "too many arguments" error).
+/// the array, which is the "too many arguments" error). It mirrors pgbench's
+/// `evalStandardFunc`: one arm per built-in function, with its checks and errors.
 fn apply_standard(
     func: Func,
     vals: &[Value],

@@ -73,7 +73,9 @@ fn chomp(src: &str, start: usize, end: usize) -> String {
 }
 
 /// Parses the meta command whose backslash is at `backslash`. Returns what was parsed and
-/// the offset where SQL scanning resumes.
+/// the offset where SQL scanning resumes. It mirrors pgbench's
+/// `process_backslash_command`: one arm per meta command, with pgbench's checks and
+/// messages in pgbench's order.
 pub(crate) fn parse_meta(
     src: &str,
     backslash: usize,

@@ -58,7 +58,9 @@ impl<'a> SqlScanner<'a> {
     }
 
     /// Appends SQL text to `buf` until a stop condition. `start` receives the offset in
-    /// the script of the first byte appended (if any).
+    /// the script of the first byte appended (if any). It mirrors psql's lexer
+    /// (`psqlscan.l`, which pgbench splits scripts with) rule by rule: quotes, comments,
+    /// dollar quoting, `BEGIN ... END` bodies and backslashes.
     pub fn scan(&mut self, buf: &mut String, start: &mut Option<usize>) -> Stop {
         let s = self.src;
         let b = s.as_bytes();

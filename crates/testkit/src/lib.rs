@@ -6,6 +6,10 @@
 //! * [`missing_prerequisite`]: the one gate of every test whose prerequisite (the
 //!   reference pgbench, root, an extension, a tool) is missing: skip with a message, or
 //!   fail when `PGSURGE_REQUIRE_PREREQUISITES=1` (CI sets it, so nothing skips there).
+//! * [`PGBENCH`] and [`reference_pgbench`]: the real pgbench the differential tests
+//!   compare with, through that gate.
+//! * [`kubelet_expand`]: `$(VAR)` in a container's command, expanded as the kubelet
+//!   does, for the tests that run a Job's pods as processes.
 
 #![warn(missing_docs)]
 
@@ -74,6 +78,65 @@ pub fn missing_prerequisite(what: &str) {
     eprintln!("skipping: {what}");
 }
 
+/// The reference pgbench of the differential tests (Debian's `postgresql-client`).
+pub const PGBENCH: &str = "/usr/bin/pgbench";
+
+/// [`PGBENCH`] when it is installed; else `None`, through [`missing_prerequisite`]
+/// (so CI fails instead of skipping).
+pub fn reference_pgbench() -> Option<&'static str> {
+    if std::path::Path::new(PGBENCH).exists() {
+        Some(PGBENCH)
+    } else {
+        missing_prerequisite(&format!(
+            "{PGBENCH} not found (install postgresql-client)"
+        ));
+        None
+    }
+}
+
+/// `$(NAME)` replaced by `env[NAME]` as the kubelet expands a container's command and
+/// arguments: `$$` is a literal `$`, and a reference to an unknown variable, or one
+/// that is not closed, stays as written.
+pub fn kubelet_expand<K: std::borrow::Borrow<str> + Ord>(
+    s: &str,
+    env: &std::collections::BTreeMap<K, String>,
+) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(r) = after.strip_prefix('$') {
+            out.push('$');
+            rest = r;
+        } else if let Some(body) = after.strip_prefix('(') {
+            match body.find(')') {
+                Some(end) => {
+                    let name = &body[..end];
+                    match env.get(name) {
+                        Some(v) => out.push_str(v),
+                        None => {
+                            out.push_str("$(");
+                            out.push_str(name);
+                            out.push(')');
+                        }
+                    }
+                    rest = &body[end + 1..];
+                }
+                None => {
+                    out.push_str(&rest[i..]);
+                    rest = "";
+                }
+            }
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Whether the process runs as root (tests that mount, make device nodes or drop
 /// privileges need it).
 pub fn is_root() -> bool {
@@ -84,6 +147,15 @@ pub fn is_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubelet_expansion_follows_the_kubelet() {
+        let env: std::collections::BTreeMap<&str, String> =
+            [("A", "1".to_string()), ("B", "x y".to_string())].into();
+        assert_eq!(kubelet_expand("$(A)-$(B)", &env), "1-x y");
+        assert_eq!(kubelet_expand("$$(A) $(C) $(A $$", &env), "$(A) $(C) $(A $$");
+        assert_eq!(kubelet_expand("cost: 5$", &env), "cost: 5$");
+    }
 
     #[test]
     fn a_missing_prerequisite_fails_only_when_required() {

@@ -91,6 +91,9 @@ enum Step {
     AuthOk,
 }
 
+/// The startup and authentication exchange of a new connection. It mirrors libpq's
+/// `PQconnectPoll` and `pg_fe_sendauth`: one arm per message and authentication request
+/// the server can send, each with libpq's checks and messages, so it stays one match.
 pub(crate) fn startup(
     cfg: &ConnConfig,
     st: &mut Startup,

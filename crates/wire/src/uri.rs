@@ -40,7 +40,9 @@ pub(crate) fn decode(s: &str) -> Result<String, ConfigError> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// Parses a URI into keyword/value pairs.
+/// Parses a URI into keyword/value pairs. It mirrors libpq's `conninfo_uri_parse_options`
+/// part by part (scheme, user info, hosts and ports, database, query), so that a
+/// malformed URI gets libpq's error at the same place.
 pub(crate) fn parse_uri(uri: &str) -> Result<Vec<(String, String)>, ConfigError> {
     let prefix = if uri.starts_with("postgresql://") {
         "postgresql://".len()

@@ -345,7 +345,8 @@ impl<H: ScriptHost> Client<H> {
     }
 
     /// Runs the machine until it has to wait. `now` gives the current time in µs on the run
-    /// clock, read when the machine first needs it in this call.
+    /// clock, read when the machine first needs it in this call. It mirrors pgbench's
+    /// `advanceConnectionState`: one arm per client state, on the hot path as one loop.
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
     pub fn advance(
         &mut self,
