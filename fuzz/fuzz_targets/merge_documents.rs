@@ -1,7 +1,7 @@
 //! `pgsurge merge`: bytes cut at NUL into result documents (or generators' captured
-//! output) are read and merged (`pgsurge_dist::fuzzing::merge_documents_one`).
+//! output) are read and merged (`pgsurge_generators::fuzzing::merge_documents_one`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| pgsurge_dist::fuzzing::merge_documents_one(data));
+fuzz_target!(|data: &[u8]| pgsurge_generators::fuzzing::merge_documents_one(data));

@@ -122,7 +122,7 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
 /// `--generator-split`: `-c`, `-R` and a numeric seed (option or
 /// `PGBENCH_RANDOM_SEED`) are the totals of `--generator-count` generators; this one
 /// keeps share `--generator-index` of them, by the rule `pgsurge dist local` splits with
-/// (`pgsurge_dist::share`). A `time`/`rand` seed is this process's own anyway. Lets
+/// (`pgsurge_generators::share`). A `time`/`rand` seed is this process's own anyway. Lets
 /// every generator take the same arguments (a Kubernetes Indexed Job's pods differ
 /// only by their index).
 fn generator_split(ctx: &mut Ctx<'_>, raw: &mut Raw) -> Step<()> {
@@ -134,7 +134,7 @@ fn generator_split(ctx: &mut Ctx<'_>, raw: &mut Raw) -> Step<()> {
         ));
     };
     let seed = (raw.seed.source == SeedSource::Value).then_some(raw.seed.value);
-    let share = match pgsurge_dist::share(raw.clients, raw.rate, seed, count, index) {
+    let share = match pgsurge_generators::share(raw.clients, raw.rate, seed, count, index) {
         Ok(Some(s)) => s,
         // An index out of range is refused with the other generator checks.
         Ok(None) => return Ok(()),

@@ -71,10 +71,10 @@ fn bad_generator_options_exit_1() {
 }
 
 /// `--generator-split`: the options are totals and each generator keeps exactly the
-/// share `pgsurge dist local` would give it (`pgsurge_dist::split`).
+/// share `pgsurge dist local` would give it (`pgsurge_generators::split`).
 #[test]
 fn generator_split_keeps_this_generators_share() {
-    let total = pgsurge_dist::split(30, Some(1000.0), Some(42), 4).expect("splits");
+    let total = pgsurge_generators::split(30, Some(1000.0), Some(42), 4).expect("splits");
     for want in &total {
         let index = format!("--generator-index={}", want.index);
         let (o, err) = run(&[

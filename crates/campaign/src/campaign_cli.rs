@@ -323,13 +323,9 @@ pub(crate) fn command() -> clap::Command {
 
 /// Entry point of `pgsurge campaign`.
 pub fn main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge campaign")).chain(args.iter().cloned());
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match pgsurge_command::parse::<Cli>("pgsurge campaign", args) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
-        }
+        Err(status) => return status,
     };
     match cli.cmd {
         Cmd::New { file } => match file {

@@ -9,9 +9,9 @@ pub mod kube;
 
 use std::ffi::OsString;
 
-use pgsurge_dist::launch::GeneratorOptions;
-use pgsurge_dist::local::{run_local, LocalArgs};
-use pgsurge_dist::ssh::{run_ssh, SshArgs};
+use pgsurge_generators::launch::GeneratorOptions;
+use pgsurge_generators::local::{run_local, LocalArgs};
+use pgsurge_generators::ssh::{run_ssh, SshArgs};
 use pgsurge_engine::{RunResult, RunSpec, StopFlag};
 
 use crate::error::{CampaignError, Result};
@@ -110,7 +110,7 @@ pub fn run(
                 json: None,
                 deadline: deadline(spec, d),
             },
-            start_in: u64::from(d.start_in),
+            start_in: pgsurge_generators::start::StartIn(u64::from(d.start_in.max(1))),
             start_at: None,
             ssh_options: d.ssh_options.clone(),
             ssh_config: d.ssh_config.clone(),
@@ -118,7 +118,7 @@ pub fn run(
             bench: bench_options(spec, d.count(), conninfo),
         };
         let merged = run_ssh(&args)
-            .and_then(pgsurge_dist::launch::merge_labelled)
+            .and_then(pgsurge_generators::launch::merge_labelled)
             .map_err(|e| CampaignError::Other(format!("distributed run over ssh: {e}")));
         // A failure's message points at the generators' outputs: they are kept.
         if merged.is_ok() {
@@ -136,12 +136,12 @@ pub fn run(
             json: None,
             deadline: deadline(spec, d),
         },
-        start_in: u64::from(d.start_in),
+        start_in: pgsurge_generators::start::StartIn(u64::from(d.start_in.max(1))),
         pgsurge,
         bench: bench_options(spec, d.count(), conninfo),
     };
     let merged = run_local(&args)
-        .and_then(|paths| pgsurge_dist::merge_cli::merge_files(&paths))
+        .and_then(|paths| pgsurge_generators::merge_cli::merge_files(&paths))
         .map_err(|e| CampaignError::Other(format!("distributed run: {e}")));
     if merged.is_ok() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -155,7 +155,7 @@ pub fn run(
 fn deadline(spec: &RunSpec, d: &DistributedSection) -> Option<u64> {
     let margin = u64::from(
         d.deadline_margin
-            .unwrap_or(pgsurge_dist::launch::DEADLINE_MARGIN_S as u32),
+            .unwrap_or(pgsurge_generators::launch::DEADLINE_MARGIN_S as u32),
     );
     match spec.limit {
         pgsurge_engine::RunLimit::Duration(s) => Some(u64::from(s) + margin),

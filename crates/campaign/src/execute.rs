@@ -550,7 +550,7 @@ fn run_test_inner(
                     let hdr = iv
                         .histogram
                         .as_deref()
-                        .and_then(|e| pgsurge_dist::histograms::decode(e).ok());
+                        .and_then(|e| pgsurge_generators::histograms::decode(e).ok());
                     if let Some(h) = hdr {
                         w.interval_histograms.extend(
                             pgsurge_store::IntervalHistogramRecord::from_histogram(

@@ -18,8 +18,8 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
         "report" => pgsurge_report::report_main(rest),
         "compare" => pgsurge_report::compare_main(rest),
         "server" => pgsurge_server::server_main(rest),
-        "merge" => pgsurge_dist::merge_main(rest),
-        "dist" => pgsurge_dist::dist_main(rest),
+        "merge" => pgsurge_generators::merge_main(rest),
+        "dist" => pgsurge_generators::dist_main(rest),
         "kube" => pgsurge_kube::kube_main(rest),
         _ => return None,
     })
@@ -117,7 +117,7 @@ pub fn run(argv: &[OsString]) -> i32 {
     }
     let Some(cmd) = argv.get(1).map(|s| s.to_string_lossy().into_owned()) else {
         eprint!("{}", tree().render_help());
-        return 1;
+        return pgsurge_command::EXIT_USAGE;
     };
     if let Some(code) = delegate(&cmd, &argv[2..]) {
         return code;
@@ -125,12 +125,9 @@ pub fn run(argv: &[OsString]) -> i32 {
     if cmd == "help" {
         return help(&argv[2..]);
     }
-    let matches = match tree().try_get_matches_from(argv) {
+    let matches = match pgsurge_command::parse_command(tree(), "pgsurge", &argv[1..]) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return e.exit_code();
-        }
+        Err(status) => return status,
     };
     match matches.subcommand() {
         Some(("schema", m)) => {

@@ -110,13 +110,9 @@ fn write_report(store: &mut Store, set_id: i64, dir: &Path) -> Result<PathBuf, S
 
 /// Entry point of `pgsurge quickstart`.
 pub fn main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge quickstart")).chain(args.iter().cloned());
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match pgsurge_command::parse::<Cli>("pgsurge quickstart", args) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
-        }
+        Err(status) => return status,
     };
     let campaign = match Campaign::from_spec(campaign_spec(&cli), "quickstart", Path::new(".")) {
         Ok(c) => c,

@@ -31,7 +31,9 @@ pub fn tree() -> Command {
         .about("PostgreSQL benchmarking: a drop-in pgbench, campaigns, reports")
         .after_help(
             "Run `pgsurge help COMMAND` (or `pgsurge COMMAND --help`) for a command's options.\n\
-             Invoked as `pgbench`, the binary behaves exactly like `pgsurge bench`.",
+             Invoked as `pgbench`, the binary behaves exactly like `pgsurge bench`.\n\n\
+             Exit status of pgsurge's own commands: 0 done, 1 failed, 2 usage error (nothing\n\
+             was done); `compare --fail-on` gives 3 on a regression. `bench` gives pgbench's.",
         )
         .subcommand_required(true)
         .arg_required_else_help(true)
@@ -73,10 +75,10 @@ pub fn tree() -> Command {
                 .about("Throwaway server + short benchmark matrix + stored results + report"),
         )
         .subcommand(
-            pgsurge_dist::merge_cli()
+            pgsurge_generators::merge_cli()
                 .about("Merge several generators' --json results exactly into one report"),
         )
-        .subcommand(pgsurge_dist::dist_cli())
+        .subcommand(pgsurge_generators::dist_cli())
         .subcommand(pgsurge_kube::kube_cli())
         .subcommand(
             Command::new("schema")

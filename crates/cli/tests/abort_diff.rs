@@ -7,7 +7,7 @@ use std::process::Command;
 
 use pgsurge_server::testing::TestServer;
 
-const PGBENCH: &str = "/usr/bin/pgbench";
+use pgsurge_testkit::PGBENCH;
 
 fn errors(srv: &TestServer, program: &str, pre: &[&str], args: &[&str]) -> (Vec<String>, i32) {
     let out = srv
@@ -26,8 +26,7 @@ fn errors(srv: &TestServer, program: &str, pre: &[&str], args: &[&str]) -> (Vec<
 
 #[test]
 fn terminated_backend_gives_pgbench_s_lines_only() {
-    if !std::path::Path::new(PGBENCH).exists() {
-        pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
+    if pgsurge_testkit::reference_pgbench().is_none() {
         return;
     }
     let srv = TestServer::shared();

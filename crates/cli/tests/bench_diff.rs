@@ -12,7 +12,7 @@ use std::process::Command;
 use pgsurge_server::testing::TestServer;
 use regex::Regex;
 
-const PGBENCH: &str = "/usr/bin/pgbench";
+use pgsurge_testkit::PGBENCH;
 
 fn run(
     srv: &TestServer,
@@ -70,11 +70,7 @@ fn normalize_18(lines: Vec<String>) -> Vec<String> {
 }
 
 fn pgbench_available() -> bool {
-    if Path::new(PGBENCH).exists() {
-        return true;
-    }
-    pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
-    false
+    pgsurge_testkit::reference_pgbench().is_some()
 }
 
 #[test]

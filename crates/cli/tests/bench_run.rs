@@ -614,11 +614,9 @@ fn bench_counts_every_descriptor_before_the_run() {
     let args = ["-n", "-S", "-c", "30", "-j", "2", "-T", "1", db.as_str()];
     // 36 descriptors: pgbench needs 33 (30 sockets and the standard streams); pgsurge
     // also one poll set per thread and the stop's eventfd, and does without its timers.
-    if Path::new("/usr/bin/pgbench").exists() {
-        let pgbench = run_with_open_files(srv, "/usr/bin/pgbench", &args, 36);
+    if let Some(pgbench) = pgsurge_testkit::reference_pgbench() {
+        let pgbench = run_with_open_files(srv, pgbench, &args, 36);
         assert_eq!(pgbench.code, 0, "pgbench runs there: {}", pgbench.stderr);
-    } else {
-        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
     }
     let at_36 = run_with_open_files(srv, bin(), &args, 36);
     assert_eq!(at_36.code, 0, "{}", at_36.stderr);

@@ -385,6 +385,60 @@ fn server_env_makes_bench_and_psql_connect_after_eval() {
     assert!(stdout(&out).trim_end().ends_with("42"), "{}", stdout(&out));
 }
 
+/// The README's flow with two recorded servers: `env` and `stop` take the most recently
+/// started one that runs (and say so), and with none running the eval fails instead of
+/// leaving the shell's PG* variables as they were.
+#[test]
+fn server_env_and_stop_pick_the_newest_of_two_servers() {
+    let state = tempfile::tempdir().unwrap();
+    let _guard = StopAll(state.path().to_path_buf());
+    let sd = state.path().display().to_string();
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let started = run(&["server", "start", "--state-dir", &sd, "--port", "0"]);
+        assert!(started.status.success(), "{}", stderr(&started));
+        let conninfo = stdout(&started);
+        let port = conninfo
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix("port="))
+            .expect("the connection string names the port")
+            .to_string();
+        ports.push(port);
+        // Start times a clock tick apart.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let bin = env!("CARGO_BIN_EXE_pgsurge");
+    let port_after_eval = || {
+        let script = format!(
+            "unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE; PGPORT=untouched; \
+             eval \"$('{bin}' server env --state-dir '{sd}')\" && echo \"port=$PGPORT\""
+        );
+        Command::new("bash").arg("-c").arg(&script).output().unwrap()
+    };
+    let out = port_after_eval();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), format!("port={}", ports[1]));
+    assert!(
+        stderr(&out).contains("2 servers are recorded; using the most recently started that runs"),
+        "{}",
+        stderr(&out)
+    );
+    // `stop` takes the same one; then the other is the one that runs.
+    let stopped = run(&["server", "stop", "--state-dir", &sd]);
+    assert!(stopped.status.success(), "{}", stderr(&stopped));
+    assert!(stderr(&stopped).contains("using the most recently started"), "{}", stderr(&stopped));
+    let out = port_after_eval();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), format!("port={}", ports[0]));
+    let stopped = run(&["server", "stop", "--state-dir", &sd]);
+    assert!(stopped.status.success(), "{}", stderr(&stopped));
+    // Nothing left to export: the eval fails and the next command does not run.
+    let out = port_after_eval();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("port="), "{}", stdout(&out));
+    assert!(stderr(&out).contains("no running server"), "{}", stderr(&out));
+}
+
 #[test]
 fn thresholds_fail_a_campaign_with_a_summary() {
     let srv = TestServer::shared();
@@ -506,5 +560,49 @@ settings = {{ shared_buffers = ["16MB", "32MB"] }}
     }
     if let Some(m) = mount {
         let _ = Command::new("umount").arg(m.path()).status();
+    }
+}
+
+/// pgsurge's own commands end a wrong command line the same way: status 2, the message
+/// on stderr naming the command, nothing on stdout; `--help` is status 0 on stdout.
+/// (`bench` keeps pgbench's statuses.)
+#[test]
+fn every_own_command_gives_status_2_on_a_usage_error() {
+    let commands: &[&[&str]] = &[
+        &[],
+        &["no-such-command"],
+        &["campaign"],
+        &["campaign", "plan", "--no-such-option"],
+        &["results", "--no-such-option"],
+        &["report", "--no-such-option"],
+        &["compare", "--no-such-option"],
+        &["server", "--no-such-option"],
+        &["quickstart", "--no-such-option"],
+        &["merge", "--no-such-option"],
+        &["dist"],
+        &["dist", "local", "--no-such-option"],
+        &["dist", "local", "-n", "2", "--start-in", "soon"],
+        &["dist", "ssh", "--no-such-option"],
+        &["dist", "wait", "--no-such-option"],
+        &["kube"],
+        &["kube", "job", "--no-such-option"],
+        &["schema"],
+        &["help", "no-such-command"],
+    ];
+    for args in commands {
+        let out = run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "pgsurge {args:?}: {}",
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty(), "pgsurge {args:?}: {}", stdout(&out));
+        assert!(!stderr(&out).trim().is_empty(), "pgsurge {args:?}");
+    }
+    for args in [&["campaign", "--help"][..], &["dist", "local", "--help"], &["kube", "job", "--help"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "pgsurge {args:?}");
+        assert!(stdout(&out).contains("Usage"), "pgsurge {args:?}");
     }
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use pgsurge_server::testing::TestServer;
 
-const PGBENCH: &str = "/usr/bin/pgbench";
+use pgsurge_testkit::PGBENCH;
 
 fn stderr_of(srv: &TestServer, program: &str, args: &[&str], dir: &std::path::Path) -> String {
     let mut c = Command::new(program);
@@ -36,8 +36,7 @@ fn trace(stderr: &str) -> Vec<String> {
 
 #[test]
 fn debug_trace_matches_pgbench_in_every_query_mode() {
-    if !std::path::Path::new(PGBENCH).exists() {
-        pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
+    if pgsurge_testkit::reference_pgbench().is_none() {
         return;
     }
     let srv = TestServer::shared();

@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use pgsurge_dist::histograms::{buckets, decode};
+use pgsurge_generators::histograms::{buckets, decode};
 use pgsurge_results::RunResult;
 use pgsurge_server::testing::TestServer;
 
@@ -102,7 +102,7 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
     let mut sum_h = None;
     for g in &gens {
         let h = decode(g.totals.latency.histogram.as_deref().expect("histogram")).unwrap();
-        pgsurge_dist::histograms::add(&mut sum_h, &h).unwrap();
+        pgsurge_generators::histograms::add(&mut sum_h, &h).unwrap();
     }
     let m = decode(merged.totals.latency.histogram.as_deref().expect("merged")).unwrap();
     assert_eq!(buckets(&m), buckets(&sum_h.expect("four")));
@@ -127,7 +127,7 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
         assert_eq!(g.options.clients, 2);
         assert_eq!(
             g.options.random_seed,
-            Some(pgsurge_dist::generator_seed(7, i as u32))
+            Some(pgsurge_generators::generator_seed(7, i as u32))
         );
         assert!(
             g.intervals.iter().all(|iv| iv.histogram.is_some()),

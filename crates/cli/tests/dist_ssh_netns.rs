@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pgsurge_dist::histograms::{add, buckets, decode};
+use pgsurge_generators::histograms::{add, buckets, decode};
 use pgsurge_results::RunResult;
 use pgsurge_server::PgBinaries;
 
@@ -177,7 +177,7 @@ fn missing_prerequisite() -> Option<String> {
 }
 
 fn lab_dir(id: u32) -> PathBuf {
-    std::env::temp_dir().join(format!("pgsurge-dist-ssh-{id}"))
+    std::env::temp_dir().join(format!("pgsurge-generators-ssh-{id}"))
 }
 
 /// Removes what runs of this test killed before their Drop guard ran left behind:
@@ -606,7 +606,7 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
         );
         assert_eq!(
             g.options.random_seed,
-            Some(pgsurge_dist::generator_seed(7, i as u32))
+            Some(pgsurge_generators::generator_seed(7, i as u32))
         );
     }
 

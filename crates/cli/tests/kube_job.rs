@@ -26,39 +26,6 @@ fn pgsurge(args: &[&str], env: &[(&str, &str)]) -> (String, String, i32) {
     )
 }
 
-/// The kubelet's `$(VAR)` expansion (`$$` is a literal `$`; unknown names stay).
-fn expand(s: &str, env: &BTreeMap<String, String>) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        if let Some(r) = after.strip_prefix('$') {
-            out.push('$');
-            rest = r;
-        } else if let Some(r) = after.strip_prefix('(') {
-            match r.find(')') {
-                Some(j) => {
-                    match env.get(&r[..j]) {
-                        Some(v) => out.push_str(v),
-                        None => out.push_str(&rest[i..i + 2 + j + 1]),
-                    }
-                    rest = &r[j + 1..];
-                }
-                None => {
-                    out.push_str(&rest[i..]);
-                    rest = "";
-                }
-            }
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 #[test]
 fn password_refused_and_the_shells_password_never_printed() {
     let shell_pw = "Launcher-Shell-Secret";
@@ -191,7 +158,7 @@ fn the_jobs_pods_played_by_processes_merge_into_the_whole_run() {
         let log_path = dir.path().join(format!("{pod_name}.log"));
         let log = std::fs::File::create(&log_path).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-            .args(args.iter().map(|a| expand(a, &env)))
+            .args(args.iter().map(|a| pgsurge_testkit::kubelet_expand(a, &env)))
             .env_clear()
             .envs(&env)
             .stdin(Stdio::null())

@@ -6,12 +6,11 @@
 //! * a LATIN1 script with `PGCLIENTENCODING=LATIN1` stores the same characters;
 //! * the text stops at a NUL byte, as pgbench reads it.
 
-use std::path::Path;
 use std::process::Command;
 
 use pgsurge_server::testing::TestServer;
 
-const PGBENCH: &str = "/usr/bin/pgbench";
+use pgsurge_testkit::PGBENCH;
 const MODES: [&str; 3] = ["simple", "extended", "prepared"];
 
 struct Outcome {
@@ -57,11 +56,7 @@ fn both(srv: &TestServer, env: &[(&str, &str)], args: &[&str]) -> (Outcome, Outc
 }
 
 fn have_pgbench() -> bool {
-    if Path::new(PGBENCH).exists() {
-        return true;
-    }
-    pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
-    false
+    pgsurge_testkit::reference_pgbench().is_some()
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const PGBENCH: &str = "/usr/bin/pgbench";
+use pgsurge_testkit::PGBENCH;
 const SEED: &str = "5432";
 const DEFINES: &[&str] = &[
     "foo=-10.1",
@@ -37,11 +37,7 @@ const DEFINES: &[&str] = &[
 ];
 
 fn have_pgbench() -> bool {
-    if Path::new(PGBENCH).exists() {
-        return true;
-    }
-    pgsurge_testkit::missing_prerequisite(&format!("{PGBENCH} not found"));
-    false
+    pgsurge_testkit::reference_pgbench().is_some()
 }
 
 fn workdir(tag: &str) -> PathBuf {

@@ -173,13 +173,9 @@ fn settled_commits(conninfo: &str) -> Result<i64, String> {
 
 /// Entry point of `pgsurge dist wait ARGS`; returns the exit code.
 pub fn wait_main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge dist wait")).chain(args.iter().cloned());
-    let a = match WaitArgs::try_parse_from(argv) {
+    let a = match pgsurge_command::parse::<WaitArgs>("pgsurge dist wait", args) {
         Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(status) => return status,
     };
     match run_wait(&a) {
         Ok(code) => code,

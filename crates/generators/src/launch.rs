@@ -152,12 +152,12 @@ impl GeneratorOptions {
             .map_err(|e| MergeError::Launch(e.to_string()))
     }
 
-    /// The output directory (`--out-dir`, else `pgsurge-dist-TAG-PID` under the
+    /// The output directory (`--out-dir`, else `pgsurge-generators-TAG-PID` under the
     /// temporary directory), created.
     pub fn out_dir(&self, tag: &str) -> Result<PathBuf, MergeError> {
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
-            None => std::env::temp_dir().join(format!("pgsurge-dist-{tag}{}", std::process::id())),
+            None => std::env::temp_dir().join(format!("pgsurge-generators-{tag}{}", std::process::id())),
         };
         std::fs::create_dir_all(&dir)
             .map_err(|e| MergeError::Launch(format!("cannot create {}: {e}", dir.display())))?;
@@ -309,7 +309,7 @@ pub fn dist_main(args: &[OsString]) -> i32 {
                  pgsurge dist ssh --hosts H1,H2,… [-c CLIENTS] [-R RATE] [--random-seed SEED] [--json FILE] -- BENCH OPTIONS\n       \
                  pgsurge dist wait --store LOCATION --group NAME -n N [--timeout D] [--server CONNINFO] [--json FILE]"
             );
-            1
+            pgsurge_command::EXIT_USAGE
         }
     }
 }

@@ -16,6 +16,7 @@
 //! | [`merge`] | the union of many results (checked sums), and refusal of different workloads |
 //! | [`merge_cli`] | `pgsurge merge`: reading files, printing the report |
 //! | [`split`] | total clients / rate / seed → one share per generator |
+//! | [`start`] | `--start-at` and `--start-in`: when the generators start, read one way by every command |
 //! | [`launch`] | what every launcher shares: workload options, generator arguments, the common start, presenting the merge |
 //! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
 //! | [`group`] | `pgsurge dist wait`: generators' results from a store, merged |
@@ -35,6 +36,7 @@ pub mod merge;
 pub mod merge_cli;
 pub mod split;
 pub mod ssh;
+pub mod start;
 
 pub use launch::dist_main;
 

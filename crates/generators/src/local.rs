@@ -32,9 +32,10 @@ pub struct LocalArgs {
     /// Clients, rate, seed, output directory and merged JSON.
     #[command(flatten)]
     pub gen: GeneratorOptions,
-    /// Seconds between now and the common start (time to connect).
-    #[arg(long = "start-in", value_name = "SECS", default_value_t = 3)]
-    pub start_in: u64,
+    /// Time between now and the common start, for the generators to connect (`90s`,
+    /// `2m`, or seconds).
+    #[arg(long = "start-in", value_name = "DELAY", default_value = "3s")]
+    pub start_in: crate::start::StartIn,
     /// The pgsurge binary generators run (default: this one).
     #[arg(long = "pgsurge", value_name = "PATH")]
     pub pgsurge: Option<PathBuf>,
@@ -53,7 +54,7 @@ pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
         None => std::env::current_exe()
             .map_err(|e| MergeError::Launch(format!("cannot find the pgsurge binary: {e}")))?,
     };
-    let start_at = start_in(a.start_in);
+    let start_at = start_in(a.start_in.seconds());
     let deadline = a.gen.deadline(start_at, &a.bench);
     let at = start_at.to_string();
     let mut children = Vec::new();
@@ -112,13 +113,9 @@ pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
 
 /// Entry point of `pgsurge dist local ARGS`.
 pub fn local_main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge dist local")).chain(args.iter().cloned());
-    let a = match LocalArgs::try_parse_from(argv) {
+    let a = match pgsurge_command::parse::<LocalArgs>("pgsurge dist local", args) {
         Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(status) => return status,
     };
     // The merged document's path is opened before any generator starts (the output
     // directory first: the document may be asked for inside it).

@@ -168,13 +168,9 @@ pub fn write_merged_json(m: &MergedRun, path: &Path) -> Result<(), String> {
 
 /// Entry point of `pgsurge merge ARGS` (without the command word); returns the exit code.
 pub fn merge_main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge merge")).chain(args.iter().cloned());
-    let a = match MergeArgs::try_parse_from(argv) {
+    let a = match pgsurge_command::parse::<MergeArgs>("pgsurge merge", args) {
         Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(status) => return status,
     };
     run_merge(&a)
 }

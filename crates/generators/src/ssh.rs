@@ -54,10 +54,10 @@ pub struct SshArgs {
     /// Clients, rate, seed, output directory and merged JSON.
     #[command(flatten)]
     pub gen: GeneratorOptions,
-    /// Seconds of margin for the generators to connect their clients, on top of
-    /// twice the slowest ssh session start of the connection check.
-    #[arg(long = "start-in", value_name = "SECS", default_value_t = 3)]
-    pub start_in: u64,
+    /// Margin for the generators to connect their clients (`90s`, `2m`, or seconds),
+    /// on top of twice the slowest ssh session start of the connection check.
+    #[arg(long = "start-in", value_name = "DELAY", default_value = "3s")]
+    pub start_in: crate::start::StartIn,
     /// The common start instant instead (RFC 3339 or Unix epoch seconds), passed
     /// to every generator as `--start-at`.
     #[arg(long = "start-at", value_name = "TIME", conflicts_with = "start_in")]
@@ -320,7 +320,7 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
     let at = match &a.start_at {
         Some(t) => t.clone(),
         None => {
-            let lead = a.start_in + (2.0 * slowest.as_secs_f64()).ceil() as u64;
+            let lead = a.start_in.seconds() + (2.0 * slowest.as_secs_f64()).ceil() as u64;
             let at = start_in(lead);
             eprintln!(
                 "pgsurge dist ssh: {count} hosts answered (slowest in {:.2} s); the generators start at {at} (Unix time, in about {lead} s)",
@@ -425,13 +425,9 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
 
 /// Entry point of `pgsurge dist ssh ARGS`.
 pub fn ssh_main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge dist ssh")).chain(args.iter().cloned());
-    let a = match SshArgs::try_parse_from(argv) {
+    let a = match pgsurge_command::parse::<SshArgs>("pgsurge dist ssh", args) {
         Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(status) => return status,
     };
     // The merged document's path is opened before any generator starts (the output
     // directory first: the document may be asked for inside it).

@@ -6,9 +6,9 @@
 mod common;
 
 use common::{four, T0};
-use pgsurge_dist::histograms::{buckets, decode};
-use pgsurge_dist::merge::merge;
-use pgsurge_dist::merge_cli::{merge_files, write_merged_report};
+use pgsurge_generators::histograms::{buckets, decode};
+use pgsurge_generators::merge::merge;
+use pgsurge_generators::merge_cli::{merge_files, write_merged_report};
 use pgsurge_results::LatencyHistogram;
 
 #[test]

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use common::{four, generator_of, latencies, summary, T0};
 use hdrhistogram::Histogram;
-use pgsurge_dist::histograms;
-use pgsurge_dist::merge::merge;
-use pgsurge_dist::merge_cli::merge_files;
+use pgsurge_generators::histograms;
+use pgsurge_generators::merge::merge;
+use pgsurge_generators::merge_cli::merge_files;
 use pgsurge_results::{RunResult, ScriptResult, TxnSummary};
 
 fn err(rs: &[RunResult], labels: &[String]) -> String {
@@ -109,7 +109,7 @@ fn the_same_file_twice_is_refused_and_nothing_is_written() {
     .into_iter()
     .map(Into::into)
     .collect();
-    assert_eq!(pgsurge_dist::merge_main(&args), 1);
+    assert_eq!(pgsurge_generators::merge_main(&args), 1);
     assert!(!out.exists(), "a refused merge writes nothing");
 }
 

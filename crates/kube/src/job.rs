@@ -10,7 +10,7 @@
 //! ```
 //!
 //! * `C`, `R` and `S` are the run's totals; `--generator-split` makes each generator
-//!   keep its share (`pgsurge_dist::share`, the rule `dist local` splits with). A Job
+//!   keep its share (`pgsurge_generators::share`, the rule `dist local` splits with). A Job
 //!   has one pod template, so the shares cannot be written per pod.
 //! * `$(VAR)` in a container's `args` is expanded by the kubelet only from the
 //!   container's own `env` list, so both variables are defined there from the downward
@@ -230,7 +230,7 @@ pub fn now_unix_us() -> i64 {
 /// Builds the Job of `a`, with the clock at `now_unix_us`.
 pub fn build_job(a: &JobArgs, now_unix_us: i64) -> Result<JobPlan, KubeError> {
     refuse_passwords(a)?;
-    pgsurge_dist::launch::check_bench_options(&a.bench.iter().map(Into::into).collect::<Vec<_>>())
+    pgsurge_generators::launch::check_bench_options(&a.bench.iter().map(Into::into).collect::<Vec<_>>())
         .map_err(|e| KubeError::Invalid(e.to_string()))?;
     if a.generators > MAX_GENERATORS {
         return Err(KubeError::Invalid(format!(
@@ -245,7 +245,7 @@ pub fn build_job(a: &JobArgs, now_unix_us: i64) -> Result<JobPlan, KubeError> {
             )));
         }
     }
-    let shares = pgsurge_dist::split(a.clients, a.rate, a.seed, a.generators)
+    let shares = pgsurge_generators::split(a.clients, a.rate, a.seed, a.generators)
         .map_err(|e| KubeError::Invalid(e.to_string()))?;
     check_names(a)?;
     for (what, q) in [("--cpu", &a.cpu), ("--memory", &a.memory)] {

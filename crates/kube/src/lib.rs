@@ -4,7 +4,7 @@
 //! Indexed completion mode whose N pods are the N generators of one distributed
 //! `pgsurge bench` run: the same arguments for every pod but its completion index,
 //! `bench --generator-split` turning the run's total clients, rate and seed into the
-//! pod's share (the rule of `pgsurge_dist::split`, which `dist local` uses too). The
+//! pod's share (the rule of `pgsurge_generators::split`, which `dist local` uses too). The
 //! manifest is built from the Kubernetes API types of `k8s-openapi`, so every field
 //! has the type and name the API server expects; `kubectl apply -f -` takes it.
 //!
@@ -32,16 +32,9 @@ pub fn kube_cli() -> clap::Command {
 /// Entry point of `pgsurge kube SUBCOMMAND …` (the arguments after `kube`); returns
 /// the exit code.
 pub fn kube_main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge kube")).chain(args.iter().cloned());
-    let matches = match kube_cli()
-        .bin_name("pgsurge kube")
-        .try_get_matches_from(argv)
-    {
+    let matches = match pgsurge_command::parse_command(kube_cli(), "pgsurge kube", args) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(status) => return status,
     };
     match matches.subcommand() {
         Some(("job", m)) => match <JobArgs as clap::FromArgMatches>::from_arg_matches(m) {
@@ -53,12 +46,12 @@ pub fn kube_main(args: &[OsString]) -> i32 {
             ),
             Err(e) => {
                 let _ = e.print();
-                1
+                pgsurge_command::EXIT_USAGE
             }
         },
-        _ => {
-            eprintln!("pgsurge kube: error: unknown subcommand; `pgsurge help kube` lists them");
-            1
-        }
+        _ => pgsurge_command::usage_error(
+            "pgsurge kube",
+            "unknown subcommand; `pgsurge help kube` lists them",
+        ),
     }
 }

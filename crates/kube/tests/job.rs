@@ -246,47 +246,13 @@ fn pgsurge_wire_redact(text: &str) -> String {
     pgsurge_wire::redact::redact(text)
 }
 
-/// The kubelet's `$(VAR)` expansion of container args (`$$` is a literal `$`; an
-/// unknown `$(VAR)` stays as written).
-fn expand(s: &str, env: &BTreeMap<&str, String>) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        if let Some(r) = after.strip_prefix('$') {
-            out.push('$');
-            rest = r;
-        } else if let Some(r) = after.strip_prefix('(') {
-            match r.find(')') {
-                Some(j) => {
-                    match env.get(&r[..j]) {
-                        Some(v) => out.push_str(v),
-                        None => out.push_str(&rest[i..i + 2 + j + 1]),
-                    }
-                    rest = &r[j + 1..];
-                }
-                None => {
-                    out.push_str(&rest[i..]);
-                    rest = "";
-                }
-            }
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Each pod's args, expanded as the kubelet does, parse (by pgsurge bench's own
 /// parser) into exactly the share `dist local` gives that generator.
 #[test]
 fn each_pod_runs_its_share_of_the_split() {
     let plan = build_job(&fixed(), NOW_US).expect("builds");
     let c = container(&plan.job);
-    let shares = pgsurge_dist::split(30, Some(1000.0), Some(42), 4).expect("splits");
+    let shares = pgsurge_generators::split(30, Some(1000.0), Some(42), 4).expect("splits");
     for s in &shares {
         let pod_name = format!("pgsurge-run-1-{}-abcde", s.index);
         let vars = BTreeMap::from([
@@ -295,7 +261,7 @@ fn each_pod_runs_its_share_of_the_split() {
         ]);
         let argv: Vec<OsString> = c.args.as_ref().expect("args")[1..]
             .iter()
-            .map(|a| expand(a, &vars).into())
+            .map(|a| pgsurge_testkit::kubelet_expand(a, &vars).into())
             .collect();
         assert!(argv.contains(&OsString::from("tag=$(HOME)")), "{argv:?}");
         let pg_env = |k: &str| {

@@ -95,13 +95,9 @@ enum Cmd {
 
 /// Entry point of `pgsurge results`.
 pub fn main(args: &[OsString]) -> i32 {
-    let argv = std::iter::once(OsString::from("pgsurge results")).chain(args.iter().cloned());
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match pgsurge_command::parse::<Cli>("pgsurge results", args) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
-        }
+        Err(status) => return status,
     };
     let location = cli
         .store
@@ -486,10 +482,10 @@ fn show(
             "merged result of the group's {} generator(s):\n",
             runs.len()
         ));
-        match pgsurge_dist::group::merge_group(store, set_id) {
+        match pgsurge_generators::group::merge_group(store, set_id) {
             Ok(m) => {
                 let mut out = Vec::new();
-                pgsurge_dist::write_merged_report(&m, &mut out).map_err(|e| e.to_string())?;
+                pgsurge_generators::write_merged_report(&m, &mut out).map_err(|e| e.to_string())?;
                 text.push_str(&String::from_utf8_lossy(&out));
             }
             Err(e) => text.push_str(&format!("(cannot merge: {e})\n")),

@@ -19,7 +19,7 @@ const TARGETS: [(&str, Body); 7] = [
     ("import", pgsurge_records::fuzzing::import_one),
     (
         "merge_documents",
-        pgsurge_dist::fuzzing::merge_documents_one,
+        pgsurge_generators::fuzzing::merge_documents_one,
     ),
 ];
 

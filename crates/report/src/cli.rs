@@ -124,15 +124,7 @@ pub struct CompareArgs {
 }
 
 fn parse<T: Parser>(name: &str, args: &[OsString]) -> Result<T, i32> {
-    let argv = std::iter::once(OsString::from(name)).chain(args.iter().cloned());
-    T::try_parse_from(argv).map_err(|e| {
-        let _ = e.print();
-        if e.use_stderr() {
-            2
-        } else {
-            0
-        }
-    })
+    pgsurge_command::parse(name, args)
 }
 
 fn open(location: Option<&str>) -> Result<Store, String> {

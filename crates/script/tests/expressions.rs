@@ -7,7 +7,6 @@
 use pgsurge_script::{
     eval, parse_script, Command, EvalCtx, MetaKind, SeedStreams, Value, Variables,
 };
-use std::path::Path;
 
 const SEED: u64 = 5432;
 const DEFINES: &[(&str, &str)] = &[
@@ -210,8 +209,7 @@ fn run_pgbench(
 
 #[test]
 fn same_values_as_real_pgbench() {
-    if !Path::new("/usr/bin/pgbench").exists() {
-        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
+    if pgsurge_testkit::reference_pgbench().is_none() {
         return;
     }
     let srv = pgsurge_server::testing::TestServer::shared();

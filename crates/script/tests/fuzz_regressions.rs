@@ -7,7 +7,6 @@
 use pgsurge_script::{
     eval, fuzz_one, parse_script, Command, EvalCtx, MetaKind, Prng, Value, Variables,
 };
-use std::path::Path;
 
 const CASES: &[&str] = &[
     "",
@@ -113,8 +112,7 @@ fn deepest_nesting_pgbench_accepts_parses_and_evaluates() {
 
 #[test]
 fn memory_exhausted_same_as_real_pgbench() {
-    if !Path::new("/usr/bin/pgbench").exists() {
-        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
+    if pgsurge_testkit::reference_pgbench().is_none() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("pgsurge-deep-{}", std::process::id()));

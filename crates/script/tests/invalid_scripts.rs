@@ -82,11 +82,9 @@ fn observed_pg17_messages() {
 /// Differential check against the machine's pgbench (15.x on Debian), when present.
 #[test]
 fn same_stderr_as_real_pgbench() {
-    let pgbench = Path::new("/usr/bin/pgbench");
-    if !pgbench.exists() {
-        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
+    let Some(pgbench) = pgsurge_testkit::reference_pgbench().map(Path::new) else {
         return;
-    }
+    };
     let dir = std::env::temp_dir().join(format!("pgsurge-invalid-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut mismatches = Vec::new();

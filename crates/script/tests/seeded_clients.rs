@@ -11,7 +11,6 @@ use pgsurge_script::{
     Variables,
 };
 use std::collections::BTreeMap;
-use std::path::Path;
 
 const SCRIPT_A: &str = "\\set r debug(:client_id * 10000000 + random(1, 1000000))\n\
 \\set g debug(:client_id * 10000000 + random_gaussian(1, 1000, 2.5))\n\
@@ -116,8 +115,7 @@ fn simulation_is_deterministic_and_uses_both_scripts() {
 
 #[test]
 fn same_streams_as_real_pgbench_c3_j3() {
-    if !Path::new("/usr/bin/pgbench").exists() {
-        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
+    if pgsurge_testkit::reference_pgbench().is_none() {
         return;
     }
     let srv = pgsurge_server::testing::TestServer::shared();

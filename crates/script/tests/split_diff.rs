@@ -4,7 +4,6 @@
 //! [`parse_script`] produces.
 
 use pgsurge_script::{parse_script, substitute_simple, Command, Variables};
-use std::path::Path;
 
 const CASES: &[&str] = &[
     "SELECT 1;SELECT 2;\n",
@@ -28,8 +27,7 @@ const CASES: &[&str] = &[
 
 #[test]
 fn same_statements_as_real_pgbench() {
-    if !Path::new("/usr/bin/pgbench").exists() {
-        pgsurge_testkit::missing_prerequisite("/usr/bin/pgbench not found");
+    if pgsurge_testkit::reference_pgbench().is_none() {
         return;
     }
     let srv = pgsurge_server::testing::TestServer::shared();

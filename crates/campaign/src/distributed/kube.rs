@@ -4,7 +4,7 @@
 //! generator command and the same checks), its pods told to store their results in a
 //! PostgreSQL results store as the generators of a group of their own
 //! (`--store=URL --group=NAME`); `kubectl apply -f -`; then the wait on the store for
-//! the N generators and their merge, by `pgsurge_dist::group::wait_for_group`, the
+//! the N generators and their merge, by `pgsurge_generators::group::wait_for_group`, the
 //! code of `pgsurge dist wait`; last `kubectl delete job`, whatever happened, unless
 //! `keep_job` is set.
 //!
@@ -17,7 +17,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use pgsurge_dist::group::{wait_for_group, WaitError};
+use pgsurge_generators::group::{wait_for_group, WaitError};
 use pgsurge_engine::{RunLimit, RunSpec};
 use pgsurge_kube::job::{self, Format, JobArgs, Spread};
 use pgsurge_wire::{ConnConfig, HostKind};

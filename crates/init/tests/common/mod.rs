@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
@@ -14,19 +13,11 @@ use pgsurge_init::{
 use pgsurge_server::testing::TestServer;
 use pgsurge_wire::{ConnConfig, Connection};
 
-/// The reference pgbench (Debian ships 15.x).
-pub const PGBENCH: &str = "/usr/bin/pgbench";
+pub use pgsurge_testkit::PGBENCH;
 
-/// Whether the reference pgbench exists; prints why a test is skipped if not.
+/// Whether the reference pgbench exists (else skipped, or failed under CI).
 pub fn have_pgbench() -> bool {
-    if Path::new(PGBENCH).exists() {
-        true
-    } else {
-        pgsurge_testkit::missing_prerequisite(&format!(
-            "{PGBENCH} not found (install postgresql-client / postgresql-contrib)"
-        ));
-        false
-    }
+    pgsurge_testkit::reference_pgbench().is_some()
 }
 
 /// pgbench's major version number (`pgbench (PostgreSQL) 15.18` → 15).
