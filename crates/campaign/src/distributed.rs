@@ -9,10 +9,10 @@ pub mod kube;
 
 use std::ffi::OsString;
 
+use pgsurge_engine::{RunResult, RunSpec, StopFlag};
 use pgsurge_generators::launch::GeneratorOptions;
 use pgsurge_generators::local::{run_local, LocalArgs};
 use pgsurge_generators::ssh::{run_ssh, SshArgs};
-use pgsurge_engine::{RunResult, RunSpec, StopFlag};
 
 use crate::error::{CampaignError, Result};
 use crate::spec::DistributedSection;

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::spec::{
-    limits, Campaign, CampaignSpec, DistributedSection, InitMode, ScriptPart, ScriptSpec, SpecError,
-    ThreadsValue,
+    limits, Campaign, CampaignSpec, DistributedSection, InitMode, ScriptPart, ScriptSpec,
+    SpecError, ThreadsValue,
 };
 
 /// The keys whose string values take `${VAR}` references: where a server, a host or a
@@ -707,8 +707,7 @@ impl Campaign {
         if !["simple", "extended", "prepared"].contains(&r.query_mode.as_str()) {
             return Err(self.invalid("run.query_mode", "must be simple, extended or prepared"));
         }
-        extra_flags(&r.extra_args)
-            .map_err(|e| self.invalid("run.extra_args", e))?;
+        extra_flags(&r.extra_args).map_err(|e| self.invalid("run.extra_args", e))?;
         if let Some(ThreadsValue::Auto(a)) = &r.threads {
             if a != "auto" {
                 return Err(self.invalid("run.threads", "must be a number or \"auto\""));
@@ -853,7 +852,6 @@ pub fn extra_flags(args: &[String]) -> std::result::Result<ExtraFlags, String> {
     }
     Ok(flags)
 }
-
 
 #[cfg(test)]
 mod interpolation_tests {

@@ -715,7 +715,9 @@ impl Sink<'_> {
     /// Stores a test that failed, counts it, and says `line` when there is one.
     fn fail(&mut self, mut write: pgsurge_store::RunWrite, line: Option<String>) -> Result<()> {
         redact_write(&mut write);
-        self.out.run_ids.push(self.store.write_run_replacing(&write)?);
+        self.out
+            .run_ids
+            .push(self.store.write_run_replacing(&write)?);
         self.out.failed += 1;
         if let Some(line) = line {
             self.say(&line);

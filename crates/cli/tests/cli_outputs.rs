@@ -413,7 +413,11 @@ fn server_env_and_stop_pick_the_newest_of_two_servers() {
             "unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE; PGPORT=untouched; \
              eval \"$('{bin}' server env --state-dir '{sd}')\" && echo \"port=$PGPORT\""
         );
-        Command::new("bash").arg("-c").arg(&script).output().unwrap()
+        Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap()
     };
     let out = port_after_eval();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -426,7 +430,11 @@ fn server_env_and_stop_pick_the_newest_of_two_servers() {
     // `stop` takes the same one; then the other is the one that runs.
     let stopped = run(&["server", "stop", "--state-dir", &sd]);
     assert!(stopped.status.success(), "{}", stderr(&stopped));
-    assert!(stderr(&stopped).contains("using the most recently started"), "{}", stderr(&stopped));
+    assert!(
+        stderr(&stopped).contains("using the most recently started"),
+        "{}",
+        stderr(&stopped)
+    );
     let out = port_after_eval();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), format!("port={}", ports[0]));
@@ -436,7 +444,11 @@ fn server_env_and_stop_pick_the_newest_of_two_servers() {
     let out = port_after_eval();
     assert!(!out.status.success(), "{}", stdout(&out));
     assert!(!stdout(&out).contains("port="), "{}", stdout(&out));
-    assert!(stderr(&out).contains("no running server"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no running server"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -600,7 +612,11 @@ fn every_own_command_gives_status_2_on_a_usage_error() {
         assert!(out.stdout.is_empty(), "pgsurge {args:?}: {}", stdout(&out));
         assert!(!stderr(&out).trim().is_empty(), "pgsurge {args:?}");
     }
-    for args in [&["campaign", "--help"][..], &["dist", "local", "--help"], &["kube", "job", "--help"]] {
+    for args in [
+        &["campaign", "--help"][..],
+        &["dist", "local", "--help"],
+        &["kube", "job", "--help"],
+    ] {
         let out = run(args);
         assert_eq!(out.status.code(), Some(0), "pgsurge {args:?}");
         assert!(stdout(&out).contains("Usage"), "pgsurge {args:?}");

@@ -158,7 +158,10 @@ fn the_jobs_pods_played_by_processes_merge_into_the_whole_run() {
         let log_path = dir.path().join(format!("{pod_name}.log"));
         let log = std::fs::File::create(&log_path).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-            .args(args.iter().map(|a| pgsurge_testkit::kubelet_expand(a, &env)))
+            .args(
+                args.iter()
+                    .map(|a| pgsurge_testkit::kubelet_expand(a, &env)),
+            )
             .env_clear()
             .envs(&env)
             .stdin(Stdio::null())

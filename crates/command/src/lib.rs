@@ -48,7 +48,13 @@ pub fn parse_command(
     bin: &str,
     args: &[OsString],
 ) -> Result<clap::ArgMatches, i32> {
-    parse_command_to(cmd, bin, args, &mut std::io::stdout(), &mut std::io::stderr())
+    parse_command_to(
+        cmd,
+        bin,
+        args,
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    )
 }
 
 fn parse_command_to(
@@ -82,7 +88,9 @@ fn report(e: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     };
     // A closed stream (`pgsurge campaign --help | head -1`) is not an error.
     let write = |stream: &mut dyn Write| {
-        let _ = stream.write_all(text.as_bytes()).and_then(|()| stream.flush());
+        let _ = stream
+            .write_all(text.as_bytes())
+            .and_then(|()| stream.flush());
     };
     if to_stderr {
         write(err);

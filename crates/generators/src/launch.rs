@@ -157,7 +157,9 @@ impl GeneratorOptions {
     pub fn out_dir(&self, tag: &str) -> Result<PathBuf, MergeError> {
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
-            None => std::env::temp_dir().join(format!("pgsurge-generators-{tag}{}", std::process::id())),
+            None => {
+                std::env::temp_dir().join(format!("pgsurge-generators-{tag}{}", std::process::id()))
+            }
         };
         std::fs::create_dir_all(&dir)
             .map_err(|e| MergeError::Launch(format!("cannot create {}: {e}", dir.display())))?;

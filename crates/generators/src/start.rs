@@ -112,10 +112,27 @@ mod tests {
 
     #[test]
     fn start_in_takes_units_and_plain_seconds() {
-        for (arg, secs) in [("90s", 90), ("2m", 120), ("1h", 3600), ("45", 45), (" 3 ", 3)] {
+        for (arg, secs) in [
+            ("90s", 90),
+            ("2m", 120),
+            ("1h", 3600),
+            ("45", 45),
+            (" 3 ", 3),
+        ] {
             assert_eq!(arg.parse::<StartIn>(), Ok(StartIn(secs)), "{arg}");
         }
-        for bad in ["", "0", "0s", "-5", "1.5m", "2d", "m", "8h0", "169h", "99999999999999999999"] {
+        for bad in [
+            "",
+            "0",
+            "0s",
+            "-5",
+            "1.5m",
+            "2d",
+            "m",
+            "8h0",
+            "169h",
+            "99999999999999999999",
+        ] {
             let e = bad.parse::<StartIn>().unwrap_err();
             assert!(e.contains("expected a duration such as 90s"), "{bad}: {e}");
         }

@@ -192,11 +192,7 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
 /// The recorded servers a command applies to: the one of `--data`, every one with
 /// `--all`, else the one recorded, or of several the most recently started that still
 /// runs (said on `err`, with how to choose another).
-fn select(
-    state_dir: &Path,
-    a: &SelectArgs,
-    err: &mut dyn Write,
-) -> Result<Vec<ServerRecord>> {
+fn select(state_dir: &Path, a: &SelectArgs, err: &mut dyn Write) -> Result<Vec<ServerRecord>> {
     let all = state::load_all(state_dir);
     if let Some(d) = &a.data {
         let d = std::path::absolute(d).map_err(|e| ServerError::io(d, e))?;
@@ -236,13 +232,17 @@ fn select(
     }
     let newest = |rs: &[ServerRecord]| {
         rs.iter()
-            .max_by(|x, y| {
-                (x.started_at_ms, &x.data_dir).cmp(&(y.started_at_ms, &y.data_dir))
-            })
+            .max_by(|x, y| (x.started_at_ms, &x.data_dir).cmp(&(y.started_at_ms, &y.data_dir)))
             .cloned()
     };
-    let running: Vec<ServerRecord> = all.iter().filter(|r| live_pid(r).is_some()).cloned().collect();
-    let chosen = newest(&running).or_else(|| newest(&all)).expect("several records");
+    let running: Vec<ServerRecord> = all
+        .iter()
+        .filter(|r| live_pid(r).is_some())
+        .cloned()
+        .collect();
+    let chosen = newest(&running)
+        .or_else(|| newest(&all))
+        .expect("several records");
     let _ = writeln!(
         err,
         "pgsurge: {} servers are recorded; using the most recently started{}, on {} \

@@ -87,9 +87,7 @@ pub fn reference_pgbench() -> Option<&'static str> {
     if std::path::Path::new(PGBENCH).exists() {
         Some(PGBENCH)
     } else {
-        missing_prerequisite(&format!(
-            "{PGBENCH} not found (install postgresql-client)"
-        ));
+        missing_prerequisite(&format!("{PGBENCH} not found (install postgresql-client)"));
         None
     }
 }
@@ -153,7 +151,10 @@ mod tests {
         let env: std::collections::BTreeMap<&str, String> =
             [("A", "1".to_string()), ("B", "x y".to_string())].into();
         assert_eq!(kubelet_expand("$(A)-$(B)", &env), "1-x y");
-        assert_eq!(kubelet_expand("$$(A) $(C) $(A $$", &env), "$(A) $(C) $(A $$");
+        assert_eq!(
+            kubelet_expand("$$(A) $(C) $(A $$", &env),
+            "$(A) $(C) $(A $$"
+        );
         assert_eq!(kubelet_expand("cost: 5$", &env), "cost: 5$");
     }
 

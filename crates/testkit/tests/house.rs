@@ -24,7 +24,13 @@ fn crates() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(workspace().join("crates"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| workspace().join("crates").join(n).join("Cargo.toml").exists())
+        .filter(|n| {
+            workspace()
+                .join("crates")
+                .join(n)
+                .join("Cargo.toml")
+                .exists()
+        })
         .collect();
     v.sort();
     v
@@ -80,7 +86,9 @@ fn every_dependency_points_to_a_lower_layer() {
             continue;
         }
         let Some(&mine) = layers.get(&krate) else {
-            wrong.push(format!("{krate} is not in the diagram of docs/architecture.md"));
+            wrong.push(format!(
+                "{krate} is not in the diagram of docs/architecture.md"
+            ));
             continue;
         };
         for dep in dependencies(&krate) {
@@ -153,12 +161,12 @@ impl LongFunctions<'_> {
         let lines = block.brace_token.span.close().end().line
             - block.brace_token.span.open().start().line
             + 1;
-        let mirrors = attrs.iter().any(|a| {
-            a.path().is_ident("doc")
-                && quote_text(a).contains(MIRROR_PHRASE)
-        });
+        let mirrors = attrs
+            .iter()
+            .any(|a| a.path().is_ident("doc") && quote_text(a).contains(MIRROR_PHRASE));
         if lines > MAX_FN_LINES && !mirrors {
-            self.found.push(format!("{}: {name} ({lines} lines)", self.file));
+            self.found
+                .push(format!("{}: {name} ({lines} lines)", self.file));
         }
     }
 }
@@ -217,7 +225,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn long_functions() -> Vec<String> {
     let mut files = Vec::new();
     for krate in crates() {
-        rust_files(&workspace().join("crates").join(krate).join("src"), &mut files);
+        rust_files(
+            &workspace().join("crates").join(krate).join("src"),
+            &mut files,
+        );
     }
     let mut found = Vec::new();
     for path in files {
@@ -227,7 +238,11 @@ fn long_functions() -> Vec<String> {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let shown = path.strip_prefix(workspace()).unwrap_or(&path).display().to_string();
+        let shown = path
+            .strip_prefix(workspace())
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         let mut v = LongFunctions {
             file: &shown,
             found: Vec::new(),
@@ -251,7 +266,9 @@ fn no_product_function_is_longer_than_150_lines() {
 #[test]
 fn the_length_rule_sees_a_long_function() {
     let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
-    let text = format!("fn long() {{\n{body}}}\n/// It mirrors pgbench's switch.\nfn exempt() {{\n{body}}}\n");
+    let text = format!(
+        "fn long() {{\n{body}}}\n/// It mirrors pgbench's switch.\nfn exempt() {{\n{body}}}\n"
+    );
     let file = syn::parse_file(&text).unwrap();
     let mut v = LongFunctions {
         file: "demo.rs",

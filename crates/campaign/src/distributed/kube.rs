@@ -17,8 +17,8 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use pgsurge_generators::group::{wait_for_group, WaitError};
 use pgsurge_engine::{RunLimit, RunSpec};
+use pgsurge_generators::group::{wait_for_group, WaitError};
 use pgsurge_kube::job::{self, Format, JobArgs, Spread};
 use pgsurge_wire::{ConnConfig, HostKind};
 
