@@ -212,7 +212,7 @@ duration = 2
 /// Runs `pg_ctl` on the server's data directory as the server's user.
 fn pg_ctl(srv: &TestServer, args: &[&str]) -> Output {
     let pg_ctl = srv.bin_dir().join("pg_ctl");
-    let mut cmd = if unsafe_is_root() {
+    let mut cmd = if pgsurge_testkit::is_root() {
         let mut c = Command::new("runuser");
         c.args(["-u", srv.superuser(), "--"]).arg(pg_ctl);
         c
@@ -221,14 +221,6 @@ fn pg_ctl(srv: &TestServer, args: &[&str]) -> Output {
     };
     cmd.arg("-D").arg(srv.data_dir()).args(args);
     cmd.stdin(Stdio::null()).output().unwrap()
-}
-
-fn unsafe_is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
 }
 
 /// Stops a server this test restarted itself (its fixture only knows the first
