@@ -6,7 +6,8 @@
 //! * `local`: `/proc` of the machine pgsurge runs on — right only when the server runs
 //!   here too (throwaway servers, servers reached through a local socket or loopback);
 //! * `node_exporter`: a Prometheus node_exporter endpoint of the server's host, read
-//!   over HTTP and parsed from the text exposition format ([`parse_exposition`]);
+//!   over `http://` or `https://` (basic auth, a private CA: [`Exporter`]) and parsed
+//!   from the text exposition format ([`parse_exposition`]);
 //! * `pg_read_file`: `/proc` of the server's host read through the server itself
 //!   (superuser or `pg_read_server_files`), parsed exactly as the local files.
 //!
@@ -18,7 +19,8 @@
 //! | module | owns |
 //! |---|---|
 //! | [`local`] | `/proc` text: its parsers, and the readings of this machine |
-//! | [`node_exporter`] | a node_exporter endpoint: the scrape, the exposition format, its reading and manifest |
+//! | [`node_exporter`] | a node_exporter endpoint: the scrape (http or https, basic auth), its reading and manifest |
+//! | [`exposition`] | the Prometheus text exposition format node_exporter serves |
 //! | [`server_files`] | the server's host through `pg_read_file`: its `/proc` and its manifest |
 //! | [`rates`] | per-second rates and percentages from successive readings |
 
@@ -30,17 +32,19 @@ use serde_json::{json, Value};
 
 use crate::sql_session::Pg;
 
+pub mod exposition;
 pub mod local;
 pub mod node_exporter;
 pub mod rates;
 pub mod server_files;
 
+pub use exposition::{parse_exposition, PromSample};
 pub use local::{
     local_reading, parse_diskstats, parse_loadavg, parse_meminfo, parse_net_dev, parse_proc_stat,
     reading_from_proc, PROC_FILES,
 };
 pub use node_exporter::{
-    http_get, manifest_via_node_exporter, parse_exposition, reading_from_node_exporter, PromSample,
+    manifest_via_node_exporter, reading_from_node_exporter, Exporter, ScrapeError, Scraper,
 };
 pub use rates::{whole_devices, HostRates};
 pub use server_files::{can_read_server_files, manifest_via_server, read_server_files};
@@ -111,8 +115,8 @@ pub struct HostReading {
 pub enum HostSource {
     /// This machine's `/proc` (the server runs here).
     Local,
-    /// A node_exporter URL of the server's host.
-    NodeExporter(String),
+    /// A node_exporter endpoint of the server's host.
+    NodeExporter(Exporter),
     /// `/proc` of the server's host through `pg_read_file` on a connection with these
     /// parameters.
     PgReadFile(ConnConfig),
@@ -132,23 +136,38 @@ impl HostSource {
     }
 }
 
-/// Reads a host through an open source. `pg` is the connection of a `pg_read_file`
-/// source (opened on first use).
-pub fn read(source: &HostSource, pg: &mut Option<Pg>) -> Result<HostReading, String> {
+/// How long a scrape of node_exporter may take while sampling.
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long the scrape of the manifest may take.
+const MANIFEST_SCRAPE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The open connections of a source, kept from one reading to the next: the session
+/// of a `pg_read_file` source and the client of a node_exporter, each made on first use.
+#[derive(Default)]
+pub struct SourceConn {
+    pg: Option<Pg>,
+    scraper: Option<Scraper>,
+}
+
+/// Reads a host through a source, with the connections kept in `conn`.
+pub fn read(source: &HostSource, conn: &mut SourceConn) -> Result<HostReading, String> {
     match source {
         HostSource::Local => local_reading(),
-        HostSource::NodeExporter(url) => {
-            let body = http_get(url, Duration::from_secs(3))?;
-            let samples =
-                parse_exposition(&body).map_err(|e| format!("node_exporter {url}: {e}"))?;
+        HostSource::NodeExporter(exporter) => {
+            if conn.scraper.is_none() {
+                conn.scraper =
+                    Some(Scraper::new(exporter, SCRAPE_TIMEOUT).map_err(|e| e.to_string())?);
+            }
+            let scraper = conn.scraper.as_ref().ok_or("no node_exporter client")?;
+            let samples = scraper.samples().map_err(|e| e.to_string())?;
             Ok(reading_from_node_exporter(&samples))
         }
-        HostSource::PgReadFile(conn) => {
-            if pg.is_none() {
-                *pg = Some(Pg::connect(conn).map_err(|e| e.to_string())?);
+        HostSource::PgReadFile(config) => {
+            if conn.pg.is_none() {
+                conn.pg = Some(Pg::connect(config).map_err(|e| e.to_string())?);
             }
-            let conn = pg.as_mut().ok_or("no connection")?;
-            let texts = read_server_files(conn, &PROC_FILES)?;
+            let pg = conn.pg.as_mut().ok_or("no connection")?;
+            let texts = read_server_files(pg, &PROC_FILES)?;
             Ok(reading_from_proc(&texts))
         }
         HostSource::None(reason) => Err(reason.clone()),
@@ -210,10 +229,10 @@ pub fn host_manifest_from(
             m["data_directory"] = data_dir_entry(mounts.as_deref(), data_dir);
             m
         }
-        HostSource::NodeExporter(url) => {
-            match http_get(url, Duration::from_secs(5)).and_then(|b| parse_exposition(&b)) {
+        HostSource::NodeExporter(exporter) => {
+            match Scraper::new(exporter, MANIFEST_SCRAPE_TIMEOUT).and_then(|s| s.samples()) {
                 Ok(samples) => manifest_via_node_exporter(&samples, data_dir),
-                Err(e) => json!({"error": e}),
+                Err(e) => json!({"error": e.to_string()}),
             }
         }
         HostSource::PgReadFile(_) => match monitor {

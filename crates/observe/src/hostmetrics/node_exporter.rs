@@ -1,159 +1,321 @@
-//! A Prometheus node_exporter endpoint of the server's host: the scrape over HTTP, the
-//! text exposition format, and the reading and manifest made of its samples.
+//! A Prometheus node_exporter endpoint of the server's host: the scrape over `http://`
+//! or `https://` (HTTP basic auth from the URL's user info, a CA file for a certificate
+//! of a private CA), and the reading and manifest made of its samples.
+//!
+//! A password never leaves this module: the [`Exporter`]'s `Debug` and every
+//! [`ScrapeError`] show the URL with the password masked.
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use base64::Engine as _;
+use pgsurge_wire::redact;
 use serde_json::{json, Value};
 
+use super::exposition::{parse_exposition, PromSample};
 use super::{data_dir_entry, CpuModes, HostReading};
 
-/// One sample of the exposition format.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PromSample {
-    /// Metric name.
-    pub name: String,
-    /// Labels in the order given.
-    pub labels: Vec<(String, String)>,
-    /// Value (NaN and ±Inf allowed).
-    pub value: f64,
+/// Largest `/metrics` answer read (a big host's answer is a few MB).
+const MAX_BODY: u64 = 64 << 20;
+
+/// A node_exporter endpoint as a target gives it.
+#[derive(Clone, PartialEq)]
+pub struct Exporter {
+    /// `http://` or `https://` URL; `user:password@` before the host gives HTTP basic
+    /// auth (percent-encoded as in any URL). `/metrics` when the URL has no path.
+    pub url: String,
+    /// PEM file of the certificates that vouch for an `https://` endpoint (a private
+    /// CA, or the self-signed certificate itself); none: the public web roots.
+    pub ca_file: Option<PathBuf>,
 }
 
-impl PromSample {
-    /// The value of label `k`.
-    pub fn label(&self, k: &str) -> Option<&str> {
-        self.labels
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn is_name_start(c: char) -> bool {
-    c.is_ascii_alphabetic() || c == '_' || c == ':'
-}
-
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == ':'
-}
-
-/// Parses the Prometheus text exposition format (version 0.0.4): `# HELP`/`# TYPE`
-/// and comments skipped, `name{label="value",...} value [timestamp]` per line, label
-/// values with `\\`, `\"` and `\n` escapes. Any malformed line is an error naming it.
-pub fn parse_exposition(text: &str) -> Result<Vec<PromSample>, String> {
-    let mut out = Vec::new();
-    for (no, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let s = parse_line(line).map_err(|e| {
-            let shown: String = line.chars().take(80).collect();
-            format!("line {}: {e}: {shown}", no + 1)
-        })?;
-        out.push(s);
-    }
-    Ok(out)
-}
-
-fn parse_line(line: &str) -> Result<PromSample, String> {
-    let mut chars = line.char_indices().peekable();
-    match chars.peek() {
-        Some((_, c)) if is_name_start(*c) => {}
-        _ => return Err("expected a metric name".into()),
-    }
-    let mut end = line.len();
-    while let Some((i, c)) = chars.peek().copied() {
-        if !is_name_char(c) {
-            end = i;
-            break;
-        }
-        chars.next();
-    }
-    let name = line[..end].to_string();
-    let mut labels = Vec::new();
-    if let Some((_, '{')) = chars.peek() {
-        chars.next();
-        loop {
-            while matches!(chars.peek(), Some((_, c)) if c.is_whitespace()) {
-                chars.next();
-            }
-            match chars.peek() {
-                Some((_, '}')) => {
-                    chars.next();
-                    break;
-                }
-                Some((_, c)) if is_name_start(*c) => {}
-                _ => return Err("expected a label name or '}'".into()),
-            }
-            let mut key = String::new();
-            while let Some((_, c)) = chars.peek().copied() {
-                if !is_name_char(c) {
-                    break;
-                }
-                key.push(c);
-                chars.next();
-            }
-            if !matches!(chars.next(), Some((_, '='))) {
-                return Err(format!("expected '=' after label {key}"));
-            }
-            if !matches!(chars.next(), Some((_, '"'))) {
-                return Err(format!("expected '\"' to open the value of label {key}"));
-            }
-            let mut value = String::new();
-            loop {
-                match chars.next() {
-                    None => return Err(format!("unterminated value of label {key}")),
-                    Some((_, '"')) => break,
-                    Some((_, '\\')) => match chars.next() {
-                        Some((_, 'n')) => value.push('\n'),
-                        Some((_, '\\')) => value.push('\\'),
-                        Some((_, '"')) => value.push('"'),
-                        Some((_, c)) => {
-                            value.push('\\');
-                            value.push(c);
-                        }
-                        None => return Err(format!("unterminated value of label {key}")),
-                    },
-                    Some((_, c)) => value.push(c),
-                }
-            }
-            labels.push((key, value));
-            while matches!(chars.peek(), Some((_, c)) if c.is_whitespace()) {
-                chars.next();
-            }
-            match chars.next() {
-                Some((_, ',')) => {}
-                Some((_, '}')) => break,
-                _ => return Err("expected ',' or '}' after a label".into()),
-            }
+impl Exporter {
+    /// An endpoint at `url` vouched for by the public web roots.
+    pub fn new(url: impl Into<String>) -> Exporter {
+        Exporter {
+            url: url.into(),
+            ca_file: None,
         }
     }
-    let rest: String = chars.map(|(_, c)| c).collect();
-    let mut fields = rest.split_whitespace();
-    let v = fields.next().ok_or("missing value")?;
-    let value = match v {
-        "+Inf" | "Inf" => f64::INFINITY,
-        "-Inf" => f64::NEG_INFINITY,
-        "NaN" => f64::NAN,
-        other => other
-            .parse::<f64>()
-            .map_err(|_| format!("\"{other}\" is not a number"))?,
+
+    /// The URL with its password masked: what messages show.
+    pub fn shown(&self) -> String {
+        redact::redact(&self.url)
+    }
+}
+
+impl fmt::Debug for Exporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Exporter")
+            .field("url", &self.shown())
+            .field("ca_file", &self.ca_file)
+            .finish()
+    }
+}
+
+/// A scrape of node_exporter that failed. `url` is always the masked URL.
+#[derive(Debug, thiserror::Error)]
+pub enum ScrapeError {
+    /// The URL is not one this client reads.
+    #[error("node_exporter URL \"{url}\": {reason}")]
+    Url {
+        /// The URL, password masked.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The CA file is unreadable or holds no certificate.
+    #[error("node_exporter {url}: CA file {path}: {reason}")]
+    CaFile {
+        /// The URL, password masked.
+        url: String,
+        /// The file as given.
+        path: String,
+        /// Why it is not usable.
+        reason: String,
+    },
+    /// The endpoint asks for credentials, or refused the ones given (HTTP 401).
+    #[error("node_exporter {url}: HTTP 401 Unauthorized: {reason}")]
+    Unauthorized {
+        /// The URL, password masked.
+        url: String,
+        /// Whether credentials were sent.
+        reason: &'static str,
+    },
+    /// Any other answer than 200.
+    #[error("node_exporter {url}: HTTP {status}")]
+    Status {
+        /// The URL, password masked.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// No answer: name resolution, connection, TLS handshake, timeout, I/O.
+    #[error("node_exporter {url}: {reason}")]
+    Transport {
+        /// The URL, password masked.
+        url: String,
+        /// What failed (secrets masked).
+        reason: String,
+    },
+    /// The answer is not the text exposition format.
+    #[error("node_exporter {url}: {reason}")]
+    Exposition {
+        /// The URL, password masked.
+        url: String,
+        /// The parser's message (line number and line).
+        reason: String,
+    },
+}
+
+/// Where a request goes, and as whom.
+#[derive(Debug, PartialEq)]
+struct Endpoint {
+    /// The URL to request: no user info, `/metrics` when the URL had no path.
+    target: String,
+    /// `Authorization` header value when the URL has user info.
+    auth: Option<String>,
+    /// True for `https://`.
+    tls: bool,
+}
+
+/// Percent-decodes URL user info (`%40` is `@`); invalid escapes stay as written.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| char::from(c).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Splits a node_exporter URL into what to request and the basic-auth header.
+fn endpoint(url: &str) -> Result<Endpoint, String> {
+    let url = url.trim();
+    let (scheme, rest) = if let Some(r) = url.strip_prefix("http://") {
+        ("http", r)
+    } else if let Some(r) = url.strip_prefix("https://") {
+        ("https", r)
+    } else {
+        return Err("only http:// and https:// URLs are supported".into());
     };
-    if let Some(ts) = fields.next() {
-        ts.parse::<i64>()
-            .map_err(|_| format!("\"{ts}\" is not a timestamp"))?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let (userinfo, hostport) = match authority.rfind('@') {
+        Some(at) => (Some(&authority[..at]), &authority[at + 1..]),
+        None => (None, authority),
+    };
+    if hostport.is_empty() || hostport.starts_with(':') {
+        return Err("no host".into());
     }
-    if fields.next().is_some() {
-        return Err("unexpected text after the timestamp".into());
-    }
-    Ok(PromSample {
-        name,
-        labels,
-        value,
+    let path = match path {
+        "" | "/" => "/metrics",
+        p if p.starts_with('#') => "/metrics",
+        p => p.split('#').next().unwrap_or(p),
+    };
+    let auth = userinfo.map(|ui| {
+        let (user, password) = ui.split_once(':').unwrap_or((ui, ""));
+        let pair = format!("{}:{}", percent_decode(user), percent_decode(password));
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    });
+    Ok(Endpoint {
+        target: format!("{scheme}://{hostport}{path}"),
+        auth,
+        tls: scheme == "https",
     })
+}
+
+/// The certificates of a PEM file.
+fn read_ca_file(path: &std::path::Path) -> Result<Vec<ureq::tls::Certificate<'static>>, String> {
+    let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        if let ureq::tls::PemItem::Certificate(c) = item.map_err(|e| e.to_string())? {
+            certs.push(c);
+        }
+    }
+    if certs.is_empty() {
+        return Err("no PEM certificate in it".into());
+    }
+    Ok(certs)
+}
+
+/// A client of one node_exporter endpoint, made once and used for every scrape.
+pub struct Scraper {
+    endpoint: Endpoint,
+    agent: ureq::Agent,
+    /// The URL with its password masked.
+    shown: String,
+    /// The secrets of the URL (raw and decoded), masked in every message.
+    secrets: Vec<String>,
+}
+
+impl fmt::Debug for Scraper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scraper").field("url", &self.shown).finish()
+    }
+}
+
+impl Scraper {
+    /// A client of `exporter`; `timeout` bounds each whole scrape (connection, TLS,
+    /// answer). Fails on a URL it cannot read or an unusable CA file.
+    pub fn new(exporter: &Exporter, timeout: Duration) -> Result<Scraper, ScrapeError> {
+        let shown = exporter.shown();
+        let endpoint = endpoint(&exporter.url).map_err(|reason| ScrapeError::Url {
+            url: shown.clone(),
+            reason,
+        })?;
+        let mut tls = ureq::tls::TlsConfig::builder();
+        if let Some(path) = &exporter.ca_file {
+            let certs = read_ca_file(path).map_err(|reason| ScrapeError::CaFile {
+                url: shown.clone(),
+                path: path.display().to_string(),
+                reason,
+            })?;
+            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            // The exporter is reached directly, whatever proxy the environment names.
+            .proxy(None)
+            .user_agent("pgsurge")
+            .tls_config(tls.build())
+            .build()
+            .into();
+        // Raw, unescaped and percent-decoded.
+        let secrets = redact::passwords(&exporter.url);
+        Ok(Scraper {
+            endpoint,
+            agent,
+            shown,
+            secrets,
+        })
+    }
+
+    /// The masked URL.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn transport(&self, e: &ureq::Error) -> ScrapeError {
+        let reason = match e {
+            ureq::Error::Timeout(_) => "no answer in time (timeout)".to_string(),
+            ureq::Error::HostNotFound => "host not found".to_string(),
+            ureq::Error::Io(io) if self.endpoint.tls && io.raw_os_error().is_none() => {
+                format!("TLS: {io}")
+            }
+            ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::Pem(_) => {
+                format!("TLS: {e}")
+            }
+            other => other.to_string(),
+        };
+        ScrapeError::Transport {
+            url: self.shown.clone(),
+            reason: redact::redact_with(&reason, &self.secrets),
+        }
+    }
+
+    /// GET of the endpoint's text.
+    pub fn get(&self) -> Result<String, ScrapeError> {
+        let mut req = self
+            .agent
+            .get(&self.endpoint.target)
+            .header("Accept", "text/plain");
+        if let Some(auth) = &self.endpoint.auth {
+            req = req.header("Authorization", auth);
+        }
+        let mut resp = req.call().map_err(|e| self.transport(&e))?;
+        match resp.status().as_u16() {
+            200 => {}
+            401 => {
+                return Err(ScrapeError::Unauthorized {
+                    url: self.shown.clone(),
+                    reason: if self.endpoint.auth.is_some() {
+                        "the user name or password was refused"
+                    } else {
+                        "the endpoint needs a user and password (https://user:password@host:9100/metrics)"
+                    },
+                })
+            }
+            status => {
+                return Err(ScrapeError::Status {
+                    url: self.shown.clone(),
+                    status,
+                })
+            }
+        }
+        resp.body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_string()
+            .map_err(|e| self.transport(&e))
+    }
+
+    /// The endpoint's samples.
+    pub fn samples(&self) -> Result<Vec<PromSample>, ScrapeError> {
+        let body = self.get()?;
+        parse_exposition(&body).map_err(|reason| ScrapeError::Exposition {
+            url: self.shown.clone(),
+            reason,
+        })
+    }
 }
 
 /// A reading from node_exporter samples (`node_cpu_seconds_total`, `node_*` gauges
@@ -229,52 +391,6 @@ pub fn reading_from_node_exporter(samples: &[PromSample]) -> HostReading {
     r
 }
 
-/// GET of an `http://` URL (node_exporter's `/metrics`; `/metrics` is added when the
-/// URL has no path). HTTP/1.0 so the answer is neither chunked nor kept alive.
-pub fn http_get(url: &str, timeout: Duration) -> Result<String, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("node_exporter URL \"{url}\": only http:// URLs are supported"))?;
-    let (hostport, path) = match rest.find('/') {
-        Some(i) if &rest[i..] != "/" => (&rest[..i], &rest[i..]),
-        Some(i) => (&rest[..i], "/metrics"),
-        None => (rest, "/metrics"),
-    };
-    let hostport = if hostport.contains(':') && !hostport.ends_with(']') {
-        hostport.to_string()
-    } else {
-        format!("{hostport}:80")
-    };
-    let addr = hostport
-        .to_socket_addrs()
-        .map_err(|e| format!("node_exporter {url}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("node_exporter {url}: no address"))?;
-    let mut sock = TcpStream::connect_timeout(&addr, timeout)
-        .map_err(|e| format!("node_exporter {url}: {e}"))?;
-    sock.set_read_timeout(Some(timeout)).ok();
-    sock.set_write_timeout(Some(timeout)).ok();
-    let host = hostport.rsplit_once(':').map_or(hostport.as_str(), |h| h.0);
-    write!(
-        sock,
-        "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: text/plain\r\nUser-Agent: pgsurge\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| format!("node_exporter {url}: {e}"))?;
-    let mut buf = Vec::new();
-    sock.take(64 << 20)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("node_exporter {url}: {e}"))?;
-    let text = String::from_utf8_lossy(&buf);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("node_exporter {url}: not an HTTP answer"))?;
-    let status = head.lines().next().unwrap_or("");
-    if status.split_whitespace().nth(1) != Some("200") {
-        return Err(format!("node_exporter {url}: {status}"));
-    }
-    Ok(body.to_string())
-}
-
 /// Host manifest of the server's host from node_exporter samples.
 pub fn manifest_via_node_exporter(samples: &[PromSample], data_dir: Option<&str>) -> Value {
     let uname = samples.iter().find(|s| s.name == "node_uname_info");
@@ -324,58 +440,7 @@ pub fn manifest_via_node_exporter(samples: &[PromSample], data_dir: Option<&str>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const EXPOSITION: &str = r##"# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
-# TYPE node_cpu_seconds_total counter
-node_cpu_seconds_total{cpu="0",mode="idle"} 100.5
-node_cpu_seconds_total{cpu="0",mode="user"} 10
-node_cpu_seconds_total{cpu="0",mode="nice"} 1
-node_cpu_seconds_total{cpu="0",mode="system"} 5
-node_cpu_seconds_total{cpu="1",mode="idle"} 99.5
-node_cpu_seconds_total{cpu="1",mode="iowait"} 2e0
-node_context_switches_total 1.234e+06
-node_load1 0.5
-node_memory_Dirty_bytes 4096
-node_memory_MemTotal_bytes 8.589934592e+09
-node_disk_read_bytes_total{device="sda"} 1048576
-node_disk_io_time_seconds_total{device="sda"} 1.5
-node_network_receive_bytes_total{device="eth0"} 2048
-node_uname_info{domainname="(none)",machine="x86_64",nodename="db-\"1\"",release="6.1.0",sysname="Linux",version="#1 SMP"} 1
-node_filesystem_size_bytes{device="/dev/sda1",fstype="ext4",mountpoint="/"} 1e10
-node_filesystem_size_bytes{device="tmpfs",fstype="tmpfs",mountpoint="/run",} 1e6
-node_scrape_collector_success{collector="arp"} NaN 1700000000000
-"##;
-
-    #[test]
-    fn exposition_parses_names_labels_escapes_and_values() {
-        let s = parse_exposition(EXPOSITION).unwrap();
-        assert_eq!(s.len(), 17);
-        assert_eq!(s[0].name, "node_cpu_seconds_total");
-        assert_eq!(s[0].label("mode"), Some("idle"));
-        assert_eq!(s[0].value, 100.5);
-        assert_eq!(s[6].value, 1_234_000.0);
-        let uname = s.iter().find(|x| x.name == "node_uname_info").unwrap();
-        assert_eq!(uname.label("nodename"), Some("db-\"1\""));
-        assert_eq!(s[15].label("mountpoint"), Some("/run"), "trailing comma");
-        assert!(s[16].value.is_nan());
-    }
-
-    #[test]
-    fn exposition_errors_name_the_line() {
-        for (bad, what) in [
-            ("node_x{a=\"1\" 3", "expected ',' or '}'"),
-            ("node_x{a=1} 3", "expected '\"'"),
-            ("node_x 3 4 5", "unexpected text"),
-            ("node_x abc", "not a number"),
-            ("{a=\"b\"} 1", "expected a metric name"),
-            ("node_x{a=\"b", "unterminated"),
-            ("node_x", "missing value"),
-        ] {
-            let e = parse_exposition(&format!("# ok\nnode_ok 1\n{bad}\n")).unwrap_err();
-            assert!(e.starts_with("line 3: "), "{bad}: {e}");
-            assert!(e.contains(what), "{bad}: {e}");
-        }
-    }
+    use crate::hostmetrics::exposition::tests::EXPOSITION;
 
     #[test]
     fn node_exporter_reading_and_manifest() {
@@ -398,10 +463,168 @@ node_scrape_collector_success{collector="arp"} NaN 1700000000000
         assert_eq!(m["data_directory"]["fstype"], "tmpfs");
         assert_eq!(m["data_directory"]["in_memory"], true);
     }
+}
+
+#[cfg(test)]
+mod client_tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+    use crate::hostmetrics::exposition::tests::EXPOSITION;
+
+    const SECRET: &str = "s3cr%40t";
+
+    /// Serves one connection with `answer` (status line and body) and returns the
+    /// request's head.
+    fn serve_once(
+        status: &'static str,
+        body: &'static str,
+    ) -> (String, std::thread::JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let handle = std::thread::spawn(move || {
+            let (sock, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(sock.try_clone().unwrap());
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let mut sock = sock;
+            write!(
+                sock,
+                "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            head
+        });
+        (format!("127.0.0.1:{port}"), handle)
+    }
 
     #[test]
-    fn http_get_refuses_other_schemes() {
-        let e = http_get("https://x:9100/metrics", Duration::from_millis(10)).unwrap_err();
-        assert!(e.contains("only http://"), "{e}");
+    fn the_url_gives_the_target_and_the_basic_auth() {
+        let e = endpoint("https://bench:p%40ss:w@db1:9100").unwrap();
+        assert_eq!(e.target, "https://db1:9100/metrics");
+        assert!(e.tls);
+        let b64 = e.auth.unwrap().strip_prefix("Basic ").unwrap().to_string();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        assert_eq!(decoded, b"bench:p@ss:w");
+        let e = endpoint("http://db1:9100/custom?x=1").unwrap();
+        assert_eq!(
+            (e.target.as_str(), e.auth, e.tls),
+            ("http://db1:9100/custom?x=1", None, false)
+        );
+        assert_eq!(
+            endpoint("http://db1/").unwrap().target,
+            "http://db1/metrics"
+        );
+        assert!(endpoint("ftp://db1")
+            .unwrap_err()
+            .contains("http:// and https://"));
+        assert!(endpoint("http://u:p@/metrics")
+            .unwrap_err()
+            .contains("no host"));
+    }
+
+    #[test]
+    fn a_bad_url_or_ca_file_is_an_error_without_the_password() {
+        let e = Scraper::new(
+            &Exporter::new(format!("ftp://u:{SECRET}@db1")),
+            Duration::from_secs(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("ftp://u:********@db1") && !e.contains("s3cr"),
+            "{e}"
+        );
+        let ex = Exporter {
+            url: format!("https://u:{SECRET}@db1:9100/metrics"),
+            ca_file: Some("/nonexistent/ca.pem".into()),
+        };
+        assert!(!format!("{ex:?}").contains("s3cr"), "{ex:?}");
+        let e = Scraper::new(&ex, Duration::from_secs(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("CA file /nonexistent/ca.pem") && !e.contains("s3cr"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_refused_password_is_a_401_error_naming_the_masked_url() {
+        let (addr, server) = serve_once("401 Unauthorized", "Unauthorized\n");
+        let url = format!("http://bench:{SECRET}@{addr}/metrics");
+        let scraper = Scraper::new(&Exporter::new(&url), Duration::from_secs(5)).unwrap();
+        let e = scraper.samples().unwrap_err();
+        assert!(matches!(e, ScrapeError::Unauthorized { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains(&format!("http://bench:********@{addr}/metrics")),
+            "{e}"
+        );
+        assert!(e.contains("refused") && !e.contains("s3cr"), "{e}");
+        let head = server.join().unwrap();
+        assert!(head.starts_with("GET /metrics HTTP/1.1\r\n"), "{head}");
+        // bench:s3cr@t, percent-decoded, in base64.
+        assert!(
+            head.contains("authorization: Basic YmVuY2g6czNjckB0\r\n")
+                || head.contains("Authorization: Basic YmVuY2g6czNjckB0\r\n"),
+            "{head}"
+        );
+    }
+
+    #[test]
+    fn an_answer_parses_into_samples() {
+        let (addr, server) = serve_once("200 OK", EXPOSITION);
+        let scraper = Scraper::new(
+            &Exporter::new(format!("http://{addr}")),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let samples = scraper.samples().unwrap();
+        assert_eq!(samples.len(), 17);
+        assert!(!server
+            .join()
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains("authorization"));
+    }
+
+    #[test]
+    fn a_refused_connection_and_a_tls_failure_are_errors_not_hangs() {
+        let port = {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let url = format!("http://u:{SECRET}@127.0.0.1:{port}/metrics");
+        let start = std::time::Instant::now();
+        let e = Scraper::new(&Exporter::new(url), Duration::from_secs(3))
+            .unwrap()
+            .get()
+            .unwrap_err();
+        assert!(matches!(e, ScrapeError::Transport { .. }), "{e:?}");
+        assert!(!e.to_string().contains("s3cr"), "{e}");
+        // A plain-HTTP server reached over https: the handshake fails.
+        let (addr, server) = serve_once("200 OK", "x 1\n");
+        let e = Scraper::new(
+            &Exporter::new(format!("https://u:{SECRET}@{addr}/metrics")),
+            Duration::from_secs(3),
+        )
+        .unwrap()
+        .get()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("TLS") && !e.contains("s3cr"), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(8));
+        let _ = server.join();
     }
 }
