@@ -466,6 +466,46 @@ mod tests {
 }
 
 #[cfg(test)]
+mod real_text_tests {
+    use super::*;
+
+    /// node_exporter 1.5.0's answer on a real host (2 CPUs, a virtio disk).
+    const REAL: &str = include_str!("testdata/node_exporter.txt");
+
+    #[test]
+    fn a_real_answer_parses_into_a_reading_and_a_manifest() {
+        let s = parse_exposition(REAL).unwrap();
+        assert_eq!(s.len(), 507, "every sample line");
+        let r = reading_from_node_exporter(&s);
+        // cpu0: user 10449.66 nice 215.23 system 1345.46 irq 0 softirq 15.41 idle 1757.34.
+        let cpu0: f64 = s
+            .iter()
+            .filter(|x| x.name == "node_cpu_seconds_total" && x.label("cpu") == Some("0"))
+            .filter(|x| matches!(x.label("mode"), Some("user" | "nice")))
+            .map(|x| x.value)
+            .sum();
+        assert!((cpu0 - (10449.66 + 215.23)).abs() < 1e-6, "{cpu0}");
+        let cpu = r.cpu.unwrap();
+        assert!(cpu.user > cpu0 && cpu.idle > 1757.34, "{cpu:?}");
+        assert_eq!(r.disks["vda"].read_bytes, 7.2917771264e10);
+        assert!(r.ctxt.is_some() && r.load.is_some());
+        for k in ["dirty", "writeback", "cached", "available", "total"] {
+            assert!(r.mem.contains_key(k), "{k}: {:?}", r.mem);
+        }
+        assert!(r.net.contains_key("eth0"), "{:?}", r.net);
+        let m = manifest_via_node_exporter(&s, Some("/"));
+        assert_eq!(m["hostname"], "vm");
+        assert_eq!(m["kernel"], "6.18.44-fc-v657");
+        assert_eq!(m["cpu"]["count"], 2);
+        assert!(
+            m["memory_bytes"].as_u64().is_some_and(|b| b > 1 << 30),
+            "{m}"
+        );
+        assert!(m["data_directory"]["fstype"].is_string(), "{m}");
+    }
+}
+
+#[cfg(test)]
 mod client_tests {
     use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;

@@ -170,17 +170,27 @@ mod tests {
     #[test]
     fn proc_texts_parse_and_rates_follow() {
         let stat = |u: u64, i: u64| {
-            format!("cpu  {u} 0 10 {i} 0 0 0 0 0 0\ncpu0 1 2 3 4\nctxt {}\nprocs_running 3\nprocs_blocked 1\n", u * 10)
+            format!("cpu  {u} 0 10 {i} 0 0 0 0 0 0\ncpu0 1 2 3 4\nctxt {}\nbtime 1700000000\nprocesses 9\nprocs_running 3\nprocs_blocked 1\n", u * 10)
         };
         let disk = |sectors: u64, io_ms: u64| {
             format!("   8       0 sda 10 0 {sectors} 5 20 0 40 5 0 {io_ms} 10 0 0 0 0\n   8       1 sda1 1 0 8 1 1 0 1 1 0 1 1\n   7       0 loop0 1 0 8 1 1 0 1 1 0 1 1\n")
         };
-        let mem = "MemTotal: 1000 kB\nDirty: 2048 kB\nWriteback: 0 kB\n";
+        let mem = include_str!("testdata/proc_meminfo")
+            .lines()
+            .map(|l| {
+                if l.starts_with("Dirty:") {
+                    "Dirty: 2048 kB"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
         let net = "Inter-|   Receive\n face |bytes packets\n  eth0: 1048576 1 0 0 0 0 0 0 2097152 1 0 0 0 0 0 0\n    lo: 5 1 0 0 0 0 0 0 5 1 0 0 0 0 0 0\n";
         let mk = |u, i, sectors, io_ms, rx: u64| {
             reading_from_proc(&[
                 Some(stat(u, i)),
-                Some(mem.into()),
+                Some(mem.clone()),
                 Some(disk(sectors, io_ms)),
                 Some("0.50 0.40 0.30 1/100 42\n".into()),
                 Some(net.replace("1048576", &rx.to_string())),
