@@ -19,6 +19,7 @@ use crate::spec::{
 pub const INTERPOLATED_KEYS: &[&str] = &[
     "target.conninfo",
     "target.node_exporter",
+    "target.node_exporter_ca",
     "target.pg_bin",
     "target.data_dir",
     "matrix.scripts.file",
@@ -101,6 +102,9 @@ fn interpolate_spec(
         }
         if let Some(v) = &mut t.node_exporter {
             text(format!("target[{i}].node_exporter"), v)?;
+        }
+        if let Some(v) = &mut t.node_exporter_ca {
+            path(format!("target[{i}].node_exporter_ca"), v)?;
         }
         if let Some(v) = &mut t.pg_bin {
             path(format!("target[{i}].pg_bin"), v)?;
@@ -235,7 +239,7 @@ impl Campaign {
             if message.contains("${") {
                 message.push_str(
                     "\n(${VAR} is replaced inside the quoted values of conninfo, node_exporter, \
-                     pg_bin, data_dir, script files and the [distributed] hosts and paths only, \
+                     node_exporter_ca, pg_bin, data_dir, script files and the [distributed] hosts and paths only, \
                      never in numbers or other keys)",
                 );
             }
@@ -249,6 +253,12 @@ impl Campaign {
             key,
             message,
         })?;
+        // A relative CA file is beside the campaign file, as script files are.
+        for t in &mut spec.targets {
+            if let Some(ca) = t.node_exporter_ca.as_mut().filter(|ca| ca.is_relative()) {
+                *ca = base_dir.join(&*ca);
+            }
+        }
         if spec.campaign.aa_check {
             if let Some(first) = spec.targets.first() {
                 let mut twin = first.clone();
@@ -455,11 +465,31 @@ impl Campaign {
                     format!("\"{h}\" is not a source (auto, local, node_exporter, pg_read_file or none)"),
                 ));
             }
-            if let Some(u) = t.node_exporter_url().filter(|u| !u.starts_with("http://")) {
+            if let Some(u) = t
+                .node_exporter_url()
+                .filter(|u| !u.starts_with("http://") && !u.starts_with("https://"))
+            {
                 return Err(self.invalid(
                     &format!("{key}.node_exporter"),
-                    format!("\"{u}\" is not an http:// URL (e.g. http://db1:9100/metrics)"),
+                    format!(
+                        "\"{}\" is not an http:// or https:// URL (e.g. http://db1:9100/metrics)",
+                        pgsurge_wire::redact::redact(u)
+                    ),
                 ));
+            }
+            if t.node_exporter_ca.is_some() && t.node_exporter_url().is_none() {
+                return Err(self.invalid(
+                    &format!("{key}.node_exporter_ca"),
+                    "is the CA of the node_exporter URL, which the target does not give",
+                ));
+            }
+            if let Some(ca) = &t.node_exporter_ca {
+                if let Err(e) = std::fs::metadata(ca) {
+                    return Err(self.invalid(
+                        &format!("{key}.node_exporter_ca"),
+                        format!("cannot read {}: {e}", ca.display()),
+                    ));
+                }
             }
             if t.host_metrics.as_deref() == Some("node_exporter") && t.node_exporter_url().is_none()
             {
@@ -992,6 +1022,39 @@ after_test = "echo ${NOT_SET_ANYWHERE}"
             let last = key.rsplit('.').next().unwrap();
             assert!(doc[start..end].contains(&format!("`{last}`")), "{key}");
         }
+    }
+
+    #[test]
+    fn the_node_exporter_ca_is_interpolated_and_beside_the_campaign_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = "[campaign]\nname = \"r\"\n[[target]]\nname = \"t\"\nconninfo = \"${PGSURGE_TARGET}\"\nnode_exporter = \"https://ne:${NE_PW:-pw}@db1:9100/metrics\"\nnode_exporter_ca = \"${CA_DIR:-src}/lib.rs\"\n[matrix]\nscales = [1]\nclients = [1]\n";
+        let c =
+            Campaign::parse_with_env(text, "r.toml", dir, &env).unwrap_or_else(|e| panic!("{e}"));
+        let t = &c.spec.targets[0];
+        assert_eq!(
+            t.node_exporter_ca.as_deref(),
+            Some(dir.join("src/lib.rs").as_path())
+        );
+        assert_eq!(
+            t.node_exporter_url(),
+            Some("https://ne:pw@db1:9100/metrics")
+        );
+        let e = Campaign::parse_with_env(&text.replace("lib.rs", "nope.pem"), "r.toml", dir, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("node_exporter_ca") && e.contains("nope.pem"),
+            "{e}"
+        );
+        let e = Campaign::parse_with_env(
+            &text.replace("https://ne:${NE_PW:-pw}@", "ftp://ne:hidden@"),
+            "r.toml",
+            dir,
+            &env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("https://") && !e.contains("hidden"), "{e}");
     }
 
     #[test]

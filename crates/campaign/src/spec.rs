@@ -360,9 +360,14 @@ pub struct TargetSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<PathBuf>,
     /// Existing server: URL of a Prometheus node_exporter on the server's host
-    /// (`http://host:9100/metrics`); empty = none.
+    /// (`http://host:9100/metrics`, or `https://user:password@host:9100/metrics` for
+    /// TLS and basic auth); empty = none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_exporter: Option<String>,
+    /// PEM file of the CA (or the self-signed certificate) of an `https://`
+    /// node_exporter; none: the public web roots. Relative to the campaign file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_exporter_ca: Option<PathBuf>,
     /// Where the server host's OS metrics come from: `auto` (default: node_exporter if
     /// given, else local for a throwaway or loopback/socket server, else the server's
     /// own files when the role may read them, else none), `local`, `node_exporter`,
@@ -425,6 +430,7 @@ impl TargetSpec {
             data_checksums: false,
             data_dir: None,
             node_exporter: None,
+            node_exporter_ca: None,
             host_metrics: None,
             init: None,
         }
@@ -958,6 +964,9 @@ impl Campaign {
             if let Some(ci) = &t.conninfo {
                 t.conninfo = Some(pgsurge_wire::redact::redact(ci));
             }
+            if let Some(url) = &t.node_exporter {
+                t.node_exporter = Some(pgsurge_wire::redact::redact(url));
+            }
         }
         spec.matrix.scales.clear();
         spec.matrix.clients.clear();
@@ -1419,6 +1428,21 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         assert_ne!(
             with("dbname=x").identity_hash(),
             with("dbname=y").identity_hash()
+        );
+        let exporter = |url: &str| {
+            parse(&GOOD.replace(
+                "conninfo = \"dbname=x\"",
+                &format!("conninfo = \"dbname=x\"\nnode_exporter = \"{url}\""),
+            ))
+            .unwrap()
+        };
+        assert_eq!(
+            exporter("https://u:one@db1:9100/metrics").identity_hash(),
+            exporter("https://u:two@db1:9100/metrics").identity_hash()
+        );
+        assert_ne!(
+            exporter("https://u:one@db1:9100/metrics").identity_hash(),
+            exporter("https://u:one@db2:9100/metrics").identity_hash()
         );
     }
 

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use pgsurge_observe::hostmetrics::{self, HostSource};
+use pgsurge_observe::hostmetrics::{self, Exporter, HostSource};
 use pgsurge_observe::sampler::SamplerConfig;
 use pgsurge_observe::{manifest, ObserveError, Pg};
 use pgsurge_server::{BinarySource, Cluster, ClusterBuilder};
@@ -103,6 +103,14 @@ pub fn is_local(cfg: &ConnConfig) -> bool {
         })
 }
 
+/// The target's node_exporter endpoint, when it gives one.
+fn exporter(spec: &TargetSpec) -> Option<Exporter> {
+    spec.node_exporter_url().map(|url| Exporter {
+        url: url.to_string(),
+        ca_file: spec.node_exporter_ca.clone(),
+    })
+}
+
 /// Chooses the server-host metrics source of a target (see `TargetSpec::host_metrics`);
 /// `conn` reaches its benchmark database.
 pub fn choose_host_source(
@@ -126,7 +134,7 @@ pub fn choose_host_source(
         "local" => HostSource::Local,
         "none" => HostSource::None("host_metrics = \"none\"".into()),
         "node_exporter" => {
-            HostSource::NodeExporter(spec.node_exporter_url().unwrap_or_default().to_string())
+            HostSource::NodeExporter(exporter(spec).unwrap_or_else(|| Exporter::new("")))
         }
         "pg_read_file" => {
             if !hostmetrics::can_read_server_files(monitor) {
@@ -139,8 +147,8 @@ pub fn choose_host_source(
             HostSource::PgReadFile(monitor.config().clone())
         }
         _ => {
-            if let Some(url) = spec.node_exporter_url() {
-                HostSource::NodeExporter(url.to_string())
+            if let Some(e) = exporter(spec) {
+                HostSource::NodeExporter(e)
             } else if local {
                 HostSource::Local
             } else if hostmetrics::can_read_server_files(monitor) {

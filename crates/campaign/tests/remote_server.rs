@@ -5,9 +5,15 @@
 //! client's the client's; without node_exporter and without file access (a plain
 //! role), the server host is not measured and the store says so.
 //!
-//! Needs root, `ip` (iproute2), `unshare` (util-linux), `runuser` and
-//! `/usr/bin/prometheus-node-exporter` (Debian's prometheus-node-exporter). The
-//! namespace, veth pair and processes are removed by a Drop guard, also on failure.
+//! A second node_exporter serves https with basic auth (a certificate of a CA made by
+//! the test, a bcrypt password): read with the right password its metrics arrive; with
+//! a wrong one the test's warning names the URL with the password masked; and the
+//! password is nowhere in the store.
+//!
+//! Needs root, `ip` (iproute2), `unshare` (util-linux), `runuser`,
+//! `/usr/bin/prometheus-node-exporter` (Debian's prometheus-node-exporter), and for the
+//! https part `openssl` and `htpasswd` (apache2-utils). The namespace, veth pair and
+//! processes are removed by a Drop guard, also on failure.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -20,6 +26,9 @@ use pgsurge_server::PgBinaries;
 use pgsurge_store::{RunFilter, Store};
 
 const NS_HOSTNAME: &str = "pgsurge-db-ns";
+/// Port of the node_exporter that serves https with basic auth.
+const TLS_PORT: u16 = 9101;
+const NE_USER: &str = "bench";
 
 fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
@@ -42,6 +51,8 @@ struct RemoteHost {
     addr: String,
     dir: PathBuf,
     children: Vec<Child>,
+    /// The CA file and password of the https node_exporter, when it runs.
+    tls: Option<(PathBuf, String)>,
 }
 
 impl Drop for RemoteHost {
@@ -95,6 +106,7 @@ fn start_remote_host() -> RemoteHost {
         addr: addr.clone(),
         dir: dir.clone(),
         children: Vec::new(),
+        tls: None,
     };
     sh(&format!(
         "ip netns add {ns} && ip link add {veth}c type veth peer name {veth}s && \
@@ -147,6 +159,7 @@ fn start_remote_host() -> RemoteHost {
     host.children.push(exporter);
     wait_port(&addr, 5432, "postgres");
     wait_port(&addr, 9100, "node_exporter");
+    start_tls_exporter(&mut host, &ns);
     // A plain role owning its own database: no superuser, no pg_read_server_files.
     let psql = |sql: &str| {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -184,10 +197,96 @@ fn start_remote_host() -> RemoteHost {
     host
 }
 
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A node_exporter on port [`TLS_PORT`] of the namespace serving https (a server
+/// certificate for the namespace's address, signed by a CA made here) to user
+/// [`NE_USER`] with a bcrypt-hashed password. Without openssl or htpasswd it says so
+/// through `missing_prerequisite` and leaves `host.tls` empty.
+fn start_tls_exporter(host: &mut RemoteHost, ns: &str) {
+    for (tool, package) in [("openssl", "openssl"), ("htpasswd", "apache2-utils")] {
+        if !have(tool) {
+            pgsurge_testkit::missing_prerequisite(&format!(
+                "{tool} ({package}) for the https node_exporter"
+            ));
+            return;
+        }
+    }
+    let d = host.dir.join("tls");
+    std::fs::create_dir_all(&d).unwrap();
+    let p = |f: &str| d.join(f).display().to_string();
+    std::fs::write(
+        d.join("ext.cnf"),
+        format!(
+            "subjectAltName=IP:{}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+            host.addr
+        ),
+    )
+    .unwrap();
+    let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    sh(&format!(
+        "openssl req -x509 {ec} -keyout {} -out {} -days 2 -subj /CN=pgsurge-test-ca 2>/dev/null && \
+         openssl req {ec} -keyout {} -out {} -subj /CN={NS_HOSTNAME} 2>/dev/null && \
+         openssl x509 -req -in {} -CA {} -CAkey {} -CAcreateserial -out {} -days 2 -extfile {} 2>/dev/null",
+        p("ca.key"), p("ca.pem"),
+        p("srv.key"), p("srv.csr"),
+        p("srv.csr"), p("ca.pem"), p("ca.key"), p("srv.pem"), p("ext.cnf"),
+    ));
+    let password = format!("ne-Pw{}x{}", std::process::id(), host.addr.len() * 7919);
+    let hashed = run(Command::new("htpasswd").args(["-nbBC", "5", NE_USER, &password]));
+    let hash = hashed.trim().split_once(':').unwrap().1.to_string();
+    std::fs::write(
+        d.join("web.yml"),
+        format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\nbasic_auth_users:\n  {NE_USER}: '{hash}'\n",
+            p("srv.pem"),
+            p("srv.key")
+        ),
+    )
+    .unwrap();
+    let exporter = Command::new("ip")
+        .args(["netns", "exec", ns, "unshare", "--uts", "sh", "-c"])
+        .arg(format!(
+            "hostname {NS_HOSTNAME} && exec /usr/bin/prometheus-node-exporter \
+             --web.listen-address={}:{TLS_PORT} --web.config.file={}",
+            host.addr,
+            p("web.yml")
+        ))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(d.join("exporter.log")).unwrap())
+        .spawn()
+        .unwrap();
+    host.children.push(exporter);
+    wait_port(&host.addr, TLS_PORT, "node_exporter (https)");
+    host.tls = Some((d.join("ca.pem"), password));
+}
+
 fn campaign(name: &str, conninfo: &str, exporter: Option<&str>) -> Campaign {
-    let exporter = exporter
+    campaign_with(name, conninfo, exporter, None, &|_| None)
+}
+
+/// A campaign whose node_exporter key is `exporter` (it may hold `${VAR}` references,
+/// taken from `env`) with the CA file `ca`.
+fn campaign_with(
+    name: &str,
+    conninfo: &str,
+    exporter: Option<&str>,
+    ca: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Campaign {
+    let mut exporter = exporter
         .map(|u| format!("node_exporter = \"{u}\"\n"))
         .unwrap_or_default();
+    if let Some(ca) = ca {
+        exporter.push_str(&format!("node_exporter_ca = \"{}\"\n", ca.display()));
+    }
     let text = format!(
         r#"
 [campaign]
@@ -212,11 +311,12 @@ checkpoint = false   # a plain role may not CHECKPOINT
 interval = 0.25
 "#
     );
-    Campaign::parse(&text, "remote.toml", Path::new(".")).unwrap()
+    Campaign::parse_with_env(&text, "remote.toml", Path::new("."), env).unwrap()
 }
 
 struct Stored {
     facts: Vec<(String, String)>,
+    warnings: Vec<String>,
     manifest: serde_json::Value,
     metrics: Vec<String>,
     server_names: Vec<String>,
@@ -260,6 +360,7 @@ fn run_one(store: &mut Store, c: &Campaign) -> Stored {
             .iter()
             .map(|f| (f.name.clone(), f.value.clone().unwrap_or_default()))
             .collect(),
+        warnings: loaded.warnings.iter().map(|w| w.message.clone()).collect(),
         manifest: loaded.environment.unwrap(),
         metrics: loaded.metrics.iter().map(|m| m.metric.clone()).collect(),
         server_names,
@@ -343,5 +444,80 @@ fn server_in_its_own_namespace_is_measured_there_and_the_client_here() {
         s.metrics
     );
     assert!(s.metrics.iter().any(|m| m == "client.cpu.idle_pct"));
+
+    https_with_basic_auth(&host, &superuser, &mut store, dir.path());
     drop(host);
+}
+
+/// The https node_exporter: the right password through `${VAR}` gives the metrics, a
+/// wrong one a warning naming the masked URL, and neither password is stored.
+fn https_with_basic_auth(host: &RemoteHost, superuser: &str, store: &mut Store, store_dir: &Path) {
+    let Some((ca, password)) = &host.tls else {
+        return;
+    };
+    let url = format!(
+        "https://{NE_USER}:${{PGSURGE_TEST_NE_PASSWORD}}@{}:{TLS_PORT}/metrics",
+        host.addr
+    );
+    let right = |k: &str| (k == "PGSURGE_TEST_NE_PASSWORD").then(|| password.clone());
+    let s = run_one(
+        store,
+        &campaign_with("ne-tls", superuser, Some(&url), Some(ca), &right),
+    );
+    assert_eq!(
+        fact(&s, "server_host_metrics_source"),
+        Some("node_exporter")
+    );
+    assert_eq!(s.manifest["hostname"], NS_HOSTNAME, "{}", s.manifest);
+    assert!(
+        s.metrics.iter().any(|m| m == "os.cpu.user_pct"),
+        "{:?} {:?}",
+        s.metrics,
+        s.warnings
+    );
+    assert!(s.metrics.iter().any(|m| m.starts_with("os.net.")));
+
+    let wrong_password = format!("{password}-wrong");
+    let wrong = |k: &str| (k == "PGSURGE_TEST_NE_PASSWORD").then(|| wrong_password.clone());
+    let s = run_one(
+        store,
+        &campaign_with("ne-tls-wrong", superuser, Some(&url), Some(ca), &wrong),
+    );
+    let masked = format!(
+        "https://{NE_USER}:********@{}:{TLS_PORT}/metrics",
+        host.addr
+    );
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains(&masked) && w.contains("401") && w.contains("refused")),
+        "{:?}",
+        s.warnings
+    );
+    assert!(
+        s.manifest["error"]
+            .as_str()
+            .is_some_and(|e| e.contains(&masked)),
+        "{}",
+        s.manifest
+    );
+    assert!(
+        !s.metrics.iter().any(|m| m.starts_with("os.")),
+        "{:?}",
+        s.metrics
+    );
+
+    // No byte of the store holds either password (the database and its journal files).
+    let mut files = 0;
+    for entry in std::fs::read_dir(store_dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        files += 1;
+        for secret in [password.as_str(), wrong_password.as_str()] {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "a password is in the store"
+            );
+        }
+    }
+    assert!(files >= 1);
 }

@@ -255,7 +255,7 @@ impl Rates {
 struct OsSampler {
     source: HostSource,
     devices: Vec<String>,
-    conn: Option<Pg>,
+    conn: hostmetrics::SourceConn,
     rates: HostRates,
 }
 
@@ -268,7 +268,7 @@ impl OsSampler {
                 devices.to_vec()
             },
             source,
-            conn: None,
+            conn: hostmetrics::SourceConn::default(),
             rates: HostRates::default(),
         }
     }

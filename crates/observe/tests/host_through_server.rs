@@ -21,7 +21,7 @@ fn pg_read_file_reads_the_servers_host_through_the_server() {
     assert!(m["cpu"]["count"].as_u64().is_some_and(|n| n >= 1), "{m}");
     assert!(m["data_directory"]["fstype"].is_string(), "{m}");
     let source = HostSource::PgReadFile(config);
-    let mut conn = None;
+    let mut conn = hostmetrics::SourceConn::default();
     let mut rates = HostRates::default();
     let mut out = Vec::new();
     rates.push(
