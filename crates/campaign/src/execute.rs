@@ -426,6 +426,9 @@ fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
+/// One test, in steps: the scale loaded, the hygiene before it, the warm-up, the
+/// measured run with the samplers beside it, what the server counted and what it was
+/// set to, and the cleanup.
 fn run_test_inner(
     s: &TestSetup<'_>,
     target: &mut LiveTarget,
@@ -440,9 +443,61 @@ fn run_test_inner(
         target::initialize(target, plan.scale, &init)?;
         target.current_scale = Some(plan.scale);
     }
-    // Hygiene.
-    let hygiene = &campaign.spec.hygiene;
     let mut pg = Pg::connect(&target.conn)?;
+    hygiene_before(s, target, &mut pg, w)?;
+    let database = detect_database(&mut pg, target)?;
+    drop(pg);
+    warm_up(s, target, stop, on_interval, database.clone(), w)?;
+    let sampling = &campaign.spec.sampling;
+    // pg_stat_statements before the counters: its connection's transactions are
+    // settled with the warm-up's.
+    let statements = sampling.pg.then(|| statements::before(&target.conn));
+    let mut monitor = Pg::connect(&target.monitor)?;
+    settle(&mut monitor, &target.dbname)?;
+    let before = snapshot(&mut monitor, target)?;
+    let sampler = Sampler::start(target.sampler_config(sampling));
+    let spec = run_spec(s, target, campaign.limit(), database)?;
+    w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
+    let result = match &campaign.spec.distributed {
+        None => {
+            let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
+                let interval = convert::interval(iv, false, 0.0);
+                w.interval_histograms
+                    .extend(convert::interval_histogram(&interval, histogram));
+                w.intervals.push(interval);
+                on_interval(iv);
+            };
+            engine_run(&spec, stop, &mut cb)
+        }
+        Some(d) => run_distributed(s, target, &spec, d, stop, on_interval, w),
+    };
+    let sampled = sampler.finish();
+    let (result, messages) = result?;
+    settle(&mut monitor, &target.dbname)?;
+    let after = snapshot(&mut monitor, target)?;
+    record_outcome(s, target, &result, &messages, statements, sampled, w);
+    record_counters(s, &before, &after, &result, w);
+    let mut pg = Pg::connect(&target.conn)?;
+    record_settings(&mut pg, w)?;
+    // Cleanup (timed): leave the history table empty for the next test.
+    let t0 = Instant::now();
+    if campaign.spec.hygiene.truncate_history {
+        pg.exec("TRUNCATE pgbench_history")?;
+    }
+    w.run.cleanup_s = Some(t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// `[hygiene]` before a test: the history emptied, VACUUM ANALYZE, CHECKPOINT (said
+/// when the role may not), statistics reset.
+fn hygiene_before(
+    s: &TestSetup<'_>,
+    target: &LiveTarget,
+    pg: &mut Pg,
+    w: &mut RunWrite,
+) -> Result<()> {
+    let plan = s.plan;
+    let hygiene = &s.campaign.spec.hygiene;
     if hygiene.truncate_history {
         pg.exec("TRUNCATE pgbench_history")?;
     }
@@ -477,102 +532,117 @@ fn run_test_inner(
     if hygiene.resets_stats(target.cluster.is_some()) {
         pg.exec(&pgstats::reset_sql(target.version_num))?;
     }
-    let database = detect_database(&mut pg, target)?;
-    drop(pg);
-    // Warm-up: a separate run, discarded but for its intervals.
-    let warmup = campaign.warmup_s().round() as u32;
-    if warmup > 0 {
-        let spec = run_spec(s, target, Limit::Duration(warmup), database.clone())?;
-        let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
-            w.intervals.push(convert::interval(iv, true, 0.0));
-            on_interval(iv);
-        };
-        let (_, warm_messages) = engine_run(&spec, stop, &mut cb)?;
-        if !warm_messages.is_empty() {
-            w.warnings.push(warning(
-                "client_errors",
-                format!(
-                    "test {}: the warm-up's clients reported errors:\n{}",
-                    plan.key,
-                    warm_messages.text()
-                ),
-            ));
-        }
-        // Warm-up intervals end at elapsed 0, where the measured run begins.
-        let end = w
-            .intervals
-            .iter()
-            .map(|i| i.elapsed_s + i.duration_s)
-            .fold(0.0, f64::max);
-        for i in &mut w.intervals {
-            i.elapsed_s -= end;
-        }
+    Ok(())
+}
+
+/// `run.warmup`: a separate run before the measured one, discarded but for its
+/// intervals, which end at elapsed 0 where the measured run begins.
+fn warm_up(
+    s: &TestSetup<'_>,
+    target: &LiveTarget,
+    stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    database: DatabaseInfo,
+    w: &mut RunWrite,
+) -> Result<()> {
+    let plan = s.plan;
+    let warmup = s.campaign.warmup_s().round() as u32;
+    if warmup == 0 {
+        return Ok(());
     }
-    let sampling = &campaign.spec.sampling;
-    // pg_stat_statements before the counters: its connection's transactions are
-    // settled with the warm-up's.
-    let statements = sampling.pg.then(|| statements::before(&target.conn));
-    let mut monitor = Pg::connect(&target.monitor)?;
-    settle(&mut monitor, &target.dbname)?;
-    let before = snapshot(&mut monitor, target)?;
-    let sampler = Sampler::start(target.sampler_config(sampling));
-    let spec = run_spec(s, target, campaign.limit(), database)?;
-    w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
-    let result = match &campaign.spec.distributed {
-        None => {
-            let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
-                let interval = convert::interval(iv, false, 0.0);
-                w.interval_histograms
-                    .extend(convert::interval_histogram(&interval, histogram));
-                w.intervals.push(interval);
-                on_interval(iv);
-            };
-            engine_run(&spec, stop, &mut cb)
-        }
-        Some(d) => {
-            let exe = std::env::var_os("PGSURGE_BIN").map(std::path::PathBuf::from);
-            let test = crate::distributed::TestContext {
-                campaign: &campaign.spec.campaign.name,
-                set_id: s.set_id,
-                seq: plan.seq,
-                key: &plan.key,
-                store: s.store,
-                stop,
-            };
-            crate::distributed::run(&spec, d, &target.conninfo, exe, &test).map(|outcome| {
-                let result = outcome.result;
-                for m in outcome.warnings {
-                    w.warnings.push(warning("distributed", m));
-                }
-                // The merged per-second samples, with their merged histograms.
-                for iv in &result.intervals {
-                    let interval = convert::interval(iv, false, 0.0);
-                    let hdr = iv
-                        .histogram
-                        .as_deref()
-                        .and_then(|e| pgsurge_generators::histograms::decode(e).ok());
-                    if let Some(h) = hdr {
-                        w.interval_histograms.extend(
-                            pgsurge_store::IntervalHistogramRecord::from_histogram(
-                                "latency",
-                                interval.ts,
-                                interval.elapsed_s,
-                                interval.duration_s,
-                                &h,
-                            )
-                            .ok()
-                            .flatten(),
-                        );
-                    }
-                    w.intervals.push(interval);
-                    on_interval(iv);
-                }
-                (result, ClientMessages::default())
-            })
-        }
+    let spec = run_spec(s, target, Limit::Duration(warmup), database.clone())?;
+    let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
+        w.intervals.push(convert::interval(iv, true, 0.0));
+        on_interval(iv);
     };
-    let sampled = sampler.finish();
-    let (result, messages) = result?;
+    let (_, warm_messages) = engine_run(&spec, stop, &mut cb)?;
+    if !warm_messages.is_empty() {
+        w.warnings.push(warning(
+            "client_errors",
+            format!(
+                "test {}: the warm-up's clients reported errors:\n{}",
+                plan.key,
+                warm_messages.text()
+            ),
+        ));
+    }
+    // Warm-up intervals end at elapsed 0, where the measured run begins.
+    let end = w
+        .intervals
+        .iter()
+        .map(|i| i.elapsed_s + i.duration_s)
+        .fold(0.0, f64::max);
+    for i in &mut w.intervals {
+        i.elapsed_s -= end;
+    }
+    Ok(())
+}
+
+/// The measured run as a distributed one: its generators' merged result, with the
+/// merged per-second samples and histograms.
+fn run_distributed(
+    s: &TestSetup<'_>,
+    target: &LiveTarget,
+    spec: &RunSpec,
+    d: &crate::spec::DistributedSection,
+    stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    w: &mut RunWrite,
+) -> Result<(RunResult, ClientMessages)> {
+    let (campaign, plan) = (s.campaign, s.plan);
+    let exe = std::env::var_os("PGSURGE_BIN").map(std::path::PathBuf::from);
+    let test = crate::distributed::TestContext {
+        campaign: &campaign.spec.campaign.name,
+        set_id: s.set_id,
+        seq: plan.seq,
+        key: &plan.key,
+        store: s.store,
+        stop,
+    };
+    crate::distributed::run(spec, d, &target.conninfo, exe, &test).map(|outcome| {
+        let result = outcome.result;
+        for m in outcome.warnings {
+            w.warnings.push(warning("distributed", m));
+        }
+        // The merged per-second samples, with their merged histograms.
+        for iv in &result.intervals {
+            let interval = convert::interval(iv, false, 0.0);
+            let hdr = iv
+                .histogram
+                .as_deref()
+                .and_then(|e| pgsurge_generators::histograms::decode(e).ok());
+            if let Some(h) = hdr {
+                w.interval_histograms.extend(
+                    pgsurge_store::IntervalHistogramRecord::from_histogram(
+                        "latency",
+                        interval.ts,
+                        interval.elapsed_s,
+                        interval.duration_s,
+                        &h,
+                    )
+                    .ok()
+                    .flatten(),
+                );
+            }
+            w.intervals.push(interval);
+            on_interval(iv);
+        }
+        (result, ClientMessages::default())
+    })
+}
+
+/// What the run said (output errors, client errors), the top statements and what the
+/// samplers took.
+fn record_outcome(
+    s: &TestSetup<'_>,
+    target: &LiveTarget,
+    result: &RunResult,
+    messages: &ClientMessages,
+    statements: Option<statements::Before>,
+    sampled: sampler::SamplerOutput,
+    w: &mut RunWrite,
+) {
+    let plan = s.plan;
     for e in &result.output_errors {
         w.warnings
             .push(warning("output", format!("test {}: {e}", plan.key)));
@@ -587,8 +657,6 @@ fn run_test_inner(
             ),
         ));
     }
-    settle(&mut monitor, &target.dbname)?;
-    let after = snapshot(&mut monitor, target)?;
     match statements {
         Some(b) => {
             let (facts, problem) = statements::after(b, &target.conn);
@@ -608,8 +676,21 @@ fn run_test_inner(
     for e in sampled.errors {
         w.warnings.push(warning("sampler", e));
     }
+}
+
+/// The server's counters before and after, the client's result, and whether the two
+/// agree on the commits.
+fn record_counters(
+    s: &TestSetup<'_>,
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+    result: &RunResult,
+    w: &mut RunWrite,
+) {
+    let plan = s.plan;
+    let hygiene = &s.campaign.spec.hygiene;
     // Counters and the server-side ground truth.
-    for (name, b) in &before {
+    for (name, b) in before {
         let a = after.get(name).copied();
         w.counters.push(CounterRecord {
             name: name.clone(),
@@ -624,8 +705,8 @@ fn run_test_inner(
     w.run.wal_bytes = delta("pg.wal.lsn_bytes").map(|d| d as i64);
     w.run.db_size_start = before.get("pg.db.size_bytes").map(|v| *v as i64);
     w.run.db_size_end = after.get("pg.db.size_bytes").map(|v| *v as i64);
-    convert::fill_run(&mut w.run, &result);
-    w.histograms = convert::histograms(&result);
+    convert::fill_run(&mut w.run, result);
+    w.histograms = convert::histograms(result);
     if let (Some(server), Some(client)) = (w.run.server_commits, w.run.transactions) {
         let pct = 100.0 * (server - client).abs() as f64 / (client.max(1)) as f64;
         w.run.commit_mismatch_pct = Some(pct);
@@ -639,8 +720,10 @@ fn run_test_inner(
             ));
         }
     }
-    // Settings in force.
-    let mut pg = Pg::connect(&target.conn)?;
+}
+
+/// The server's settings in force during the test.
+fn record_settings(pg: &mut Pg, w: &mut RunWrite) -> Result<()> {
     for r in pg.rows(pgstats::SETTINGS_SQL)? {
         let get = |i: usize| r.get(i).cloned().flatten();
         if let Some(name) = get(0) {
@@ -653,12 +736,6 @@ fn run_test_inner(
             });
         }
     }
-    // Cleanup (timed): leave the history table empty for the next test.
-    let t0 = Instant::now();
-    if hygiene.truncate_history {
-        pg.exec("TRUNCATE pgbench_history")?;
-    }
-    w.run.cleanup_s = Some(t0.elapsed().as_secs_f64());
     Ok(())
 }
 

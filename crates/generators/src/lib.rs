@@ -21,6 +21,7 @@
 //! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
 //! | [`group`] | `pgsurge dist wait`: generators' results from a store, merged |
 //! | [`ssh`] | `pgsurge dist ssh`: one generator per host over `ssh` |
+//! | `fuzzing` | the body of the fuzz target over result documents (`fuzz/fuzz_targets/merge_documents.rs`) |
 #![warn(missing_docs)]
 
 use std::path::PathBuf;
