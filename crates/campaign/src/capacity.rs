@@ -144,7 +144,7 @@ pub fn step_plans(template: &TestPlan, rate: f64, repeats: u32, seed: u64) -> Ve
 pub fn judge(rate: f64, runs: &[&Run], cap: &CapacitySection) -> Step {
     let values: Vec<f64> = runs
         .iter()
-        .filter_map(|r| percentile_of(r, cap.percentile))
+        .filter_map(|r| r.record.latency_percentile_ms(cap.percentile))
         .collect();
     let tps: Vec<f64> = runs.iter().filter_map(|r| r.record.tps).collect();
     let mean_tps = if tps.is_empty() {
@@ -180,17 +180,6 @@ pub fn judge(rate: f64, runs: &[&Run], cap: &CapacitySection) -> Step {
         mean_tps,
         pass: why.is_empty(),
         why,
-    }
-}
-
-fn percentile_of(run: &Run, p: f64) -> Option<f64> {
-    let r = &run.record;
-    match p {
-        50.0 => r.latency_p50_ms,
-        90.0 => r.latency_p90_ms,
-        95.0 => r.latency_p95_ms,
-        99.0 => r.latency_p99_ms,
-        _ => r.latency_p999_ms,
     }
 }
 

@@ -8,7 +8,8 @@
 //! in, data out: reading files and printing live in `merge_cli.rs`.
 
 use hdrhistogram::Histogram;
-use pgsurge_results::progress_counters::{IntervalSample, Percentile};
+use pgsurge_results::percentile::latency_percentiles;
+use pgsurge_results::progress_counters::IntervalSample;
 use pgsurge_results::{
     CommandResult, LatencySummary, MergedGenerator, RunResult, ScriptResult, SimpleStats,
     TxnSummary, DEFAULT_PERCENTILES, SCHEMA_VERSION,
@@ -221,19 +222,11 @@ fn summary_from(s: SimpleStats, hist: Option<&Histogram<u64>>, ranks: &[f64]) ->
         stddev_ms: s.stddev().and_then(|m| finite(m / 1000.0)),
         min_ms: measured.then_some(s.min / 1000.0),
         max_ms: measured.then_some(s.max / 1000.0),
-        percentiles: hist.map(|h| percentiles(h, ranks)).unwrap_or_default(),
+        percentiles: hist
+            .map(|h| latency_percentiles(h, ranks))
+            .unwrap_or_default(),
         histogram: hist.and_then(histograms::encode),
     }
-}
-
-fn percentiles(h: &Histogram<u64>, ranks: &[f64]) -> Vec<Percentile> {
-    ranks
-        .iter()
-        .map(|&p| Percentile {
-            percentile: p,
-            latency_ms: h.value_at_percentile(p.clamp(0.0, 100.0)) as f64 / 1000.0,
-        })
-        .collect()
 }
 
 fn merge_txn(
@@ -409,7 +402,7 @@ fn merge_intervals(
                 stddev_ms: (ex2 - mean * mean).max(0.0).sqrt(),
                 lag_ms: weighted(|p| p.lag_ms),
                 percentiles: match (&hist, ranks.is_empty()) {
-                    (Some(h), false) if !h.is_empty() => percentiles(h, ranks),
+                    (Some(h), false) if !h.is_empty() => latency_percentiles(h, ranks),
                     _ => Vec::new(),
                 },
                 histogram: hist.as_ref().and_then(histograms::encode),

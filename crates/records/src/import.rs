@@ -469,12 +469,9 @@ pub fn to_run_write(
             run.finished_at = Some(epoch_to_rfc3339(b + 1.0));
         }
         if let Some(h) = &log.histogram {
-            let q = |p: f64| Some(h.value_at_quantile(p) as f64 / 1000.0);
-            run.latency_p50_ms = q(0.5);
-            run.latency_p90_ms = q(0.9);
-            run.latency_p95_ms = q(0.95);
-            run.latency_p99_ms = q(0.99);
-            run.latency_p999_ms = q(0.999);
+            run.set_latency_percentiles(|rank| {
+                Some(pgsurge_results::percentile::latency_ms_at(h, rank))
+            });
             run.latency_min_ms = Some(h.min() as f64 / 1000.0);
             run.latency_max_ms = Some(h.max() as f64 / 1000.0);
             w.histograms.push(

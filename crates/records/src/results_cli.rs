@@ -255,35 +255,6 @@ struct Selection {
     target: Option<String>,
 }
 
-/// A set given by id or name (the newest set of that name), as `report` and `compare`
-/// take it.
-fn resolve_set(store: &mut Store, s: &str) -> Result<i64, String> {
-    let sets = store.list_sets().map_err(|e| e.to_string())?;
-    if let Ok(id) = s.parse::<i64>() {
-        if sets.iter().any(|x| x.id == id) {
-            return Ok(id);
-        }
-    }
-    sets.iter()
-        .rev()
-        .find(|x| x.record.name == s)
-        .map(|x| x.id)
-        .ok_or_else(|| {
-            let known: Vec<String> = sets
-                .iter()
-                .map(|x| format!("{} ({})", x.id, x.record.name))
-                .collect();
-            format!(
-                "no set \"{s}\" in the store; sets: {}",
-                if known.is_empty() {
-                    "none".into()
-                } else {
-                    known.join(", ")
-                }
-            )
-        })
-}
-
 /// Set and target names of the runs' ids.
 struct Names {
     sets: std::collections::BTreeMap<i64, String>,
@@ -320,7 +291,7 @@ impl Names {
 /// The selected runs, in store order, with the names of their sets and targets.
 fn select_runs(store: &mut Store, sel: &Selection) -> Result<(Vec<Run>, Names), String> {
     let set_id = match &sel.set {
-        Some(s) => Some(resolve_set(store, s)?),
+        Some(s) => Some(store.resolve_set(s).map_err(|e| e.to_string())?),
         None => None,
     };
     let names = Names::load(store)?;
@@ -443,7 +414,7 @@ fn show(
         return write_stdout(safe(&text).as_bytes());
     }
     let set_id = match set {
-        Some(s) => resolve_set(store, &s)?,
+        Some(s) => store.resolve_set(&s).map_err(|e| e.to_string())?,
         None => store
             .list_sets()
             .map_err(|e| e.to_string())?
@@ -1125,9 +1096,9 @@ mod tests {
     #[test]
     fn sets_and_targets_are_chosen_by_name_or_id() {
         let mut s = store();
-        assert_eq!(resolve_set(&mut s, "nightly, \"main\"").unwrap(), 1);
-        assert_eq!(resolve_set(&mut s, "1").unwrap(), 1);
-        let e = resolve_set(&mut s, "weekly").unwrap_err();
+        assert_eq!(s.resolve_set("nightly, \"main\"").unwrap(), 1);
+        assert_eq!(s.resolve_set("1").unwrap(), 1);
+        let e = s.resolve_set("weekly").unwrap_err().to_string();
         assert!(
             e.contains("no set \"weekly\"") && e.contains("1 (nightly"),
             "{e}"

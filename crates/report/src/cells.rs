@@ -260,11 +260,11 @@ fn cell_percentiles(store: &mut Store, runs: &[&Run]) -> Result<Percentiles, Sto
         if let Some(h) = histogram::merged(&records, "latency", -1)? {
             if !h.is_empty() {
                 // Histograms record microseconds.
-                let q = |p: f64| h.value_at_quantile(p) as f64 / 1000.0;
+                let q = |rank: f64| pgsurge_results::percentile::latency_ms_at(&h, rank);
                 return Ok(Percentiles {
-                    p50: q(0.50),
-                    p90: q(0.90),
-                    p99: q(0.99),
+                    p50: q(50.0),
+                    p90: q(90.0),
+                    p99: q(99.0),
                 });
             }
         }

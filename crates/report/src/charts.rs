@@ -325,12 +325,32 @@ impl LineChart {
         svg
     }
 
+    /// Draws the plot into `out`: the axes over the data's ranges, then each drawn
+    /// series (band, lines, markers), then the vertical event markers.
     fn draw(&self, out: &mut String) -> Result<(), String> {
-        let finite = |x: f64, y: f64| x.is_finite() && y.is_finite();
         let drawn = self.drawn();
+        let (x_range, y_range, empty) = self.ranges(&drawn);
+        let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = self.axes(&root, &drawn, x_range, y_range, empty)?;
+        for (ci, s) in &drawn {
+            let c = color(*ci);
+            self.draw_band(&mut chart, s, c)?;
+            let segments = self.draw_lines(&mut chart, s, c)?;
+            draw_point_markers(&mut chart, s.marker, segments, c)?;
+        }
+        self.draw_event_markers(&mut chart, y_range)?;
+        root.present().map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// The x and y ranges of the plot (over the drawn points and bands, the event
+    /// markers and the fixed x bounds), and whether there is no data (then unit ranges).
+    fn ranges(&self, drawn: &[(usize, &Series)]) -> ((f64, f64), (f64, f64), bool) {
+        let finite = |x: f64, y: f64| x.is_finite() && y.is_finite();
         let mut xs = Vec::new();
         let mut ys = Vec::new();
-        for (_, s) in &drawn {
+        for (_, s) in drawn {
             for &(x, y) in &s.points {
                 let x = self.tx(x);
                 if finite(x, y) {
@@ -351,7 +371,7 @@ impl LineChart {
         if let Some((lo, hi)) = self.x_bounds {
             xs.extend([self.tx(lo), self.tx(hi)]);
         }
-        let (x_range, y_range, empty) = match (bounds(xs.into_iter()), bounds(ys.into_iter())) {
+        match (bounds(xs.into_iter()), bounds(ys.into_iter())) {
             (Some(x), Some(y)) if !empty_data => {
                 let (x0, x1) = match self.x_scale {
                     XScale::Log2 => (x.0 - 0.25, x.1 + 0.25),
@@ -365,9 +385,18 @@ impl LineChart {
                 ((x0, x1), (y0, y1), false)
             }
             _ => ((0.0, 1.0), (0.0, 1.0), true),
-        };
-        let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        }
+    }
+
+    /// The caption, the axes with their labels and ticks, and the grid.
+    fn axes<'a, 'b>(
+        &self,
+        root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+        drawn: &[(usize, &Series)],
+        x_range: (f64, f64),
+        y_range: (f64, f64),
+        empty: bool,
+    ) -> Result<Chart<'a, 'b>, String> {
         let caption = if empty {
             format!("{} (no data)", self.title)
         } else {
@@ -382,7 +411,7 @@ impl LineChart {
                     .flat_map(|(_, s)| s.points.iter())
                     .all(|p| !p.0.is_finite() || p.0.fract() == 0.0));
         let ticks = x_ticks(x_range, integral_x);
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart = ChartBuilder::on(root)
             .caption(caption, ("sans-serif", 17))
             .margin(12)
             .x_label_area_size(38)
@@ -416,96 +445,131 @@ impl LineChart {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (ci, s) in &drawn {
-            let c = color(*ci);
-            let band: Vec<(f64, f64, f64)> = s
-                .band
+        Ok(chart)
+    }
+
+    /// The series' shaded band (its finite corners), if it has one.
+    fn draw_band(&self, chart: &mut Chart<'_, '_>, s: &Series, c: RGBColor) -> Result<(), String> {
+        let band: Vec<(f64, f64, f64)> = s
+            .band
+            .iter()
+            .map(|b| (self.tx(b.0), b.1, b.2))
+            .filter(|b| b.0.is_finite() && b.1.is_finite() && b.2.is_finite())
+            .collect();
+        if !band.is_empty() {
+            let polygon: Vec<(f64, f64)> = band
                 .iter()
-                .map(|b| (self.tx(b.0), b.1, b.2))
-                .filter(|b| b.0.is_finite() && b.1.is_finite() && b.2.is_finite())
+                .map(|b| (b.0, b.2))
+                .chain(band.iter().rev().map(|b| (b.0, b.1)))
                 .collect();
-            if !band.is_empty() {
-                let polygon: Vec<(f64, f64)> = band
-                    .iter()
-                    .map(|b| (b.0, b.2))
-                    .chain(band.iter().rev().map(|b| (b.0, b.1)))
-                    .collect();
-                chart
-                    .draw_series(std::iter::once(Polygon::new(polygon, c.mix(0.15).filled())))
-                    .map_err(|e| e.to_string())?;
-            }
-            let segments: Vec<Vec<(f64, f64)>> = s
-                .segments()
-                .into_iter()
-                .map(|seg| {
-                    seg.into_iter()
-                        .map(|(x, y)| (self.tx(x), y))
-                        .filter(|p| p.0.is_finite())
-                        .collect::<Vec<_>>()
-                })
-                .filter(|seg| !seg.is_empty())
-                .collect();
-            let style = c.stroke_width(2);
-            for seg in &segments {
-                if seg.len() == 1 && s.marker == Marker::None {
-                    // A lone sample between gaps: a dot, or it would not be seen.
-                    chart
-                        .draw_series(std::iter::once(Circle::new(seg[0], 3, c.filled())))
-                        .map_err(|e| e.to_string())?;
-                    continue;
-                }
-                let pts = seg.clone();
-                match s.dash {
-                    Dash::Solid => chart.draw_series(LineSeries::new(pts, style)).map(|_| ()),
-                    Dash::Dashed => chart
-                        .draw_series(DashedLineSeries::new(pts, 6, 4, style))
-                        .map(|_| ()),
-                    Dash::Dotted => chart
-                        .draw_series(DashedLineSeries::new(pts, 2, 4, style))
-                        .map(|_| ()),
-                    Dash::LongDash => chart
-                        .draw_series(DashedLineSeries::new(pts, 12, 5, style))
-                        .map(|_| ()),
-                }
+            chart
+                .draw_series(std::iter::once(Polygon::new(polygon, c.mix(0.15).filled())))
                 .map_err(|e| e.to_string())?;
-            }
-            let pts: Vec<(f64, f64)> = segments.into_iter().flatten().collect();
-            let hollow = c.stroke_width(2);
-            let res =
-                match s.marker {
-                    Marker::None => Ok(()),
-                    Marker::Circle => chart
-                        .draw_series(pts.iter().map(|p| Circle::new(*p, 4, hollow)))
-                        .map(|_| ()),
-                    Marker::Square => chart
-                        .draw_series(pts.iter().map(|p| {
-                            EmptyElement::at(*p) + Rectangle::new([(-4, -4), (4, 4)], hollow)
-                        }))
-                        .map(|_| ()),
-                    Marker::Triangle => chart
-                        .draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 5, hollow)))
-                        .map(|_| ()),
-                    Marker::Cross => chart
-                        .draw_series(pts.iter().map(|p| Cross::new(*p, 4, hollow)))
-                        .map(|_| ()),
-                };
-            res.map_err(|e| e.to_string())?;
         }
-        if !self.markers.is_empty() {
-            let grey = RGBColor(120, 120, 120);
-            for &m in &self.markers {
-                let line = DashedLineSeries::new(
-                    vec![(self.tx(m), y_range.0), (self.tx(m), y_range.1)],
-                    5,
-                    4,
-                    grey.stroke_width(1),
-                );
-                chart.draw_series(line).map_err(|e| e.to_string())?;
-            }
-        }
-        root.present().map_err(|e| e.to_string())?;
         Ok(())
     }
+
+    /// The series' lines, one per run of finite points, in its dash style; returns
+    /// those runs (on the plot's x scale).
+    fn draw_lines(
+        &self,
+        chart: &mut Chart<'_, '_>,
+        s: &Series,
+        c: RGBColor,
+    ) -> Result<Vec<Vec<(f64, f64)>>, String> {
+        let segments: Vec<Vec<(f64, f64)>> = s
+            .segments()
+            .into_iter()
+            .map(|seg| {
+                seg.into_iter()
+                    .map(|(x, y)| (self.tx(x), y))
+                    .filter(|p| p.0.is_finite())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|seg| !seg.is_empty())
+            .collect();
+        let style = c.stroke_width(2);
+        for seg in &segments {
+            if seg.len() == 1 && s.marker == Marker::None {
+                // A lone sample between gaps: a dot, or it would not be seen.
+                chart
+                    .draw_series(std::iter::once(Circle::new(seg[0], 3, c.filled())))
+                    .map_err(|e| e.to_string())?;
+                continue;
+            }
+            let pts = seg.clone();
+            match s.dash {
+                Dash::Solid => chart.draw_series(LineSeries::new(pts, style)).map(|_| ()),
+                Dash::Dashed => chart
+                    .draw_series(DashedLineSeries::new(pts, 6, 4, style))
+                    .map(|_| ()),
+                Dash::Dotted => chart
+                    .draw_series(DashedLineSeries::new(pts, 2, 4, style))
+                    .map(|_| ()),
+                Dash::LongDash => chart
+                    .draw_series(DashedLineSeries::new(pts, 12, 5, style))
+                    .map(|_| ()),
+            }
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(segments)
+    }
+
+    /// The vertical dashed lines at the event markers (e.g. checkpoints).
+    fn draw_event_markers(
+        &self,
+        chart: &mut Chart<'_, '_>,
+        y_range: (f64, f64),
+    ) -> Result<(), String> {
+        let grey = RGBColor(120, 120, 120);
+        for &m in &self.markers {
+            let line = DashedLineSeries::new(
+                vec![(self.tx(m), y_range.0), (self.tx(m), y_range.1)],
+                5,
+                4,
+                grey.stroke_width(1),
+            );
+            chart.draw_series(line).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+/// The plotting area of a chart: numeric x and y.
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A hollow marker of shape `marker` on each point of `segments`.
+fn draw_point_markers(
+    chart: &mut Chart<'_, '_>,
+    marker: Marker,
+    segments: Vec<Vec<(f64, f64)>>,
+    c: RGBColor,
+) -> Result<(), String> {
+    let pts: Vec<(f64, f64)> = segments.into_iter().flatten().collect();
+    let hollow = c.stroke_width(2);
+    let res = match marker {
+        Marker::None => Ok(()),
+        Marker::Circle => chart
+            .draw_series(pts.iter().map(|p| Circle::new(*p, 4, hollow)))
+            .map(|_| ()),
+        Marker::Square => chart
+            .draw_series(
+                pts.iter()
+                    .map(|p| EmptyElement::at(*p) + Rectangle::new([(-4, -4), (4, 4)], hollow)),
+            )
+            .map(|_| ()),
+        Marker::Triangle => chart
+            .draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 5, hollow)))
+            .map(|_| ()),
+        Marker::Cross => chart
+            .draw_series(pts.iter().map(|p| Cross::new(*p, 4, hollow)))
+            .map(|_| ()),
+    };
+    res.map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -162,7 +162,7 @@ pub fn report_with(a: &ReportArgs) -> i32 {
         let mut store = open(a.store.as_deref())?;
         let mut sets = Vec::new();
         for s in &a.sets {
-            sets.push(resolve_set(&mut store, s)?);
+            sets.push(store.resolve_set(s).map_err(|e| e.to_string())?);
         }
         let files = write_report(&mut store, &ReportRequest { sets }, &a.output).map_err(|e| {
             if let crate::pages::ReportError::NoneReadable { skipped, .. } = &e {
@@ -343,33 +343,6 @@ fn compare_in(
     Ok(c)
 }
 
-fn resolve_set(store: &mut Store, s: &str) -> Result<i64, String> {
-    let sets = store.list_sets().map_err(|e| e.to_string())?;
-    if let Ok(id) = s.parse::<i64>() {
-        if sets.iter().any(|x| x.id == id) {
-            return Ok(id);
-        }
-    }
-    sets.iter()
-        .rev()
-        .find(|x| x.record.name == s)
-        .map(|x| x.id)
-        .ok_or_else(|| {
-            let known: Vec<String> = sets
-                .iter()
-                .map(|x| format!("{} ({})", x.id, x.record.name))
-                .collect();
-            format!(
-                "no set \"{s}\" in the store; sets: {}",
-                if known.is_empty() {
-                    "none".into()
-                } else {
-                    known.join(", ")
-                }
-            )
-        })
-}
-
 fn target_names(store: &mut Store) -> Result<BTreeMap<i64, String>, String> {
     let mut names = BTreeMap::new();
     for s in store.list_sets().map_err(|e| e.to_string())? {
@@ -514,7 +487,7 @@ fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Resul
     } else {
         let set_id = match &sel.set {
             Some(s) => {
-                let id = resolve_set(store, s)?;
+                let id = store.resolve_set(s).map_err(|e| e.to_string())?;
                 label_parts.push(store.set(id).map_err(|e| e.to_string())?.record.name);
                 Some(id)
             }

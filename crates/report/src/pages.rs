@@ -246,6 +246,7 @@ pub(crate) fn chart_div(c: &LineChart, count: &mut usize) -> String {
     format!("<div class=\"chart\">{}</div>", c.to_html())
 }
 
+/// The index page, section by section; returns it and its number of charts.
 fn index_page(
     store: &mut Store,
     sets: &[Set],
@@ -256,8 +257,22 @@ fn index_page(
 ) -> Result<(String, usize), StoreError> {
     let mut body = String::new();
     let mut n = 0;
+    body.push_str(&sets_section(sets));
+    body.push_str(&targets_section(store, sets)?);
+    body.push_str(&warnings_section(store)?);
+    let styles = LineStyles::of(sets, cells);
+    let style_of = |name: &str| styles.index(name);
+    body.push_str(&client_and_scale_charts(sets, cells, &style_of, &mut n));
+    body.push_str(&rate_charts(sets, cells, &style_of, &mut n));
+    body.push_str(&scale_clients_tables(sets, cells));
+    body.push_str(&comparisons_section(sets, cells, target_order));
+    body.push_str(&tests_section(sets, runs, target_names));
+    Ok((page("pgsurge report", "", &body), n))
+}
 
-    // Sets and targets.
+/// The sets: name, id, kind, status, test counts, creation, description.
+fn sets_section(sets: &[Set]) -> String {
+    let mut body = String::new();
     body.push_str("<h2>Sets</h2>");
     let rows: Vec<Vec<String>> = sets
         .iter()
@@ -288,6 +303,12 @@ fn index_page(
         .map(String::from),
         &rows,
     ));
+    body
+}
+
+/// The targets of every set (passwords redacted), when there are any.
+fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError> {
+    let mut body = String::new();
     let mut trows = Vec::new();
     for s in sets {
         for t in store.targets(s.id)? {
@@ -329,6 +350,12 @@ fn index_page(
         ));
     }
 
+    Ok(body)
+}
+
+/// The store's warnings, when there are any.
+fn warnings_section(store: &mut Store) -> Result<String, StoreError> {
+    let mut body = String::new();
     let warnings = store.warnings(None)?;
     if !warnings.is_empty() {
         body.push_str("<h2>Warnings</h2><ul>");
@@ -343,26 +370,47 @@ fn index_page(
         body.push_str("</ul>");
     }
 
-    // Matrix charts, unthrottled cells.
+    Ok(body)
+}
+
+/// One colour and marker per line (set · target · workload), the same in every chart.
+struct LineStyles(Vec<String>);
+
+impl LineStyles {
+    fn of(sets: &[Set], cells: &[Cell]) -> LineStyles {
+        let mut line_names: Vec<String> = Vec::new();
+        for c in cells {
+            let n = line_name(sets, c, "");
+            if !line_names.contains(&n) {
+                line_names.push(n);
+            }
+        }
+        LineStyles(line_names)
+    }
+
+    /// The style of the line named `name` (or of a line name it extends).
+    fn index(&self, name: &str) -> usize {
+        self.0
+            .iter()
+            .position(|n| name.starts_with(n.as_str()))
+            .unwrap_or(0)
+    }
+}
+
+/// Unthrottled cells: throughput and latency percentiles against clients, one pair of
+/// charts per scale, and throughput against scale when there are several.
+fn client_and_scale_charts(
+    sets: &[Set],
+    cells: &[Cell],
+    style_of: &dyn Fn(&str) -> usize,
+    n: &mut usize,
+) -> String {
+    let mut body = String::new();
     let plain: Vec<&Cell> = cells
         .iter()
         .filter(|c| c.key.rate_milli == 0 && !c.tps.is_empty())
         .collect();
     let scales: BTreeSet<i64> = plain.iter().map(|c| c.key.scale).collect();
-    // One colour and marker per line (set · target · workload), the same in every chart.
-    let mut line_names: Vec<String> = Vec::new();
-    for c in cells {
-        let n = line_name(sets, c, "");
-        if !line_names.contains(&n) {
-            line_names.push(n);
-        }
-    }
-    let style_of = |name: &str| {
-        line_names
-            .iter()
-            .position(|n| name.starts_with(n.as_str()))
-            .unwrap_or(0)
-    };
     if !plain.is_empty() {
         body.push_str("<h2>Throughput and latency against clients</h2><div class=\"charts\">");
         for &scale in &scales {
@@ -379,11 +427,11 @@ fn index_page(
                 |c| line_name(sets, c, ""),
                 |c| c.key.clients as f64,
                 |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
-                &style_of,
+                style_of,
             );
             chart.x_scale = XScale::Log2;
             chart.note = "Points: median of the repeats; band: min–max of the repeats; markers only at measured client counts.".into();
-            body.push_str(&chart_div(&chart, &mut n));
+            body.push_str(&chart_div(&chart, n));
             let mut lat = LineChart {
                 title: format!("Latency percentiles against clients, scale {scale}"),
                 x_label: "clients (log₂ axis)".into(),
@@ -416,7 +464,7 @@ fn index_page(
                     });
                 }
             }
-            body.push_str(&chart_div(&lat, &mut n));
+            body.push_str(&chart_div(&lat, n));
         }
         body.push_str("</div>");
         if scales.len() > 1 {
@@ -429,16 +477,26 @@ fn index_page(
                 |c| line_name(sets, c, &format!("c={}", c.key.clients)),
                 |c| c.key.scale as f64,
                 |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
-                &style_of,
+                style_of,
             );
             chart.x_scale = XScale::Log2;
             chart.note = "Median of the repeats; band: min–max.".into();
-            body.push_str(&chart_div(&chart, &mut n));
+            body.push_str(&chart_div(&chart, n));
             body.push_str("</div>");
         }
     }
 
-    // Rate sets: latency against target rate.
+    body
+}
+
+/// Rate-limited cells: p99 latency and achieved throughput against the target rate.
+fn rate_charts(
+    sets: &[Set],
+    cells: &[Cell],
+    style_of: &dyn Fn(&str) -> usize,
+    n: &mut usize,
+) -> String {
+    let mut body = String::new();
     let rated: Vec<&Cell> = cells
         .iter()
         .filter(|c| c.key.rate_milli != 0 && !c.tps.is_empty())
@@ -453,9 +511,9 @@ fn index_page(
             |c| line_name(sets, c, &format!("s={} c={}", c.key.scale, c.key.clients)),
             |c| c.key.rate().unwrap_or(0.0),
             |c| (c.latency_ms.p99, None),
-            &style_of,
+            style_of,
         );
-        body.push_str(&chart_div(&chart, &mut n));
+        body.push_str(&chart_div(&chart, n));
         let chart = matrix_chart(
             "Achieved TPS against target rate",
             "target rate (tps)",
@@ -464,13 +522,19 @@ fn index_page(
             |c| line_name(sets, c, &format!("s={} c={}", c.key.scale, c.key.clients)),
             |c| c.key.rate().unwrap_or(0.0),
             |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
-            &style_of,
+            style_of,
         );
-        body.push_str(&chart_div(&chart, &mut n));
+        body.push_str(&chart_div(&chart, n));
         body.push_str("</div>");
     }
 
-    // Scale × clients tables, one per (set, target, workload, rate, mode).
+    body
+}
+
+/// Scale × clients tables of median TPS, one per (set, target, workload, rate, mode),
+/// each entry linking to its tests.
+fn scale_clients_tables(sets: &[Set], cells: &[Cell]) -> String {
+    let mut body = String::new();
     body.push_str("<h2>Scale × clients (median TPS of repeats)</h2>");
     let mut groups: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
     for c in cells {
@@ -495,36 +559,7 @@ fn index_page(
                     let cell = group
                         .iter()
                         .find(|c| c.key.scale == *s && c.key.clients == *cl);
-                    row.push(match cell {
-                        Some(c) => {
-                            let links: Vec<String> = c
-                                .run_ids
-                                .iter()
-                                .map(|id| format!("<a href=\"run-{id}.html\">#{id}</a>"))
-                                .collect();
-                            let mut failed = if c.failed > 0 {
-                                format!(" <span class=\"warn\">({} failed)</span>", c.failed)
-                            } else {
-                                String::new()
-                            };
-                            if c.client_bound > 0 {
-                                let _ = write!(
-                                    failed,
-                                    " <span class=\"warn\" title=\"the client was the \
-                                     bottleneck: these figures measure the client\">\
-                                     (client-bound {} of {})</span>",
-                                    c.client_bound,
-                                    c.run_ids.len()
-                                );
-                            }
-                            format!(
-                                "{}<br><span class=\"muted\">{}</span>{failed}",
-                                num(c.tps_median, 1),
-                                links.join(" ")
-                            )
-                        }
-                        None => String::new(),
-                    });
+                    row.push(cell.map(table_entry).unwrap_or_default());
                 }
                 row
             })
@@ -532,7 +567,46 @@ fn index_page(
         body.push_str(&table(&header, &rows));
     }
 
-    // Comparisons: targets within a set, and sets against the first set.
+    body
+}
+
+/// One entry of a scale × clients table: the median TPS, links to the tests, and how
+/// many failed or were client-bound.
+fn table_entry(c: &&Cell) -> String {
+    let links: Vec<String> = c
+        .run_ids
+        .iter()
+        .map(|id| format!("<a href=\"run-{id}.html\">#{id}</a>"))
+        .collect();
+    let mut failed = if c.failed > 0 {
+        format!(" <span class=\"warn\">({} failed)</span>", c.failed)
+    } else {
+        String::new()
+    };
+    if c.client_bound > 0 {
+        let _ = write!(
+            failed,
+            " <span class=\"warn\" title=\"the client was the \
+             bottleneck: these figures measure the client\">\
+             (client-bound {} of {})</span>",
+            c.client_bound,
+            c.run_ids.len()
+        );
+    }
+    format!(
+        "{}<br><span class=\"muted\">{}</span>{failed}",
+        num(c.tps_median, 1),
+        links.join(" ")
+    )
+}
+
+/// Comparisons: targets within a set, and sets against the first set.
+fn comparisons_section(
+    sets: &[Set],
+    cells: &[Cell],
+    target_order: &BTreeMap<i64, Vec<String>>,
+) -> String {
+    let mut body = String::new();
     let comparisons = comparisons(sets, cells, target_order);
     if !comparisons.is_empty() {
         body.push_str("<h2>Comparisons</h2>");
@@ -541,7 +615,12 @@ fn index_page(
         }
     }
 
-    // All tests.
+    body
+}
+
+/// Every test, linking to its page.
+fn tests_section(sets: &[Set], runs: &[Run], target_names: &BTreeMap<i64, String>) -> String {
+    let mut body = String::new();
     body.push_str("<h2>Tests</h2>");
     let rows: Vec<Vec<String>> = runs
         .iter()
@@ -587,7 +666,7 @@ fn index_page(
         .map(String::from),
         &rows,
     ));
-    Ok((page("pgsurge report", "", &body), n))
+    body
 }
 
 /// Comparisons the index shows: every further target of a set against its first target

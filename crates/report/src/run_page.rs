@@ -270,6 +270,7 @@ fn max_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
         .fold(None, |a, v| Some(a.map_or(v, |a: f64| a.max(v))))
 }
 
+/// A test's page, section by section; returns it and its number of charts.
 pub(crate) fn run_page(
     run: &LoadedRun,
     set_name: &str,
@@ -283,26 +284,11 @@ pub(crate) fn run_page(
     let view = interval_view(&run.intervals);
     let points = metric_points(&run.metrics, t0);
     let names: BTreeSet<&str> = points.keys().copied().collect();
-    let x_label = "seconds since the measured start";
-    // The whole measured test on every time axis, whatever a chart's samples cover.
-    let end = run
-        .intervals
-        .iter()
-        .filter(|i| !i.warmup)
-        .map(|i| i.elapsed_s + i.duration_s)
-        .chain(rec.measured_s)
-        .chain(
-            points
-                .values()
-                .flatten()
-                .map(|p| p.0)
-                .filter(|x| x.is_finite()),
-        )
-        .fold(0.0, f64::max);
+    let end = time_axis_end(run, &points);
     let mk = |title: &str, y: &str, series: Vec<Series>, note: String| LineChart {
         x_bounds: Some((0.0, end)),
         title: title.into(),
-        x_label: x_label.into(),
+        x_label: "seconds since the measured start".into(),
         y_label: y.into(),
         series,
         markers: markers.clone(),
@@ -311,9 +297,62 @@ pub(crate) fn run_page(
         note,
         ..Default::default()
     };
-    let metric = |name: &str, label: &str| -> Option<Series> {
-        points.get(name).map(|p| Series::line(label, p.clone()))
-    };
+    let cpus = cpu_families(&names);
+    let wal_name = ["pg.wal.lsn_bytes_per_s", "pg.wal.bytes_per_s"]
+        .into_iter()
+        .find(|n| points.contains_key(n));
+    body.push_str(&summary_section(run, set_name));
+    body.push_str(&limits_section(
+        run, &view, &points, &names, &markers, &cpus, wal_name,
+    ));
+    body.push_str(&limits_charts(
+        run, &view, &points, &cpus, wal_name, &mk, &mut n,
+    ));
+    body.push_str(&where_time_goes(run, &points, &mk, &mut n));
+    body.push_str(&all_metrics_section(&names, &points, info, &mk, &mut n));
+    body.push_str(&options_section(run));
+    body.push_str(&scripts_section(run));
+    body.push_str(&counters_section(run));
+    body.push_str(&settings_section(run));
+    body.push_str(&environment_section(run));
+    let title = format!("Test #{} — {}", run.run.id, CellKey::of(&run.run).label());
+    (
+        page(&title, "<a href=\"index.html\">← report index</a>", &body),
+        n,
+    )
+}
+
+/// The end of every time axis: the whole measured test, whatever a chart's samples
+/// cover.
+fn time_axis_end(run: &LoadedRun, points: &BTreeMap<&str, Vec<(f64, f64)>>) -> f64 {
+    run.intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.elapsed_s + i.duration_s)
+        .chain(run.run.record.measured_s)
+        .chain(
+            points
+                .values()
+                .flatten()
+                .map(|p| p.0)
+                .filter(|x| x.is_finite()),
+        )
+        .fold(0.0, f64::max)
+}
+
+/// A sampled metric as a series named `label`, when it was sampled.
+fn metric_series(
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    name: &str,
+    label: &str,
+) -> Option<Series> {
+    points.get(name).map(|p| Series::line(label, p.clone()))
+}
+
+/// The summary: what the test was and its headline numbers, and its warnings.
+fn summary_section(run: &LoadedRun, set_name: &str) -> String {
+    let rec = &run.run.record;
+    let mut body = String::new();
     let summary = vec![
         ("set".to_string(), set_name.to_string()),
         (
@@ -380,11 +419,23 @@ pub(crate) fn run_page(
         body.push_str("</ul>");
     }
 
-    // What limited this run?
-    let cpus = cpu_families(&names);
+    body
+}
+
+/// "What limited this run?": throughput spread, CPU, client threads, commits, WAL,
+/// checkpoints, disks and waits at a glance, with the hints the rules give.
+fn limits_section(
+    run: &LoadedRun,
+    view: &IntervalView<'_>,
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    names: &BTreeSet<&str>,
+    markers: &[f64],
+    cpus: &[(String, String)],
+    wal_name: Option<&str>,
+) -> String {
+    let mut body = String::new();
     let mut glance: Vec<(String, String)> = Vec::new();
-    let tps_series = view.tps();
-    let tps_pts: Vec<(f64, f64)> = tps_series.points.clone();
+    let tps_pts: Vec<(f64, f64)> = view.tps().points;
     glance.push((
         "tps per interval: mean / min / max".into(),
         match (
@@ -401,7 +452,7 @@ pub(crate) fn run_page(
         },
     ));
     let mut hints: Vec<String> = Vec::new();
-    for (prefix, role) in &cpus {
+    for (prefix, role) in cpus {
         let user = mean_of(points.get(format!("{prefix}.cpu.user_pct").as_str()));
         let sys = mean_of(points.get(format!("{prefix}.cpu.system_pct").as_str()));
         let iow = mean_of(points.get(format!("{prefix}.cpu.iowait_pct").as_str()));
@@ -444,9 +495,6 @@ pub(crate) fn run_page(
     if let Some(c) = mean_of(points.get("pg.db.xact_commit_per_s")) {
         glance.push(("server commits/s (mean)".into(), format!("{c:.1}")));
     }
-    let wal_name = ["pg.wal.lsn_bytes_per_s", "pg.wal.bytes_per_s"]
-        .into_iter()
-        .find(|n| points.contains_key(n));
     if let Some(w) = wal_name.and_then(|n| mean_of(points.get(n))) {
         glance.push(("WAL written (mean)".into(), human_rate(w)));
     }
@@ -512,6 +560,23 @@ pub(crate) fn run_page(
 
     body.push_str("<h2>What limited this run?</h2>");
     body.push_str(&kv_table(&glance));
+    body
+}
+
+/// The charts of what limited the run: throughput, latency percentiles, CPU, commit
+/// rates, WAL, schedule lag, failures.
+fn limits_charts(
+    run: &LoadedRun,
+    view: &IntervalView<'_>,
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    cpus: &[(String, String)],
+    wal_name: Option<&str>,
+    mk: ChartMaker<'_>,
+    n: &mut usize,
+) -> String {
+    let rec = &run.run.record;
+    let tps_series = view.tps();
+    let mut body = String::new();
     body.push_str("<div class=\"charts\">");
     let note = view.note();
     body.push_str(&chart_div(
@@ -521,7 +586,7 @@ pub(crate) fn run_page(
             vec![tps_series.clone()],
             note.clone(),
         ),
-        &mut n,
+        n,
     ));
     let mut lat: Vec<Series> = ["p50", "p90", "p99", "max"]
         .into_iter()
@@ -545,14 +610,14 @@ pub(crate) fn run_page(
             lat,
             note.clone(),
         ),
-        &mut n,
+        n,
     ));
-    for (prefix, role) in &cpus {
+    for (prefix, role) in cpus {
         let series: Vec<Series> = ["user", "system", "iowait"]
             .into_iter()
             .enumerate()
             .filter_map(|(k, part)| {
-                let mut s = metric(&format!("{prefix}.cpu.{part}_pct"), part)?;
+                let mut s = metric_series(points, &format!("{prefix}.cpu.{part}_pct"), part)?;
                 s.dash = Dash::nth(k);
                 Some(s)
             })
@@ -564,14 +629,14 @@ pub(crate) fn run_page(
                 series,
                 String::new(),
             ),
-            &mut n,
+            n,
         ));
     }
     let mut rates: Vec<Series> = Vec::new();
-    if let Some(s) = metric("pg.db.xact_commit_per_s", "server commits/s") {
+    if let Some(s) = metric_series(points, "pg.db.xact_commit_per_s", "server commits/s") {
         rates.push(s);
     }
-    if let Some(mut s) = metric("pg.db.xact_rollback_per_s", "server rollbacks/s") {
+    if let Some(mut s) = metric_series(points, "pg.db.xact_rollback_per_s", "server rollbacks/s") {
         s.dash = Dash::Dotted;
         rates.push(s);
     }
@@ -587,7 +652,7 @@ pub(crate) fn run_page(
                 rates,
                 "server: pg_stat_database counters sampled; client: per interval".into(),
             ),
-            &mut n,
+            n,
         ));
     }
     if let Some(name) = wal_name {
@@ -597,7 +662,7 @@ pub(crate) fn run_page(
         );
         body.push_str(&chart_div(
             &mk("WAL written", "MB/s", vec![s], format!("from {name}")),
-            &mut n,
+            n,
         ));
     }
     if rec.rate.is_some() {
@@ -610,7 +675,7 @@ pub(crate) fn run_page(
                 vec![view.series("mean", |i| i.lag_mean_ms), max],
                 note.clone(),
             ),
-            &mut n,
+            n,
         ));
     }
     let failures_seen = view.slots.iter().flatten().any(|(_, i)| {
@@ -633,7 +698,7 @@ pub(crate) fn run_page(
                 ],
                 note.clone(),
             ),
-            &mut n,
+            n,
         ));
     }
     body.push_str("</div>");
@@ -643,11 +708,20 @@ pub(crate) fn run_page(
         );
     }
 
-    body.push_str(&where_time_goes(run, &points, &mk, &mut n));
+    body
+}
 
-    // Every sampled metric: one chart per family and unit.
+/// Every sampled metric: one chart per family and unit.
+fn all_metrics_section(
+    names: &BTreeSet<&str>,
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    info: &BTreeMap<String, MetricInfo>,
+    mk: ChartMaker<'_>,
+    n: &mut usize,
+) -> String {
+    let mut body = String::new();
     let mut families: BTreeMap<(String, String), Vec<&str>> = BTreeMap::new();
-    for name in &names {
+    for name in names {
         families
             .entry((metric_family(name, info), metric_unit(name, info)))
             .or_default()
@@ -672,13 +746,19 @@ pub(crate) fn run_page(
                 .collect();
             body.push_str(&chart_div(
                 &mk(&format!("{family} ({unit})"), unit, series, String::new()),
-                &mut n,
+                n,
             ));
         }
         body.push_str("</div>");
     }
 
-    // Options, scripts, settings, environment.
+    body
+}
+
+/// The options the test ran with.
+fn options_section(run: &LoadedRun) -> String {
+    let rec = &run.run.record;
+    let mut body = String::new();
     if let Some(opts) = rec.options.as_ref().and_then(|o| o.as_object()) {
         body.push_str("<h2>Options</h2>");
         let rows: Vec<(String, String)> = opts
@@ -694,6 +774,13 @@ pub(crate) fn run_page(
             .collect();
         body.push_str(&kv_table(&rows));
     }
+    body
+}
+
+/// The scripts, with their weights.
+fn scripts_section(run: &LoadedRun) -> String {
+    let rec = &run.run.record;
+    let mut body = String::new();
     if let Some(scripts) = rec.scripts.as_ref().and_then(|s| s.as_array()) {
         body.push_str("<h2>Scripts</h2>");
         for sc in scripts {
@@ -709,6 +796,12 @@ pub(crate) fn run_page(
             );
         }
     }
+    body
+}
+
+/// The server counters sampled before and after the test.
+fn counters_section(run: &LoadedRun) -> String {
+    let mut body = String::new();
     if !run.counters.is_empty() {
         body.push_str("<h2>Server counters (before → after)</h2>");
         let rows: Vec<Vec<String>> = run
@@ -728,6 +821,12 @@ pub(crate) fn run_page(
             &rows,
         ));
     }
+    body
+}
+
+/// The server's non-default settings (masked again on display).
+fn settings_section(run: &LoadedRun) -> String {
+    let mut body = String::new();
     if !run.settings.is_empty() {
         body.push_str("<h2>Non-default settings</h2>");
         let rows: Vec<Vec<String>> = run
@@ -753,17 +852,19 @@ pub(crate) fn run_page(
             &rows,
         ));
     }
+    body
+}
+
+/// The environment the test ran in (redacted).
+fn environment_section(run: &LoadedRun) -> String {
+    let mut body = String::new();
     if let Some(env) = &run.environment {
         body.push_str("<h2>Environment</h2>");
         let mut rows = Vec::new();
         flatten_json("", &pgsurge_store::redact_json(env), &mut rows);
         body.push_str(&kv_table(&rows));
     }
-    let title = format!("Test #{} — {}", run.run.id, CellKey::of(&run.run).label());
-    (
-        page(&title, "<a href=\"index.html\">← report index</a>", &body),
-        n,
-    )
+    body
 }
 
 /// Builds a chart on the page's time axis: (title, y label, series, note).

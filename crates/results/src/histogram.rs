@@ -151,10 +151,7 @@ impl LatencyHistogram {
         if self.is_empty() {
             return None;
         }
-        Some(
-            self.to_hdr()
-                .value_at_percentile(percentile.clamp(0.0, 100.0)),
-        )
+        Some(crate::percentile::value_at_rank(&self.to_hdr(), percentile))
     }
 
     /// The same values as an `hdrhistogram` histogram (1 µs .. 1 h, growing as

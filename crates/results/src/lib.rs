@@ -12,6 +12,7 @@
 //! |---|---|
 //! | [`simple`] | pgbench's exact sums (`SimpleStats`) |
 //! | [`histogram`] | HDR latency histograms |
+//! | [`percentile`] | what a latency percentile is (rank → value) |
 //! | [`stats`] | per-thread, per-script, per-command statistics |
 //! | [`progress_counters`] | cross-thread progress counters and interval samples |
 //! | [`result`] | the serializable `RunResult` |
@@ -57,6 +58,7 @@ pub mod hdrlog;
 pub mod histogram;
 pub mod json;
 pub mod output;
+pub mod percentile;
 pub mod pgfmt;
 pub mod progress;
 pub mod progress_counters;

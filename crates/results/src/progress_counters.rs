@@ -330,14 +330,7 @@ pub fn interval_from_snapshots(
     let percentiles = if hist.is_empty() || percentiles.is_empty() {
         Vec::new()
     } else {
-        let hdr = hist.to_hdr();
-        percentiles
-            .iter()
-            .map(|&p| Percentile {
-                percentile: p,
-                latency_ms: hdr.value_at_percentile(p.clamp(0.0, 100.0)) as f64 / 1000.0,
-            })
-            .collect()
+        crate::percentile::latency_percentiles(&hist.to_hdr(), percentiles)
     };
     IntervalSample {
         elapsed_s,

@@ -167,15 +167,7 @@ impl LatencySummary {
             max_ms: measured.then_some(s.max / 1000.0),
             percentiles: hdr
                 .as_ref()
-                .map(|h| {
-                    ranks
-                        .iter()
-                        .map(|&p| Percentile {
-                            percentile: p,
-                            latency_ms: h.value_at_percentile(p.clamp(0.0, 100.0)) as f64 / 1000.0,
-                        })
-                        .collect()
-                })
+                .map(|h| crate::percentile::latency_percentiles(h, ranks))
                 .unwrap_or_default(),
             histogram: hdr.as_ref().and_then(encode_hdr),
         }

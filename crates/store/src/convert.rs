@@ -6,6 +6,7 @@ use crate::{
     histogram_encoding, HistogramRecord, IntervalHistogramRecord, IntervalRecord, RunRecord,
 };
 use base64::Engine as _;
+use pgsurge_results::percentile::latency_ms_at;
 use pgsurge_results::{IntervalSample, LatencyHistogram, LatencySummary, RunResult};
 
 /// Fills the result columns of `run` from `r`.
@@ -27,16 +28,12 @@ pub fn fill_run(run: &mut RunRecord, r: &RunResult) {
     run.latency_min_ms = l.min_ms;
     run.latency_max_ms = l.max_ms;
     let h = decode_summary(l).and_then(|b| crate::histogram::decode(&b).ok());
-    let q = |p: f64| {
-        h.as_ref()
-            .filter(|h| !h.is_empty())
-            .map(|h| h.value_at_quantile(p) as f64 / 1000.0)
-    };
-    run.latency_p50_ms = q(0.50).or_else(|| l.percentile(50.0));
-    run.latency_p90_ms = q(0.90).or_else(|| l.percentile(90.0));
-    run.latency_p95_ms = q(0.95);
-    run.latency_p99_ms = q(0.99).or_else(|| l.percentile(99.0));
-    run.latency_p999_ms = q(0.999).or_else(|| l.percentile(99.9));
+    let h = h.filter(|h| !h.is_empty());
+    // Without a histogram: the percentiles the run computed, where it computed the rank.
+    run.set_latency_percentiles(|rank| match &h {
+        Some(h) => Some(latency_ms_at(h, rank)),
+        None => l.percentile(rank),
+    });
     if r.options.rate_tps.is_some() {
         run.lag_mean_ms = t.lag.mean_ms;
         run.lag_max_ms = t.lag.max_ms;

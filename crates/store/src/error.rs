@@ -75,6 +75,14 @@ pub enum StoreError {
     /// A run's row or histogram does not decode.
     #[error("results store: {0}")]
     UnreadableRun(crate::model::UnreadableRun),
+    /// A set given by id or name matches no set in the store.
+    #[error("no set \"{given}\" in the store; sets: {known}")]
+    NoSuchSet {
+        /// The id or name as given.
+        given: String,
+        /// The store's sets as "id (name)", comma-separated, or "none".
+        known: String,
+    },
     /// The location is not something the store can open.
     #[error("results store: {0}")]
     BadLocation(String),

@@ -634,7 +634,34 @@ impl std::fmt::Display for UnreadableRun {
     }
 }
 
+/// The latency percentile ranks a run stores in its own columns
+/// (`latency_p50_ms` .. `latency_p999_ms`).
+pub const STORED_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
+
 impl RunRecord {
+    /// The stored latency (ms) at percentile `rank`, one of [`STORED_PERCENTILES`]
+    /// (`None` for another rank or when not measured).
+    pub fn latency_percentile_ms(&self, rank: f64) -> Option<f64> {
+        match rank {
+            50.0 => self.latency_p50_ms,
+            90.0 => self.latency_p90_ms,
+            95.0 => self.latency_p95_ms,
+            99.0 => self.latency_p99_ms,
+            99.9 => self.latency_p999_ms,
+            _ => None,
+        }
+    }
+
+    /// Sets every stored latency percentile column: `at(rank)` is the value (ms) at
+    /// each of [`STORED_PERCENTILES`].
+    pub fn set_latency_percentiles(&mut self, mut at: impl FnMut(f64) -> Option<f64>) {
+        self.latency_p50_ms = at(50.0);
+        self.latency_p90_ms = at(90.0);
+        self.latency_p95_ms = at(95.0);
+        self.latency_p99_ms = at(99.0);
+        self.latency_p999_ms = at(99.9);
+    }
+
     /// The values no run can have — a negative or non-finite rate, latency, duration
     /// or count — as `name = value` texts (empty when there is none). A damaged or
     /// hand-edited store can hold them; readers flag them rather than compute with them.

@@ -48,6 +48,32 @@ impl Store {
             }))
     }
 
+    /// The id of a set given by id or by name (the newest set of that name wins), as the
+    /// commands that take a set accept it. A number that is no set's id is tried as a name.
+    pub fn resolve_set(&mut self, given: &str) -> Result<i64> {
+        let sets = self.list_sets()?;
+        if let Ok(id) = given.parse::<i64>() {
+            if sets.iter().any(|x| x.id == id) {
+                return Ok(id);
+            }
+        }
+        if let Some(set) = sets.iter().rev().find(|x| x.record.name == given) {
+            return Ok(set.id);
+        }
+        let known = if sets.is_empty() {
+            "none".to_string()
+        } else {
+            sets.iter()
+                .map(|x| format!("{} ({})", x.id, x.record.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Err(StoreError::NoSuchSet {
+            given: given.to_string(),
+            known,
+        })
+    }
+
     /// The newest set of `kind` named `name` whose spec hash is `spec_hash` (how a rerun
     /// of a campaign finds the set to resume).
     pub fn find_set(&mut self, kind: &str, name: &str, spec_hash: &str) -> Result<Option<Set>> {
@@ -535,4 +561,43 @@ fn run_from_row(r: &Row) -> Result<Run> {
         id: r.read(0, "runs.id")?,
         record: RunRecord::from_row(r, 1)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{set_kind, set_status, SetRecord, Store, StoreError};
+
+    fn set(store: &mut Store, name: &str) -> i64 {
+        store
+            .create_set(&SetRecord {
+                name: name.into(),
+                kind: set_kind::CAMPAIGN.into(),
+                status: set_status::COMPLETE.into(),
+                created_at: "2025-01-01T00:00:00Z".into(),
+                ..Default::default()
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_set_is_resolved_by_id_or_by_its_newest_name() {
+        let mut store = Store::open(":memory:").unwrap();
+        let e = store.resolve_set("nightly").unwrap_err();
+        assert_eq!(e.to_string(), "no set \"nightly\" in the store; sets: none");
+        let first = set(&mut store, "nightly");
+        let named_7 = set(&mut store, "7");
+        let second = set(&mut store, "nightly");
+        assert_ne!(first, second);
+        assert_eq!(store.resolve_set("nightly").unwrap(), second);
+        assert_eq!(store.resolve_set(&first.to_string()).unwrap(), first);
+        assert_eq!(store.resolve_set("7").unwrap(), named_7);
+        let e = store.resolve_set("weekly").unwrap_err();
+        assert!(matches!(e, StoreError::NoSuchSet { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "no set \"weekly\" in the store; sets: {first} (nightly), {named_7} (7), {second} (nightly)"
+            )
+        );
+    }
 }
