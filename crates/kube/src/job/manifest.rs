@@ -54,8 +54,10 @@ pub struct JobPlan {
 /// Builds the Job of `a`, with the clock at `now_unix_us`.
 pub fn build_job(a: &JobArgs, now_unix_us: i64) -> Result<JobPlan, KubeError> {
     refuse_passwords(a)?;
-    pgsurge_generators::launch::check_bench_options(&a.bench.iter().map(Into::into).collect::<Vec<_>>())
-        .map_err(|e| KubeError::Invalid(e.to_string()))?;
+    pgsurge_generators::launch::check_bench_options(
+        &a.bench.iter().map(Into::into).collect::<Vec<_>>(),
+    )
+    .map_err(|e| KubeError::Invalid(e.to_string()))?;
     if a.generators > MAX_GENERATORS {
         return Err(KubeError::Invalid(format!(
             "--generators {}: an Indexed Job has at most {MAX_GENERATORS} completions",
