@@ -532,10 +532,12 @@ mod reaper {
         }
     }
 
-    /// What `/proc/PID/stat` says of a process: its state, parent and name.
+    /// What `/proc/PID/stat` says of a process: its state, parent, process group and
+    /// name.
     struct Stat {
         state: u8,
         ppid: pid_t,
+        pgrp: pid_t,
         comm: [u8; 16],
         comm_len: usize,
     }
@@ -553,6 +555,7 @@ mod reaper {
         let mut s = Stat {
             state: *text.get(close + 2)?,
             ppid: 0,
+            pgrp: 0,
             comm: [0; 16],
             comm_len: 0,
         };
@@ -560,15 +563,17 @@ mod reaper {
             s.comm[s.comm_len] = if b.is_ascii_graphic() { b } else { b'?' };
             s.comm_len += 1;
         }
-        for &b in text.get(close + 4..)? {
-            if !b.is_ascii_digit() {
-                break;
+        // `ppid pgrp …` after the state.
+        let mut fields = text.get(close + 4..)?.split(|&b| b == b' ');
+        let number = |field: Option<&[u8]>| -> Option<pid_t> {
+            let mut v: pid_t = 0;
+            for &b in field?.iter().take_while(|b| b.is_ascii_digit()) {
+                v = v.saturating_mul(10).saturating_add(pid_t::from(b - b'0'));
             }
-            s.ppid = s
-                .ppid
-                .saturating_mul(10)
-                .saturating_add(pid_t::from(b - b'0'));
-        }
+            Some(v)
+        };
+        s.ppid = number(fields.next())?;
+        s.pgrp = number(fields.next())?;
         Some(s)
     }
 
@@ -743,6 +748,12 @@ mod reaper {
                 let Some(s) = stat(pid) else { return };
                 if s.state == b'Z' || s.state == b'X' {
                     return; // ended by itself or already killed: reaped below
+                }
+                if timed_out && s.pgrp == hook {
+                    // Killed with the hook's group at the timeout, and not dead yet:
+                    // part of the hook, not left behind by it.
+                    kill(pid);
+                    return;
                 }
                 if !named[..n_named].contains(&pid) {
                     if n_named < NAMED {
