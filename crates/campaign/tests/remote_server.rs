@@ -15,7 +15,6 @@
 //! https part `openssl` and `htpasswd` (apache2-utils). The namespace, veth pair and
 //! processes are removed by a Drop guard, also on failure.
 
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,25 +23,12 @@ use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
 use pgsurge_server::PgBinaries;
 use pgsurge_store::{RunFilter, Store};
+use pgsurge_testkit::hosts::{namespaces_unavailable, run, sh, wait_port};
 
 const NS_HOSTNAME: &str = "pgsurge-db-ns";
 /// Port of the node_exporter that serves https with basic auth.
 const TLS_PORT: u16 = 9101;
 const NE_USER: &str = "bench";
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn sh(line: &str) -> String {
-    run(Command::new("sh").arg("-c").arg(line))
-}
 
 /// The namespace, the veth pair, the server and the exporter; all removed on drop.
 struct RemoteHost {
@@ -80,15 +66,6 @@ impl Drop for RemoteHost {
             .stderr(Stdio::null())
             .status();
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn wait_port(addr: &str, port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let sock: std::net::SocketAddr = format!("{addr}:{port}").parse().unwrap();
-    while TcpStream::connect_timeout(&sock, Duration::from_millis(200)).is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on {sock}");
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -376,6 +353,14 @@ fn fact<'a>(s: &'a Stored, name: &str) -> Option<&'a str> {
 
 #[test]
 fn server_in_its_own_namespace_is_measured_there_and_the_client_here() {
+    let exporter = [(
+        "/usr/bin/prometheus-node-exporter",
+        "prometheus-node-exporter",
+    )];
+    if let Some(why) = namespaces_unavailable(&exporter) {
+        pgsurge_testkit::missing_prerequisite(&why);
+        return;
+    }
     let host = start_remote_host();
     let client_hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .unwrap()

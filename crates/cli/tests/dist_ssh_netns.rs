@@ -20,7 +20,6 @@
 //! changes.
 
 use std::collections::BTreeSet;
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,27 +27,10 @@ use std::time::{Duration, Instant};
 use pgsurge_generators::histograms::{add, buckets, decode};
 use pgsurge_results::RunResult;
 use pgsurge_server::PgBinaries;
+use pgsurge_testkit::hosts::{namespaces_unavailable, quiet, run, sh, wait_port};
 
 const GENERATORS: usize = 4;
 const SERVER_HOSTNAME: &str = "pgsurge-db";
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn sh(line: &str) -> String {
-    run(Command::new("sh").arg("-c").arg(line))
-}
-
-fn quiet(cmd: &mut Command) {
-    let _ = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status();
-}
 
 fn gen_hostname(i: usize) -> String {
     format!("pgsurge-gen-{i}")
@@ -138,37 +120,11 @@ impl Lab {
     }
 }
 
-fn wait_port(addr: &str, port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let sock: std::net::SocketAddr = format!("{addr}:{port}").parse().unwrap();
-    while TcpStream::connect_timeout(&sock, Duration::from_millis(200)).is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on {sock}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Why this machine cannot simulate hosts, if it cannot.
 fn missing_prerequisite() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("dist ssh over network namespaces needs root".into());
-    }
-    for (prog, what) in [
-        ("ip", "iproute2"),
-        ("unshare", "util-linux"),
-        ("runuser", "util-linux"),
-        ("ssh", "openssh-client"),
-        ("ssh-keygen", "openssh-client"),
-    ] {
-        let found = Command::new("sh")
-            .arg("-c")
-            .arg(format!("command -v {prog}"))
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            return Some(format!("no {prog} ({what})"));
-        }
+    let ssh = [("ssh", "openssh-client"), ("ssh-keygen", "openssh-client")];
+    if let Some(why) = namespaces_unavailable(&ssh) {
+        return Some(format!("dist ssh over network namespaces: {why}"));
     }
     if !Path::new("/usr/sbin/sshd").exists() {
         return Some("no /usr/sbin/sshd (openssh-server)".into());

@@ -8,10 +8,14 @@
 //!   fail when `PGSURGE_REQUIRE_PREREQUISITES=1` (CI sets it, so nothing skips there).
 //! * [`PGBENCH`] and [`reference_pgbench`]: the real pgbench the differential tests
 //!   compare with, through that gate.
+//! * [`hosts`]: simulated hosts in network namespaces (setup commands, ports, what the
+//!   machine needs).
 //! * [`kubelet_expand`]: `$(VAR)` in a container's command, expanded as the kubelet
 //!   does, for the tests that run a Job's pods as processes.
 
 #![warn(missing_docs)]
+
+pub mod hosts;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
