@@ -670,3 +670,30 @@ fn no_help_text_shows_rustdoc_link_syntax() {
     // The top level's commands and the subcommands of campaign, results, server, dist, kube.
     assert!(seen >= 25, "only {seen} help texts");
 }
+
+#[test]
+fn results_show_help_explains_test_keys_and_commit_delta() {
+    for args in [
+        &["results", "show", "--help"][..],
+        &["help", "results", "show"],
+    ] {
+        let out = run(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // The help wraps lines: compare with single spaces.
+        let text = stdout(&out)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for part in [
+            "`target/s10/tpcb-like/c1/r-/1`",
+            "the target's name, `s` and the scale, the workload, `c` and the clients, the rate",
+            "then the repeat number last",
+            "query mode (`/Mprepared`), the threads (`/j4`) and each swept setting (`/shared_buffers=1GB`)",
+            "`commit Δ%` compares the server's committed transactions",
+            "100 × |server − client| / client",
+            "commit_tolerance_pct",
+        ] {
+            assert!(text.contains(part), "{args:?} lacks {part:?}:\n{text}");
+        }
+    }
+}
