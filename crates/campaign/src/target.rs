@@ -391,24 +391,23 @@ pub fn prepare_scale(
         }
         (InitMode::IfNeeded, Some(why)) => why.clone(),
     };
-    say(&format!(
-        "target \"{}\": initializing scale {scale} ({reason}): dropping and re-creating pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers only",
-        target.name
+    let tables_exist = {
+        let mut pg = Pg::connect(&target.conn)?;
+        any_pgbench_table_exists(&mut pg)?
+    };
+    say(&init_announcement(
+        &target.name,
+        scale,
+        &reason,
+        tables_exist,
     ));
     target.current_scale = None;
     let t0 = Instant::now();
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let result = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(std::sync::atomic::Ordering::Acquire) {
-                progress(t0.elapsed());
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        });
-        let r = initialize(target, scale, o);
-        done.store(true, std::sync::atomic::Ordering::Release);
-        r
-    });
+    let result = with_ticker(
+        PROGRESS_PERIOD,
+        || progress(t0.elapsed()),
+        || initialize(target, scale, o),
+    );
     result?;
     target.current_scale = Some(scale);
     Ok(InitOutcome {
@@ -416,6 +415,56 @@ pub fn prepare_scale(
         reason,
         duration_s: Some(t0.elapsed().as_secs_f64()),
         method,
+    })
+}
+
+/// How often [`prepare_scale`] reports the elapsed initialization time.
+const PROGRESS_PERIOD: Duration = Duration::from_millis(200);
+
+/// The names of the tables an initialization drops and creates.
+const PGBENCH_TABLES: &str =
+    "pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers";
+
+/// Whether any of pgbench's four tables exists (an initialization drops those first).
+fn any_pgbench_table_exists(pg: &mut Pg) -> Result<bool> {
+    let any = pg.value(
+        "SELECT to_regclass('pgbench_branches') IS NOT NULL OR to_regclass('pgbench_tellers') IS NOT NULL \
+         OR to_regclass('pgbench_accounts') IS NOT NULL OR to_regclass('pgbench_history') IS NOT NULL",
+    )?;
+    Ok(any.as_deref() == Some("t"))
+}
+
+/// The line announcing an initialization: it says tables are dropped only when some
+/// exist, so a fresh server does not read as losing data.
+fn init_announcement(target: &str, scale: u32, reason: &str, tables_exist: bool) -> String {
+    let action = if tables_exist {
+        "dropping and re-creating"
+    } else {
+        "creating"
+    };
+    format!(
+        "target \"{target}\": initializing scale {scale} ({reason}): {action} {PGBENCH_TABLES} only"
+    )
+}
+
+/// Runs `work`, calling `tick` at once and then every `period` on another thread
+/// until `work` returns. The ticking thread wakes as soon as the work ends, so the
+/// call takes as long as the work, not up to one more period.
+fn with_ticker<T>(period: Duration, tick: impl Fn() + Sync, work: impl FnOnce() -> T) -> T {
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let tick = &tick;
+    std::thread::scope(|scope| {
+        scope.spawn(move || loop {
+            tick();
+            match done_rx.recv_timeout(period) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                // The sender is dropped (or sent) when the work ends.
+                _ => return,
+            }
+        });
+        let result = work();
+        drop(done_tx);
+        result
     })
 }
 
@@ -509,4 +558,56 @@ pub fn check_session_settings(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn the_ticker_ends_with_the_work_without_waiting_its_period() {
+        let ticks = AtomicUsize::new(0);
+        let t0 = Instant::now();
+        let value = with_ticker(
+            Duration::from_secs(600),
+            || {
+                ticks.fetch_add(1, Ordering::Relaxed);
+            },
+            || 7,
+        );
+        assert_eq!(value, 7);
+        // A ticker that slept its period would hold the join for ten minutes.
+        assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+        assert_eq!(ticks.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn the_ticker_ticks_while_the_work_runs() {
+        let ticks = AtomicUsize::new(0);
+        with_ticker(
+            Duration::from_millis(1),
+            || {
+                ticks.fetch_add(1, Ordering::Relaxed);
+            },
+            || std::thread::sleep(Duration::from_millis(100)),
+        );
+        assert!(ticks.load(Ordering::Relaxed) >= 2);
+    }
+
+    #[test]
+    fn the_announcement_speaks_of_dropping_only_when_tables_exist() {
+        let fresh = init_announcement("t1", 10, "the pgbench tables do not exist", false);
+        assert_eq!(
+            fresh,
+            "target \"t1\": initializing scale 10 (the pgbench tables do not exist): creating \
+             pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers only"
+        );
+        assert!(!fresh.contains("drop"), "{fresh}");
+        let existing = init_announcement("t1", 10, "init = \"always\"", true);
+        assert!(
+            existing.contains(": dropping and re-creating pgbench_accounts"),
+            "{existing}"
+        );
+    }
 }

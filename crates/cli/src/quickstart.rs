@@ -202,15 +202,40 @@ fn next_steps(store: &str, set_id: i64, index: &std::path::Path) -> String {
     } else {
         format!(" --store {store}")
     };
-    format!(
-        "\nnext:\n  \
-         open {}   the HTML report (works offline)\n  \
-         pgsurge results show {set_id}{store_arg}   this run's table\n  \
-         pgsurge results export --set {set_id} --format csv{store_arg}   the numbers as CSV\n  \
-         pgsurge campaign new my.toml   a campaign of your own (then `campaign plan`, `campaign run`)\n  \
-         pgsurge server start   a server of your own; `eval \"$(pgsurge server env)\"`, then `pgsurge bench`\n",
-        index.display()
-    )
+    let steps = [
+        (
+            format!("open {}", index.display()),
+            "the HTML report (works offline)",
+        ),
+        (
+            format!("pgsurge results show {set_id}{store_arg}"),
+            "this run's table",
+        ),
+        (
+            format!("pgsurge results export --set {set_id} --format csv{store_arg}"),
+            "the numbers as CSV",
+        ),
+        (
+            "pgsurge campaign new my.toml".to_string(),
+            "a campaign of your own (then `campaign plan`, `campaign run`)",
+        ),
+        (
+            "pgsurge server start".to_string(),
+            "a server of your own; `eval \"$(pgsurge server env)\"`, then `pgsurge bench`",
+        ),
+    ];
+    // The explanations start in one column, two spaces after the longest command.
+    let width = steps
+        .iter()
+        .map(|(command, _)| command.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("\nnext:\n");
+    for (command, what) in &steps {
+        let pad = width - command.chars().count();
+        out.push_str(&format!("  {command}{:pad$}   {what}\n", ""));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -226,6 +251,25 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("pgsurge campaign new"), "{t}");
+    }
+
+    #[test]
+    fn next_steps_explanations_start_in_one_column() {
+        for store in ["/tmp/x.db", pgsurge_store::default_location().as_str()] {
+            let t = next_steps(store, 12, std::path::Path::new("reports/q/index.html"));
+            let lines: Vec<&str> = t.lines().skip_while(|l| *l != "next:").skip(1).collect();
+            assert_eq!(lines.len(), 5, "{t}");
+            // Where each explanation starts: after the command and at least three spaces.
+            let starts: Vec<usize> = lines
+                .iter()
+                .map(|l| {
+                    assert!(l.starts_with("  ") && !l.starts_with("   "), "{t}");
+                    let gap = l.find("   ").expect("a command and its explanation");
+                    gap + l[gap..].len() - l[gap..].trim_start().len()
+                })
+                .collect();
+            assert!(starts.windows(2).all(|w| w[0] == w[1]), "{t}");
+        }
     }
 
     #[test]

@@ -622,3 +622,78 @@ fn every_own_command_gives_status_2_on_a_usage_error() {
         assert!(stdout(&out).contains("Usage"), "pgsurge {args:?}");
     }
 }
+
+/// The subcommand names listed under `Commands:` in a help text (without `help`).
+fn listed_subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn no_help_text_shows_rustdoc_link_syntax() {
+    let top = run(&["--help"]);
+    assert!(top.status.success(), "{}", stderr(&top));
+    let mut pending: Vec<Vec<String>> = listed_subcommands(&stdout(&top))
+        .into_iter()
+        .map(|c| vec![c])
+        .collect();
+    assert!(pending.len() >= 10, "{}", stdout(&top));
+    let mut seen = 0;
+    while let Some(path) = pending.pop() {
+        let mut args = vec!["help".to_string()];
+        args.extend(path.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args);
+        let text = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(out.status.success(), "pgsurge {args:?}: {text}");
+        for needle in ["[`", "crate::", "](", "super::", "Self::"] {
+            assert!(
+                !text.contains(needle),
+                "`pgsurge {}` shows {needle:?}:\n{text}",
+                args.join(" ")
+            );
+        }
+        seen += 1;
+        for sub in listed_subcommands(&stdout(&out)) {
+            let mut next = path.clone();
+            next.push(sub);
+            pending.push(next);
+        }
+    }
+    // The top level's commands and the subcommands of campaign, results, server, dist, kube.
+    assert!(seen >= 25, "only {seen} help texts");
+}
+
+#[test]
+fn results_show_help_explains_test_keys_and_commit_delta() {
+    for args in [
+        &["results", "show", "--help"][..],
+        &["help", "results", "show"],
+    ] {
+        let out = run(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // The help wraps lines: compare with single spaces.
+        let text = stdout(&out)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for part in [
+            "`target/s10/tpcb-like/c1/r-/1`",
+            "the target's name, `s` and the scale, the workload, `c` and the clients, the rate",
+            "then the repeat number last",
+            "query mode (`/Mprepared`), the threads (`/j4`) and each swept setting (`/shared_buffers=1GB`)",
+            "`commit Δ%` compares the server's committed transactions",
+            "100 × |server − client| / client",
+            "commit_tolerance_pct",
+        ] {
+            assert!(text.contains(part), "{args:?} lacks {part:?}:\n{text}");
+        }
+    }
+}

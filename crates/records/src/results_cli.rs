@@ -42,6 +42,21 @@ enum Cmd {
     List,
     /// Show a set's tests, or one run in detail (`--run`). Runs that cannot be read
     /// are named on stderr and left out; exit status 1 when none could be read.
+    ///
+    /// The test column holds each test's key, e.g. `target/s10/tpcb-like/c1/r-/1`:
+    /// the target's name, `s` and the scale, the workload, `c` and the clients, the
+    /// rate (`r-` unthrottled, `r500` for 500 transactions/s, `rpc50` for 50 per
+    /// client), then the repeat number last. When the campaign sweeps them, the
+    /// query mode (`/Mprepared`), the threads (`/j4`) and each swept setting
+    /// (`/shared_buffers=1GB`) come before the repeat.
+    ///
+    /// `commit Δ%` compares the server's committed transactions during the test
+    /// (the `pg_stat_database.xact_commit` delta) with the transactions the client
+    /// counted: 100 × |server − client| / client. Near 0 means the server did the
+    /// work the client reports; other sessions' commits on the same database, or
+    /// transactions the client did not count, raise it. Above the campaign's
+    /// `[hygiene] commit_tolerance_pct` (5 by default) the run gets a warning.
+    /// `-` when the server's counter was not sampled.
     Show {
         /// Set: id or name (default: the newest set).
         set: Option<String>,

@@ -45,7 +45,7 @@ pub struct ReportArgs {
 pub enum Format {
     /// A table for people.
     Text,
-    /// The versioned JSON document described by [`crate::compare::SCHEMA`].
+    /// The versioned JSON document `pgsurge schema compare` prints the JSON Schema of.
     Json,
 }
 

@@ -360,8 +360,8 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
             let half = (hi - lo) / 2.0;
             if half > DETECTABLE_CHANGE {
                 warnings.push(format!(
-                    "noise too high to see a 2 % change (interval ±{:.1} %)",
-                    half * 100.0
+                    "noise too high to see a 2 % change (interval {})",
+                    spread_text(tps.change, lo, hi)
                 ));
             }
         }
@@ -478,13 +478,41 @@ impl Comparison {
     pub fn summary_text(&self) -> String {
         let s = &self.summary;
         format!(
-            "summary over {} cells (geometric mean of the cell changes): tps {}, p99 latency {}; tps verdicts: {}",
-            s.cells,
+            "summary over {} (geometric mean of the cell changes): tps {}, p99 latency {}; tps verdicts: {}",
+            count(s.cells, "cell", "cells"),
             pct(s.tps_change),
             pct(s.p99_change),
             s.tps_verdicts.text()
         )
     }
+}
+
+/// `1 cell`, `2 cells`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A percentage with its sign, a true minus for negative values: `+832.0 %`, `−93.0 %`.
+fn signed_pct(v: f64) -> String {
+    let text = format!("{:+.1} %", v * 100.0);
+    match text.strip_prefix('-') {
+        Some(rest) => format!("\u{2212}{rest}"),
+        None => text,
+    }
+}
+
+/// A confidence interval of a change, as printed: `±3.1 %` when it lies as far
+/// below the change as above it (to the printed precision), else its two ends,
+/// `[−93.0 %, +832.0 %]`, since a half-width would misstate a skewed interval.
+pub fn spread_text(change: Option<f64>, lo: f64, hi: f64) -> String {
+    if let Some(c) = change {
+        let below = format!("{:.1}", (c - lo) * 100.0);
+        let above = format!("{:.1}", (hi - c) * 100.0);
+        if below == above {
+            return format!("±{above} %");
+        }
+    }
+    format!("[{}, {}]", signed_pct(lo), signed_pct(hi))
 }
 
 /// `+9.4%` style.
@@ -649,6 +677,63 @@ mod tests {
             failed: 0,
             client_bound: 0,
         }
+    }
+
+    #[test]
+    fn skewed_intervals_print_their_ends_and_symmetric_ones_a_half_width() {
+        assert_eq!(
+            spread_text(Some(0.5), -0.93, 8.32),
+            "[\u{2212}93.0 %, +832.0 %]"
+        );
+        assert_eq!(spread_text(Some(0.10), 0.05, 0.15), "±5.0 %");
+        assert_eq!(spread_text(Some(-0.10), -0.20, 0.0), "±10.0 %");
+        assert_eq!(spread_text(None, -0.2, 0.2), "[\u{2212}20.0 %, +20.0 %]");
+    }
+
+    #[test]
+    fn one_cell_is_counted_in_the_singular() {
+        let a = vec![cell("a", 1, &[1000.0, 1010.0, 995.0], &[])];
+        let b = vec![cell("b", 1, &[1100.0, 1090.0, 1112.0], &[])];
+        let text = render_text(&compare("A", &a, "B", &b, &Along::targets()));
+        assert!(
+            text.contains("\nsummary over 1 cell (geometric mean"),
+            "{text}"
+        );
+        let a2 = vec![a[0].clone(), cell("a", 2, &[900.0, 910.0, 905.0], &[])];
+        let b2 = vec![b[0].clone(), cell("b", 2, &[950.0, 940.0, 960.0], &[])];
+        let text = render_text(&compare("A", &a2, "B", &b2, &Along::targets()));
+        assert!(
+            text.contains("\nsummary over 2 cells (geometric mean"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_skewed_noisy_interval_is_printed_with_its_ends() {
+        let a = vec![cell("a", 1, &[100.0, 1000.0, 30.0], &[])];
+        let b = vec![cell("b", 1, &[50.0, 2000.0, 400.0], &[])];
+        let c = compare("A", &a, "B", &b, &Along::targets());
+        let text = render_text(&c);
+        let noise = c.cells[0]
+            .warnings
+            .iter()
+            .find(|w| w.starts_with("noise too high"))
+            .unwrap_or_else(|| panic!("no noise warning: {text}"));
+        let (lo, hi) = (
+            c.cells[0].tps.ci_low.unwrap(),
+            c.cells[0].tps.ci_high.unwrap(),
+        );
+        let change = c.cells[0].tps.change.unwrap();
+        assert!(((hi - change) - (change - lo)).abs() > 0.01, "{text}");
+        assert!(
+            noise.ends_with(&format!(
+                "(interval [{}, {}])",
+                signed_pct(lo),
+                signed_pct(hi)
+            )),
+            "{text}"
+        );
+        assert!(!text.contains('±'), "{text}");
     }
 
     #[test]
