@@ -35,8 +35,8 @@ pub enum SeedFailure {
 
 /// pgbench's `pg_time_now()`: the monotonic clock in microseconds.
 ///
-/// Through libc rather than rustix: rustix's own vDSO lookup crashes under valgrind
-/// (rustix issue #1559), which would make the client impossible to profile.
+/// Through libc rather than rustix: rustix's own vDSO lookup crashes under valgrind,
+/// which would make the client impossible to profile.
 fn monotonic_us() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,

@@ -65,8 +65,8 @@ pub trait InitSession {
     /// notice processor would print it (`NOTICE:  …\n`).
     fn take_notices(&mut self) -> Vec<String>;
 
-    /// A way to cancel this session's running statement from another thread;
-    /// `None` when the session cannot be cancelled (fakes in tests).
+    /// A way to cancel this connection's running statement from another thread;
+    /// `None` when it cannot be cancelled (fakes in tests).
     fn canceller(&self) -> Option<Canceller> {
         None
     }

@@ -24,8 +24,8 @@ pub const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 /// How often a lost monitoring connection is opened again.
 const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 
-/// The query of one sample: (wait_event_type, wait_event, sessions) of the active
-/// sessions of database `db`, this session excluded. Its comment keeps it out of the
+/// The query of one sample: (wait_event_type, wait_event, backends) of the active
+/// backends of database `db`, the sampler's own connection excluded. Its comment keeps it out of the
 /// top statements when the monitoring connection is on the benchmark database.
 pub fn activity_sql(db: &str) -> String {
     format!(
