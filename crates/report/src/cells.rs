@@ -154,6 +154,8 @@ pub struct Cell {
     pub tps: Vec<f64>,
     /// p99 latency (ms) of each successful repeat that has one.
     pub p99_ms: Vec<f64>,
+    /// Average latency (ms) of each successful repeat that has one.
+    pub latency_mean_ms: Vec<f64>,
     /// Median TPS.
     pub tps_median: f64,
     /// Lowest TPS among repeats.
@@ -226,6 +228,8 @@ pub fn build_cells(
         let failed = members.len() - ok.len();
         let tps: Vec<f64> = ok.iter().filter_map(|r| r.record.tps).collect();
         let p99_ms: Vec<f64> = ok.iter().filter_map(|r| r.record.latency_p99_ms).collect();
+        let latency_mean_ms: Vec<f64> =
+            ok.iter().filter_map(|r| r.record.latency_mean_ms).collect();
         let run_ids: Vec<i64> = ok.iter().map(|r| r.id).collect();
         let latency_ms = cell_percentiles(store, &ok)?;
         let lags: Vec<f64> = ok.iter().filter_map(|r| r.record.lag_mean_ms).collect();
@@ -239,6 +243,7 @@ pub fn build_cells(
             tps_max: tps.iter().copied().fold(f64::NAN, f64::max),
             tps,
             p99_ms,
+            latency_mean_ms,
             latency_ms,
             lag_mean_ms: (!lags.is_empty()).then(|| crate::stats::median(&lags)),
             failed,

@@ -10,7 +10,7 @@
 //! [`EXIT_REGRESSION`] (3) when `--fail-on` finds a regression.
 
 use crate::cells::{build_cells, builtin_name, is_ok, Cell, CellKey};
-use crate::compare::{compare, render_text, Along, Comparison, Dimension};
+use crate::compare::{compare, render_markdown, render_text, Along, Comparison, Dimension};
 use crate::pages::{without_impossible, write_report, ReportRequest};
 use clap::{Parser, ValueEnum};
 use pgsurge_store::{Run, RunFilter, Store};
@@ -47,6 +47,9 @@ pub enum Format {
     Text,
     /// The versioned JSON document `pgsurge schema compare` prints the JSON Schema of.
     Json,
+    /// A Markdown table of each side's repeats (n, mean, median, min, max, standard
+    /// deviation) beside the verdict, ready to paste.
+    Markdown,
 }
 
 /// A dimension given to `--along`.
@@ -218,6 +221,7 @@ pub fn compare_with(a: &CompareArgs) -> i32 {
     };
     match a.format {
         Format::Text => print!("{}", render_text(&c)),
+        Format::Markdown => print!("{}", render_markdown(&c)),
         Format::Json => match serde_json::to_string_pretty(&c) {
             Ok(s) => println!("{s}"),
             Err(e) => {

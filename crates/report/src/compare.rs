@@ -141,8 +141,73 @@ pub struct CompareRow {
     pub tps: MetricComparison,
     /// p99 latency in ms (lower is better); None when no run stored it.
     pub p99_ms: Option<MetricComparison>,
+    /// The repeats of each side as plain statistics (the table a patch's author posts).
+    pub repeats: Repeats,
     /// Human-readable warnings about this cell.
     pub warnings: Vec<String>,
+}
+
+/// One side's repeats of a cell, gathered for comparison.
+#[derive(Default)]
+struct Side {
+    tps: Vec<f64>,
+    p99: Vec<f64>,
+    latency_mean: Vec<f64>,
+    client_bound: usize,
+}
+
+/// Plain statistics of one side's repeats.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RepeatStats {
+    /// Repeats.
+    pub n: usize,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Median.
+    pub median: f64,
+    /// Lowest.
+    pub min: f64,
+    /// Highest.
+    pub max: f64,
+    /// Sample standard deviation (n − 1); None with fewer than 2 repeats.
+    pub stddev: Option<f64>,
+}
+
+impl RepeatStats {
+    /// The statistics of `values` (all NaN when empty).
+    pub fn of(values: &[f64]) -> RepeatStats {
+        let n = values.len();
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let stddev = (n >= 2).then(|| {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        });
+        RepeatStats {
+            n,
+            mean,
+            median: crate::stats::median(values),
+            min: values.iter().copied().fold(f64::NAN, f64::min),
+            max: values.iter().copied().fold(f64::NAN, f64::max),
+            stddev,
+        }
+    }
+}
+
+/// A statistic on both sides.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Pair {
+    /// A's repeats.
+    pub a: RepeatStats,
+    /// B's repeats.
+    pub b: RepeatStats,
+}
+
+/// The repeats of a cell on both sides: throughput and average latency.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Repeats {
+    /// Transactions per second.
+    pub tps: Pair,
+    /// Average latency (ms); None when a side stored none.
+    pub latency_avg_ms: Option<Pair>,
 }
 
 /// Verdicts counted by name.
@@ -310,16 +375,17 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
     let script_along = along.has(Dimension::Script);
     let mode_along = along.has(Dimension::QueryMode);
     let index = |cells: &[Cell]| {
-        let mut m: BTreeMap<MatchKey, (Vec<f64>, Vec<f64>, usize)> = BTreeMap::new();
+        let mut m: BTreeMap<MatchKey, Side> = BTreeMap::new();
         for c in cells {
             let key = (
                 target_is_cell.then(|| c.target.clone()),
                 c.key.clone().along(script_along, mode_along),
             );
             let e = m.entry(key).or_default();
-            e.0.extend(&c.tps);
-            e.1.extend(&c.p99_ms);
-            e.2 += c.client_bound;
+            e.tps.extend(&c.tps);
+            e.p99.extend(&c.p99_ms);
+            e.latency_mean.extend(&c.latency_mean_ms);
+            e.client_bound += c.client_bound;
         }
         m
     };
@@ -332,11 +398,13 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
     let (mut tps_ratios, mut p99_ratios) = (Vec::new(), Vec::new());
     let (mut tps_verdicts, mut p99_verdicts) = (VerdictCounts::default(), VerdictCounts::default());
     let mut only_in_a = Vec::new();
-    for (key, (a_tps, a_p99, a_bound)) in &ia {
-        let Some((b_tps, b_p99, b_bound)) = ib.get(key) else {
+    for (key, side_a) in &ia {
+        let Some(side_b) = ib.get(key) else {
             only_in_a.push(label(key));
             continue;
         };
+        let (a_tps, a_p99, a_bound) = (&side_a.tps, &side_a.p99, &side_a.client_bound);
+        let (b_tps, b_p99, b_bound) = (&side_b.tps, &side_b.p99, &side_b.client_bound);
         let tps = compare_metric(a_tps, b_tps, true);
         let p99_ms =
             (!a_p99.is_empty() && !b_p99.is_empty()).then(|| compare_metric(a_p99, b_p99, false));
@@ -383,6 +451,18 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
             b_n: b_tps.len(),
             tps,
             p99_ms,
+            repeats: Repeats {
+                tps: Pair {
+                    a: RepeatStats::of(a_tps),
+                    b: RepeatStats::of(b_tps),
+                },
+                latency_avg_ms: (!side_a.latency_mean.is_empty()
+                    && !side_b.latency_mean.is_empty())
+                .then(|| Pair {
+                    a: RepeatStats::of(&side_a.latency_mean),
+                    b: RepeatStats::of(&side_b.latency_mean),
+                }),
+            },
             warnings,
         });
     }
@@ -601,32 +681,107 @@ pub fn preamble(c: &Comparison) -> Vec<String> {
     ]
 }
 
-/// The text printed by `pgsurge compare`.
-pub fn render_text(c: &Comparison) -> String {
-    let mut rows: Vec<[String; 13]> = vec![COLUMNS.map(String::from)];
-    rows.extend(c.cells.iter().map(row_cells));
-    let mut widths = [0usize; 13];
-    for row in &rows {
+/// Headers of the repeats table (text and Markdown): per side, n and the plain
+/// statistics of tps and of average latency.
+pub const REPEAT_COLUMNS: [&str; 13] = [
+    "cell",
+    "side",
+    "n",
+    "tps mean",
+    "median",
+    "min",
+    "max",
+    "stddev",
+    "avg ms mean",
+    "median",
+    "min",
+    "max",
+    "stddev",
+];
+
+/// The repeats table's two rows of a compared cell (A, then B), in [`REPEAT_COLUMNS`]
+/// order.
+pub fn repeat_rows(r: &CompareRow) -> [[String; 13]; 2] {
+    let stats = |s: &RepeatStats, decimals: usize| {
+        [
+            value_text(s.mean, decimals),
+            value_text(s.median, decimals),
+            value_text(s.min, decimals),
+            value_text(s.max, decimals),
+            s.stddev
+                .map(|v| value_text(v, decimals))
+                .unwrap_or_else(|| "–".into()),
+        ]
+    };
+    let side = |label: &str, t: &RepeatStats, l: Option<&RepeatStats>| {
+        let tps = stats(t, 1);
+        let lat = l.map(|l| stats(l, 3)).unwrap_or_default();
+        [
+            String::new(),
+            label.to_string(),
+            t.n.to_string(),
+            tps[0].clone(),
+            tps[1].clone(),
+            tps[2].clone(),
+            tps[3].clone(),
+            tps[4].clone(),
+            lat[0].clone(),
+            lat[1].clone(),
+            lat[2].clone(),
+            lat[3].clone(),
+            lat[4].clone(),
+        ]
+    };
+    let lat = r.repeats.latency_avg_ms.as_ref();
+    let mut a = side("A", &r.repeats.tps.a, lat.map(|p| &p.a));
+    a[0] = r.label.clone();
+    let b = side("B", &r.repeats.tps.b, lat.map(|p| &p.b));
+    [a, b]
+}
+
+/// Rows aligned in columns: the first `left` columns to the left, the others to the right.
+fn aligned<const N: usize>(rows: &[[String; N]], left: usize) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            let sep = if i == 0 { "" } else { "  " };
+            if i < left {
+                let _ = write!(line, "{sep}{cell:<w$}");
+            } else {
+                let _ = write!(line, "{sep}{cell:>w$}");
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out
+}
+
+/// The text printed by `pgsurge compare`.
+pub fn render_text(c: &Comparison) -> String {
+    let mut rows: Vec<[String; 13]> = vec![COLUMNS.map(String::from)];
+    rows.extend(c.cells.iter().map(row_cells));
     let mut out = String::new();
     let _ = writeln!(out, "{}", c.title);
     for l in preamble(c) {
         let _ = writeln!(out, "{l}");
     }
     out.push('\n');
-    for row in &rows {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i == 0 {
-                let _ = write!(line, "{cell:<w$}");
-            } else {
-                let _ = write!(line, "  {cell:>w$}");
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
+    out.push_str(&aligned(&rows, 1));
+    if !c.cells.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nrepeats of each side: mean, median, min, max and standard deviation of tps and of average latency (ms)"
+        );
+        let mut rows: Vec<[String; 13]> = vec![REPEAT_COLUMNS.map(String::from)];
+        rows.extend(c.cells.iter().flat_map(repeat_rows));
+        out.push_str(&aligned(&rows, 2));
     }
     let _ = writeln!(out, "\n{}", c.summary_text());
     if let Some(n) = c.noise_floor_text() {
@@ -646,6 +801,59 @@ pub fn render_text(c: &Comparison) -> String {
         let _ = writeln!(out, "only in B: {}", c.only_in_b.join(", "));
     }
     out
+}
+
+/// `pgsurge compare --format markdown`: the comparison as a Markdown table, one row per
+/// side of each cell, ready to paste into a mailing-list post or a pull request.
+pub fn render_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "**{}**\n", md_escape(&c.title));
+    let _ = writeln!(
+        out,
+        "A: {} · B: {} · tps and average latency (ms) over the repeats; change: {}\n",
+        md_escape(&c.a_label),
+        md_escape(&c.b_label),
+        c.estimate
+    );
+    let _ = writeln!(
+        out,
+        "| cell | side | n | tps mean | median | min | max | stddev | avg ms mean | median | min | max | stddev | tps change | 95% CI | verdict |"
+    );
+    let _ = writeln!(
+        out,
+        "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|:--|"
+    );
+    for r in &c.cells {
+        let [a, b] = repeat_rows(r);
+        let verdict = [
+            pct(r.tps.change),
+            interval(r.tps.ci_low, r.tps.ci_high),
+            r.tps.verdict.name().to_string(),
+        ];
+        for (row, tail) in [(a, ["", "", ""].map(String::from)), (b, verdict)] {
+            let cells: Vec<String> = row.iter().chain(&tail).map(|c| md_escape(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+    let _ = writeln!(out, "\n{}", md_escape(&c.summary_text()));
+    let warned: Vec<&CompareRow> = c.cells.iter().filter(|r| !r.warnings.is_empty()).collect();
+    if !warned.is_empty() {
+        out.push('\n');
+        for r in warned {
+            let _ = writeln!(
+                out,
+                "* {}: {}",
+                md_escape(&r.label),
+                md_escape(&r.warnings.join("; "))
+            );
+        }
+    }
+    out
+}
+
+/// Text safe inside a Markdown table cell.
+fn md_escape(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
 }
 
 #[cfg(test)]
@@ -669,6 +877,7 @@ mod tests {
             run_ids: vec![],
             tps: tps.to_vec(),
             p99_ms: p99.to_vec(),
+            latency_mean_ms: tps.iter().map(|t| 1000.0 / t).collect(),
             tps_median: median(tps),
             tps_min: 0.0,
             tps_max: 0.0,
@@ -688,6 +897,52 @@ mod tests {
         assert_eq!(spread_text(Some(0.10), 0.05, 0.15), "±5.0 %");
         assert_eq!(spread_text(Some(-0.10), -0.20, 0.0), "±10.0 %");
         assert_eq!(spread_text(None, -0.2, 0.2), "[\u{2212}20.0 %, +20.0 %]");
+    }
+
+    #[test]
+    fn each_side_s_repeats_are_summed_up_in_text_json_and_markdown() {
+        let a = vec![cell("base", 8, &[100.0, 120.0, 110.0], &[])];
+        let b = vec![cell("patched", 8, &[80.0, 90.0, 85.0, 95.0], &[])];
+        let c = compare("base", &a, "patched", &b, &Along::targets());
+        let r = &c.cells[0].repeats;
+        assert_eq!((r.tps.a.n, r.tps.a.mean, r.tps.a.median), (3, 110.0, 110.0));
+        assert_eq!((r.tps.a.min, r.tps.a.max), (100.0, 120.0));
+        assert!((r.tps.a.stddev.unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!((r.tps.b.n, r.tps.b.mean, r.tps.b.median), (4, 87.5, 87.5));
+        let lat = r.latency_avg_ms.unwrap();
+        assert!((lat.a.min - 1000.0 / 120.0).abs() < 1e-9);
+        assert_eq!(RepeatStats::of(&[5.0]).stddev, None);
+
+        let text = render_text(&c);
+        let line = text
+            .lines()
+            .find(|l| l.contains("  A  ") && l.contains("110.0"))
+            .unwrap_or_else(|| panic!("no A repeats line in\n{text}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            &words[words.len() - 12..words.len() - 5],
+            ["A", "3", "110.0", "110.0", "100.0", "120.0", "10.0"],
+            "{line}"
+        );
+        assert!(text.contains("standard deviation"), "{text}");
+
+        let md = render_markdown(&c);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(rows.len(), 4, "{md}");
+        assert!(
+            rows[2].contains("| A | 3 | 110.0 | 110.0 | 100.0 | 120.0 | 10.0 |"),
+            "{md}"
+        );
+        assert!(
+            rows[3].contains("| B | 4 | 87.5 | 87.5 | 80.0 | 95.0 | 6.5 |"),
+            "{md}"
+        );
+        assert!(
+            rows[3].ends_with(&format!("| {} |", c.cells[0].tps.verdict.name())),
+            "{md}"
+        );
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["cells"][0]["repeats"]["tps"]["b"]["n"], 4);
     }
 
     #[test]

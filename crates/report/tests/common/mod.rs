@@ -92,7 +92,12 @@ pub fn assert_compare_and_report_agree(store: &Path, expected_title: &str) -> us
         .map(|e| e + head.len())
         .unwrap_or(section.len());
     let section = &section[..end];
-    let html = html_rows(section);
+    // The verdict table comes first, the table of each side's repeats after it.
+    let (verdicts, repeats) = section
+        .split_once("Repeats of each side")
+        .expect("the report shows each side's repeats");
+    let html = html_rows(verdicts);
+    let html_repeats = html_rows(repeats);
 
     // Text rows: the lines after the header line that starts with "cell".
     let lines: Vec<&str> = text.lines().collect();
@@ -133,6 +138,37 @@ pub fn assert_compare_and_report_agree(store: &Path, expected_title: &str) -> us
         assert_eq!(dir, if change > 0.0 { "higher" } else { "lower" });
         assert_eq!(t[1], format!("{a:.1}"));
         assert!(["faster", "slower", "no-difference", "inconclusive"].contains(&t[7].as_str()));
+    }
+    // The repeats table: the same rows in text and report (two per cell, A then B),
+    // and the same numbers as the JSON's.
+    let r = lines
+        .iter()
+        .position(|l| l.starts_with("cell ") && l.contains("  side  "))
+        .expect("repeats header");
+    let text_repeats: Vec<Vec<String>> = lines[r + 1..]
+        .iter()
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            // A side's second line has no label: its first column is blank.
+            let mut cells = text_cells(l);
+            if l.starts_with(' ') {
+                cells.insert(0, String::new());
+            }
+            cells
+        })
+        .collect();
+    assert_eq!(text_repeats.len(), 2 * c.cells.len());
+    assert_eq!(html_repeats, text_repeats, "text and report repeats differ");
+    for (pair, cell) in text_repeats
+        .chunks(2)
+        .zip(json["cells"].as_array().unwrap())
+    {
+        for (row, side) in pair.iter().zip(["a", "b"]) {
+            let st = &cell["repeats"]["tps"][side];
+            assert_eq!(row[2], st["n"].to_string());
+            assert_eq!(row[3], format!("{:.1}", st["mean"].as_f64().unwrap()));
+            assert_eq!(row[7], format!("{:.1}", st["stddev"].as_f64().unwrap()));
+        }
     }
     // Summary and noise floor: the same sentence in both.
     let summary = c.summary_text();
