@@ -8,10 +8,11 @@
 use crate::cells::{build_cells, trim_float, Cell, CellKey};
 use crate::charts::{Dash, LineChart, Marker, Series, XScale};
 use crate::compare::{
-    compare, preamble, row_cells, Along, Comparison, Dimension, Verdict, COLUMNS,
+    compare, preamble, repeat_rows, row_cells, Along, Comparison, Dimension, Verdict, COLUMNS,
+    REPEAT_COLUMNS,
 };
 use crate::html::{escape, num, page, table};
-use pgsurge_store::{Run, RunFilter, Set, Store, StoreError, UnreadableRun};
+use pgsurge_store::{facts, Run, RunFilter, Set, Store, StoreError, UnreadableRun};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -311,11 +312,16 @@ fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError
     let mut body = String::new();
     let mut trows = Vec::new();
     for s in sets {
+        let builds = target_builds(store, s.id)?;
         for t in store.targets(s.id)? {
+            let mut kind = escape(&t.record.kind);
+            if let Some(b) = builds.get(&t.id) {
+                kind.push_str(&format!("<br><small>built from {}</small>", escape(b)));
+            }
             trows.push(vec![
                 escape(&t.record.name),
                 escape(&s.record.name),
-                escape(&t.record.kind),
+                kind,
                 escape(t.record.server_version.as_deref().unwrap_or("")),
                 escape(&pgsurge_store::redact_text(
                     t.record
@@ -351,6 +357,43 @@ fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError
     }
 
     Ok(body)
+}
+
+/// What each target of a set built from source was built from (its runs' build facts),
+/// with the options that make its timings meaningless, by target id.
+fn target_builds(store: &mut Store, set_id: i64) -> Result<BTreeMap<i64, String>, StoreError> {
+    let runs = store.list_runs(&RunFilter {
+        set_id: Some(set_id),
+        ..Default::default()
+    })?;
+    let target_of: BTreeMap<i64, i64> = runs
+        .iter()
+        .filter_map(|r| Some((r.id, r.record.target_id?)))
+        .collect();
+    let mut out: BTreeMap<i64, (String, String)> = BTreeMap::new();
+    for (run_id, fact) in store.set_facts(set_id)? {
+        let (Some(target), Some(value)) = (target_of.get(&run_id), fact.value) else {
+            continue;
+        };
+        let e = out.entry(*target).or_default();
+        match fact.name.as_str() {
+            facts::BUILD_SOURCE => e.0 = value,
+            facts::TIMING_HAZARDS => e.1 = value,
+            _ => {}
+        }
+    }
+    Ok(out
+        .into_iter()
+        .filter(|(_, (source, hazards))| !source.is_empty() || !hazards.is_empty())
+        .map(|(id, (source, hazards))| {
+            let text = match (source.is_empty(), hazards.is_empty()) {
+                (false, true) => source,
+                (true, false) => format!("binaries with {hazards}: NOT FOR TIMING"),
+                _ => format!("{source}; with {hazards}: NOT FOR TIMING"),
+            };
+            (id, text)
+        })
+        .collect())
 }
 
 /// The store's warnings, when there are any.
@@ -794,6 +837,20 @@ pub fn comparison_html(c: &Comparison) -> String {
     let mut header: Vec<String> = COLUMNS.iter().map(|h| h.to_string()).collect();
     header.push("warnings".into());
     s.push_str(&table(&header, &rows));
+    if !c.cells.is_empty() {
+        // Each side's repeats as plain statistics: the table a patch's author posts.
+        s.push_str(
+            "<p class=\"muted\">Repeats of each side: mean, median, min, max and standard \
+             deviation of tps and of average latency (ms).</p>",
+        );
+        let repeats: Vec<Vec<String>> = c
+            .cells
+            .iter()
+            .flat_map(repeat_rows)
+            .map(|r| r.iter().map(|t| escape(t)).collect())
+            .collect();
+        s.push_str(&table(&REPEAT_COLUMNS.map(String::from), &repeats));
+    }
     let _ = write!(s, "<p class=\"summary\">{}", escape(&c.summary_text()));
     if let Some(n) = c.noise_floor_text() {
         let _ = write!(s, "<br>{}", escape(&n));

@@ -26,3 +26,17 @@ pub const STATEMENTS_SOURCE: &str = crate::activity::STATEMENTS_SOURCE;
 /// The statements of the benchmark database that took the most execution time during
 /// the test: a JSON array of [`crate::activity::TopStatement`].
 pub const STATEMENTS_TOP: &str = crate::activity::STATEMENTS_TOP;
+/// The build of a target built from source: `<source>` with `+ <patch> (<sha256 prefix>)`
+/// per patch, e.g. `git checkout /src at 1a2b3c4d5e6f (master) + fix.patch (9f8e7d6c)`.
+pub const BUILD_SOURCE: &str = "build_source";
+/// The commit id of a target built from a git checkout.
+pub const BUILD_COMMIT: &str = "build_commit";
+/// `pg_config --configure` of a target built from source.
+pub const BUILD_CONFIGURE: &str = "build_configure";
+/// The compiler's version line of a target built from source.
+pub const BUILD_COMPILER: &str = "build_compiler";
+/// The cache key of a target built from source.
+pub const BUILD_KEY: &str = "build_key";
+/// Build options that make timings meaningless (`--enable-cassert`, `-O0`, …), or
+/// `debug_assertions=on` as the server reports it; absent when there are none.
+pub const TIMING_HAZARDS: &str = "timing_hazards";
