@@ -343,6 +343,17 @@ fn make_room_for_run(spec: &RunSpec) -> Result<(), crate::rlimit::RlimitError> {
     crate::rlimit::ensure_run_files(needed, wanted)
 }
 
+/// `--cpus`: pins this thread, so the engine's threads, which inherit the CPUs of the
+/// thread that starts them, run there too.
+fn pin_client(o: &BenchOptions) -> Result<(), ()> {
+    match &o.extensions.cpus {
+        Some(cpus) => cpus.pin_current_thread().map_err(|e| {
+            err_line(&format!("cannot run on CPUs {cpus}: {e}"));
+        }),
+        None => Ok(()),
+    }
+}
+
 fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     if let Some(&name) = o.options_given.iter().find(|n| UNSUPPORTED.contains(n)) {
         err_line(&format!("option {name} is not supported yet"));
@@ -375,6 +386,9 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         },
         _ => None,
     };
+    if pin_client(&o).is_err() {
+        return 1;
+    }
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,

@@ -121,6 +121,8 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            results store (SQLite file or postgresql:// URL; default:
                            $PGSURGE_STORE or ./pgsurge-results.db), checked before
                            the run starts
+  --cpus=LIST              run the client threads on these CPUs (e.g. 4-7,9),
+                           checked against the online CPUs
   --set=NAME               the store's set for the run (default: adhoc)
   --group=NAME             store the run as one generator of the distributed run
                            NAME (needs --store and --generator-index/-count)

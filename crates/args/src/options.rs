@@ -95,6 +95,8 @@ pub struct Extensions {
     pub group: Option<String>,
     /// `--start-at`, `--generator-*`: this process as one generator of a distributed run.
     pub generator: crate::generator::GeneratorOptions,
+    /// `--cpus=LIST`: the CPUs the client threads run on.
+    pub cpus: Option<pgsurge_affinity::CpuList>,
     /// `--generator-split`: `-c`, `-R` and a numeric seed are the distributed run's
     /// totals; this generator runs its share of them (see `generator.rs`). Already
     /// applied to the clients, rate and seed of [`BenchOptions`].

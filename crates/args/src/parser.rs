@@ -767,6 +767,13 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
                 Some(v) => Some(lossy(v)),
             });
         }
+        Opt::Cpus => {
+            raw.benchmarking_option_set = true;
+            let list = pgsurge_affinity::CpuList::parse(&lossy(arg))
+                .and_then(|l| l.check_online().map(|()| l))
+                .map_err(|e| fatal(ctx, e.to_string()))?;
+            raw.extensions.cpus = Some(list);
+        }
         Opt::Set => {
             raw.benchmarking_option_set = true;
             if arg.is_empty() {

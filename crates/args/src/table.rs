@@ -65,6 +65,7 @@ pub enum Opt {
     Group,
     GeneratorCount,
     GeneratorSplit,
+    Cpus,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -176,6 +177,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("store", Optional, Opt::Store),
     l("set", Required, Opt::Set),
     l("group", Required, Opt::Group),
+    l("cpus", Required, Opt::Cpus),
 ];
 
 #[cfg(test)]

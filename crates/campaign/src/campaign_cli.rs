@@ -86,8 +86,12 @@ pub(crate) struct Estimate {
     pub run_s: Option<f64>,
     /// Seconds assumed for the steps between tests.
     pub between_s: f64,
-    /// Initializations: one per target and scale.
+    /// Initializations: one per target and scale, or more with `fresh_cluster`.
     pub initializations: usize,
+    /// Seconds assumed for them (a new cluster, then the data loaded).
+    pub init_s: f64,
+    /// What makes an initialization, for the estimate's line.
+    pub init_rule: &'static str,
     /// In capacity mode: the most steps of a cell's search and the runs per step (the
     /// times are then upper bounds).
     pub capacity_steps: Option<(u32, u32)>,
@@ -99,8 +103,7 @@ impl Estimate {
             crate::spec::Limit::Duration(d) => Some(f64::from(d) + campaign.warmup_s()),
             _ => None,
         };
-        let inits: std::collections::BTreeSet<(usize, u32)> =
-            m.tests.iter().map(|t| (t.target, t.scale)).collect();
+        let (inits, init_s, init_rule) = initializations(campaign, m);
         let capacity_steps = campaign
             .spec
             .capacity
@@ -118,16 +121,20 @@ impl Estimate {
         Estimate {
             run_s: per_test.map(|p| p * tests),
             between_s: BETWEEN_TESTS_S * tests,
-            initializations: inits.len(),
+            initializations: inits,
+            init_s,
+            init_rule,
             capacity_steps,
         }
     }
 
     pub(crate) fn line(&self) -> String {
         let inits = format!(
-            "plus {} initialization{} (one per target and scale)",
+            "plus {} initialization{} ({}; about {})",
             self.initializations,
-            if self.initializations == 1 { "" } else { "s" }
+            if self.initializations == 1 { "" } else { "s" },
+            self.init_rule,
+            human_duration(self.init_s)
         );
         match (self.run_s, self.capacity_steps) {
             (Some(r), Some((steps, repeats))) => format!(
@@ -151,6 +158,47 @@ impl Estimate {
             ),
         }
     }
+}
+
+/// Seconds assumed for a new throwaway cluster (initdb and start).
+const NEW_CLUSTER_S: f64 = 3.0;
+/// Seconds assumed per scale unit of loading the pgbench tables.
+const LOAD_S_PER_SCALE: f64 = 0.5;
+
+/// How many times the tests' data is loaded, the time assumed for it, and the rule:
+/// once per target and scale, or, with `[hygiene] fresh_cluster`, for each new cluster
+/// of a throwaway target (every test, or every change of scale in the run order).
+fn initializations(campaign: &Campaign, m: &crate::matrix::Matrix) -> (usize, f64, &'static str) {
+    use crate::spec::FreshCluster;
+    let fresh = campaign.spec.hygiene.fresh_cluster();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut last_scale: std::collections::BTreeMap<usize, u32> = Default::default();
+    let (mut count, mut seconds) = (0, 0.0);
+    for t in &m.tests {
+        let throwaway = campaign.spec.targets[t.target].is_throwaway();
+        let new = match fresh {
+            FreshCluster::Test if throwaway => true,
+            FreshCluster::Scale if throwaway => {
+                last_scale.insert(t.target, t.scale) != Some(t.scale)
+            }
+            _ => seen.insert((t.target, t.scale)),
+        };
+        if new {
+            count += 1;
+            seconds += f64::from(t.scale) * LOAD_S_PER_SCALE
+                + if throwaway && fresh != FreshCluster::Never {
+                    NEW_CLUSTER_S
+                } else {
+                    0.0
+                };
+        }
+    }
+    let rule = match fresh {
+        FreshCluster::Test => "a new cluster and its data before every test",
+        FreshCluster::Scale => "a new cluster and its data whenever a target's scale changes",
+        FreshCluster::Never => "one per target and scale",
+    };
+    (count, seconds, rule)
 }
 
 /// `3725.0` → `1h 2m 5s`.
@@ -357,8 +405,12 @@ pub fn main(args: &[OsString]) -> i32 {
         Cmd::Plan { file, format } => match Campaign::load(&file)
             .map_err(|e| e.to_string())
             .and_then(|c| crate::matrix::expand(&c).map(|m| (c, m)))
-        {
-            Ok((c, m)) => {
+            .and_then(|(c, m)| {
+                crate::sources::plan_lines(&c)
+                    .map(|b| (c, m, b))
+                    .map_err(|e| e.to_string())
+            }) {
+            Ok((c, m, (build_lines, build_warnings))) => {
                 match format {
                     PlanFormat::Text => {
                         for t in &m.tests {
@@ -375,12 +427,19 @@ pub fn main(args: &[OsString]) -> i32 {
                                 ))
                             );
                         }
-                        for w in plan_warnings(&c) {
-                            eprintln!("warning: {}", terminal_safe(&w));
+                        for line in &build_lines {
+                            println!("{}", terminal_safe(line));
+                        }
+                        for w in plan_warnings(&c).iter().chain(&build_warnings) {
+                            eprintln!("warning: {}", terminal_safe(w));
                         }
                     }
                     PlanFormat::Json => {
-                        let doc = plan_json(&c, &m);
+                        let mut doc = plan_json(&c, &m);
+                        doc["builds"] = build_lines.into();
+                        if let Some(w) = doc["warnings"].as_array_mut() {
+                            w.extend(build_warnings.into_iter().map(Into::into));
+                        }
                         println!(
                             "{}",
                             serde_json::to_string_pretty(&doc).expect("a JSON value serializes")
@@ -508,6 +567,60 @@ mod tests {
             e.line().starts_with("estimated time: about 28m ("),
             "{}",
             e.line()
+        );
+        assert!(
+            e.line()
+                .contains("plus 4 initializations (one per target and scale; about "),
+            "{}",
+            e.line()
+        );
+    }
+
+    #[test]
+    fn a_fresh_cluster_is_an_initialization_per_test_or_per_change_of_scale() {
+        let estimate = |fresh: &str| {
+            let c = campaign(&format!(
+                "duration = 10\n[hygiene]\nfresh_cluster = \"{fresh}\""
+            ));
+            let m = crate::matrix::expand(&c).unwrap();
+            assert_eq!(m.tests.len(), 16);
+            Estimate::of(&c, &m)
+        };
+        let every = estimate("test");
+        assert_eq!(every.initializations, 16);
+        assert!(
+            every
+                .line()
+                .contains("(a new cluster and its data before every test; about "),
+            "{}",
+            every.line()
+        );
+        // Scales 1 and 10, 4 tests each per target: 16 × 3 s of clusters + 8 × 0.5 s + 8 × 5 s.
+        assert_eq!(every.init_s, 16.0 * NEW_CLUSTER_S + 8.0 * 0.5 + 8.0 * 5.0);
+        let never = estimate("never");
+        assert_eq!(never.initializations, 4);
+        let scale = estimate("scale");
+        assert!(
+            (4..=16).contains(&scale.initializations),
+            "{}",
+            scale.initializations
+        );
+        assert!(
+            scale.line().contains("whenever a target's scale changes"),
+            "{}",
+            scale.line()
+        );
+        let bad = Campaign::parse(
+            "[campaign]\nname = \"t\"\n[[target]]\nname = \"a\"\ndata_dir = \"/srv/pg\"\n\
+             [matrix]\nscales = [1]\nclients = [1]\n[hygiene]\nfresh_cluster = \"test\"\n",
+            "t.toml",
+            std::path::Path::new("."),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.contains("hygiene.fresh_cluster") && bad.contains("data_dir"),
+            "{bad}"
         );
     }
 

@@ -532,7 +532,28 @@ fn hygiene_before(
     if hygiene.resets_stats(target.cluster.is_some()) {
         pg.exec(&pgstats::reset_sql(target.version_num))?;
     }
+    if hygiene.drop_caches {
+        if let Err(why) = drop_os_caches() {
+            w.warnings.push(warning(
+                "drop_caches_skipped",
+                format!(
+                    "test {}: the OS page cache was not dropped before the test: {why}",
+                    plan.key
+                ),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// `sync`, then `echo 3 > /proc/sys/vm/drop_caches`: the next test reads from disk.
+fn drop_os_caches() -> std::result::Result<(), String> {
+    if !rustix::process::geteuid().is_root() {
+        return Err("dropping it needs root".into());
+    }
+    rustix::fs::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
+        .map_err(|e| format!("/proc/sys/vm/drop_caches: {e}"))
 }
 
 /// `run.warmup`: a separate run before the measured one, discarded but for its

@@ -15,6 +15,8 @@
 //! | [`distributed`] | `[distributed]`: a test run by several generators (`local`, `ssh`, and [`distributed::kube`]) |
 //! | [`load`] | reading a campaign file: interpolation, parsing, validation |
 //! | [`hooks`] | campaign `[hooks]`: shell commands around tests |
+//! | [`pinning`] | `[pinning]`: CPUs of throwaway servers and of the load generator |
+//! | [`sources`] | targets built from PostgreSQL source, before the first test |
 //! | [`target`] | throwaway or existing servers for a campaign, and building their pgbench tables |
 //! | [`target_lock`] | one campaign per server at a time |
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
@@ -35,7 +37,9 @@ pub mod fuzzing;
 pub mod hooks;
 pub mod load;
 pub mod matrix;
+pub mod pinning;
 pub mod runner;
+pub mod sources;
 pub mod spec;
 pub mod target;
 pub mod target_lock;

@@ -5,6 +5,7 @@
 //! ([`crate::thresholds::parse`]), `[run] extra_args` ([`extra_flags`]) and the kube
 //! launcher's table ([`crate::distributed::kube::validate`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::spec::{
@@ -21,6 +22,9 @@ pub const INTERPOLATED_KEYS: &[&str] = &[
     "target.node_exporter",
     "target.node_exporter_ca",
     "target.pg_bin",
+    "target.source",
+    "target.ref",
+    "target.patches",
     "target.data_dir",
     "matrix.scripts.file",
     "distributed.hosts",
@@ -108,6 +112,15 @@ fn interpolate_spec(
         }
         if let Some(v) = &mut t.pg_bin {
             path(format!("target[{i}].pg_bin"), v)?;
+        }
+        if let Some(v) = &mut t.source {
+            path(format!("target[{i}].source"), v)?;
+        }
+        if let Some(v) = &mut t.git_ref {
+            text(format!("target[{i}].ref"), v)?;
+        }
+        for (j, v) in t.patches.iter_mut().enumerate() {
+            path(format!("target[{i}].patches[{j}]"), v)?;
         }
         if let Some(v) = &mut t.data_dir {
             path(format!("target[{i}].data_dir"), v)?;
@@ -218,6 +231,7 @@ impl Campaign {
             text,
             base_dir: base_dir.to_path_buf(),
             path: path.to_string(),
+            builds: BTreeMap::new(),
         };
         c.validate()?;
         Ok(c)
@@ -239,7 +253,7 @@ impl Campaign {
             if message.contains("${") {
                 message.push_str(
                     "\n(${VAR} is replaced inside the quoted values of conninfo, node_exporter, \
-                     node_exporter_ca, pg_bin, data_dir, script files and the [distributed] hosts and paths only, \
+                     node_exporter_ca, pg_bin, source, ref, patches, data_dir, script files and the [distributed] hosts and paths only, \
                      never in numbers or other keys)",
                 );
             }
@@ -253,10 +267,16 @@ impl Campaign {
             key,
             message,
         })?;
-        // A relative CA file is beside the campaign file, as script files are.
+        // A relative CA file, source or patch is beside the campaign file, as script
+        // files are.
         for t in &mut spec.targets {
-            if let Some(ca) = t.node_exporter_ca.as_mut().filter(|ca| ca.is_relative()) {
-                *ca = base_dir.join(&*ca);
+            let files = t
+                .node_exporter_ca
+                .iter_mut()
+                .chain(t.source.iter_mut())
+                .chain(t.patches.iter_mut());
+            for f in files.filter(|f| f.is_relative()) {
+                *f = base_dir.join(&*f);
             }
         }
         if spec.campaign.aa_check {
@@ -271,6 +291,7 @@ impl Campaign {
             text: text.to_string(),
             base_dir: base_dir.to_path_buf(),
             path: path.to_string(),
+            builds: BTreeMap::new(),
         };
         c.validate()?;
         Ok(c)
@@ -408,7 +429,34 @@ impl Campaign {
         self.validate_matrix_values()?;
         self.validate_run()?;
         self.validate_init()?;
+        self.validate_pinning()?;
+        self.validate_hygiene()?;
         self.validate_observation()
+    }
+
+    /// `[pinning]`: CPU lists of online CPUs; server pinning needs throwaway servers.
+    fn validate_pinning(&self) -> Result<(), SpecError> {
+        let p = &self.spec.pinning;
+        for (key, list) in [("pinning.server", &p.server), ("pinning.client", &p.client)] {
+            if let Some(text) = list {
+                pgsurge_affinity::CpuList::parse(text)
+                    .and_then(|l| l.check_online())
+                    .map_err(|e| self.invalid(key, e.to_string()))?;
+            }
+        }
+        if p.server.is_some() {
+            if let Some(t) = self.spec.targets.iter().find(|t| !t.is_throwaway()) {
+                return Err(self.invalid(
+                    "pinning.server",
+                    format!(
+                        "pins throwaway servers only; target \"{}\" is an existing server \
+                         (pin it where it runs, e.g. with taskset or systemd's CPUAffinity)",
+                        t.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The `[[target]]` tables: names, and one kind of server each with its keys.
@@ -442,6 +490,32 @@ impl Campaign {
             }
             if t.pg_bin.is_some() && t.pg_version.is_some() {
                 return Err(self.invalid(&key, "give pg_bin or pg_version, not both"));
+            }
+            if t.source.is_some() && (t.pg_bin.is_some() || t.pg_version.is_some()) {
+                return Err(self.invalid(
+                    &format!("{key}.source"),
+                    "give source (a build) or pg_bin/pg_version (installed binaries), not both",
+                ));
+            }
+            if t.source.is_some() && t.conninfo.is_some() {
+                return Err(self.invalid(
+                    &format!("{key}.source"),
+                    "source builds a throwaway server; an existing server (conninfo) has its own binaries",
+                ));
+            }
+            if t.source.is_none() {
+                for (k, given) in [
+                    ("ref", t.git_ref.is_some()),
+                    ("patches", !t.patches.is_empty()),
+                    ("configure", !t.configure.is_empty()),
+                ] {
+                    if given {
+                        return Err(self.invalid(
+                            &format!("{key}.{k}"),
+                            format!("{k} is for a target built from source: add source = \"PATH\""),
+                        ));
+                    }
+                }
             }
             if t.conninfo.is_some() && t.data_dir.is_some() {
                 return Err(self.invalid(
@@ -814,6 +888,32 @@ impl Campaign {
     }
 
     /// `[hygiene]`, `[thresholds]` and `[sampling]`.
+    /// `[hygiene]`: a fresh cluster needs a data directory that may be thrown away.
+    fn validate_hygiene(&self) -> Result<(), SpecError> {
+        let h = &self.spec.hygiene;
+        if let Some(f) = h.fresh_cluster.as_deref() {
+            if crate::spec::FreshCluster::parse(f).is_none() {
+                return Err(self.invalid(
+                    "hygiene.fresh_cluster",
+                    format!("\"{f}\" is not a choice (test, scale or never)"),
+                ));
+            }
+        }
+        if h.fresh_cluster() != crate::spec::FreshCluster::Never {
+            if let Some(t) = self.spec.targets.iter().find(|t| t.data_dir.is_some()) {
+                return Err(self.invalid(
+                    "hygiene.fresh_cluster",
+                    format!(
+                        "a fresh cluster replaces the data directory; target \"{}\" keeps \
+                         its own (data_dir): leave data_dir out to use temporary ones",
+                        t.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn validate_observation(&self) -> Result<(), SpecError> {
         let spec = &self.spec;
         let tol = spec.hygiene.commit_tolerance_pct;

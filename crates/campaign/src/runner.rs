@@ -22,8 +22,9 @@ use crate::error::{CampaignError, Result};
 use crate::execute::{run_test, Interrupted, TestSetup};
 use crate::hooks;
 use crate::matrix::{expand, Matrix, TestPlan};
-use crate::spec::CapacitySection;
+use crate::pinning::{ClientPin, Pinning};
 use crate::spec::{Campaign, Limit};
+use crate::spec::{CapacitySection, FreshCluster};
 use crate::target::{self, LiveTarget};
 use crate::target_lock::{self, holder_label, LockError, TargetLock};
 
@@ -85,7 +86,14 @@ pub fn run_campaign(
     stop: &StopFlag,
 ) -> Result<Outcome> {
     let matrix = expand(campaign).map_err(CampaignError::Other)?;
+    // Targets built from source are built (or found cached) before anything is
+    // claimed or measured.
+    let with_builds = crate::sources::build_sources(campaign, opts.quiet)?;
+    let campaign = &with_builds;
     let spec = &campaign.spec;
+    // The load generator runs on the client's CPUs from here on.
+    let pinning = Pinning::of(&spec.pinning)?;
+    let _client_pin = ClientPin::apply(&pinning)?;
     let kind = opts
         .kind
         .clone()
@@ -129,6 +137,18 @@ pub fn run_campaign(
         },
         opts.new_set,
     )?;
+    for message in pinning.warnings() {
+        if !opts.quiet {
+            eprintln!("warning: {message}");
+        }
+        store.add_warning(&WarningRecord {
+            set_id: Some(set_id),
+            run_id: None,
+            code: "pinning_overlap".into(),
+            message,
+            created_at: now_rfc3339(),
+        })?;
+    }
     for lock in locks.iter().flatten() {
         for message in lock.neighbours() {
             if !opts.quiet {
@@ -793,6 +813,7 @@ fn run_one_test(
     write.facts.extend(hook_facts);
     write.warnings.extend(hook_warnings);
     write.facts.extend(init_facts);
+    target.tests_done += 1;
     store_test(write, at, target, state, sink)?;
     Ok(Flow::Next)
 }
@@ -824,14 +845,16 @@ fn start_target(
     let restart = live[plan.target]
         .as_ref()
         .is_some_and(|t| t.cluster.is_some() && t.swept_settings != plan.settings);
-    if restart {
-        // A throwaway server takes the next value of a swept setting by restarting.
+    if restart || wants_fresh_cluster(campaign, live[plan.target].as_ref(), plan) {
+        // A throwaway server takes the next value of a swept setting by restarting, and
+        // `fresh_cluster` replaces it (a new data directory, initdb, data loaded again).
         stop_target(&mut live[plan.target]);
     }
     if live[plan.target].is_some() {
         return Ok(true);
     }
     let tspec = &spec.targets[plan.target];
+    let pinning = Pinning::of(&spec.pinning)?;
     sink.pb
         .set_message(format!("starting target \"{}\"", tspec.name));
     let swept = tspec.is_throwaway() && !plan.settings.is_empty();
@@ -855,7 +878,12 @@ fn start_target(
             with.settings
                 .insert(name.clone(), toml::Value::String(value.clone()));
         }
-        match target::start(&with, &spec.run.database) {
+        match target::start(
+            &with,
+            &spec.run.database,
+            campaign.builds.get(&tspec.name),
+            &pinning,
+        ) {
             Ok(mut t) => {
                 t.swept_settings = plan.settings.clone();
                 sink.say(&format!(
@@ -883,11 +911,29 @@ fn start_target(
             }
         }
     } else {
-        target::start(tspec, &spec.run.database)?
+        target::start(
+            tspec,
+            &spec.run.database,
+            campaign.builds.get(&tspec.name),
+            &pinning,
+        )?
     };
     record_started_target(tspec, &mut live_target, sink)?;
     live[plan.target] = Some(live_target);
     Ok(true)
+}
+
+/// `[hygiene] fresh_cluster`: whether the running throwaway server is replaced before
+/// this test (`test`: after each test; `scale`: when the scale changes).
+fn wants_fresh_cluster(campaign: &Campaign, live: Option<&LiveTarget>, plan: &TestPlan) -> bool {
+    let Some(t) = live.filter(|t| t.cluster.is_some()) else {
+        return false;
+    };
+    match campaign.spec.hygiene.fresh_cluster() {
+        FreshCluster::Test => t.tests_done > 0,
+        FreshCluster::Scale => t.current_scale.is_some_and(|s| s != plan.scale),
+        FreshCluster::Never => false,
+    }
 }
 
 /// Says where a started target's host metrics come from and its warnings, and stores

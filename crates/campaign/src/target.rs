@@ -14,13 +14,15 @@ use std::time::{Duration, Instant};
 use pgsurge_observe::hostmetrics::{self, Exporter, HostSource};
 use pgsurge_observe::sampler::SamplerConfig;
 use pgsurge_observe::{manifest, ObserveError, Pg};
+use pgsurge_server::source_build::Built;
 use pgsurge_server::{BinarySource, Cluster, ClusterBuilder};
 use pgsurge_store::{facts, FactRecord};
 use pgsurge_wire::redact::{passwords, redact, redact_with};
 use pgsurge_wire::ConnConfig;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::{CampaignError, Result};
+use crate::pinning::Pinning;
 use crate::spec::{InitMode, InitOptionsSpec, SamplingSection, TargetSpec};
 
 /// A target ready for tests.
@@ -63,6 +65,8 @@ pub struct LiveTarget {
     pub warnings: Vec<String>,
     /// The `matrix.settings` values a throwaway server was started with.
     pub swept_settings: Vec<(String, String)>,
+    /// Tests run on this server since it started.
+    pub tests_done: usize,
 }
 
 impl LiveTarget {
@@ -161,7 +165,12 @@ pub fn choose_host_source(
 }
 
 /// Starts (throwaway) or connects to (conninfo) a target.
-pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
+pub fn start(
+    spec: &TargetSpec,
+    database: &str,
+    build: Option<&Built>,
+    pinning: &Pinning,
+) -> Result<LiveTarget> {
     // Connection errors name the target.
     let in_target = |message: String| CampaignError::Pg {
         context: format!("target \"{}\"", spec.name),
@@ -186,6 +195,15 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         }
         None => {
             let source = match (&spec.pg_bin, &spec.pg_version) {
+                _ if spec.source.is_some() => match build {
+                    Some(b) => BinarySource::Dir(b.bin_dir.clone()),
+                    None => {
+                        return Err(CampaignError::Other(format!(
+                            "target \"{}\": its source is not built yet",
+                            spec.name
+                        )))
+                    }
+                },
                 (Some(dir), _) => BinarySource::Dir(dir.clone()),
                 (None, Some(v)) => BinarySource::Version(v.clone()),
                 (None, None) => BinarySource::Auto,
@@ -198,6 +216,7 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
                 .binaries(source)
                 .settings(spec.settings_text())
                 .data_checksums(spec.data_checksums)
+                .cpus(pinning.server_cpus())
                 .database(database)
                 .temp_prefix(format!("pgsurge-campaign-{}", spec.name))
                 .start()?;
@@ -229,7 +248,30 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         hostmetrics::host_manifest_from(&host_source, Some(&mut monitor_pg), data_dir.as_deref());
     manifest["server"] = manifest::server_manifest(&mut pg);
     manifest["client"] = manifest::host_manifest();
-    let (target_facts, warnings) = data_dir_facts(&spec.name, &manifest["data_directory"]);
+    if cluster.is_some() {
+        manifest["pinning"] = pinning.manifest();
+    } else if pinning.client.is_some() {
+        manifest["pinning"] = json!({ "client": pinning.manifest()["client"] });
+    }
+    let (mut target_facts, mut warnings) = data_dir_facts(&spec.name, &manifest["data_directory"]);
+    let mut hazards = Vec::new();
+    if let Some(b) = build {
+        manifest["build"] = serde_json::to_value(&b.info).unwrap_or_default();
+        target_facts.extend(build_facts(&b.info));
+        hazards.extend(b.info.timing_hazards.iter().cloned());
+    }
+    if pg.value("SHOW debug_assertions")?.as_deref() == Some("on") {
+        hazards.push("debug_assertions=on".into());
+    }
+    if !hazards.is_empty() {
+        warnings.push(format!(
+            "target \"{}\": the server is built with {}: assertions and debug options make \
+             its timings meaningless",
+            spec.name,
+            hazards.join(" ")
+        ));
+        target_facts.push(FactRecord::new(facts::TIMING_HAZARDS, hazards.join(" ")));
+    }
     Ok(LiveTarget {
         name: spec.name.clone(),
         dbname: pg.dbname().to_string(),
@@ -242,6 +284,7 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         cluster,
         current_scale: None,
         swept_settings: Vec::new(),
+        tests_done: 0,
         target_id: 0,
         manifest,
         host_source,
@@ -249,6 +292,28 @@ pub fn start(spec: &TargetSpec, database: &str) -> Result<LiveTarget> {
         facts: target_facts,
         warnings,
     })
+}
+
+/// The facts that say what a target built from source was built from.
+fn build_facts(info: &pgsurge_server::source_build::BuildInfo) -> Vec<FactRecord> {
+    let mut source = info.source.clone();
+    for p in &info.patches {
+        source.push_str(&format!(
+            " + {} ({})",
+            p.name,
+            &p.sha256[..p.sha256.len().min(8)]
+        ));
+    }
+    let mut out = vec![
+        FactRecord::new(facts::BUILD_SOURCE, source),
+        FactRecord::new(facts::BUILD_KEY, info.key.clone()),
+        FactRecord::new(facts::BUILD_CONFIGURE, info.pg_configure.clone()),
+        FactRecord::new(facts::BUILD_COMPILER, info.compiler.clone()),
+    ];
+    if let Some(c) = &info.commit {
+        out.push(FactRecord::new(facts::BUILD_COMMIT, c.clone()));
+    }
+    out
 }
 
 /// Facts and warnings about a manifest's `data_directory` entry.

@@ -96,6 +96,7 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
         hooks: Default::default(),
         capacity: None,
         distributed: None,
+        pinning: Default::default(),
     }
 }
 

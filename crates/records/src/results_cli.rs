@@ -631,6 +631,12 @@ pub fn facts_lines(runs: &[Run], facts: &[(i64, pgsurge_store::FactRecord)]) -> 
                 line.push_str(" (IN MEMORY: no real I/O)");
             }
         }
+        if let Some(build) = get(f::BUILD_SOURCE) {
+            line.push_str(&format!("; built from {build}"));
+        }
+        if let Some(h) = get(f::TIMING_HAZARDS) {
+            line.push_str(&format!("; built with {h}: NOT FOR TIMING"));
+        }
         s.push_str(&line);
         s.push('\n');
     }

@@ -75,6 +75,7 @@ pub struct ClusterBuilder {
     hba: Vec<String>,
     files: Vec<(PathBuf, Vec<u8>)>,
     data_checksums: bool,
+    cpus: Option<pgsurge_affinity::CpuList>,
     encoding: String,
     locale: String,
     initdb_args: Vec<OsString>,
@@ -100,6 +101,7 @@ impl Default for ClusterBuilder {
             hba: Vec::new(),
             files: Vec::new(),
             data_checksums: false,
+            cpus: None,
             encoding: "UTF8".into(),
             locale: "C".into(),
             initdb_args: Vec::new(),
@@ -173,6 +175,11 @@ impl ClusterBuilder {
     /// `initdb --data-checksums`.
     pub fn data_checksums(mut self, on: bool) -> Self {
         self.data_checksums = on;
+        self
+    }
+    /// Pins the server (the postmaster and every process it starts) to these CPUs.
+    pub fn cpus(mut self, cpus: Option<pgsurge_affinity::CpuList>) -> Self {
+        self.cpus = cpus;
         self
     }
     /// initdb's encoding (default `UTF8`).
@@ -434,7 +441,13 @@ impl ClusterBuilder {
             .stdout(log)
             .stderr(log2)
             .process_group(0);
-        let mut child = cmd.spawn().map_err(|e| {
+        let spawned = match &self.cpus {
+            // The postmaster inherits the CPUs of the thread that starts it, and every
+            // backend the postmaster's.
+            Some(cpus) => cpus.while_pinned(|| cmd.spawn()).and_then(|r| r),
+            None => cmd.spawn(),
+        };
+        let mut child = spawned.map_err(|e| {
             StartError::Other(ServerError::CommandFailed {
                 what: format!("starting {}", binaries.program("postgres").display()),
                 detail: e.to_string(),

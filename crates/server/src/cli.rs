@@ -1,4 +1,4 @@
-//! `pgsurge server start|stop|status`: detached throwaway servers for interactive use
+//! `pgsurge server start|stop|status|env|build|builds`: detached throwaway servers for interactive use
 //! and scripts. Parsing (clap) and printing only; clusters are [`crate::cluster`]'s job
 //! and the records that let `stop`/`status` find a server are [`crate::state`]'s.
 
@@ -17,7 +17,7 @@ use crate::state::{self, ServerRecord};
 #[derive(Debug, Parser)]
 #[command(
     name = "pgsurge server",
-    about = "Start, stop and inspect throwaway PostgreSQL servers",
+    about = "Start, stop and inspect throwaway PostgreSQL servers; build PostgreSQL from source",
     disable_version_flag = true
 )]
 struct ServerCli {
@@ -41,6 +41,52 @@ enum Command {
     /// server, so that `eval "$(pgsurge server env)"` makes `pgsurge bench` and `psql`
     /// connect to it without arguments.
     Env(SelectArgs),
+    /// Build and install PostgreSQL from a source tree, a git checkout (at --ref) or a
+    /// release tarball, with patches; cached by its inputs. Prints the installation's
+    /// bin directory as the last line.
+    Build(BuildArgs),
+    /// List the builds in the cache (or empty it with --prune).
+    Builds(BuildsArgs),
+}
+
+#[derive(Debug, Args)]
+struct BuildArgs {
+    /// A PostgreSQL source tree, a git checkout or a release tarball (.tar.gz, .tar.bz2).
+    #[arg(long, value_name = "PATH")]
+    source: PathBuf,
+    /// Commit, branch or tag to build (git checkouts only; exported to a private
+    /// directory, the checkout is not touched). Default: HEAD with the uncommitted
+    /// changes to tracked files.
+    #[arg(long = "ref", value_name = "REF")]
+    git_ref: Option<String>,
+    /// Patch to apply, repeatable, in order (git apply, else patch -p1).
+    #[arg(long = "patch", value_name = "FILE")]
+    patches: Vec<PathBuf>,
+    /// Argument for configure (or meson setup), repeatable (e.g. --configure=--enable-debug).
+    #[arg(long = "configure", value_name = "ARG", allow_hyphen_values = true)]
+    configure: Vec<String>,
+    /// Build system: auto (configure if the tree has it, else meson), autoconf or meson.
+    #[arg(long, value_name = "SYSTEM", default_value = "auto", value_parser = parse_system)]
+    system: crate::source_build::BuildSystem,
+    /// Contrib modules to build, comma-separated (default: pg_stat_statements,
+    /// pg_prewarm, pg_buffercache, pg_visibility, pgstattuple, pg_freespacemap).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    contrib: Option<Vec<String>>,
+    /// Parallel compile jobs (default: the online CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+struct BuildsArgs {
+    /// Remove every cached build (builds running now are left alone).
+    #[arg(long)]
+    prune: bool,
+}
+
+fn parse_system(text: &str) -> std::result::Result<crate::source_build::BuildSystem, String> {
+    crate::source_build::BuildSystem::parse(text)
+        .ok_or_else(|| format!("expected auto, autoconf or meson, got `{text}`"))
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +156,8 @@ pub(crate) fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -
         Command::Stop(a) => stop(&state_dir, a, out, err),
         Command::Status(a) => status(&state_dir, a, out),
         Command::Env(a) => env(&state_dir, a, out, err),
+        Command::Build(a) => build(a, out, err),
+        Command::Builds(a) => builds(a, out, err),
     };
     match result {
         Ok(code) => code,
@@ -125,6 +173,81 @@ pub(crate) fn command() -> clap::Command {
 
 pub(crate) fn main(args: &[OsString]) -> i32 {
     run(args, &mut std::io::stdout(), &mut std::io::stderr())
+}
+
+fn build(a: BuildArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    let req = crate::source_build::BuildRequest {
+        source: a.source,
+        git_ref: a.git_ref,
+        patches: a.patches,
+        configure: a.configure,
+        system: a.system,
+        contrib: a.contrib,
+        jobs: a.jobs.map(usize::from),
+    };
+    let built = crate::source_build::build(&req, err)?;
+    if built.cached {
+        let _ = writeln!(
+            err,
+            "pgsurge: cached build {} of {}",
+            crate::source_build::short(&built.info.key),
+            built.info.source
+        );
+    }
+    for hazard in &built.info.timing_hazards {
+        let _ = writeln!(
+            err,
+            "pgsurge: warning: built with {hazard}: timings of this server are not representative"
+        );
+    }
+    let _ = writeln!(out, "{}", built.bin_dir.display());
+    Ok(0)
+}
+
+fn builds(a: BuildsArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+    if a.prune {
+        let (removed, freed, busy) = crate::source_build::prune_builds()?;
+        let _ = writeln!(
+            err,
+            "pgsurge: removed {removed} build{} ({:.1} MB){}",
+            if removed == 1 { "" } else { "s" },
+            freed as f64 / 1e6,
+            if busy > 0 {
+                format!("; {busy} in progress left alone")
+            } else {
+                String::new()
+            }
+        );
+        return Ok(0);
+    }
+    let list = crate::source_build::list_builds()?;
+    if list.is_empty() {
+        let _ = writeln!(err, "pgsurge: no builds in the cache");
+        return Ok(0);
+    }
+    for b in list {
+        let i = &b.info;
+        let patches: Vec<&str> = i.patches.iter().map(|p| p.name.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "{}  {}  {}\n    patches: {}\n    configure: {}\n    {}, {:.0} MB, built in {:.0} s{}\n    {}",
+            crate::source_build::short(&i.key),
+            i.version,
+            i.source,
+            if patches.is_empty() { "none".to_string() } else { patches.join(", ") },
+            if i.configure.is_empty() { "(defaults)".to_string() } else { i.configure.join(" ") },
+            i.compiler,
+            b.bytes as f64 / 1e6,
+            i.seconds,
+            if i.timing_hazards.is_empty() {
+                String::new()
+            } else {
+                format!(", NOT FOR TIMING: {}", i.timing_hazards.join(" "))
+            },
+            b.bin_dir.display()
+        );
+    }
+    Ok(0)
 }
 
 fn fail(err: &mut dyn Write, e: &ServerError) -> i32 {

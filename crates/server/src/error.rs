@@ -91,6 +91,28 @@ pub enum ServerError {
         /// What went wrong.
         reason: String,
     },
+    /// A patch does not apply to the source it was given for.
+    #[error("patch {patch} does not apply (at {file}); nothing was built\n{detail}")]
+    PatchFailed {
+        /// The patch file.
+        patch: PathBuf,
+        /// The file of the source it fails on (`?` when the tool did not say).
+        file: String,
+        /// What `git apply` (or `patch`) said.
+        detail: String,
+    },
+    /// A step of building PostgreSQL from source failed.
+    #[error(
+        "building PostgreSQL failed at {step}; the full log is {log}\n--- last lines ---\n{tail}"
+    )]
+    BuildFailed {
+        /// The step (`configure`, `make`, …).
+        step: String,
+        /// The build log.
+        log: PathBuf,
+        /// Its last lines.
+        tail: String,
+    },
 }
 
 impl ServerError {

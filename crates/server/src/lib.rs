@@ -15,7 +15,7 @@
 //! running postmaster seen from outside), `watchdog` (stopping a server whose starter
 //! died), `sweep` (cleaning up after killed runs), `state` (what `server start` leaves
 //! for `stop` and `status`), `cli` (`pgsurge server`), `testing` (the test fixture),
-//! `error` ([`ServerError`]).
+//! `error` ([`ServerError`]), `source_build` (PostgreSQL built from source, cached).
 //!
 //! ```no_run
 //! use pgsurge_server::{BinarySource, ClusterBuilder};
@@ -52,6 +52,7 @@ pub mod fetch;
 mod fetch_archive;
 mod postmaster;
 mod run_as;
+pub mod source_build;
 mod state;
 mod sweep;
 pub mod testing;

@@ -146,6 +146,39 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// The environment variable naming a PostgreSQL release tarball for the tests that build
+/// PostgreSQL from source (`.ci/run` sets it from `shared/tools/postgres-tarball.sh`).
+pub const PG_TARBALL_ENV: &str = "PGSURGE_PG_TARBALL";
+
+/// The PostgreSQL release tarball of [`PG_TARBALL_ENV`]; else `None`, through
+/// [`missing_prerequisite`].
+pub fn postgres_tarball() -> Option<std::path::PathBuf> {
+    match std::env::var_os(PG_TARBALL_ENV).map(std::path::PathBuf::from) {
+        Some(p) if p.is_file() => Some(p),
+        _ => {
+            missing_prerequisite(&format!(
+                "{PG_TARBALL_ENV} does not name a PostgreSQL release tarball"
+            ));
+            None
+        }
+    }
+}
+
+/// Where the tests keep PostgreSQL built from source (pgsurge's build cache for tests,
+/// kept between runs like cargo's `target/`): `PGSURGE_TEST_BUILD_CACHE`, else
+/// `/var/cache/pgsurge-test` for root (the server user must reach the binaries),
+/// else `~/.cache/pgsurge-test`.
+pub fn build_cache_dir() -> std::path::PathBuf {
+    if let Some(d) = std::env::var_os("PGSURGE_TEST_BUILD_CACHE").filter(|d| !d.is_empty()) {
+        return d.into();
+    }
+    if is_root() {
+        return "/var/cache/pgsurge-test".into();
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
+    std::path::Path::new(&home).join(".cache/pgsurge-test")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,280 @@
+//! The build cache: `<cache>/builds/<key>/` holds `install/` (the prefix), `build.log`
+//! and, once the build is complete, `build.json`. A build holds `<key>.lock` (an
+//! exclusive `flock`) from start to finish, so a second build of the same key waits and
+//! then finds the first one's result; a killed build leaves no `build.json`, and the
+//! next build of its key starts over.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+use sha2::{Digest, Sha256};
+
+use super::compile::BuildSystem;
+use super::source::hex;
+use super::{BuildInfo, PatchInfo};
+use crate::error::{Result, ServerError};
+
+/// The inputs that make a key.
+pub(super) struct KeyParts<'a> {
+    pub(super) source: &'a str,
+    pub(super) patches: &'a [PatchInfo],
+    pub(super) configure: &'a [String],
+    pub(super) system: BuildSystem,
+    pub(super) contrib: &'a [String],
+    pub(super) compiler: &'a str,
+}
+
+/// The cache key of a build (hex SHA-256 of its inputs; patch names are left out, their
+/// bytes count).
+pub(super) fn key(parts: &KeyParts) -> String {
+    let mut h = Sha256::new();
+    let mut field = |name: &str, value: &str| {
+        h.update(name.as_bytes());
+        h.update([0]);
+        h.update(value.as_bytes());
+        h.update([0]);
+    };
+    field("format", "pgsurge-build-1");
+    field("source", parts.source);
+    for p in parts.patches {
+        field("patch", &p.sha256);
+    }
+    for c in parts.configure {
+        field("configure", c);
+    }
+    field("system", parts.system.name());
+    for c in parts.contrib {
+        field("contrib", c);
+    }
+    field("compiler", parts.compiler);
+    hex(&h.finalize())[..32].to_string()
+}
+
+pub(super) struct BuildCache {
+    root: PathBuf,
+}
+
+impl BuildCache {
+    pub(super) fn open() -> Result<BuildCache> {
+        let root = crate::fetch::cache_root()?.join("builds");
+        fs::create_dir_all(&root).map_err(|e| ServerError::io(&root, e))?;
+        Ok(BuildCache { root })
+    }
+
+    pub(super) fn entry(&self, key: &str) -> Entry {
+        Entry {
+            dir: self.root.join(key),
+            lock_path: self.root.join(format!("{key}.lock")),
+        }
+    }
+}
+
+pub(super) struct Entry {
+    dir: PathBuf,
+    lock_path: PathBuf,
+}
+
+impl Entry {
+    pub(super) fn install_dir(&self) -> PathBuf {
+        self.dir.join("install")
+    }
+    pub(super) fn bin_dir(&self) -> PathBuf {
+        self.install_dir().join("bin")
+    }
+    pub(super) fn log_path(&self) -> PathBuf {
+        self.dir.join("build.log")
+    }
+    pub(super) fn work_dir(&self) -> PathBuf {
+        self.dir.join("work")
+    }
+    fn info_path(&self) -> PathBuf {
+        self.dir.join("build.json")
+    }
+
+    /// The build's record when it is complete.
+    pub(super) fn info(&self) -> Option<BuildInfo> {
+        read_info(&self.dir)
+    }
+
+    /// Takes the key's lock, saying so when another build holds it.
+    pub(super) fn lock(&self, progress: &mut dyn Write) -> Result<Flock<File>> {
+        let file = lock_file(&self.lock_path)?;
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => Ok(lock),
+            Err((file, _)) => {
+                let _ = writeln!(
+                    progress,
+                    "pgsurge: another build of the same inputs is running; waiting for it"
+                );
+                Flock::lock(file, FlockArg::LockExclusive)
+                    .map_err(|(_, e)| ServerError::io(&self.lock_path, e.into()))
+            }
+        }
+    }
+
+    /// Removes what an unfinished build left.
+    pub(super) fn clear(&self) -> Result<()> {
+        remove_all(&self.dir)?;
+        fs::create_dir_all(&self.dir).map_err(|e| ServerError::io(&self.dir, e))
+    }
+
+    /// Removes everything of a failed build but its log.
+    pub(super) fn abandon(&self) {
+        let _ = remove_all(&self.work_dir());
+        let _ = remove_all(&self.install_dir());
+    }
+
+    /// Records the build as complete and removes the work directory.
+    pub(super) fn finish(&self, info: &BuildInfo) -> Result<()> {
+        remove_all(&self.work_dir())?;
+        let path = self.info_path();
+        let tmp = self.dir.join("build.json.tmp");
+        let text = serde_json::to_string_pretty(info)
+            .map_err(|e| ServerError::Invalid(format!("build record: {e}")))?;
+        fs::write(&tmp, text).map_err(|e| ServerError::io(&tmp, e))?;
+        fs::rename(&tmp, &path).map_err(|e| ServerError::io(&path, e))
+    }
+}
+
+fn lock_file(path: &Path) -> Result<File> {
+    fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| ServerError::io(path, e))
+}
+
+fn read_info(dir: &Path) -> Option<BuildInfo> {
+    let text = fs::read_to_string(dir.join("build.json")).ok()?;
+    let info: BuildInfo = serde_json::from_str(&text).ok()?;
+    dir.join("install/bin/postgres").is_file().then_some(info)
+}
+
+fn remove_all(path: &Path) -> Result<()> {
+    match fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ServerError::io(path, e)),
+    }
+}
+
+/// A complete build in the cache.
+#[derive(Debug, Clone)]
+pub struct CachedBuild {
+    /// What it was built from.
+    pub info: BuildInfo,
+    /// The installation's `bin` directory.
+    pub bin_dir: PathBuf,
+    /// Bytes on disk.
+    pub bytes: u64,
+}
+
+/// The complete builds in the cache, oldest first.
+pub fn list_builds() -> Result<Vec<CachedBuild>> {
+    let cache = BuildCache::open()?;
+    let mut builds = Vec::new();
+    for entry in fs::read_dir(&cache.root).map_err(|e| ServerError::io(&cache.root, e))? {
+        let Ok(entry) = entry else { continue };
+        let dir = entry.path();
+        if let Some(info) = read_info(&dir) {
+            builds.push(CachedBuild {
+                info,
+                bin_dir: dir.join("install/bin"),
+                bytes: disk_usage(&dir),
+            });
+        }
+    }
+    builds.sort_by_key(|b| b.info.finished_at);
+    Ok(builds)
+}
+
+/// Empties the cache except builds running now; returns (entries removed, bytes freed,
+/// entries skipped because a build holds them).
+pub fn prune_builds() -> Result<(usize, u64, usize)> {
+    let cache = BuildCache::open()?;
+    let (mut removed, mut freed, mut busy) = (0, 0, 0);
+    for entry in fs::read_dir(&cache.root).map_err(|e| ServerError::io(&cache.root, e))? {
+        let Ok(entry) = entry else { continue };
+        let dir = entry.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let Some(key) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let e = cache.entry(&key);
+        let Ok(_lock) = Flock::lock(lock_file(&e.lock_path)?, FlockArg::LockExclusiveNonblock)
+        else {
+            busy += 1;
+            continue;
+        };
+        freed += disk_usage(&dir);
+        remove_all(&dir)?;
+        let _ = fs::remove_file(&e.lock_path);
+        removed += 1;
+    }
+    Ok((removed, freed, busy))
+}
+
+fn disk_usage(path: &Path) -> u64 {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    fs::read_dir(path)
+        .map(|rd| rd.flatten().map(|e| disk_usage(&e.path())).sum())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts<'a>(
+        source: &'a str,
+        patches: &'a [PatchInfo],
+        configure: &'a [String],
+    ) -> KeyParts<'a> {
+        KeyParts {
+            source,
+            patches,
+            configure,
+            system: BuildSystem::Auto,
+            contrib: &[],
+            compiler: "gcc 12",
+        }
+    }
+
+    #[test]
+    fn the_key_follows_every_input_but_patch_names() {
+        let p = |name: &str, sha: &str| PatchInfo {
+            name: name.into(),
+            sha256: sha.into(),
+        };
+        let base = key(&parts("git:abc", &[], &[]));
+        assert_eq!(base, key(&parts("git:abc", &[], &[])));
+        assert_ne!(base, key(&parts("git:abd", &[], &[])));
+        let one = key(&parts("git:abc", &[p("a.patch", "11")], &[]));
+        assert_ne!(base, one);
+        assert_eq!(
+            one,
+            key(&parts("git:abc", &[p("renamed.patch", "11")], &[]))
+        );
+        assert_ne!(
+            key(&parts("git:abc", &[p("a", "11"), p("b", "22")], &[])),
+            key(&parts("git:abc", &[p("b", "22"), p("a", "11")], &[]))
+        );
+        assert_ne!(
+            base,
+            key(&parts("git:abc", &[], &["--enable-debug".into()]))
+        );
+        let mut other = parts("git:abc", &[], &[]);
+        other.compiler = "gcc 13";
+        assert_ne!(base, key(&other));
+    }
+}

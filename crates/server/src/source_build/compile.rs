@@ -1,0 +1,386 @@
+//! Configuring, compiling and installing a prepared source tree: autoconf
+//! (`configure`, `make`) or meson (`meson setup`, `ninja`), in a build directory beside
+//! the source, with `ccache` when installed. Every command's output goes to the build
+//! log; the terminal gets a line per step and, during long steps, a line every
+//! half-minute.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::error::{Result, ServerError};
+
+/// How often a long step reports that it is still going.
+const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+
+/// Which build system to use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BuildSystem {
+    /// `configure` when the tree has it, else meson.
+    #[default]
+    Auto,
+    /// `configure` and `make`.
+    Autoconf,
+    /// `meson setup` and `ninja`.
+    Meson,
+}
+
+impl BuildSystem {
+    /// Parses `auto`, `autoconf` (or `configure`) and `meson`.
+    pub fn parse(text: &str) -> Option<BuildSystem> {
+        match text {
+            "auto" => Some(BuildSystem::Auto),
+            "autoconf" | "configure" | "make" => Some(BuildSystem::Autoconf),
+            "meson" => Some(BuildSystem::Meson),
+            _ => None,
+        }
+    }
+
+    /// The name stored with a build.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuildSystem::Auto => "auto",
+            BuildSystem::Autoconf => "autoconf",
+            BuildSystem::Meson => "meson",
+        }
+    }
+
+    /// The system used for the tree in `src`.
+    pub(super) fn choose(asked: BuildSystem, src: &Path) -> Result<BuildSystem> {
+        let has_configure = src.join("configure").is_file();
+        let has_meson = src.join("meson.build").is_file();
+        match asked {
+            BuildSystem::Auto if has_configure => Ok(BuildSystem::Autoconf),
+            BuildSystem::Auto if has_meson => Ok(BuildSystem::Meson),
+            BuildSystem::Autoconf if has_configure => Ok(BuildSystem::Autoconf),
+            BuildSystem::Meson if has_meson => Ok(BuildSystem::Meson),
+            _ => Err(ServerError::Invalid(format!(
+                "this source has no {} to build with",
+                match asked {
+                    BuildSystem::Meson => "meson.build",
+                    BuildSystem::Autoconf => "configure script",
+                    BuildSystem::Auto => "configure script or meson.build",
+                }
+            ))),
+        }
+    }
+}
+
+/// The build log: every command's output, kept on disk.
+pub(super) struct BuildLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl BuildLog {
+    pub(super) fn create(path: &Path) -> Result<BuildLog> {
+        let file = File::create(path).map_err(|e| ServerError::io(path, e))?;
+        Ok(BuildLog {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    pub(super) fn file(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    pub(super) fn note(&mut self, text: &str) {
+        let _ = self.file.write_all(text.as_bytes());
+    }
+
+    /// Runs a short command with its output in the log.
+    pub(super) fn run(&mut self, step: &str, cmd: &mut Command) -> Result<()> {
+        self.run_watched(step, cmd, &mut std::io::sink())
+    }
+
+    /// Runs a command with its output in the log, telling `progress` every
+    /// half-minute how far it got; a failure carries the log's tail.
+    pub(super) fn run_watched(
+        &mut self,
+        step: &str,
+        cmd: &mut Command,
+        progress: &mut dyn Write,
+    ) -> Result<()> {
+        let _ = writeln!(self.file, "\n### {step}: {cmd:?}");
+        let out = self
+            .file
+            .try_clone()
+            .map_err(|e| ServerError::io(&self.path, e))?;
+        let err = self
+            .file
+            .try_clone()
+            .map_err(|e| ServerError::io(&self.path, e))?;
+        let start_offset = self.file.stream_position().unwrap_or(0);
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| self.failed(step, &format!("could not run it: {e}")))?;
+        let started = Instant::now();
+        let mut next_report = started + PROGRESS_EVERY;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => return Err(self.failed(step, &e.to_string())),
+            }
+            if Instant::now() >= next_report {
+                next_report += PROGRESS_EVERY;
+                let _ = writeln!(
+                    progress,
+                    "  {step}… {}{}",
+                    elapsed_text(started.elapsed()),
+                    self.progress_since(start_offset)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        if status.success() {
+            Ok(())
+        } else {
+            Err(self.failed(step, &format!("{status}")))
+        }
+    }
+
+    /// How far a step got, read from its output: ninja's `[N/M]`, or the number of
+    /// compiler runs `make` printed.
+    fn progress_since(&self, offset: u64) -> String {
+        let Ok(mut f) = File::open(&self.path) else {
+            return String::new();
+        };
+        let mut text = String::new();
+        if f.seek(SeekFrom::Start(offset)).is_err() || f.read_to_string(&mut text).is_err() {
+            return String::new();
+        }
+        if let Some(last) = text.lines().rev().find(|l| l.starts_with('[')) {
+            if let Some(end) = last.find(']') {
+                return format!(", {}", &last[..=end]);
+            }
+        }
+        let compiles = text.lines().filter(|l| l.contains(" -c ")).count();
+        if compiles > 0 {
+            format!(", {compiles} files compiled")
+        } else {
+            String::new()
+        }
+    }
+
+    fn failed(&self, step: &str, why: &str) -> ServerError {
+        let _ = writeln!(&self.file, "\n### {step} failed: {why}");
+        ServerError::BuildFailed {
+            step: format!("{step} ({why})"),
+            log: self.path.clone(),
+            tail: tail(&self.path, 30),
+        }
+    }
+}
+
+/// The last `n` lines of a file.
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The compiler `configure` will use: `$CC`, else `cc`.
+fn compiler() -> String {
+    std::env::var("CC")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or_else(|| "cc".into())
+}
+
+/// The first line of the compiler's `--version`, part of every build's key.
+pub(super) fn compiler_version() -> Result<String> {
+    let cc = compiler();
+    let mut words = cc.split_whitespace();
+    let program = words.next().unwrap_or("cc");
+    let out = Command::new(program)
+        .args(words)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            ServerError::Invalid(format!(
+                "no C compiler (`{cc}`: {e}); install gcc or clang, or set CC"
+            ))
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text.lines().next().unwrap_or("").trim().to_string())
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// What one build compiles and where it installs.
+pub(super) struct CompilePlan<'a> {
+    pub(super) src: &'a Path,
+    pub(super) build: &'a Path,
+    pub(super) prefix: &'a Path,
+    pub(super) configure: &'a [String],
+    pub(super) contrib: &'a [String],
+    pub(super) jobs: usize,
+    pub(super) system: BuildSystem,
+}
+
+impl CompilePlan<'_> {
+    /// A command run in the build directory. ccache sees paths relative to the work
+    /// directory, so builds of the same source in different cache entries (another
+    /// patch, another commit) share its hits.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(self.build);
+        if std::env::var_os("CCACHE_BASEDIR").is_none() {
+            cmd.env("CCACHE_BASEDIR", self.src.parent().unwrap_or(self.src));
+        }
+        cmd
+    }
+
+    pub(super) fn run(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
+        for module in self.contrib {
+            if !self.src.join("contrib").join(module).is_dir() {
+                return Err(ServerError::Invalid(format!(
+                    "contrib module `{module}` is not in this source"
+                )));
+            }
+        }
+        std::fs::create_dir_all(self.build).map_err(|e| ServerError::io(self.build, e))?;
+        match self.system {
+            BuildSystem::Meson => self.meson(log, progress),
+            _ => self.autoconf(log, progress),
+        }
+    }
+
+    fn autoconf(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
+        let jobs = format!("-j{}", self.jobs);
+        let mut configure = self.command(self.src.join("configure"));
+        configure
+            .arg(format!("--prefix={}", self.prefix.display()))
+            .args(self.configure);
+        if have("ccache") {
+            configure.env("CC", format!("ccache {}", compiler()));
+        }
+        let _ = writeln!(progress, "  configuring");
+        log.run_watched("configure", &mut configure, progress)?;
+        let _ = writeln!(progress, "  compiling with {} jobs", self.jobs);
+        log.run_watched("make", self.command("make").arg(&jobs), progress)?;
+        for module in self.contrib {
+            log.run_watched(
+                &format!("make contrib/{module}"),
+                self.command("make")
+                    .arg(&jobs)
+                    .arg("-C")
+                    .arg(format!("contrib/{module}")),
+                progress,
+            )?;
+        }
+        let _ = writeln!(progress, "  installing");
+        log.run_watched(
+            "make install",
+            self.command("make").arg("install"),
+            progress,
+        )?;
+        for module in self.contrib {
+            log.run(
+                &format!("make contrib/{module} install"),
+                self.command("make")
+                    .arg("-C")
+                    .arg(format!("contrib/{module}"))
+                    .arg("install"),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn meson(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
+        if !have("meson") || !have("ninja") {
+            return Err(ServerError::Invalid(
+                "building with meson needs meson and ninja installed".into(),
+            ));
+        }
+        let _ = writeln!(progress, "  configuring (meson)");
+        log.run_watched(
+            "meson setup",
+            self.command("meson")
+                .arg("setup")
+                .arg(self.build)
+                .arg(self.src)
+                .arg(format!("--prefix={}", self.prefix.display()))
+                .arg("--libdir=lib")
+                .args(self.configure),
+            progress,
+        )?;
+        let _ = writeln!(progress, "  compiling with {} jobs", self.jobs);
+        log.run_watched(
+            "ninja",
+            self.command("ninja")
+                .arg("-C")
+                .arg(self.build)
+                .arg(format!("-j{}", self.jobs)),
+            progress,
+        )?;
+        let _ = writeln!(progress, "  installing");
+        log.run_watched(
+            "ninja install",
+            self.command("ninja")
+                .arg("-C")
+                .arg(self.build)
+                .arg("install"),
+            progress,
+        )
+    }
+}
+
+/// `4m12s`, `12.3s`.
+pub(super) fn elapsed_text(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1}s")
+    } else {
+        format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elapsed_reads_as_minutes_and_seconds() {
+        assert_eq!(elapsed_text(Duration::from_millis(12_340)), "12.3s");
+        assert_eq!(elapsed_text(Duration::from_secs(252)), "4m12s");
+    }
+
+    #[test]
+    fn a_failing_step_carries_the_log_tail() {
+        let d = tempfile::tempdir().unwrap();
+        let mut log = BuildLog::create(&d.path().join("build.log")).unwrap();
+        let e = log
+            .run(
+                "configure",
+                Command::new("sh").args([
+                    "-c",
+                    "echo checking for cc; echo no acceptable C compiler >&2; exit 1",
+                ]),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at configure") && e.contains("no acceptable C compiler"),
+            "{e}"
+        );
+        assert!(e.contains("build.log"), "{e}");
+    }
+}

@@ -1,0 +1,372 @@
+//! PostgreSQL built from source, cached: `pgsurge server build` and the `source`
+//! targets of campaigns.
+//!
+//! A build is known by its inputs: the source (a commit id, or a hash of a tree or a
+//! tarball), the bytes of each patch, the configure arguments, the build system, the
+//! contrib modules and the compiler's version. Those make a key; the installation lives
+//! under `<cache>/builds/<key>/install` and a second request with the same inputs
+//! returns it without compiling anything.
+//!
+//! The steps, each in its own module: `source` (what the source is and its identity;
+//! copying it into a private work directory, so the user's tree or checkout is never
+//! touched), `patches` (applying them in order), `compile` (configure or meson, make or
+//! ninja, install, with progress and a log), `cache` (keys, the lock that keeps two
+//! builds of one key apart, listing and pruning).
+
+mod cache;
+mod compile;
+mod patches;
+mod source;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, ServerError};
+
+pub use cache::{list_builds, prune_builds, CachedBuild};
+pub use compile::BuildSystem;
+
+/// The contrib modules built by default: those a benchmark campaign loads or reads.
+pub const DEFAULT_CONTRIB: &[&str] = &[
+    "pg_stat_statements",
+    "pg_prewarm",
+    "pg_buffercache",
+    "pg_visibility",
+    "pgstattuple",
+    "pg_freespacemap",
+];
+
+/// What to build.
+#[derive(Debug, Clone, Default)]
+pub struct BuildRequest {
+    /// A source tree, a git checkout or a release tarball (`.tar.gz`, `.tar.bz2`, …).
+    pub source: PathBuf,
+    /// A commit, branch or tag of a git checkout; none: `HEAD` plus the uncommitted
+    /// changes to tracked files.
+    pub git_ref: Option<String>,
+    /// Patches applied in order (`git apply`, else `patch -p1`).
+    pub patches: Vec<PathBuf>,
+    /// Arguments for `configure` (or `meson setup`).
+    pub configure: Vec<String>,
+    /// `auto` (configure when the tree has it, else meson), `autoconf` or `meson`.
+    pub system: BuildSystem,
+    /// Contrib modules to build and install (`None`: [`DEFAULT_CONTRIB`]; meson builds
+    /// all of contrib whatever this says).
+    pub contrib: Option<Vec<String>>,
+    /// Parallel jobs (default: the online CPUs).
+    pub jobs: Option<usize>,
+}
+
+/// What a build was made from, stored beside it (`build.json`) and in the manifests of
+/// the runs that use it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// The cache key (hex).
+    pub key: String,
+    /// What the source was, for people (`git checkout /src at 1a2b3c4 (master)`).
+    pub source: String,
+    /// The commit id, for a git source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The ref asked for, for a git source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    /// The patches in the order applied: file name and SHA-256 of the bytes.
+    pub patches: Vec<PatchInfo>,
+    /// The configure (or meson) arguments given.
+    pub configure: Vec<String>,
+    /// `autoconf` or `meson`.
+    pub system: String,
+    /// The contrib modules built.
+    pub contrib: Vec<String>,
+    /// The compiler's version line.
+    pub compiler: String,
+    /// `pg_config --configure` of the result.
+    pub pg_configure: String,
+    /// `pg_config --version` of the result.
+    pub version: String,
+    /// Options that make timings meaningless (`--enable-cassert`, `-O0`, …).
+    pub timing_hazards: Vec<String>,
+    /// Seconds the build took.
+    pub seconds: f64,
+    /// When it finished (Unix seconds).
+    pub finished_at: u64,
+}
+
+/// One applied patch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatchInfo {
+    /// The file name.
+    pub name: String,
+    /// SHA-256 of its bytes (hex).
+    pub sha256: String,
+}
+
+/// A finished (or cached) build.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The installation's `bin` directory.
+    pub bin_dir: PathBuf,
+    /// What it was built from.
+    pub info: BuildInfo,
+    /// True when it came from the cache.
+    pub cached: bool,
+}
+
+/// Whether a request is built already, without building it (for `campaign plan`).
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The cache key (hex).
+    pub key: String,
+    /// The source, for people.
+    pub source: String,
+    /// The installation's `bin` directory once built.
+    pub bin_dir: PathBuf,
+    /// True when the cache holds it.
+    pub cached: bool,
+    /// Options among the configure arguments that make timings meaningless.
+    pub timing_hazards: Vec<String>,
+}
+
+/// Works out the key of `req` and whether the cache holds it. Reads the source (a
+/// tree or tarball is hashed) but builds nothing.
+pub fn plan(req: &BuildRequest) -> Result<Planned> {
+    let inputs = Inputs::read(req)?;
+    let cache = cache::BuildCache::open()?;
+    let entry = cache.entry(&inputs.key);
+    Ok(Planned {
+        key: inputs.key.clone(),
+        source: inputs.source.describe(),
+        bin_dir: entry.bin_dir(),
+        cached: entry.info().is_some(),
+        timing_hazards: timing_hazards(&req.configure.join(" "), ""),
+    })
+}
+
+/// Builds `req` (or returns the cached build of the same inputs), telling `progress`
+/// what it does.
+pub fn build(req: &BuildRequest, progress: &mut dyn Write) -> Result<Built> {
+    let inputs = Inputs::read(req)?;
+    let cache = cache::BuildCache::open()?;
+    let entry = cache.entry(&inputs.key);
+    if let Some(info) = entry.info() {
+        return Ok(Built {
+            bin_dir: entry.bin_dir(),
+            info,
+            cached: true,
+        });
+    }
+    let _lock = entry.lock(progress)?;
+    // Another process may have finished the same build while we waited for the lock.
+    if let Some(info) = entry.info() {
+        return Ok(Built {
+            bin_dir: entry.bin_dir(),
+            info,
+            cached: true,
+        });
+    }
+    let started = Instant::now();
+    let _ = writeln!(
+        progress,
+        "pgsurge: building PostgreSQL from {} (build {})",
+        inputs.source.describe(),
+        short(&inputs.key)
+    );
+    entry.clear()?;
+    let built = compile_into(req, &inputs, &entry, progress, started);
+    if built.is_err() {
+        // A failed build keeps its log (named in the error) and nothing else.
+        entry.abandon();
+    }
+    built
+}
+
+/// The steps of a build that is not cached: source, patches, compile, record.
+fn compile_into(
+    req: &BuildRequest,
+    inputs: &Inputs,
+    entry: &cache::Entry,
+    progress: &mut dyn Write,
+    started: Instant,
+) -> Result<Built> {
+    let work = entry.work_dir();
+    let src = work.join("src");
+    std::fs::create_dir_all(&src).map_err(|e| ServerError::io(&src, e))?;
+    let mut log = compile::BuildLog::create(&entry.log_path())?;
+    let _ = writeln!(progress, "  preparing the source");
+    inputs.source.materialize(&src, &mut log)?;
+    for patch in &req.patches {
+        let _ = writeln!(progress, "  applying {}", patch.display());
+        patches::apply(&src, patch, &mut log)?;
+    }
+    let system = compile::BuildSystem::choose(req.system, &src)?;
+    let plan = compile::CompilePlan {
+        src: &src,
+        build: &work.join("build"),
+        prefix: &entry.install_dir(),
+        configure: &req.configure,
+        contrib: &inputs.contrib,
+        jobs: req.jobs.unwrap_or_else(online_cpus).max(1),
+        system,
+    };
+    plan.run(&mut log, progress)?;
+    let bin_dir = entry.bin_dir();
+    let pg_config = bin_dir.join("pg_config");
+    let pg_configure = capture(&pg_config, "--configure").unwrap_or_default();
+    let cflags = capture(&pg_config, "--cflags").unwrap_or_default();
+    let info = BuildInfo {
+        key: inputs.key.clone(),
+        source: inputs.source.describe(),
+        commit: inputs.source.commit().map(str::to_owned),
+        git_ref: req.git_ref.clone(),
+        patches: inputs.patches.clone(),
+        configure: req.configure.clone(),
+        system: system.name().to_owned(),
+        contrib: inputs.contrib.clone(),
+        compiler: inputs.compiler.clone(),
+        timing_hazards: timing_hazards(
+            &format!("{} {pg_configure}", req.configure.join(" ")),
+            &cflags,
+        ),
+        pg_configure,
+        version: capture(&pg_config, "--version").unwrap_or_default(),
+        seconds: started.elapsed().as_secs_f64(),
+        finished_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    };
+    entry.finish(&info)?;
+    let _ = writeln!(
+        progress,
+        "  built in {}: {}",
+        compile::elapsed_text(started.elapsed()),
+        bin_dir.display()
+    );
+    Ok(Built {
+        bin_dir,
+        info,
+        cached: false,
+    })
+}
+
+/// Everything that determines the binaries, read once.
+struct Inputs {
+    source: source::Source,
+    patches: Vec<PatchInfo>,
+    contrib: Vec<String>,
+    compiler: String,
+    key: String,
+}
+
+impl Inputs {
+    fn read(req: &BuildRequest) -> Result<Inputs> {
+        let source = source::Source::identify(&req.source, req.git_ref.as_deref())?;
+        let patches = req
+            .patches
+            .iter()
+            .map(|p| patches::describe(p))
+            .collect::<Result<Vec<_>>>()?;
+        let contrib = match &req.contrib {
+            Some(list) => list.clone(),
+            None => DEFAULT_CONTRIB.iter().map(|s| s.to_string()).collect(),
+        };
+        for module in &contrib {
+            if module.is_empty()
+                || !module
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return Err(ServerError::Invalid(format!(
+                    "`{module}` is not a contrib module name"
+                )));
+            }
+        }
+        let compiler = compile::compiler_version()?;
+        let key = cache::key(&cache::KeyParts {
+            source: &source.identity(),
+            patches: &patches,
+            configure: &req.configure,
+            system: req.system,
+            contrib: &contrib,
+            compiler: &compiler,
+        });
+        Ok(Inputs {
+            source,
+            patches,
+            contrib,
+            compiler,
+            key,
+        })
+    }
+}
+
+/// The options in a configure line or in compiler flags that make timings meaningless:
+/// assertions, no optimization, sanitizers, valgrind support, debug-only checks.
+pub fn timing_hazards(configure: &str, cflags: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let words = configure
+        .split_whitespace()
+        .chain(cflags.split_whitespace())
+        .map(|w| w.trim_matches('\''));
+    for w in words {
+        let hazard = matches!(
+            w,
+            "--enable-cassert"
+                | "-Dcassert=true"
+                | "-O0"
+                | "-DUSE_VALGRIND"
+                | "-DCLOBBER_CACHE_ALWAYS"
+        ) || w.starts_with("-fsanitize")
+            || w.starts_with("-DDEBUG_DISCARD_CACHES")
+            || w.starts_with("-DRELCACHE_FORCE_RELEASE")
+            || w.starts_with("-DCATCACHE_FORCE_RELEASE");
+        if hazard && !found.iter().any(|f| f == w) {
+            found.push(w.to_string());
+        }
+    }
+    found
+}
+
+/// The first 12 characters of a key, as shown to people.
+pub fn short(key: &str) -> &str {
+    &key[..key.len().min(12)]
+}
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+fn capture(program: &Path, arg: &str) -> Option<String> {
+    let out = std::process::Command::new(program).arg(arg).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assertions_and_unoptimized_code_are_timing_hazards() {
+        assert_eq!(
+            timing_hazards(
+                "'--prefix=/x' '--enable-cassert' '--enable-debug'",
+                "-O2 -g"
+            ),
+            vec!["--enable-cassert"]
+        );
+        assert_eq!(
+            timing_hazards("", "-O0 -fsanitize=address"),
+            vec!["-O0", "-fsanitize=address"]
+        );
+        assert!(timing_hazards("--enable-debug --with-icu", "-O2").is_empty());
+        assert_eq!(timing_hazards("-Dcassert=true", ""), vec!["-Dcassert=true"]);
+    }
+}
