@@ -222,7 +222,13 @@ pub(crate) fn human_duration(s: f64) -> String {
 /// target whose data directory would be in memory (tmpfs, ramfs), where no I/O happens.
 pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
     let mounts = std::fs::read_to_string("/proc/mounts").ok();
-    let mut out = Vec::new();
+    // This host runs the load generator (and the throwaway servers): what on it moves
+    // numbers from run to run.
+    let mut out: Vec<String> =
+        pgsurge_observe::manifest::noise_warnings(&pgsurge_observe::manifest::host_manifest())
+            .into_iter()
+            .map(|w| format!("this host: {w}"))
+            .collect();
     for t in campaign.spec.targets.iter().filter(|t| t.is_throwaway()) {
         let (dir, given) = match &t.data_dir {
             Some(d) => (d.clone(), true),
@@ -574,6 +580,24 @@ mod tests {
             "{}",
             e.line()
         );
+    }
+
+    #[test]
+    fn plan_warns_of_what_on_this_host_moves_numbers() {
+        let host = pgsurge_observe::manifest::host_manifest();
+        let mut noisy = host.clone();
+        noisy["cpu"]["governor"] = "powersave".into();
+        let expected = pgsurge_observe::manifest::noise_warnings(&host);
+        let warnings = plan_warnings(&campaign("duration = 10"));
+        for w in &expected {
+            assert!(
+                warnings.contains(&format!("this host: {w}")),
+                "{w} not in {warnings:?}"
+            );
+        }
+        assert!(pgsurge_observe::manifest::noise_warnings(&noisy)
+            .iter()
+            .any(|w| w.contains("\"powersave\"")));
     }
 
     #[test]

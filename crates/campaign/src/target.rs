@@ -254,6 +254,7 @@ pub fn start(
         manifest["pinning"] = json!({ "client": pinning.manifest()["client"] });
     }
     let (mut target_facts, mut warnings) = data_dir_facts(&spec.name, &manifest["data_directory"]);
+    warnings.extend(host_noise(&spec.name, &manifest));
     let mut hazards = Vec::new();
     if let Some(b) = build {
         manifest["build"] = serde_json::to_value(&b.info).unwrap_or_default();
@@ -292,6 +293,31 @@ pub fn start(
         facts: target_facts,
         warnings,
     })
+}
+
+/// What on the server's host and on the client's is known to move numbers from run to
+/// run (once when they are the same machine).
+fn host_noise(target: &str, manifest: &Value) -> Vec<String> {
+    let client = &manifest["client"];
+    let same = manifest["hostname"].is_string() && manifest["hostname"] == client["hostname"];
+    let mut out: Vec<String> = manifest::noise_warnings(manifest)
+        .into_iter()
+        .map(|w| {
+            if same {
+                format!("target \"{target}\" (server and client host): {w}")
+            } else {
+                format!("target \"{target}\", server host: {w}")
+            }
+        })
+        .collect();
+    if !same {
+        out.extend(
+            manifest::noise_warnings(client)
+                .into_iter()
+                .map(|w| format!("target \"{target}\", client host: {w}")),
+        );
+    }
+    out
 }
 
 /// The facts that say what a target built from source was built from.

@@ -62,12 +62,12 @@ pub fn tree() -> Command {
         .subcommand(
             <pgsurge_report::CompareArgs as clap::CommandFactory>::command()
                 .name("compare")
-                .about("Is B faster than A? Per matrix cell, with 95 % confidence intervals"),
+                .about("Is B faster than A? Per matrix cell, with 95 % confidence intervals and each side's repeats (text, JSON, Markdown)"),
         )
         .subcommand(
             pgsurge_server::server_cli()
                 .name("server")
-                .about("Start, stop, inspect throwaway PostgreSQL servers; `env` prints PG* exports"),
+                .about("Throwaway PostgreSQL servers (start, stop, status, env) and PostgreSQL built from source with patches (build, builds)"),
         )
         .subcommand(
             crate::quickstart::command()

@@ -96,8 +96,10 @@ pub fn host_manifest() -> Value {
             "count": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             "governor": read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             "max_freq_khz": read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
+            "turbo": turbo(),
         },
         "memory_bytes": mem_total,
+        "swap_used_bytes": swap_used(),
         "thp": {
             "enabled": read("/sys/kernel/mm/transparent_hugepage/enabled"),
             "defrag": read("/sys/kernel/mm/transparent_hugepage/defrag"),
@@ -106,6 +108,86 @@ pub fn host_manifest() -> Value {
         "block_devices": devices,
         "mounts": mounts,
     })
+}
+
+/// `on` or `off` when the kernel tells (Intel's `no_turbo`, or cpufreq's `boost`).
+fn turbo() -> Option<&'static str> {
+    if let Some(v) = read("/sys/devices/system/cpu/intel_pstate/no_turbo") {
+        return Some(if v == "0" { "on" } else { "off" });
+    }
+    read("/sys/devices/system/cpu/cpufreq/boost").map(|v| if v == "1" { "on" } else { "off" })
+}
+
+fn swap_used() -> Option<u64> {
+    use procfs::Current;
+    procfs::Meminfo::current()
+        .ok()
+        .map(|m| m.swap_total.saturating_sub(m.swap_free))
+}
+
+/// Dirty page cache a host may hold before background writeback starts, beyond which
+/// writes reach the disk in bursts that show up as latency spikes and checkpoints
+/// that take longer than they should.
+const DIRTY_BACKGROUND_WARN_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// What in a host part of the manifest is known to move benchmark numbers from run to
+/// run: a CPU clock that follows the load or the temperature, transparent huge pages
+/// always on, swap in use, and a page cache that lets gigabytes of writes pile up.
+/// Each as a sentence that says what to do.
+pub fn noise_warnings(host: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(g) = host["cpu"]["governor"]
+        .as_str()
+        .filter(|g| *g != "performance")
+    {
+        out.push(format!(
+            "the CPU frequency governor is \"{g}\": the clock follows the load, so throughput \
+             moves with it; set \"performance\" for benchmarks (cpupower frequency-set -g performance)"
+        ));
+    }
+    if host["cpu"]["turbo"].as_str() == Some("on") {
+        out.push(
+            "turbo/boost is on: the clock depends on temperature and on how many cores are busy; \
+             turn it off for repeatable numbers"
+                .to_string(),
+        );
+    }
+    if host["thp"]["enabled"]
+        .as_str()
+        .is_some_and(|t| t.contains("[always]"))
+    {
+        out.push(
+            "transparent huge pages are always on: compaction stalls add latency spikes; \
+             \"madvise\" or \"never\" is steadier"
+                .to_string(),
+        );
+    }
+    if let Some(used) = host["swap_used_bytes"].as_u64().filter(|u| *u > 0) {
+        out.push(format!(
+            "{:.0} MB of swap in use: the server's or the client's memory may be read back \
+             from swap during a run",
+            used as f64 / 1e6
+        ));
+    }
+    let vm = &host["vm"];
+    let num = |k: &str| vm[k].as_str().and_then(|v| v.parse::<f64>().ok());
+    if let (Some(0.0), Some(ratio), Some(mem)) = (
+        num("dirty_background_bytes"),
+        num("dirty_background_ratio"),
+        host["memory_bytes"].as_f64(),
+    ) {
+        let dirty = mem * ratio / 100.0;
+        if dirty > DIRTY_BACKGROUND_WARN_BYTES {
+            out.push(format!(
+                "vm.dirty_background_ratio = {ratio} % of {:.1} GB lets {:.1} GB of writes pile \
+                 up before writeback starts: they reach the disk in bursts; set \
+                 vm.dirty_background_bytes (e.g. 256 MB) for steadier writes",
+                mem / 1e9,
+                dirty / 1e9
+            ));
+        }
+    }
+    out
 }
 
 /// PRETTY_NAME of /etc/os-release.
@@ -169,5 +251,37 @@ mod tests {
         assert!(m["cpu"]["count"].as_u64().is_some_and(|n| n >= 1));
         assert!(m["memory_bytes"].as_u64().is_some_and(|n| n > 1 << 20));
         assert!(m["mounts"].is_array());
+    }
+
+    #[test]
+    fn noisy_settings_are_named_and_quiet_ones_are_not() {
+        let quiet = json!({
+            "cpu": {"governor": "performance", "turbo": "off"},
+            "thp": {"enabled": "always [madvise] never"},
+            "swap_used_bytes": 0,
+            "memory_bytes": 8_000_000_000u64,
+            "vm": {"dirty_background_ratio": "10", "dirty_background_bytes": "0"},
+        });
+        assert!(
+            noise_warnings(&quiet).is_empty(),
+            "{:?}",
+            noise_warnings(&quiet)
+        );
+        let noisy = json!({
+            "cpu": {"governor": "powersave", "turbo": "on"},
+            "thp": {"enabled": "[always] madvise never"},
+            "swap_used_bytes": 300_000_000u64,
+            "memory_bytes": 64_000_000_000u64,
+            "vm": {"dirty_background_ratio": "10", "dirty_background_bytes": "0"},
+        });
+        let w = noise_warnings(&noisy);
+        assert_eq!(w.len(), 5, "{w:#?}");
+        assert!(w[0].contains("\"powersave\""));
+        assert!(w[1].starts_with("turbo/boost is on"));
+        assert!(w[2].contains("transparent huge pages are always on"));
+        assert!(w[3].starts_with("300 MB of swap in use"));
+        assert!(w[4].contains("lets 6.4 GB of writes pile up"));
+        // A host that does not tell (a container, node_exporter without the files).
+        assert!(noise_warnings(&json!({})).is_empty());
     }
 }
