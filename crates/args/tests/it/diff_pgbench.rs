@@ -312,8 +312,8 @@ fn major_version(bin: &PathBuf) -> Option<u32> {
     ver.split('.').next()?.parse().ok()
 }
 
-fn fixture_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
+fn fixture_dir() -> pgsurge_testkit::ScratchDir {
+    let dir = pgsurge_testkit::scratch_dir("diff-pgbench");
     std::fs::write(dir.path().join("empty.sql"), "\n-- nothing here\n").expect("write");
     std::fs::write(dir.path().join("good.sql"), "select 1;\n").expect("write");
     let many: Vec<String> = (0..256).map(|i| format!(":v{i}")).collect();

@@ -404,7 +404,7 @@ fn builtin_scripts_and_weights() {
 
 #[test]
 fn script_files() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("parse");
     let path = dir.path().join("a@b.sql");
     std::fs::File::create(&path)
         .and_then(|mut f| f.write_all(b"select 1;\n"))
@@ -757,7 +757,7 @@ fn scripts_are_parsed_and_prepared_for_the_query_mode() {
 
 #[test]
 fn script_errors_are_reported_in_option_order() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("parse");
     let bad = dir.path().join("bad.sql");
     std::fs::write(&bad, "\\set i 1 +\n").expect("write");
     let b = bad.to_str().expect("utf-8");

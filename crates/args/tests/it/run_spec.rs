@@ -104,7 +104,7 @@ fn command_line_values_arrive_in_engine_units() {
 
 #[test]
 fn rendered_command_line_reads_back_as_the_same_run() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("run-spec");
     let file = dir.path().join("custom.sql");
     std::fs::write(&file, "\\set a random(1, 10)\nSELECT :a;\n").expect("write");
     let custom = RunScript::parse(

@@ -35,7 +35,7 @@ interval = 0.5
 #[test]
 fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
     let campaign = Campaign::parse(E2E_CAMPAIGN, "e2e.toml", std::path::Path::new(".")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-e2e");
     let store_path = dir.path().join("r.db");
     let mut store = Store::open(store_path.to_str().unwrap()).unwrap();
     let opts = RunOptions {
@@ -350,7 +350,7 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
 fn failed_test_is_recorded_with_the_server_error_and_campaign_goes_on() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_fail");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-e2e");
     // Scripts that fail on their first run (unknown table; division by zero in the
     // second command), next to one that works.
     std::fs::write(dir.path().join("bad.sql"), "SELECT * FROM no_such_table;\n").unwrap();
@@ -420,7 +420,7 @@ duration = 1
 fn exit_on_abort_fails_the_test_and_the_campaign_goes_on() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_exit_abort");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-e2e");
     std::fs::write(dir.path().join("div.sql"), "SELECT 1 / 0;\n").unwrap();
     let text = format!(
         r#"
@@ -487,7 +487,7 @@ extra_args = ["--exit-on-abort", "--failures-detailed"]
 fn server_commit_mismatch_is_stored_and_reported() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_mismatch");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-e2e");
     // Two autocommit statements per pgbench transaction: the server counts two commits
     // for each transaction the client counts.
     std::fs::write(dir.path().join("two.sql"), "SELECT 1;\nSELECT 2;\n").unwrap();
@@ -556,7 +556,7 @@ warmup = 2
 fn an_edited_campaign_starts_a_new_set_and_the_abandoned_one_is_interrupted() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_edited");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-e2e");
     let store_path = dir.path().join("r.db").display().to_string();
     let text = |transactions: u32| {
         format!(

@@ -11,7 +11,7 @@ use pgsurge_store::{RunFilter, Store};
 
 #[test]
 fn capacity_search_brackets_the_rate_at_the_latency_objective() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("capacity");
     std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.002);\n").unwrap();
     let text = r#"
 [campaign]

@@ -80,7 +80,7 @@ fn a_second_campaign_reuses_the_loaded_tables() {
     let srv = TestServer::shared();
     let db = srv.create_database("reuse");
     let ci = srv.conninfo(&db);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("existing-server");
     let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
     let c = campaign("twice", &ci, "[1]", "");
     let first = run_campaign(&c, &mut store, &quiet(), &StopFlag::new()).unwrap();
@@ -119,7 +119,7 @@ fn a_resume_during_the_second_scale_loads_nothing_again() {
     let srv = TestServer::shared();
     let db = srv.create_database("resume");
     let ci = srv.conninfo(&db);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("existing-server");
     let path = dir.path().join("r.db");
     let mut store = Store::open(path.to_str().unwrap()).unwrap();
     let c = campaign("resume", &ci, "[1, 2]", "");
@@ -189,7 +189,7 @@ fn a_resume_during_the_second_scale_loads_nothing_again() {
 fn init_never_fails_the_test_when_the_tables_are_missing() {
     let srv = TestServer::shared();
     let db = srv.create_database("never");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("existing-server");
     let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
     let c = campaign("never", &srv.conninfo(&db), "[1]", "init = \"never\"");
     let out = run_campaign(&c, &mut store, &quiet(), &StopFlag::new()).unwrap();
@@ -212,7 +212,7 @@ fn init_jobs_loads_the_partitions_in_parallel_and_frozen() {
     let srv = TestServer::shared();
     let db = srv.create_database("initjobs");
     let ci = srv.conninfo(&db);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("existing-server");
     let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
     let init = "\n[init]\npartitions = 3\npartition_method = \"hash\"\njobs = 2\n";
     let c = campaign("jobs", &ci, "[1]", init);

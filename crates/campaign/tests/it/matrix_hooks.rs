@@ -42,7 +42,7 @@ fn modes_threads_and_session_settings_with_hooks_on_an_existing_server() {
     let srv = TestServer::shared();
     let db = srv.create_database("matrix_hooks");
     srv.psql(&db, "CREATE TABLE seen (work_mem text, client int)");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("matrix-hooks");
     let d = dir.path().display();
     std::fs::write(
         dir.path().join("seen.sql"),

@@ -367,7 +367,7 @@ fn server_in_its_own_namespace_is_measured_there_and_the_client_here() {
         .trim()
         .to_string();
     assert_ne!(client_hostname, NS_HOSTNAME);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("remote-server");
     let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
     let superuser = format!("host={} port=5432 user=postgres dbname=postgres", host.addr);
     let url = format!("http://{}:9100/metrics", host.addr);

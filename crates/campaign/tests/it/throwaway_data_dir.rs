@@ -53,7 +53,7 @@ duration = 1
         data.display()
     );
     let c = Campaign::parse(&text, "tmpfs.toml", Path::new(".")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("throwaway-data-dir");
     let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
     let quiet = RunOptions {
         quiet: true,

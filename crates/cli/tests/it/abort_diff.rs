@@ -31,7 +31,7 @@ fn terminated_backend_gives_pgbench_s_lines_only() {
     }
     let srv = TestServer::shared();
     let db = srv.create_database("abort_diff");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("abort-diff");
     let script = dir.path().join("term.sql");
     std::fs::write(&script, "select pg_terminate_backend(pg_backend_pid());\n").unwrap();
     let script = script.to_str().unwrap();

@@ -80,7 +80,7 @@ fn bench_report_structure_matches_pgbench() {
     }
     let srv = TestServer::shared();
     let db = srv.create_database("diff");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("bench-diff");
     let (_, err, code) = run(srv, PGBENCH, &[], &["-i", "-s", "1", "-q", &db], dir.path());
     assert_eq!(code, 0, "{err}");
     let combos: &[&[&str]] = &[
@@ -229,7 +229,7 @@ fn bench_log_formats_match_pgbench() {
     }
     let srv = TestServer::shared();
     let db = srv.create_database("difflog");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("bench-diff");
     let (_, err, code) = run(srv, PGBENCH, &[], &["-i", "-s", "1", "-q", &db], dir.path());
     assert_eq!(code, 0, "{err}");
     let cases: &[&[&str]] = &[

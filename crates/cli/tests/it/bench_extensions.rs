@@ -27,7 +27,7 @@ fn percentiles_json_and_hdr_log_from_a_real_run() {
     let db = srv.create_database("extensions");
     let (_, err, code) = bench(srv, &["-i", "-s", "1", "-q", &db]);
     assert_eq!(code, 0, "{err}");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-extensions");
     let json = dir.path().join("run.json");
     let hlog = dir.path().join("run.hlog");
 
@@ -139,7 +139,7 @@ fn hdr_log_has_per_script_series_summing_to_the_overall_one() {
     let db = srv.create_database("hdr_tags");
     let (_, err, code) = bench(srv, &["-i", "-s", "1", "-q", &db]);
     assert_eq!(code, 0, "{err}");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-extensions");
     let hlog = dir.path().join("run.hlog");
     let hlog_arg = format!("--hdr-log={}", hlog.display());
     // Two scripts of very different latencies, so a mix-up between series shows.

@@ -133,7 +133,7 @@ impl Drop for Resume {
 fn sigint_ends_a_long_sleep_at_once_with_the_report() {
     let srv = TestServer::shared();
     let db = srv.create_database("interrupt_sleep");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-interrupt");
     let script = write_script(dir.path(), &first_quick_then("\\sleep 120 s"));
     let child = bench(
         srv,
@@ -159,7 +159,7 @@ fn sigint_cancels_running_statements_on_the_server() {
     let srv = TestServer::shared();
     let db = srv.create_database("interrupt_cancel");
     let marker = format!("cancel_marker_{db}");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-interrupt");
     let long = format!("SELECT pg_sleep(60) AS {marker};");
     let script = write_script(dir.path(), &first_quick_then(&long));
     let child = bench(
@@ -203,7 +203,7 @@ fn sigint_cancels_running_statements_on_the_server() {
 fn sigint_ends_rate_limited_waits_at_once() {
     let srv = TestServer::shared();
     let db = srv.create_database("interrupt_rate");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-interrupt");
     let script = write_script(dir.path(), "SELECT 1;\n");
     // One transaction per 100 s on average: the clients wait for their scheduled starts.
     let child = bench(
@@ -238,7 +238,7 @@ fn sigint_ends_rate_limited_waits_at_once() {
 fn sigterm_ends_a_sleep_of_2147_s_at_once() {
     let srv = TestServer::shared();
     let db = srv.create_database("interrupt_term");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-interrupt");
     let script = write_script(dir.path(), "\\sleep 2147 s\n");
     let child = bench(srv, &["-n", "-f", &script, "-c", "1", &db]);
     wait_for(srv, &db, &connections(), |n| n == 1);
@@ -282,7 +282,7 @@ fn run_with_a_frozen_statement(srv: &TestServer, db: &str, dir: &Path) -> (Child
 fn the_report_comes_when_a_cancel_does_not_end_the_statement() {
     let srv = TestServer::shared();
     let db = srv.create_database("interrupt_frozen");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-interrupt");
     let (child, _resume) = run_with_a_frozen_statement(srv, &db, dir.path());
     let start = Instant::now();
     signal(child.id() as i32, libc::SIGINT);
@@ -302,7 +302,7 @@ fn a_second_sigint_ends_the_wind_down_at_once() {
     use std::os::unix::process::ExitStatusExt;
     let srv = TestServer::shared();
     let db = srv.create_database("interrupt_twice");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-interrupt");
     let (mut child, _resume) = run_with_a_frozen_statement(srv, &db, dir.path());
     signal(child.id() as i32, libc::SIGINT);
     std::thread::sleep(Duration::from_millis(300));

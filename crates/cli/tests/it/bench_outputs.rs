@@ -49,7 +49,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 fn outputs_into_a_missing_directory_fail_the_run() {
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_missing");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-outputs");
     let json = dir.path().join("no-such-dir/r.json");
     let (err, code) = bench(
         srv,
@@ -82,11 +82,11 @@ fn outputs_into_a_missing_directory_fail_the_run() {
 }
 
 /// A tmpfs of two pages mounted on a fresh directory, unmounted on drop.
-struct TinyFs(tempfile::TempDir);
+struct TinyFs(pgsurge_testkit::ScratchDir);
 
 impl TinyFs {
     fn mount() -> Option<TinyFs> {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = pgsurge_testkit::scratch_dir("bench-outputs");
         let ok = Command::new("mount")
             .args(["-t", "tmpfs", "-o", "size=8k", "tmpfs"])
             .arg(dir.path())
@@ -165,7 +165,7 @@ fn outputs_onto_a_full_filesystem_fail_the_run_and_leave_nothing() {
 fn transaction_logs_appear_whole_after_the_run() {
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_logs");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-outputs");
     let prefix = dir.path().join("pgbench_log");
     let (err, code) = bench(
         srv,
@@ -235,7 +235,7 @@ fn device_nodes_are_written_in_place_never_replaced() {
     }
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_devices");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-outputs");
     // The null and full devices' numbers (1,3 and 1,7), as nodes of this directory.
     let null = device(dir.path(), "null", 1, 3);
     let full = device(dir.path(), "full", 1, 7);
@@ -279,7 +279,7 @@ fn device_nodes_are_written_in_place_never_replaced() {
 fn a_fifo_reader_gets_the_json_document() {
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_fifo");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-outputs");
     let fifo = dir.path().join("result.fifo");
     assert!(Command::new("mkfifo")
         .arg(&fifo)
@@ -321,7 +321,7 @@ fn a_fifo_reader_gets_the_json_document() {
 fn a_symlink_is_written_through_and_stays_a_link() {
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_symlink");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-outputs");
     std::fs::create_dir(dir.path().join("results")).unwrap();
     let target = dir.path().join("results/run.json");
     std::fs::write(&target, "old").unwrap();
@@ -368,7 +368,7 @@ fn a_symlink_is_written_through_and_stays_a_link() {
 fn a_shell_process_substitution_gets_the_json_document() {
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_procsub");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-outputs");
     let copy = dir.path().join("copy.json");
     // `>(cmd)` hands pgsurge a `/dev/fd/N` pipe; bash's `wait` waits for `cmd`.
     let script = format!(
@@ -391,7 +391,7 @@ fn a_shell_process_substitution_gets_the_json_document() {
 fn an_output_that_cannot_be_opened_fails_before_the_run() {
     let srv = TestServer::shared();
     let db = initialized(srv, "outputs_precheck");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-outputs");
     // A directory is no JSON file: the run must not start (it would take minutes).
     let (out, err, code) = bench_out(
         srv,

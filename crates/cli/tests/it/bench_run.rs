@@ -127,7 +127,7 @@ fn bench_connect_per_transaction_and_duration() {
 #[test]
 fn bench_duration_ends_while_clients_wait() {
     let srv = TestServer::shared();
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("bench-run");
     for (name, text, want) in [
         ("server.sql", "SELECT pg_sleep(0.3);\n", "8"),
         ("sleep.sql", "\\sleep 200 ms\nSELECT 1;\n", "10"),
@@ -192,7 +192,7 @@ fn bench_weighted_scripts_and_per_command_report() {
 fn bench_gset_aset_and_pipelines() {
     let srv = TestServer::shared();
     let db = srv.create_database("gset");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("bench-run");
     let f = write_script(
         dir.path(),
         "g.sql",
@@ -250,7 +250,7 @@ fn bench_gset_aset_and_pipelines() {
 fn bench_many_clients_per_thread_with_large_requests_and_replies() {
     let srv = TestServer::shared();
     let db = srv.create_database("crowded");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("bench-run");
     // The server checks what it gets back: a wrong or cut value divides by zero.
     let quoted = "\\set n random(1, 3)\n\
          SELECT :n AS m, repeat(chr(64 + :client_id % 26), 100000 * :n) AS big, :client_id AS who \\gset\n\
@@ -308,7 +308,7 @@ fn bench_serialization_failures_are_retried() {
         &db,
         "create table hot(id int primary key, v int); insert into hot values (1, 0)",
     );
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("bench-run");
     let f = write_script(
         dir.path(),
         "s.sql",
@@ -378,7 +378,7 @@ fn bench_deadlocks_are_counted_as_failures() {
         &db,
         "create table d(id int primary key, v int); insert into d values (1,0),(2,0)",
     );
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("bench-run");
     // Clients take the two rows in opposite orders depending on their id.
     let f = write_script(
         dir.path(),

@@ -27,7 +27,7 @@ fn bench_store_keeps_the_run_with_its_histograms() {
     let db = srv.create_database("bench_store");
     let (_, err, code) = pgsurge(srv, &["bench", "-i", "-s", "1", "-q", &db]);
     assert_eq!(code, 0, "{err}");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("bench-store");
     let location = dir.path().join("r.db");
     let store_arg = format!("--store={}", location.display());
     let mut reports = Vec::new();

@@ -11,7 +11,7 @@ use pgsurge_server::testing::TestServer;
 fn a_distributed_campaign_stores_the_merged_test_and_matches_the_server() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_dist");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-distributed");
     let file = dir.path().join("c.toml");
     std::fs::write(
         &file,
@@ -83,7 +83,7 @@ start_in = 2
 fn a_hung_generator_fails_its_test_by_the_deadline_and_keeps_its_output() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_dist_hang");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-distributed");
     // -T 1 ends only once the statement in flight is answered: every generator hangs.
     std::fs::write(dir.path().join("hang.sql"), "select pg_sleep(600);\n").unwrap();
     let file = dir.path().join("c.toml");

@@ -60,7 +60,7 @@ fn campaign_file(dir: &Path, name: &str, body: &str) -> String {
 fn two_campaigns_on_one_store_at_once_one_runs_the_other_refuses() {
     let srv = TestServer::shared();
     let db = srv.create_database("two_at_once");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-faults");
     let file = campaign_file(
         dir.path(),
         "c",
@@ -133,7 +133,7 @@ fn two_campaigns_on_one_server_with_different_stores_one_runs_the_other_refuses(
     let srv = TestServer::shared();
     let db = srv.create_database("one_server");
     let other_db = srv.create_database("one_server_other");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-faults");
     let body = |name: &str, db: &str, clients: &str| {
         format!(
             r#"
@@ -237,7 +237,7 @@ impl Drop for RestartedServer<'_> {
 fn server_restarted_mid_campaign_is_waited_out_and_every_test_ends_ok() {
     let srv = TestServer::start(TestServerOptions::default());
     let db = srv.create_database("outage");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-faults");
     let file = campaign_file(
         dir.path(),
         "c",
@@ -284,7 +284,7 @@ outage_wait = "60s"
     let stop = pg_ctl(&srv, &["stop", "-m", "fast", "-w"]);
     assert!(stop.status.success(), "{}", text(&stop));
     std::thread::sleep(Duration::from_secs(4));
-    let logs = tempfile::tempdir().unwrap();
+    let logs = pgsurge_testkit::scratch_dir("campaign-faults");
     std::fs::set_permissions(
         logs.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
@@ -313,7 +313,7 @@ outage_wait = "60s"
 fn target_that_stays_down_fails_its_remaining_tests_with_one_message() {
     let srv = TestServer::start(TestServerOptions::default());
     let db = srv.create_database("down");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-faults");
     let file = campaign_file(
         dir.path(),
         "c",
@@ -367,7 +367,7 @@ outage_wait = "3s"
 
 #[test]
 fn campaign_failing_before_its_first_test_is_marked_failed_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-faults");
     let file = campaign_file(
         dir.path(),
         "c",
@@ -442,8 +442,8 @@ impl Drop for Mount {
 fn store_on_read_only_media_serves_every_reader() {
     let srv = TestServer::shared();
     let db = srv.create_database("ro_store");
-    let media = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let media = pgsurge_testkit::scratch_dir("campaign-faults");
+    let work = pgsurge_testkit::scratch_dir("campaign-faults");
     let mnt = Mount::tmpfs(media.path());
     let file = campaign_file(
         work.path(),
@@ -502,7 +502,7 @@ duration = 1
 fn export_that_cannot_be_written_whole_is_an_error_and_leaves_the_old_file() {
     let srv = TestServer::shared();
     let db = srv.create_database("export_full");
-    let work = tempfile::tempdir().unwrap();
+    let work = pgsurge_testkit::scratch_dir("campaign-faults");
     let file = campaign_file(
         work.path(),
         "c",
@@ -527,7 +527,7 @@ duration = 1
     let out = run(&["campaign", "run", &file, "--store", &store]);
     assert!(out.status.success(), "{}", text(&out));
     // A tiny disk holding an earlier export: the full export does not fit beside it.
-    let media = tempfile::tempdir().unwrap();
+    let media = pgsurge_testkit::scratch_dir("campaign-faults");
     let _mnt = {
         let ok = Command::new("mount")
             .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
@@ -617,7 +617,7 @@ fn passwords_in_conninfo_uri_and_store_url_are_never_written_or_shown() {
     );
     let uri = format!("postgresql://secretuser@127.0.0.1:{port}/{db2}?password={encoded}");
     let store_url = format!("postgresql://secretuser:{encoded}@127.0.0.1:{port}/{store_db}");
-    let work = tempfile::tempdir().unwrap();
+    let work = pgsurge_testkit::scratch_dir("campaign-faults");
     let toml_escape = |s: &str| s.replace('\\', "\\\\");
     let file = campaign_file(
         work.path(),

@@ -30,7 +30,7 @@ fn export_json(store: &str) -> Vec<serde_json::Value> {
 fn killed_campaign_resumes_with_exactly_the_planned_tests() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_kill");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-resume");
     let file = dir.path().join("c.toml");
     std::fs::write(
         &file,
@@ -152,7 +152,7 @@ duration = 2
 
 #[test]
 fn results_import_reads_a_pgbench_report_and_log() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-resume");
     let report = dir.path().join("out.txt");
     std::fs::write(
         &report,
@@ -202,7 +202,7 @@ fn results_import_reads_a_pgbench_report_and_log() {
 fn failed_test_error_is_shown_by_results_and_the_report() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_error_shown");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("campaign-resume");
     std::fs::write(
         dir.path().join("missing.sql"),
         "SELECT * FROM table_that_is_not_there;\n",

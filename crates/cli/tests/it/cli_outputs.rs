@@ -70,7 +70,7 @@ fn imported_store(dir: &std::path::Path) -> String {
 
 #[test]
 fn a_closed_stdout_ends_every_command_quietly() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("cli-outputs");
     let store = imported_store(dir.path());
     let plan = repo("examples/scaling.toml");
     let commands: Vec<Vec<&str>> = vec![
@@ -189,7 +189,7 @@ fn help_completions_and_man_pages_come_from_one_tree() {
         "{}",
         stdout(&man)
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("cli-outputs");
     let m = pgsurge()
         .args(["man", "--dir"])
         .arg(dir.path())
@@ -229,7 +229,7 @@ fn plan_and_export_validate_against_their_schemas_and_csv_parses() {
         stdout(&text)
     );
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("cli-outputs");
     let store = imported_store(dir.path());
     for extra in [&[][..], &["--full"][..]] {
         let mut args = vec!["results", "export", "--store", &store, "--set", "imported"];
@@ -280,7 +280,7 @@ fn plan_and_export_validate_against_their_schemas_and_csv_parses() {
 
 #[test]
 fn campaign_new_writes_a_template_that_plans() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("cli-outputs");
     let file = dir.path().join("mine.toml");
     let out = pgsurge()
         .args(["campaign", "new"])
@@ -346,7 +346,7 @@ impl Drop for StopAll {
 
 #[test]
 fn server_env_makes_bench_and_psql_connect_after_eval() {
-    let state = tempfile::tempdir().unwrap();
+    let state = pgsurge_testkit::scratch_dir("cli-outputs");
     let _guard = StopAll(state.path().to_path_buf());
     let sd = state.path().display().to_string();
     let started = run(&["server", "start", "--state-dir", &sd, "--port", "0"]);
@@ -390,7 +390,7 @@ fn server_env_makes_bench_and_psql_connect_after_eval() {
 /// leaving the shell's PG* variables as they were.
 #[test]
 fn server_env_and_stop_pick_the_newest_of_two_servers() {
-    let state = tempfile::tempdir().unwrap();
+    let state = pgsurge_testkit::scratch_dir("cli-outputs");
     let _guard = StopAll(state.path().to_path_buf());
     let sd = state.path().display().to_string();
     let mut ports = Vec::new();
@@ -455,7 +455,7 @@ fn server_env_and_stop_pick_the_newest_of_two_servers() {
 fn thresholds_fail_a_campaign_with_a_summary() {
     let srv = TestServer::shared();
     let db = srv.create_database("thresholds");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("cli-outputs");
     let file = dir.path().join("t.toml");
     let write = |thresholds: &str| {
         std::fs::write(
@@ -491,17 +491,27 @@ fn thresholds_fail_a_campaign_with_a_summary() {
     );
 }
 
+/// A tmpfs mounted on a fresh directory, unmounted (then removed) on drop, also when
+/// the test fails.
+struct MountedTmpfs(pgsurge_testkit::ScratchDir);
+
+impl Drop for MountedTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
 /// A filesystem held in memory, for the data directory warning: a tmpfs the test
 /// mounts (CI runs as root), else /dev/shm when it is one.
-fn memory_dir() -> Option<(std::path::PathBuf, Option<tempfile::TempDir>)> {
-    let dir = tempfile::tempdir().unwrap();
+fn memory_dir() -> Option<(std::path::PathBuf, Option<MountedTmpfs>)> {
+    let dir = pgsurge_testkit::scratch_dir("tmpfs");
     let mounted = Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
         .arg(dir.path())
         .status()
         .is_ok_and(|s| s.success());
     if mounted {
-        return Some((dir.path().to_path_buf(), Some(dir)));
+        return Some((dir.path().to_path_buf(), Some(MountedTmpfs(dir))));
     }
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     mounts
@@ -512,7 +522,7 @@ fn memory_dir() -> Option<(std::path::PathBuf, Option<tempfile::TempDir>)> {
 
 #[test]
 fn plan_warns_about_a_data_directory_in_memory_and_lists_the_swept_dimensions() {
-    let Some((mem, mount)) = memory_dir() else {
+    let Some((mem, _mount)) = memory_dir() else {
         pgsurge_testkit::missing_prerequisite("no tmpfs to test with (not root, no /dev/shm)");
         return;
     };
@@ -569,9 +579,6 @@ settings = {{ shared_buffers = ["16MB", "32MB"] }}
     let fs_type = String::from_utf8_lossy(&df.stdout).trim().to_string();
     if fs_type != "tmpfs" && fs_type != "ramfs" {
         assert_eq!(doc["warnings"], serde_json::json!([]), "{fs_type}: {doc}");
-    }
-    if let Some(m) = mount {
-        let _ = Command::new("umount").arg(m.path()).status();
     }
 }
 

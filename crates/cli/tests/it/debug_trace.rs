@@ -41,7 +41,7 @@ fn debug_trace_matches_pgbench_in_every_query_mode() {
     }
     let srv = TestServer::shared();
     let db = srv.create_database("debug_trace");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("debug-trace");
     std::fs::write(
         dir.path().join("t.sql"),
         "\\set a 5\n\\set b :a + 1\nSELECT :a AS a, :b AS b;\nSELECT 1 ; SELECT 2 AS two\n\\sleep 1 ms\n\\if :a > 3\nSELECT 3;\n\\elif :b > 3\nSELECT 4;\n\\else\nSELECT 5;\n\\endif\n",

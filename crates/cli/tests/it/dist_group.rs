@@ -74,7 +74,7 @@ fn generators_through_a_postgres_store_are_waited_for_and_merged_exactly() {
          alter table pgbench_tellers set (autovacuum_enabled = off); \
          alter table pgbench_history set (autovacuum_enabled = off)",
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("dist-group");
 
     // The coordinator first: it takes the server's commit count before the start.
     let merged_path = dir.path().join("merged.json");
@@ -324,7 +324,7 @@ fn a_group_holds_the_generators_of_one_generator_count() {
     assert!(err.contains("this is generator 0 of 3"), "{err}");
 
     // Waiting for 3 is refused at once; waiting for 2 finds only the one of 2.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("dist-group");
     let json = dir.path().join("merged.json");
     let json_arg = format!("--json={}", json.display());
     let wait = |n: &str| {
@@ -372,7 +372,7 @@ fn generators_that_ran_one_after_another_are_not_merged() {
     let store_arg = format!("--store={store}");
     let (_, err, code) = run(srv, &["bench", "-i", "-s", "1", "-q", &db]);
     assert_eq!(code, 0, "{err}");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("dist-group");
     let mut files = Vec::new();
     // Three generators of one group, each started after the one before had finished.
     for i in 0..3 {

@@ -47,7 +47,7 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
     let db = srv.create_database("dist");
     let (_, err, code) = pgsurge(srv, &["bench", "-i", "-s", "1", "-q", &db]);
     assert_eq!(code, 0, "{err}");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("dist-local");
     let out_dir = format!("--out-dir={}", dir.path().display());
     let merged_json = dir.path().join("merged.json");
     let json = format!("--json={}", merged_json.display());
@@ -168,7 +168,7 @@ fn start_time_in_the_past_exits_1() {
 fn a_hung_generator_is_stopped_at_its_deadline_and_named() {
     let srv = TestServer::shared();
     let db = srv.create_database("dist_hang");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("dist-local");
     // -T 1 ends only once the statement in flight is answered: a ten-minute sleep on
     // the server hangs every generator well past the run.
     let script = dir.path().join("hang.sql");
@@ -218,7 +218,7 @@ fn a_hung_generator_is_stopped_at_its_deadline_and_named() {
 fn a_merged_json_that_cannot_be_written_fails_before_any_generator_starts() {
     let srv = TestServer::shared();
     let db = srv.create_database("dist_json_first");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("dist-local");
     let out_dir = dir.path().join("out");
     let started = std::time::Instant::now();
     // A directory is no JSON file; the 600 s run must never start.

@@ -16,7 +16,7 @@ fn a_nanosecond_hdr_log_from_a_real_run() {
         .output()
         .unwrap();
     assert!(init.status.success(), "{init:?}");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("hdr-log-unit");
     let log = dir.path().join("run.hlog");
     let out = srv
         .apply_env(&mut Command::new(env!("CARGO_BIN_EXE_pgsurge")))

@@ -156,7 +156,7 @@ fn runs_of_set<'a>(doc: &'a Value, set: &str) -> Vec<&'a Value> {
 
 #[test]
 fn a_kube_campaign_stores_the_merge_of_its_pods_results() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("kube-fake-cluster");
     let Some(cluster) = Cluster::new(
         dir.path(),
         serde_json::json!({ "pgsurge-db": { "password": SECRET_PASSWORD } }),
@@ -362,7 +362,7 @@ struct Failed {
 
 /// Runs a one-test kube campaign meant to fail (None without python3).
 fn failing_campaign(name: &str, secrets: Value, kube: &str) -> Option<Failed> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("kube-fake-cluster");
     let cluster = Cluster::new(dir.path(), secrets)?;
     let srv = TestServer::shared();
     let db = srv.create_database(name);
@@ -503,7 +503,7 @@ fn pods_that_cannot_connect_fail_the_test_once_and_the_job_is_kept() {
 
 #[test]
 fn kube_job_with_a_store_group_is_merged_by_dist_wait() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("kube-fake-cluster");
     let Some(cluster) = Cluster::new(
         dir.path(),
         serde_json::json!({ "pgsurge-db": { "password": "unused-by-trust" } }),

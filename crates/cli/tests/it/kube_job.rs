@@ -132,7 +132,7 @@ fn the_jobs_pods_played_by_processes_merge_into_the_whole_run() {
         .map(|a| a.as_str().expect("string").to_string())
         .collect();
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("kube-job");
     let mut pods = Vec::new();
     for index in 0..3 {
         let pod_name = format!("kube-test-{index}-x7k2p");

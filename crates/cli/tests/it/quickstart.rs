@@ -63,7 +63,7 @@ fn quickstart_short_then_default_leaves_nothing_running() {
         quickstart_postgres().is_empty(),
         "a quickstart server is already running"
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("quickstart");
 
     // Short variant: 2 clients counts × 2 scripts, 2 s each, scale 1.
     let store = dir.path().join("short.db");

@@ -7,7 +7,7 @@ use std::process::Command;
 
 #[test]
 fn quickstart_without_local_binaries_fetches_a_server() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("quickstart-fetch");
     let store = dir.path().join("fetch.db");
     let report = dir.path().join("report");
     let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))

@@ -66,7 +66,7 @@ fn bytes_that_are_not_utf8_reach_the_server_unchanged() {
     }
     let srv = TestServer::shared();
     let db = srv.create_database("script_bytes_invalid");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("script-bytes-diff");
     let script = dir.path().join("ff.sql");
     std::fs::write(&script, b"SELECT '\xff\xfe';\n").unwrap();
     let script = script.to_str().unwrap();
@@ -94,7 +94,7 @@ fn latin1_script_stores_the_same_characters() {
     let srv = TestServer::shared();
     let db = srv.create_database("script_bytes_latin1");
     srv.psql(&db, "CREATE TABLE latin1 (tool text, mode text, v text)");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("script-bytes-diff");
     let latin1 = [("PGCLIENTENCODING", "LATIN1")];
     for mode in MODES {
         for (tool, pgsurge) in [("pgbench", false), ("pgsurge", true)] {
@@ -133,7 +133,7 @@ fn text_after_a_nul_byte_is_ignored() {
     }
     let srv = TestServer::shared();
     let db = srv.create_database("script_bytes_nul");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("script-bytes-diff");
     let script = dir.path().join("nul.sql");
     std::fs::write(&script, b"SELECT 1;\n\0SELECT 1/0;\n").unwrap();
     let script = script.to_str().unwrap();

@@ -17,10 +17,10 @@
 
 use pgsurge_server::testing::TestServer;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use pgsurge_testkit::PGBENCH;
+use pgsurge_testkit::{ScratchDir, PGBENCH};
 const SEED: &str = "5432";
 const DEFINES: &[&str] = &[
     "foo=-10.1",
@@ -40,10 +40,8 @@ fn have_pgbench() -> bool {
     pgsurge_testkit::reference_pgbench().is_some()
 }
 
-fn workdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pgsurge-script-diff-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn workdir(tag: &str) -> ScratchDir {
+    pgsurge_testkit::scratch_dir(&format!("script-diff-{tag}"))
 }
 
 /// Runs one tool (`None` = pgbench, `Some(bin)` = `pgsurge bench`) in `dir`.

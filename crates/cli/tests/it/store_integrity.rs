@@ -30,7 +30,7 @@ fn sqlite(path: &Path) -> rusqlite::Connection {
 #[test]
 fn bench_store_refuses_an_unusable_store_before_the_run() {
     let srv = TestServer::shared();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("store-integrity");
     let script = dir.path().join("one.sql");
     std::fs::write(&script, "SELECT 1;\n").unwrap();
     let future = dir.path().join("future.db");
@@ -169,7 +169,7 @@ fn one_damaged_run_is_left_out_and_named() {
         "UPDATE runs SET result_json = '{\"tps\": 10' WHERE id = 2",
         "UPDATE run_histograms SET data = x'00112233' WHERE run_id = 2",
     ] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = pgsurge_testkit::scratch_dir("store-integrity");
         let store = four_runs(&dir.path().join("r.db"));
         sqlite(&dir.path().join("r.db"))
             .execute_batch(damage)
@@ -213,7 +213,7 @@ fn one_damaged_run_is_left_out_and_named() {
         }
     }
     // Nothing but the damaged run asked for: an error naming it.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("store-integrity");
     let store = four_runs(&dir.path().join("r.db"));
     sqlite(&dir.path().join("r.db"))
         .execute_batch("UPDATE runs SET result_json = '[' WHERE id = 2")
@@ -227,7 +227,7 @@ fn one_damaged_run_is_left_out_and_named() {
 
 #[test]
 fn impossible_values_are_flagged() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("store-integrity");
     let store = four_runs(&dir.path().join("r.db"));
     sqlite(&dir.path().join("r.db"))
         .execute_batch("UPDATE runs SET tps = -1010 WHERE id = 2")
@@ -258,7 +258,7 @@ latency average = 0.250 ms\ninitial connection time = 2.000 ms\ntps = 4.000000 (
 
 #[test]
 fn import_refuses_reports_that_contradict_themselves_or_their_log() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("store-integrity");
     let store = dir.path().join("i.db").display().to_string();
     let file = |name: &str, body: &str| {
         let p = dir.path().join(name);
@@ -329,7 +329,7 @@ fn import_accepts_real_reports_with_their_logs() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout)
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("store-integrity");
     bench(&["/usr/bin/pgbench"], &["-i", "-s", "1", "-q"], dir.path());
     let store = dir.path().join("i.db").display().to_string();
     let programs: [&[&str]; 2] = [

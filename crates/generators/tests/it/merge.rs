@@ -127,7 +127,7 @@ fn different_workloads_are_refused() {
 #[test]
 fn report_from_files_has_the_union_and_one_line_per_generator() {
     let (rs, _, _) = four();
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("merge");
     let paths: Vec<_> = rs
         .iter()
         .enumerate()
@@ -189,7 +189,7 @@ fn report_from_files_has_the_union_and_one_line_per_generator() {
 #[test]
 fn generator_output_with_the_report_around_the_document_merges_the_same() {
     let (rs, _, _) = four();
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("merge");
     let mut files = Vec::new();
     let mut logs = Vec::new();
     for (g, r) in rs.iter().enumerate() {

@@ -62,7 +62,7 @@ fn two(secs: usize, skew_us: i64) -> Vec<RunResult> {
 #[test]
 fn the_same_file_twice_is_refused_and_nothing_is_written() {
     let (rs, _, _) = four();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("merge-refusals");
     let paths = write_all(dir.path(), &rs, "gen");
     let e = merge_files(&[
         paths[0].clone(),
@@ -114,7 +114,7 @@ fn the_same_file_twice_is_refused_and_nothing_is_written() {
 #[test]
 fn a_byte_identical_copy_under_another_name_is_refused() {
     let (rs, _, _) = four();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("merge-refusals");
     let mut paths = write_all(dir.path(), &rs, "gen");
     let copy = dir.path().join("copy.json");
     std::fs::copy(&paths[1], &copy).unwrap();
@@ -178,7 +178,7 @@ fn indexes_that_claim_different_generator_counts_are_refused() {
 #[test]
 fn a_missing_generator_index_is_refused() {
     // `local-0.json` alone, of a run of 2.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("merge-refusals");
     let paths = write_all(dir.path(), &two(5, 0), "local");
     let e = merge_files(&paths[..1]).unwrap_err().to_string();
     assert_eq!(

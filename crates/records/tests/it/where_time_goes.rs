@@ -30,7 +30,7 @@ fn wait_events_and_top_statements_are_stored_with_each_test() {
     let plain = TestServer::shared();
     let without = plain.create_database("waits_plain");
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("where-time-goes");
     std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.05);\n").unwrap();
     let text = format!(
         r#"

@@ -43,7 +43,7 @@ interval = 0.5
         srv.conninfo(&db_a),
         srv.conninfo(&db_b)
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("agreement");
     let campaign = Campaign::parse(&text, "agree.toml", dir.path()).unwrap();
     let path = dir.path().join("r.db");
     let mut store = Store::open(path.to_str().unwrap()).unwrap();

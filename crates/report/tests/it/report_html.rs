@@ -212,7 +212,7 @@ fn cells_of(store: &mut Store, target: &str) -> Vec<pgsurge_report::cells::Cell>
 
 #[test]
 fn comparison_table_snapshot() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("report-html");
     let mut store = build_store(dir.path().join("r.db").to_str().unwrap());
     let a = cells_of(&mut store, "default");
     let b = cells_of(&mut store, "tuned");
@@ -224,7 +224,7 @@ fn comparison_table_snapshot() {
 
 #[test]
 fn report_data_tables_snapshot() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("report-html");
     let mut store = build_store(dir.path().join("r.db").to_str().unwrap());
     let files = write_report(
         &mut store,
@@ -277,7 +277,7 @@ fn chromium(args: &[&str], page: &Path) -> (String, String) {
 
 #[test]
 fn report_opens_in_headless_chromium_with_every_chart_rendered() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("report-html");
     let mut store = build_store(dir.path().join("r.db").to_str().unwrap());
     let out = dir.path().join("report");
     let files = write_report(&mut store, &ReportRequest::default(), &out).unwrap();
@@ -388,7 +388,7 @@ fn report_opens_in_headless_chromium_with_every_chart_rendered() {
 #[test]
 fn compare_command_line_resolves_sides_and_rejects_bad_ones() {
     use pgsurge_report::compare_main;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("report-html");
     let path = dir.path().join("r.db");
     drop(build_store(path.to_str().unwrap()));
     let args = |v: &[&str]| -> Vec<std::ffi::OsString> {
@@ -509,7 +509,7 @@ fn compare_command_line_resolves_sides_and_rejects_bad_ones() {
 
 #[test]
 fn compare_and_report_agree_on_a_store_with_an_a_a_twin() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("report-html");
     let path = dir.path().join("r.db");
     drop(build_store(path.to_str().unwrap()));
     let n = common::assert_compare_and_report_agree(&path, "ab-test · default → ab-test · tuned");
@@ -518,7 +518,7 @@ fn compare_and_report_agree_on_a_store_with_an_a_a_twin() {
 
 #[test]
 fn compare_json_is_versioned_valid_and_the_schema_rejects_old_shapes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("report-html");
     let path = dir.path().join("r.db");
     drop(build_store(path.to_str().unwrap()));
     let args = pgsurge_report::CompareArgs {
@@ -565,7 +565,7 @@ fn compare_json_is_versioned_valid_and_the_schema_rejects_old_shapes() {
 
 #[test]
 fn client_bound_runs_are_flagged_in_the_report_cells() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("report-html");
     let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
     let set_id = store
         .create_set(&SetRecord {

@@ -51,7 +51,7 @@ fn section<'a>(html: &'a str, from: &str) -> &'a str {
 
 #[test]
 fn test_pages_show_wait_events_and_top_statements() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("where-time-goes");
     let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
     let set_id = store
         .create_set(&SetRecord {

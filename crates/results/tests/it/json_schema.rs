@@ -72,13 +72,11 @@ fn schema_rejects_broken_documents() {
 #[test]
 fn document_round_trips_to_the_same_report() {
     let r = common::result();
-    let dir = std::env::temp_dir().join(format!("pgsurge-results-json-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let dir = pgsurge_testkit::scratch_dir("results-json");
     let path = dir.join("run.json");
     write_json(&r, &path).expect("write file");
     let back: RunResult =
         serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("parse");
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(back, r);
     let render = |r: &RunResult| {
         let mut out = Vec::new();

@@ -165,8 +165,7 @@ fn run_pgbench(
     srv: &pgsurge_server::testing::TestServer,
     db: &str,
 ) -> (Vec<LineResult>, bool) {
-    let dir = std::env::temp_dir().join(format!("pgsurge-expr-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = pgsurge_testkit::scratch_dir("expr");
     let file = dir.join("expr.sql");
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&file, text).unwrap();

@@ -115,8 +115,7 @@ fn memory_exhausted_same_as_real_pgbench() {
     if pgsurge_testkit::reference_pgbench().is_none() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("pgsurge-deep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = pgsurge_testkit::scratch_dir("deep");
     for (name, text) in [
         ("parens.sql", deep(9997)),
         ("minus.sql", format!("\\set x {}1\n", "-".repeat(9998))),
@@ -142,5 +141,4 @@ fn memory_exhausted_same_as_real_pgbench() {
             assert_eq!(theirs, ours, "{name}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

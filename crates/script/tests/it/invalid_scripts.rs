@@ -85,8 +85,7 @@ fn same_stderr_as_real_pgbench() {
     let Some(pgbench) = pgsurge_testkit::reference_pgbench().map(Path::new) else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("pgsurge-invalid-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = pgsurge_testkit::scratch_dir("invalid");
     let mut mismatches = Vec::new();
     for (name, body) in cases() {
         let file = format!("{name}.sql");
@@ -109,7 +108,6 @@ fn same_stderr_as_real_pgbench() {
             ));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         mismatches.is_empty(),
         "{} mismatches:\n{}",

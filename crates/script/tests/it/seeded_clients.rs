@@ -120,8 +120,7 @@ fn same_streams_as_real_pgbench_c3_j3() {
     }
     let srv = pgsurge_server::testing::TestServer::shared();
     let db = srv.create_database("seeded");
-    let dir = std::env::temp_dir().join(format!("pgsurge-seeded-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = pgsurge_testkit::scratch_dir("seeded");
     std::fs::write(dir.join("a.sql"), SCRIPT_A).unwrap();
     std::fs::write(dir.join("b.sql"), SCRIPT_B).unwrap();
     for seed in [5432u64, 1, 18446744073709551615] {
@@ -142,5 +141,4 @@ fn same_streams_as_real_pgbench_c3_j3() {
             "seed {seed}\n{stderr}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -32,8 +32,7 @@ fn same_statements_as_real_pgbench() {
     }
     let srv = pgsurge_server::testing::TestServer::shared();
     let db = srv.create_database("splitdiff");
-    let dir = std::env::temp_dir().join(format!("pgsurge-split-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = pgsurge_testkit::scratch_dir("split");
     let mut failures = Vec::new();
     for (k, text) in CASES.iter().enumerate() {
         let file = dir.join(format!("s{k}.sql"));
@@ -81,6 +80,5 @@ fn same_statements_as_real_pgbench() {
             ));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

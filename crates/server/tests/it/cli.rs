@@ -34,7 +34,7 @@ impl Drop for StopAll {
 
 #[test]
 fn server_start_status_stop_with_data_dir() {
-    let state = tempfile::tempdir().unwrap();
+    let state = pgsurge_testkit::scratch_dir("cli");
     let work = common::reachable_tempdir();
     let sd = state.path().to_str().unwrap();
     let _guard = StopAll(sd.to_string());
@@ -94,7 +94,7 @@ fn server_start_status_stop_with_data_dir() {
 
 #[test]
 fn server_start_temporary_is_removed_at_stop() {
-    let state = tempfile::tempdir().unwrap();
+    let state = pgsurge_testkit::scratch_dir("cli");
     let sd = state.path().to_str().unwrap();
     let _guard = StopAll(sd.to_string());
     let (code, out, err) = run(&["start", "--state-dir", sd, "--database", "b1"]);
@@ -124,7 +124,7 @@ fn server_start_temporary_is_removed_at_stop() {
 /// `--port 0` asks for any free port (postgres itself refuses port 0).
 #[test]
 fn server_start_port_zero_picks_a_free_port() {
-    let state = tempfile::tempdir().unwrap();
+    let state = pgsurge_testkit::scratch_dir("cli");
     let sd = state.path().to_str().unwrap();
     let _guard = StopAll(sd.to_string());
     let (code, out, err) = run(&["start", "--state-dir", sd, "--port", "0"]);

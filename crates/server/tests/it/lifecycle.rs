@@ -61,7 +61,7 @@ fn root_privilege_drop() {
         run_as.uid
     );
     // A data directory the server user cannot reach is refused before initdb runs.
-    let private = tempfile::tempdir().unwrap();
+    let private = pgsurge_testkit::scratch_dir("lifecycle");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let err = ClusterBuilder::new()

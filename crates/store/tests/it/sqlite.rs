@@ -13,7 +13,7 @@ fn memory_store_round_trips_a_full_run() {
 
 #[test]
 fn file_store_round_trips_and_survives_reopen() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let path = dir.path().join("results.db");
     let path = path.to_str().unwrap();
     let run_id = {
@@ -43,7 +43,7 @@ fn store_in_missing_directory_is_a_clear_error() {
 
 #[test]
 fn newer_schema_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let path = dir.path().join("new.db");
     let conn = rusqlite_conn(path.to_str().unwrap());
     conn.execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 5))
@@ -55,7 +55,7 @@ fn newer_schema_is_refused() {
 
 #[test]
 fn migrates_a_version_1_store_and_keeps_its_data() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let path = dir.path().join("v1.db");
     let path = path.to_str().unwrap();
     let run_id = {
@@ -93,7 +93,7 @@ fn rusqlite_conn(path: &str) -> rusqlite::Connection {
 #[test]
 fn new_store_opened_by_many_at_once_is_created_once() {
     for round in 0..5 {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = pgsurge_testkit::scratch_dir("sqlite");
         let path = dir.path().join(format!("race{round}.db"));
         common::concurrent_first_open(path.to_str().unwrap());
     }
@@ -101,14 +101,14 @@ fn new_store_opened_by_many_at_once_is_created_once() {
 
 #[test]
 fn one_writer_per_set_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let path = dir.path().join("locks.db");
     common::set_locks(path.to_str().unwrap());
 }
 
 #[test]
 fn foreign_sqlite_file_is_refused_and_left_as_it_was() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let path = dir.path().join("other.db");
     let p = path.to_str().unwrap();
     {
@@ -142,7 +142,7 @@ fn foreign_sqlite_file_is_refused_and_left_as_it_was() {
 
 #[test]
 fn tables_without_a_schema_version_are_refused_in_one_line() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let path = dir.path().join("unversioned.db");
     let p = path.to_str().unwrap();
     rusqlite_conn(p)
@@ -204,7 +204,7 @@ impl Drop for Mount {
 
 #[test]
 fn store_on_read_only_media_is_read_without_change() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let mnt = Mount::tmpfs(dir.path());
     let path = dir.path().join("results.db");
     let p = path.to_str().unwrap().to_string();
@@ -231,7 +231,7 @@ fn store_on_read_only_media_is_read_without_change() {
 
 #[test]
 fn read_only_open_changes_nothing_in_a_writable_store() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
     let path = dir.path().join("v1.db");
     let p = path.to_str().unwrap();
     {

@@ -488,7 +488,7 @@ fn refused_and_unresolvable() {
         e.to_string(),
         "could not translate host name \"nosuchhost.invalid\" to address: Name or service not known"
     );
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = pgsurge_testkit::scratch_dir("fake-server");
     let c = ConnConfig::parse_with_env(&format!("host={} user=a", dir.path().display()), &env)
         .expect("valid");
     let e = Connection::connect(&c).expect_err("no socket");

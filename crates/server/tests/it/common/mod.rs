@@ -69,9 +69,9 @@ pub fn wait_gone(pid: i32, secs: u64) -> bool {
 
 /// A temporary directory the server's user can enter (tempfile makes them 0700, and
 /// as root the server runs as `postgres`).
-pub fn reachable_tempdir() -> tempfile::TempDir {
+pub fn reachable_tempdir() -> pgsurge_testkit::ScratchDir {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = pgsurge_testkit::scratch_dir("common");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }

@@ -19,10 +19,9 @@ pub fn config(conninfo: &str) -> ConnConfig {
     ConnConfig::parse_with_env(conninfo, &env_with_home(&home)).expect("valid conninfo")
 }
 
-/// A fresh empty directory used as HOME.
-pub fn empty_home() -> PathBuf {
-    let d = tempfile::tempdir().expect("tempdir");
-    d.keep()
+/// A fresh empty directory used as HOME, removed when dropped.
+pub fn empty_home() -> pgsurge_testkit::ScratchDir {
+    pgsurge_testkit::scratch_dir("home")
 }
 
 /// The psql binary to compare error texts with, if one exists.
