@@ -2,3 +2,4 @@
 //! build and link for all of them, and one shared test server per run.
 
 mod house;
+mod nothing_left_in_tmp;
