@@ -1,5 +1,5 @@
 //! The integration tests of `pgsurge-args`, as modules of one test binary: one
-//! build and link for all of them, and one shared test server per run.
+//! build and link for all of them.
 //!
 //! `tests/rlimit_raise.rs` is a binary of its own: it lowers and raises the
 //! process's open-files limit, which every test of the process would see.

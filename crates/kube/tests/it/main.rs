@@ -1,4 +1,4 @@
 //! The integration tests of `pgsurge-kube`, as modules of one test binary: one
-//! build and link for all of them, and one shared test server per run.
+//! build and link for all of them.
 
 mod job;

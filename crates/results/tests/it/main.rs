@@ -1,5 +1,5 @@
 //! The integration tests of `pgsurge-results`, as modules of one test binary: one
-//! build and link for all of them, and one shared test server per run.
+//! build and link for all of them.
 //!
 //! `tests/no_alloc.rs` is a binary of its own: it installs a counting global
 //! allocator.
