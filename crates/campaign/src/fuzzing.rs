@@ -1,7 +1,7 @@
 //! The bodies of the fuzz targets over campaign files (`fuzz/fuzz_targets/campaign.rs`
 //! and `campaign_env.rs`),
 //! kept in the library so inputs found by the fuzzer replay as ordinary tests
-//! (`crates/records/tests/fuzz_replay.rs`).
+//! (`crates/records/tests/it/fuzz_replay.rs`).
 
 use std::path::Path;
 

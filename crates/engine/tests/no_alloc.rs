@@ -2,6 +2,8 @@
 //! script host (variables, PRNG, `\set` evaluation), recorder and thread streams run the
 //! built-in scripts against a fake server that answers every request, and a counting
 //! global allocator watches thousands of transactions after a warm-up.
+//!
+//! A test binary of its own: the global allocator is process-wide.
 
 use std::sync::Arc;
 

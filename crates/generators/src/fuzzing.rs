@@ -1,6 +1,6 @@
 //! The body of the fuzz target over merge inputs (`fuzz/fuzz_targets/merge_documents.rs`),
 //! kept in the library so inputs found by the fuzzer replay as ordinary tests
-//! (`crates/records/tests/fuzz_replay.rs`).
+//! (`crates/records/tests/it/fuzz_replay.rs`).
 
 use pgsurge_results::RunResult;
 

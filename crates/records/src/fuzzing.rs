@@ -1,6 +1,6 @@
 //! The body of the fuzz target over `results import` (`fuzz/fuzz_targets/import.rs`),
 //! kept in the library so inputs found by the fuzzer replay as ordinary tests
-//! (`tests/fuzz_replay.rs`).
+//! (`tests/it/fuzz_replay.rs`).
 
 use std::sync::Mutex;
 

@@ -1,5 +1,7 @@
 //! Recording never allocates in steady state: a counting global allocator
 //! watches `record_*`, the shared progress counters and the `-l` writers.
+//!
+//! A test binary of its own: the global allocator is process-wide.
 
 use std::sync::Arc;
 

@@ -1,5 +1,7 @@
 //! Evaluating the tpcb-like `\set` block (and substituting its SQL in simple mode into a
 //! reused buffer) performs no heap allocation once variables exist.
+//!
+//! A test binary of its own: the global allocator is process-wide.
 
 use pgsurge_script::{
     eval, parse_script, substitute_simple, Command, EvalCtx, MetaKind, Prng, Variables, BUILTINS,

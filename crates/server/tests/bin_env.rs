@@ -4,7 +4,7 @@
 #[test]
 fn pg_bin_env_overrides_discovery() {
     let found = pgsurge_server::PgBinaries::discover().expect("local binaries for the tests");
-    let bogus = tempfile::tempdir().unwrap();
+    let bogus = pgsurge_testkit::scratch_dir("bin-env");
     std::env::set_var(pgsurge_server::PG_BIN_ENV, bogus.path());
     let err = pgsurge_server::PgBinaries::discover().unwrap_err();
     assert!(err.to_string().contains("initdb"), "{err}");

@@ -10,12 +10,18 @@
 //!   compare with, through that gate.
 //! * [`hosts`]: simulated hosts in network namespaces (setup commands, ports, what the
 //!   machine needs).
+//! * [`scratch_dir`] (module `scratch`): the one way tests make files: a fresh
+//!   directory under `TMPDIR`, removed when the test ends (pass or fail) unless
+//!   `PGSURGE_KEEP_TEST_FILES=1`.
 //! * [`kubelet_expand`]: `$(VAR)` in a container's command, expanded as the kubelet
 //!   does, for the tests that run a Job's pods as processes.
 
 #![warn(missing_docs)]
 
 pub mod hosts;
+mod scratch;
+
+pub use scratch::{keep_test_files, scratch_dir, ScratchDir, KEEP_TEST_FILES};
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,4 +1,4 @@
-//! Helper process of `tests/crash.rs` (not a test, not shipped): starts a cluster on
+//! Helper process of `tests/it/crash.rs` (not a test, not shipped): starts a cluster on
 //! the data directory given as its argument (`temp`: a temporary one, as the test
 //! fixture makes), prints `READY <postmaster pid> <data dir> <owner marker>`, and waits
 //! to be killed. The test SIGKILLs it and checks what the crash left behind.

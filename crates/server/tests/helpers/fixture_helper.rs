@@ -1,4 +1,4 @@
-//! Helper process of `tests/fixture_exit.rs` (not a test, not shipped): uses the shared
+//! Helper process of `tests/it/fixture_exit.rs` (not a test, not shipped): uses the shared
 //! test server the way a test process does (`TestServer::shared()`, a database, one
 //! query), prints `SERVER <postmaster pid> <data dir>`, then either returns from `main`
 //! (argument `exit`: the normal end of a test process, where the atexit hook must stop

@@ -1,0 +1,118 @@
+//! The capacity search on a throwaway server the campaign starts: with a workload whose
+//! latency is known to grow past the bound above some rate (each transaction sleeps
+//! 2 ms in the server, two clients), the search finds a rate whose steps pass and a
+//! rate above it, within the resolution, whose steps fail; every step ran its repeats
+//! and is stored; `results show` recomputes the same answer from the store.
+
+use pgsurge_campaign::capacity::results_of_set;
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
+use pgsurge_engine::StopFlag;
+use pgsurge_store::{RunFilter, Store};
+
+#[test]
+fn capacity_search_brackets_the_rate_at_the_latency_objective() {
+    let dir = pgsurge_testkit::scratch_dir("capacity");
+    std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.002);\n").unwrap();
+    let text = r#"
+[campaign]
+name = "capacity"
+
+[[target]]
+name = "local"
+
+[matrix]
+scales = [1]
+clients = [2]
+scripts = [{ file = "sleep.sql" }]
+
+[run]
+duration = 2
+
+[hygiene]
+vacuum = false
+checkpoint = false
+
+[capacity]
+percentile = 99
+bound = "25ms"
+start_rate = 100
+repeats = 2
+resolution = 0.2
+"#;
+    let campaign = Campaign::parse(text, "capacity.toml", dir.path()).unwrap();
+    let store_path = dir.path().join("r.db");
+    let mut store = Store::open(store_path.to_str().unwrap()).unwrap();
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let out = run_campaign(&campaign, &mut store, &opts, &StopFlag::new()).unwrap();
+    assert_eq!(out.remaining, 0, "{out:?}");
+    assert_eq!(out.capacity.len(), 1, "{out:?}");
+    let r = &out.capacity[0];
+    eprintln!("{}", r.line());
+    assert_eq!(r.cell, "local/s1/sleep/c2");
+    let (pass, fail) = (
+        r.rate.expect("a passing rate"),
+        r.fail_rate.expect("a failing rate"),
+    );
+    // Two clients sleeping 2 ms each cannot exceed 1000 tps.
+    assert!((100.0..1000.0).contains(&pass), "{}", r.line());
+    assert!(
+        fail > pass && fail / pass - 1.0 <= 0.2 + 1e-9,
+        "{}",
+        r.line()
+    );
+    let step = |rate: f64| r.steps.iter().find(|s| s.rate == rate).unwrap();
+    assert!(
+        step(pass).pass && step(pass).median_ms < 25.0,
+        "{:?}",
+        step(pass)
+    );
+    assert!(!step(fail).pass, "{:?}", step(fail));
+    // Every passing step lies below every failing one (the objective is monotone here).
+    let lowest_fail = r
+        .steps
+        .iter()
+        .filter(|s| !s.pass)
+        .map(|s| s.rate)
+        .fold(f64::MAX, f64::min);
+    assert!(
+        r.steps
+            .iter()
+            .filter(|s| s.pass)
+            .all(|s| s.rate < lowest_fail),
+        "{:?}",
+        r.steps
+    );
+    let (median, ci) = r.at_rate_ms.unwrap();
+    let (lo, hi) = ci.expect("two repeats give an interval");
+    // With two repeats the median is their mean, the interval's centre.
+    assert!(
+        lo <= median + 1e-9 && median <= hi + 1e-9,
+        "{lo} {median} {hi}"
+    );
+
+    // Every step's repeats are stored, at the step's rate.
+    let runs = store
+        .list_runs(&RunFilter {
+            set_id: Some(out.set_id),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(runs.len(), 2 * r.steps.len());
+    for s in &r.steps {
+        let at: Vec<_> = runs
+            .iter()
+            .filter(|x| x.record.rate == Some(s.rate))
+            .collect();
+        assert_eq!(at.len(), 2, "{}", s.rate);
+        assert!(at
+            .iter()
+            .all(|x| x.record.test_key.contains(&format!("/cap-r{}/", s.rate))));
+    }
+    // The store gives the same answer, as `results show` prints it.
+    let cap = campaign.spec.capacity.as_ref().unwrap();
+    let again = results_of_set(&mut store, out.set_id, cap).unwrap();
+    assert_eq!(again, out.capacity);
+}

@@ -1,0 +1,10 @@
+//! The integration tests of `pgsurge-campaign`, as modules of one test binary: one
+//! build and link for all of them, and one shared test server per run.
+
+mod campaign_e2e;
+mod capacity;
+mod existing_server;
+mod matrix_hooks;
+mod pg_versions;
+mod remote_server;
+mod throwaway_data_dir;

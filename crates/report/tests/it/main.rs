@@ -1,0 +1,8 @@
+//! The integration tests of `pgsurge-report`, as modules of one test binary: one
+//! build and link for all of them, and one shared test server per run.
+
+mod common;
+
+mod agreement;
+mod report_html;
+mod where_time_goes;

@@ -1,0 +1,142 @@
+//! `pgsurge server start|status|stop` through the crate's entry point.
+
+use crate::common;
+
+use std::ffi::OsString;
+
+use crate::common::wait_gone;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = pgsurge_server::server_command(&args, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    )
+}
+
+fn psql(conninfo: &str, sql: &str) -> String {
+    let bin = pgsurge_server::PgBinaries::discover().unwrap();
+    common::psql(bin.bin_dir(), conninfo, sql)
+}
+
+/// Stops every server recorded in a state directory when a test ends, even by panic:
+/// detached servers have no watchdog.
+struct StopAll(String);
+
+impl Drop for StopAll {
+    fn drop(&mut self) {
+        run(&["stop", "--state-dir", &self.0, "--all"]);
+    }
+}
+
+#[test]
+fn server_start_status_stop_with_data_dir() {
+    let state = pgsurge_testkit::scratch_dir("cli");
+    let work = common::reachable_tempdir();
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    let data = work.path().join("data");
+    let data_s = data.to_str().unwrap();
+
+    let (code, out, err) = run(&[
+        "start",
+        "--state-dir",
+        sd,
+        "--data",
+        data_s,
+        "--set",
+        "work_mem=7MB",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let conninfo = out.trim().to_string();
+    assert!(conninfo.contains("dbname=pgsurge"), "{conninfo}");
+    assert_eq!(psql(&conninfo, "show work_mem"), "7MB");
+    let pid: i32 = psql(
+        &conninfo,
+        "select pg_postmaster_start_time() is not null and true",
+    )
+    .eq("t")
+    .then(|| pgsurge_server::PidFile::read(&data).unwrap().pid)
+    .unwrap();
+
+    let (code, out, _) = run(&["status", "--state-dir", sd]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("running"), "{out}");
+    assert!(out.contains(&format!("pid {pid}")), "{out}");
+
+    // Starting again on the same data directory is refused while it runs.
+    let (code, _, err) = run(&["start", "--state-dir", sd, "--data", data_s]);
+    assert_eq!(code, 1);
+    assert!(err.contains("already running"), "{err}");
+
+    let (code, out, err) = run(&["stop", "--state-dir", sd, "--data", data_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("stopped"), "{out}");
+    assert!(wait_gone(pid, 5));
+    assert!(data.join("PG_VERSION").exists(), "--data directory is kept");
+
+    let (code, _, _) = run(&["status", "--state-dir", sd]);
+    assert_eq!(code, 3);
+
+    // Restart on the kept directory: data survives.
+    let (code, out, err) = run(&["start", "--state-dir", sd, "--data", data_s]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        psql(out.trim(), "select current_setting('work_mem')"),
+        "7MB"
+    );
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn server_start_temporary_is_removed_at_stop() {
+    let state = pgsurge_testkit::scratch_dir("cli");
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    let (code, out, err) = run(&["start", "--state-dir", sd, "--database", "b1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(psql(out.trim(), "select current_database()"), "b1");
+    let records = std::fs::read_dir(state.path()).unwrap().count();
+    assert_eq!(records, 1);
+    let rec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::fs::read_dir(state.path())
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let data = std::path::PathBuf::from(rec["data_dir"].as_str().unwrap());
+    assert!(data.exists());
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!data.exists(), "temporary data directory removed at stop");
+}
+
+/// `--port 0` asks for any free port (postgres itself refuses port 0).
+#[test]
+fn server_start_port_zero_picks_a_free_port() {
+    let state = pgsurge_testkit::scratch_dir("cli");
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    let (code, out, err) = run(&["start", "--state-dir", sd, "--port", "0"]);
+    assert_eq!(code, 0, "{err}");
+    let conninfo = out.trim().to_string();
+    let port: u16 = conninfo
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("port="))
+        .and_then(|p| p.parse().ok())
+        .expect("port in the conninfo");
+    assert_ne!(port, 0, "{conninfo}");
+    assert_eq!(psql(&conninfo, "show port"), port.to_string());
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+}
