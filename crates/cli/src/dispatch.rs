@@ -15,6 +15,7 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
         "campaign" => pgsurge_campaign::campaign_main(rest),
         "results" => pgsurge_records::results_main(rest),
         "quickstart" => crate::quickstart::main(rest),
+        "bisect" => crate::bisect::main(rest),
         "report" => pgsurge_report::report_main(rest),
         "compare" => pgsurge_report::compare_main(rest),
         "server" => pgsurge_server::server_main(rest),

@@ -6,8 +6,10 @@
 //! | `dispatch` | argv → the owning crate's entry point; `help`, `schema`, `completions`, `man` |
 //! | `tree` | the one command tree (help, completions, man pages) |
 //! | `quickstart` | `pgsurge quickstart`: campaign, results table and report in one command |
+//! | `bisect` | `pgsurge bisect`: the first commit where a campaign's cell got worse (campaign + compare) |
 //! | `pipes` | a closed stdout ends the process quietly |
 
+mod bisect;
 mod dispatch;
 mod pipes;
 mod quickstart;

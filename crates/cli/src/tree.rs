@@ -75,6 +75,11 @@ pub fn tree() -> Command {
                 .about("Throwaway server + short benchmark matrix + stored results + report"),
         )
         .subcommand(
+            crate::bisect::command()
+                .name("bisect")
+                .about("Find the first commit where a campaign's cell got worse: build, measure and compare the commits between --good and --bad"),
+        )
+        .subcommand(
             pgsurge_generators::merge_cli()
                 .about("Merge several generators' --json results exactly into one report"),
         )
@@ -176,6 +181,7 @@ mod tests {
             &["report"],
             &["compare"],
             &["quickstart"],
+            &["bisect"],
             &["merge"],
             &["dist", "local"],
             &["kube", "job"],

@@ -8,6 +8,7 @@ mod bench_interrupt;
 mod bench_outputs;
 mod bench_run;
 mod bench_store;
+mod bisect;
 mod campaign_distributed;
 mod campaign_faults;
 mod campaign_resume;

@@ -7,6 +7,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -114,6 +115,18 @@ impl BuildLog {
             .try_clone()
             .map_err(|e| ServerError::io(&self.path, e))?;
         let start_offset = self.file.stream_position().unwrap_or(0);
+        // A build step dies with the pgsurge that started it (even on SIGKILL), so a
+        // killed build leaves no make running into the work directory that the next
+        // build of the same key clears and reuses.
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(out)

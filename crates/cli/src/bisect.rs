@@ -1,0 +1,355 @@
+//! `pgsurge bisect CAMPAIGN.toml --good REF --bad REF [--threshold PCT]`: the first
+//! commit where a measurement got worse. The campaign has one target built from a git
+//! checkout (`source`) and one matrix cell. Each commit is measured by the campaign as
+//! a set of its own (`NAME @ COMMIT`), built from source like any source target, and
+//! compared with the good commit's set by `compare`'s statistics. The search walks the
+//! commits between good and bad (first-parent ancestry path, oldest first) by halves.
+//! A step whose interval straddles the threshold is measured again, up to `--tries`
+//! times, and otherwise reported as inconclusive: bisect never guesses. A killed
+//! bisect run again finds every finished step in the store and measures only the rest.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Parser;
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
+use pgsurge_engine::stop::StopFlag;
+use pgsurge_report::compare::{Comparison, Verdict};
+use pgsurge_store::Store;
+
+/// Exit status when a step stays inconclusive after its tries.
+const EXIT_INCONCLUSIVE: i32 = 3;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pgsurge bisect",
+    about = "Find the first commit where a campaign's cell got worse: build, measure and compare commits between --good and --bad",
+    disable_version_flag = true
+)]
+struct BisectArgs {
+    /// The campaign: one target with `source` (a git checkout) and one matrix cell.
+    campaign: PathBuf,
+    /// A commit (branch, tag) whose measurement is the reference.
+    #[arg(long, value_name = "REF")]
+    good: String,
+    /// A later commit that measures worse.
+    #[arg(long, value_name = "REF")]
+    bad: String,
+    /// How much worse (tps lower, in percent) counts as a regression.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    threshold: f64,
+    /// Measurements of one commit before a step that stays unclear is called inconclusive.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    tries: u32,
+    /// Results store [default: $PGSURGE_STORE or ./pgsurge-results.db]
+    #[arg(long)]
+    store: Option<String>,
+}
+
+/// What one commit's measurement says against the good commit's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Worse by more than the threshold, with the whole interval beyond it.
+    Regressed,
+    /// Not worse by more than the threshold.
+    Fine,
+    /// The interval straddles the threshold.
+    Unclear,
+}
+
+/// Entry point: `pgsurge bisect ...`.
+pub fn main(args: &[OsString]) -> i32 {
+    let a = match pgsurge_command::parse::<BisectArgs>("pgsurge bisect", args) {
+        Ok(a) => a,
+        Err(status) => return status,
+    };
+    match bisect(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            pgsurge_command::EXIT_FAILURE
+        }
+    }
+}
+
+/// The clap definition of `pgsurge bisect`.
+pub fn command() -> clap::Command {
+    <BisectArgs as clap::CommandFactory>::command()
+}
+
+struct Bisection<'a> {
+    args: &'a BisectArgs,
+    campaign: Campaign,
+    repo: PathBuf,
+    store_location: String,
+    stop: StopFlag,
+}
+
+fn bisect(a: &BisectArgs) -> Result<i32, String> {
+    if !(a.threshold > 0.0 && a.threshold < 100.0) {
+        return Err(format!("--threshold {} must be between 0 and 100", a.threshold));
+    }
+    if a.tries == 0 {
+        return Err("--tries must be at least 1".into());
+    }
+    let campaign = Campaign::load(&a.campaign).map_err(|e| e.to_string())?;
+    let repo = check_campaign(&campaign)?;
+    let good = rev_parse(&repo, &a.good)?;
+    let bad = rev_parse(&repo, &a.bad)?;
+    if !git_ok(&repo, &["merge-base", "--is-ancestor", &good, &bad]) {
+        return Err(format!("--good {} is not an ancestor of --bad {}", a.good, a.bad));
+    }
+    let commits = git_lines(
+        &repo,
+        &["rev-list", "--reverse", "--first-parent", "--ancestry-path", &format!("{good}..{bad}")],
+    )?;
+    if commits.is_empty() {
+        return Err("there is no commit between --good and --bad".into());
+    }
+    let store_location = a.store.clone().unwrap_or_else(pgsurge_store::default_location);
+    let stop = StopFlag::new();
+    let _watcher = pgsurge_engine::stop::SignalWatcher::install(stop.clone()).ok();
+    let b = Bisection {
+        args: a,
+        campaign,
+        repo,
+        store_location,
+        stop,
+    };
+    println!(
+        "bisecting {} commits from {} (good) to {} (bad); a regression is tps lower by more than {} %",
+        commits.len(),
+        short(&good),
+        short(&bad),
+        a.threshold
+    );
+    let (good_runs, stored) = b.measure(&good, 1)?;
+    println!(
+        "good {} {}: {} runs{}",
+        short(&good),
+        subject(&b.repo, &good),
+        good_runs.len(),
+        if stored { ", from the store" } else { "" }
+    );
+    // The bad end must be worse, or there is nothing to find.
+    let (mut lo, mut hi) = (None::<usize>, commits.len() - 1);
+    match b.decide(&commits[hi], &good_runs)? {
+        Step::Regressed => {}
+        Step::Fine => {
+            println!("bad {} is not worse than good by more than the threshold: nothing to bisect", short(&bad));
+            return Ok(pgsurge_command::EXIT_FAILURE);
+        }
+        Step::Unclear => return Ok(b.inconclusive(&commits[hi])),
+    }
+    while hi > lo.map_or(0, |l| l + 1) {
+        let mid = lo.map_or(0, |l| l + 1) + (hi - lo.map_or(0, |l| l + 1)) / 2;
+        match b.decide(&commits[mid], &good_runs)? {
+            Step::Regressed => hi = mid,
+            Step::Fine => lo = Some(mid),
+            Step::Unclear => return Ok(b.inconclusive(&commits[mid])),
+        }
+    }
+    let first = &commits[hi];
+    println!("first bad commit: {} {}", first, subject(&b.repo, first));
+    Ok(pgsurge_command::EXIT_OK)
+}
+
+impl Bisection<'_> {
+    /// Measures `commit` (its `attempt`-th measurement), or finds it in the store; the
+    /// ids of its runs, and whether they were all in the store already.
+    fn measure(&self, commit: &str, attempt: u32) -> Result<(Vec<i64>, bool), String> {
+        let mut spec = self.campaign.spec.clone();
+        spec.campaign.name = if attempt == 1 {
+            format!("{} @ {}", spec.campaign.name, short(commit))
+        } else {
+            format!("{} @ {} try {attempt}", spec.campaign.name, short(commit))
+        };
+        spec.targets[0].git_ref = Some(commit.to_string());
+        let c = Campaign::from_spec(spec, &self.campaign.path, &self.campaign.base_dir)
+            .map_err(|e| e.to_string())?;
+        let mut store = Store::open(&self.store_location).map_err(|e| e.to_string())?;
+        let opts = RunOptions {
+            new_set: false,
+            retry_failed: false,
+            quiet: true,
+            kind: Some("bisect".into()),
+        };
+        let out = run_campaign(&c, &mut store, &opts, &self.stop).map_err(|e| e.to_string())?;
+        if out.remaining > 0 {
+            return Err("interrupted: run the same command again to resume".into());
+        }
+        let runs = store
+            .list_runs(&pgsurge_store::RunFilter {
+                set_id: Some(out.set_id),
+                ..Default::default()
+            })
+            .map_err(|e| e.to_string())?;
+        let ids: Vec<i64> = runs
+            .iter()
+            .filter(|r| r.record.status == "ok")
+            .map(|r| r.id)
+            .collect();
+        if ids.is_empty() {
+            return Err(format!("commit {}: no test succeeded", short(commit)));
+        }
+        Ok((ids, out.already_stored == out.planned))
+    }
+
+    /// Measures `commit` (again, while unclear) and says how it compares with good.
+    fn decide(&self, commit: &str, good: &[i64]) -> Result<Step, String> {
+        let mut runs = Vec::new();
+        for attempt in 1..=self.args.tries {
+            let (ids, stored) = self.measure(commit, attempt)?;
+            runs.extend(ids);
+            let c = self.compare(good, &runs)?;
+            let step = classify(&c, self.args.threshold)?;
+            let cell = &c.cells[0];
+            println!(
+                "{} {}: tps {} {} ({} runs{}) → {}",
+                short(commit),
+                subject(&self.repo, commit),
+                pgsurge_report::compare::pct(cell.tps.change),
+                pgsurge_report::compare::interval(cell.tps.ci_low, cell.tps.ci_high),
+                runs.len(),
+                if stored { ", from the store" } else { "" },
+                match step {
+                    Step::Regressed => "regressed",
+                    Step::Fine => "fine",
+                    Step::Unclear if attempt < self.args.tries => "unclear, measuring again",
+                    Step::Unclear => "inconclusive",
+                }
+            );
+            if step != Step::Unclear {
+                return Ok(step);
+            }
+        }
+        Ok(Step::Unclear)
+    }
+
+    fn compare(&self, good: &[i64], candidate: &[i64]) -> Result<Comparison, String> {
+        let ids = |r: &[i64]| {
+            format!(
+                "run:{}",
+                r.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+            )
+        };
+        let c = pgsurge_report::run_compare(&pgsurge_report::CompareArgs {
+            a: Some(ids(good)),
+            b: Some(ids(candidate)),
+            store: Some(self.store_location.clone()),
+            aa: None,
+            along: vec![pgsurge_report::AlongArg::Set],
+            format: pgsurge_report::Format::Json,
+            fail_on: None,
+        })?;
+        if c.cells.len() != 1 {
+            return Err(format!(
+                "expected the one cell of the campaign on both sides, found {}",
+                c.cells.len()
+            ));
+        }
+        Ok(c)
+    }
+
+    fn inconclusive(&self, commit: &str) -> i32 {
+        println!(
+            "inconclusive at {} {}: after {} measurements its interval still straddles the \
+             threshold; add repeats to the campaign, or lower the noise, and run again",
+            short(commit),
+            subject(&self.repo, commit),
+            self.args.tries
+        );
+        EXIT_INCONCLUSIVE
+    }
+}
+
+/// A regression needs the whole interval below −threshold; fine needs the whole
+/// interval above it; anything else is unclear.
+fn classify(c: &Comparison, threshold_pct: f64) -> Result<Step, String> {
+    let cell = &c.cells[0];
+    let limit = -threshold_pct / 100.0;
+    match (cell.tps.ci_low, cell.tps.ci_high) {
+        (Some(_), Some(hi)) if hi < limit && cell.tps.verdict == Verdict::Slower => {
+            Ok(Step::Regressed)
+        }
+        (Some(lo), Some(_)) if lo > limit => Ok(Step::Fine),
+        _ => Ok(Step::Unclear),
+    }
+}
+
+/// The campaign's one source target's checkout, after checking the campaign has one
+/// target built from a git checkout and one cell.
+fn check_campaign(c: &Campaign) -> Result<PathBuf, String> {
+    let [target] = c.spec.targets.as_slice() else {
+        return Err(format!(
+            "{}: bisect needs exactly one [[target]] (with source = a git checkout); it has {}",
+            c.path,
+            c.spec.targets.len()
+        ));
+    };
+    let Some(source) = &target.source else {
+        return Err(format!(
+            "{}: target \"{}\" has no source: bisect builds each commit from a git checkout",
+            c.path, target.name
+        ));
+    };
+    if !source.join(".git").exists() {
+        return Err(format!("{}: source {} is not a git checkout", c.path, source.display()));
+    }
+    let m = pgsurge_campaign::matrix::expand(c)?;
+    let cells: std::collections::BTreeSet<String> = m
+        .tests
+        .iter()
+        .map(|t| t.key.rsplit_once('/').map_or(t.key.clone(), |(k, _)| k.to_string()))
+        .collect();
+    if cells.len() != 1 {
+        return Err(format!(
+            "{}: bisect measures one cell (one scale, client count, script, rate); this matrix has {}",
+            c.path,
+            cells.len()
+        ));
+    }
+    Ok(source.clone())
+}
+
+fn git(repo: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
+    Command::new("git").arg("-C").arg(repo).args(args).output()
+}
+
+fn git_ok(repo: &Path, args: &[&str]) -> bool {
+    git(repo, args).is_ok_and(|o| o.status.success())
+}
+
+fn git_lines(repo: &Path, args: &[&str]) -> Result<Vec<String>, String> {
+    let out = git(repo, args).map_err(|e| format!("git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect())
+}
+
+fn rev_parse(repo: &Path, r: &str) -> Result<String, String> {
+    git_lines(repo, &["rev-parse", "--verify", "--quiet", &format!("{r}^{{commit}}")])
+        .ok()
+        .and_then(|l| l.into_iter().next())
+        .ok_or_else(|| format!("{r}: not a commit of {}", repo.display()))
+}
+
+fn subject(repo: &Path, commit: &str) -> String {
+    git_lines(repo, &["log", "-1", "--format=%s", commit])
+        .ok()
+        .and_then(|l| l.into_iter().next())
+        .unwrap_or_default()
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}

@@ -1,0 +1,137 @@
+//! `pgsurge bisect` over a small history made from PostgreSQL's release tarball — base,
+//! a harmless change, a change that makes every simple-protocol query wait 2 ms, another
+//! harmless change — names the slowing commit. Killed after some steps, it resumes
+//! without measuring those steps again.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=pgsurge", "-c", "user.email=pgsurge@localhost"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn commit_all(repo: &Path, message: &str) -> String {
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", message]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+fn append(path: &Path, text: &str) {
+    let mut s = std::fs::read_to_string(path).unwrap_or_default();
+    s.push_str(text);
+    std::fs::write(path, s).unwrap();
+}
+
+#[test]
+fn bisect_names_the_slowing_commit_and_resumes_after_a_kill() {
+    let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
+        return;
+    };
+    let cache = pgsurge_testkit::build_cache_dir();
+    let dir = pgsurge_testkit::scratch_dir("bisect");
+    let repo = dir.path().join("postgresql");
+    std::fs::create_dir_all(&repo).unwrap();
+    let tar = Command::new("tar")
+        .arg("-xf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(&repo)
+        .arg("--strip-components=1")
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    git(&repo, &["init", "-q"]);
+    commit_all(&repo, "base");
+    append(&repo.join("COPYRIGHT"), "\n");
+    commit_all(&repo, "harmless one");
+    let patch = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/slow-simple-query.patch");
+    git(&repo, &["apply", patch.to_str().unwrap()]);
+    let slow = commit_all(&repo, "wait 2 ms in every simple query");
+    append(&repo.join("COPYRIGHT"), "\n");
+    commit_all(&repo, "harmless two");
+
+    let file = dir.path().join("bisect.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "bisect-simple"
+[[target]]
+name = "pg"
+source = "{}"
+configure = ["--without-icu", "--without-readline", "--without-zlib"]
+[matrix]
+scales = [1]
+clients = [2]
+scripts = ["select-only"]
+repeats = 3
+[run]
+duration = 2
+query_mode = "simple"
+"#,
+            repo.display()
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("bisect.db");
+    let bisect = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+        c.env("PGSURGE_CACHE_DIR", &cache)
+            .args(["bisect", "--good", "HEAD~3", "--bad", "HEAD", "--threshold", "20", "--store"])
+            .arg(&store)
+            .arg(&file);
+        c
+    };
+
+    // Killed once the bad end and the middle commit are decided.
+    let mut child = bisect().stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut first_lines = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let decided = line.contains("wait 2 ms in every simple query:");
+        first_lines.push(line);
+        if decided {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(
+        first_lines.iter().any(|l| l.contains("harmless two:") && l.ends_with("→ regressed")),
+        "{first_lines:#?}"
+    );
+
+    let out = bisect().output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    // The steps decided before the kill come from the store; the rest is measured.
+    for step in ["good ", "harmless two:", "wait 2 ms in every simple query:"] {
+        let line = text.lines().find(|l| l.contains(step)).unwrap_or_else(|| panic!("{text}"));
+        assert!(line.contains("from the store"), "{line}\n{text}");
+    }
+    let last_step = text.lines().find(|l| l.contains("harmless one:")).unwrap();
+    assert!(!last_step.contains("from the store") && last_step.ends_with("→ fine"), "{text}");
+    assert_eq!(
+        text.lines().last(),
+        Some(format!("first bad commit: {slow} wait 2 ms in every simple query").as_str()),
+        "{text}"
+    );
+    // Each commit measured once: four sets of three runs, none twice.
+    let export = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["results", "export", "--format", "json", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 12, "{text}");
+}
