@@ -1,9 +1,10 @@
 //! The house rules of the workspace, checked on its sources: the crate layers of
 //! `docs/architecture.md` hold (every dependency points down), every `lib.rs` names each
-//! of its modules, and no product function is longer than [`MAX_FN_LINES`] lines unless
-//! its doc says that it mirrors pgbench's or libpq's own code.
+//! of its modules, no product function is longer than [`MAX_FN_LINES`] lines unless
+//! its doc says that it mirrors pgbench's or libpq's own code, and inside each crate no
+//! more than [`MAX_CIRCLE`] files use each other's items in a circle.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
@@ -284,7 +285,7 @@ fn the_length_rule_sees_a_long_function() {
 const MAX_CIRCLE: usize = 3;
 
 /// File → the files it uses.
-type Graph = BTreeMap<String, std::collections::BTreeSet<String>>;
+type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// A module path inside a crate (`["backend", "postgres"]`; the crate root is `[]`).
 type ModPath = Vec<String>;
@@ -296,7 +297,7 @@ struct ModuleInfo {
     /// The file module that holds it (itself for a file).
     file: ModPath,
     /// The names of the items it defines.
-    items: std::collections::BTreeSet<String>,
+    items: BTreeSet<String>,
     /// Its `use` items: the name brought in → the path it names.
     uses: BTreeMap<String, Vec<String>>,
     /// Its glob imports (`use a::b::*`): the module paths.
@@ -633,7 +634,7 @@ fn resolve(
 }
 
 /// The strongly connected parts of `graph` with more than one file (Tarjan's algorithm).
-fn circles(graph: &Graph) -> Vec<Vec<String>> {
+fn strong_parts(graph: &Graph) -> Vec<Vec<String>> {
     struct Walk<'g> {
         graph: &'g Graph,
         index: BTreeMap<&'g str, usize>,
@@ -728,7 +729,7 @@ fn long_circle_in(graph: &Graph, part: &[String]) -> Option<Vec<String>> {
 /// part, each named file by file.
 fn long_circles(name: &str, files: &BTreeMap<ModPath, syn::File>) -> Vec<String> {
     let graph = import_graph(files);
-    circles(&graph)
+    strong_parts(&graph)
         .iter()
         .filter_map(|part| long_circle_in(&graph, part))
         .map(|c| format!("{name}: {}", c.join(" → ")))
@@ -762,50 +763,49 @@ fn no_crate_has_a_file_import_circle_of_more_than_three_files() {
 
 #[test]
 fn the_circle_rule_sees_a_circle() {
-    let parse = |s: &str| syn::parse_file(s).unwrap();
     let mut files = BTreeMap::new();
-    files.insert(
-        Vec::new(),
-        parse("mod a; mod b; mod c; mod d; mod e; pub use e::*;"),
+    let mut set = |path: &str, text: &str| {
+        let key: ModPath = path
+            .split("::")
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
+        files.insert(key, syn::parse_file(text).unwrap());
+        long_circles("demo", &files)
+    };
+    set("", "mod a; mod b; mod c; mod d; mod e; pub use e::*;");
+    set("a", "pub struct A; fn f(_: crate::b::B) {}");
+    set("b", "use crate::{c::C as Sea}; pub struct B(Sea);");
+    set(
+        "c",
+        "pub struct C; fn g() { let _ = format!(\"{}\", crate::d::D); }",
     );
-    files.insert(
-        vec!["a".to_string()],
-        parse("pub struct A; fn f(_: crate::b::B) {}"),
+    set("d", "pub struct D; fn h() -> crate::E { crate::E }");
+    let none = set(
+        "e",
+        "pub struct E; #[cfg(test)] mod tests { use crate::a::A; }",
     );
-    files.insert(
-        vec!["b".to_string()],
-        parse("use crate::{c::C as Sea}; pub struct B(Sea);"),
-    );
-    files.insert(
-        vec!["c".to_string()],
-        parse("pub struct C; fn g() { let _ = format!(\"{}\", crate::d::D); }"),
-    );
-    files.insert(
-        vec!["d".to_string()],
-        parse("pub struct D; fn h() -> crate::E { crate::E }"),
-    );
-    files.insert(
-        vec!["e".to_string()],
-        parse("pub struct E; #[cfg(test)] mod tests { use crate::a::A; }"),
-    );
-    assert!(long_circles("demo", &files).is_empty(), "no circle yet");
+    assert!(none.is_empty(), "a test module closes no circle: {none:?}");
 
-    files.insert(
-        vec!["e".to_string()],
-        parse("pub struct E; fn k(_: super::a::A) {}"),
-    );
-    assert_eq!(
-        long_circles("demo", &files),
-        ["demo: a → b → c → d → e → a"]
-    );
+    let five = set("e", "pub struct E; fn k(_: super::a::A) {}");
+    assert_eq!(five, ["demo: a → b → c → d → e → a"]);
 
-    files.insert(
-        vec!["e".to_string()],
-        parse("pub struct E; fn k(_: crate::c::C) {}"),
+    let four = set("e", "pub struct E; fn k(_: crate::b::B) {}");
+    assert_eq!(four, ["demo: b → c → d → e → b"]);
+
+    let three = set("e", "pub struct E; fn k(_: crate::c::C) {}");
+    assert!(three.is_empty(), "c, d, e is a circle of three: {three:?}");
+
+    // A parent and its children that each use the other: circles of two files.
+    set("", "mod p;");
+    set(
+        "p",
+        "mod x; mod y; mod z; pub use x::X; pub use y::Y; pub use z::Z; pub struct P;",
     );
-    assert_eq!(
-        long_circles("demo", &files),
-        Vec::<String>::new(),
-        "c, d, e is a circle of three"
-    );
+    set("p::x", "pub struct X(super::P);");
+    set("p::y", "pub struct Y(super::P, crate::p::x::X);");
+    let star = set("p::z", "pub struct Z(super::P);");
+    assert!(star.is_empty(), "{star:?}");
+    let four = set("p::z", "pub struct Z(super::P, super::y::Y);");
+    assert_eq!(four, ["demo: p → p::z → p::y → p::x → p"]);
 }
