@@ -49,7 +49,7 @@ pub struct MergedGenerator {
     /// Its successful transactions.
     pub transactions: u64,
     /// Its own tps (its transactions over its own benchmark duration).
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable::nullable_f64")]
     pub tps: f64,
     /// When its clients actually started (Unix epoch µs).
     pub actual_start_unix_us: i64,

@@ -11,8 +11,11 @@
 //! | module | owns |
 //! |---|---|
 //! | [`simple`] | pgbench's exact sums (`SimpleStats`) |
+//! | `nullable` | JSON `null` read back as a NaN float |
+//! | `options` | the run options that shape results (`RunOptions`) |
 //! | [`histogram`] | HDR latency histograms |
 //! | [`percentile`] | what a latency percentile is (rank → value) |
+//! | `txn` | one transaction's sample and the sums over transactions (`TxnStats`) |
 //! | [`stats`] | per-thread, per-script, per-command statistics |
 //! | [`progress_counters`] | cross-thread progress counters and interval samples |
 //! | [`result`] | the serializable `RunResult` |
@@ -25,6 +28,11 @@
 //! | [`pgfmt`] | PostgreSQL `printf` number formatting |
 //! | [`output`] | writing an output file whole or not at all |
 //! | [`error`] | the crate's error type |
+//!
+//! Each module uses only modules below it in this order: `simple`, `error`, `output`,
+//! `pgfmt`, `nullable`, `options` ← `percentile` ← `histogram` ← `txn` ←
+//! `progress_counters` ← `stats` ← `generator` ← `result` ← the renderers (`report`,
+//! `progress`, `txnlog`, `hdrlog`, `json`).
 //!
 //! ## How a run uses it
 //!
@@ -57,6 +65,8 @@ pub mod generator;
 pub mod hdrlog;
 pub mod histogram;
 pub mod json;
+mod nullable;
+mod options;
 pub mod output;
 pub mod percentile;
 pub mod pgfmt;
@@ -66,6 +76,7 @@ pub mod report;
 pub mod result;
 pub mod simple;
 pub mod stats;
+mod txn;
 pub mod txnlog;
 
 pub use error::ResultsError;

@@ -16,7 +16,9 @@ use std::sync::{Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::{LatencyHistogram, SIGFIG_FINE};
-use crate::stats::{TxnOutcome, TxnSample, TxnStats};
+use crate::nullable::nullable_f64;
+pub use crate::percentile::Percentile;
+use crate::txn::{TxnOutcome, TxnSample, TxnStats};
 
 /// Running totals of one thread, readable from another thread.
 #[derive(Debug)]
@@ -172,29 +174,19 @@ impl SharedCounters {
     }
 }
 
-/// A latency percentile.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub struct Percentile {
-    /// Rank, 0..=100 (e.g. 99.9).
-    pub percentile: f64,
-    /// Latency at that rank, in ms (µs resolution, HDR relative error ≤ 0.1 %).
-    pub latency_ms: f64,
-}
-
 /// One reporting interval summed over all threads: a `-P` line's numbers and
 /// one point of the JSON series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub struct IntervalSample {
     /// End of the interval, seconds since the progress thread started (`-P` prints `%.1f`).
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "nullable_f64")]
     pub elapsed_s: f64,
     /// End of the interval, seconds since the Unix epoch (`--progress-timestamp` prints `%.3f`).
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "nullable_f64")]
     pub epoch_s: f64,
     /// Length of the interval in seconds.
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "nullable_f64")]
     pub duration_s: f64,
     /// Successful transactions in the interval.
     pub transactions: u64,
@@ -207,16 +199,16 @@ pub struct IntervalSample {
     /// Retries in the interval.
     pub retries: u64,
     /// Successful transactions per second.
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "nullable_f64")]
     pub tps: f64,
     /// Mean latency (ms); 0 when no transaction completed.
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "nullable_f64")]
     pub latency_ms: f64,
     /// Latency standard deviation (ms), pgbench's formula; 0 when none completed.
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "nullable_f64")]
     pub stddev_ms: f64,
     /// Mean schedule lag (ms) under `-R`; 0 otherwise.
-    #[serde(deserialize_with = "crate::result::nullable_f64")]
+    #[serde(deserialize_with = "nullable_f64")]
     pub lag_ms: f64,
     /// Latency percentiles of the interval (empty without interval histograms).
     pub percentiles: Vec<Percentile>,

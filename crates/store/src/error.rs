@@ -1,4 +1,5 @@
-//! The store's error type. Every failure names what was being done.
+//! The store's error type and what its errors carry (the holder of a busy set, a run
+//! that does not decode). Every failure names what was being done.
 
 /// Errors from opening, migrating, writing or reading the results store.
 #[derive(Debug, thiserror::Error)]
@@ -70,11 +71,11 @@ pub enum StoreError {
         /// Id of the set the operation concerned.
         set_id: i64,
         /// Who holds it.
-        holder: crate::lock::LockHolder,
+        holder: LockHolder,
     },
     /// A run's row or histogram does not decode.
     #[error("results store: {0}")]
-    UnreadableRun(crate::model::UnreadableRun),
+    UnreadableRun(UnreadableRun),
     /// A set given by id or name matches no set in the store.
     #[error("no set \"{given}\" in the store; sets: {known}")]
     NoSuchSet {
@@ -86,6 +87,54 @@ pub enum StoreError {
     /// The location is not something the store can open.
     #[error("results store: {0}")]
     BadLocation(String),
+}
+
+/// Who holds a set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockHolder {
+    /// Host name of the holder.
+    pub host: String,
+    /// Its process id.
+    pub pid: i64,
+    /// When it took the lock (RFC 3339).
+    pub acquired_at: String,
+    /// Seconds since its last heartbeat.
+    pub heartbeat_age_s: f64,
+}
+
+/// A run the store holds but cannot read: a column whose value does not decode (a
+/// damaged `result_json`), or a histogram that does not. Readers skip it and name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableRun {
+    /// Row id.
+    pub run_id: i64,
+    /// Its set, when that column could be read.
+    pub set_id: Option<i64>,
+    /// Its test key, when that column could be read.
+    pub test_key: Option<String>,
+    /// What could not be read.
+    pub reason: String,
+}
+
+impl std::fmt::Display for UnreadableRun {
+    /// `run 7 (set 2, test "KEY"): REASON`, on one line (control characters in the
+    /// stored key and the reason escaped).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run {}", self.run_id)?;
+        let key = self.test_key.as_deref().map(str::escape_debug);
+        match (self.set_id, key) {
+            (Some(s), Some(k)) => write!(f, " (set {s}, test \"{k}\")")?,
+            (Some(s), None) => write!(f, " (set {s})")?,
+            (None, Some(k)) => write!(f, " (test \"{k}\")")?,
+            (None, None) => {}
+        }
+        let reason: String = self
+            .reason
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        write!(f, ": {reason}")
+    }
 }
 
 /// The driver's message without the SQL text a syntax or schema error quotes (a

@@ -22,6 +22,11 @@
 //! | [`convert`] | `RunResult` and interval samples → run, histogram and interval records |
 //! | `error` | [`StoreError`] |
 //!
+//! Each module uses only modules below it in this order: `error` ← `value` ← `model` ←
+//! `pgconn` ← `backend` ← `schema` ← `write` ← `lock`, `read` ← the public modules
+//! (`histogram`, `activity`, `facts`, `convert`). [`Store`] itself is defined in the
+//! crate root; `read`, `write` and `lock` add its methods.
+//!
 //! ```no_run
 //! use pgsurge_store::{Store, RunFilter};
 //! let mut store = Store::open("pgsurge-results.db")?;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::error::LockHolder;
 use crate::error::{Result, StoreError};
 use crate::model::{now_epoch, now_rfc3339, SetRecord};
 use crate::value::{ToValue, Value};
@@ -18,19 +19,6 @@ pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
 /// A lock whose heartbeat is older than this is taken over (its holder is gone or cut
 /// off), whatever host it was on.
 pub const STALE_AFTER: Duration = Duration::from_secs(60);
-
-/// Who holds a set.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LockHolder {
-    /// Host name of the holder.
-    pub host: String,
-    /// Its process id.
-    pub pid: i64,
-    /// When it took the lock (RFC 3339).
-    pub acquired_at: String,
-    /// Seconds since its last heartbeat.
-    pub heartbeat_age_s: f64,
-}
 
 /// A held set lock: refreshed by a background thread, released when dropped (or by
 /// [`SetLock::release`]).

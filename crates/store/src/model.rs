@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+pub use crate::error::UnreadableRun;
 use crate::value::{FromValue, Row, ToValue, Value};
 
 macro_rules! record {
@@ -597,41 +598,6 @@ pub struct LoadedRun {
     /// Named facts (empty on stores older than `run_facts`).
     #[serde(default)]
     pub facts: Vec<FactRecord>,
-}
-
-/// A run the store holds but cannot read: a column whose value does not decode (a
-/// damaged `result_json`), or a histogram that does not. Readers skip it and name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnreadableRun {
-    /// Row id.
-    pub run_id: i64,
-    /// Its set, when that column could be read.
-    pub set_id: Option<i64>,
-    /// Its test key, when that column could be read.
-    pub test_key: Option<String>,
-    /// What could not be read.
-    pub reason: String,
-}
-
-impl std::fmt::Display for UnreadableRun {
-    /// `run 7 (set 2, test "KEY"): REASON`, on one line (control characters in the
-    /// stored key and the reason escaped).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "run {}", self.run_id)?;
-        let key = self.test_key.as_deref().map(str::escape_debug);
-        match (self.set_id, key) {
-            (Some(s), Some(k)) => write!(f, " (set {s}, test \"{k}\")")?,
-            (Some(s), None) => write!(f, " (set {s})")?,
-            (None, Some(k)) => write!(f, " (test \"{k}\")")?,
-            (None, None) => {}
-        }
-        let reason: String = self
-            .reason
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        write!(f, ": {reason}")
-    }
 }
 
 /// The latency percentile ranks a run stores in its own columns

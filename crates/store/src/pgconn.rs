@@ -1,8 +1,18 @@
 //! Opens a PostgreSQL connection for the store's PostgreSQL backend (`pgsurge-wire`,
-//! libpq-compatible: URLs, conninfo strings, PG* variables, .pgpass).
+//! libpq-compatible: URLs, conninfo strings, PG* variables, .pgpass), as the
+//! [`SimpleQuery`] the backend runs its statements on.
 
-use crate::backend::postgres::{SimpleQuery, TextRows};
 use crate::error::{Result, StoreError};
+
+/// Text rows of a result (None = NULL) and the row count of its command tag.
+pub(crate) type TextRows = (Vec<Vec<Option<String>>>, u64);
+
+/// A simple-query connection: what the backend needs from a PostgreSQL client.
+pub(crate) trait SimpleQuery: Send {
+    /// Runs `sql` (one or more statements); returns the rows of the last result as text
+    /// (None = NULL) and the row count of its command tag (0 when it has none).
+    fn simple_query(&mut self, sql: &str) -> std::result::Result<TextRows, String>;
+}
 
 struct WireConn(pgsurge_wire::Connection);
 

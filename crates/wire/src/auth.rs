@@ -1,7 +1,8 @@
 //! Establishing a connection the way libpq's `PQconnectdbParams` does: the host
 //! list walk, address resolution, TCP/Unix connect with `connect_timeout` per
 //! address, SSLRequest and TLS per `sslmode` (with `prefer`/`allow` retries),
-//! then the startup exchange (`startup.rs`) and `target_session_attrs`.
+//! then the startup exchange (`startup.rs`) and `target_session_attrs`; so
+//! [`Connection::connect`] is defined here.
 //!
 //! Owns the texts of connection failures (`connection to server ... failed: ...`).
 
@@ -10,80 +11,18 @@ use postgres_protocol::message::frontend;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::cancel::CancelAddr;
 use crate::codec::TransactionStatus;
-use crate::connection::{strerror, Connection, SERVER_CLOSED};
+use crate::connection::Connection;
 use crate::conninfo::{ConnConfig, HostKind, HostSpec, SslMode, TargetSessionAttrs};
-use crate::startup::{startup, PasswordSource, Startup};
-use crate::transport::{Socket, Transport};
-use crate::{ConnectError, ConnectErrorKind, DbError};
-
-/// Why one attempt failed: text after the host prefix, plus details.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub(crate) kind: ConnectErrorKind,
-    pub(crate) text: String,
-    pub(crate) db_error: Option<Box<DbError>>,
-    pub(crate) needs_password: bool,
-    /// Whether the next host should be tried (libpq stops after an
-    /// authentication-phase server error).
-    pub(crate) try_next_host: bool,
-    /// Whether TLS was up when it failed (for `sslmode=prefer` fallback).
-    pub(crate) tls_used: bool,
-}
-
-impl Failure {
-    pub(crate) fn new(kind: ConnectErrorKind, text: impl Into<String>) -> Failure {
-        let mut text = text.into();
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        Failure {
-            kind,
-            text,
-            db_error: None,
-            needs_password: false,
-            try_next_host: true,
-            tls_used: false,
-        }
-    }
-    pub(crate) fn timeout() -> Failure {
-        Failure::new(ConnectErrorKind::Timeout, "timeout expired")
-    }
-    pub(crate) fn io(e: &io::Error, deadline: Option<Instant>) -> Failure {
-        if deadline.is_some()
-            && matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            )
-        {
-            return Failure::timeout();
-        }
-        match e.kind() {
-            io::ErrorKind::UnexpectedEof => Failure::new(ConnectErrorKind::Io, SERVER_CLOSED),
-            _ => match e.raw_os_error() {
-                Some(libc::EPIPE) | Some(libc::ECONNRESET) => {
-                    Failure::new(ConnectErrorKind::Io, SERVER_CLOSED)
-                }
-                _ => Failure::new(
-                    ConnectErrorKind::Io,
-                    format!("could not receive data from server: {}", strerror(e)),
-                ),
-            },
-        }
-    }
-    pub(crate) fn server(e: DbError) -> Failure {
-        let mut f = Failure::new(ConnectErrorKind::Server, e.pq_message());
-        f.db_error = Some(Box::new(e));
-        f.try_next_host = false;
-        f
-    }
-}
+use crate::error::{strerror, SERVER_CLOSED};
+use crate::startup::{remaining, startup, Failure, PasswordSource, Startup};
+use crate::transport::{connect_unix, Socket, Transport};
+use crate::{ConnectError, ConnectErrorKind};
 
 /// One resolved address of a host entry.
 #[derive(Debug, Clone)]
@@ -92,29 +31,11 @@ enum Target {
     Tcp(SocketAddr),
 }
 
-pub(crate) fn remaining(deadline: Option<Instant>) -> Result<Option<Duration>, Failure> {
-    match deadline {
-        None => Ok(None),
-        Some(d) => {
-            let now = Instant::now();
-            if now >= d {
-                Err(Failure::timeout())
-            } else {
-                Ok(Some(d - now))
-            }
-        }
-    }
-}
-
-/// Connects to a Unix socket path (`@name` = Linux abstract namespace).
-pub(crate) fn connect_unix(path: &Path) -> io::Result<UnixStream> {
-    let s = path.to_string_lossy();
-    if let Some(name) = s.strip_prefix('@') {
-        use std::os::linux::net::SocketAddrExt;
-        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
-        UnixStream::connect_addr(&addr)
-    } else {
-        UnixStream::connect(path)
+impl Connection {
+    /// Connects (blocking), trying each host of `cfg` in order, honouring
+    /// `connect_timeout` per host. See [`ConnectError`] for the error texts.
+    pub fn connect(cfg: &ConnConfig) -> Result<Connection, ConnectError> {
+        connect(cfg)
     }
 }
 

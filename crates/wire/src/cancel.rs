@@ -62,7 +62,7 @@ impl CancelToken {
                 let _ = s.read(&mut buf);
             }
             CancelAddr::Unix(p) => {
-                let mut s = crate::auth::connect_unix(p)?;
+                let mut s = crate::transport::connect_unix(p)?;
                 s.set_read_timeout(timeout)?;
                 s.set_write_timeout(timeout)?;
                 s.write_all(&packet)?;

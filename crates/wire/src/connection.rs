@@ -2,8 +2,8 @@
 //! prepare, COPY FROM STDIN), and non-blocking raw access for the engine.
 //!
 //! Owns: reading/writing whole protocol exchanges on the blocking path, notice
-//! delivery, and libpq's texts for a lost connection. Connection establishment is
-//! in `auth.rs`; message framing is in `codec.rs`.
+//! delivery, and libpq's texts for a lost connection. Connection establishment
+//! ([`Connection::connect`]) is in `auth.rs`; message framing is in `codec.rs`.
 
 use bytes::{Buf, BufMut, BytesMut};
 use std::io;
@@ -11,9 +11,10 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use crate::cancel::{CancelAddr, CancelToken};
 use crate::codec::{self, BackendMessage, TransactionStatus};
-use crate::conninfo::{ConnConfig, HostSpec};
+use crate::conninfo::HostSpec;
+use crate::error::{strerror, SERVER_CLOSED};
 use crate::transport::Transport;
-use crate::{ConnectError, DbError, QueryError};
+use crate::{DbError, QueryError};
 
 /// Receives server notices (NOTICE, WARNING, ...). The default prints
 /// [`DbError::pq_message`] to stderr, like libpq's default notice processor.
@@ -88,28 +89,6 @@ impl std::fmt::Debug for Connection {
 /// libpq's text for a connection the server closed (ends with a newline).
 pub const SERVER_CLOSED_TEXT: &str = SERVER_CLOSED;
 
-/// libpq's text for a connection the server closed.
-pub(crate) const SERVER_CLOSED: &str = "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n\tbefore or while processing the request.\n";
-
-/// `strerror` text of an I/O error ("Connection refused"), without Rust's
-/// " (os error N)" suffix.
-pub(crate) fn strerror(e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => {
-            // SAFETY: strerror returns a pointer to a static or thread-local string.
-            let p = unsafe { libc::strerror(code) };
-            if p.is_null() {
-                return e.to_string();
-            }
-            // SAFETY: non-null, NUL-terminated.
-            unsafe { std::ffi::CStr::from_ptr(p) }
-                .to_string_lossy()
-                .into_owned()
-        }
-        None => e.to_string(),
-    }
-}
-
 /// libpq's `PQerrorMessage` text (ending with a newline) for an I/O error on an
 /// established connection: the "server closed the connection unexpectedly" text
 /// for EOF, `EPIPE` and `ECONNRESET`, else `could not send data to server: ...` /
@@ -132,12 +111,6 @@ fn lost(e: &io::Error, sending: bool) -> QueryError {
 }
 
 impl Connection {
-    /// Connects (blocking), trying each host of `cfg` in order, honouring
-    /// `connect_timeout` per host. See [`ConnectError`] for the error texts.
-    pub fn connect(cfg: &ConnConfig) -> Result<Connection, ConnectError> {
-        crate::auth::connect(cfg)
-    }
-
     /// The host connected to, as `PQhost` shows it (socket directory, host name,
     /// or `hostaddr`).
     pub fn host(&self) -> &str {

@@ -7,11 +7,12 @@
 //! It does no I/O except reading the service file; passwords from `.pgpass` are
 //! looked up per host at connect time (`pgpass.rs`), as libpq does.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+pub use crate::error::ConfigError;
+use crate::keywords::{is_keyword, Settings, KEYWORDS};
 use crate::require_auth::RequireAuth;
 use crate::service;
 
@@ -36,11 +37,6 @@ pub fn default_socket_dir() -> &'static str {
 }
 /// `DEF_PGPORT_STR`.
 pub const DEFAULT_PORT: u16 = 5432;
-
-/// An invalid connection parameter; `Display` is libpq's text.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub(crate) String);
 
 /// `sslmode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,70 +126,6 @@ impl HostSpec {
         (self.kind == HostKind::UnixSocket).then(|| format!("{}/.s.PGSQL.{}", self.host, self.port))
     }
 }
-
-/// Keywords libpq accepts, with their environment variable (if any).
-/// Unknown keywords are an error, as in libpq.
-const KEYWORDS: &[(&str, Option<&str>)] = &[
-    ("service", Some("PGSERVICE")),
-    ("servicefile", None),
-    ("user", Some("PGUSER")),
-    ("password", Some("PGPASSWORD")),
-    ("passfile", Some("PGPASSFILE")),
-    ("channel_binding", Some("PGCHANNELBINDING")),
-    ("connect_timeout", Some("PGCONNECT_TIMEOUT")),
-    ("dbname", Some("PGDATABASE")),
-    ("host", Some("PGHOST")),
-    ("hostaddr", Some("PGHOSTADDR")),
-    ("port", Some("PGPORT")),
-    ("client_encoding", Some("PGCLIENTENCODING")),
-    ("options", Some("PGOPTIONS")),
-    ("application_name", Some("PGAPPNAME")),
-    ("fallback_application_name", None),
-    ("keepalives", None),
-    ("keepalives_idle", None),
-    ("keepalives_interval", None),
-    ("keepalives_count", None),
-    ("tcp_user_timeout", None),
-    ("sslmode", Some("PGSSLMODE")),
-    ("sslnegotiation", Some("PGSSLNEGOTIATION")),
-    ("sslcompression", Some("PGSSLCOMPRESSION")),
-    ("sslcert", Some("PGSSLCERT")),
-    ("sslkey", Some("PGSSLKEY")),
-    ("sslcertmode", Some("PGSSLCERTMODE")),
-    ("sslpassword", None),
-    ("sslrootcert", Some("PGSSLROOTCERT")),
-    ("sslcrl", Some("PGSSLCRL")),
-    ("sslcrldir", Some("PGSSLCRLDIR")),
-    ("sslsni", Some("PGSSLSNI")),
-    ("sslkeylogfile", None),
-    ("requirepeer", Some("PGREQUIREPEER")),
-    ("require_auth", Some("PGREQUIREAUTH")),
-    ("ssl_min_protocol_version", Some("PGSSLMINPROTOCOLVERSION")),
-    ("ssl_max_protocol_version", Some("PGSSLMAXPROTOCOLVERSION")),
-    ("min_protocol_version", Some("PGMINPROTOCOLVERSION")),
-    ("max_protocol_version", Some("PGMAXPROTOCOLVERSION")),
-    ("gssencmode", Some("PGGSSENCMODE")),
-    ("krbsrvname", Some("PGKRBSRVNAME")),
-    ("gsslib", Some("PGGSSLIB")),
-    ("gssdelegation", Some("PGGSSDELEGATION")),
-    ("replication", None),
-    ("target_session_attrs", Some("PGTARGETSESSIONATTRS")),
-    ("load_balance_hosts", Some("PGLOADBALANCEHOSTS")),
-    ("requiressl", Some("PGREQUIRESSL")),
-    ("scram_client_key", None),
-    ("scram_server_key", None),
-    ("oauth_issuer", None),
-    ("oauth_client_id", None),
-    ("oauth_client_secret", None),
-    ("oauth_scope", None),
-];
-
-pub(crate) fn is_keyword(k: &str) -> bool {
-    KEYWORDS.iter().any(|(kw, _)| *kw == k)
-}
-
-/// Raw keyword → value settings, before defaults (one `PQconninfoOption` array).
-pub(crate) type Settings = BTreeMap<String, String>;
 
 /// Fully resolved connection parameters (what libpq's `PGconn` holds after
 /// `connectOptions1/2`), plus the host list to try in order.
@@ -552,13 +484,10 @@ impl ConnConfig {
         }
     }
 
-    /// The TLS client configuration for these parameters (built once per
-    /// configuration and its clones).
-    pub(crate) fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
-        self.tls
-            .0
-            .get_or_init(|| crate::tls::client_config(self))
-            .clone()
+    /// The TLS client configuration built for these parameters, once per configuration
+    /// and its clones.
+    pub(crate) fn tls_cache(&self) -> &TlsCache {
+        &self.tls
     }
 
     /// The parsed `require_auth` rule, if any.

@@ -1,12 +1,43 @@
-//! Error types: connection failures rendered like libpq's `PQerrorMessage`, and
-//! server errors kept structured ([`DbError`]) with libpq's default-verbosity text.
+//! Error types: invalid parameters ([`ConfigError`]), connection failures rendered like
+//! libpq's `PQerrorMessage`, and server errors kept structured ([`DbError`]) with libpq's
+//! default-verbosity text; the texts libpq gives to I/O errors.
 //!
 //! pgbench prints libpq's messages verbatim (`pgbench: error: %s`, one trailing
 //! newline stripped), so the `Display` impls here produce exactly that text, without
 //! the trailing newline.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
+
+use crate::error_text::Report;
+
+/// An invalid connection parameter; `Display` is libpq's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub(crate) String);
+
+/// libpq's text for a connection the server closed.
+pub(crate) const SERVER_CLOSED: &str = "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n\tbefore or while processing the request.\n";
+
+/// `strerror` text of an I/O error ("Connection refused"), without Rust's
+/// " (os error N)" suffix.
+pub(crate) fn strerror(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => {
+            // SAFETY: strerror returns a pointer to a static or thread-local string.
+            let p = unsafe { libc::strerror(code) };
+            if p.is_null() {
+                return e.to_string();
+            }
+            // SAFETY: non-null, NUL-terminated.
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        }
+        None => e.to_string(),
+    }
+}
 
 /// What kind of failure a [`ConnectError`] is; the text is in its `Display`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,10 +111,10 @@ impl fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
-impl From<crate::ConfigError> for ConnectError {
+impl From<ConfigError> for ConnectError {
     /// Invalid parameters fail the connection with libpq's text, as
     /// `PQconnectdbParams` does.
-    fn from(e: crate::ConfigError) -> ConnectError {
+    fn from(e: ConfigError) -> ConnectError {
         ConnectError::new(ConnectErrorKind::Config, e.0)
     }
 }
@@ -134,13 +165,13 @@ impl DbError {
     /// `PQERRORS_DEFAULT` and context shown for errors), without a query text for
     /// the `LINE n:` caret. Ends with a newline, like libpq's.
     pub fn pq_message(&self) -> String {
-        crate::error_text::render(&crate::error_text::Report::of_db_error(self), None)
+        crate::error_text::render(&Report::of_db_error(self), None)
     }
 
     /// Like [`DbError::pq_message`], and when the error has a position and `query`
     /// is given, adds libpq's `LINE n: ...` excerpt with a caret under the position.
     pub fn pq_message_with_query(&self, query: Option<&str>) -> String {
-        crate::error_text::render(&crate::error_text::Report::of_db_error(self), query)
+        crate::error_text::render(&Report::of_db_error(self), query)
     }
 
     /// Whether this is a serialization failure or deadlock (`40001`, `40P01`),
@@ -211,4 +242,27 @@ impl QueryError {
     pub fn code(&self) -> Option<&str> {
         self.db_error().map(|e| e.code.as_str())
     }
+}
+
+impl<'a> Report<'a> {
+    /// The parts of an owned error; CONTEXT is shown for error severities.
+    pub(crate) fn of_db_error(e: &'a DbError) -> Report<'a> {
+        Report {
+            severity: Cow::Borrowed(&e.severity),
+            message: Cow::Borrowed(&e.message),
+            detail: e.detail.as_deref().map(Cow::Borrowed),
+            hint: e.hint.as_deref().map(Cow::Borrowed),
+            position: e.position.map(|p| Cow::Owned(p.to_string())),
+            internal_position: e.internal_position.map(|p| Cow::Owned(p.to_string())),
+            internal_query: e.internal_query.as_deref().map(Cow::Borrowed),
+            context: e.where_.as_deref().map(Cow::Borrowed),
+            show_context: is_error_severity(e),
+        }
+    }
+}
+
+/// Whether the severity is one libpq shows CONTEXT for (an error, not a notice).
+fn is_error_severity(e: &DbError) -> bool {
+    let sev = e.severity_nonlocalized.as_deref().unwrap_or(&e.severity);
+    matches!(sev, "ERROR" | "FATAL" | "PANIC")
 }

@@ -1,7 +1,7 @@
 //! Renders a server error or notice the way libpq's default verbosity does
 //! (`PQERRORS_DEFAULT`, context shown for errors only), including the `LINE n:` excerpt
-//! with a caret when the query text is known, from either an owned [`DbError`] or the
-//! borrowed fields of a message still in the receive buffer.
+//! with a caret when the query text is known, from either an owned
+//! [`DbError`](crate::DbError) or the borrowed fields of a message still in the receive buffer.
 //!
 //! pgbench prints these texts verbatim, so the layout (two spaces after the
 //! severity, the 60-column excerpt window, `...` truncation marks) must match.
@@ -12,8 +12,6 @@
 //! message as ` at character N`.
 
 use std::borrow::Cow;
-
-use crate::DbError;
 
 /// Screen width of the excerpt line (libpq's limit).
 const DISPLAY_SIZE: usize = 60;
@@ -41,23 +39,6 @@ pub(crate) struct Report<'a> {
     pub context: Option<Cow<'a, str>>,
     /// libpq shows CONTEXT for error results only (`PQSHOW_CONTEXT_ERRORS`).
     pub show_context: bool,
-}
-
-impl<'a> Report<'a> {
-    /// The parts of an owned error; CONTEXT is shown for error severities.
-    pub(crate) fn of_db_error(e: &'a DbError) -> Report<'a> {
-        Report {
-            severity: Cow::Borrowed(&e.severity),
-            message: Cow::Borrowed(&e.message),
-            detail: e.detail.as_deref().map(Cow::Borrowed),
-            hint: e.hint.as_deref().map(Cow::Borrowed),
-            position: e.position.map(|p| Cow::Owned(p.to_string())),
-            internal_position: e.internal_position.map(|p| Cow::Owned(p.to_string())),
-            internal_query: e.internal_query.as_deref().map(Cow::Borrowed),
-            context: e.where_.as_deref().map(Cow::Borrowed),
-            show_context: is_error_severity(e),
-        }
-    }
 }
 
 /// libpq's `atoi` of a position field: leading digits, 0 when there are none.
@@ -116,11 +97,6 @@ pub(crate) fn render(r: &Report<'_>, query: Option<&str>) -> String {
         line("CONTEXT", &r.context);
     }
     out
-}
-
-fn is_error_severity(e: &DbError) -> bool {
-    let sev = e.severity_nonlocalized.as_deref().unwrap_or(&e.severity);
-    matches!(sev, "ERROR" | "FATAL" | "PANIC")
 }
 
 /// Display width of one character, as libpq's UTF-8 `dsplen` (wide East Asian
@@ -222,6 +198,7 @@ fn report_position(out: &mut String, query: &str, loc1: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::DbError;
 
     fn text(e: &DbError, query: Option<&str>) -> String {
         render(&Report::of_db_error(e), query)

@@ -16,8 +16,8 @@
 //! Error texts ([`ConnectError`], [`QueryError::pq_message`]) read like libpq's
 //! `PQerrorMessage`, because pgbench prints those verbatim.
 //!
-//! Modules: `conninfo` (parameters resolved as libpq does), `uri` (`postgresql://`
-//! URIs), `service` (`pg_service.conf`), `pgpass` (the password file), `pgbench`
+//! Modules: `conninfo` (parameters resolved as libpq does), `keywords` (the keywords
+//! libpq accepts), `uri` (`postgresql://` URIs), `service` (`pg_service.conf`), `pgpass` (the password file), `pgbench`
 //! (pgbench's `doConnect` and password prompt), `auth` (connecting: host list,
 //! addresses, timeouts), `transport` (TCP or Unix socket, optionally TLS), `tls`
 //! (rustls setup by `sslmode`), `startup` (startup packet and authentication),
@@ -26,6 +26,11 @@
 //! codec), `error` and `error_text` (errors rendered as libpq renders them), `redact`
 //! (secrets masked in text that leaves the process), `fuzzing` (the bodies of the
 //! decode and conninfo fuzz targets).
+//!
+//! Each module uses only modules below it in this order: `transport`, `error_text`,
+//! `keywords` ← `error` ← `require_auth`, `uri`, `service` ← `conninfo` ← `pgpass`,
+//! `redact`, `tls`, `codec`, `cancel` ← `connection` ← `startup` ← `auth` ← `pgbench`,
+//! `fuzzing`.
 //!
 //! It does not know what a benchmark is.
 //!
@@ -66,6 +71,7 @@ mod error;
 mod error_text;
 #[doc(hidden)]
 pub mod fuzzing;
+mod keywords;
 mod pgbench;
 mod pgpass;
 pub mod redact;

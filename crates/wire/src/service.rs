@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::conninfo::{is_keyword, Settings};
+use crate::keywords::{is_keyword, Settings};
 use crate::ConfigError;
 
 /// Debian's libpq `SYSCONFDIR`.

@@ -1,20 +1,99 @@
 //! The startup exchange on an open transport: the startup packet, the
 //! authentication request loop (cleartext, MD5, SCRAM-SHA-256 and -PLUS with
 //! `tls-server-end-point` channel binding), and the messages up to the first
-//! ReadyForQuery. Owns the client-side authentication failure texts.
+//! ReadyForQuery. Owns the client-side authentication failure texts and the failure of
+//! one connection attempt ([`Failure`]).
 
 use bytes::{Buf, BytesMut};
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
 use postgres_protocol::message::frontend;
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::auth::{remaining, Failure};
 use crate::codec::{self, BackendMessage, TransactionStatus};
-use crate::connection::{set_param, SERVER_CLOSED};
+use crate::connection::set_param;
 use crate::conninfo::ConnConfig;
+use crate::error::{strerror, SERVER_CLOSED};
 use crate::transport::Transport;
 use crate::{ConnectErrorKind, DbError};
+
+/// Why one attempt failed: text after the host prefix, plus details.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) kind: ConnectErrorKind,
+    pub(crate) text: String,
+    pub(crate) db_error: Option<Box<DbError>>,
+    pub(crate) needs_password: bool,
+    /// Whether the next host should be tried (libpq stops after an
+    /// authentication-phase server error).
+    pub(crate) try_next_host: bool,
+    /// Whether TLS was up when it failed (for `sslmode=prefer` fallback).
+    pub(crate) tls_used: bool,
+}
+
+impl Failure {
+    pub(crate) fn new(kind: ConnectErrorKind, text: impl Into<String>) -> Failure {
+        let mut text = text.into();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Failure {
+            kind,
+            text,
+            db_error: None,
+            needs_password: false,
+            try_next_host: true,
+            tls_used: false,
+        }
+    }
+    pub(crate) fn timeout() -> Failure {
+        Failure::new(ConnectErrorKind::Timeout, "timeout expired")
+    }
+    pub(crate) fn io(e: &io::Error, deadline: Option<Instant>) -> Failure {
+        if deadline.is_some()
+            && matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            )
+        {
+            return Failure::timeout();
+        }
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof => Failure::new(ConnectErrorKind::Io, SERVER_CLOSED),
+            _ => match e.raw_os_error() {
+                Some(libc::EPIPE) | Some(libc::ECONNRESET) => {
+                    Failure::new(ConnectErrorKind::Io, SERVER_CLOSED)
+                }
+                _ => Failure::new(
+                    ConnectErrorKind::Io,
+                    format!("could not receive data from server: {}", strerror(e)),
+                ),
+            },
+        }
+    }
+    pub(crate) fn server(e: DbError) -> Failure {
+        let mut f = Failure::new(ConnectErrorKind::Server, e.pq_message());
+        f.db_error = Some(Box::new(e));
+        f.try_next_host = false;
+        f
+    }
+}
+
+/// The time left before `deadline` (none without one); a timeout failure once it has
+/// passed.
+pub(crate) fn remaining(deadline: Option<Instant>) -> Result<Option<Duration>, Failure> {
+    match deadline {
+        None => Ok(None),
+        Some(d) => {
+            let now = Instant::now();
+            if now >= d {
+                Err(Failure::timeout())
+            } else {
+                Ok(Some(d - now))
+            }
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub(crate) enum PasswordSource {

@@ -16,6 +16,17 @@ use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureSc
 
 use crate::conninfo::{ConnConfig, SslMode};
 
+impl ConnConfig {
+    /// The TLS client configuration for these parameters (built once per
+    /// configuration and its clones).
+    pub(crate) fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
+        self.tls_cache()
+            .0
+            .get_or_init(|| client_config(self))
+            .clone()
+    }
+}
+
 /// The platform's CA bundle for `sslrootcert=system`: what OpenSSL (and so libpq)
 /// would use — `SSL_CERT_FILE` if set, else the distribution's bundle
 /// (`/etc/ssl/certs/ca-certificates.crt` on Debian, `/etc/pki/tls/certs/ca-bundle.crt`
@@ -280,7 +291,7 @@ pub(crate) fn describe_error(e: &std::io::Error, host: &str) -> String {
         Some(other) => format!("SSL error: {other}"),
         None => match e.kind() {
             std::io::ErrorKind::UnexpectedEof => "SSL SYSCALL error: EOF detected".into(),
-            _ => format!("SSL SYSCALL error: {}", crate::connection::strerror(e)),
+            _ => format!("SSL SYSCALL error: {}", crate::error::strerror(e)),
         },
     }
 }

@@ -9,7 +9,20 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::Duration;
+
+/// Connects to a Unix socket path (`@name` = Linux abstract namespace).
+pub(crate) fn connect_unix(path: &Path) -> io::Result<UnixStream> {
+    let s = path.to_string_lossy();
+    if let Some(name) = s.strip_prefix('@') {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+        UnixStream::connect_addr(&addr)
+    } else {
+        UnixStream::connect(path)
+    }
+}
 
 /// A connected socket.
 #[derive(Debug)]

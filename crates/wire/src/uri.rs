@@ -3,7 +3,7 @@
 //! Owns: user info, comma-separated host lists (IPv6 in brackets), ports, the
 //! database path, query parameters, and percent-decoding, with libpq's error texts.
 
-use crate::conninfo::is_keyword;
+use crate::keywords::is_keyword;
 use crate::ConfigError;
 
 fn err(s: String) -> ConfigError {

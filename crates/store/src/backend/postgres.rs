@@ -6,6 +6,7 @@
 
 use super::{Backend, Dialect};
 use crate::error::{Result, StoreError};
+use crate::pgconn::SimpleQuery;
 use crate::value::{Row, Value};
 
 /// Renders `sql`, replacing each `?` outside quotes with the next parameter as a literal.
@@ -73,16 +74,6 @@ pub(crate) fn push_literal(out: &mut String, v: &Value) {
             out.push_str("', 'hex')");
         }
     }
-}
-
-/// Text rows of a result (None = NULL) and the row count of its command tag.
-pub(crate) type TextRows = (Vec<Vec<Option<String>>>, u64);
-
-/// A simple-query connection: what the backend needs from a PostgreSQL client.
-pub(crate) trait SimpleQuery: Send {
-    /// Runs `sql` (one or more statements); returns the rows of the last result as text
-    /// (None = NULL) and the row count of its command tag (0 when it has none).
-    fn simple_query(&mut self, sql: &str) -> std::result::Result<TextRows, String>;
 }
 
 /// Key of the advisory lock that serializes the store's schema changes and set locks

@@ -1,9 +1,10 @@
 //! The house rules of the workspace, checked on its sources: the crate layers of
 //! `docs/architecture.md` hold (every dependency points down), every `lib.rs` names each
-//! of its modules, and no product function is longer than [`MAX_FN_LINES`] lines unless
-//! its doc says that it mirrors pgbench's or libpq's own code.
+//! of its modules, no product function is longer than [`MAX_FN_LINES`] lines unless
+//! its doc says that it mirrors pgbench's or libpq's own code, and inside each crate no
+//! more than [`MAX_CIRCLE`] files use each other's items in a circle.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
@@ -276,4 +277,535 @@ fn the_length_rule_sees_a_long_function() {
     };
     v.visit_file(&file);
     assert_eq!(v.found, ["demo.rs: long (152 lines)"]);
+}
+
+/// The largest circle of files allowed inside one crate: a file and its child module
+/// may use each other (`super::`), and a third file may join them; a longer circle
+/// means the crate has no order of layers.
+const MAX_CIRCLE: usize = 3;
+
+/// File → the files it uses.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// A module path inside a crate (`["backend", "postgres"]`; the crate root is `[]`).
+type ModPath = Vec<String>;
+
+/// What one module (a file, or an inline `mod` in a file) holds, as far as the import
+/// graph needs it.
+#[derive(Default)]
+struct ModuleInfo {
+    /// The file module that holds it (itself for a file).
+    file: ModPath,
+    /// The names of the items it defines.
+    items: BTreeSet<String>,
+    /// Its `use` items: the name brought in → the path it names.
+    uses: BTreeMap<String, Vec<String>>,
+    /// Its glob imports (`use a::b::*`): the module paths.
+    globs: Vec<Vec<String>>,
+    /// The paths its code names (items, types, expressions, macros), before resolution.
+    paths: Vec<Vec<String>>,
+}
+
+/// Reads one module's items (test items left out) into `out`, inline modules as their own entries.
+fn read_module(
+    path: &ModPath,
+    file: &ModPath,
+    items: &[syn::Item],
+    out: &mut BTreeMap<ModPath, ModuleInfo>,
+) {
+    let mut info = ModuleInfo {
+        file: file.clone(),
+        ..ModuleInfo::default()
+    };
+    for item in items {
+        if is_cfg_test(item_attrs(item)) {
+            continue;
+        }
+        if let Some(name) = item_name(item) {
+            info.items.insert(name);
+        }
+        match item {
+            syn::Item::Use(u) => flatten_use(&u.tree, Vec::new(), &mut info),
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    let mut child = path.clone();
+                    child.push(m.ident.to_string());
+                    read_module(&child, file, inner, out);
+                }
+            }
+            other => {
+                let mut paths = PathCollector::default();
+                paths.visit_item(other);
+                info.paths.extend(paths.found);
+            }
+        }
+    }
+    out.insert(path.clone(), info);
+}
+
+fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Union(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+fn item_name(item: &syn::Item) -> Option<String> {
+    let ident = match item {
+        syn::Item::Const(i) => &i.ident,
+        syn::Item::Enum(i) => &i.ident,
+        syn::Item::Fn(i) => &i.sig.ident,
+        syn::Item::Macro(i) => i.ident.as_ref()?,
+        syn::Item::Static(i) => &i.ident,
+        syn::Item::Struct(i) => &i.ident,
+        syn::Item::Trait(i) => &i.ident,
+        syn::Item::Type(i) => &i.ident,
+        syn::Item::Union(i) => &i.ident,
+        _ => return None,
+    };
+    Some(ident.to_string())
+}
+
+/// Adds the imports of one `use` tree to `info`.
+fn flatten_use(tree: &syn::UseTree, mut prefix: Vec<String>, info: &mut ModuleInfo) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, info);
+        }
+        syn::UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            if name == "self" {
+                if let Some(last) = prefix.last().cloned() {
+                    info.uses.insert(last, prefix.clone());
+                }
+            } else {
+                prefix.push(name.clone());
+                info.uses.insert(name, prefix.clone());
+            }
+            info.paths.push(prefix);
+        }
+        syn::UseTree::Rename(r) => {
+            prefix.push(r.ident.to_string());
+            info.uses.insert(r.rename.to_string(), prefix.clone());
+            info.paths.push(prefix);
+        }
+        syn::UseTree::Glob(_) => {
+            info.globs.push(prefix.clone());
+            info.paths.push(prefix);
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix.clone(), info);
+            }
+        }
+    }
+}
+
+/// Collects every path written in code: types, expressions, patterns, macro names, and
+/// `crate::`/`super::`/`self::` paths inside macro arguments.
+#[derive(Default)]
+struct PathCollector {
+    found: Vec<Vec<String>>,
+}
+
+impl<'ast> Visit<'ast> for PathCollector {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        self.found
+            .push(p.segments.iter().map(|s| s.ident.to_string()).collect());
+        syn::visit::visit_path(self, p);
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let mut tokens = Vec::new();
+        flatten_tokens(m.tokens.clone(), &mut tokens);
+        for (i, t) in tokens.iter().enumerate() {
+            let starts = matches!(t.as_str(), "crate" | "super" | "self")
+                && (i == 0 || tokens[i - 1] != "::");
+            if !starts {
+                continue;
+            }
+            let mut path = vec![t.clone()];
+            let mut j = i + 1;
+            while j + 1 < tokens.len() && tokens[j] == "::" {
+                path.push(tokens[j + 1].clone());
+                j += 2;
+            }
+            if path.len() > 1 {
+                self.found.push(path);
+            }
+        }
+        syn::visit::visit_macro(self, m);
+    }
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+}
+
+/// The identifiers and `::` of a token stream, groups opened.
+fn flatten_tokens(stream: proc_macro2::TokenStream, out: &mut Vec<String>) {
+    let mut colon = false;
+    for t in stream {
+        match t {
+            proc_macro2::TokenTree::Group(g) => {
+                out.push("(".into());
+                flatten_tokens(g.stream(), out);
+                out.push(")".into());
+                colon = false;
+            }
+            proc_macro2::TokenTree::Ident(i) => {
+                out.push(i.to_string());
+                colon = false;
+            }
+            proc_macro2::TokenTree::Punct(p) => {
+                if p.as_char() == ':' && p.spacing() == proc_macro2::Spacing::Joint {
+                    colon = true;
+                } else if p.as_char() == ':' && colon {
+                    out.push("::".into());
+                    colon = false;
+                } else {
+                    out.push(p.as_char().to_string());
+                    colon = false;
+                }
+            }
+            proc_macro2::TokenTree::Literal(_) => {
+                out.push("\"".into());
+                colon = false;
+            }
+        }
+    }
+}
+
+/// The module files of the crate whose root is `root` (`src/lib.rs` or `src/main.rs`),
+/// found through its `mod` items (test modules left out), parsed.
+fn crate_files(root: &Path) -> BTreeMap<ModPath, syn::File> {
+    let mut files = BTreeMap::new();
+    let dir = root.parent().unwrap().to_path_buf();
+    add_file(Vec::new(), root, &dir, &mut files);
+    files
+}
+
+fn add_file(path: ModPath, file: &Path, dir: &Path, files: &mut BTreeMap<ModPath, syn::File>) {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    add_children(&path, &parsed.items, dir, files);
+    files.insert(path, parsed);
+}
+
+/// Finds the files of the `mod name;` items among `items`, whose files live in `dir`.
+fn add_children(
+    path: &ModPath,
+    items: &[syn::Item],
+    dir: &Path,
+    files: &mut BTreeMap<ModPath, syn::File>,
+) {
+    for item in items {
+        let syn::Item::Mod(m) = item else { continue };
+        if is_cfg_test(&m.attrs) {
+            continue;
+        }
+        let name = m.ident.to_string();
+        let mut child = path.clone();
+        child.push(name.clone());
+        match &m.content {
+            Some((_, inner)) => add_children(&child, inner, &dir.join(&name), files),
+            None => {
+                let flat = dir.join(format!("{name}.rs"));
+                if flat.exists() {
+                    add_file(child, &flat, &dir.join(&name), files);
+                } else {
+                    let nested = dir.join(&name).join("mod.rs");
+                    add_file(child, &nested, &dir.join(&name), files);
+                }
+            }
+        }
+    }
+}
+
+/// The graph "file A uses an item of file B" of one crate, the crate root left out (it
+/// only declares and re-exports the modules).
+fn import_graph(files: &BTreeMap<ModPath, syn::File>) -> Graph {
+    let mut modules = BTreeMap::new();
+    for (path, file) in files {
+        read_module(path, path, &file.items, &mut modules);
+    }
+    let show = |p: &ModPath| p.join("::");
+    let mut graph: Graph = BTreeMap::new();
+    for path in files.keys().filter(|p| !p.is_empty()) {
+        graph.entry(show(path)).or_default();
+    }
+    for (path, info) in &modules {
+        if info.file.is_empty() {
+            continue;
+        }
+        for written in &info.paths {
+            let Some(target) = resolve(&modules, path, written, 0) else {
+                continue;
+            };
+            let to = &modules[&target].file;
+            if !to.is_empty() && *to != info.file {
+                graph.get_mut(&show(&info.file)).unwrap().insert(show(to));
+            }
+        }
+    }
+    graph
+}
+
+/// The module that the path `written`, seen from module `from`, names an item of (or
+/// is); `None` for a path outside the crate.
+fn resolve(
+    modules: &BTreeMap<ModPath, ModuleInfo>,
+    from: &ModPath,
+    written: &[String],
+    depth: usize,
+) -> Option<ModPath> {
+    if depth > 8 || written.is_empty() {
+        return None;
+    }
+    let (mut at, rest): (ModPath, &[String]) = match written[0].as_str() {
+        "crate" => (Vec::new(), &written[1..]),
+        "self" => (from.clone(), &written[1..]),
+        "super" => {
+            let mut at = from.clone();
+            let mut i = 0;
+            while written.get(i).is_some_and(|s| s == "super") {
+                at.pop();
+                i += 1;
+            }
+            (at, &written[i..])
+        }
+        first => {
+            let mut child = from.clone();
+            child.push(first.to_string());
+            if modules.contains_key(&child) {
+                (from.clone(), written)
+            } else if let Some(imported) = modules[from].uses.get(first) {
+                if imported.len() == 1 && imported[0] == first {
+                    return None;
+                }
+                let mut full = imported.clone();
+                full.extend(written[1..].iter().cloned());
+                return resolve(modules, from, &full, depth + 1);
+            } else {
+                return None;
+            }
+        }
+    };
+    for (i, seg) in rest.iter().enumerate() {
+        let mut child = at.clone();
+        child.push(seg.clone());
+        if modules.contains_key(&child) {
+            at = child;
+            continue;
+        }
+        let info = &modules[&at];
+        if info.items.contains(seg) {
+            return Some(at);
+        }
+        if let Some(imported) = info.uses.get(seg) {
+            let mut full = imported.clone();
+            full.extend(rest[i + 1..].iter().cloned());
+            return resolve(modules, &at, &full, depth + 1).or(Some(at));
+        }
+        for glob in &info.globs {
+            let mut full = glob.clone();
+            full.extend(rest[i..].iter().cloned());
+            if let Some(found) = resolve(modules, &at, &full, depth + 1) {
+                if modules[&found].items.contains(seg) || modules[&found].uses.contains_key(seg) {
+                    return Some(found);
+                }
+            }
+        }
+        return Some(at);
+    }
+    Some(at)
+}
+
+/// The strongly connected parts of `graph` with more than one file (Tarjan's algorithm).
+fn strong_parts(graph: &Graph) -> Vec<Vec<String>> {
+    struct Walk<'g> {
+        graph: &'g Graph,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        found: Vec<Vec<String>>,
+    }
+    impl<'g> Walk<'g> {
+        fn visit(&mut self, v: &'g str) {
+            let n = self.index.len();
+            self.index.insert(v, n);
+            self.low.insert(v, n);
+            self.stack.push(v);
+            for w in &self.graph[v] {
+                let w = w.as_str();
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.stack.contains(&w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut part = Vec::new();
+                loop {
+                    let w = self.stack.pop().unwrap();
+                    part.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if part.len() > 1 {
+                    part.sort();
+                    self.found.push(part);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !walk.index.contains_key(v.as_str()) {
+            walk.visit(v);
+        }
+    }
+    walk.found
+}
+
+/// A circle of more than [`MAX_CIRCLE`] files inside `part` (one strongly connected
+/// part of `graph`), if there is one: the files in order, the first one again at the end.
+fn long_circle_in(graph: &Graph, part: &[String]) -> Option<Vec<String>> {
+    fn extend(graph: &Graph, part: &[String], path: &mut Vec<String>) -> bool {
+        let last = path.last().unwrap().clone();
+        for next in &graph[&last] {
+            if !part.contains(next) || *next < path[0] {
+                continue;
+            }
+            if *next == path[0] {
+                if path.len() > MAX_CIRCLE {
+                    path.push(next.clone());
+                    return true;
+                }
+                continue;
+            }
+            if path.contains(next) {
+                continue;
+            }
+            path.push(next.clone());
+            if extend(graph, part, path) {
+                return true;
+            }
+            path.pop();
+        }
+        false
+    }
+    part.iter().find_map(|start| {
+        let mut path = vec![start.clone()];
+        extend(graph, part, &mut path).then_some(path)
+    })
+}
+
+/// The circles of more than [`MAX_CIRCLE`] files of one crate, one per strongly connected
+/// part, each named file by file.
+fn long_circles(name: &str, files: &BTreeMap<ModPath, syn::File>) -> Vec<String> {
+    let graph = import_graph(files);
+    strong_parts(&graph)
+        .iter()
+        .filter_map(|part| long_circle_in(&graph, part))
+        .map(|c| format!("{name}: {}", c.join(" → ")))
+        .collect()
+}
+
+#[test]
+fn no_crate_has_a_file_import_circle_of_more_than_three_files() {
+    let mut found = Vec::new();
+    for krate in crates() {
+        for root in ["lib.rs", "main.rs"] {
+            let path = workspace()
+                .join("crates")
+                .join(&krate)
+                .join("src")
+                .join(root);
+            if path.exists() {
+                found.extend(long_circles(
+                    &format!("crates/{krate}/src/{root}"),
+                    &crate_files(&path),
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "files that use each other in a circle (move the shared item down to a file they all use):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_rule_sees_a_circle() {
+    let mut files = BTreeMap::new();
+    let mut set = |path: &str, text: &str| {
+        let key: ModPath = path
+            .split("::")
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
+        files.insert(key, syn::parse_file(text).unwrap());
+        long_circles("demo", &files)
+    };
+    set("", "mod a; mod b; mod c; mod d; mod e; pub use e::*;");
+    set("a", "pub struct A; fn f(_: crate::b::B) {}");
+    set("b", "use crate::{c::C as Sea}; pub struct B(Sea);");
+    set(
+        "c",
+        "pub struct C; fn g() { let _ = format!(\"{}\", crate::d::D); }",
+    );
+    set("d", "pub struct D; fn h() -> crate::E { crate::E }");
+    let none = set(
+        "e",
+        "pub struct E; #[cfg(test)] mod tests { use crate::a::A; }",
+    );
+    assert!(none.is_empty(), "a test module closes no circle: {none:?}");
+
+    let five = set("e", "pub struct E; fn k(_: super::a::A) {}");
+    assert_eq!(five, ["demo: a → b → c → d → e → a"]);
+
+    let four = set("e", "pub struct E; fn k(_: crate::b::B) {}");
+    assert_eq!(four, ["demo: b → c → d → e → b"]);
+
+    let three = set("e", "pub struct E; fn k(_: crate::c::C) {}");
+    assert!(three.is_empty(), "c, d, e is a circle of three: {three:?}");
+
+    // A parent and its children that each use the other: circles of two files.
+    set("", "mod p;");
+    set(
+        "p",
+        "mod x; mod y; mod z; pub use x::X; pub use y::Y; pub use z::Z; pub struct P;",
+    );
+    set("p::x", "pub struct X(super::P);");
+    set("p::y", "pub struct Y(super::P, crate::p::x::X);");
+    let star = set("p::z", "pub struct Z(super::P);");
+    assert!(star.is_empty(), "{star:?}");
+    let four = set("p::z", "pub struct Z(super::P, super::y::Y);");
+    assert_eq!(four, ["demo: p → p::z → p::y → p::x → p"]);
 }
