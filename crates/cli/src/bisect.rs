@@ -88,7 +88,10 @@ struct Bisection<'a> {
 
 fn bisect(a: &BisectArgs) -> Result<i32, String> {
     if !(a.threshold > 0.0 && a.threshold < 100.0) {
-        return Err(format!("--threshold {} must be between 0 and 100", a.threshold));
+        return Err(format!(
+            "--threshold {} must be between 0 and 100",
+            a.threshold
+        ));
     }
     if a.tries == 0 {
         return Err("--tries must be at least 1".into());
@@ -98,16 +101,28 @@ fn bisect(a: &BisectArgs) -> Result<i32, String> {
     let good = rev_parse(&repo, &a.good)?;
     let bad = rev_parse(&repo, &a.bad)?;
     if !git_ok(&repo, &["merge-base", "--is-ancestor", &good, &bad]) {
-        return Err(format!("--good {} is not an ancestor of --bad {}", a.good, a.bad));
+        return Err(format!(
+            "--good {} is not an ancestor of --bad {}",
+            a.good, a.bad
+        ));
     }
     let commits = git_lines(
         &repo,
-        &["rev-list", "--reverse", "--first-parent", "--ancestry-path", &format!("{good}..{bad}")],
+        &[
+            "rev-list",
+            "--reverse",
+            "--first-parent",
+            "--ancestry-path",
+            &format!("{good}..{bad}"),
+        ],
     )?;
     if commits.is_empty() {
         return Err("there is no commit between --good and --bad".into());
     }
-    let store_location = a.store.clone().unwrap_or_else(pgsurge_store::default_location);
+    let store_location = a
+        .store
+        .clone()
+        .unwrap_or_else(pgsurge_store::default_location);
     let stop = StopFlag::new();
     let _watcher = pgsurge_engine::stop::SignalWatcher::install(stop.clone()).ok();
     let b = Bisection {
@@ -137,7 +152,10 @@ fn bisect(a: &BisectArgs) -> Result<i32, String> {
     match b.decide(&commits[hi], &good_runs)? {
         Step::Regressed => {}
         Step::Fine => {
-            println!("bad {} is not worse than good by more than the threshold: nothing to bisect", short(&bad));
+            println!(
+                "bad {} is not worse than good by more than the threshold: nothing to bisect",
+                short(&bad)
+            );
             return Ok(pgsurge_command::EXIT_FAILURE);
         }
         Step::Unclear => return Ok(b.inconclusive(&commits[hi])),
@@ -231,7 +249,10 @@ impl Bisection<'_> {
         let ids = |r: &[i64]| {
             format!(
                 "run:{}",
-                r.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+                r.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
             )
         };
         let c = pgsurge_report::run_compare(&pgsurge_report::CompareArgs {
@@ -295,13 +316,21 @@ fn check_campaign(c: &Campaign) -> Result<PathBuf, String> {
         ));
     };
     if !source.join(".git").exists() {
-        return Err(format!("{}: source {} is not a git checkout", c.path, source.display()));
+        return Err(format!(
+            "{}: source {} is not a git checkout",
+            c.path,
+            source.display()
+        ));
     }
     let m = pgsurge_campaign::matrix::expand(c)?;
     let cells: std::collections::BTreeSet<String> = m
         .tests
         .iter()
-        .map(|t| t.key.rsplit_once('/').map_or(t.key.clone(), |(k, _)| k.to_string()))
+        .map(|t| {
+            t.key
+                .rsplit_once('/')
+                .map_or(t.key.clone(), |(k, _)| k.to_string())
+        })
         .collect();
     if cells.len() != 1 {
         return Err(format!(
@@ -337,10 +366,18 @@ fn git_lines(repo: &Path, args: &[&str]) -> Result<Vec<String>, String> {
 }
 
 fn rev_parse(repo: &Path, r: &str) -> Result<String, String> {
-    git_lines(repo, &["rev-parse", "--verify", "--quiet", &format!("{r}^{{commit}}")])
-        .ok()
-        .and_then(|l| l.into_iter().next())
-        .ok_or_else(|| format!("{r}: not a commit of {}", repo.display()))
+    git_lines(
+        repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{r}^{{commit}}"),
+        ],
+    )
+    .ok()
+    .and_then(|l| l.into_iter().next())
+    .ok_or_else(|| format!("{r}: not a commit of {}", repo.display()))
 }
 
 fn subject(repo: &Path, commit: &str) -> String {

@@ -11,11 +11,20 @@ fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["-c", "user.name=pgsurge", "-c", "user.email=pgsurge@localhost"])
+        .args([
+            "-c",
+            "user.name=pgsurge",
+            "-c",
+            "user.email=pgsurge@localhost",
+        ])
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -87,14 +96,27 @@ query_mode = "simple"
     let bisect = || {
         let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
         c.env("PGSURGE_CACHE_DIR", &cache)
-            .args(["bisect", "--good", "HEAD~3", "--bad", "HEAD", "--threshold", "20", "--store"])
+            .args([
+                "bisect",
+                "--good",
+                "HEAD~3",
+                "--bad",
+                "HEAD",
+                "--threshold",
+                "20",
+                "--store",
+            ])
             .arg(&store)
             .arg(&file);
         c
     };
 
     // Killed once the bad end and the middle commit are decided.
-    let mut child = bisect().stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = bisect()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut first_lines = Vec::new();
     for line in BufReader::new(child.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
@@ -107,20 +129,32 @@ query_mode = "simple"
     child.kill().unwrap();
     let _ = child.wait();
     assert!(
-        first_lines.iter().any(|l| l.contains("harmless two:") && l.ends_with("→ regressed")),
+        first_lines
+            .iter()
+            .any(|l| l.contains("harmless two:") && l.ends_with("→ regressed")),
         "{first_lines:#?}"
     );
 
     let out = bisect().output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The steps decided before the kill come from the store; the rest is measured.
     for step in ["good ", "harmless two:", "wait 2 ms in every simple query:"] {
-        let line = text.lines().find(|l| l.contains(step)).unwrap_or_else(|| panic!("{text}"));
+        let line = text
+            .lines()
+            .find(|l| l.contains(step))
+            .unwrap_or_else(|| panic!("{text}"));
         assert!(line.contains("from the store"), "{line}\n{text}");
     }
     let last_step = text.lines().find(|l| l.contains("harmless one:")).unwrap();
-    assert!(!last_step.contains("from the store") && last_step.ends_with("→ fine"), "{text}");
+    assert!(
+        !last_step.contains("from the store") && last_step.ends_with("→ fine"),
+        "{text}"
+    );
     assert_eq!(
         text.lines().last(),
         Some(format!("first bad commit: {slow} wait 2 ms in every simple query").as_str()),

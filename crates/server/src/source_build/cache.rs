@@ -12,8 +12,7 @@ use nix::fcntl::{Flock, FlockArg};
 use sha2::{Digest, Sha256};
 
 use super::compile::BuildSystem;
-use super::source::hex;
-use super::{BuildInfo, PatchInfo};
+use super::record::{hex, BuildInfo, PatchInfo};
 use crate::error::{Result, ServerError};
 
 /// The inputs that make a key.

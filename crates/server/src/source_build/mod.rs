@@ -7,7 +7,8 @@
 //! under `<cache>/builds/<key>/install` and a second request with the same inputs
 //! returns it without compiling anything.
 //!
-//! The steps, each in its own module: `source` (what the source is and its identity;
+//! The steps, each in its own module, on `record` (what a build was made from, the
+//! ground floor): `source` (what the source is and its identity;
 //! copying it into a private work directory, so the user's tree or checkout is never
 //! touched), `patches` (applying them in order), `compile` (configure or meson, make or
 //! ninja, install, with progress and a log), `cache` (keys, the lock that keeps two
@@ -16,18 +17,18 @@
 mod cache;
 mod compile;
 mod patches;
+mod record;
 mod source;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Result, ServerError};
 
 pub use cache::{list_builds, prune_builds, CachedBuild};
 pub use compile::BuildSystem;
+pub use record::{BuildInfo, PatchInfo};
 
 /// The contrib modules built by default: those a benchmark campaign loads or reads.
 pub const DEFAULT_CONTRIB: &[&str] = &[
@@ -58,51 +59,6 @@ pub struct BuildRequest {
     pub contrib: Option<Vec<String>>,
     /// Parallel jobs (default: the online CPUs).
     pub jobs: Option<usize>,
-}
-
-/// What a build was made from, stored beside it (`build.json`) and in the manifests of
-/// the runs that use it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BuildInfo {
-    /// The cache key (hex).
-    pub key: String,
-    /// What the source was, for people (`git checkout /src at 1a2b3c4 (master)`).
-    pub source: String,
-    /// The commit id, for a git source.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// The ref asked for, for a git source.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub git_ref: Option<String>,
-    /// The patches in the order applied: file name and SHA-256 of the bytes.
-    pub patches: Vec<PatchInfo>,
-    /// The configure (or meson) arguments given.
-    pub configure: Vec<String>,
-    /// `autoconf` or `meson`.
-    pub system: String,
-    /// The contrib modules built.
-    pub contrib: Vec<String>,
-    /// The compiler's version line.
-    pub compiler: String,
-    /// `pg_config --configure` of the result.
-    pub pg_configure: String,
-    /// `pg_config --version` of the result.
-    pub version: String,
-    /// Options that make timings meaningless (`--enable-cassert`, `-O0`, …).
-    pub timing_hazards: Vec<String>,
-    /// Seconds the build took.
-    pub seconds: f64,
-    /// When it finished (Unix seconds).
-    pub finished_at: u64,
-}
-
-/// One applied patch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PatchInfo {
-    /// The file name.
-    pub name: String,
-    /// SHA-256 of its bytes (hex).
-    pub sha256: String,
 }
 
 /// A finished (or cached) build.

@@ -8,8 +8,7 @@ use std::process::{Command, Stdio};
 use sha2::{Digest, Sha256};
 
 use super::compile::BuildLog;
-use super::source::hex;
-use super::PatchInfo;
+use super::record::{hex, PatchInfo};
 use crate::error::{Result, ServerError};
 
 /// The name and hash of a patch file (read here, so a missing patch fails before any

@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use sha2::{Digest, Sha256};
 
 use super::compile::BuildLog;
+use super::record::hex;
 use crate::error::{Result, ServerError};
 
 const TARBALL_SUFFIXES: &[&str] = &[
@@ -354,11 +355,6 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Lower-case hex of bytes.
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -421,6 +421,9 @@ struct PathCollector {
 }
 
 impl<'ast> Visit<'ast> for PathCollector {
+    /// `pub(super)` and `pub(in path)` say who may see an item, not what it uses.
+    fn visit_vis_restricted(&mut self, _: &'ast syn::VisRestricted) {}
+
     fn visit_path(&mut self, p: &'ast syn::Path) {
         self.found
             .push(p.segments.iter().map(|s| s.ident.to_string()).collect());
