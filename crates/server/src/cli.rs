@@ -68,7 +68,7 @@ struct BuildArgs {
     /// Build system: auto (configure if the tree has it, else meson), autoconf or meson.
     #[arg(long, value_name = "SYSTEM", default_value = "auto", value_parser = parse_system)]
     system: crate::source_build::BuildSystem,
-    /// Contrib modules to build, comma-separated (default: pg_stat_statements,
+    /// Contrib modules to build, comma-separated, or `none` (default: pg_stat_statements,
     /// pg_prewarm, pg_buffercache, pg_visibility, pgstattuple, pg_freespacemap).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     contrib: Option<Vec<String>>,
@@ -182,7 +182,9 @@ fn build(a: BuildArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> 
         patches: a.patches,
         configure: a.configure,
         system: a.system,
-        contrib: a.contrib,
+        contrib: a
+            .contrib
+            .map(|list| list.into_iter().filter(|m| m != "none").collect()),
         jobs: a.jobs.map(usize::from),
     };
     let built = crate::source_build::build(&req, err)?;

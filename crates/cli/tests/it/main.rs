@@ -9,6 +9,7 @@ mod bench_outputs;
 mod bench_run;
 mod bench_store;
 mod bisect;
+mod build_cache;
 mod campaign_distributed;
 mod campaign_faults;
 mod campaign_resume;
