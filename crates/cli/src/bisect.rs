@@ -198,7 +198,7 @@ impl Bisection<'_> {
             return Err("interrupted: run the same command again to resume".into());
         }
         let runs = store
-            .list_runs(&pgsurge_store::RunFilter {
+            .readable_runs(&pgsurge_store::RunFilter {
                 set_id: Some(out.set_id),
                 ..Default::default()
             })

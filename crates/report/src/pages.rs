@@ -362,7 +362,7 @@ fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError
 /// What each target of a set built from source was built from (its runs' build facts),
 /// with the options that make its timings meaningless, by target id.
 fn target_builds(store: &mut Store, set_id: i64) -> Result<BTreeMap<i64, String>, StoreError> {
-    let runs = store.list_runs(&RunFilter {
+    let runs = store.readable_runs(&RunFilter {
         set_id: Some(set_id),
         ..Default::default()
     })?;
