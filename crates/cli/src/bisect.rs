@@ -4,9 +4,10 @@
 //! a set of its own (`NAME @ COMMIT`), built from source like any source target, and
 //! compared with the good commit's set by `compare`'s statistics. The search walks the
 //! commits between good and bad (first-parent ancestry path, oldest first) by halves.
-//! A step whose interval straddles the threshold is measured again, up to `--tries`
-//! times, and otherwise reported as inconclusive: bisect never guesses. A killed
-//! bisect run again finds every finished step in the store and measures only the rest.
+//! A step whose interval straddles the threshold is measured again, together with the
+//! good commit, up to `--tries` times, and otherwise reported as inconclusive: bisect
+//! never guesses. A killed bisect run again finds every finished step in the store and
+//! measures only the rest.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -78,6 +79,13 @@ pub fn command() -> clap::Command {
     <BisectArgs as clap::CommandFactory>::command()
 }
 
+/// The good commit's runs, over as many measurements as the unclear steps asked for.
+struct GoodRuns {
+    commit: String,
+    runs: Vec<i64>,
+    tries: u32,
+}
+
 struct Bisection<'a> {
     args: &'a BisectArgs,
     campaign: Campaign,
@@ -139,17 +147,22 @@ fn bisect(a: &BisectArgs) -> Result<i32, String> {
         short(&bad),
         a.threshold
     );
-    let (good_runs, stored) = b.measure(&good, 1)?;
+    let (first_good, stored) = b.measure(&good, 1)?;
+    let mut good_runs = GoodRuns {
+        commit: good.clone(),
+        runs: first_good,
+        tries: 1,
+    };
     println!(
         "good {} {}: {} runs{}",
         short(&good),
         subject(&b.repo, &good),
-        good_runs.len(),
+        good_runs.runs.len(),
         if stored { ", from the store" } else { "" }
     );
     // The bad end must be worse, or there is nothing to find.
     let (mut lo, mut hi) = (None::<usize>, commits.len() - 1);
-    match b.decide(&commits[hi], &good_runs)? {
+    match b.decide(&commits[hi], &mut good_runs)? {
         Step::Regressed => {}
         Step::Fine => {
             println!(
@@ -162,7 +175,7 @@ fn bisect(a: &BisectArgs) -> Result<i32, String> {
     }
     while hi > lo.map_or(0, |l| l + 1) {
         let mid = lo.map_or(0, |l| l + 1) + (hi - lo.map_or(0, |l| l + 1)) / 2;
-        match b.decide(&commits[mid], &good_runs)? {
+        match b.decide(&commits[mid], &mut good_runs)? {
             Step::Regressed => hi = mid,
             Step::Fine => lo = Some(mid),
             Step::Unclear => return Ok(b.inconclusive(&commits[mid])),
@@ -214,13 +227,19 @@ impl Bisection<'_> {
         Ok((ids, out.already_stored == out.planned))
     }
 
-    /// Measures `commit` (again, while unclear) and says how it compares with good.
-    fn decide(&self, commit: &str, good: &[i64]) -> Result<Step, String> {
+    /// Measures `commit` and says how it compares with good. While unclear, both are
+    /// measured again (the noise may be on either side), up to `--tries` times.
+    fn decide(&self, commit: &str, good: &mut GoodRuns) -> Result<Step, String> {
         let mut runs = Vec::new();
         for attempt in 1..=self.args.tries {
             let (ids, stored) = self.measure(commit, attempt)?;
             runs.extend(ids);
-            let c = self.compare(good, &runs)?;
+            if attempt > good.tries {
+                let (more, _) = self.measure(&good.commit, attempt)?;
+                good.runs.extend(more);
+                good.tries = attempt;
+            }
+            let c = self.compare(&good.runs, &runs)?;
             let step = classify(&c, self.args.threshold)?;
             let cell = &c.cells[0];
             println!(
