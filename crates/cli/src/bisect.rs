@@ -68,7 +68,8 @@ pub fn main(args: &[OsString]) -> i32 {
     match bisect(&a) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("pgsurge: error: {e}");
+            // A store URL or a target's conninfo in a message keeps no password.
+            eprintln!("pgsurge: error: {}", pgsurge_store::redact_text(&e));
             pgsurge_command::EXIT_FAILURE
         }
     }
@@ -407,5 +408,5 @@ fn subject(repo: &Path, commit: &str) -> String {
 }
 
 fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(12)]
+    pgsurge_server::source_build::short(commit)
 }
