@@ -170,6 +170,17 @@ pub fn postgres_tarball() -> Option<std::path::PathBuf> {
     }
 }
 
+/// Held by the tests that build PostgreSQL or measure a speed difference, so that
+/// they run one at a time within a test binary: two builds at once on a small
+/// machine are no faster than one after the other, and a build beside a
+/// measurement turns its spread into noise that can hide a regression.
+pub fn one_heavy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HEAVY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Where the tests keep PostgreSQL built from source (pgsurge's build cache for tests,
 /// kept between runs like cargo's `target/`): `PGSURGE_TEST_BUILD_CACHE`, else
 /// `/var/cache/pgsurge-test` for root (the server user must reach the binaries),

@@ -45,6 +45,7 @@ fn bisect_names_the_slowing_commit_and_resumes_after_a_kill() {
     let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
         return;
     };
+    let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
     let cache = pgsurge_testkit::build_cache_dir();
     let dir = pgsurge_testkit::scratch_dir("bisect");
     let repo = dir.path().join("postgresql");

@@ -55,6 +55,7 @@ fn a_patch_that_slows_simple_queries_is_built_measured_and_called_slower() {
     let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
         return;
     };
+    let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
     let cache = pgsurge_testkit::build_cache_dir();
     std::fs::create_dir_all(&cache).unwrap();
     let dir = pgsurge_testkit::scratch_dir("patch-ab");
