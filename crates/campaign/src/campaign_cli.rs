@@ -224,11 +224,11 @@ pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
     let mounts = std::fs::read_to_string("/proc/mounts").ok();
     // This host runs the load generator (and the throwaway servers): what on it moves
     // numbers from run to run.
-    let mut out: Vec<String> =
-        pgsurge_observe::manifest::noise_warnings(&pgsurge_observe::manifest::host_manifest())
-            .into_iter()
-            .map(|w| format!("this host: {w}"))
-            .collect();
+    let host = pgsurge_observe::manifest::host_manifest();
+    let mut out: Vec<String> = pgsurge_observe::manifest::noise_warnings(&host)
+        .into_iter()
+        .map(|w| format!("this host: {w}"))
+        .collect();
     for t in campaign.spec.targets.iter().filter(|t| t.is_throwaway()) {
         let (dir, given) = match &t.data_dir {
             Some(d) => (d.clone(), true),
@@ -242,7 +242,7 @@ pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
             }
         }
         let probe = std::fs::canonicalize(&probe).unwrap_or(probe);
-        let Some((mount, fstype, _)) = mounts
+        let Some((mount, fstype, device)) = mounts
             .as_deref()
             .and_then(|m| pgsurge_observe::hostmetrics::mount_of(m, &probe.display().to_string()))
         else {
@@ -260,6 +260,12 @@ pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
                 t.name,
                 dir.display()
             ));
+        } else {
+            out.extend(
+                pgsurge_observe::manifest::disk_warnings(&host["block_devices"], &device)
+                    .into_iter()
+                    .map(|w| format!("target \"{}\": {w}", t.name)),
+            );
         }
     }
     out

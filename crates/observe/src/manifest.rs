@@ -187,6 +187,53 @@ pub fn noise_warnings(host: &Value) -> Vec<String> {
             ));
         }
     }
+    if let Some(device) = host["data_directory"]["device"].as_str() {
+        out.extend(disk_warnings(&host["block_devices"], device));
+    }
+    out
+}
+
+/// What about the disk under a data directory moves I/O-bound numbers: a disk the kernel
+/// reports as rotational (seeks make random I/O slow and uneven), or an I/O scheduler
+/// that idles between requests on a fast device. `device` is the mount's source
+/// (`/dev/vda1`); `block_devices` is the manifest's entry of the same host, whose
+/// names are whole disks (`vda`), so the longest name the partition starts with wins.
+pub fn disk_warnings(block_devices: &Value, device: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(name) = device.strip_prefix("/dev/") else {
+        return out;
+    };
+    let Some((disk, queue)) = block_devices.as_object().and_then(|d| {
+        d.iter()
+            .filter(|(disk, _)| name.starts_with(disk.as_str()))
+            .max_by_key(|(disk, _)| disk.len())
+    }) else {
+        return out;
+    };
+    let rotational = queue["rotational"].as_str() == Some("1");
+    if rotational {
+        let whole = if name == disk.as_str() {
+            String::new()
+        } else {
+            format!(" ({disk})")
+        };
+        out.push(format!(
+            "the data directory is on {device}, which the kernel reports as a rotational \
+             disk{whole}: on a spinning disk seeks make random I/O slow and uneven; on a virtual \
+             disk the flag is often set without meaning it, check what backs it"
+        ));
+    }
+    let active = queue["scheduler"]
+        .as_str()
+        .and_then(|s| s.split_whitespace().find(|w| w.starts_with('[')))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']'));
+    if let Some(sched @ ("bfq" | "cfq")) = active.filter(|_| !rotational) {
+        out.push(format!(
+            "the data directory's disk {disk} uses the \"{sched}\" I/O scheduler, which idles \
+             between requests to share the disk fairly: on a fast device that adds latency; \
+             \"none\" or \"mq-deadline\" is steadier"
+        ));
+    }
     out
 }
 
@@ -283,5 +330,32 @@ mod tests {
         assert!(w[4].contains("lets 6.4 GB of writes pile up"));
         // A host that does not tell (a container, node_exporter without the files).
         assert!(noise_warnings(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn the_disk_under_the_data_directory_is_judged_by_its_whole_disk() {
+        let host = |rotational: &str, scheduler: &str| {
+            json!({
+                "data_directory": {"path": "/srv/pg", "device": "/dev/nvme0n1p2"},
+                "block_devices": {
+                    "nvme0n1": {"rotational": rotational, "scheduler": scheduler},
+                    "nvme0": {"rotational": "0", "scheduler": "[none]"},
+                    "sda": {"rotational": "1", "scheduler": "[mq-deadline]"},
+                },
+            })
+        };
+        assert!(noise_warnings(&host("0", "[none] mq-deadline")).is_empty());
+        let w = noise_warnings(&host("1", "[mq-deadline] bfq"));
+        assert_eq!(w.len(), 1, "{w:#?}");
+        assert!(
+            w[0].contains("/dev/nvme0n1p2") && w[0].contains("rotational disk (nvme0n1)"),
+            "{w:#?}"
+        );
+        let w = noise_warnings(&host("0", "none mq-deadline [bfq]"));
+        assert_eq!(w.len(), 1, "{w:#?}");
+        assert!(w[0].contains("\"bfq\" I/O scheduler"), "{w:#?}");
+        // Not a disk (overlay, tmpfs) or a disk the manifest does not list: nothing.
+        assert!(disk_warnings(&host("1", "")["block_devices"], "overlay").is_empty());
+        assert!(disk_warnings(&host("1", "")["block_devices"], "/dev/vdb1").is_empty());
     }
 }
