@@ -494,6 +494,7 @@ pub fn main(args: &[OsString]) -> i32 {
                 retry_failed,
                 quiet,
                 kind: None,
+                into_set: None,
             };
             match run_campaign(&campaign, &mut store, &opts, &stop) {
                 Ok(o) => {

@@ -48,7 +48,7 @@ pub mod thresholds;
 use std::ffi::OsString;
 
 pub use error::{CampaignError, Result};
-pub use runner::{run_campaign, Outcome, RunOptions};
+pub use runner::{run_campaign, Outcome, RunOptions, SetIdentity};
 pub use spec::Campaign;
 pub use spec::SpecError;
 

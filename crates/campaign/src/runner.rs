@@ -39,6 +39,21 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Set kind to record (default: campaign).
     pub kind: Option<String>,
+    /// The set to run into, instead of the one named after the campaign and keyed by its
+    /// file: a command that runs several campaigns as one measurement (bisect: one
+    /// campaign per commit, the commit in the target's name) keeps them in one set.
+    pub into_set: Option<SetIdentity>,
+}
+
+/// A set's name and identity (what makes a later run resume it rather than start a
+/// new one).
+#[derive(Debug, Clone)]
+pub struct SetIdentity {
+    /// The set's name (what `results` and `report` list).
+    pub name: String,
+    /// Stored as the set's `spec_hash`: a run with the same name, kind and identity
+    /// resumes the set.
+    pub identity: String,
 }
 
 /// What a campaign invocation did.
@@ -98,7 +113,10 @@ pub fn run_campaign(
         .kind
         .clone()
         .unwrap_or_else(|| set_kind::CAMPAIGN.into());
-    let hash = campaign.identity_hash();
+    let (set_name, hash) = match &opts.into_set {
+        Some(set) => (set.name.clone(), set.identity.clone()),
+        None => (spec.campaign.name.clone(), campaign.identity_hash()),
+    };
     // One campaign per existing server: refused before anything is stored when another
     // campaign holds one of its servers. A server that cannot be reached now is locked
     // when its first test runs.
@@ -119,13 +137,13 @@ pub fn run_campaign(
     let earlier: Vec<pgsurge_store::Set> = store
         .list_sets()?
         .into_iter()
-        .filter(|s| s.record.kind == kind && s.record.name == spec.campaign.name)
+        .filter(|s| s.record.kind == kind && s.record.name == set_name)
         .collect();
     // Find or create the set and lock it in one step: a second campaign on the same set
     // is refused while this one lives (StoreError::SetBusy).
     let (set_id, lock) = store.claim_set(
         &SetRecord {
-            name: spec.campaign.name.clone(),
+            name: set_name.clone(),
             kind: kind.clone(),
             description: spec.campaign.description.clone(),
             spec_hash: Some(hash.clone()),

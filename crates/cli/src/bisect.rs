@@ -1,8 +1,9 @@
 //! `pgsurge bisect CAMPAIGN.toml --good REF --bad REF [--threshold PCT]`: the first
 //! commit where a measurement got worse. The campaign has one target built from a git
-//! checkout (`source`) and one matrix cell. Each commit is measured by the campaign as
-//! a set of its own (`NAME @ COMMIT`), built from source like any source target, and
-//! compared with the good commit's set by `compare`'s statistics. The search walks the
+//! checkout (`source`) and one matrix cell. Each commit is measured by the campaign,
+//! built from source like any source target, as a target of its own (`TARGET @ COMMIT`)
+//! in the bisect's one set (`NAME bisect GOOD..BAD`, kind `bisect`), and compared with
+//! the good commit's runs by `compare`'s statistics. The search walks the
 //! commits between good and bad (first-parent ancestry path, oldest first) by halves.
 //! A step whose interval straddles the threshold is measured again, together with the
 //! good commit, up to `--tries` times, and otherwise reported as inconclusive: bisect
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Parser;
-use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
+use pgsurge_campaign::{run_campaign, Campaign, RunOptions, SetIdentity};
 use pgsurge_engine::stop::StopFlag;
 use pgsurge_report::compare::{Comparison, Verdict};
 use pgsurge_store::Store;
@@ -93,6 +94,9 @@ struct Bisection<'a> {
     repo: PathBuf,
     store_location: String,
     stop: StopFlag,
+    /// The one set every commit's runs go to: the same campaign file, good and bad
+    /// commits find it again (the threshold and the tries only judge the runs).
+    set: SetIdentity,
 }
 
 fn bisect(a: &BisectArgs) -> Result<i32, String> {
@@ -134,8 +138,18 @@ fn bisect(a: &BisectArgs) -> Result<i32, String> {
         .unwrap_or_else(pgsurge_store::default_location);
     let stop = StopFlag::new();
     let _watcher = pgsurge_engine::stop::SignalWatcher::install(stop.clone()).ok();
+    let set = SetIdentity {
+        name: format!(
+            "{} bisect {}..{}",
+            campaign.spec.campaign.name,
+            short(&good),
+            short(&bad)
+        ),
+        identity: format!("bisect {} {good}..{bad}", campaign.identity_hash()),
+    };
     let b = Bisection {
         args: a,
+        set,
         campaign,
         repo,
         store_location,
@@ -192,12 +206,13 @@ impl Bisection<'_> {
     /// ids of its runs, and whether they were all in the store already.
     fn measure(&self, commit: &str, attempt: u32) -> Result<(Vec<i64>, bool), String> {
         let mut spec = self.campaign.spec.clone();
-        spec.campaign.name = if attempt == 1 {
-            format!("{} @ {}", spec.campaign.name, short(commit))
+        let target = &mut spec.targets[0];
+        target.name = if attempt == 1 {
+            format!("{} @ {}", target.name, short(commit))
         } else {
-            format!("{} @ {} try {attempt}", spec.campaign.name, short(commit))
+            format!("{} @ {} try {attempt}", target.name, short(commit))
         };
-        spec.targets[0].git_ref = Some(commit.to_string());
+        target.git_ref = Some(commit.to_string());
         let c = Campaign::from_spec(spec, &self.campaign.path, &self.campaign.base_dir)
             .map_err(|e| e.to_string())?;
         let mut store = Store::open(&self.store_location).map_err(|e| e.to_string())?;
@@ -206,14 +221,24 @@ impl Bisection<'_> {
             retry_failed: false,
             quiet: true,
             kind: Some("bisect".into()),
+            into_set: Some(self.set.clone()),
         };
         let out = run_campaign(&c, &mut store, &opts, &self.stop).map_err(|e| e.to_string())?;
         if out.remaining > 0 {
             return Err("interrupted: run the same command again to resume".into());
         }
+        // The set holds every commit's runs: this measurement's are its target's.
+        let target_name = &c.spec.targets[0].name;
+        let target = store
+            .targets(out.set_id)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .find(|t| &t.record.name == target_name)
+            .ok_or_else(|| format!("target {target_name} is not in the store"))?;
         let runs = store
             .readable_runs(&pgsurge_store::RunFilter {
                 set_id: Some(out.set_id),
+                target_id: Some(target.id),
                 ..Default::default()
             })
             .map_err(|e| e.to_string())?;

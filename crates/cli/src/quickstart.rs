@@ -146,6 +146,7 @@ pub fn main(args: &[OsString]) -> i32 {
         retry_failed: false,
         quiet: cli.quiet,
         kind: Some(set_kind::QUICKSTART.into()),
+        into_set: None,
     };
     let outcome = match run_campaign(&campaign, &mut store, &opts, &stop) {
         Ok(o) => o,

@@ -164,18 +164,28 @@ query_mode = "simple"
         Some(format!("first bad commit: {slow} wait 2 ms in every simple query").as_str()),
         "{text}"
     );
-    // Nothing measured twice: every measurement (a set) holds its three runs, the one
-    // the kill interrupted included, and the four commits each have one.
+    // One set for the bisect; nothing measured twice: every measurement (a target
+    // `pg @ COMMIT`) holds its three runs, the one the kill interrupted included, and
+    // the four commits each have one.
     let export = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
         .args(["results", "export", "--format", "json", "--store"])
         .arg(&store)
         .output()
         .unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let mut per_set = std::collections::BTreeMap::<i64, usize>::new();
-    for run in doc["runs"].as_array().unwrap() {
-        *per_set.entry(run["set_id"].as_i64().unwrap()).or_default() += 1;
+    let runs = doc["runs"].as_array().unwrap();
+    let sets: std::collections::BTreeSet<i64> =
+        runs.iter().map(|r| r["set_id"].as_i64().unwrap()).collect();
+    assert_eq!(sets.len(), 1, "{sets:?}\n{text}");
+    let mut per_measurement = std::collections::BTreeMap::<String, usize>::new();
+    for run in runs {
+        let target = run["target"].as_str().unwrap().to_string();
+        assert!(target.starts_with("pg @ "), "{target}");
+        *per_measurement.entry(target).or_default() += 1;
     }
-    assert!(per_set.len() >= 4, "{per_set:?}\n{text}");
-    assert!(per_set.values().all(|&n| n == 3), "{per_set:?}\n{text}");
+    assert!(per_measurement.len() >= 4, "{per_measurement:?}\n{text}");
+    assert!(
+        per_measurement.values().all(|&n| n == 3),
+        "{per_measurement:?}\n{text}"
+    );
 }
