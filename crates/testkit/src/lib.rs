@@ -170,6 +170,19 @@ pub fn postgres_tarball() -> Option<std::path::PathBuf> {
     }
 }
 
+/// The path of `command` on `PATH`; else `None`, through [`missing_prerequisite`].
+pub fn command_path(command: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(command))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        missing_prerequisite(&format!("{command} is not on PATH"));
+    }
+    found
+}
+
 /// Held by the tests that build PostgreSQL or measure a speed difference, so that
 /// they run one at a time within a test binary: two builds at once on a small
 /// machine are no faster than one after the other, and a build beside a

@@ -12,3 +12,4 @@ mod fetched;
 mod fixture;
 mod fixture_exit;
 mod lifecycle;
+mod meson_build;
