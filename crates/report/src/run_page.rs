@@ -548,19 +548,108 @@ fn limits_section(
                 .join(", "),
         ));
     }
-    if cpus.is_empty() {
-        hints.push("no CPU metrics stored for this test (sampling off?)".into());
+    hints.extend(wait_hints(&waits));
+    if cpus.is_empty() && waits.is_empty() {
+        hints.push("no CPU metrics or wait events stored for this test (sampling off?)".into());
     } else if hints.is_empty() {
-        hints.push("no sampled resource was saturated (CPU < 90 %, iowait < 20 %, disk < 90 % busy): look at latency, locks and client count".into());
+        hints.push(
+            "no sampled resource was saturated (CPU < 90 %, iowait < 20 %, disk < 90 % busy, \
+             no kind of wait over 20 % of active session time): look at latency and client count"
+                .into(),
+        );
     }
     glance.push((
-        "hints (rules: CPU > 90 %, iowait > 20 %, disk util > 90 %)".into(),
+        "hints (rules: CPU > 90 %, iowait > 20 %, disk util > 90 %, a kind of wait ≥ 20 % of \
+         active session time)"
+            .into(),
         hints.join("; "),
     ));
 
     body.push_str("<h2>What limited this run?</h2>");
     body.push_str(&kv_table(&glance));
     body
+}
+
+/// Part of active session time from which a kind of wait is named as a limit.
+const WAIT_HINT_PCT: f64 = 20.0;
+
+/// Whether a wait event (`Type:Event`) is of a kind.
+type IsOfKind = fn(&str) -> bool;
+
+/// The kinds of wait that say what the server's sessions were held up by, each with
+/// what it means for the run. An event belongs to the first kind whose test it passes.
+const WAIT_KINDS: &[(&str, IsOfKind)] = &[
+    (
+        "commits waited for the WAL to reach the disk (fsync/write of WAL: the disk's flush \
+         latency set the pace; a faster WAL device, commit_delay, or synchronous_commit = off \
+         if losing the last commits on a crash is acceptable)",
+        |l| {
+            matches!(
+                l,
+                "IO:WALSync"
+                    | "IO:WALWrite"
+                    | "IO:WALInitSync"
+                    | "IO:WALInitWrite"
+                    | "LWLock:WALWrite"
+                    | "LWLock:WALInsert"
+                    | "LWLock:WALBufMapping"
+            )
+        },
+    ),
+    (
+        "sessions waited for row or table locks held by others (contention on the same rows, \
+         e.g. few pgbench branches for many clients: a larger scale spreads them)",
+        |l| l.starts_with("Lock:"),
+    ),
+    (
+        "sessions waited for the client to send the next message (the client, or the \
+         network, was slower than the server)",
+        |l| l.starts_with("Client:"),
+    ),
+    (
+        "sessions waited on data file I/O (the working set is larger than shared_buffers \
+         and the page cache, or the disk is slow)",
+        |l| l.starts_with("IO:"),
+    ),
+    (
+        "sessions waited for internal locks (LWLock contention: a hot buffer, lock manager \
+         or other shared structure)",
+        |l| l.starts_with("LWLock:") || l.starts_with("BufferPin:"),
+    ),
+];
+
+/// The kinds of wait that held the sessions for at least [`WAIT_HINT_PCT`] of their
+/// active time, largest first, each naming its events and their shares.
+fn wait_hints(waits: &[activity::WaitShare]) -> Vec<String> {
+    let mut kinds: Vec<(f64, &str, Vec<&activity::WaitShare>)> = Vec::new();
+    for w in waits {
+        let Some((what, _)) = WAIT_KINDS.iter().find(|(_, is)| is(&w.label)) else {
+            continue;
+        };
+        match kinds.iter_mut().find(|k| k.1 == *what) {
+            Some(k) => {
+                k.0 += w.share_pct;
+                k.2.push(w);
+            }
+            None => kinds.push((w.share_pct, what, vec![w])),
+        }
+    }
+    kinds.retain(|k| k.0 >= WAIT_HINT_PCT);
+    kinds.sort_by(|a, b| b.0.total_cmp(&a.0));
+    kinds
+        .into_iter()
+        .map(|(total, what, events)| {
+            let named: Vec<String> = events
+                .iter()
+                .take(3)
+                .map(|e| format!("{} {:.0} %", e.label, e.share_pct))
+                .collect();
+            format!(
+                "{what}: {} of active session time ({total:.0} % in all)",
+                named.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// The charts of what limited the run: throughput, latency percentiles, CPU, commit
@@ -1151,5 +1240,42 @@ mod tests {
         assert_eq!(metric_unit("os.disk.vda.await_ms", &none), "ms");
         assert_eq!(metric_unit("os.disk.vda.write_mbps", &none), "MB/s");
         assert_eq!(metric_unit("os.ctxt_per_s", &none), "1/s");
+    }
+
+    #[test]
+    fn waits_over_a_fifth_of_session_time_are_named_by_kind() {
+        let share = |label: &str, pct: f64| activity::WaitShare {
+            label: label.into(),
+            metric: String::new(),
+            mean_sessions: 0.0,
+            session_s: 0.0,
+            share_pct: pct,
+        };
+        let waits = [
+            share("IO:WALSync", 43.0),
+            share("CPU", 30.0),
+            share("LWLock:WALWrite", 9.0),
+            share("Lock:transactionid", 12.0),
+            share("Lock:tuple", 8.0),
+            share("IO:DataFileRead", 5.0),
+        ];
+        let hints = wait_hints(&waits);
+        assert_eq!(hints.len(), 2, "{hints:#?}");
+        assert!(
+            hints[0].starts_with("commits waited for the WAL"),
+            "{hints:#?}"
+        );
+        assert!(
+            hints[0].contains("IO:WALSync 43 %, LWLock:WALWrite 9 %")
+                && hints[0].contains("(52 % in all)"),
+            "{hints:#?}"
+        );
+        assert!(
+            hints[1].starts_with("sessions waited for row or table locks"),
+            "{hints:#?}"
+        );
+        assert!(hints[1].contains("(20 % in all)"), "{hints:#?}");
+        // CPU is not a wait; data file reads at 5 % are below the line.
+        assert!(wait_hints(&[share("CPU", 90.0), share("IO:DataFileRead", 10.0)]).is_empty());
     }
 }
