@@ -69,18 +69,28 @@ impl CellKey {
 
     /// Target rate in tps, None when unthrottled.
     pub fn rate(&self) -> Option<f64> {
-        (self.rate_milli != 0).then(|| self.rate_milli as f64 / 1000.0)
+        (self.rate_milli > 0).then(|| self.rate_milli as f64 / 1000.0)
     }
 
     /// Short label, e.g. `tpcb-like s=10 c=8 R=500 prepared`. A dimension compared
     /// along (see [`CellKey::along`]) is left out.
     pub fn label(&self) -> String {
-        let mut s = if self.script == ANY {
-            format!("s={} c={}", self.scale, self.clients)
-        } else {
-            format!("{} s={} c={}", self.script, self.scale, self.clients)
+        let number = |n: i64| {
+            if n == ANY_NUMBER {
+                ANY.to_string()
+            } else {
+                n.to_string()
+            }
         };
-        if let Some(r) = self.rate() {
+        let (scale, clients) = (number(self.scale), number(self.clients));
+        let mut s = if self.script == ANY {
+            format!("s={scale} c={clients}")
+        } else {
+            format!("{} s={scale} c={clients}", self.script)
+        };
+        if self.rate_milli == ANY_NUMBER {
+            s.push_str(" R=*");
+        } else if let Some(r) = self.rate() {
             s.push_str(&format!(" R={}", trim_float(r)));
         }
         if self.query_mode != "simple" && self.query_mode != ANY {
@@ -94,18 +104,46 @@ impl CellKey {
         s
     }
 
-    /// The key with the workload and/or query mode replaced by [`ANY`], so cells that
-    /// differ only there match (the comparison is made along that dimension).
-    pub fn along(mut self, script: bool, query_mode: bool) -> CellKey {
-        if script {
+    /// The key with the dimensions compared along replaced by [`ANY`] (text) or
+    /// [`ANY_NUMBER`] (scale, clients, rate), so cells that differ only there match.
+    pub fn along(mut self, along: Along) -> CellKey {
+        if along.script {
             self.script = ANY.into();
         }
-        if query_mode {
+        if along.query_mode {
             self.query_mode = ANY.into();
+        }
+        if along.scale {
+            self.scale = ANY_NUMBER;
+        }
+        if along.clients {
+            self.clients = ANY_NUMBER;
+        }
+        if along.rate {
+            self.rate_milli = ANY_NUMBER;
         }
         self
     }
 }
+
+/// The key dimensions a comparison is made along (left out of the matched cell).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Along {
+    /// Workload.
+    pub script: bool,
+    /// Query mode.
+    pub query_mode: bool,
+    /// Scale factor.
+    pub scale: bool,
+    /// Clients.
+    pub clients: bool,
+    /// Target rate.
+    pub rate: bool,
+}
+
+/// Placeholder of a numeric key dimension (scale, clients, rate) that a comparison is
+/// made along.
+pub const ANY_NUMBER: i64 = -1;
 
 /// Placeholder of a key dimension that a comparison is made along.
 pub const ANY: &str = "*";
@@ -316,7 +354,22 @@ mod tests {
             "tpcb-like s=1 c=2 prepared j4 shared_buffers=1GB"
         );
         assert_ne!(swept, k);
-        assert_eq!(k.clone().along(false, true).label(), "tpcb-like s=1 c=2");
-        assert_eq!(k.along(true, false).label(), "s=1 c=2 prepared");
+        let mode = Along {
+            query_mode: true,
+            ..Along::default()
+        };
+        assert_eq!(k.clone().along(mode).label(), "tpcb-like s=1 c=2");
+        let script = Along {
+            script: true,
+            ..Along::default()
+        };
+        assert_eq!(k.clone().along(script).label(), "s=1 c=2 prepared");
+        let numbers = Along {
+            clients: true,
+            scale: true,
+            rate: true,
+            ..Along::default()
+        };
+        assert_eq!(k.along(numbers).label(), "tpcb-like s=* c=* R=* prepared");
     }
 }

@@ -65,6 +65,12 @@ pub enum AlongArg {
     QueryMode,
     /// Workload.
     Script,
+    /// Scale factor.
+    Scale,
+    /// Number of clients.
+    Clients,
+    /// Target rate (`-R`).
+    Rate,
 }
 
 /// Exit status of `pgsurge compare --fail-on` when a regression is found.
@@ -97,7 +103,7 @@ impl std::str::FromStr for FailOn {
 #[command(
     name = "pgsurge compare",
     about = "Is B faster than A? Per matrix cell: geometric means of the repeats, change with a 95 % confidence interval, Mann-Whitney p, verdict",
-    after_help = "SIDES: filters joined by '/': set:ID|NAME, target:NAME, mode:simple|extended|prepared, script:NAME \
+    after_help = "SIDES: filters joined by '/': set:ID|NAME, target:NAME, mode:simple|extended|prepared, script:NAME, scale:N, clients:N, rate:TPS \
                   (e.g. set:ab/target:pg17/mode:prepared), or run:ID[,ID...], or the path of another store file.\n\
                   The dimensions the two sides differ in are compared along and left out of the cells; --along adds more.\n\
                   Without sides: the first two targets of the newest set that has several (its A/A twin, if any, gives the noise floor), else the last two sets.\n\
@@ -292,6 +298,9 @@ fn compare_in(
             AlongArg::Target | AlongArg::Settings => Dimension::Target,
             AlongArg::QueryMode => Dimension::QueryMode,
             AlongArg::Script => Dimension::Script,
+            AlongArg::Scale => Dimension::Scale,
+            AlongArg::Clients => Dimension::Clients,
+            AlongArg::Rate => Dimension::Rate,
         };
         if !along.contains(&d) {
             along.push(d);
@@ -315,7 +324,7 @@ fn compare_in(
             }
         };
         return Err(format!(
-            "A ({}) and B ({}) have no matrix cell in common (a cell is: {})\n  cells of A: {}\n  cells of B: {}\n  (compare along a dimension with --along, or filter the sides with mode:, script:)",
+            "A ({}) and B ({}) have no matrix cell in common (a cell is: {})\n  cells of A: {}\n  cells of B: {}\n  (compare along a dimension with --along, e.g. --along clients, or filter the sides with mode:, script:, scale:, clients:, rate:)",
             side_a.label,
             side_b.label,
             c.cell_dimensions.join(", "),
@@ -330,12 +339,16 @@ fn compare_in(
         let sx = side_cells(store, x, skipped)?;
         let sy = side_cells(store, y, skipped)?;
         let mut aa_along = sx.selector.differences(&sy.selector);
-        aa_along.extend(
-            along
-                .0
-                .iter()
-                .filter(|d| matches!(d, Dimension::QueryMode | Dimension::Script)),
-        );
+        aa_along.extend(along.0.iter().filter(|d| {
+            matches!(
+                d,
+                Dimension::QueryMode
+                    | Dimension::Script
+                    | Dimension::Scale
+                    | Dimension::Clients
+                    | Dimension::Rate
+            )
+        }));
         c = c.with_noise_floor(&compare(
             &sx.label,
             &sx.cells,
@@ -377,6 +390,9 @@ struct Selector {
     target: Option<String>,
     mode: Option<String>,
     script: Option<String>,
+    scale: Option<String>,
+    clients: Option<String>,
+    rate: Option<String>,
     runs: Option<String>,
 }
 
@@ -396,6 +412,15 @@ impl Selector {
         if self.script != other.script {
             d.push(Dimension::Script);
         }
+        if self.scale != other.scale {
+            d.push(Dimension::Scale);
+        }
+        if self.clients != other.clients {
+            d.push(Dimension::Clients);
+        }
+        if self.rate != other.rate {
+            d.push(Dimension::Rate);
+        }
         d
     }
 }
@@ -409,7 +434,7 @@ struct Side {
 
 fn side_syntax_error(spec: &str) -> String {
     format!(
-        "cannot understand side \"{spec}\": use filters joined by '/' (set:ID|NAME, target:NAME, mode:MODE, script:NAME), run:ID[,ID...] or a store file path"
+        "cannot understand side \"{spec}\": use filters joined by '/' (set:ID|NAME, target:NAME, mode:MODE, script:NAME, scale:N, clients:N, rate:TPS), run:ID[,ID...] or a store file path"
     )
 }
 
@@ -450,6 +475,9 @@ fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Resul
             "target" => &mut sel.target,
             "mode" => &mut sel.mode,
             "script" => &mut sel.script,
+            "scale" => &mut sel.scale,
+            "clients" => &mut sel.clients,
+            "rate" => &mut sel.rate,
             "run" => &mut sel.runs,
             _ => return Err(side_syntax_error(spec)),
         };
@@ -542,6 +570,27 @@ fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Resul
         let want = builtin_name(sc);
         runs.retain(|r| CellKey::of(r).script == want);
         label_parts.push(want);
+    }
+    for (value, what) in [
+        (&sel.scale, "scale"),
+        (&sel.clients, "clients"),
+        (&sel.rate, "rate"),
+    ] {
+        let Some(v) = value else { continue };
+        let want: f64 = v
+            .parse()
+            .ok()
+            .filter(|n: &f64| n.is_finite() && *n >= 0.0)
+            .ok_or_else(|| format!("{what}:{v} in side \"{spec}\" is not a number"))?;
+        runs.retain(|r| {
+            let k = CellKey::of(r);
+            match what {
+                "scale" => k.scale as f64 == want,
+                "clients" => k.clients as f64 == want,
+                _ => k.rate().unwrap_or(0.0) == want,
+            }
+        });
+        label_parts.push(format!("{what} {v}"));
     }
     if runs.is_empty() {
         return Err(format!("side \"{spec}\" has no successful run"));

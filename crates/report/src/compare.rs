@@ -85,6 +85,12 @@ pub enum Dimension {
     QueryMode,
     /// Workload (script or mix).
     Script,
+    /// Scale factor.
+    Scale,
+    /// Number of clients.
+    Clients,
+    /// Target rate (`-R`).
+    Rate,
 }
 
 impl Dimension {
@@ -95,6 +101,9 @@ impl Dimension {
             Dimension::Target => "target",
             Dimension::QueryMode => "query-mode",
             Dimension::Script => "script",
+            Dimension::Scale => "scale",
+            Dimension::Clients => "clients",
+            Dimension::Rate => "rate",
         }
     }
 }
@@ -372,14 +381,19 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
             .len()
     };
     let target_is_cell = !along.has(Dimension::Target) && targets(a) > 1 && targets(b) > 1;
-    let script_along = along.has(Dimension::Script);
-    let mode_along = along.has(Dimension::QueryMode);
+    let key_along = crate::cells::Along {
+        script: along.has(Dimension::Script),
+        query_mode: along.has(Dimension::QueryMode),
+        scale: along.has(Dimension::Scale),
+        clients: along.has(Dimension::Clients),
+        rate: along.has(Dimension::Rate),
+    };
     let index = |cells: &[Cell]| {
         let mut m: BTreeMap<MatchKey, Side> = BTreeMap::new();
         for c in cells {
             let key = (
                 target_is_cell.then(|| c.target.clone()),
-                c.key.clone().along(script_along, mode_along),
+                c.key.clone().along(key_along),
             );
             let e = m.entry(key).or_default();
             e.tps.extend(&c.tps);
@@ -476,12 +490,16 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
     if target_is_cell {
         dims.push("target");
     }
-    if !script_along {
-        dims.push("script");
-    }
-    dims.extend(["scale", "clients", "rate"]);
-    if !mode_along {
-        dims.push("query-mode");
+    for (along, name) in [
+        (key_along.script, "script"),
+        (key_along.scale, "scale"),
+        (key_along.clients, "clients"),
+        (key_along.rate, "rate"),
+        (key_along.query_mode, "query-mode"),
+    ] {
+        if !along {
+            dims.push(name);
+        }
     }
     Comparison {
         format: FORMAT,

@@ -56,6 +56,59 @@ interval = 0.5
     drop(store);
     let checked = common::assert_compare_and_report_agree(&path, "agree · zeta → agree · alpha");
     assert_eq!(checked, 2, "one row per client count");
+    // Along clients: one target's two client counts against each other, and the two
+    // targets over both client counts pooled.
+    let compare_json = |a: &str, b: &str, along: Vec<pgsurge_report::AlongArg>| {
+        pgsurge_report::run_compare(&pgsurge_report::CompareArgs {
+            a: Some(a.into()),
+            b: Some(b.into()),
+            store: Some(path.to_str().unwrap().into()),
+            aa: None,
+            along,
+            format: pgsurge_report::Format::Json,
+            fail_on: None,
+        })
+        .unwrap()
+    };
+    let c = compare_json(
+        "set:agree/target:zeta/clients:1",
+        "set:agree/target:zeta/clients:2",
+        vec![],
+    );
+    let doc = serde_json::to_value(&c).unwrap();
+    assert_eq!(doc["along"], serde_json::json!(["clients"]), "{doc}");
+    assert_eq!(doc["cells"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(doc["cells"][0]["key"]["clients"], -1, "{doc}");
+    assert_eq!(doc["cells"][0]["a_n"], 3, "{doc}");
+    assert!(
+        !doc["cell_dimensions"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("clients")),
+        "{doc}"
+    );
+    assert!(
+        doc["cells"][0]["label"].as_str().unwrap().contains("c=*"),
+        "{doc}"
+    );
+    let c = compare_json(
+        "set:agree/target:zeta",
+        "set:agree/target:alpha",
+        vec![pgsurge_report::AlongArg::Clients],
+    );
+    let doc = serde_json::to_value(&c).unwrap();
+    assert_eq!(doc["cells"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(
+        (
+            doc["cells"][0]["a_n"].as_u64(),
+            doc["cells"][0]["b_n"].as_u64()
+        ),
+        (Some(6), Some(6)),
+        "{doc}"
+    );
+    let schema: serde_json::Value = serde_json::from_str(pgsurge_report::COMPARE_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(validator.is_valid(&doc), "{doc}");
     // Keep the report of this real campaign as an artifact (to look at, screenshot).
     let artifact = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("agreement-report");
     let mut store = Store::open(path.to_str().unwrap()).unwrap();
