@@ -187,6 +187,73 @@ pub(crate) fn metric_points(metrics: &[MetricSample], t0: f64) -> BTreeMap<&str,
     by
 }
 
+/// Whether a metric is the rate of a counter that backends publish to the cumulative
+/// statistics system in batches, about once a second while busy (and when they exit),
+/// rather than as it happens: `pg_stat_database` (`pg.db.*`), `pg_stat_io`
+/// (`pg.io.*`) and `pg_stat_wal` (`pg.wal.*`, but not the WAL position, which is read
+/// as it is).
+pub(crate) fn is_flushed_counter_rate(name: &str) -> bool {
+    name.ends_with("_per_s")
+        && (name.starts_with("pg.db.") || name.starts_with("pg.io.") || name.starts_with("pg.wal."))
+        && !name.starts_with("pg.wal.lsn_bytes")
+}
+
+/// Width of the moving average drawn for counters published in batches.
+pub(crate) const FLUSH_SMOOTHING_S: f64 = 3.0;
+
+/// What the charts of batch-published counters say about how they are drawn.
+pub(crate) const FLUSH_NOTE: &str = "PostgreSQL counters that backends publish about once a \
+     second: drawn as a 3-second moving average, the first and last samples (a partial \
+     batch, and what the backends publish as the test ends) left out; the tables give the \
+     exact totals";
+
+/// A rate sampled from counters published in batches, as it can honestly be drawn: a
+/// centred moving average over [`FLUSH_SMOOTHING_S`], without the first and last
+/// samples. A gap (NaN) stays a gap.
+pub(crate) fn smooth_flushed(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let finite: Vec<usize> = (0..points.len())
+        .filter(|&i| points[i].0.is_finite() && points[i].1.is_finite())
+        .collect();
+    let (Some(&first), Some(&last)) = (finite.first(), finite.last()) else {
+        return Vec::new();
+    };
+    let half = FLUSH_SMOOTHING_S / 2.0;
+    points
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != first && *i != last)
+        .map(|(_, &(x, v))| {
+            if !x.is_finite() || !v.is_finite() {
+                return (x, v);
+            }
+            let near: Vec<f64> = finite
+                .iter()
+                .filter(|&&j| j != first && j != last && (points[j].0 - x).abs() <= half + 1e-9)
+                .map(|&j| points[j].1)
+                .collect();
+            (x, near.iter().sum::<f64>() / near.len() as f64)
+        })
+        .collect()
+}
+
+/// The points as drawn: batch-published counter rates smoothed ([`smooth_flushed`]),
+/// the others as sampled.
+pub(crate) fn drawn_points<'a>(
+    points: &BTreeMap<&'a str, Vec<(f64, f64)>>,
+) -> BTreeMap<&'a str, Vec<(f64, f64)>> {
+    points
+        .iter()
+        .map(|(name, pts)| {
+            let drawn = if is_flushed_counter_rate(name) {
+                smooth_flushed(pts)
+            } else {
+                pts.clone()
+            };
+            (*name, drawn)
+        })
+        .collect()
+}
+
 /// Vertical markers: the moments a checkpoint was counted. A campaign stores the
 /// checkpointer's counters (`pg.checkpointer.timed` / `.requested`, whichever view the
 /// server version has) as per-second rates (`…_per_s`): a sample with a positive rate
@@ -305,11 +372,13 @@ pub(crate) fn run_page(
     body.push_str(&limits_section(
         run, &view, &points, &names, &markers, &cpus, wal_name,
     ));
+    // The tables read the samples as stored; the charts draw what the samples can show.
+    let drawn = drawn_points(&points);
     body.push_str(&limits_charts(
-        run, &view, &points, &cpus, wal_name, &mk, &mut n,
+        run, &view, &drawn, &cpus, wal_name, &mk, &mut n,
     ));
     body.push_str(&where_time_goes(run, &points, &mk, &mut n));
-    body.push_str(&all_metrics_section(&names, &points, info, &mk, &mut n));
+    body.push_str(&all_metrics_section(&names, &drawn, info, &mk, &mut n));
     body.push_str(&options_section(run));
     body.push_str(&scripts_section(run));
     body.push_str(&counters_section(run));
@@ -739,7 +808,7 @@ fn limits_charts(
                 "Commits per second, server and client",
                 "transactions per second (1/s)",
                 rates,
-                "server: pg_stat_database counters sampled; client: per interval".into(),
+                format!("server: pg_stat_database, {FLUSH_NOTE}; client: per interval"),
             ),
             n,
         ));
@@ -750,7 +819,21 @@ fn limits_charts(
             points[name].iter().map(|(x, v)| (*x, v / 1e6)).collect(),
         );
         body.push_str(&chart_div(
-            &mk("WAL written", "MB/s", vec![s], format!("from {name}")),
+            &mk(
+                "WAL written",
+                "MB/s",
+                vec![s],
+                format!(
+                    "from {name}{}; after the checkpoint that precedes the test, the first \
+                     change to each page writes the whole page to the WAL (full_page_writes), \
+                     so WAL per second starts high and falls as pages are changed again",
+                    if is_flushed_counter_rate(name) {
+                        format!(" ({FLUSH_NOTE})")
+                    } else {
+                        String::new()
+                    }
+                ),
+            ),
             n,
         ));
     }
@@ -816,8 +899,27 @@ fn all_metrics_section(
             .or_default()
             .push(name);
     }
-    if !families.is_empty() {
-        body.push_str("<h2>All sampled metrics</h2><div class=\"charts\">");
+    // A family whose every sample is zero draws nothing worth a chart: one line names them.
+    let is_zero = |name: &&str| points[*name].iter().all(|p| !p.1.is_finite() || p.1 == 0.0);
+    let mut all_zero: Vec<&str> = Vec::new();
+    families.retain(|_, members| {
+        if members.iter().all(is_zero) {
+            all_zero.extend(members.iter());
+            false
+        } else {
+            true
+        }
+    });
+    if !families.is_empty() || !all_zero.is_empty() {
+        body.push_str("<h2>All sampled metrics</h2>");
+        if !all_zero.is_empty() {
+            let _ = write!(
+                body,
+                "<p class=\"muted\">Zero throughout the test (not drawn): {}.</p>",
+                escape(&all_zero.join(", "))
+            );
+        }
+        body.push_str("<div class=\"charts\">");
         for ((family, unit), members) in &families {
             let series: Vec<Series> = members
                 .iter()
@@ -833,8 +935,13 @@ fn all_metrics_section(
                     s
                 })
                 .collect();
+            let note = if members.iter().any(|m| is_flushed_counter_rate(m)) {
+                format!("rates of {FLUSH_NOTE}")
+            } else {
+                String::new()
+            };
             body.push_str(&chart_div(
-                &mk(&format!("{family} ({unit})"), unit, series, String::new()),
+                &mk(&format!("{family} ({unit})"), unit, series, note),
                 n,
             ));
         }
@@ -1240,6 +1347,48 @@ mod tests {
         assert_eq!(metric_unit("os.disk.vda.await_ms", &none), "ms");
         assert_eq!(metric_unit("os.disk.vda.write_mbps", &none), "MB/s");
         assert_eq!(metric_unit("os.ctxt_per_s", &none), "1/s");
+    }
+
+    #[test]
+    fn batch_published_counters_are_drawn_as_a_moving_average_without_their_ends() {
+        assert!(is_flushed_counter_rate("pg.db.xact_commit_per_s"));
+        assert!(is_flushed_counter_rate("pg.wal.bytes_per_s"));
+        assert!(!is_flushed_counter_rate("pg.wal.lsn_bytes_per_s"));
+        assert!(!is_flushed_counter_rate("pg.db.size_bytes"));
+        assert!(!is_flushed_counter_rate("os.cpu.user_pct"));
+        // A steady 100/s published in batches: nothing in the first second, two
+        // seconds' worth every other second, and a burst when the backends exit.
+        let sampled = [
+            (1.0, 0.0),
+            (2.0, 200.0),
+            (3.0, 0.0),
+            (4.0, 200.0),
+            (5.0, 0.0),
+            (6.0, 200.0),
+            (7.0, 0.0),
+            (8.0, 300.0),
+        ];
+        let drawn = smooth_flushed(&sampled);
+        let xs: Vec<f64> = drawn.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+        // Inside, each point is the mean of its neighbours within 1.5 s (the ends
+        // left out): at most a third away from the steady rate, where the samples
+        // swing from 0 to twice of it.
+        for (x, v) in &drawn[1..drawn.len() - 1] {
+            assert!((v - 100.0).abs() <= 100.0 / 3.0 + 1e-9, "{x}: {v}");
+        }
+        // A gap stays a gap.
+        let gap = smooth_flushed(&[
+            (1.0, 1.0),
+            (2.0, 5.0),
+            (f64::NAN, f64::NAN),
+            (4.0, 5.0),
+            (5.0, 9.0),
+        ]);
+        assert_eq!(gap.len(), 3);
+        assert!(gap[1].0.is_nan());
+        assert_eq!((gap[0].1, gap[2].1), (5.0, 5.0));
+        assert!(smooth_flushed(&[]).is_empty());
     }
 
     #[test]
