@@ -1,7 +1,8 @@
 //! `pgsurge quickstart`: a throwaway server (local binaries, else a fetched version),
-//! `-i -s 10`, select-only and tpcb-like at 1, 2, 4 and 8 clients for 10 s each, a
-//! summary table, the results in a store file, and the HTML report — in under three
-//! minutes on two cores, leaving nothing running. It joins three crates that do not
+//! `-i -s 10`, select-only and tpcb-like at 1, 2, 4 and 8 clients, three rounds of 4 s
+//! tests (so the report shows this machine's run-to-run noise as a band beside every
+//! point), a summary table, the results in a store file, and the HTML report — in
+//! under three minutes on two cores, leaving nothing running. It joins three crates that do not
 //! know each other's side: the campaign writes the store, `results` prints its table,
 //! the report reads it.
 
@@ -25,8 +26,11 @@ use pgsurge_campaign::spec::{
 )]
 struct Cli {
     /// Seconds per test.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 4)]
     duration: u32,
+    /// Rounds over every cell: their spread is the noise a difference must exceed.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repeats: u32,
     /// Scale factor of `-i`.
     #[arg(long, default_value_t = 10)]
     scale: u32,
@@ -77,10 +81,12 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
     let scripts = ["select-only", "tpcb-like"]
         .map(|b| ScriptSpec::Builtin(b.to_owned()))
         .to_vec();
+    let mut matrix = MatrixSpec::new(vec![cli.scale], cli.clients.clone(), scripts);
+    matrix.repeats = cli.repeats;
     CampaignSpec {
         campaign,
         targets: vec![target],
-        matrix: MatrixSpec::new(vec![cli.scale], cli.clients.clone(), scripts),
+        matrix,
         run: RunSection {
             duration: Some(DurationValue::Seconds(f64::from(cli.duration))),
             threads: Some(ThreadsValue::Auto("auto".to_owned())),
@@ -135,8 +141,12 @@ pub fn main(args: &[OsString]) -> i32 {
     };
     if !cli.quiet {
         eprintln!(
-            "pgsurge quickstart: throwaway server, scale {}, select-only and tpcb-like at {:?} clients, {} s each",
-            cli.scale, cli.clients, cli.duration
+            "pgsurge quickstart: throwaway server, scale {}, select-only and tpcb-like at {:?} clients, {} round{} of {} s tests",
+            cli.scale,
+            cli.clients,
+            cli.repeats,
+            if cli.repeats == 1 { "" } else { "s" },
+            cli.duration
         );
     }
     let stop = StopFlag::new();
@@ -275,13 +285,16 @@ mod tests {
     }
 
     #[test]
-    fn quickstart_campaign_is_valid_and_has_eight_tests() {
+    fn quickstart_campaign_is_valid_and_has_three_rounds_of_eight_cells() {
         let cli = Cli::try_parse_from(["q"]).unwrap();
         let c = Campaign::from_spec(campaign_spec(&cli), "q", Path::new(".")).unwrap();
         let m = pgsurge_campaign::matrix::expand(&c).unwrap();
-        assert_eq!(m.tests.len(), 8);
-        assert_eq!(c.limit(), pgsurge_campaign::spec::Limit::Duration(10));
-        let cli = Cli::try_parse_from(["q", "--duration", "2", "--clients", "1,2"]).unwrap();
+        assert_eq!(m.tests.len(), 24);
+        assert_eq!(c.limit(), pgsurge_campaign::spec::Limit::Duration(4));
+        assert!(Cli::try_parse_from(["q", "--repeats", "0"]).is_err());
+        let cli =
+            Cli::try_parse_from(["q", "--duration", "2", "--clients", "1,2", "--repeats", "1"])
+                .unwrap();
         let c = Campaign::from_spec(campaign_spec(&cli), "q", Path::new(".")).unwrap();
         assert_eq!(pgsurge_campaign::matrix::expand(&c).unwrap().tests.len(), 4);
     }

@@ -473,7 +473,11 @@ fn client_and_scale_charts(
                 style_of,
             );
             chart.x_scale = XScale::Log2;
-            chart.note = "Points: median of the repeats; band: min–max of the repeats; markers only at measured client counts.".into();
+            chart.note = format!(
+                "Points: median of the repeats; band: min–max of the repeats; markers only at \
+                 measured client counts.{}",
+                single_repeat_note(&at)
+            );
             body.push_str(&chart_div(&chart, n));
             let mut lat = LineChart {
                 title: format!("Latency percentiles against clients, scale {scale}"),
@@ -523,13 +527,29 @@ fn client_and_scale_charts(
                 style_of,
             );
             chart.x_scale = XScale::Log2;
-            chart.note = "Median of the repeats; band: min–max.".into();
+            chart.note = format!(
+                "Median of the repeats; band: min–max.{}",
+                single_repeat_note(&plain)
+            );
             body.push_str(&chart_div(&chart, n));
             body.push_str("</div>");
         }
     }
 
     body
+}
+
+/// What a chart of cells measured once cannot tell: with a single repeat there is no
+/// band, and nothing on the page says how far this machine's numbers move from run to
+/// run. Empty when every cell has several repeats.
+fn single_repeat_note(cells: &[&Cell]) -> &'static str {
+    if cells.iter().any(|c| c.tps.len() < 2) {
+        " Some points are a single run: no band shows their noise, and a difference \
+         between them smaller than this machine's run-to-run spread (measure it with \
+         repeats, or an A/A twin) is not a finding."
+    } else {
+        ""
+    }
 }
 
 /// Rate-limited cells: p99 latency and achieved throughput against the target rate.
@@ -579,6 +599,11 @@ fn rate_charts(
 fn scale_clients_tables(sets: &[Set], cells: &[Cell]) -> String {
     let mut body = String::new();
     body.push_str("<h2>Scale × clients (median TPS of repeats)</h2>");
+    let all: Vec<&Cell> = cells.iter().collect();
+    let note = single_repeat_note(&all);
+    if !note.is_empty() {
+        let _ = write!(body, "<p class=\"muted\">{}</p>", escape(note.trim()));
+    }
     let mut groups: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
     for c in cells {
         let rate = c

@@ -1,7 +1,8 @@
 //! `pgsurge quickstart`: a throwaway server, init, the select-only/tpcb-like matrix,
 //! a summary table, results in a store file, the report's path, and no server left
 //! running. The short variant keeps CI fast; the default path (scale 10, 1/2/4/8
-//! clients, 10 s each) runs once and must finish in under three minutes.
+//! clients, three rounds of 4 s tests) runs once and must finish in under three
+//! minutes.
 
 use std::path::Path;
 use std::process::Command;
@@ -65,7 +66,7 @@ fn quickstart_short_then_default_leaves_nothing_running() {
     );
     let dir = pgsurge_testkit::scratch_dir("quickstart");
 
-    // Short variant: 2 clients counts × 2 scripts, 2 s each, scale 1.
+    // Short variant: 2 clients counts × 2 scripts, one round of 2 s tests, scale 1.
     let store = dir.path().join("short.db");
     let report_dir = dir.path().join("short-report");
     let out = pgsurge()
@@ -75,6 +76,8 @@ fn quickstart_short_then_default_leaves_nothing_running() {
             "2",
             "--clients",
             "1,2",
+            "--repeats",
+            "1",
             "--scale",
             "1",
             "--store",
@@ -116,7 +119,7 @@ fn quickstart_short_then_default_leaves_nothing_running() {
         dir.path(),
         Path::new("pgsurge-results.db"),
         Path::new("pgsurge-report"),
-        8,
+        24,
     );
     assert!(stdout.contains("/s10/"), "scale 10: {stdout}");
     assert!(
