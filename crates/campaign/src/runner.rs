@@ -974,7 +974,7 @@ fn record_started_target(
             _ => String::new(),
         }
     ));
-    for w in &live_target.warnings {
+    for (_, w) in &live_target.warnings {
         sink.say(&format!("warning: {w}"));
     }
     live_target.target_id = sink.store.upsert_target(&TargetRecord {
@@ -1178,9 +1178,12 @@ fn store_test(
 ) -> Result<()> {
     let plan = at.plan;
     write.facts.extend(target.facts.iter().cloned());
-    for w in &target.warnings {
+    // The target's warnings go with each of its tests (a test's page shows them) but
+    // were said when it started: the terminal and the outcome get each once.
+    let said_at_start = write.warnings.len();
+    for (code, w) in &target.warnings {
         write.warnings.push(pgsurge_store::WarningRecord {
-            code: "data_dir_in_memory".into(),
+            code: (*code).into(),
             message: w.clone(),
             created_at: now_rfc3339(),
             ..Default::default()
@@ -1190,8 +1193,12 @@ fn store_test(
     let failed = write.run.status == run_status::FAILED;
     let run_id = sink.store.write_run_replacing(&write)?;
     sink.out.run_ids.push(run_id);
-    for w in &write.warnings {
-        if w.code != "sampler" {
+    for (k, w) in write.warnings.iter().enumerate() {
+        let the_targets = k >= said_at_start;
+        if the_targets && sink.out.warnings.contains(&w.message) {
+            continue;
+        }
+        if w.code != "sampler" && !the_targets {
             sink.say(&format!("warning: {}", w.message));
         }
         sink.out.warnings.push(w.message.clone());

@@ -61,8 +61,9 @@ pub struct LiveTarget {
     pub init_mode: InitMode,
     /// Facts stored with every test of the target (data directory filesystem...).
     pub facts: Vec<FactRecord>,
-    /// Warnings stored with every test of the target (data directory in memory...).
-    pub warnings: Vec<String>,
+    /// Warnings stored with every test of the target: (warning code, message) — the data
+    /// directory in memory, what on the hosts moves numbers, a debug build.
+    pub warnings: Vec<(&'static str, String)>,
     /// The `matrix.settings` values a throwaway server was started with.
     pub swept_settings: Vec<(String, String)>,
     /// Tests run on this server since it started.
@@ -253,8 +254,16 @@ pub fn start(
     } else if pinning.client.is_some() {
         manifest["pinning"] = json!({ "client": pinning.manifest()["client"] });
     }
-    let (mut target_facts, mut warnings) = data_dir_facts(&spec.name, &manifest["data_directory"]);
-    warnings.extend(host_noise(&spec.name, &manifest));
+    let (mut target_facts, in_memory) = data_dir_facts(&spec.name, &manifest["data_directory"]);
+    let mut warnings: Vec<(&'static str, String)> = in_memory
+        .into_iter()
+        .map(|w| ("data_dir_in_memory", w))
+        .collect();
+    warnings.extend(
+        host_noise(&spec.name, &manifest)
+            .into_iter()
+            .map(|w| ("host_noise", w)),
+    );
     let mut hazards = Vec::new();
     if let Some(b) = build {
         manifest["build"] = serde_json::to_value(&b.info).unwrap_or_default();
@@ -265,11 +274,14 @@ pub fn start(
         hazards.push("debug_assertions=on".into());
     }
     if !hazards.is_empty() {
-        warnings.push(format!(
-            "target \"{}\": the server is built with {}: assertions and debug options make \
-             its timings meaningless",
-            spec.name,
-            hazards.join(" ")
+        warnings.push((
+            "timing_hazard",
+            format!(
+                "target \"{}\": the server is built with {}: assertions and debug options make \
+                 its timings meaningless",
+                spec.name,
+                hazards.join(" ")
+            ),
         ));
         target_facts.push(FactRecord::new(facts::TIMING_HAZARDS, hazards.join(" ")));
     }

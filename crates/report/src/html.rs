@@ -33,6 +33,7 @@ td.l,th.l{text-align:left}pre{background:#fff;border:1px solid #dde1e7;padding:1
 .swatch{display:inline-block}
 .warn{color:#8a5300}.muted{color:#667}.note{font-size:11px;color:#667;margin:2px 8px;max-width:700px}
 .legend svg.swatch{width:28px;height:12px;margin:0 6px 0 0;vertical-align:middle}
+nav.contents ul{list-style:none;padding:0;margin:8px 0;font-size:13px}nav.contents li{display:inline-block;margin:0 14px 4px 0}
 ";
 
 /// Wraps `body` in a complete HTML document titled `title`; `nav` is a breadcrumb line.
@@ -43,6 +44,31 @@ pub fn page(title: &str, nav: &str, body: &str) -> String {
          <title>{t}</title><style>{STYLE}</style></head>\n<body><header><h1>{t}</h1><div>{nav}</div></header>\n<main>\n{body}\n</main></body></html>\n",
         t = escape(title)
     )
+}
+
+/// `body` with an anchor on each of its section headings (`<h2>…</h2>`) and, before
+/// them, a list of links to those sections: a long page can be read from its top.
+pub fn with_contents(body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 1024);
+    let mut links = String::new();
+    let mut rest = body;
+    let mut k = 0;
+    while let Some(start) = rest.find("<h2>") {
+        let Some(len) = rest[start..].find("</h2>") else {
+            break;
+        };
+        let title = &rest[start + 4..start + len];
+        k += 1;
+        let _ = write!(links, "<li><a href=\"#s{k}\">{title}</a></li>");
+        out.push_str(&rest[..start]);
+        let _ = write!(out, "<h2 id=\"s{k}\">{title}</h2>");
+        rest = &rest[start + len + 5..];
+    }
+    out.push_str(rest);
+    if k < 3 {
+        return body.to_string();
+    }
+    format!("<nav class=\"contents\"><ul>{links}</ul></nav>{out}")
 }
 
 /// A table; `header` cells and `rows` cells are already-escaped HTML. The first column
@@ -102,5 +128,20 @@ mod tests {
         assert!(p.starts_with("<!DOCTYPE html>"));
         assert!(p.contains("<title>T&lt;1&gt;</title>"));
         assert!(p.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn a_page_with_sections_lists_them_first() {
+        let body = "<p>x</p><h2>One</h2>a<h2>Two &amp; more</h2>b<h2>Three</h2>c";
+        let out = with_contents(body);
+        assert!(out.starts_with("<nav class=\"contents\"><ul><li><a href=\"#s1\">One</a></li>"));
+        assert!(out.contains("<li><a href=\"#s2\">Two &amp; more</a></li>"));
+        assert!(out.contains("<h2 id=\"s3\">Three</h2>c"));
+        assert!(out.ends_with("<h2 id=\"s3\">Three</h2>c"));
+        // Two sections need no list.
+        assert_eq!(
+            with_contents("<h2>a</h2><h2>b</h2>"),
+            "<h2>a</h2><h2>b</h2>"
+        );
     }
 }

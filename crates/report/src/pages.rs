@@ -401,13 +401,28 @@ fn warnings_section(store: &mut Store) -> Result<String, StoreError> {
     let mut body = String::new();
     let warnings = store.warnings(None)?;
     if !warnings.is_empty() {
-        body.push_str("<h2>Warnings</h2><ul>");
+        // A warning about a target is stored with each of its tests: listed once, with
+        // how many tests it concerns.
+        let mut seen: Vec<(&str, &str, usize)> = Vec::new();
         for w in &warnings {
+            let (code, message) = (w.record.code.as_str(), w.record.message.as_str());
+            match seen.iter_mut().find(|s| s.0 == code && s.1 == message) {
+                Some(s) => s.2 += 1,
+                None => seen.push((code, message, 1)),
+            }
+        }
+        body.push_str("<h2>Warnings</h2><ul>");
+        for (code, message, times) in &seen {
             let _ = write!(
                 body,
-                "<li class=\"warn\">{}: {}</li>",
-                escape(&w.record.code),
-                escape(&w.record.message)
+                "<li class=\"warn\">{}: {}{}</li>",
+                escape(code),
+                escape(message),
+                if *times > 1 {
+                    format!(" <span class=\"muted\">({times} tests)</span>")
+                } else {
+                    String::new()
+                }
             );
         }
         body.push_str("</ul>");
@@ -441,7 +456,7 @@ impl LineStyles {
 }
 
 /// Unthrottled cells: throughput and latency percentiles against clients, one pair of
-/// charts per scale, and throughput against scale when there are several.
+/// charts per scale and workload, and throughput against scale when there are several.
 fn client_and_scale_charts(
     sets: &[Set],
     cells: &[Cell],
@@ -456,14 +471,26 @@ fn client_and_scale_charts(
     let scales: BTreeSet<i64> = plain.iter().map(|c| c.key.scale).collect();
     if !plain.is_empty() {
         body.push_str("<h2>Throughput and latency against clients</h2><div class=\"charts\">");
-        for &scale in &scales {
+        // One panel per scale and workload: workloads differ by orders of magnitude in
+        // tps, and on one axis the slower ones would lie flat along the bottom.
+        let panels: BTreeSet<(i64, &str)> = plain
+            .iter()
+            .map(|c| (c.key.scale, c.key.script.as_str()))
+            .collect();
+        let several_workloads = panels.iter().map(|(_, w)| w).collect::<BTreeSet<_>>().len() > 1;
+        for &(scale, workload) in &panels {
             let at: Vec<&Cell> = plain
                 .iter()
                 .copied()
-                .filter(|c| c.key.scale == scale)
+                .filter(|c| c.key.scale == scale && c.key.script == workload)
                 .collect();
+            let panel = if several_workloads {
+                format!("scale {scale}, {workload}")
+            } else {
+                format!("scale {scale}")
+            };
             let mut chart = matrix_chart(
-                &format!("TPS against clients, scale {scale}"),
+                &format!("TPS against clients, {panel}"),
                 "clients (log₂ axis)",
                 "transactions per second (tps)",
                 &at,
@@ -480,7 +507,7 @@ fn client_and_scale_charts(
             );
             body.push_str(&chart_div(&chart, n));
             let mut lat = LineChart {
-                title: format!("Latency percentiles against clients, scale {scale}"),
+                title: format!("Latency percentiles against clients, {panel}"),
                 x_label: "clients (log₂ axis)".into(),
                 y_label: "latency (ms)".into(),
                 y_from_zero: true,

@@ -386,7 +386,11 @@ pub(crate) fn run_page(
     body.push_str(&environment_section(run));
     let title = format!("Test #{} — {}", run.run.id, CellKey::of(&run.run).label());
     (
-        page(&title, "<a href=\"index.html\">← report index</a>", &body),
+        page(
+            &title,
+            "<a href=\"index.html\">← report index</a>",
+            &crate::html::with_contents(&body),
+        ),
         n,
     )
 }
@@ -637,6 +641,33 @@ fn limits_section(
     body.push_str("<h2>What limited this run?</h2>");
     body.push_str(&kv_table(&glance));
     body
+}
+
+/// The palette colour and line of a wait event (`Type:Event`, or `CPU`), the same on
+/// every chart and page: the common events have a colour of their own and a solid line;
+/// the others a colour derived from the name and a dashed line, so that one never looks
+/// like a common one.
+fn wait_style(label: &str) -> (usize, Dash) {
+    const KNOWN: [&str; 8] = [
+        "CPU",
+        "IO:WALSync",
+        "Lock:transactionid",
+        "Client:ClientRead",
+        "LWLock:WALWrite",
+        "IO:DataFileRead",
+        "Lock:tuple",
+        "LWLock:BufferContent",
+    ];
+    match KNOWN.iter().position(|k| *k == label) {
+        Some(i) => (i, Dash::Solid),
+        None => {
+            // FNV-1a: stable across runs and builds, unlike the standard hasher.
+            let h = label.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+            ((h % KNOWN.len() as u64) as usize, Dash::Dashed)
+        }
+    }
 }
 
 /// Part of active session time from which a kind of wait is named as a limit.
@@ -925,6 +956,13 @@ fn all_metrics_section(
                 .iter()
                 .enumerate()
                 .map(|(k, name)| {
+                    // A wait event is spelled and coloured as in "where the time goes".
+                    if let Some(label) = activity::wait_label(name) {
+                        let mut s = Series::line(&label, points[name].clone());
+                        let (colour, dash) = wait_style(&label);
+                        (s.color, s.dash) = (Some(colour), dash);
+                        return s;
+                    }
                     let short = name
                         .strip_prefix(family.as_str())
                         .map(|s| s.trim_start_matches('.'))
@@ -1116,10 +1154,10 @@ fn where_time_goes(
         let series: Vec<Series> = shares
             .iter()
             .take(WAIT_SERIES)
-            .enumerate()
-            .filter_map(|(k, w)| {
+            .filter_map(|w| {
                 let mut s = Series::line(&w.label, points.get(w.metric.as_str())?.clone());
-                s.dash = Dash::nth(k / 8);
+                let (colour, dash) = wait_style(&w.label);
+                (s.color, s.dash) = (Some(colour), dash);
                 Some(s)
             })
             .collect();

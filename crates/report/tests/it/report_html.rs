@@ -609,6 +609,13 @@ fn client_bound_runs_are_flagged_in_the_report_cells() {
                         "driver thread at 99 % of a core",
                     ),
                 ],
+                // A target's warning goes with each of its tests.
+                warnings: vec![pgsurge_store::WarningRecord {
+                    code: "host_noise".into(),
+                    message: "target \"local\": turbo/boost is on".into(),
+                    created_at: "2026-11-22T00:00:00Z".into(),
+                    ..Default::default()
+                }],
                 ..Default::default()
             })
             .unwrap();
@@ -621,4 +628,10 @@ fn client_bound_runs_are_flagged_in_the_report_cells() {
     .unwrap();
     let index = std::fs::read_to_string(&files.index).unwrap();
     assert!(index.contains("(client-bound 1 of 2)"), "{index}");
+    // Listed once, with the number of tests it concerns.
+    assert_eq!(index.matches("turbo/boost is on").count(), 1, "{index}");
+    assert!(
+        index.contains("turbo/boost is on <span class=\"muted\">(2 tests)</span>"),
+        "{index}"
+    );
 }
