@@ -36,7 +36,7 @@ impl Dash {
         [Dash::Solid, Dash::Dashed, Dash::Dotted, Dash::LongDash][i % 4]
     }
 
-    /// SVG `stroke-dasharray` of the legend swatch.
+    /// SVG `stroke-dasharray` of the line and its legend swatch.
     fn dasharray(self) -> &'static str {
         match self {
             Dash::Solid => "none",
@@ -176,6 +176,53 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
     RGBColor(23, 190, 207),
 ];
+
+/// The stroke width that marks a series line drawn with `dash` until [`compact_svg`]
+/// gives it its dash pattern (widths no other element of a chart uses).
+fn dash_marker_width(dash: Dash) -> u32 {
+    match dash {
+        Dash::Solid => 2,
+        Dash::Dashed => 17,
+        Dash::Dotted => 18,
+        Dash::LongDash => 19,
+    }
+}
+
+/// plotters' SVG without what repeats on every element and changes nothing: full
+/// opacity (the default), the font family (the page's style sets it for every chart)
+/// and font sizes with fifteen decimals; dashed series lines get their dash pattern.
+fn compact_svg(svg: &str) -> String {
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    while let Some(at) = rest.find(" font-size=\"") {
+        out.push_str(&rest[..at]);
+        let value_start = at + " font-size=\"".len();
+        let Some(len) = rest[value_start..].find('"') else {
+            rest = &rest[at..];
+            break;
+        };
+        let value = &rest[value_start..value_start + len];
+        match value.parse::<f64>() {
+            Ok(v) => out.push_str(&format!(" font-size=\"{v:.1}\"")),
+            Err(_) => out.push_str(&rest[at..value_start + len + 1]),
+        }
+        rest = &rest[value_start + len + 1..];
+    }
+    out.push_str(rest);
+    let mut out = out
+        .replace(" opacity=\"1\"", "")
+        .replace(" font-family=\"sans-serif\"", "");
+    for dash in [Dash::Dashed, Dash::Dotted, Dash::LongDash] {
+        out = out.replace(
+            &format!(" stroke-width=\"{}\"", dash_marker_width(dash)),
+            &format!(
+                " stroke-width=\"2\" stroke-dasharray=\"{}\"",
+                dash.dasharray()
+            ),
+        );
+    }
+    out
+}
 
 /// Color of series number `i`.
 pub fn color(i: usize) -> RGBColor {
@@ -317,12 +364,12 @@ impl LineChart {
         // Drawing into a String cannot fail for I/O reasons; a plotters error here
         // would be a range bug, which we surface as a visible note instead of a panic.
         if let Err(e) = self.draw(&mut svg) {
-            svg = format!(
+            return format!(
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"60\"><text x=\"10\" y=\"30\">chart error: {}</text></svg>",
                 crate::html::escape(&e)
             );
         }
-        svg
+        compact_svg(&svg)
     }
 
     /// Draws the plot into `out`: the axes over the data's ranges, then each drawn
@@ -442,7 +489,10 @@ impl LineChart {
             .x_labels(x_labels)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
-            .light_line_style(RGBColor(235, 235, 235))
+            // One grid line per label, no minor lines between them: minor lines made
+            // most of a page's bytes and little of what it shows.
+            .bold_line_style(RGBColor(228, 228, 228))
+            .max_light_lines(0)
             .draw()
             .map_err(|e| e.to_string())?;
         Ok(chart)
@@ -497,20 +547,16 @@ impl LineChart {
                     .map_err(|e| e.to_string())?;
                 continue;
             }
-            let pts = seg.clone();
-            match s.dash {
-                Dash::Solid => chart.draw_series(LineSeries::new(pts, style)).map(|_| ()),
-                Dash::Dashed => chart
-                    .draw_series(DashedLineSeries::new(pts, 6, 4, style))
-                    .map(|_| ()),
-                Dash::Dotted => chart
-                    .draw_series(DashedLineSeries::new(pts, 2, 4, style))
-                    .map(|_| ()),
-                Dash::LongDash => chart
-                    .draw_series(DashedLineSeries::new(pts, 12, 5, style))
-                    .map(|_| ()),
-            }
-            .map_err(|e| e.to_string())?;
+            // One polyline per segment whatever its dash: a dashed line gets a stroke
+            // width no other element has, which `compact_svg` turns into the SVG dash
+            // pattern (plotters would draw every dash as an element of its own).
+            let style = match s.dash {
+                Dash::Solid => style,
+                dash => c.stroke_width(dash_marker_width(dash)),
+            };
+            chart
+                .draw_series(LineSeries::new(seg.clone(), style))
+                .map_err(|e| e.to_string())?;
         }
         Ok(segments)
     }
@@ -598,6 +644,38 @@ pub(crate) mod tests {
                 p[start..end].split_whitespace().count()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_dashed_series_is_one_polyline_with_a_dash_pattern() {
+        let c = chart(vec![Series {
+            name: "p90".into(),
+            points: (0..50).map(|i| (f64::from(i), f64::from(i % 7))).collect(),
+            dash: Dash::Dotted,
+            ..Default::default()
+        }]);
+        let svg = c.to_svg();
+        assert_eq!(polylines(&svg), vec![50], "{svg}");
+        assert!(
+            svg.contains("stroke=\"#1F77B4\" stroke-width=\"2\" stroke-dasharray=\"2 3\""),
+            "{svg}"
+        );
+        assert!(!svg.contains("stroke-width=\"18\""), "{svg}");
+    }
+
+    #[test]
+    fn compact_svg_drops_defaults_and_rounds_font_sizes() {
+        let svg = "<text x=\"1\" font-family=\"sans-serif\" font-size=\"13.709677419354838\" \
+                   opacity=\"1\" fill=\"#000000\">t</text><line opacity=\"0.5\"/>";
+        assert_eq!(
+            compact_svg(svg),
+            "<text x=\"1\" font-size=\"13.7\" fill=\"#000000\">t</text><line opacity=\"0.5\"/>"
+        );
+        assert_eq!(
+            compact_svg("<text font-size=\"big\">"),
+            "<text font-size=\"big\">"
+        );
+        assert_eq!(compact_svg("<text font-size=\"9"), "<text font-size=\"9");
     }
 
     #[test]
