@@ -177,6 +177,10 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
+/// The colour of the grid lines (and its hex spelling in plotters' SVG).
+const GRID: RGBColor = RGBColor(228, 228, 228);
+const GRID_HEX: &str = "E4E4E4";
+
 /// The stroke width that marks a series line drawn with `dash` until [`compact_svg`]
 /// gives it its dash pattern (widths no other element of a chart uses).
 fn dash_marker_width(dash: Dash) -> u32 {
@@ -211,7 +215,18 @@ fn compact_svg(svg: &str) -> String {
     out.push_str(rest);
     let mut out = out
         .replace(" opacity=\"1\"", "")
-        .replace(" font-family=\"sans-serif\"", "");
+        .replace(" font-family=\"sans-serif\"", "")
+        // Black is SVG's default fill; axes and ticks, and grid lines, take their look
+        // from the page's style (`.k`, `.g`) instead of repeating it on every element.
+        .replace(
+            " fill=\"none\" stroke=\"#000000\" stroke-width=\"1\"",
+            " class=\"k\"",
+        )
+        .replace(" fill=\"#000000\"", "")
+        .replace(
+            &format!(" stroke=\"#{GRID_HEX}\" stroke-width=\"1\""),
+            " class=\"g\"",
+        );
     for dash in [Dash::Dashed, Dash::Dotted, Dash::LongDash] {
         out = out.replace(
             &format!(" stroke-width=\"{}\"", dash_marker_width(dash)),
@@ -491,7 +506,7 @@ impl LineChart {
             .y_label_formatter(&y_fmt)
             // One grid line per label, no minor lines between them: minor lines made
             // most of a page's bytes and little of what it shows.
-            .bold_line_style(RGBColor(228, 228, 228))
+            .bold_line_style(GRID)
             .max_light_lines(0)
             .draw()
             .map_err(|e| e.to_string())?;
@@ -669,7 +684,14 @@ pub(crate) mod tests {
                    opacity=\"1\" fill=\"#000000\">t</text><line opacity=\"0.5\"/>";
         assert_eq!(
             compact_svg(svg),
-            "<text x=\"1\" font-size=\"13.7\" fill=\"#000000\">t</text><line opacity=\"0.5\"/>"
+            "<text x=\"1\" font-size=\"13.7\">t</text><line opacity=\"0.5\"/>"
+        );
+        assert_eq!(
+            compact_svg(
+                "<polyline fill=\"none\" stroke=\"#000000\" stroke-width=\"1\" points=\"1,2 3,4\"/>\
+                 <line stroke=\"#E4E4E4\" stroke-width=\"1\" x1=\"0\"/>"
+            ),
+            "<polyline class=\"k\" points=\"1,2 3,4\"/><line class=\"g\" x1=\"0\"/>"
         );
         assert_eq!(
             compact_svg("<text font-size=\"big\">"),

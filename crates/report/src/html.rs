@@ -33,7 +33,7 @@ td.l,th.l{text-align:left}pre{background:#fff;border:1px solid #dde1e7;padding:1
 .swatch{display:inline-block}
 .warn{color:#8a5300}.muted{color:#667}.note{font-size:11px;color:#667;margin:2px 8px;max-width:700px}
 .legend svg.swatch{width:28px;height:12px;margin:0 6px 0 0;vertical-align:middle}
-svg text{font-family:sans-serif}nav.contents ul{list-style:none;padding:0;margin:8px 0;font-size:13px}nav.contents li{display:inline-block;margin:0 14px 4px 0}
+svg text{font-family:sans-serif}svg .k{fill:none;stroke:#000;stroke-width:1}svg .g{stroke:#e4e4e4;stroke-width:1}nav.contents ul{list-style:none;padding:0;margin:8px 0;font-size:13px}nav.contents li{display:inline-block;margin:0 14px 4px 0}
 ";
 
 /// Wraps `body` in a complete HTML document titled `title`; `nav` is a breadcrumb line.

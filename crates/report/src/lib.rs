@@ -26,4 +26,4 @@ pub use compare::{
     compare_schema, FORMAT as COMPARE_FORMAT, SCHEMA as COMPARE_SCHEMA,
     SCHEMA_VERSION as COMPARE_SCHEMA_VERSION,
 };
-pub use pages::{write_report, ReportError, ReportFiles, ReportRequest};
+pub use pages::{write_report, ReportError, ReportFiles, ReportRequest, SETS_ON_ONE_PAGE};

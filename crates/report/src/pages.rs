@@ -143,10 +143,55 @@ pub fn write_report(
         return Err(ReportError::Empty(store.location().to_string(), which));
     }
     let cells = build_cells(store, &runs, &target_names)?;
-    let (index_html, n) = index_page(store, &sets, &runs, &cells, &target_names, &target_order)?;
-    charts += n;
     let index = out.join("index.html");
-    pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
+    if sets.len() <= SETS_ON_ONE_PAGE {
+        let (index_html, n) = index_page(
+            store,
+            &sets,
+            &runs,
+            &cells,
+            &target_names,
+            &target_order,
+            "",
+        )?;
+        charts += n;
+        pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
+    } else {
+        // A grown store: a page per set, and an index of the sets (newest first) with
+        // each cell's trend across them.
+        for set in &sets {
+            let one = std::slice::from_ref(set);
+            let set_runs: Vec<Run> = runs
+                .iter()
+                .filter(|r| r.record.set_id == set.id)
+                .cloned()
+                .collect();
+            let set_cells: Vec<Cell> = cells
+                .iter()
+                .filter(|c| c.set_id == set.id)
+                .cloned()
+                .collect();
+            if set_runs.is_empty() {
+                continue;
+            }
+            let (html, n) = index_page(
+                store,
+                one,
+                &set_runs,
+                &set_cells,
+                &target_names,
+                &target_order,
+                "<a href=\"index.html\">← all sets</a>",
+            )?;
+            charts += n;
+            let path = out.join(set_page(set.id));
+            pgsurge_store::write_output(&path, html.as_bytes()).map_err(io(&path))?;
+            files.push(path);
+        }
+        let (index_html, n) = sets_index_page(&sets, &cells);
+        charts += n;
+        pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
+    }
     files.insert(0, index.clone());
     Ok(ReportFiles {
         index,
@@ -247,7 +292,109 @@ pub(crate) fn chart_div(c: &LineChart, count: &mut usize) -> String {
     format!("<div class=\"chart\">{}</div>", c.to_html())
 }
 
-/// The index page, section by section; returns it and its number of charts.
+/// Sets a report shows on one index page; beyond, each set has a page of its own and
+/// the index lists the sets and the trends across them.
+pub const SETS_ON_ONE_PAGE: usize = 12;
+
+/// The file of a set's page in a report of many sets.
+fn set_page(set_id: i64) -> String {
+    format!("set-{set_id}.html")
+}
+
+/// The index of a report of many sets: the sets, newest first, each linked to its page,
+/// and each cell's median tps across the sets in the order they were run (the view of
+/// a nightly benchmark: where did it get slower?). Returns it and its number of charts.
+fn sets_index_page(sets: &[Set], cells: &[Cell]) -> (String, usize) {
+    let mut body = String::new();
+    let mut n = 0;
+    body.push_str("<h2>Sets</h2>");
+    let rows: Vec<Vec<String>> = sets
+        .iter()
+        .rev()
+        .map(|s| {
+            vec![
+                format!(
+                    "<a href=\"{}\">{}</a>",
+                    set_page(s.id),
+                    escape(&s.record.name)
+                ),
+                s.id.to_string(),
+                escape(&s.record.kind),
+                escape(&s.record.status),
+                s.runs_ok.to_string(),
+                s.runs_failed.to_string(),
+                escape(&s.record.created_at),
+            ]
+        })
+        .collect();
+    body.push_str(&table(
+        &[
+            "set", "id", "kind", "status", "tests ok", "failed", "created",
+        ]
+        .map(String::from),
+        &rows,
+    ));
+    // x: the set's place in the order the sets were run (their ids).
+    let order: BTreeMap<i64, f64> = sets
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.id, (k + 1) as f64))
+        .collect();
+    let mut panels: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
+    for c in cells.iter().filter(|c| !c.tps.is_empty()) {
+        let mut panel = format!("{} s={}", c.key.script, c.key.scale);
+        if let Some(r) = c.key.rate() {
+            panel.push_str(&format!(" R={}", trim_float(r)));
+        }
+        if c.key.query_mode != "simple" {
+            panel.push(' ');
+            panel.push_str(&c.key.query_mode);
+        }
+        panels.entry(panel).or_default().push(c);
+    }
+    if !panels.is_empty() {
+        body.push_str("<h2>Trends across sets</h2><div class=\"charts\">");
+        for (panel, at) in &panels {
+            let mut chart = matrix_chart(
+                &format!("TPS across sets, {panel}"),
+                "set, in the order run (1 = oldest)",
+                "transactions per second (tps)",
+                at,
+                |c| {
+                    let mut name = format!("c={}", c.key.clients);
+                    if !c.target.is_empty() {
+                        name = format!("{} · {name}", c.target);
+                    }
+                    if !c.key.extra.is_empty() {
+                        name.push_str(&format!(" {}", c.key.extra));
+                    }
+                    name
+                },
+                |c| order.get(&c.set_id).copied().unwrap_or(f64::NAN),
+                |c| (c.tps_median, Some((c.tps_min, c.tps_max))),
+                &|_| 0,
+            );
+            for (k, s) in chart.series.iter_mut().enumerate() {
+                s.color = Some(k);
+                s.marker = Marker::nth(k);
+            }
+            chart.note = format!(
+                "Median of each set's repeats; band: their min–max. Each set has its page \
+                 (the list above).{}",
+                single_repeat_note(at)
+            );
+            body.push_str(&chart_div(&chart, &mut n));
+        }
+        body.push_str("</div>");
+    }
+    (
+        page(&format!("pgsurge report: {} sets", sets.len()), "", &body),
+        n,
+    )
+}
+
+/// The index page (or a set's page, when `nav` leads back to the index), section by
+/// section; returns it and its number of charts.
 fn index_page(
     store: &mut Store,
     sets: &[Set],
@@ -255,12 +402,13 @@ fn index_page(
     cells: &[Cell],
     target_names: &BTreeMap<i64, String>,
     target_order: &BTreeMap<i64, Vec<String>>,
+    nav: &str,
 ) -> Result<(String, usize), StoreError> {
     let mut body = String::new();
     let mut n = 0;
     body.push_str(&sets_section(sets));
     body.push_str(&targets_section(store, sets)?);
-    body.push_str(&warnings_section(store)?);
+    body.push_str(&warnings_section(store, sets)?);
     let styles = LineStyles::of(sets, cells);
     let style_of = |name: &str| styles.index(name);
     body.push_str(&client_and_scale_charts(sets, cells, &style_of, &mut n));
@@ -268,7 +416,11 @@ fn index_page(
     body.push_str(&scale_clients_tables(sets, cells));
     body.push_str(&comparisons_section(sets, cells, target_order));
     body.push_str(&tests_section(sets, runs, target_names));
-    Ok((page("pgsurge report", "", &body), n))
+    let title = match sets {
+        [one] if !nav.is_empty() => format!("pgsurge report: set {}", one.record.name),
+        _ => "pgsurge report".to_string(),
+    };
+    Ok((page(&title, nav, &body), n))
 }
 
 /// The sets: name, id, kind, status, test counts, creation, description.
@@ -330,13 +482,7 @@ fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError
                         .or(t.record.conninfo.as_deref())
                         .unwrap_or(""),
                 )),
-                escape(
-                    &t.record
-                        .settings
-                        .as_ref()
-                        .map(|v| pgsurge_store::redact_json(v).to_string())
-                        .unwrap_or_default(),
-                ),
+                settings_text(t.record.settings.as_ref()),
             ]);
         }
     }
@@ -357,6 +503,28 @@ fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError
     }
 
     Ok(body)
+}
+
+/// A target's settings as `name = value` lines (passwords masked), `–` for none.
+fn settings_text(settings: Option<&serde_json::Value>) -> String {
+    let Some(v) = settings.map(pgsurge_store::redact_json) else {
+        return "–".into();
+    };
+    match v.as_object() {
+        Some(map) if map.is_empty() => "–".into(),
+        Some(map) => map
+            .iter()
+            .map(|(name, value)| {
+                let value = value
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| value.to_string());
+                escape(&format!("{name} = {value}"))
+            })
+            .collect::<Vec<_>>()
+            .join("<br>"),
+        None => escape(&v.to_string()),
+    }
 }
 
 /// What each target of a set built from source was built from (its runs' build facts),
@@ -396,10 +564,13 @@ fn target_builds(store: &mut Store, set_id: i64) -> Result<BTreeMap<i64, String>
         .collect())
 }
 
-/// The store's warnings, when there are any.
-fn warnings_section(store: &mut Store) -> Result<String, StoreError> {
+/// The warnings of `sets`, when there are any.
+fn warnings_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError> {
     let mut body = String::new();
-    let warnings = store.warnings(None)?;
+    let mut warnings = Vec::new();
+    for s in sets {
+        warnings.extend(store.warnings(Some(s.id))?);
+    }
     if !warnings.is_empty() {
         // A warning about a target is stored with each of its tests: listed once, with
         // how many tests it concerns.

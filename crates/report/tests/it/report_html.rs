@@ -635,3 +635,93 @@ fn client_bound_runs_are_flagged_in_the_report_cells() {
         "{index}"
     );
 }
+
+/// A store of many sets (a nightly benchmark): each set gets a page of its own, the
+/// index lists the sets newest first and draws each cell's median across them.
+#[test]
+fn a_store_of_many_sets_gets_a_page_per_set_and_a_trend_per_cell() {
+    let dir = pgsurge_testkit::scratch_dir("report-many-sets");
+    let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
+    let nights = pgsurge_report::SETS_ON_ONE_PAGE + 3;
+    let mut set_ids = Vec::new();
+    for night in 0..nights {
+        let set_id = store
+            .create_set(&SetRecord {
+                name: format!("nightly-{night}"),
+                kind: "quickstart".into(),
+                status: "complete".into(),
+                created_at: format!("2026-11-{:02}T00:00:00Z", night + 1),
+                ..Default::default()
+            })
+            .unwrap();
+        set_ids.push(set_id);
+        let target_id = store
+            .upsert_target(&TargetRecord {
+                set_id,
+                name: "local".into(),
+                kind: "throwaway".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        for clients in [1i64, 2] {
+            for repeat in 1..=2i64 {
+                store
+                    .write_run(&RunWrite {
+                        run: RunRecord {
+                            set_id,
+                            target_id: Some(target_id),
+                            test_key: format!("local/s1/select-only/c{clients}/r-/{repeat}"),
+                            repeat_no: repeat,
+                            status: "ok".into(),
+                            script: Some("select-only".into()),
+                            scale: Some(1),
+                            clients: Some(clients),
+                            tps: Some(1000.0 * clients as f64 - night as f64 + repeat as f64),
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    })
+                    .unwrap();
+            }
+        }
+    }
+    let out = dir.path().join("out");
+    let files = write_report(&mut store, &ReportRequest::default(), &out).unwrap();
+    let index = std::fs::read_to_string(&files.index).unwrap();
+    // Sets newest first, each linked to its page; no list of every test.
+    let links: Vec<usize> = set_ids
+        .iter()
+        .map(|id| {
+            index
+                .find(&format!("<a href=\"set-{id}.html\">"))
+                .unwrap_or_else(|| panic!("no link to set {id}"))
+        })
+        .collect();
+    assert!(links.windows(2).all(|w| w[0] > w[1]), "{links:?}");
+    assert!(!index.contains("<h2>Tests</h2>"), "{index}");
+    // One trend chart for the one workload and scale, a line per client count with a
+    // point per set.
+    assert_eq!(index.matches("TPS across sets, select-only s=1").count(), 1);
+    let drawn = index
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| p.contains("stroke-width=\"2\""))
+        .map(|p| {
+            let start = p.find("points=\"").unwrap() + 8;
+            p[start..start + p[start..].find('"').unwrap()]
+                .split_whitespace()
+                .count()
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(drawn, vec![nights, nights], "{index}");
+    for id in &set_ids {
+        let page = std::fs::read_to_string(out.join(format!("set-{id}.html"))).unwrap();
+        assert!(page.contains("<h2>Tests</h2>") && page.contains("← all sets"));
+        let runs: std::collections::BTreeSet<&str> = page
+            .split("<a href=\"run-")
+            .skip(1)
+            .map(|l| &l[..l.find('"').unwrap()])
+            .collect();
+        assert_eq!(runs.len(), 4, "{page}");
+    }
+}
