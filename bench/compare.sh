@@ -4,8 +4,8 @@
 # -T $DURATION per tool give TPS and client CPU seconds per transaction (user+sys of the
 # client process); the medians and the ratios pgsurge/floor and pgsurge/pgbench are
 # printed, as the ratio of the medians and as the median of each round's ratio ("paired":
-# the three tools of a round run one after the other, so a round's ratio compares them
-# under the same load on the machine). Then peak client RSS at -c 200 -j 2.
+# the three tools of a round run one after the other, in an order that turns from round
+# to round, so a round's ratio compares them under the same load on the machine). Then peak client RSS at -c 200 -j 2.
 #
 # Workloads: select-only prepared, select-only simple, tpcb-like prepared;
 # client counts: -c 8 -j 2 and -c 250 -j 2 (CLIENTS="8 250").
@@ -57,9 +57,13 @@ SUMMARY=()
 for workload in $WORKLOADS; do
     for c in $CLIENTS; do
         declare -A TPS=() CPU=()
-        PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""
+        PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""; PAIRED_FLOOR_TPS=""
         for r in $(seq 1 "$ROUNDS"); do
-            for tool in floor pgbench pgsurge; do
+            # The order of the tools turns with each round, so that none always runs
+            # first (after the previous workload) or last.
+            order=(floor pgbench pgsurge)
+            order=("${order[@]:$(( r % 3 ))}" "${order[@]:0:$(( r % 3 ))}")
+            for tool in "${order[@]}"; do
                 # shellcheck disable=SC2046
                 read -r u s _ < <(measure "$W/$tool.$r" $(tool_cmd $tool "$workload") -c "$c" -j 2 -T "$DURATION")
                 tps=$(tps_of "$W/$tool.$r.out"); n=$(processed_of "$W/$tool.$r.out")
@@ -75,12 +79,13 @@ for workload in $WORKLOADS; do
             PAIRED_FLOOR+="$(ratio "$round_cpu_pgsurge" "$round_cpu_floor") "
             PAIRED_PGBENCH+="$(ratio "$round_cpu_pgsurge" "$round_cpu_pgbench") "
             PAIRED_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_pgbench") "
+            PAIRED_FLOOR_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_floor") "
         done
         tf=$(med "${TPS[floor]}"); tp=$(med "${TPS[pgbench]}"); ts=$(med "${TPS[pgsurge]}")
         cf=$(med "${CPU[floor]}"); cp=$(med "${CPU[pgbench]}"); cs=$(med "${CPU[pgsurge]}")
-        SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s | paired: pgsurge/floor cpu %s pgsurge/pgbench cpu %s tps %s" \
+        SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s | paired: pgsurge/floor cpu %s tps %s pgsurge/pgbench cpu %s tps %s" \
             "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")" \
-            "$(med "$PAIRED_FLOOR")" "$(med "$PAIRED_PGBENCH")" "$(med "$PAIRED_TPS")")")
+            "$(med "$PAIRED_FLOOR")" "$(med "$PAIRED_FLOOR_TPS")" "$(med "$PAIRED_PGBENCH")" "$(med "$PAIRED_TPS")")")
         unset TPS CPU
     done
 done
