@@ -571,6 +571,26 @@ fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Resul
         runs.retain(|r| CellKey::of(r).script == want);
         label_parts.push(want);
     }
+    keep_numeric_filters(&mut runs, &sel, spec, &mut label_parts)?;
+    if runs.is_empty() {
+        return Err(format!("side \"{spec}\" has no successful run"));
+    }
+    let cells = build_cells(store, &runs, &names).map_err(|e| e.to_string())?;
+    Ok(Side {
+        label: label_parts.join(" · "),
+        selector: sel,
+        cells,
+    })
+}
+
+/// Keeps the runs a side's `scale:`, `clients:` and `rate:` filters select, and names
+/// the filters in its label.
+fn keep_numeric_filters(
+    runs: &mut Vec<Run>,
+    sel: &Selector,
+    spec: &str,
+    label_parts: &mut Vec<String>,
+) -> Result<(), String> {
     for (value, what) in [
         (&sel.scale, "scale"),
         (&sel.clients, "clients"),
@@ -592,15 +612,7 @@ fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Resul
         });
         label_parts.push(format!("{what} {v}"));
     }
-    if runs.is_empty() {
-        return Err(format!("side \"{spec}\" has no successful run"));
-    }
-    let cells = build_cells(store, &runs, &names).map_err(|e| e.to_string())?;
-    Ok(Side {
-        label: label_parts.join(" · "),
-        selector: sel,
-        cells,
-    })
+    Ok(())
 }
 
 fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), String> {

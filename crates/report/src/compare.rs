@@ -371,6 +371,27 @@ impl Along {
 
 type MatchKey = (Option<String>, CellKey);
 
+/// The dimensions a matched cell is made of: the target when it is part of the cell,
+/// and the key's dimensions not compared along.
+fn cell_dimensions(target_is_cell: bool, along: crate::cells::Along) -> Vec<&'static str> {
+    let mut dims = Vec::new();
+    if target_is_cell {
+        dims.push("target");
+    }
+    for (along, name) in [
+        (along.script, "script"),
+        (along.scale, "scale"),
+        (along.clients, "clients"),
+        (along.rate, "rate"),
+        (along.query_mode, "query-mode"),
+    ] {
+        if !along {
+            dims.push(name);
+        }
+    }
+    dims
+}
+
 /// Compares the cells of A with the cells of B that match (see [`Along`]).
 pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Along) -> Comparison {
     let targets = |cells: &[Cell]| {
@@ -486,21 +507,7 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
         .map(label)
         .collect();
     let gm = |r: &[f64]| (!r.is_empty()).then(|| crate::stats::geometric_mean(r) - 1.0);
-    let mut dims = Vec::new();
-    if target_is_cell {
-        dims.push("target");
-    }
-    for (along, name) in [
-        (key_along.script, "script"),
-        (key_along.scale, "scale"),
-        (key_along.clients, "clients"),
-        (key_along.rate, "rate"),
-        (key_along.query_mode, "query-mode"),
-    ] {
-        if !along {
-            dims.push(name);
-        }
-    }
+    let dims = cell_dimensions(target_is_cell, key_along);
     Comparison {
         format: FORMAT,
         schema_version: SCHEMA_VERSION,

@@ -670,6 +670,34 @@ fn wait_style(label: &str) -> (usize, Dash) {
     }
 }
 
+/// WAL written per second (MB/s) from the metric `name`, with why it falls after the
+/// test's start.
+fn wal_chart(
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    name: &str,
+    mk: ChartMaker<'_>,
+) -> LineChart {
+    let s = Series::line(
+        "WAL",
+        points[name].iter().map(|(x, v)| (*x, v / 1e6)).collect(),
+    );
+    mk(
+        "WAL written",
+        "MB/s",
+        vec![s],
+        format!(
+            "from {name}{}; after the checkpoint that precedes the test, the first change to \
+             each page writes the whole page to the WAL (full_page_writes), so WAL per second \
+             starts high and falls as pages are changed again",
+            if is_flushed_counter_rate(name) {
+                format!(" ({FLUSH_NOTE})")
+            } else {
+                String::new()
+            }
+        ),
+    )
+}
+
 /// Part of active session time from which a kind of wait is named as a limit.
 const WAIT_HINT_PCT: f64 = 20.0;
 
@@ -845,28 +873,7 @@ fn limits_charts(
         ));
     }
     if let Some(name) = wal_name {
-        let s = Series::line(
-            "WAL",
-            points[name].iter().map(|(x, v)| (*x, v / 1e6)).collect(),
-        );
-        body.push_str(&chart_div(
-            &mk(
-                "WAL written",
-                "MB/s",
-                vec![s],
-                format!(
-                    "from {name}{}; after the checkpoint that precedes the test, the first \
-                     change to each page writes the whole page to the WAL (full_page_writes), \
-                     so WAL per second starts high and falls as pages are changed again",
-                    if is_flushed_counter_rate(name) {
-                        format!(" ({FLUSH_NOTE})")
-                    } else {
-                        String::new()
-                    }
-                ),
-            ),
-            n,
-        ));
+        body.push_str(&chart_div(&wal_chart(points, name, mk), n));
     }
     if rec.rate.is_some() {
         let mut max = view.series("max", |i| i.lag_max_ms);
