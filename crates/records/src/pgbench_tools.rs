@@ -882,7 +882,7 @@ pub struct ImportOptions {
     pub conninfo: String,
     /// pgbench-tools' `results/` directory, read where the database holds NULL.
     pub results_dir: Option<PathBuf>,
-    /// Prefix of the set names: `<name>/<server>/<set>`.
+    /// Prefix of the set names: `<name>-<server>-set<set>`.
     pub name: String,
 }
 
@@ -950,7 +950,7 @@ fn import_set(
     tests: Vec<TestRow>,
     summary: &mut ImportSummary,
 ) -> Result<(), String> {
-    let name = format!("{}/{server}/{set}", opts.name);
+    let name = format!("{}-{server}-set{set}", opts.name);
     let hash = format!("pgbench-tools {identity} {server} {set}");
     let bench = tests.iter().filter(|t| !t.is_init()).count();
     let set_id = match store

@@ -96,7 +96,7 @@ enum Cmd {
     },
     /// Import pgbench text reports (stdout of runs), each optionally with its log; or,
     /// with `--from pgbench-tools CONNINFO`, a pgbench-tools results database: every
-    /// testset becomes a set named `<name>/<server>/<set>`, every test a run (its
+    /// testset becomes a set named `<name>-<server>-set<set>`, every test a run (its
     /// initialization tests become the facts of the run after them). Importing the
     /// same database again adds only the tests not yet stored.
     Import {

@@ -122,7 +122,7 @@ fn a_pgbench_tools_database_is_imported_once_with_every_figure_and_no_password()
     let mut s = Store::open(store).unwrap();
     let sets = s.list_sets().unwrap();
     assert_eq!(sets.len(), 1, "{sets:?}");
-    assert_eq!(sets[0].record.name, "pgbench-tools/db1/1");
+    assert_eq!(sets[0].record.name, "pgbench-tools-db1-set1");
     assert_eq!(sets[0].record.kind, "import");
     assert!(sets[0]
         .record
