@@ -4,6 +4,8 @@
 //! imported with `results import --from pgbench-tools`, and every test's scale,
 //! clients, transactions, tps and latencies are checked against pgbench-tools' own
 //! `tests` rows and, for the tps its scripts leave NULL, against its `results.txt`.
+//! The same config converted with `campaign convert --from pgbench-tools` plans the
+//! tests runset ran, in its order.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -129,6 +131,53 @@ fn runset_with_pgsurge_as_pgbench_is_imported_with_its_own_figures() {
         "1",
         "one initialization test for the one scale"
     );
+
+    // The converted config plans the tests runset ran, in its order.
+    let campaign = dir.path().join("converted.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "convert", "--from", "pgbench-tools"])
+        .arg(&config)
+        .arg("-o")
+        .arg(&campaign)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "plan", "--format", "json"])
+        .arg(&campaign)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let planned: Vec<String> = plan["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            format!(
+                "{}|{}|{}|{}",
+                t["scale"], t["clients"], t["rate"], t["script"]
+            )
+        })
+        .collect();
+    let ran: Vec<String> = srv
+        .psql(
+            &results_db,
+            "SELECT scale, clients, coalesce(rate_limit::text, 'null') FROM tests \
+             WHERE script NOT LIKE ':%' ORDER BY test",
+        )
+        .lines()
+        .map(|l| format!("{}|\"select-only\"", l))
+        .collect();
+    assert_eq!(planned, ran, "{plan}");
 
     let store = dir.path().join("r.db").display().to_string();
     let results_dir = tools.join("results").display().to_string();
