@@ -385,10 +385,17 @@ fn trim(v: f64) -> String {
 /// What a test's `results.txt` (pgbench's report, in `results/<server>/<test>/`)
 /// supplies where the database holds NULL.
 fn fill_from_results(row: &mut TestRow, dir: &Path) -> Result<bool, String> {
-    let candidates = [
-        dir.join(&row.server).join(row.test.to_string()),
-        dir.join(row.test.to_string()),
-    ];
+    // The server name comes from the database: as a directory name it must stay one
+    // directory below `dir`.
+    let plain_name = !row.server.is_empty()
+        && !row.server.contains(['/', '\\'])
+        && row.server != "."
+        && row.server != "..";
+    let mut candidates = Vec::new();
+    if plain_name {
+        candidates.push(dir.join(&row.server).join(row.test.to_string()));
+    }
+    candidates.push(dir.join(row.test.to_string()));
     let Some(path) = candidates
         .iter()
         .map(|d| d.join("results.txt"))
