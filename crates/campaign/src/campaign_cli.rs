@@ -57,6 +57,74 @@ enum Cmd {
         /// Where to write it [default: stdout].
         file: Option<PathBuf>,
     },
+    /// Write the campaign equivalent to another tool's configuration: with
+    /// `--from pgbench-tools`, its `config` file (read, never executed: only its
+    /// assignments are evaluated), the same tests in the order its runset runs them.
+    /// Every setting not carried over gets a comment saying why.
+    Convert {
+        /// What CONFIG is.
+        #[arg(long, value_enum, required = true)]
+        from: ConvertFrom,
+        /// The configuration file.
+        config: PathBuf,
+        /// Write the campaign here (refuses to overwrite) [default: stdout].
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Configurations `campaign convert` reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ConvertFrom {
+    /// pgbench-tools' `config`.
+    PgbenchTools,
+}
+
+fn convert(config: &std::path::Path, output: Option<PathBuf>) -> i32 {
+    let text = match std::fs::read_to_string(config) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("pgsurge: error: reading {}: {e}", config.display());
+            return 1;
+        }
+    };
+    let dir = std::path::absolute(config)
+        .ok()
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+        .unwrap_or_default();
+    let campaign = match crate::convert::convert_config(&text, &dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "pgsurge: error: {}: {}",
+                config.display(),
+                terminal_safe(&e)
+            );
+            return 1;
+        }
+    };
+    let Some(path) = output else {
+        print!("{campaign}");
+        return 0;
+    };
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, campaign.as_bytes()));
+    match written {
+        Ok(()) => {
+            eprintln!(
+                "wrote {}: check its notes, then `pgsurge campaign plan {0}`",
+                path.display()
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("pgsurge: error: cannot create {}: {e}", path.display());
+            1
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -388,6 +456,7 @@ pub fn main(args: &[OsString]) -> i32 {
         Err(status) => return status,
     };
     match cli.cmd {
+        Cmd::Convert { config, output, .. } => convert(&config, output),
         Cmd::New { file } => match file {
             None => {
                 print!("{TEMPLATE}");

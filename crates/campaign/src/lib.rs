@@ -22,13 +22,15 @@
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
-//! | `campaign_cli` | `pgsurge campaign run|plan|new` |
+//! | [`convert`] | a pgbench-tools `config` (read, not executed) as a campaign file |
+//! | `campaign_cli` | `pgsurge campaign run|plan|new|convert` |
 //! | `fuzzing` | the body of the campaign-file fuzz target |
 
 #![warn(missing_docs)]
 
 mod campaign_cli;
 pub mod capacity;
+pub mod convert;
 pub mod distributed;
 pub mod error;
 pub mod execute;

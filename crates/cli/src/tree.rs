@@ -175,6 +175,7 @@ mod tests {
             &["campaign", "run"],
             &["campaign", "plan"],
             &["campaign", "new"],
+            &["campaign", "convert"],
             &["results", "show"],
             &["results", "export"],
             &["server", "env"],

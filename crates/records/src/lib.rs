@@ -6,6 +6,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`import`] | pgbench text reports and `-l` / aggregate logs → store records |
+//! | [`pgbench_tools`] | a pgbench-tools results database → sets, runs, metrics and facts |
 //! | [`adhoc`] | `bench --store` and `bench --store --group`: one run into a set |
 //! | `results_cli` | `pgsurge results`: list, show (with where the time went), export, import |
 //! | `fuzzing` | the body of the `results import` fuzz target |
@@ -16,6 +17,7 @@ pub mod adhoc;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod import;
+pub mod pgbench_tools;
 mod results_cli;
 
 use std::ffi::OsString;

@@ -94,18 +94,39 @@ enum Cmd {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Import pgbench text reports (stdout of runs), each optionally with its log.
+    /// Import pgbench text reports (stdout of runs), each optionally with its log; or,
+    /// with `--from pgbench-tools CONNINFO`, a pgbench-tools results database: every
+    /// testset becomes a set named `<name>-<server>-set<set>`, every test a run (its
+    /// initialization tests become the facts of the run after them). Importing the
+    /// same database again adds only the tests not yet stored.
     Import {
-        /// pgbench report files.
+        /// pgbench report files; with --from pgbench-tools, the results database's
+        /// connection string (conninfo or URL; give the password by PGPASSWORD or
+        /// .pgpass, not here).
         #[arg(required = true)]
         reports: Vec<PathBuf>,
+        /// What the input is: pgbench reports (default) or a pgbench-tools database.
+        #[arg(long, value_enum)]
+        from: Option<ImportFrom>,
+        /// With --from pgbench-tools: its `results/` directory, whose
+        /// `<server>/<test>/results.txt` supply figures the database holds as NULL.
+        #[arg(long, requires = "from")]
+        results_dir: Option<PathBuf>,
         /// `-l` or `--aggregate-interval` log of the (single) report.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from")]
         log: Option<PathBuf>,
-        /// Name of the set to create.
-        #[arg(long, default_value = "import")]
-        name: String,
+        /// Name of the set to create [default: import; with --from pgbench-tools, the
+        /// prefix of the set names, default pgbench-tools].
+        #[arg(long)]
+        name: Option<String>,
     },
+}
+
+/// Sources `results import` reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum ImportFrom {
+    /// A pgbench-tools results database.
+    PgbenchTools,
 }
 
 /// Entry point of `pgsurge results`.
@@ -165,7 +186,21 @@ pub fn main(args: &[OsString]) -> i32 {
             per_second,
             output,
         ),
-        Cmd::Import { reports, log, name } => import(&mut store, &reports, log, &name),
+        Cmd::Import {
+            reports,
+            from: Some(ImportFrom::PgbenchTools),
+            results_dir,
+            name,
+            ..
+        } => import_pgbench_tools(&mut store, &reports, results_dir, name),
+        Cmd::Import {
+            reports, log, name, ..
+        } => import(
+            &mut store,
+            &reports,
+            log,
+            name.as_deref().unwrap_or("import"),
+        ),
     };
     match r {
         Ok(()) => 0,
@@ -950,6 +985,39 @@ fn import(store: &mut Store, reports: &[PathBuf], log: Option<PathBuf>, name: &s
         store.write_run(&w).map_err(|e| e.to_string())?;
     }
     println!("imported {} run(s) into set {set_id}", parsed.len());
+    Ok(())
+}
+
+fn import_pgbench_tools(
+    store: &mut Store,
+    args: &[PathBuf],
+    results_dir: Option<PathBuf>,
+    name: Option<String>,
+) -> CliResult {
+    let [conninfo] = args else {
+        return Err("--from pgbench-tools takes exactly one connection string".into());
+    };
+    let conninfo = conninfo
+        .to_str()
+        .ok_or("the connection string is not valid UTF-8")?;
+    if let Some(d) = &results_dir {
+        if !d.is_dir() {
+            return Err(format!("--results-dir {}: not a directory", d.display()));
+        }
+    }
+    let s = crate::pgbench_tools::import(
+        store,
+        &crate::pgbench_tools::ImportOptions {
+            conninfo: conninfo.to_string(),
+            results_dir,
+            name: name.unwrap_or_else(|| "pgbench-tools".into()),
+        },
+    )?;
+    println!(
+        "imported {} run(s) into {} new set(s); {} already stored; {} initialization test(s) \
+         stored as facts; {} run(s) completed from result files",
+        s.runs_written, s.sets_created, s.runs_present, s.init_tests, s.filled_from_files
+    );
     Ok(())
 }
 

@@ -162,7 +162,7 @@ fn help_completions_and_man_pages_come_from_one_tree() {
     }
     let h = run(&["help", "campaign"]);
     assert!(h.status.success());
-    for sub in ["run", "plan", "new"] {
+    for sub in ["run", "plan", "new", "convert"] {
         assert!(stdout(&h).contains(sub), "{}", stdout(&h));
     }
     let h = run(&["help", "results", "export"]);

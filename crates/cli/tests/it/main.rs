@@ -24,6 +24,8 @@ mod init_jobs;
 mod kube_fake_cluster;
 mod kube_job;
 mod patch_ab;
+mod pgbench_tools_compare;
+mod pgbench_tools_runset;
 mod pinning;
 mod quickstart;
 mod quickstart_fetch;

@@ -1,0 +1,1 @@
+insert into data (filler) values (repeat(' ',:scale));
