@@ -291,31 +291,7 @@ impl Bisection<'_> {
     }
 
     fn compare(&self, good: &[i64], candidate: &[i64]) -> Result<Comparison, String> {
-        let ids = |r: &[i64]| {
-            format!(
-                "run:{}",
-                r.iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )
-        };
-        let c = pgsurge_report::run_compare(&pgsurge_report::CompareArgs {
-            a: Some(ids(good)),
-            b: Some(ids(candidate)),
-            store: Some(self.store_location.clone()),
-            aa: None,
-            along: vec![pgsurge_report::AlongArg::Set],
-            format: pgsurge_report::Format::Json,
-            fail_on: None,
-        })?;
-        if c.cells.len() != 1 {
-            return Err(format!(
-                "expected the one cell of the campaign on both sides, found {}",
-                c.cells.len()
-            ));
-        }
-        Ok(c)
+        compare_runs(&self.store_location, good, candidate)
     }
 
     fn inconclusive(&self, commit: &str) -> i32 {
@@ -328,6 +304,40 @@ impl Bisection<'_> {
         );
         EXIT_INCONCLUSIVE
     }
+}
+
+/// The good commit's runs against a candidate's, by `compare`'s statistics, as one
+/// cell: every measurement of a commit is a target of its own (`… try 2`), and all of
+/// a commit's runs are pooled.
+fn compare_runs(store: &str, good: &[i64], candidate: &[i64]) -> Result<Comparison, String> {
+    let ids = |r: &[i64]| {
+        format!(
+            "run:{}",
+            r.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    };
+    let c = pgsurge_report::run_compare(&pgsurge_report::CompareArgs {
+        a: Some(ids(good)),
+        b: Some(ids(candidate)),
+        store: Some(store.to_string()),
+        aa: None,
+        along: vec![
+            pgsurge_report::AlongArg::Set,
+            pgsurge_report::AlongArg::Target,
+        ],
+        format: pgsurge_report::Format::Json,
+        fail_on: None,
+    })?;
+    if c.cells.len() != 1 {
+        return Err(format!(
+            "expected the one cell of the campaign on both sides, found {}",
+            c.cells.len()
+        ));
+    }
+    Ok(c)
 }
 
 /// A regression needs the whole interval below −threshold; fine needs the whole
@@ -434,4 +444,72 @@ fn subject(repo: &Path, commit: &str) -> String {
 
 fn short(commit: &str) -> &str {
     pgsurge_server::source_build::short(commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgsurge_store::{RunRecord, RunWrite, SetRecord, TargetRecord};
+    use std::collections::BTreeMap;
+
+    /// A commit measured twice is two targets of the bisect's set; compared, each side
+    /// pools its targets' runs into the one cell.
+    #[test]
+    fn every_measurement_of_a_commit_is_pooled_in_one_cell() {
+        let dir = pgsurge_testkit::scratch_dir("bisect-compare");
+        let location = dir.path().join("s.db").display().to_string();
+        let mut store = Store::open(&location).unwrap();
+        let set_id = store
+            .create_set(&SetRecord {
+                name: "b bisect a..d".into(),
+                kind: "bisect".into(),
+                status: "complete".into(),
+                created_at: "2026-11-26T00:00:00Z".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let mut runs = BTreeMap::new();
+        for (target, tps) in [
+            ("pg @ good", 1000.0),
+            ("pg @ good try 2", 1010.0),
+            ("pg @ cand", 500.0),
+            ("pg @ cand try 2", 505.0),
+        ] {
+            let target_id = store
+                .upsert_target(&TargetRecord {
+                    set_id,
+                    name: target.into(),
+                    kind: "throwaway".into(),
+                    ..Default::default()
+                })
+                .unwrap();
+            for repeat in 1..=3i64 {
+                let id = store
+                    .write_run(&RunWrite {
+                        run: RunRecord {
+                            set_id,
+                            target_id: Some(target_id),
+                            test_key: format!("{target}/s1/select-only/c2/r-/{repeat}"),
+                            repeat_no: repeat,
+                            status: "ok".into(),
+                            script: Some("select-only".into()),
+                            scale: Some(1),
+                            clients: Some(2),
+                            tps: Some(tps + repeat as f64),
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    })
+                    .unwrap();
+                runs.entry(target.split(" try").next().unwrap().to_string())
+                    .or_insert_with(Vec::new)
+                    .push(id);
+            }
+        }
+        drop(store);
+        let c = compare_runs(&location, &runs["pg @ good"], &runs["pg @ cand"]).unwrap();
+        let cell = &c.cells[0];
+        assert_eq!((cell.a_n, cell.b_n), (6, 6));
+        assert!(cell.tps.change.unwrap() < -0.45, "{:?}", cell.tps.change);
+    }
 }

@@ -20,7 +20,7 @@ fn inits(fresh: &str, drop_caches: bool) -> (Vec<String>, String) {
 [campaign]
 name = "fresh"
 [[target]]
-name = "local"
+name = "fresh"
 [matrix]
 scales = [1]
 clients = [1]

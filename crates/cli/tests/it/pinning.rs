@@ -94,7 +94,7 @@ fn a_pinned_campaign_runs_its_server_and_its_clients_on_their_cpus() {
 [campaign]
 name = "pinned"
 [[target]]
-name = "local"
+name = "pinned"
 [pinning]
 server = "{server_cpu}"
 client = "{client_cpu}"

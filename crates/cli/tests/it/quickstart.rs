@@ -12,7 +12,9 @@ fn pgsurge() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgsurge"))
 }
 
-/// PIDs of postgres processes whose command line names a quickstart data directory.
+/// PIDs of postgres processes whose command line names a quickstart data directory
+/// (its target is `local`: the other tests of this binary that run campaigns on
+/// throwaway servers name their targets otherwise).
 fn quickstart_postgres() -> Vec<String> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
