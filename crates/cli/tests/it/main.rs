@@ -30,3 +30,4 @@ mod quickstart_fetch;
 mod script_bytes_diff;
 mod script_diff;
 mod store_integrity;
+mod workload_tpcc;
