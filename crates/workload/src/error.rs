@@ -26,11 +26,11 @@ pub enum WorkloadError {
         message: String,
     },
     /// A script of the pack does not parse.
-    #[error("{file}: {message}")]
+    #[error("{message}")]
     Script {
         /// The script file.
         file: String,
-        /// pgbench's error text with its line.
+        /// pgbench's error text, naming the file and the line.
         message: String,
     },
     /// A connection could not be opened.
@@ -63,4 +63,15 @@ pub enum WorkloadError {
         /// Why.
         message: String,
     },
+}
+
+/// pgbench's lines for a script error (the file and line, the command, the caret),
+/// without its `pgbench: error: ` prefix: the caller prints its own.
+pub(crate) fn script_message(e: &pgsurge_script::ScriptError) -> String {
+    let lines = e.stderr_lines();
+    let mut text = lines.join("\n");
+    if let Some(rest) = text.strip_prefix("pgbench: error: ") {
+        text = rest.to_string();
+    }
+    text
 }

@@ -81,7 +81,7 @@ fn setseed_value(seed: u64, step: usize, unit: u32) -> f64 {
 pub(crate) fn statements(rel: &str, sql: &str) -> Result<Vec<String>, WorkloadError> {
     let script = pgsurge_script::parse_script(rel, sql).map_err(|e| WorkloadError::Script {
         file: rel.to_string(),
-        message: e.render().trim_end().to_string(),
+        message: crate::error::script_message(&e),
     })?;
     script
         .commands

@@ -164,10 +164,11 @@ impl Pack {
             files,
         };
         for s in &pack.manifest.scripts {
-            pgsurge_script::parse_script(&s.file, pack.file(&s.file)).map_err(|e| {
+            let name = label_of(&pack.origin, &s.file);
+            pgsurge_script::parse_script(&name, pack.file(&s.file)).map_err(|e| {
                 WorkloadError::Script {
-                    file: label_of(&pack.origin, &s.file),
-                    message: e.render().trim_end().to_string(),
+                    file: name.clone(),
+                    message: crate::error::script_message(&e),
                 }
             })?;
         }

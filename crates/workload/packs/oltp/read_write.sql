@@ -23,13 +23,17 @@ SELECT c FROM sbtest1 WHERE id = :id;
 \set id random(1, :n)
 SELECT c FROM sbtest1 WHERE id = :id;
 \set lo random(1, :n - :range_size + 1)
-SELECT c FROM sbtest1 WHERE id BETWEEN :lo AND :lo + :range_size - 1;
+\set hi :lo + :range_size - 1
+SELECT c FROM sbtest1 WHERE id BETWEEN :lo AND :hi;
 \set lo random(1, :n - :range_size + 1)
-SELECT sum(k) FROM sbtest1 WHERE id BETWEEN :lo AND :lo + :range_size - 1;
+\set hi :lo + :range_size - 1
+SELECT sum(k) FROM sbtest1 WHERE id BETWEEN :lo AND :hi;
 \set lo random(1, :n - :range_size + 1)
-SELECT c FROM sbtest1 WHERE id BETWEEN :lo AND :lo + :range_size - 1 ORDER BY c;
+\set hi :lo + :range_size - 1
+SELECT c FROM sbtest1 WHERE id BETWEEN :lo AND :hi ORDER BY c;
 \set lo random(1, :n - :range_size + 1)
-SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN :lo AND :lo + :range_size - 1 ORDER BY c;
+\set hi :lo + :range_size - 1
+SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN :lo AND :hi ORDER BY c;
 \set id random(1, :n)
 UPDATE sbtest1 SET k = k + 1 WHERE id = :id;
 \set id random(1, :n)
