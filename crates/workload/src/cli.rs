@@ -33,10 +33,14 @@ enum WorkloadCommand {
         /// A built-in pack's name or a pack directory.
         pack: String,
     },
-    /// Write a commented template pack into DIR (created; must not hold a workload.toml).
+    /// Write a commented template pack, or a copy of a pack, into DIR (created; must
+    /// not hold a workload.toml).
     New {
         /// The directory.
         dir: PathBuf,
+        /// Copy this pack (a built-in pack's name or a directory) instead of the template.
+        #[arg(long, value_name = "PACK")]
+        from: Option<String>,
     },
     /// Run a pack's consistency checks: exit 0 when all hold, 1 naming each violated one.
     Check {
@@ -63,15 +67,7 @@ pub fn workload_main(args: &[OsString]) -> i32 {
     let result = match parsed.command {
         WorkloadCommand::List => list(&mut out),
         WorkloadCommand::Show { pack } => show(&pack, &mut out),
-        WorkloadCommand::New { dir } => new_pack(&dir).map(|()| {
-            let _ = writeln!(
-                out,
-                "wrote a template pack into {}; load it with `pgsurge bench --workload {} -i DBNAME`",
-                dir.display(),
-                dir.display()
-            );
-            EXIT_OK
-        }),
+        WorkloadCommand::New { dir, from } => new_command(&dir, from.as_deref(), &mut out),
         WorkloadCommand::Check { pack, conninfo } => check(&pack, conninfo.as_deref(), &mut out),
     };
     let _ = out.flush();
@@ -109,6 +105,27 @@ fn show(name: &str, out: &mut dyn Write) -> Result<i32, WorkloadError> {
     Ok(EXIT_OK)
 }
 
+fn new_command(dir: &Path, from: Option<&str>, out: &mut dyn Write) -> Result<i32, WorkloadError> {
+    let what = match from {
+        None => {
+            new_pack(dir)?;
+            "a template pack".to_string()
+        }
+        Some(name) => {
+            let pack = Pack::resolve(name)?;
+            write_files(dir, &pack.files())?;
+            format!("a copy of {}", pack.name())
+        }
+    };
+    let _ = writeln!(
+        out,
+        "wrote {what} into {}; load it with `pgsurge bench --workload {} -i DBNAME`",
+        dir.display(),
+        dir.display()
+    );
+    Ok(EXIT_OK)
+}
+
 /// The files `workload new` writes.
 const TEMPLATE: &[(&str, &str)] = &[
     ("workload.toml", include_str!("../template/workload.toml")),
@@ -121,6 +138,12 @@ const TEMPLATE: &[(&str, &str)] = &[
 /// Writes the template pack into `dir` (created if missing; a `workload.toml` already
 /// there is never replaced).
 pub fn new_pack(dir: &Path) -> Result<(), WorkloadError> {
+    write_files(dir, TEMPLATE)
+}
+
+/// Writes a pack's files into `dir` (created if missing; a `workload.toml` already
+/// there is never replaced).
+fn write_files(dir: &Path, files: &[(&str, &str)]) -> Result<(), WorkloadError> {
     let werr = |p: &Path, e: std::io::Error| WorkloadError::Write {
         path: p.display().to_string(),
         message: e.to_string(),
@@ -131,7 +154,7 @@ pub fn new_pack(dir: &Path) -> Result<(), WorkloadError> {
             message: "already exists; not replaced".into(),
         });
     }
-    for (rel, text) in TEMPLATE {
+    for (rel, text) in files {
         let p = dir.join(rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|e| werr(parent, e))?;

@@ -415,3 +415,87 @@ fn poll_function_calls(srv: &TestServer, db: &str) -> f64 {
     }
     last
 }
+
+#[test]
+fn pgbench_itself_runs_the_pack_scripts_with_their_meaning() {
+    let Some(pgbench) = pgsurge_testkit::reference_pgbench() else {
+        return;
+    };
+    let srv = TestServer::shared();
+    let db = srv.create_database("tpcc_pgbench");
+    load(srv, &db, "1", "1", "9");
+    let scratch = pgsurge_testkit::scratch_dir("workload-tpcc-pgbench");
+    let dir = scratch.path().join("tpcc");
+    let o = pgsurge(
+        srv,
+        &["workload", "new", dir.to_str().unwrap(), "--from", "tpcc"],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("a copy of tpcc"), "{}", o.stdout);
+    let before = num(srv, &db, "select sum(d_next_o_id) from district");
+    let mut c = Command::new(pgbench);
+    c.current_dir(&dir).args([
+        "-n",
+        "-s",
+        "1",
+        "-c",
+        "2",
+        "-t",
+        "150",
+        "-M",
+        "prepared",
+        "--random-seed",
+        "4",
+        "-D",
+        "nurand_c_last=223",
+        "-D",
+        "nurand_c_id=259",
+        "-D",
+        "nurand_ol_i_id=7911",
+        "-f",
+        "new_order.sql@45",
+        "-f",
+        "payment.sql@43",
+        "-f",
+        "order_status.sql@4",
+        "-f",
+        "delivery.sql@4",
+        "-f",
+        "stock_level.sql@4",
+        &db,
+    ]);
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("actually processed: 300/300"), "{stdout}");
+    // pgbench's New-Orders committed or rolled back, as the pack counts them.
+    let new_orders: f64 = stdout
+        .split("SQL script 1: new_order.sql")
+        .nth(1)
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix(" - ")?
+                    .split(" transactions")
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let committed = num(srv, &db, "select sum(d_next_o_id) from district") - before;
+    let rollbacks = num(
+        srv,
+        &db,
+        "select case when is_called then last_value else 0 end from tpcc_new_order_rollbacks",
+    );
+    assert_eq!(committed + rollbacks, new_orders);
+    let o = check(srv, &db);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+}
