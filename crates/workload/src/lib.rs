@@ -1,8 +1,8 @@
 //! Workload packs: a directory with a manifest (`workload.toml`) naming its
 //! parameters, schema and loader SQL, transaction scripts (pgbench scripts) with
-//! weights, metrics and consistency checks. The built-in packs (`tpcc`, `ycsb-a`…`ycsb-f`,
-//! `oltp-read-write` and the other sysbench-like ones) are the same files, compiled
-//! into the binary (`crates/workload/packs/`).
+//! weights, metrics and consistency checks. The built-in packs (`tpcc`,
+//! `tpcc-procedures`, `ycsb-a`…`ycsb-f`, `oltp-read-write` and the other sysbench-like
+//! ones) are the same files, compiled into the binary (`crates/workload/packs/`).
 //!
 //! `pgsurge bench --workload` uses [`Pack::resolve`], [`load::load`] (`-i`),
 //! [`Pack::parameters`] and the scripts (a run), and [`metrics`] around a run;

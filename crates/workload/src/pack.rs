@@ -49,8 +49,12 @@ macro_rules! pack {
 /// The built-in packs: name and files (path, text), the manifest first.
 pub const BUILTIN: &[(&str, &[(&str, &str)])] = &[
     pack!("tpcc", "tpcc", "workload.toml":
-        "schema.sql", "load/item.sql", "load/warehouse.sql", "finish.sql",
+        "schema.sql", "procedures.sql", "load/item.sql", "load/warehouse.sql", "finish.sql",
         "new_order.sql", "payment.sql", "order_status.sql", "delivery.sql", "stock_level.sql"),
+    pack!("tpcc-procedures", "tpcc", "procedures.toml":
+        "schema.sql", "procedures.sql", "load/item.sql", "load/warehouse.sql", "finish.sql",
+        "procedures/new_order.sql", "procedures/payment.sql", "procedures/order_status.sql",
+        "procedures/delivery.sql", "procedures/stock_level.sql"),
     pack!("ycsb-a", "ycsb", "workload-a.toml":
         "schema.sql", "load/usertable.sql", "finish.sql", "read.sql", "update.sql"),
     pack!("ycsb-b", "ycsb", "workload-b.toml":

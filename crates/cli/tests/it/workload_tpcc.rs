@@ -499,3 +499,119 @@ fn pgbench_itself_runs_the_pack_scripts_with_their_meaning() {
     let o = check(srv, &db);
     assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
 }
+
+/// What a run wrote, without timestamps: the new orders and lines, the payments, and
+/// the customers' and stock's running totals.
+fn run_digest(srv: &TestServer, db: &str) -> String {
+    srv.psql(
+        db,
+        "select (select md5(string_agg(row(o_w_id, o_d_id, o_id, o_c_id, o_ol_cnt, o_all_local, o_carrier_id)::text, ',' order by o_w_id, o_d_id, o_id)) from orders where o_id > 3000), \
+         (select md5(string_agg(row(ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount)::text, ',' order by ol_w_id, ol_d_id, ol_o_id, ol_number)) from order_line where ol_o_id > 3000), \
+         (select md5(string_agg(row(h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_amount)::text, ',' order by h_c_w_id, h_c_d_id, h_c_id, h_d_id, h_w_id, h_amount)) from history), \
+         (select sum(c_balance) || '/' || sum(c_payment_cnt) || '/' || sum(c_delivery_cnt) from customer), \
+         (select sum(s_quantity) || '/' || sum(s_remote_cnt) from stock), \
+         (select count(*) from new_order)",
+    )
+}
+
+#[test]
+fn procedures_mode_and_seeded_runs_replay_the_same_transactions() {
+    let srv = TestServer::shared();
+    let a = srv.create_database("tpcc_proc_a");
+    let b = srv.create_database("tpcc_proc_b");
+    load(srv, &a, "2", "2", "4");
+    load(srv, &b, "2", "1", "4");
+    // One client, the same seed: the same keys, in both modes.
+    for pack in ["tpcc-procedures", "tpcc"] {
+        for db in [&a, &b] {
+            let o = pgsurge(
+                srv,
+                &[
+                    "bench",
+                    "--workload",
+                    pack,
+                    "-t",
+                    "400",
+                    "--random-seed",
+                    "12",
+                    db,
+                ],
+            );
+            assert_eq!(o.code, 0, "{pack}: {}{}", o.stdout, o.stderr);
+        }
+        assert_eq!(run_digest(srv, &a), run_digest(srv, &b), "{pack}");
+    }
+    let o = check(srv, &a);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+
+    // Many clients in procedures mode: NOPM is the server's count, and the rollbacks
+    // and remote lines keep their rates.
+    let next_o_id = "select sum(d_next_o_id) from district";
+    let rollbacks_sql =
+        "select case when is_called then last_value else 0 end from tpcc_new_order_rollbacks";
+    let lines_sql = "select count(*) from order_line where ol_o_id > 3000";
+    let remote_sql =
+        "select count(*) from order_line where ol_o_id > 3000 and ol_supply_w_id <> ol_w_id";
+    let (before, rb0, lines0, remote0) = (
+        num(srv, &a, next_o_id),
+        num(srv, &a, rollbacks_sql),
+        num(srv, &a, lines_sql),
+        num(srv, &a, remote_sql),
+    );
+    let scratch = pgsurge_testkit::scratch_dir("workload-tpcc-proc");
+    let json_path = scratch.path().join("run.json");
+    let json_arg = format!("--json={}", json_path.display());
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            "tpcc-procedures",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "-T",
+            "8",
+            "--max-tries",
+            "20",
+            &json_arg,
+            &a,
+        ],
+    );
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let committed = num(srv, &a, next_o_id) - before;
+    let rollbacks = num(srv, &a, rollbacks_sql) - rb0;
+    let secs = json["bench_duration_us"].as_f64().unwrap() / 1e6;
+    let nopm: f64 = o
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("NOPM = "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no NOPM line:\n{}", o.stdout))
+        .parse()
+        .unwrap();
+    let server_nopm = committed * 60.0 / secs;
+    assert!(
+        (nopm - server_nopm).abs() <= 0.01 * server_nopm,
+        "NOPM {nopm} vs server {server_nopm}"
+    );
+    let new_orders = json["scripts"][0]["stats"]["transactions"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (new_orders - committed - rollbacks).abs() <= 0.01 * new_orders,
+        "{new_orders} New-Orders, {committed} committed, {rollbacks} rolled back"
+    );
+    assert_proportion("rollbacks", rollbacks, new_orders, 0.01);
+    assert_proportion(
+        "remote order lines",
+        num(srv, &a, remote_sql) - remote0,
+        num(srv, &a, lines_sql) - lines0,
+        0.01,
+    );
+    let o = check(srv, &a);
+    assert_eq!(o.code, 0, "after the run: {}{}", o.stdout, o.stderr);
+}
