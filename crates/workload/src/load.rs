@@ -11,9 +11,9 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use pgsurge_wire::Connection;
+use pgsurge_wire::{CancelToken, Connection};
 
 use crate::error::WorkloadError;
 use crate::manifest::Per;
@@ -127,9 +127,49 @@ fn base_vars(pack: &Pack, scale: u32) -> Vec<(String, String)> {
     vars
 }
 
+/// The loading's sessions: when the loading is interrupted or one of them fails,
+/// the statements still running on the others are cancelled on the server.
+struct Sessions<'a> {
+    interrupted: Option<&'a AtomicBool>,
+    failed: AtomicBool,
+    finished: AtomicBool,
+    tokens: Mutex<Vec<CancelToken>>,
+}
+
+impl Sessions<'_> {
+    fn interrupted(&self) -> bool {
+        self.interrupted.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    fn stopped(&self) -> bool {
+        self.interrupted() || self.failed.load(Ordering::Relaxed)
+    }
+
+    fn register(&self, c: &Connection) {
+        self.tokens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(c.cancel_token());
+    }
+
+    /// Until the loading finishes: on a stop, cancels every session's statement once.
+    fn watch(&self) {
+        while !self.finished.load(Ordering::Relaxed) {
+            if self.stopped() {
+                for t in self.tokens.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                    // A session that is idle or gone ignores the request.
+                    let _ = t.cancel();
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 /// Loads `pack` at `opts.scale` into the database of `conn`, opening more connections
 /// with `connect` for the per-unit steps; progress lines go to `err`. `cancel`,
-/// when raised, stops the loading before the next file.
+/// when raised, cancels the statements running and stops the loading.
 pub fn load(
     pack: &Pack,
     conn: &mut Connection,
@@ -138,8 +178,34 @@ pub fn load(
     err: &mut dyn Write,
     cancel: Option<&AtomicBool>,
 ) -> Result<(), WorkloadError> {
+    let sessions = Sessions {
+        interrupted: cancel,
+        failed: AtomicBool::new(false),
+        finished: AtomicBool::new(false),
+        tokens: Mutex::new(Vec::new()),
+    };
+    sessions.register(conn);
+    let result = std::thread::scope(|s| {
+        s.spawn(|| sessions.watch());
+        let r = load_steps(pack, conn, connect, opts, err, &sessions);
+        sessions.finished.store(true, Ordering::Relaxed);
+        r
+    });
+    match result {
+        Err(_) if sessions.interrupted() => Err(WorkloadError::Canceled),
+        other => other,
+    }
+}
+
+fn load_steps(
+    pack: &Pack,
+    conn: &mut Connection,
+    connect: &Connect<'_>,
+    opts: LoadOptions,
+    err: &mut dyn Write,
+    sessions: &Sessions<'_>,
+) -> Result<(), WorkloadError> {
     let started = Instant::now();
-    let canceled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let vars = base_vars(pack, opts.scale);
     let load = &pack.manifest.load;
     let mut step_no = 0usize;
@@ -149,7 +215,7 @@ pub fn load(
         step_no += 1;
     }
     for step in &load.steps {
-        if canceled() {
+        if sessions.stopped() {
             return Err(WorkloadError::Canceled);
         }
         let t = Instant::now();
@@ -173,9 +239,15 @@ pub fn load(
                     opts.scale,
                     if jobs == 1 { "" } else { "s" }
                 );
-                per_unit(
-                    pack, conn, connect, &step.file, &vars, opts, step_no, jobs, err, cancel,
-                )?;
+                let units = UnitStep {
+                    pack,
+                    rel: &step.file,
+                    vars: &vars,
+                    opts,
+                    step_no,
+                };
+                units.run(conn, connect, jobs, sessions)?;
+                let _ = writeln!(err, "  {} units loaded", opts.scale);
             }
         }
         let _ = writeln!(
@@ -187,7 +259,7 @@ pub fn load(
         step_no += 1;
     }
     for rel in &load.finish {
-        if canceled() {
+        if sessions.stopped() {
             return Err(WorkloadError::Canceled);
         }
         let _ = writeln!(err, "finishing ({rel})...");
@@ -204,82 +276,85 @@ pub fn load(
     Ok(())
 }
 
-/// One per-unit step: units 1…scale taken in order by `jobs` workers, the first on
-/// `conn`, the others on connections of their own.
-#[allow(clippy::too_many_arguments)]
-fn per_unit(
-    pack: &Pack,
-    conn: &mut Connection,
-    connect: &Connect<'_>,
-    rel: &str,
-    vars: &[(String, String)],
+/// One per-unit step.
+struct UnitStep<'a> {
+    pack: &'a Pack,
+    rel: &'a str,
+    vars: &'a [(String, String)],
     opts: LoadOptions,
     step_no: usize,
-    jobs: usize,
-    err: &mut dyn Write,
-    cancel: Option<&AtomicBool>,
-) -> Result<(), WorkloadError> {
-    let next = AtomicUsize::new(1);
-    let failed = AtomicBool::new(false);
-    let first_error: Mutex<Option<WorkloadError>> = Mutex::new(None);
-    let done = AtomicUsize::new(0);
-    let work = |c: &mut Connection| loop {
-        if failed.load(Ordering::Relaxed) || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return;
-        }
-        let unit = next.fetch_add(1, Ordering::Relaxed);
-        let Ok(unit) = u32::try_from(unit) else {
-            return;
+}
+
+impl UnitStep<'_> {
+    /// Units 1…scale taken in order by `jobs` workers, the first on `conn`, the others
+    /// on connections of their own.
+    fn run(
+        &self,
+        conn: &mut Connection,
+        connect: &Connect<'_>,
+        jobs: usize,
+        sessions: &Sessions<'_>,
+    ) -> Result<(), WorkloadError> {
+        let next = AtomicUsize::new(1);
+        let first_error: Mutex<Option<WorkloadError>> = Mutex::new(None);
+        // The first error is kept before the others are cancelled (their errors
+        // would only say so).
+        let fail = |e: WorkloadError| {
+            first_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+            sessions.failed.store(true, Ordering::Relaxed);
         };
-        if unit > opts.scale {
-            return;
-        }
-        let mut v = vars.to_vec();
-        v.push(("unit".to_string(), unit.to_string()));
-        if let Err(e) = run_file(c, pack, rel, &v, setseed_value(opts.seed, step_no, unit)) {
-            failed.store(true, Ordering::Relaxed);
-            let e = match e {
-                WorkloadError::Sql { file, message } => WorkloadError::Sql {
-                    file,
-                    message: format!("unit {unit}: {message}"),
-                },
-                other => other,
+        let work = |c: &mut Connection| loop {
+            if sessions.stopped() {
+                return;
+            }
+            let Ok(unit) = u32::try_from(next.fetch_add(1, Ordering::Relaxed)) else {
+                return;
             };
-            let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-            slot.get_or_insert(e);
-            return;
+            if unit > self.opts.scale {
+                return;
+            }
+            if let Err(e) = self.run_unit(c, unit) {
+                fail(e);
+                return;
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..jobs {
+                s.spawn(|| match connect() {
+                    Ok(mut c) => {
+                        sessions.register(&c);
+                        work(&mut c);
+                        c.close();
+                    }
+                    Err(e) => fail(WorkloadError::Connect(e)),
+                });
+            }
+            work(conn);
+        });
+        if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
         }
-        done.fetch_add(1, Ordering::Relaxed);
-    };
-    std::thread::scope(|s| {
-        for _ in 1..jobs {
-            s.spawn(|| match connect() {
-                Ok(mut c) => {
-                    work(&mut c);
-                    c.close();
-                }
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                    slot.get_or_insert(WorkloadError::Connect(e));
-                }
-            });
+        if sessions.stopped() {
+            return Err(WorkloadError::Canceled);
         }
-        work(conn);
-    });
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
+        Ok(())
     }
-    if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-        return Err(WorkloadError::Canceled);
+
+    fn run_unit(&self, c: &mut Connection, unit: u32) -> Result<(), WorkloadError> {
+        let mut v = self.vars.to_vec();
+        v.push(("unit".to_string(), unit.to_string()));
+        let seed = setseed_value(self.opts.seed, self.step_no, unit);
+        run_file(c, self.pack, self.rel, &v, seed).map_err(|e| match e {
+            WorkloadError::Sql { file, message } => WorkloadError::Sql {
+                file,
+                message: format!("unit {unit}: {message}"),
+            },
+            other => other,
+        })
     }
-    let _ = writeln!(
-        err,
-        "  {} of {} units loaded",
-        done.load(Ordering::Relaxed),
-        opts.scale
-    );
-    Ok(())
 }
 
 #[cfg(test)]

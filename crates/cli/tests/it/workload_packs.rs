@@ -427,3 +427,113 @@ fn oltp_read_write_runs_sysbenchs_statement_mix() {
         );
     }
 }
+
+#[test]
+fn a_failing_load_step_names_its_file_and_unit() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("workload_load_fails");
+    let scratch = pgsurge_testkit::scratch_dir("workload-load-fails");
+    let dir = scratch.path().join("kv");
+    let d = dir.to_str().unwrap();
+    ok(&pgsurge(srv, &["workload", "new", d]));
+    edit(
+        &dir.join("load/kv.sql"),
+        "INSERT INTO kv",
+        "SELECT 1 / (:unit - 2);\nINSERT INTO kv",
+    );
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            d,
+            "-i",
+            "-s",
+            "3",
+            "--init-jobs",
+            "2",
+            &db,
+        ],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("pgbench: error: load/kv.sql: unit 2: ERROR:  division by zero"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("done in"), "{}", o.stderr);
+}
+
+#[test]
+fn ctrl_c_stops_a_load_at_once_and_cancels_its_statements() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("workload_load_ctrl_c");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.args([
+        "bench",
+        "--workload",
+        "tpcc",
+        "-i",
+        "-s",
+        "20",
+        "--init-jobs",
+        "2",
+        &db,
+    ])
+    .stderr(std::process::Stdio::piped());
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = String::new();
+    loop {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no per-warehouse step in:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("loading load/warehouse.sql") {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sends SIGINT to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let sent = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    let waited = sent.elapsed();
+    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(2)) {
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    assert_eq!(status.code(), Some(1), "{seen}");
+    assert!(
+        seen.contains("pgbench: error: loading was canceled"),
+        "{seen}"
+    );
+    assert!(
+        waited < std::time::Duration::from_secs(3),
+        "took {waited:?}:\n{seen}"
+    );
+    let active = num(
+        srv,
+        &db,
+        &format!(
+            "select count(*) from pg_stat_activity where datname = '{db}' and pid <> pg_backend_pid()"
+        ),
+    );
+    assert_eq!(active, 0.0, "sessions left after the interrupted load");
+}
