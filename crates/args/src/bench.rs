@@ -150,12 +150,55 @@ fn init_main(o: &InitOptions) -> i32 {
     let _watcher = SignalWatcher::install(stop.clone()).ok();
     let cfg = &cfg;
     let connect = move || Connection::connect(cfg).map_err(|e| e.to_string());
+    if let Some(w) = &o.workload {
+        return load_workload(
+            &mut conn,
+            w,
+            o.init_jobs,
+            &connect,
+            stop.as_atomic(),
+            &mut err,
+        );
+    }
     let result = initialize_jobs(&mut conn, o, &connect, stop.as_atomic(), &mut err);
     match result {
         Ok(()) => 0,
         Err(e) => {
             let _ = err.write_all(e.render().as_bytes());
             e.exit_code()
+        }
+    }
+}
+
+/// `-i --workload`: the pack's loader over `--init-jobs` connections.
+fn load_workload(
+    conn: &mut Connection,
+    w: &crate::WorkloadInit,
+    init_jobs: u32,
+    connect: &pgsurge_workload::load::Connect<'_>,
+    cancel: &std::sync::atomic::AtomicBool,
+    err: &mut dyn Write,
+) -> i32 {
+    let mut pack = match pgsurge_workload::Pack::resolve(&w.pack) {
+        Ok(p) => p,
+        Err(e) => {
+            err_line(&e.to_string());
+            return 1;
+        }
+    };
+    for (name, value) in &w.variables {
+        pack.set_parameter(name, value);
+    }
+    let opts = pgsurge_workload::load::LoadOptions {
+        scale: w.scale,
+        jobs: usize::try_from(init_jobs).unwrap_or(1),
+        seed: w.seed,
+    };
+    match pgsurge_workload::load::load(&pack, conn, connect, opts, err, Some(cancel)) {
+        Ok(()) => 0,
+        Err(e) => {
+            err_line(&e.to_string());
+            1
         }
     }
 }
@@ -220,6 +263,24 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
         server_version,
         ..DatabaseInfo::default()
     };
+    if let Some(pack) = &o.workload {
+        match workload_scale(&mut conn, pack) {
+            Ok(scale) => {
+                if o.scale_given && i64::from(o.scale) != scale {
+                    let _ = std::io::stdout().flush();
+                    eprintln!(
+                        "pgbench: warning: scale option ignored, using the scale of workload {} ({scale})",
+                        pack.name()
+                    );
+                }
+                info.scale = scale;
+            }
+            Err(e) => {
+                err_line(&e.to_string());
+                return Err(1);
+            }
+        }
+    }
     // pgbench looks at the tables only for its builtin scripts (custom scripts get -s).
     if o.internal_script_used {
         let found = match layout::detect(&mut conn) {
@@ -240,11 +301,40 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
             );
         }
     }
-    if !o.no_vacuum {
+    // A pack's tables are not pgbench's: only runs with a builtin script vacuum them.
+    if !o.no_vacuum && (o.workload.is_none() || o.internal_script_used) {
         vacuum(&mut conn, o.vacuum_all);
     }
     conn.close();
     Ok(info)
+}
+
+/// The pack's scale, from its `scale_query`: a positive integer.
+fn workload_scale(
+    conn: &mut Connection,
+    pack: &pgsurge_workload::Pack,
+) -> Result<i64, pgsurge_workload::WorkloadError> {
+    let fail = |message: String| pgsurge_workload::WorkloadError::Scale {
+        pack: pack.name().to_string(),
+        message,
+    };
+    let rows = conn.simple_query(&pack.manifest.scale_query).map_err(|e| {
+        fail(format!(
+            "{} (was it loaded with -i?)",
+            e.to_string().trim_end()
+        ))
+    })?;
+    let text = rows
+        .last()
+        .and_then(|r| r.get(0, 0))
+        .unwrap_or("")
+        .to_string();
+    match text.trim().parse::<i64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(fail(format!(
+            "its scale query gave \"{text}\", not a positive integer (was it loaded with -i?)"
+        ))),
+    }
 }
 
 /// `pgbench (18.0)`, or `pgbench (18.0, server 17.11)` when the versions differ.
@@ -389,9 +479,18 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     if pin_client(&o).is_err() {
         return 1;
     }
+    let workload = o.workload.clone();
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,
+    };
+    // The pack's metrics are read on the server just before and just after the run.
+    let before = match &workload {
+        Some(pack) => match workload_snapshot(&spec, pack) {
+            Ok(s) => Some(s),
+            Err(code) => return code,
+        },
+        None => None,
     };
     let stop = StopFlag::new();
     if let Err(e) = make_room_for_run(&spec) {
@@ -439,16 +538,9 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         .json
         .as_deref()
         .is_some_and(|p| p.as_os_str() == "-");
-    if json_on_stdout {
-        let mut err = std::io::stderr().lock();
-        let _ = write_pgbench_report(&result, &ReportOptions::from_result(&result), &mut err);
-        let _ = err.flush();
-    } else {
-        let mut out = std::io::stdout().lock();
-        let _ = write_pgbench_report(&result, &ReportOptions::from_result(&result), &mut out);
-        let _ = out.flush();
-    }
-    let mut output_failed = false;
+    let metrics = workload_metrics(&spec, workload.as_ref().zip(before.as_ref()), &result);
+    write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
+    let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
         err_line(e);
         output_failed = true;
@@ -500,6 +592,56 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         code = 1;
     }
     code
+}
+
+/// pgbench's report, then the pack's metric lines, on stdout (stderr when stdout
+/// carries the JSON document).
+fn write_report(result: &RunResult, metrics: &str, to_stderr: bool) {
+    let mut out: Box<dyn Write> = if to_stderr {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
+    let _ = write_pgbench_report(result, &ReportOptions::from_result(result), &mut out);
+    let _ = out.write_all(metrics.as_bytes());
+    let _ = out.flush();
+}
+
+/// The pack's metric lines for a finished run (empty without `--workload`); `Err`
+/// after the error line when they cannot be read.
+fn workload_metrics(
+    spec: &RunSpec,
+    workload: Option<(
+        &pgsurge_workload::Pack,
+        &pgsurge_workload::metrics::Snapshot,
+    )>,
+    result: &RunResult,
+) -> Result<String, ()> {
+    let Some((pack, before)) = workload else {
+        return Ok(String::new());
+    };
+    let after = workload_snapshot(spec, pack).map_err(|_| ())?;
+    let secs = result.bench_duration_us as f64 / 1e6;
+    let values = pgsurge_workload::metrics::metric_values(pack, before, &after, secs);
+    Ok(pgsurge_workload::metrics::render(&values))
+}
+
+/// Reads the pack's metrics on a connection of its own; `Err` is the exit code after
+/// the error line.
+fn workload_snapshot(
+    spec: &RunSpec,
+    pack: &pgsurge_workload::Pack,
+) -> Result<pgsurge_workload::metrics::Snapshot, i32> {
+    let mut conn = Connection::connect(&spec.conn).map_err(|e| {
+        err_line(&e.to_string());
+        1
+    })?;
+    let snap = pgsurge_workload::metrics::snapshot(pack, &mut conn).map_err(|e| {
+        err_line(&e.to_string());
+        1
+    });
+    conn.close();
+    snap
 }
 
 /// Options parsed by `pgsurge-args` that the engine does not implement (none today).

@@ -5,7 +5,7 @@
 
 use crate::options::*;
 use crate::parser::{
-    add_builtin, builtin_or_exit, ensure_open_files, fatal, lossy, Ctx, Exit, Raw, Step,
+    add_builtin, add_script, builtin_or_exit, ensure_open_files, fatal, lossy, Ctx, Exit, Raw, Step,
 };
 use crate::scripts;
 use crate::seed::SeedSource;
@@ -16,6 +16,10 @@ const DEFAULT_INIT_STEPS: &str = "dtgvp";
 
 /// After the options: defaults, the checks in pgbench's order, and the mode split.
 pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) -> Step<Outcome> {
+    let workload = match raw.extensions.workload.clone() {
+        Some(name) => Some(workload_scripts(ctx, &mut raw, &name)?),
+        None => None,
+    };
     if raw.scripts.is_empty() && !raw.is_init_mode {
         let b = builtin_or_exit(ctx, b"tpcb-like")?;
         add_builtin(ctx, &mut raw, b, 1)?;
@@ -116,7 +120,38 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         debug_level: raw.debug_level,
         extensions: raw.extensions,
         options_given: raw.options_given,
+        workload,
     }))
+}
+
+/// `--workload`: reads the pack; outside `-i`, adds its scripts with their weights and
+/// its parameters as `-D` defaults (a `-D` of the same name wins).
+fn workload_scripts(ctx: &mut Ctx<'_>, raw: &mut Raw, name: &str) -> Step<pgsurge_workload::Pack> {
+    let pack = pgsurge_workload::Pack::resolve(name).map_err(|e| fatal(ctx, e.to_string()))?;
+    if raw.is_init_mode {
+        return Ok(pack);
+    }
+    for s in &pack.manifest.scripts {
+        add_script(
+            ctx,
+            raw,
+            pack.script_desc(&s.file),
+            pack.file(&s.file).to_string(),
+            ScriptOrigin::Workload {
+                pack: name.to_string(),
+                file: s.file.clone(),
+            },
+            s.weight,
+        )?;
+    }
+    raw.benchmarking_option_set = true;
+    let defaults: Vec<(String, String)> = pack
+        .parameters()
+        .into_iter()
+        .filter(|(k, _)| !raw.variables.iter().any(|(n, _)| n == k))
+        .collect();
+    raw.variables.splice(0..0, defaults);
+    Ok(pack)
 }
 
 /// `--generator-split`: `-c`, `-R` and a numeric seed (option or
@@ -177,6 +212,9 @@ fn default_dbname(ctx: &mut Ctx<'_>) -> Step<String> {
 }
 
 fn init_outcome(ctx: &mut Ctx<'_>, raw: Raw, connection: Connection) -> Step<Outcome> {
+    if let Some(pack) = raw.extensions.workload.clone() {
+        return workload_init_outcome(ctx, raw, connection, pack);
+    }
     if raw.benchmarking_option_set {
         return Err(fatal(
             ctx,
@@ -220,6 +258,59 @@ fn init_outcome(ctx: &mut Ctx<'_>, raw: Raw, connection: Connection) -> Step<Out
         },
         debug_level: raw.debug_level,
         init_jobs: raw.init_jobs,
+        workload: None,
+    }))
+}
+
+/// `-i --workload`: the pack's loader takes `-s`, `--init-jobs`, `--random-seed` and
+/// `-D`; pgbench's own table options do not apply to it.
+fn workload_init_outcome(
+    ctx: &mut Ctx<'_>,
+    raw: Raw,
+    connection: Connection,
+    pack: String,
+) -> Step<Outcome> {
+    if raw.benchmarking_besides_seed {
+        return Err(fatal(
+            ctx,
+            "some of the specified options cannot be used in initialization (-i) mode",
+        ));
+    }
+    if raw.init_steps.is_some()
+        || raw.partitions > 0
+        || raw.partition_method != PartitionMethod::None
+        || raw.foreign_keys
+        || raw.tablespace.is_some()
+        || raw.index_tablespace.is_some()
+        || raw.unlogged_tables
+        || raw.fillfactor != 100
+    {
+        return Err(fatal(
+            ctx,
+            "--workload loads with the pack's own SQL: -I, -F, --partitions, --partition-method, --foreign-keys, --tablespace, --index-tablespace and --unlogged-tables do not apply",
+        ));
+    }
+    Ok(Outcome::Init(InitOptions {
+        connection,
+        spec: pgsurge_init::InitSpec {
+            steps: DEFAULT_INIT_STEPS.to_string(),
+            scale: i32::try_from(raw.scale).unwrap_or(i32::MAX),
+            fillfactor: 100,
+            partitions: 0,
+            partition_method: PartitionMethod::None,
+            tablespace: None,
+            index_tablespace: None,
+            unlogged: false,
+            quiet: raw.quiet,
+        },
+        debug_level: raw.debug_level,
+        init_jobs: raw.init_jobs,
+        workload: Some(WorkloadInit {
+            pack,
+            scale: raw.scale,
+            seed: raw.seed.value,
+            variables: raw.variables,
+        }),
     }))
 }
 

@@ -128,6 +128,10 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            NAME (needs --store and --generator-index/-count)
   --init-jobs=N            with -i: load, vacuum and index pgbench_accounts over N
                            connections (default: 1, as pgbench)
+  --workload=NAME|DIR      a workload pack (tpcc, ycsb-a…f, oltp-…, or a directory;
+                           `pgsurge workload list`): with -i, create and load its
+                           schema (-s: the pack's scale); otherwise run its scripts
+                           with their weights and report its metrics
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

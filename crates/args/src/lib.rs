@@ -50,7 +50,7 @@ pub use bench::{
 };
 pub use options::{
     BenchOptions, Connection, Extensions, InitOptions, PartitionMethod, QueryMode, RunLimit,
-    Script, ScriptEntry, ScriptOrigin, DEFAULT_PERCENTILES,
+    Script, ScriptEntry, ScriptOrigin, WorkloadInit, DEFAULT_PERCENTILES,
 };
 pub use seed::{RandomSeed, SeedSource};
 

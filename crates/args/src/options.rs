@@ -44,6 +44,13 @@ pub enum ScriptOrigin {
     File(PathBuf),
     /// `-f -`.
     Stdin,
+    /// A script of `--workload`'s pack: the pack as given and the script's path in it.
+    Workload {
+        /// `--workload`'s value.
+        pack: String,
+        /// The script's path inside the pack.
+        file: String,
+    },
 }
 
 /// One script to run, in command-line order.
@@ -101,6 +108,8 @@ pub struct Extensions {
     /// totals; this generator runs its share of them (see `generator.rs`). Already
     /// applied to the clients, rate and seed of [`BenchOptions`].
     pub generator_split: bool,
+    /// `--workload=NAME|DIR`: a workload pack, as given.
+    pub workload: Option<String>,
 }
 
 /// Default list of `--percentiles` without a value.
@@ -175,6 +184,22 @@ pub struct BenchOptions {
     /// appearance, e.g. `["client", "rate", "json"]`. Lets the engine refuse, by name,
     /// an option whose behaviour it does not implement yet instead of ignoring it.
     pub options_given: Vec<&'static str>,
+    /// `--workload`: the pack, read and checked; its scripts are in `scripts`, its
+    /// parameters in `variables`.
+    pub workload: Option<pgsurge_workload::Pack>,
+}
+
+/// `-i --workload`: what the pack's loader needs besides the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadInit {
+    /// `--workload`'s value.
+    pub pack: String,
+    /// `-s`: units of the pack's scale.
+    pub scale: u32,
+    /// The random seed the data derives from (`--random-seed`, else pgbench's default).
+    pub seed: u64,
+    /// `-D NAME=VALUE`: the pack's parameters as the loader sees them.
+    pub variables: Vec<(String, String)>,
 }
 
 /// `--partition-method` (the init crate's type: one for the suite).
@@ -195,6 +220,8 @@ pub struct InitOptions {
     /// `--init-jobs` (pgsurge extension): connections that load, vacuum and
     /// index `pgbench_accounts`; 1 (the default) runs pgbench's serial steps.
     pub init_jobs: u32,
+    /// `--workload` (pgsurge extension): load this pack instead of pgbench's tables.
+    pub workload: Option<WorkloadInit>,
 }
 
 impl BenchOptions {

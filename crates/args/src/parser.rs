@@ -80,6 +80,9 @@ pub(crate) struct Raw {
     pub(crate) seed: RandomSeed,
     pub(crate) extensions: Extensions,
     pub(crate) options_given: Vec<&'static str>,
+    /// Whether a benchmarking option other than `--random-seed` and `-D` was given
+    /// (`-i --workload` takes those two: the loader's seed and parameters).
+    pub(crate) benchmarking_besides_seed: bool,
 }
 
 impl Raw {
@@ -134,6 +137,7 @@ impl Raw {
             seed,
             extensions: Extensions::default(),
             options_given: Vec::new(),
+            benchmarking_besides_seed: false,
         }
     }
 }
@@ -288,7 +292,7 @@ pub(crate) fn builtin_or_exit(ctx: &mut Ctx<'_>, name: &[u8]) -> Step<&'static s
 }
 
 /// pgbench's `ParseScript` + `addScript`.
-fn add_script(
+pub(crate) fn add_script(
     ctx: &mut Ctx<'_>,
     raw: &mut Raw,
     desc: String,
@@ -483,7 +487,12 @@ fn run(args: &[Vec<u8>], ctx: &mut Ctx<'_>) -> Step<Outcome> {
                 return Err(Exit(1));
             }
         };
+        let was_set = std::mem::replace(&mut raw.benchmarking_option_set, false);
         read_option(ctx, &mut raw, opt, arg.as_deref())?;
+        if raw.benchmarking_option_set && !matches!(opt, Opt::RandomSeed | Opt::Define) {
+            raw.benchmarking_besides_seed = true;
+        }
+        raw.benchmarking_option_set |= was_set;
         if let Some(o) = LONGS.iter().chain(EXTENSIONS).find(|o| o.id == opt) {
             if !raw.options_given.contains(&o.name) {
                 raw.options_given.push(o.name);
@@ -811,6 +820,13 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
         | Opt::GeneratorSplit => {
             raw.benchmarking_option_set = true;
             generator_option(ctx, raw, opt, arg)?;
+        }
+        // pgsurge extensions: both modes.
+        Opt::Workload => {
+            if arg.is_empty() {
+                return Err(fatal(ctx, "--workload must not be empty"));
+            }
+            raw.extensions.workload = Some(lossy(arg));
         }
         // pgsurge extensions: initialization options.
         Opt::InitJobs => {

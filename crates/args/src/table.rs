@@ -66,6 +66,7 @@ pub enum Opt {
     GeneratorCount,
     GeneratorSplit,
     Cpus,
+    Workload,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -178,6 +179,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("set", Required, Opt::Set),
     l("group", Required, Opt::Group),
     l("cpus", Required, Opt::Cpus),
+    l("workload", Required, Opt::Workload),
 ];
 
 #[cfg(test)]

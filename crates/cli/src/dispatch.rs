@@ -22,6 +22,7 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
         "merge" => pgsurge_generators::merge_main(rest),
         "dist" => pgsurge_generators::dist_main(rest),
         "kube" => pgsurge_kube::kube_main(rest),
+        "workload" => pgsurge_workload::workload_main(rest),
         _ => return None,
     })
 }

@@ -85,6 +85,7 @@ pub fn tree() -> Command {
         )
         .subcommand(pgsurge_generators::dist_cli())
         .subcommand(pgsurge_kube::kube_cli())
+        .subcommand(pgsurge_workload::workload_cli())
         .subcommand(
             Command::new("schema")
                 .about("Print the JSON Schema of a machine-readable output")

@@ -32,3 +32,5 @@ mod quickstart_fetch;
 mod script_bytes_diff;
 mod script_diff;
 mod store_integrity;
+mod workload_packs;
+mod workload_tpcc;

@@ -1,0 +1,539 @@
+//! Workload packs other than `tpcc`: `workload list/show/new`, a user's pack made with
+//! `workload new` and edited, the errors of broken packs (file, line, key), and the
+//! YCSB and sysbench-like packs with their statement mixes measured on the server.
+
+use pgsurge_server::testing::TestServer;
+use std::path::Path;
+use std::process::Command;
+
+struct Out {
+    stdout: String,
+    stderr: String,
+    code: i32,
+}
+
+fn pgsurge(srv: &TestServer, args: &[&str]) -> Out {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.args(args);
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    let out = c.output().expect("run pgsurge");
+    Out {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+fn ok(o: &Out) {
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+}
+
+fn num(srv: &TestServer, db: &str, sql: &str) -> f64 {
+    let v = srv.psql(db, sql);
+    v.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{sql}: not a number: {v:?}"))
+}
+
+/// `k` of `n` trials is within five standard deviations of proportion `p`.
+fn assert_proportion(what: &str, k: f64, n: f64, p: f64) {
+    let sd = (n * p * (1.0 - p)).sqrt();
+    assert!(
+        (k - n * p).abs() <= 5.0 * sd + 1.0,
+        "{what}: {k} of {n}, expected {p} (±{:.1} at 5 sd)",
+        5.0 * sd
+    );
+}
+
+/// A table's write counters once the ended sessions' statistics have arrived (they
+/// are flushed when a session ends).
+fn table_counters(srv: &TestServer, db: &str, table: &str) -> (f64, f64, f64) {
+    let sql = format!(
+        "select n_tup_ins || ' ' || n_tup_upd || ' ' || n_tup_del from pg_stat_user_tables where relname = '{table}'"
+    );
+    let mut last = String::new();
+    for _ in 0..50 {
+        let now = srv.psql(db, &sql).trim().to_string();
+        if now == last {
+            break;
+        }
+        last = now;
+        std::thread::sleep(std::time::Duration::from_millis(400));
+    }
+    let v: Vec<f64> = last.split(' ').map(|x| x.parse().unwrap()).collect();
+    (v[0], v[1], v[2])
+}
+
+#[test]
+fn list_and_show_print_the_builtin_packs() {
+    let srv = TestServer::shared();
+    let o = pgsurge(srv, &["workload", "list"]);
+    ok(&o);
+    for name in [
+        "tpcc",
+        "ycsb-a",
+        "ycsb-f",
+        "oltp-read-write",
+        "oltp-point-select",
+        "oltp-insert",
+    ] {
+        assert!(
+            o.stdout.lines().any(|l| l.starts_with(name)),
+            "{name}:\n{}",
+            o.stdout
+        );
+    }
+    let o = pgsurge(srv, &["workload", "show", "tpcc"]);
+    ok(&o);
+    for file in [
+        "workload.toml",
+        "schema.sql",
+        "load/warehouse.sql",
+        "new_order.sql",
+        "payment.sql",
+        "order_status.sql",
+        "delivery.sql",
+        "stock_level.sql",
+    ] {
+        assert!(
+            o.stdout.contains(&format!("==> {file} <==")),
+            "{file} not shown"
+        );
+    }
+    assert!(o.stdout.contains("CREATE TABLE order_line"));
+    let o = pgsurge(srv, &["workload", "show", "nosuch"]);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("no workload \"nosuch\""), "{}", o.stderr);
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{from:?} not in {}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn a_pack_from_workload_new_loads_runs_and_checks_once_edited() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("workload_user_pack");
+    let scratch = pgsurge_testkit::scratch_dir("workload-user-pack");
+    let dir = scratch.path().join("kv");
+    let d = dir.to_str().unwrap();
+    ok(&pgsurge(srv, &["workload", "new", d]));
+    // A second `new` never replaces a pack.
+    let o = pgsurge(srv, &["workload", "new", d]);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("already exists"), "{}", o.stderr);
+
+    // Edited: every transaction updates, rows are 500 per unit.
+    edit(
+        &dir.join("workload.toml"),
+        "read_percent = 80",
+        "read_percent = 0",
+    );
+    edit(
+        &dir.join("load/kv.sql"),
+        "(:unit - 1) * 1000 + 1, :unit * 1000",
+        "(:unit - 1) * 500 + 1, :unit * 500",
+    );
+    edit(
+        &dir.join("txn.sql"),
+        "random(1, 1000 * :scale)",
+        "random(1, 500 * :scale)",
+    );
+    edit(
+        &dir.join("workload.toml"),
+        "count(*) / 1000",
+        "count(*) / 500",
+    );
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            d,
+            "-i",
+            "-s",
+            "3",
+            "--init-jobs",
+            "2",
+            &db,
+        ],
+    );
+    ok(&o);
+    assert_eq!(num(srv, &db, "select count(*) from kv"), 1500.0);
+    let o = pgsurge(srv, &["bench", "--workload", d, "-c", "2", "-t", "50", &db]);
+    ok(&o);
+    assert!(o.stdout.contains("scaling factor: 3"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("updates = 100 (in the run"),
+        "{}",
+        o.stdout
+    );
+    // -D overrides a parameter: all reads.
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            d,
+            "-D",
+            "read_percent=100",
+            "-t",
+            "40",
+            &db,
+        ],
+    );
+    ok(&o);
+    assert!(o.stdout.contains("updates = 0 (in the run"), "{}", o.stdout);
+
+    let o = pgsurge(srv, &["workload", "check", d, &db]);
+    ok(&o);
+    srv.psql(&db, "delete from kv where k = 700");
+    let o = pgsurge(srv, &["workload", "check", d, &db]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.stdout.contains("VIOLATED  every key"), "{}", o.stdout);
+    assert!(o.stdout.lines().any(|l| l.trim() == "700"), "{}", o.stdout);
+}
+
+#[test]
+fn a_broken_pack_is_refused_naming_file_line_and_key() {
+    let srv = TestServer::shared();
+    let scratch = pgsurge_testkit::scratch_dir("workload-broken-pack");
+    let dir = scratch.path().join("p");
+    let d = dir.to_str().unwrap();
+    ok(&pgsurge(srv, &["workload", "new", d]));
+    let manifest = dir.join("workload.toml");
+    let good = std::fs::read_to_string(&manifest).unwrap();
+    let weight_line = good
+        .lines()
+        .position(|l| l.starts_with("weight = 1"))
+        .unwrap()
+        + 1;
+
+    edit(&manifest, "weight = 1", "weight = \"heavy\"");
+    let o = pgsurge(srv, &["bench", "--workload", d, "-t", "1", "nodb"]);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains(&manifest.display().to_string()),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains(&format!("line {weight_line}")),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("weight"), "{}", o.stderr);
+
+    std::fs::write(&manifest, good.replace("weight = 1", "wieght = 1")).unwrap();
+    let o = pgsurge(srv, &["workload", "check", d]);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("wieght"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains(&format!("line {weight_line}")),
+        "{}",
+        o.stderr
+    );
+
+    std::fs::write(&manifest, &good).unwrap();
+    let txn = dir.join("txn.sql");
+    edit(
+        &txn,
+        "\\if random(1, 100)",
+        "\\sett x 1\n\\if random(1, 100)",
+    );
+    let o = pgsurge(srv, &["bench", "--workload", d, "-i", "nodb"]);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains(&txn.display().to_string()),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("sett"), "{}", o.stderr);
+    assert!(o.stderr.contains(":3"), "no line number: {}", o.stderr);
+
+    // -i takes the loader's options only.
+    let o = pgsurge(
+        srv,
+        &["bench", "--workload", "tpcc", "-i", "-c", "2", "nodb"],
+    );
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("initialization (-i) mode"),
+        "{}",
+        o.stderr
+    );
+    let o = pgsurge(
+        srv,
+        &["bench", "--workload", "tpcc", "-i", "-I", "dtg", "nodb"],
+    );
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("do not apply"), "{}", o.stderr);
+    let o = pgsurge(srv, &["bench", "--workload", "nosuch", "-t", "1", "nodb"]);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("no workload \"nosuch\""), "{}", o.stderr);
+}
+
+#[test]
+fn ycsb_reads_updates_and_inserts_in_its_proportions_with_skew() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("workload_ycsb");
+    ok(&pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            "ycsb-a",
+            "-i",
+            "-D",
+            "field_length=12",
+            &db,
+        ],
+    ));
+    assert_eq!(
+        srv.psql(
+            &db,
+            "select count(*), min(length(field3)), max(length(field9)) from usertable"
+        )
+        .trim(),
+        "100000|12|12"
+    );
+    srv.psql(&db, "create table loaded as select * from usertable");
+    let (_, upd0, _) = table_counters(srv, &db, "usertable");
+    let o = pgsurge(
+        srv,
+        &["bench", "--workload", "ycsb-a", "-c", "2", "-t", "500", &db],
+    );
+    ok(&o);
+    let (_, upd1, _) = table_counters(srv, &db, "usertable");
+    let updates = upd1 - upd0;
+    assert_proportion("workload A updates", updates, 1000.0, 0.5);
+    // Zipfian keys: far fewer distinct records than updates (uniform keys over
+    // 100,000 records would repeat almost none).
+    let changed = num(
+        srv,
+        &db,
+        "select count(*) from usertable u join loaded l using (ycsb_key) \
+         where row(u.*)::text <> row(l.*)::text",
+    );
+    assert!(
+        changed > 0.0 && changed < 0.8 * updates,
+        "{changed} records for {updates} updates"
+    );
+
+    // Workload D: 5 % inserts, reads of the latest records.
+    let o = pgsurge(
+        srv,
+        &["bench", "--workload", "ycsb-d", "-c", "2", "-t", "500", &db],
+    );
+    ok(&o);
+    let inserted: f64 = o
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("records inserted = "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{}", o.stdout))
+        .parse()
+        .unwrap();
+    assert_eq!(
+        num(srv, &db, "select count(*) from usertable"),
+        100_000.0 + inserted
+    );
+    assert_proportion("workload D inserts", inserted, 1000.0, 0.05);
+    let o = pgsurge(srv, &["workload", "check", "ycsb-d", &db]);
+    ok(&o);
+}
+
+#[test]
+fn oltp_read_write_runs_sysbenchs_statement_mix() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("workload_oltp");
+    ok(&pgsurge(
+        srv,
+        &["bench", "--workload", "oltp-read-write", "-i", &db],
+    ));
+    assert_eq!(
+        srv.psql(
+            &db,
+            "select count(*), min(id), max(id), max(length(c)), max(length(pad)) from sbtest1"
+        )
+        .trim(),
+        "100000|1|100000|119|59"
+    );
+    let (ins0, upd0, del0) = table_counters(srv, &db, "sbtest1");
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            "oltp-read-write",
+            "-c",
+            "2",
+            "-t",
+            "100",
+            "-M",
+            "prepared",
+            &db,
+        ],
+    );
+    ok(&o);
+    assert!(
+        o.stdout
+            .contains("number of transactions actually processed: 200/200"),
+        "{}",
+        o.stdout
+    );
+    let (ins1, upd1, del1) = table_counters(srv, &db, "sbtest1");
+    // Per transaction: two updates, one delete, one insert.
+    assert_eq!(upd1 - upd0, 400.0);
+    assert_eq!(del1 - del0, 200.0);
+    assert_eq!(ins1 - ins0, 200.0);
+    assert_eq!(num(srv, &db, "select count(*) from sbtest1"), 100_000.0);
+    ok(&pgsurge(
+        srv,
+        &["workload", "check", "oltp-read-write", &db],
+    ));
+
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            "oltp-insert",
+            "-c",
+            "2",
+            "-t",
+            "50",
+            &db,
+        ],
+    );
+    ok(&o);
+    assert!(
+        o.stdout.contains("rows inserted = 100 (in the run"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(num(srv, &db, "select count(*) from sbtest1"), 100_100.0);
+    for pack in ["oltp-read-only", "oltp-point-select", "oltp-update-index"] {
+        let o = pgsurge(srv, &["bench", "--workload", pack, "-t", "20", &db]);
+        ok(&o);
+        assert!(
+            o.stdout.contains("actually processed: 20/20"),
+            "{pack}: {}",
+            o.stdout
+        );
+    }
+}
+
+#[test]
+fn a_failing_load_step_names_its_file_and_unit() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("workload_load_fails");
+    let scratch = pgsurge_testkit::scratch_dir("workload-load-fails");
+    let dir = scratch.path().join("kv");
+    let d = dir.to_str().unwrap();
+    ok(&pgsurge(srv, &["workload", "new", d]));
+    edit(
+        &dir.join("load/kv.sql"),
+        "INSERT INTO kv",
+        "SELECT 1 / (:unit - 2);\nINSERT INTO kv",
+    );
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            d,
+            "-i",
+            "-s",
+            "3",
+            "--init-jobs",
+            "2",
+            &db,
+        ],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("pgbench: error: load/kv.sql: unit 2: ERROR:  division by zero"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("done in"), "{}", o.stderr);
+}
+
+#[test]
+fn ctrl_c_stops_a_load_at_once_and_cancels_its_statements() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("workload_load_ctrl_c");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.args([
+        "bench",
+        "--workload",
+        "tpcc",
+        "-i",
+        "-s",
+        "20",
+        "--init-jobs",
+        "2",
+        &db,
+    ])
+    .stderr(std::process::Stdio::piped());
+    for (k, v) in srv.env() {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = String::new();
+    loop {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no per-warehouse step in:\n{seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("loading load/warehouse.sql") {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sends SIGINT to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let sent = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    let waited = sent.elapsed();
+    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(2)) {
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    assert_eq!(status.code(), Some(1), "{seen}");
+    assert!(
+        seen.contains("pgbench: error: loading was canceled"),
+        "{seen}"
+    );
+    assert!(
+        waited < std::time::Duration::from_secs(3),
+        "took {waited:?}:\n{seen}"
+    );
+    let active = num(
+        srv,
+        &db,
+        &format!(
+            "select count(*) from pg_stat_activity where datname = '{db}' and pid <> pg_backend_pid()"
+        ),
+    );
+    assert_eq!(active, 0.0, "sessions left after the interrupted load");
+}

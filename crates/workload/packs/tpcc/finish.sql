@@ -1,0 +1,20 @@
+-- Keys and the indexes the transactions use, then statistics.
+ALTER TABLE warehouse ADD PRIMARY KEY (w_id);
+ALTER TABLE district ADD PRIMARY KEY (d_w_id, d_id);
+ALTER TABLE customer ADD PRIMARY KEY (c_w_id, c_d_id, c_id);
+ALTER TABLE new_order ADD PRIMARY KEY (no_w_id, no_d_id, no_o_id);
+ALTER TABLE orders ADD PRIMARY KEY (o_w_id, o_d_id, o_id);
+ALTER TABLE order_line ADD PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number);
+ALTER TABLE item ADD PRIMARY KEY (i_id);
+ALTER TABLE stock ADD PRIMARY KEY (s_w_id, s_i_id);
+CREATE INDEX customer_last_name ON customer (c_w_id, c_d_id, c_last, c_first);
+CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id);
+VACUUM ANALYZE warehouse;
+VACUUM ANALYZE district;
+VACUUM ANALYZE customer;
+VACUUM ANALYZE history;
+VACUUM ANALYZE new_order;
+VACUUM ANALYZE orders;
+VACUUM ANALYZE order_line;
+VACUUM ANALYZE item;
+VACUUM ANALYZE stock;

@@ -1,0 +1,27 @@
+//! Workload packs: a directory with a manifest (`workload.toml`) naming its
+//! parameters, schema and loader SQL, transaction scripts (pgbench scripts) with
+//! weights, metrics and consistency checks. The built-in packs (`tpcc`,
+//! `tpcc-procedures`, `ycsb-a`…`ycsb-f`, `oltp-read-write` and the other sysbench-like
+//! ones) are the same files, compiled into the binary (`crates/workload/packs/`).
+//!
+//! `pgsurge bench --workload` uses [`Pack::resolve`], [`load::load`] (`-i`),
+//! [`Pack::parameters`] and the scripts (a run), and [`metrics`] around a run;
+//! `pgsurge workload` is [`workload_main`].
+//!
+//! Modules: `error` ([`WorkloadError`]), `manifest` (the manifest's types and its
+//! reading), `pack` (a pack's files, the built-in packs), `load` (the loader),
+//! `metrics` (numbers read before and after a run), `check` (consistency
+//! conditions), `cli` (`pgsurge workload`).
+#![warn(missing_docs)]
+
+pub mod check;
+mod cli;
+mod error;
+pub mod load;
+pub mod manifest;
+pub mod metrics;
+mod pack;
+
+pub use cli::{connect, new_pack, workload_cli, workload_main, WorkloadArgs};
+pub use error::WorkloadError;
+pub use pack::{builtin_names, Origin, Pack, BUILTIN, MANIFEST};

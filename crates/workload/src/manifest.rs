@@ -1,0 +1,281 @@
+//! `workload.toml`, a pack's manifest: its types and the reading of the text, with
+//! errors naming the file, the line and the key.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::error::WorkloadError;
+
+/// The manifest of a pack.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The pack's name (`tpcc`).
+    pub name: String,
+    /// One line saying what the workload is.
+    pub description: String,
+    /// What one unit of `-s` is (`warehouses`, `100,000 rows per table`).
+    pub scale: String,
+    /// A query returning the scale of a loaded database (one row, one integer), given
+    /// to the scripts as `:scale`.
+    pub scale_query: String,
+    /// Script variables with their defaults; `-D NAME=VALUE` overrides them.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, toml::Value>,
+    /// How `-i` creates and fills the database.
+    pub load: Load,
+    /// The transaction scripts, run with their weights.
+    #[serde(default)]
+    pub scripts: Vec<ScriptRef>,
+    /// What is measured on the server around a run.
+    #[serde(default)]
+    pub metrics: Vec<Metric>,
+    /// Consistency conditions (`pgsurge workload check`).
+    #[serde(default)]
+    pub checks: Vec<Check>,
+}
+
+/// The loader: SQL files run in order.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    /// Files run once, first (drop and create tables, functions).
+    #[serde(default)]
+    pub schema: Vec<String>,
+    /// The data steps, in order.
+    #[serde(default)]
+    pub steps: Vec<LoadStep>,
+    /// Files run once at the end (keys, indexes, analyze).
+    #[serde(default)]
+    pub finish: Vec<String>,
+}
+
+/// One data step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadStep {
+    /// The SQL file.
+    pub file: String,
+    /// `once` (the default), or `unit`: once per unit of scale, `:unit` = 1…scale,
+    /// spread over the `--init-jobs` connections.
+    #[serde(default)]
+    pub per: Per,
+}
+
+/// How often a load step runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    /// Once.
+    #[default]
+    Once,
+    /// Once per unit of scale.
+    Unit,
+}
+
+/// A transaction script and its weight.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptRef {
+    /// The pgbench script file.
+    pub file: String,
+    /// Its weight in the mix (as `-f FILE@WEIGHT`).
+    #[serde(default = "one")]
+    pub weight: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A number read on the server before and after a run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metric {
+    /// Its name in the report (`NOPM`).
+    pub name: String,
+    /// What it counts.
+    #[serde(default)]
+    pub description: String,
+    /// A query returning one number; the metric is its change over the run.
+    pub query: String,
+    /// `minute` or `second`: the change divided by the run's duration; `run`: the
+    /// change itself.
+    #[serde(default)]
+    pub per: MetricPer,
+}
+
+/// What a metric's change is divided by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricPer {
+    /// The change over the whole run.
+    #[default]
+    Run,
+    /// Per second of run.
+    Second,
+    /// Per minute of run.
+    Minute,
+}
+
+/// A consistency condition: a query returning the rows that violate it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// Its name (`3.3.2.1 W_YTD = sum(D_YTD)`).
+    pub name: String,
+    /// The query; the condition holds when it returns no row.
+    pub query: String,
+}
+
+/// Reads a manifest's text; `file` names it in errors.
+pub fn parse_manifest(file: &str, text: &str) -> Result<Manifest, WorkloadError> {
+    let m: Manifest = toml::from_str(text).map_err(|e| WorkloadError::Manifest {
+        file: file.to_string(),
+        message: e.to_string().trim_end().to_string(),
+    })?;
+    validate(file, text, &m)?;
+    Ok(m)
+}
+
+/// The 1-based line of the first `key = "value"` assignment in `text` whose value is
+/// `value`, for errors about a value that parsed but is wrong.
+pub(crate) fn line_of_value(text: &str, key: &str, value: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.contains(key) && l.contains(&format!("\"{value}\""))
+        })
+        .map(|i| i + 1)
+}
+
+fn invalid(file: &str, text: &str, key: &str, value: &str, why: String) -> WorkloadError {
+    WorkloadError::Manifest {
+        file: file.to_string(),
+        message: match line_of_value(text, key, value) {
+            Some(line) => format!("line {line}, key `{key}`: {why}"),
+            None => format!("key `{key}`: {why}"),
+        },
+    }
+}
+
+fn validate(file: &str, text: &str, m: &Manifest) -> Result<(), WorkloadError> {
+    if m.name.is_empty()
+        || !m
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+    {
+        return Err(invalid(
+            file,
+            text,
+            "name",
+            &m.name,
+            "a pack name is letters, digits, '-' and '_'".into(),
+        ));
+    }
+    for (name, value) in &m.parameters {
+        if !pgsurge_script::is_valid_variable_name(name) {
+            return Err(WorkloadError::Manifest {
+                file: file.to_string(),
+                message: format!("key `parameters.{name}`: not a valid variable name"),
+            });
+        }
+        if !matches!(
+            value,
+            toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::String(_)
+        ) {
+            return Err(WorkloadError::Manifest {
+                file: file.to_string(),
+                message: format!("key `parameters.{name}`: a parameter is a number or a string"),
+            });
+        }
+    }
+    if m.scripts.is_empty() {
+        return Err(WorkloadError::Manifest {
+            file: file.to_string(),
+            message: "key `scripts`: a pack needs at least one [[scripts]] entry".into(),
+        });
+    }
+    for s in &m.scripts {
+        if s.weight > 1000 {
+            return Err(invalid(
+                file,
+                text,
+                "file",
+                &s.file,
+                format!("weight {} is out of range 0–1000", s.weight),
+            ));
+        }
+    }
+    if m.scripts.iter().map(|s| u64::from(s.weight)).sum::<u64>() == 0 {
+        return Err(WorkloadError::Manifest {
+            file: file.to_string(),
+            message: "key `scripts`: the total weight must not be zero".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The parameter's value as the text `-D NAME=VALUE` would give.
+pub fn parameter_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+description = "d"
+scale = "units"
+scale_query = "select 1"
+[load]
+schema = ["s.sql"]
+[[scripts]]
+file = "a.sql"
+weight = 3
+"#;
+
+    #[test]
+    fn a_minimal_manifest_reads() {
+        let m = parse_manifest("workload.toml", GOOD).unwrap();
+        assert_eq!(m.scripts[0].weight, 3);
+        assert_eq!(m.load.schema, ["s.sql"]);
+    }
+
+    #[test]
+    fn a_wrong_type_names_file_line_and_key() {
+        let text = GOOD.replace("weight = 3", "weight = \"x\"");
+        let e = parse_manifest("p/workload.toml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("p/workload.toml"), "{e}");
+        assert!(e.contains("line 10"), "{e}");
+        assert!(e.contains("weight"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_by_name() {
+        let text = GOOD.replace("weight = 3", "wieght = 3");
+        let e = parse_manifest("workload.toml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("wieght"), "{e}");
+        assert!(e.contains("line 10"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_load_step_kind_is_refused() {
+        let text = format!("{GOOD}\n[[load.steps]]\nfile = \"x.sql\"\nper = \"row\"\n");
+        let e = parse_manifest("workload.toml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("per") || e.contains("row"), "{e}");
+    }
+}

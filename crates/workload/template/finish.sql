@@ -1,0 +1,3 @@
+-- Runs once, last.
+ALTER TABLE kv ADD PRIMARY KEY (k);
+VACUUM ANALYZE kv;
