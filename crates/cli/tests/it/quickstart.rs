@@ -60,8 +60,13 @@ fn check_output(stdout: &str, dir: &Path, store: &Path, report_dir: &Path, tests
     assert!(report.is_file(), "report {} missing", report.display());
 }
 
+/// Held by each test that runs `pgsurge quickstart`: their throwaway servers have the
+/// same target name, so one would take the other's for a server left running.
+pub(crate) static ONE_QUICKSTART: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn quickstart_short_then_default_leaves_nothing_running() {
+    let _one = ONE_QUICKSTART.lock().unwrap_or_else(|p| p.into_inner());
     assert!(
         quickstart_postgres().is_empty(),
         "a quickstart server is already running"

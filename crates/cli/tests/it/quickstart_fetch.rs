@@ -7,6 +7,9 @@ use std::process::Command;
 
 #[test]
 fn quickstart_without_local_binaries_fetches_a_server() {
+    let _one = crate::quickstart::ONE_QUICKSTART
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     let dir = pgsurge_testkit::scratch_dir("quickstart-fetch");
     let store = dir.path().join("fetch.db");
     let report = dir.path().join("report");
