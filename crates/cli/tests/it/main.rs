@@ -32,5 +32,6 @@ mod quickstart_fetch;
 mod script_bytes_diff;
 mod script_diff;
 mod store_integrity;
+mod workload_common;
 mod workload_packs;
 mod workload_tpcc;

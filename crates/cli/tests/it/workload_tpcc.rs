@@ -7,25 +7,7 @@
 use pgsurge_server::testing::TestServer;
 use std::process::Command;
 
-struct Out {
-    stdout: String,
-    stderr: String,
-    code: i32,
-}
-
-fn pgsurge(srv: &TestServer, args: &[&str]) -> Out {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
-    c.args(args);
-    for (k, v) in srv.env() {
-        c.env(k, v);
-    }
-    let out = c.output().expect("run pgsurge");
-    Out {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code: out.status.code().unwrap_or(-1),
-    }
-}
+use crate::workload_common::{pgsurge, Out};
 
 fn load(srv: &TestServer, db: &str, scale: &str, jobs: &str, seed: &str) {
     let o = pgsurge(
