@@ -513,7 +513,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         ..Default::default()
     };
     let outcome = run(&spec, hooks);
-    let result = match outcome {
+    let mut result = match outcome {
         Ok(r) => r,
         Err(EngineError::ClientConnection(msg)) => {
             if !msg.is_empty() {
@@ -538,7 +538,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         .json
         .as_deref()
         .is_some_and(|p| p.as_os_str() == "-");
-    let metrics = workload_metrics(&spec, workload.as_ref().zip(before.as_ref()), &result);
+    let metrics = workload_metrics(&spec, workload.as_ref().zip(before.as_ref()), &mut result);
     write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
     let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
@@ -607,15 +607,16 @@ fn write_report(result: &RunResult, metrics: &str, to_stderr: bool) {
     let _ = out.flush();
 }
 
-/// The pack's metric lines for a finished run (empty without `--workload`); `Err`
-/// after the error line when they cannot be read.
+/// The pack's metrics for a finished run, put into `result` (for `--json`) and
+/// returned as the report's lines (none without `--workload`); `Err` after the error
+/// line when they cannot be read.
 fn workload_metrics(
     spec: &RunSpec,
     workload: Option<(
         &pgsurge_workload::Pack,
         &pgsurge_workload::metrics::Snapshot,
     )>,
-    result: &RunResult,
+    result: &mut RunResult,
 ) -> Result<String, ()> {
     let Some((pack, before)) = workload else {
         return Ok(String::new());
@@ -623,6 +624,15 @@ fn workload_metrics(
     let after = workload_snapshot(spec, pack).map_err(|_| ())?;
     let secs = result.bench_duration_us as f64 / 1e6;
     let values = pgsurge_workload::metrics::metric_values(pack, before, &after, secs);
+    result.workload_metrics = values
+        .iter()
+        .map(|v| pgsurge_results::WorkloadMetric {
+            name: v.name.clone(),
+            value: v.value,
+            unit: v.unit.to_string(),
+            description: v.description.clone(),
+        })
+        .collect();
     Ok(pgsurge_workload::metrics::render(&values))
 }
 

@@ -322,6 +322,19 @@ fn a_run_reports_nopm_and_the_server_executed_the_mix() {
         (nopm - server_nopm).abs() <= 0.01 * server_nopm,
         "NOPM {nopm} vs server {server_nopm}"
     );
+    // The JSON document carries the same metrics, and stays valid against its schema.
+    let in_json = &json["workload_metrics"];
+    assert_eq!(in_json[0]["name"], "NOPM", "{in_json}");
+    assert_eq!(in_json[0]["unit"], "per minute");
+    assert!((in_json[0]["value"].as_f64().unwrap() - nopm).abs() <= 0.1);
+    assert_eq!(in_json[2]["value"].as_f64(), Some(rollbacks));
+    let schema: serde_json::Value =
+        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        validator.is_valid(&json),
+        "the run's JSON does not match its schema"
+    );
     assert!(
         o.stdout
             .contains(&format!("New-Order rollbacks = {rollbacks} ")),
