@@ -479,18 +479,19 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     if pin_client(&o).is_err() {
         return 1;
     }
-    let workload = o.workload.clone();
+    let workload = o.workload.clone().zip(o.extensions.workload.clone());
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,
     };
     // The pack's metrics are read on the server just before and just after the run.
-    let before = match &workload {
-        Some(pack) => match workload_snapshot(&spec, pack) {
-            Ok(s) => Some(s),
-            Err(code) => return code,
-        },
-        None => None,
+    let before = match workload
+        .as_ref()
+        .map(|w| workload_snapshot(&spec, &w.0))
+        .transpose()
+    {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let stop = StopFlag::new();
     if let Err(e) = make_room_for_run(&spec) {
@@ -513,7 +514,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         ..Default::default()
     };
     let outcome = run(&spec, hooks);
-    let result = match outcome {
+    let mut result = match outcome {
         Ok(r) => r,
         Err(EngineError::ClientConnection(msg)) => {
             if !msg.is_empty() {
@@ -538,7 +539,11 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         .json
         .as_deref()
         .is_some_and(|p| p.as_os_str() == "-");
-    let metrics = workload_metrics(&spec, workload.as_ref().zip(before.as_ref()), &result);
+    let metrics = workload_metrics(
+        &spec,
+        workload.as_ref().map(|w| &w.0).zip(before.as_ref()),
+        &mut result,
+    );
     write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
     let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
@@ -562,19 +567,10 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
             location: location.as_deref(),
             set: set.as_deref(),
             group: group.as_deref(),
-            command_line: spec.pgbench_command_line(&dbname),
+            command_line: stored_command_line(&spec, &dbname, workload.as_ref()),
             dbname: &dbname,
         };
-        match write(&request, &result, &samples) {
-            Ok(line) => {
-                let _ = std::io::stdout().flush();
-                eprintln!("{line}");
-            }
-            Err(e) => {
-                err_line(&format!("could not store the run: {e}"));
-                code = 1;
-            }
-        }
+        code = store_run(write, &request, &result, &samples);
     }
     if result.aborted {
         err_line("Run was aborted; the above results are incomplete.");
@@ -594,6 +590,27 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     code
 }
 
+/// `--store`: writes the run and prints where it went; the exit status (1 when it
+/// could not be stored).
+fn store_run(
+    write: &StoreRun<'_>,
+    request: &StoreRequest<'_>,
+    result: &RunResult,
+    samples: &[(IntervalSample, LatencyHistogram)],
+) -> i32 {
+    match write(request, result, samples) {
+        Ok(line) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("{line}");
+            0
+        }
+        Err(e) => {
+            err_line(&format!("could not store the run: {e}"));
+            1
+        }
+    }
+}
+
 /// pgbench's report, then the pack's metric lines, on stdout (stderr when stdout
 /// carries the JSON document).
 fn write_report(result: &RunResult, metrics: &str, to_stderr: bool) {
@@ -607,15 +624,16 @@ fn write_report(result: &RunResult, metrics: &str, to_stderr: bool) {
     let _ = out.flush();
 }
 
-/// The pack's metric lines for a finished run (empty without `--workload`); `Err`
-/// after the error line when they cannot be read.
+/// The pack's metrics for a finished run, put into `result` (for `--json`) and
+/// returned as the report's lines (none without `--workload`); `Err` after the error
+/// line when they cannot be read.
 fn workload_metrics(
     spec: &RunSpec,
     workload: Option<(
         &pgsurge_workload::Pack,
         &pgsurge_workload::metrics::Snapshot,
     )>,
-    result: &RunResult,
+    result: &mut RunResult,
 ) -> Result<String, ()> {
     let Some((pack, before)) = workload else {
         return Ok(String::new());
@@ -623,7 +641,64 @@ fn workload_metrics(
     let after = workload_snapshot(spec, pack).map_err(|_| ())?;
     let secs = result.bench_duration_us as f64 / 1e6;
     let values = pgsurge_workload::metrics::metric_values(pack, before, &after, secs);
+    result.workload_metrics = values
+        .iter()
+        .map(|v| pgsurge_results::WorkloadMetric {
+            name: v.name.clone(),
+            value: v.value,
+            unit: v.unit.to_string(),
+            description: v.description.clone(),
+        })
+        .collect();
     Ok(pgsurge_workload::metrics::render(&values))
+}
+
+/// The command line stored with a run: pgbench's, except that a workload pack's scripts
+/// and parameter defaults are `pgsurge bench --workload=NAME` (its scripts' names are
+/// not files).
+fn stored_command_line(
+    spec: &RunSpec,
+    dbname: &str,
+    workload: Option<&(pgsurge_workload::Pack, String)>,
+) -> String {
+    let Some((pack, arg)) = workload else {
+        return spec.pgbench_command_line(dbname);
+    };
+    let scripts: Vec<String> = pack
+        .manifest
+        .scripts
+        .iter()
+        .map(|s| format!("--file={}@{}", pack.script_desc(&s.file), s.weight))
+        .collect();
+    let defaults: Vec<String> = pack
+        .parameters()
+        .iter()
+        .map(|(k, v)| format!("--define={k}={v}"))
+        .collect();
+    let mut line = format!("pgsurge bench {}", shell_word(&format!("--workload={arg}")));
+    for a in spec.pgbench_args() {
+        if !scripts.contains(&a) && !defaults.contains(&a) {
+            line.push(' ');
+            line.push_str(&shell_word(&a));
+        }
+    }
+    line.push(' ');
+    line.push_str(&shell_word(dbname));
+    line
+}
+
+/// `word` as a POSIX shell reads it back: as is when it holds only safe characters,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=@%+:,./".contains(&b));
+    if safe {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Reads the pack's metrics on a connection of its own; `Err` is the exit code after

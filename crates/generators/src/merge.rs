@@ -550,6 +550,8 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
         totals,
         generator: None,
         generators: generators.iter().map(GeneratorLine::to_document).collect(),
+        // Each generator read the server's metrics over its own run: not additive.
+        workload_metrics: Vec::new(),
         output_errors: Vec::new(),
     };
     Ok(MergedRun {

@@ -92,7 +92,7 @@ pub use progress_counters::{
 pub use report::{write_pgbench_report, PgCompat, ReportOptions};
 pub use result::{
     CommandResult, LatencySummary, QueryMode, RunInfo, RunOptions, RunResult, ScriptInfo,
-    ScriptResult, TxnSummary, DEFAULT_PERCENTILES, SCHEMA_VERSION,
+    ScriptResult, TxnSummary, WorkloadMetric, DEFAULT_PERCENTILES, SCHEMA_VERSION,
 };
 pub use simple::SimpleStats;
 pub use stats::{

@@ -270,6 +270,10 @@ pub struct RunResult {
     /// the union of, in input order; empty (and absent from the JSON) otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generators: Vec<crate::generator::MergedGenerator>,
+    /// The metrics of a workload pack's run (`bench --workload`), read on the server
+    /// before and after it; empty (and absent from the JSON) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workload_metrics: Vec<WorkloadMetric>,
     /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),
     /// one message each: the caller reports them and exits non-zero. Not part of
     /// the JSON document.
@@ -350,7 +354,21 @@ impl RunResult {
             intervals,
             generator: None,
             generators: Vec::new(),
+            workload_metrics: Vec::new(),
             output_errors: Vec::new(),
         }
     }
+}
+
+/// One metric of a workload pack's run (`NOPM`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WorkloadMetric {
+    /// Its name in the pack.
+    pub name: String,
+    /// Its value, in `unit`.
+    pub value: f64,
+    /// `per minute`, `per second` or `in the run`.
+    pub unit: String,
+    /// What it counts, as the pack says.
+    pub description: String,
 }

@@ -171,6 +171,35 @@ fn a_pack_from_workload_new_loads_runs_and_checks_once_edited() {
     ok(&o);
     assert!(o.stdout.contains("updates = 0 (in the run"), "{}", o.stdout);
 
+    // Stored, the run's command line names the pack, not its scripts.
+    let store_path = scratch.path().join("runs.db");
+    let store_arg = format!("--store={}", store_path.display());
+    ok(&pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            d,
+            "-t",
+            "10",
+            "-D",
+            "read_percent=50",
+            &store_arg,
+            &db,
+        ],
+    ));
+    let mut store = pgsurge_store::Store::open(store_path.to_str().unwrap()).unwrap();
+    let runs = store
+        .list_runs(&pgsurge_store::RunFilter::default())
+        .unwrap();
+    let line = runs[0].record.command_line.clone().unwrap();
+    assert!(
+        line.starts_with(&format!("pgsurge bench --workload={d} ")),
+        "{line}"
+    );
+    assert!(line.contains("--define=read_percent=50"), "{line}");
+    assert!(!line.contains("--file="), "{line}");
+
     let o = pgsurge(srv, &["workload", "check", d, &db]);
     ok(&o);
     srv.psql(&db, "delete from kv where k = 700");

@@ -304,6 +304,19 @@ fn a_run_reports_nopm_and_the_server_executed_the_mix() {
         (nopm - server_nopm).abs() <= 0.01 * server_nopm,
         "NOPM {nopm} vs server {server_nopm}"
     );
+    // The JSON document carries the same metrics, and stays valid against its schema.
+    let in_json = &json["workload_metrics"];
+    assert_eq!(in_json[0]["name"], "NOPM", "{in_json}");
+    assert_eq!(in_json[0]["unit"], "per minute");
+    assert!((in_json[0]["value"].as_f64().unwrap() - nopm).abs() <= 0.1);
+    assert_eq!(in_json[2]["value"].as_f64(), Some(rollbacks));
+    let schema: serde_json::Value =
+        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        validator.is_valid(&json),
+        "the run's JSON does not match its schema"
+    );
     assert!(
         o.stdout
             .contains(&format!("New-Order rollbacks = {rollbacks} ")),
@@ -379,8 +392,97 @@ fn a_run_reports_nopm_and_the_server_executed_the_mix() {
     let name_selections = payments + script_count(&json, "order_status.sql");
     assert_proportion("by last name", by_name_calls / 2.0, name_selections, 0.6);
 
+    // NURand: the customers of the new orders and the items of their lines follow
+    // NURand(1023, 1, 3000) and NURand(8191, 1, 100000) with the run's constants, and
+    // are far from uniform.
+    let customers = values(srv, &db, "select o_c_id from orders where o_id > 3000");
+    assert_nurand("C_ID", &customers, 1023, 1, 3000, 259, 30);
+    let items = values(
+        srv,
+        &db,
+        "select ol_i_id from order_line where ol_o_id > 3000",
+    );
+    assert_nurand("OL_I_ID", &items, 8191, 1, 100_000, 7911, 50);
+
     let o = check(srv, &db);
     assert_eq!(o.code, 0, "after the run: {}{}", o.stdout, o.stderr);
+}
+
+fn values(srv: &TestServer, db: &str, sql: &str) -> Vec<u64> {
+    srv.psql(db, sql)
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+}
+
+/// The probability of each of `bins` equal ranges of [x, y] under NURand(a, x, y)
+/// with constant c (clause 2.1.6): exact when there are few pairs, else from 4
+/// million draws of a fixed generator.
+fn nurand_bin_probabilities(a: u64, x: u64, y: u64, c: u64, bins: usize) -> Vec<f64> {
+    let width = (y - x + 1).div_ceil(bins as u64);
+    let mut counts = vec![0f64; bins];
+    let mut add = |r: u64, s: u64| {
+        let v = ((r | s) + c) % (y - x + 1) + x;
+        counts[((v - x) / width) as usize] += 1.0;
+    };
+    if (a + 1) * (y - x + 1) <= 10_000_000 {
+        for r in 0..=a {
+            for s in x..=y {
+                add(r, s);
+            }
+        }
+    } else {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..4_000_000 {
+            let r = next() % (a + 1);
+            let s = x + next() % (y - x + 1);
+            add(r, s);
+        }
+    }
+    let total: f64 = counts.iter().sum();
+    counts.iter().map(|n| n / total).collect()
+}
+
+fn chi_square(observed: &[f64], p: &[f64], n: f64) -> f64 {
+    observed
+        .iter()
+        .zip(p)
+        .map(|(o, p)| (o - n * p).powi(2) / (n * p))
+        .sum()
+}
+
+/// `seen` fits NURand(a, x, y) with constant c (chi-square over `bins` ranges below
+/// a bound that chance passes with a probability under 1e-9), and does not fit a
+/// uniform draw.
+fn assert_nurand(what: &str, seen: &[u64], a: u64, x: u64, y: u64, c: u64, bins: usize) {
+    let n = seen.len() as f64;
+    assert!(n >= 1000.0, "{what}: only {n} values");
+    let width = (y - x + 1).div_ceil(bins as u64);
+    let mut observed = vec![0f64; bins];
+    for v in seen {
+        assert!((x..=y).contains(v), "{what}: {v} outside {x}..{y}");
+        observed[((v - x) / width) as usize] += 1.0;
+    }
+    let p = nurand_bin_probabilities(a, x, y, c, bins);
+    let df = (bins - 1) as f64;
+    let bound = df + 10.0 * (2.0 * df).sqrt();
+    let fit = chi_square(&observed, &p, n);
+    assert!(
+        fit < bound,
+        "{what}: chi-square {fit:.1} against NURand (bound {bound:.1})"
+    );
+    let uniform = vec![1.0 / bins as f64; bins];
+    let against_uniform = chi_square(&observed, &uniform, n);
+    assert!(
+        against_uniform > 3.0 * bound,
+        "{what}: chi-square {against_uniform:.1} against uniform: not skewed"
+    );
 }
 
 /// `calls` of tpcc_lastname once the ended sessions' statistics have arrived.
