@@ -264,7 +264,7 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
         ..DatabaseInfo::default()
     };
     if let Some(pack) = &o.workload {
-        match workload_scale(&mut conn, pack) {
+        match pgsurge_workload::read_scale(pack, &mut conn) {
             Ok(scale) => {
                 if o.scale_given && i64::from(o.scale) != scale {
                     let _ = std::io::stdout().flush();
@@ -307,34 +307,6 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
     }
     conn.close();
     Ok(info)
-}
-
-/// The pack's scale, from its `scale_query`: a positive integer.
-fn workload_scale(
-    conn: &mut Connection,
-    pack: &pgsurge_workload::Pack,
-) -> Result<i64, pgsurge_workload::WorkloadError> {
-    let fail = |message: String| pgsurge_workload::WorkloadError::Scale {
-        pack: pack.name().to_string(),
-        message,
-    };
-    let rows = conn.simple_query(&pack.manifest.scale_query).map_err(|e| {
-        fail(format!(
-            "{} (was it loaded with -i?)",
-            e.to_string().trim_end()
-        ))
-    })?;
-    let text = rows
-        .last()
-        .and_then(|r| r.get(0, 0))
-        .unwrap_or("")
-        .to_string();
-    match text.trim().parse::<i64>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(fail(format!(
-            "its scale query gave \"{text}\", not a positive integer (was it loaded with -i?)"
-        ))),
-    }
 }
 
 /// `pgbench (18.0)`, or `pgbench (18.0, server 17.11)` when the versions differ.

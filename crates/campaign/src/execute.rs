@@ -111,6 +111,7 @@ pub fn run_spec(
                 let text = pgsurge_script::script_text(&bytes);
                 RunScript::parse(&path.display().to_string(), &text, part.weight)
             }
+            ScriptSource::Pack { desc, text } => RunScript::parse(desc, text, part.weight),
         })
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| CampaignError::Other(e.to_string()))?;
@@ -133,7 +134,8 @@ pub fn run_spec(
         spec.max_tries = tries;
     }
     spec.connect_per_transaction = flags.connect_per_transaction;
-    spec.variables = run
+    // A pack's parameters are defaults: `[run] defines` of the same name win.
+    let defines: Vec<(String, String)> = run
         .defines
         .iter()
         .map(|(name, value)| {
@@ -144,6 +146,15 @@ pub fn run_spec(
             (name.clone(), text)
         })
         .collect();
+    let mut variables: Vec<(String, String)> = s
+        .workload
+        .pack
+        .iter()
+        .flat_map(|p| p.pack.parameters())
+        .filter(|(name, _)| !defines.iter().any(|(n, _)| n == name))
+        .collect();
+    variables.extend(defines);
+    spec.variables = variables;
     spec.random_seed = plan.seed;
     spec.errors = ErrorSpec {
         failures_detailed: flags.failures_detailed,
@@ -167,9 +178,50 @@ fn latency_limit_s(campaign: &Campaign) -> Option<f64> {
         .and_then(|l| l.seconds().ok())
 }
 
+/// Loads the test's data when the target does not hold it (after a failed test left
+/// it unknown).
+fn ensure_data(s: &TestSetup<'_>, target: &mut LiveTarget) -> Result<()> {
+    let plan = s.plan;
+    let wanted = s.workload.dataset(plan.scale);
+    if target.current_data.as_ref() == Some(&wanted) {
+        return Ok(());
+    }
+    let init = s.campaign.spec.init.for_scale(plan.scale);
+    match &s.workload.pack {
+        Some(p) => {
+            let seed = s.campaign.spec.campaign.seed;
+            target::prepare_pack(
+                target,
+                &p.pack,
+                plan.scale,
+                seed,
+                &init,
+                &mut |_| {},
+                &|_| {},
+            )?;
+        }
+        None => target::initialize(target, plan.scale, &init)?,
+    }
+    target.current_data = Some(wanted);
+    Ok(())
+}
+
 /// Scale, partitioning and server version of the target's pgbench tables, found the
-/// way `pgsurge bench` finds them.
-fn detect_database(pg: &mut Pg, target: &LiveTarget) -> Result<DatabaseInfo> {
+/// way `pgsurge bench` finds them; for a workload pack, its scale from its scale query.
+fn detect_database(pg: &mut Pg, target: &LiveTarget, workload: &Workload) -> Result<DatabaseInfo> {
+    if let Some(p) = &workload.pack {
+        let scale = pgsurge_workload::read_scale(&p.pack, pg.connection()).map_err(|e| {
+            CampaignError::Pg {
+                context: format!("on target \"{}\"", target.name),
+                message: e.to_string(),
+            }
+        })?;
+        return Ok(DatabaseInfo {
+            scale,
+            server_version: Some(target.server_version.clone()),
+            ..DatabaseInfo::default()
+        });
+    }
     let found = layout::detect(pg.connection()).map_err(|e| CampaignError::Pg {
         context: format!(
             "looking at the pgbench tables on target \"{}\"",
@@ -200,6 +252,55 @@ fn snapshot(monitor: &mut Pg, target: &LiveTarget) -> Result<BTreeMap<String, f6
         }
     }
     Ok(m)
+}
+
+/// The workload pack's metric queries before a test (None without a pack).
+fn pack_snapshot(
+    workload: &Workload,
+    target: &LiveTarget,
+) -> Result<Option<pgsurge_workload::metrics::Snapshot>> {
+    let Some(p) = &workload.pack else {
+        return Ok(None);
+    };
+    let mut pg = Pg::connect(&target.conn)?;
+    pgsurge_workload::metrics::snapshot(&p.pack, pg.connection())
+        .map(Some)
+        .map_err(|e| CampaignError::Pg {
+            context: format!(
+                "reading the metrics of workload {} on target \"{}\"",
+                p.pack.name(),
+                target.name
+            ),
+            message: e.to_string(),
+        })
+}
+
+/// The workload pack's metrics over the measured run, into the result document (its
+/// `workload_metrics`, stored with the run).
+fn pack_metrics(
+    workload: &Workload,
+    target: &LiveTarget,
+    before: &pgsurge_workload::metrics::Snapshot,
+    result: &mut RunResult,
+) -> Result<()> {
+    let Some(after) = pack_snapshot(workload, target)? else {
+        return Ok(());
+    };
+    let Some(p) = &workload.pack else {
+        return Ok(());
+    };
+    let secs = result.bench_duration_us as f64 / 1e6;
+    result.workload_metrics =
+        pgsurge_workload::metrics::metric_values(&p.pack, before, &after, secs)
+            .into_iter()
+            .map(|v| pgsurge_results::WorkloadMetric {
+                name: v.name,
+                value: v.value,
+                unit: v.unit.to_string(),
+                description: v.description,
+            })
+            .collect();
+    Ok(())
 }
 
 /// Waits until the server's commit counter stops moving (statistics of the clients
@@ -326,7 +427,7 @@ pub fn run_test(
         Err(_) if stop.is_raised() => return Err(Interrupted::Stopped),
         Err(e) => {
             // The database may be half-initialized: initialize again before the next test.
-            target.current_scale = None;
+            target.current_data = None;
             w.run.status = run_status::FAILED.into();
             w.run.error = Some(e.to_string());
         }
@@ -357,6 +458,7 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
                     let text = String::from_utf8_lossy(&bytes).into_owned();
                     (f.display().to_string(), text)
                 }
+                ScriptSource::Pack { desc, text } => (desc.clone(), text.clone()),
             };
             serde_json::json!({
                 "name": name, "weight": part.weight, "text": text, "sha256": sha256_hex(&text)
@@ -437,15 +539,10 @@ fn run_test_inner(
     w: &mut RunWrite,
 ) -> Result<()> {
     let campaign = s.campaign;
-    let plan = s.plan;
-    let init = campaign.spec.init.for_scale(plan.scale);
-    if target.current_scale != Some(plan.scale) {
-        target::initialize(target, plan.scale, &init)?;
-        target.current_scale = Some(plan.scale);
-    }
+    ensure_data(s, target)?;
     let mut pg = Pg::connect(&target.conn)?;
     hygiene_before(s, target, &mut pg, w)?;
-    let database = detect_database(&mut pg, target)?;
+    let database = detect_database(&mut pg, target, s.workload)?;
     drop(pg);
     warm_up(s, target, stop, on_interval, database.clone(), w)?;
     let sampling = &campaign.spec.sampling;
@@ -455,6 +552,7 @@ fn run_test_inner(
     let mut monitor = Pg::connect(&target.monitor)?;
     settle(&mut monitor, &target.dbname)?;
     let before = snapshot(&mut monitor, target)?;
+    let pack_before = pack_snapshot(s.workload, target)?;
     let sampler = Sampler::start(target.sampler_config(sampling));
     let spec = run_spec(s, target, campaign.limit(), database)?;
     w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
@@ -472,16 +570,19 @@ fn run_test_inner(
         Some(d) => run_distributed(s, target, &spec, d, stop, on_interval, w),
     };
     let sampled = sampler.finish();
-    let (result, messages) = result?;
+    let (mut result, messages) = result?;
     settle(&mut monitor, &target.dbname)?;
     let after = snapshot(&mut monitor, target)?;
+    if let Some(before) = &pack_before {
+        pack_metrics(s.workload, target, before, &mut result)?;
+    }
     record_outcome(s, target, &result, &messages, statements, sampled, w);
     record_counters(s, &before, &after, &result, w);
     let mut pg = Pg::connect(&target.conn)?;
     record_settings(&mut pg, w)?;
     // Cleanup (timed): leave the history table empty for the next test.
     let t0 = Instant::now();
-    if campaign.spec.hygiene.truncate_history {
+    if campaign.spec.hygiene.truncate_history && s.workload.pack.is_none() {
         pg.exec("TRUNCATE pgbench_history")?;
     }
     w.run.cleanup_s = Some(t0.elapsed().as_secs_f64());
@@ -498,13 +599,17 @@ fn hygiene_before(
 ) -> Result<()> {
     let plan = s.plan;
     let hygiene = &s.campaign.spec.hygiene;
-    if hygiene.truncate_history {
+    // pgbench's history table is pgbench's; a workload pack's tables are all vacuumed.
+    let pack = s.workload.pack.is_some();
+    if hygiene.truncate_history && !pack {
         pg.exec("TRUNCATE pgbench_history")?;
     }
     if hygiene.vacuum {
-        pg.exec(
-            "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history",
-        )?;
+        pg.exec(if pack {
+            "VACUUM ANALYZE"
+        } else {
+            "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history"
+        })?;
     }
     if hygiene.checkpoint {
         // CHECKPOINT needs a superuser (or, from PostgreSQL 15, pg_checkpoint): a role

@@ -307,6 +307,17 @@ impl Campaign {
 
     fn validate_distributed(&self, d: &DistributedSection) -> Result<(), SpecError> {
         let spec = &self.spec;
+        if let Some(i) = spec
+            .matrix
+            .scripts
+            .iter()
+            .position(|s| matches!(s, ScriptSpec::Part(p) if p.workload.is_some()))
+        {
+            return Err(self.invalid(
+                &format!("matrix.scripts[{i}]"),
+                "workload packs run on one load generator: remove [distributed] to run them",
+            ));
+        }
         let ssh_keys = !d.hosts.is_empty()
             || !d.ssh_options.is_empty()
             || d.ssh_config.is_some()

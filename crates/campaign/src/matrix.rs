@@ -24,6 +24,29 @@ pub enum ScriptSource {
     Builtin(String),
     /// `-f FILE`.
     File(PathBuf),
+    /// A script of a workload pack: its description (`tpcc/new_order.sql`) and text.
+    Pack {
+        /// How the report names it.
+        desc: String,
+        /// The script.
+        text: String,
+    },
+}
+
+/// The workload pack a workload runs: its scripts are the workload's parts; its
+/// loader prepares the data and its metrics are read around each test.
+#[derive(Debug, Clone)]
+pub struct PackWorkload {
+    /// As the campaign names it: a built-in pack or a directory.
+    pub arg: String,
+    /// The pack, read at plan time.
+    pub pack: pgsurge_workload::Pack,
+}
+
+impl PartialEq for PackWorkload {
+    fn eq(&self, other: &PackWorkload) -> bool {
+        self.arg == other.arg && self.pack.files() == other.pack.files()
+    }
 }
 
 /// A script with its weight.
@@ -42,13 +65,26 @@ pub struct Workload {
     pub name: String,
     /// Its scripts.
     pub parts: Vec<WorkloadPart>,
+    /// The workload pack the scripts come from, if any.
+    pub pack: Option<PackWorkload>,
 }
 
 fn part_from_spec(p: &ScriptPart, base: &Path) -> Result<WorkloadPart, String> {
+    if p.workload.is_some() {
+        return Err(
+            "a workload pack is a whole workload: give it alone, as { workload = \"NAME\" }, \
+             not in a mix"
+                .into(),
+        );
+    }
     let source = match (&p.builtin, &p.file) {
         (Some(b), None) => builtin(b)?,
         (None, Some(f)) => file(f, base)?,
-        _ => return Err("give exactly one of builtin = \"…\" or file = \"…\"".into()),
+        _ => {
+            return Err(
+                "give exactly one of builtin = \"…\", file = \"…\" or workload = \"…\"".into(),
+            )
+        }
     };
     if p.weight == 0 {
         return Err("weight must be ≥ 1".into());
@@ -73,6 +109,45 @@ fn builtin(name: &str) -> Result<ScriptSource, String> {
     }
 }
 
+/// A workload pack as a whole workload: its scripts with their weights. `arg` is a
+/// built-in pack's name or a directory, relative to `base` (the campaign file's).
+fn pack_workload(p: &ScriptPart, arg: &str, base: &Path) -> Result<Workload, String> {
+    if p.builtin.is_some() || p.file.is_some() {
+        return Err("give exactly one of builtin = \"…\", file = \"…\" or workload = \"…\"".into());
+    }
+    let relative = base.join(arg);
+    let resolved = if !Path::new(arg).is_absolute() && relative.is_dir() {
+        relative.display().to_string()
+    } else {
+        arg.to_string()
+    };
+    let pack = pgsurge_workload::Pack::resolve(&resolved).map_err(|e| e.to_string())?;
+    let parts = pack
+        .manifest
+        .scripts
+        .iter()
+        .map(|s| WorkloadPart {
+            source: ScriptSource::Pack {
+                desc: pack.script_desc(&s.file),
+                text: pack.file(&s.file).to_string(),
+            },
+            weight: s.weight,
+        })
+        .collect();
+    let name = pack.name().to_string();
+    if name.is_empty() || name.contains('/') {
+        return Err(format!("workload pack \"{arg}\" needs a name without '/'"));
+    }
+    Ok(Workload {
+        name,
+        parts,
+        pack: Some(PackWorkload {
+            arg: arg.to_string(),
+            pack,
+        }),
+    })
+}
+
 fn file(f: &Path, base: &Path) -> Result<ScriptSource, String> {
     let path = if f.is_absolute() {
         f.to_path_buf()
@@ -93,11 +168,20 @@ impl WorkloadPart {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| f.display().to_string()),
+            ScriptSource::Pack { desc, .. } => desc.clone(),
         }
     }
 }
 
 impl Workload {
+    /// The data a test of this workload at `scale` needs.
+    pub fn dataset(&self, scale: u32) -> crate::target::Dataset {
+        crate::target::Dataset {
+            pack: self.pack.as_ref().map(|p| p.pack.name().to_string()),
+            scale,
+        }
+    }
+
     /// Resolves a matrix entry (file paths relative to `base`).
     pub fn from_spec(spec: &ScriptSpec, base: &Path) -> Result<Workload, String> {
         match spec {
@@ -105,18 +189,23 @@ impl Workload {
                 let source = builtin(b)?;
                 let name = match &source {
                     ScriptSource::Builtin(full) => full.clone(),
-                    ScriptSource::File(_) => b.clone(),
+                    ScriptSource::File(_) | ScriptSource::Pack { .. } => b.clone(),
                 };
                 Ok(Workload {
                     name,
                     parts: vec![WorkloadPart { source, weight: 1 }],
+                    pack: None,
                 })
+            }
+            ScriptSpec::Part(p) if p.workload.is_some() => {
+                pack_workload(p, p.workload.as_deref().unwrap_or_default(), base)
             }
             ScriptSpec::Part(p) => {
                 let part = part_from_spec(p, base)?;
                 Ok(Workload {
                     name: part.label(),
                     parts: vec![part],
+                    pack: None,
                 })
             }
             ScriptSpec::Mix { name, mix } => {
@@ -133,6 +222,7 @@ impl Workload {
                 Ok(Workload {
                     name: name.clone(),
                     parts,
+                    pack: None,
                 })
             }
         }

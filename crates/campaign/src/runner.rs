@@ -784,7 +784,8 @@ fn run_one_test(
     if !hold_existing_server(campaign, at, target, ctx, sink)? {
         return Ok(Flow::Next);
     }
-    let init_facts = match load_scale(campaign, at, target, state, ctx.stop, sink)? {
+    let workload = &matrix.workloads[plan.workload];
+    let init_facts = match load_scale(campaign, at, workload, target, state, ctx.stop, sink)? {
         Loaded::Facts(f) => f,
         Loaded::Failed => return Ok(Flow::Next),
         Loaded::Stopped => return Ok(Flow::Stop),
@@ -949,7 +950,10 @@ fn wants_fresh_cluster(campaign: &Campaign, live: Option<&LiveTarget>, plan: &Te
     };
     match campaign.spec.hygiene.fresh_cluster() {
         FreshCluster::Test => t.tests_done > 0,
-        FreshCluster::Scale => t.current_scale.is_some_and(|s| s != plan.scale),
+        FreshCluster::Scale => t
+            .current_data
+            .as_ref()
+            .is_some_and(|d| d.scale != plan.scale),
         FreshCluster::Never => false,
     }
 }
@@ -1040,10 +1044,12 @@ enum Loaded {
     Stopped,
 }
 
-/// Loads the test's scale unless the target holds it already from an earlier test.
+/// Loads the test's data (pgbench's tables, or its workload pack's) at its scale unless
+/// the target holds it already from an earlier test.
 fn load_scale(
     campaign: &Campaign,
     at: &TestAt<'_>,
+    workload: &crate::matrix::Workload,
     target: &mut LiveTarget,
     state: &mut LoopState,
     stop: &StopFlag,
@@ -1051,7 +1057,8 @@ fn load_scale(
 ) -> Result<Loaded> {
     let plan = at.plan;
     let init = campaign.spec.init.for_scale(plan.scale);
-    if target.current_scale == Some(plan.scale) {
+    let wanted = workload.dataset(plan.scale);
+    if target.current_data.as_ref() == Some(&wanted) {
         return Ok(Loaded::Facts(
             target::InitOutcome {
                 performed: false,
@@ -1060,7 +1067,10 @@ fn load_scale(
                     plan.scale
                 ),
                 duration_s: None,
-                method: init.method.clone().unwrap_or_else(|| "client".into()),
+                method: match &wanted.pack {
+                    Some(_) => "workload".into(),
+                    None => init.method.clone().unwrap_or_else(|| "client".into()),
+                },
             }
             .facts(),
         ));
@@ -1080,7 +1090,19 @@ fn load_scale(
     };
     let quiet = sink.quiet;
     let mut announce = |line: &str| say(pb, quiet, line);
-    match target::prepare_scale(target, plan.scale, &init, &mut announce, &show) {
+    let prepared = match &workload.pack {
+        Some(p) => target::prepare_pack(
+            target,
+            &p.pack,
+            plan.scale,
+            campaign.spec.campaign.seed,
+            &init,
+            &mut announce,
+            &show,
+        ),
+        None => target::prepare_scale(target, plan.scale, &init, &mut announce, &show),
+    };
+    match prepared {
         Ok(o) => {
             if let Some(d) = o.duration_s {
                 state.secs_per_scale = (d / f64::from(plan.scale)).max(0.01);

@@ -600,7 +600,8 @@ pub enum ScriptSpec {
         /// The scripts of the mix with their weights (`-b`/`-f NAME@W`).
         mix: Vec<ScriptPart>,
     },
-    /// One built-in or file script (with an optional weight, ignored alone).
+    /// One built-in or file script (with an optional weight, ignored alone), or a
+    /// workload pack (`{ workload = "tpcc" }`).
     Part(ScriptPart),
 }
 
@@ -614,6 +615,11 @@ pub struct ScriptPart {
     /// Script file, relative to the campaign file.
     #[serde(default)]
     pub file: Option<PathBuf>,
+    /// A workload pack, built-in name or directory (relative to the campaign file):
+    /// its scripts with their weights, its loader and its metrics. A whole workload,
+    /// never part of a mix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
     /// Weight in a mix (`@W`).
     #[serde(default = "one")]
     pub weight: u32,

@@ -48,8 +48,9 @@ pub struct LiveTarget {
     pub bin_dir: Option<String>,
     /// The cluster, stopped when dropped (throwaway).
     pub cluster: Option<Cluster>,
-    /// Scale the database holds now (None: unknown, re-initialize before the next test).
-    pub current_scale: Option<u32>,
+    /// The data the database holds now, as the last test prepared it (None: unknown,
+    /// check or re-initialize before the next test).
+    pub current_data: Option<Dataset>,
     /// Row id in the store.
     pub target_id: i64,
     /// Manifest: the server host (from [`LiveTarget::host_source`]; `source` says
@@ -295,7 +296,7 @@ pub fn start(
         monitor,
         bin_dir,
         cluster,
-        current_scale: None,
+        current_data: None,
         swept_settings: Vec::new(),
         tests_done: 0,
         target_id: 0,
@@ -367,6 +368,23 @@ pub fn data_dir_facts(target: &str, entry: &Value) -> (Vec<FactRecord>, Vec<Stri
         ));
     }
     (f, w)
+}
+
+/// Which data a target's database holds: pgbench's tables or a workload pack's, at a
+/// scale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dataset {
+    /// The workload pack's name; None for pgbench's tables.
+    pub pack: Option<String>,
+    /// The scale it was loaded at.
+    pub scale: u32,
+}
+
+impl Dataset {
+    /// pgbench's tables at `scale`.
+    pub fn pgbench(scale: u32) -> Dataset {
+        Dataset { pack: None, scale }
+    }
 }
 
 /// What [`prepare_scale`] did.
@@ -478,7 +496,7 @@ pub fn prepare_scale(
     let reason = match (target.init_mode, &mismatch) {
         (InitMode::Always, _) => "init = \"always\"".to_string(),
         (_, None) => {
-            target.current_scale = Some(scale);
+            target.current_data = Some(Dataset::pgbench(scale));
             return Ok(InitOutcome {
                 performed: false,
                 reason: format!("the pgbench tables already hold scale {scale}"),
@@ -504,7 +522,7 @@ pub fn prepare_scale(
         &reason,
         tables_exist,
     ));
-    target.current_scale = None;
+    target.current_data = None;
     let t0 = Instant::now();
     let result = with_ticker(
         PROGRESS_PERIOD,
@@ -512,13 +530,117 @@ pub fn prepare_scale(
         || initialize(target, scale, o),
     );
     result?;
-    target.current_scale = Some(scale);
+    target.current_data = Some(Dataset::pgbench(scale));
     Ok(InitOutcome {
         performed: true,
         reason,
         duration_s: Some(t0.elapsed().as_secs_f64()),
         method,
     })
+}
+
+/// Makes the target hold workload pack `pack` at `scale`, as [`prepare_scale`] does for
+/// pgbench's tables: by the target's init mode, loads it with the pack's loader (its
+/// schema drops and creates only the pack's own tables) over `o.jobs` connections,
+/// with the data derived from `seed`.
+pub fn prepare_pack(
+    target: &mut LiveTarget,
+    pack: &pgsurge_workload::Pack,
+    scale: u32,
+    seed: u64,
+    o: &InitOptionsSpec,
+    say: &mut dyn FnMut(&str),
+    progress: &(dyn Fn(Duration) + Sync),
+) -> Result<InitOutcome> {
+    let method = "workload".to_string();
+    let name = pack.name().to_string();
+    let held = {
+        let mut pg = Pg::connect(&target.conn)?;
+        pgsurge_workload::read_scale(pack, pg.connection())
+    };
+    let mismatch = match held {
+        Ok(s) if s == i64::from(scale) => None,
+        Ok(s) => Some(format!(
+            "workload {name} holds scale {s}, the test needs {scale}"
+        )),
+        Err(_) => Some(format!("workload {name} is not loaded")),
+    };
+    let reason = match (target.init_mode, &mismatch) {
+        (InitMode::Always, _) => "init = \"always\"".to_string(),
+        (_, None) => {
+            target.current_data = Some(Dataset {
+                pack: Some(name.clone()),
+                scale,
+            });
+            return Ok(InitOutcome {
+                performed: false,
+                reason: format!("the tables of workload {name} already hold scale {scale}"),
+                duration_s: None,
+                method,
+            });
+        }
+        (InitMode::Never, Some(why)) => {
+            return Err(CampaignError::Other(format!(
+                "target \"{}\" has init = \"never\" but {why}",
+                target.name
+            )))
+        }
+        (InitMode::IfNeeded, Some(why)) => why.clone(),
+    };
+    say(&format!(
+        "target \"{}\": loading workload {name} at scale {scale} ({reason}): its own tables only",
+        target.name
+    ));
+    target.current_data = None;
+    let t0 = Instant::now();
+    let result = with_ticker(
+        PROGRESS_PERIOD,
+        || progress(t0.elapsed()),
+        || load_pack(target, pack, scale, seed, o),
+    );
+    result?;
+    target.current_data = Some(Dataset {
+        pack: Some(name),
+        scale,
+    });
+    Ok(InitOutcome {
+        performed: true,
+        reason,
+        duration_s: Some(t0.elapsed().as_secs_f64()),
+        method,
+    })
+}
+
+/// Runs the pack's loader for `scale`.
+fn load_pack(
+    target: &LiveTarget,
+    pack: &pgsurge_workload::Pack,
+    scale: u32,
+    seed: u64,
+    o: &InitOptionsSpec,
+) -> Result<()> {
+    let mut pg = Pg::connect(&target.conn)?;
+    let conn = &target.conn;
+    let connect = move || {
+        Pg::connect(conn)
+            .map(Pg::into_connection)
+            .map_err(|e| e.to_string())
+    };
+    let opts = pgsurge_workload::load::LoadOptions {
+        scale,
+        jobs: usize::try_from(o.jobs.unwrap_or(1)).unwrap_or(1),
+        seed,
+    };
+    let mut messages = Vec::new();
+    pgsurge_workload::load::load(pack, pg.connection(), &connect, opts, &mut messages, None)
+        .map_err(|e| {
+            CampaignError::Other(format!(
+                "loading workload {} at scale {scale} on target \"{}\": {}",
+                pack.name(),
+                target.name,
+                e.to_string().trim_end()
+            ))
+        })
 }
 
 /// How often [`prepare_scale`] reports the elapsed initialization time.

@@ -210,6 +210,58 @@ pub struct Cell {
     /// Successful repeats in which the client was the bottleneck (fact `client_bound`):
     /// their figures measure the client, not the server.
     pub client_bound: usize,
+    /// A workload pack's metrics (NOPM…) over the successful repeats, in the pack's
+    /// order; empty for pgbench scripts.
+    pub workload_metrics: Vec<CellMetric>,
+}
+
+/// One workload pack metric of a cell: its value in each successful repeat that has it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellMetric {
+    /// The pack's name for it (`NOPM`).
+    pub name: String,
+    /// `per minute`, `per second` or `in the run`.
+    pub unit: String,
+    /// What it counts.
+    pub description: String,
+    /// One value per repeat.
+    pub values: Vec<f64>,
+}
+
+impl CellMetric {
+    /// A rate (per minute or per second): higher is more work done, so it is compared
+    /// as tps is. A count over the run is not (it depends on the run's length).
+    pub fn is_throughput(&self) -> bool {
+        matches!(self.unit.as_str(), "per minute" | "per second")
+    }
+
+    /// The median over the repeats.
+    pub fn median(&self) -> f64 {
+        crate::stats::median(&self.values)
+    }
+}
+
+/// The workload pack metrics of `runs`, gathered per name in the order they first
+/// appear.
+fn cell_metrics(runs: &[&Run]) -> Vec<CellMetric> {
+    let mut out: Vec<CellMetric> = Vec::new();
+    for run in runs {
+        for m in run.workload_metrics() {
+            if !m.value.is_finite() {
+                continue;
+            }
+            match out.iter_mut().find(|c| c.name == m.name) {
+                Some(c) => c.values.push(m.value),
+                None => out.push(CellMetric {
+                    name: m.name,
+                    unit: m.unit,
+                    description: m.description,
+                    values: vec![m.value],
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// Run ids whose stored fact `client_bound` is `true`, over the sets of `runs`.
@@ -286,6 +338,7 @@ pub fn build_cells(
             lag_mean_ms: (!lags.is_empty()).then(|| crate::stats::median(&lags)),
             failed,
             client_bound: ok.iter().filter(|r| bound.contains(&r.id)).count(),
+            workload_metrics: cell_metrics(&ok),
         });
     }
     Ok(cells)

@@ -154,6 +154,24 @@ pub struct CompareRow {
     pub repeats: Repeats,
     /// Human-readable warnings about this cell.
     pub warnings: Vec<String>,
+    /// A workload pack's throughput metrics (NOPM…) both sides have, compared as tps is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workload_metrics: Vec<WorkloadComparison>,
+}
+
+/// One workload pack metric of a compared cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadComparison {
+    /// The pack's name for it (`NOPM`).
+    pub name: String,
+    /// `per minute` or `per second`.
+    pub unit: String,
+    /// Repeats of A that have it.
+    pub a_n: usize,
+    /// Repeats of B that have it.
+    pub b_n: usize,
+    /// The comparison (higher is better).
+    pub comparison: MetricComparison,
 }
 
 /// One side's repeats of a cell, gathered for comparison.
@@ -163,6 +181,38 @@ struct Side {
     p99: Vec<f64>,
     latency_mean: Vec<f64>,
     client_bound: usize,
+    /// Throughput metrics of a workload pack: (name, unit, values).
+    workload: Vec<(String, String, Vec<f64>)>,
+}
+
+impl Side {
+    fn add_metrics(&mut self, cell: &Cell) {
+        for m in cell.workload_metrics.iter().filter(|m| m.is_throughput()) {
+            match self.workload.iter_mut().find(|(n, _, _)| *n == m.name) {
+                Some((_, _, v)) => v.extend(&m.values),
+                None => self
+                    .workload
+                    .push((m.name.clone(), m.unit.clone(), m.values.clone())),
+            }
+        }
+    }
+
+    /// The metrics both sides have, compared.
+    fn compare_workload(&self, b: &Side) -> Vec<WorkloadComparison> {
+        self.workload
+            .iter()
+            .filter_map(|(name, unit, a)| {
+                let (_, _, bv) = b.workload.iter().find(|(n, u, _)| n == name && u == unit)?;
+                Some(WorkloadComparison {
+                    name: name.clone(),
+                    unit: unit.clone(),
+                    a_n: a.len(),
+                    b_n: bv.len(),
+                    comparison: compare_metric(a, bv, true),
+                })
+            })
+            .collect()
+    }
 }
 
 /// Plain statistics of one side's repeats.
@@ -421,6 +471,7 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
             e.p99.extend(&c.p99_ms);
             e.latency_mean.extend(&c.latency_mean_ms);
             e.client_bound += c.client_bound;
+            e.add_metrics(c);
         }
         m
     };
@@ -499,6 +550,7 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
                 }),
             },
             warnings,
+            workload_metrics: side_a.compare_workload(side_b),
         });
     }
     let only_in_b = ib
@@ -799,6 +851,13 @@ pub fn render_text(c: &Comparison) -> String {
     }
     out.push('\n');
     out.push_str(&aligned(&rows, 1));
+    if let Some(table) = workload_table(c) {
+        let _ = writeln!(
+            out,
+            "\nworkload metrics (higher is better; geometric means of the repeats, compared as tps)"
+        );
+        out.push_str(&aligned(&table, 2));
+    }
     if !c.cells.is_empty() {
         let _ = writeln!(
             out,
@@ -826,6 +885,33 @@ pub fn render_text(c: &Comparison) -> String {
         let _ = writeln!(out, "only in B: {}", c.only_in_b.join(", "));
     }
     out
+}
+
+/// Headers of the workload metrics table (text and Markdown).
+pub const WORKLOAD_COLUMNS: [&str; 9] = [
+    "cell", "metric", "A", "B", "n", "change", "95% CI", "p", "verdict",
+];
+
+/// The workload metrics table's rows, header first; None when no cell has one.
+pub fn workload_table(c: &Comparison) -> Option<Vec<[String; 9]>> {
+    let mut rows: Vec<[String; 9]> = vec![WORKLOAD_COLUMNS.map(String::from)];
+    for r in &c.cells {
+        for w in &r.workload_metrics {
+            let m = &w.comparison;
+            rows.push([
+                r.label.clone(),
+                format!("{} ({})", w.name, w.unit),
+                value_text(m.a, 1),
+                value_text(m.b, 1),
+                format!("{}/{}", w.a_n, w.b_n),
+                pct(m.change),
+                interval(m.ci_low, m.ci_high),
+                p_text(m.p_value),
+                m.verdict.name().into(),
+            ]);
+        }
+    }
+    (rows.len() > 1).then_some(rows)
 }
 
 /// `pgsurge compare --format markdown`: the comparison as a Markdown table, one row per
@@ -858,6 +944,16 @@ pub fn render_markdown(c: &Comparison) -> String {
         for (row, tail) in [(a, ["", "", ""].map(String::from)), (b, verdict)] {
             let cells: Vec<String> = row.iter().chain(&tail).map(|c| md_escape(c)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+    if let Some(table) = workload_table(c) {
+        let _ = writeln!(out, "\nWorkload metrics (higher is better):\n");
+        for (i, row) in table.iter().enumerate() {
+            let cells: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+            if i == 0 {
+                let _ = writeln!(out, "|:--|:--|--:|--:|--:|--:|:-:|--:|:--|");
+            }
         }
     }
     let _ = writeln!(out, "\n{}", md_escape(&c.summary_text()));
@@ -910,7 +1006,57 @@ mod tests {
             lag_mean_ms: None,
             failed: 0,
             client_bound: 0,
+            workload_metrics: Vec::new(),
         }
+    }
+
+    fn pack_metric(name: &str, unit: &str, values: &[f64]) -> crate::cells::CellMetric {
+        crate::cells::CellMetric {
+            name: name.into(),
+            unit: unit.into(),
+            description: String::new(),
+            values: values.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_packs_throughput_metrics_are_compared_as_tps_and_its_counts_are_not() {
+        let mut a = cell("base", 8, &[100.0, 110.0, 105.0], &[]);
+        let mut b = cell("patched", 8, &[120.0, 130.0, 125.0], &[]);
+        a.workload_metrics = vec![
+            pack_metric("NOPM", "per minute", &[1000.0, 1010.0, 990.0]),
+            pack_metric("New-Order rollbacks", "in the run", &[3.0, 4.0, 5.0]),
+        ];
+        b.workload_metrics = vec![
+            pack_metric("NOPM", "per minute", &[1500.0, 1490.0, 1510.0]),
+            pack_metric("New-Order rollbacks", "in the run", &[6.0, 7.0, 5.0]),
+        ];
+        let c = compare("base", &[a], "patched", &[b], &Along::targets());
+        let w = &c.cells[0].workload_metrics;
+        assert_eq!(w.len(), 1, "only the rate is compared: {w:?}");
+        assert_eq!((w[0].name.as_str(), w[0].a_n, w[0].b_n), ("NOPM", 3, 3));
+        assert!((w[0].comparison.change.unwrap() - 0.5).abs() < 0.01);
+        assert_eq!(w[0].comparison.verdict, Verdict::Faster);
+        let text = render_text(&c);
+        let line = text
+            .lines()
+            .find(|l| l.contains("NOPM (per minute)"))
+            .unwrap_or_else(|| panic!("no NOPM line in\n{text}"));
+        assert!(line.contains("1000.0") && line.contains("1500.0"), "{line}");
+        assert!(render_markdown(&c).contains("| NOPM (per minute) |"));
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["cells"][0]["workload_metrics"][0]["name"], "NOPM");
+
+        let plain = compare(
+            "base",
+            &[cell("base", 8, &[1.0, 2.0], &[])],
+            "patched",
+            &[cell("patched", 8, &[1.0, 2.0], &[])],
+            &Along::targets(),
+        );
+        assert!(!render_text(&plain).contains("workload metrics"));
+        let json = serde_json::to_value(&plain).unwrap();
+        assert!(json["cells"][0].get("workload_metrics").is_none());
     }
 
     #[test]

@@ -8,8 +8,8 @@
 use crate::cells::{build_cells, trim_float, Cell, CellKey};
 use crate::charts::{Dash, LineChart, Marker, Series, XScale};
 use crate::compare::{
-    compare, preamble, repeat_rows, row_cells, Along, Comparison, Dimension, Verdict, COLUMNS,
-    REPEAT_COLUMNS,
+    compare, preamble, repeat_rows, row_cells, workload_table, Along, Comparison, Dimension,
+    Verdict, COLUMNS, REPEAT_COLUMNS,
 };
 use crate::html::{escape, num, page, table};
 use pgsurge_store::{facts, Run, RunFilter, Set, Store, StoreError, UnreadableRun};
@@ -859,8 +859,23 @@ fn table_entry(c: &&Cell) -> String {
             c.run_ids.len()
         );
     }
+    // A workload pack's throughput metrics (NOPM) beside the tps.
+    let metrics: String = c
+        .workload_metrics
+        .iter()
+        .filter(|m| m.is_throughput())
+        .map(|m| {
+            format!(
+                "<br><span class=\"metric\" title=\"{}\">{} {}</span>",
+                escape(&format!("{} ({})", m.description, m.unit)),
+                escape(&m.name),
+                num(m.median(), 1)
+            )
+        })
+        .collect();
+    let unit = if metrics.is_empty() { "" } else { " tps" };
     format!(
-        "{}<br><span class=\"muted\">{}</span>{failed}",
+        "{}{unit}{metrics}<br><span class=\"muted\">{}</span>{failed}",
         num(c.tps_median, 1),
         links.join(" ")
     )
@@ -1073,6 +1088,17 @@ pub fn comparison_html(c: &Comparison) -> String {
             .map(|r| r.iter().map(|t| escape(t)).collect())
             .collect();
         s.push_str(&table(&REPEAT_COLUMNS.map(String::from), &repeats));
+    }
+    if let Some(rows) = workload_table(c) {
+        s.push_str(
+            "<p class=\"muted\">Workload metrics (higher is better; geometric means of the \
+             repeats, compared as tps).</p>",
+        );
+        let body: Vec<Vec<String>> = rows[1..]
+            .iter()
+            .map(|r| r.iter().map(|t| escape(t)).collect())
+            .collect();
+        s.push_str(&table(rows[0].as_ref(), &body));
     }
     let _ = write!(s, "<p class=\"summary\">{}", escape(&c.summary_text()));
     if let Some(n) = c.noise_floor_text() {

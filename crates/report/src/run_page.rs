@@ -426,7 +426,7 @@ fn metric_series(
 fn summary_section(run: &LoadedRun, set_name: &str) -> String {
     let rec = &run.run.record;
     let mut body = String::new();
-    let summary = vec![
+    let mut summary = vec![
         ("set".to_string(), set_name.to_string()),
         (
             "target".into(),
@@ -445,6 +445,17 @@ fn summary_section(run: &LoadedRun, set_name: &str) -> String {
             rec.server_version.clone().unwrap_or_default(),
         ),
         ("tps".into(), num(rec.tps.unwrap_or(f64::NAN), 3)),
+    ];
+    // A workload pack's metrics (NOPM…) right under the tps.
+    for m in run.run.workload_metrics() {
+        let note = if m.description.is_empty() {
+            m.unit.clone()
+        } else {
+            format!("{}; {}", m.unit, m.description)
+        };
+        summary.push((m.name.clone(), format!("{} ({note})", num(m.value, 1))));
+    }
+    summary.extend([
         (
             "transactions".into(),
             rec.transactions.map(|v| v.to_string()).unwrap_or_default(),
@@ -481,7 +492,7 @@ fn summary_section(run: &LoadedRun, set_name: &str) -> String {
             "command line".into(),
             rec.command_line.clone().unwrap_or_default(),
         ),
-    ];
+    ]);
     body.push_str("<h2>Summary</h2>");
     body.push_str(&kv_table(&summary));
     if !run.warnings.is_empty() {

@@ -335,6 +335,19 @@ pub struct Run {
     pub record: RunRecord,
 }
 
+impl Run {
+    /// The workload pack's metrics of the run (`NOPM`…), from its result document;
+    /// empty for a run of pgbench scripts or one stored without a document.
+    pub fn workload_metrics(&self) -> Vec<pgsurge_results::WorkloadMetric> {
+        self.record
+            .result_json
+            .as_ref()
+            .and_then(|doc| doc.get("workload_metrics"))
+            .and_then(|m| serde_json::from_value(m.clone()).ok())
+            .unwrap_or_default()
+    }
+}
+
 record! {
     /// One interval of a run (`run_intervals`), normally one second.
     pub struct IntervalRecord {

@@ -10,7 +10,7 @@
 //!
 //! Modules: `error` ([`WorkloadError`]), `manifest` (the manifest's types and its
 //! reading), `pack` (a pack's files, the built-in packs), `load` (the loader),
-//! `metrics` (numbers read before and after a run), `check` (consistency
+//! `metrics` (numbers read before and after a run), `scale` (the loaded scale), `check` (consistency
 //! conditions), `cli` (`pgsurge workload`).
 #![warn(missing_docs)]
 
@@ -21,7 +21,9 @@ pub mod load;
 pub mod manifest;
 pub mod metrics;
 mod pack;
+mod scale;
 
 pub use cli::{connect, new_pack, workload_cli, workload_main, WorkloadArgs};
 pub use error::WorkloadError;
 pub use pack::{builtin_names, Origin, Pack, BUILTIN, MANIFEST};
+pub use scale::read_scale;

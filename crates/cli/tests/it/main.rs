@@ -13,6 +13,7 @@ mod build_cache;
 mod campaign_distributed;
 mod campaign_faults;
 mod campaign_resume;
+mod campaign_workload;
 mod cli_outputs;
 mod debug_trace;
 mod dist_group;
