@@ -422,6 +422,10 @@ fn show(
                 text.push_str(&format!("  {k}: {v}{flag}\n"));
             }
         }
+        // A workload pack's metrics (NOPM…), as the bench report prints them.
+        for m in loaded.run.workload_metrics() {
+            text.push_str(&format!("  {} = {:.1} ({})\n", m.name, m.value, m.unit));
+        }
         text.push_str(&format!(
             "intervals: {}, metric samples: {}, histograms: {}, settings: {}, counters: {}\n",
             loaded.intervals.len(),

@@ -174,18 +174,32 @@ max_tries = 10
         "{text}"
     );
 
+    let tpcc_id = runs
+        .iter()
+        .position(|(k, _)| k.contains("/tpcc/"))
+        .expect("a tpcc run")
+        + 1;
+    let (ok, shown, err) = pgsurge(&[
+        "results",
+        "show",
+        "--run",
+        &tpcc_id.to_string(),
+        "--store",
+        &store,
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        shown.contains("  NOPM = ") && shown.contains("(per minute)"),
+        "{shown}"
+    );
+
     let report = dir.path().join("report");
     let report_dir = report.display().to_string();
     let (ok, _, err) = pgsurge(&["report", "--store", &store, "--output", &report_dir]);
     assert!(ok, "{err}");
     let index = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(index.contains("NOPM"), "NOPM beside tps on the index page");
-    let tpcc_run = runs
-        .iter()
-        .position(|(k, _)| k.contains("/tpcc/"))
-        .expect("a tpcc run")
-        + 1;
-    let page = std::fs::read_to_string(report.join(format!("run-{tpcc_run}.html"))).unwrap();
+    let page = std::fs::read_to_string(report.join(format!("run-{tpcc_id}.html"))).unwrap();
     assert!(
         page.contains("NOPM") && page.contains("per minute"),
         "run page"
