@@ -954,12 +954,24 @@ fn import(store: &mut Store, reports: &[PathBuf], log: Option<PathBuf>, name: &s
                 std::fs::read_to_string(&p).map_err(|e| format!("reading {}: {e}", p.display()))?;
             let log =
                 crate::import::parse_log(&text).map_err(|e| format!("{}: {e}", p.display()))?;
-            // --log goes with exactly one report.
-            if let Some((report_path, report)) = parsed.first() {
-                crate::import::check_log(report, &log, &p.display().to_string())
-                    .map_err(|e| format!("{}: {e}", report_path.display()))?;
+            if log.intervals.is_empty() {
+                // pgbench writes an aggregated interval only once it has ended: the log
+                // of a run that ended inside its first interval holds no line.
+                eprintln!(
+                    "pgsurge: note: the log {} holds no line (as pgbench leaves the \
+                     --aggregate-interval log of a run that ended inside its first \
+                     interval); the report is imported without it",
+                    p.display()
+                );
+                None
+            } else {
+                // --log goes with exactly one report.
+                if let Some((report_path, report)) = parsed.first() {
+                    crate::import::check_log(report, &log, &p.display().to_string())
+                        .map_err(|e| format!("{}: {e}", report_path.display()))?;
+                }
+                Some(log)
             }
-            Some(log)
         }
         None => None,
     };

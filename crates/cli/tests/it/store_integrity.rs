@@ -377,4 +377,24 @@ fn import_accepts_real_reports_with_their_logs() {
             );
         }
     }
+    // A run that ends inside its first aggregation interval leaves an empty log: the
+    // report is imported without it, and says so.
+    let report = dir.path().join("1-true").join("report.txt");
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let out = pgsurge(&[
+        "results",
+        "import",
+        "--store",
+        &store,
+        report.to_str().unwrap(),
+        "--log",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("holds no line"),
+        "{}",
+        text(&out.stderr)
+    );
 }
