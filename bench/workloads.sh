@@ -10,15 +10,21 @@
 # Both sides run prepared statements. A sysbench "transaction" is one execution of its
 # script, like a pgbench one, so the counts compare directly.
 #
+# Beside oltp_point_select the floor client (bench/floor: one pre-encoded prepared
+# point select per transaction on pgbench_accounts, nothing else) runs in the same
+# rounds: its CPU per transaction over sysbench's is the least any client that waits
+# for each reply can reach, the bound under the pgsurge/sysbench ratio.
+#
 # Usage: bench/workloads.sh
-#   env: PGSURGE, SYSBENCH (sysbench), SYSBENCH_TPCC_DIR (a checkout of
+#   env: PGSURGE, FLOOR (pgsurge-floor beside PGSURGE), SYSBENCH (sysbench), SYSBENCH_TPCC_DIR (a checkout of
 #        github.com/Percona-Lab/sysbench-tpcc; without it the TPC-C part is skipped),
 #        DURATION=10, ROUNDS=3, SCALE=10 (OLTP: 100,000 rows per unit),
 #        WAREHOUSES=10, CLIENTS=8, JOBS=2, OLTP="point_select read_only read_write"
 # Needs PostgreSQL server binaries (initdb), GNU time and sysbench 1.0 (Debian's has the
-# pgsql driver). Build first: cargo build --release -p pgsurge
+# pgsql driver). Build first: cargo build --release -p pgsurge -p pgsurge-floor
 source "$(dirname "$0")/lib.sh"
 SYSBENCH=${SYSBENCH:-sysbench}
+FLOOR=${FLOOR:-$(dirname "$PGSURGE")/pgsurge-floor}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 SCALE=${SCALE:-10}
@@ -48,8 +54,17 @@ compare() {
     while [ "$1" != -- ]; do ours+=("$1"); shift; done
     shift
     theirs=("$@")
-    local cpu_s="" cpu_b="" tps_s="" tps_b="" r u s n
+    local cpu_s="" cpu_b="" tps_s="" tps_b="" cpu_f="" r u s n
+    local with_floor=""
+    [ "$name" = oltp_point_select ] && [ -x "$FLOOR" ] && with_floor=1
     for r in $(seq 1 "$ROUNDS"); do
+        if [ -n "$with_floor" ]; then
+            read -r u s _ < <(PGUSER=postgres PGDATABASE=postgres measure "$W/fl.$r" \
+                "$FLOOR" -c "$CLIENTS" -j "$JOBS" -T "$DURATION" -s "$SCALE")
+            n=$(processed_of "$W/fl.$r.out")
+            [ -n "$n" ] && [ "$n" != 0 ] || { echo "the floor ran no transaction:"; cat "$W/fl.$r.out" "$W/fl.$r.err"; exit 1; }
+            cpu_f+="$(per_txn "$u" "$s" "$n") "
+        fi
         read -r u s _ < <(measure "$W/sb.$r" "${theirs[@]}")
         n=$(sb_txns "$W/sb.$r.out")
         [ -n "$n" ] && [ "$n" != 0 ] || { echo "sysbench ran no transaction:"; cat "$W/sb.$r.out" "$W/sb.$r.err"; exit 1; }
@@ -64,10 +79,17 @@ compare() {
     SUMMARY+=("$(printf "%-20s | tps sysbench %9.1f pgsurge %9.1f | cpu/txn sysbench %s pgsurge %s | pgsurge/sysbench cpu %s" \
         "$name" "$(med "$tps_b")" "$(med "$tps_s")" "$(med "$cpu_b")" "$(med "$cpu_s")" \
         "$(ratio "$(med "$cpu_s")" "$(med "$cpu_b")")")")
+    if [ -n "$with_floor" ]; then
+        SUMMARY+=("$(printf "%-20s | cpu/txn floor %s | floor/sysbench cpu %s, pgsurge/floor cpu %s" \
+            "  the floor" "$(med "$cpu_f")" "$(ratio "$(med "$cpu_f")" "$(med "$cpu_b")")" \
+            "$(ratio "$(med "$cpu_s")" "$(med "$cpu_f")")")")
+    fi
 }
 
-# OLTP: sbtest1 loaded by pgsurge; sysbench's scripts run on the same table.
+# OLTP: sbtest1 loaded by pgsurge; sysbench's scripts run on the same table (and the
+# floor on pgbench's tables beside it).
 "$PGSURGE" bench --workload oltp-read-write -i -s "$SCALE" --init-jobs "$JOBS" -q postgres >/dev/null 2>&1
+[ -x "$FLOOR" ] && "$PGSURGE" bench -i -s "$SCALE" -q postgres >/dev/null 2>&1
 for w in $OLTP; do
     compare "oltp_$w" "$PGSURGE" bench --workload "oltp-${w//_/-}" -M prepared -c "$CLIENTS" -j "$JOBS" -T "$DURATION" postgres -- \
         "$SYSBENCH" "oltp_$w" "${SB_CONN[@]}" --pgsql-db=postgres --tables=1 \
