@@ -612,7 +612,13 @@ fn workload_metrics(
     };
     let after = workload_snapshot(spec, pack).map_err(|_| ())?;
     let secs = result.bench_duration_us as f64 / 1e6;
-    let values = pgsurge_workload::metrics::metric_values(pack, before, &after, secs);
+    let mut values = pgsurge_workload::metrics::metric_values(pack, before, &after, secs);
+    let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
+        .scripts
+        .iter()
+        .map(|s| (s.name.as_str(), &s.stats.latency))
+        .collect();
+    values.extend(pgsurge_workload::metrics::latency_limits(pack, &latencies));
     result.workload_metrics = values
         .iter()
         .map(|v| pgsurge_results::WorkloadMetric {

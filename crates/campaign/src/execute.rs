@@ -290,16 +290,24 @@ fn pack_metrics(
         return Ok(());
     };
     let secs = result.bench_duration_us as f64 / 1e6;
-    result.workload_metrics =
-        pgsurge_workload::metrics::metric_values(&p.pack, before, &after, secs)
-            .into_iter()
-            .map(|v| pgsurge_results::WorkloadMetric {
-                name: v.name,
-                value: v.value,
-                unit: v.unit.to_string(),
-                description: v.description,
-            })
-            .collect();
+    let mut values = pgsurge_workload::metrics::metric_values(&p.pack, before, &after, secs);
+    let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
+        .scripts
+        .iter()
+        .map(|s| (s.name.as_str(), &s.stats.latency))
+        .collect();
+    values.extend(pgsurge_workload::metrics::latency_limits(
+        &p.pack, &latencies,
+    ));
+    result.workload_metrics = values
+        .into_iter()
+        .map(|v| pgsurge_results::WorkloadMetric {
+            name: v.name,
+            value: v.value,
+            unit: v.unit.to_string(),
+            description: v.description,
+        })
+        .collect();
     Ok(())
 }
 

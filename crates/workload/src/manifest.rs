@@ -83,6 +83,13 @@ pub struct ScriptRef {
     /// Its weight in the mix (as `-f FILE@WEIGHT`).
     #[serde(default = "one")]
     pub weight: u32,
+    /// Its name in the report's lines (default: the file's name).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A limit on its 90th percentile latency, in seconds (TPC-C's response time
+    /// constraints): the report sets the run's 90th percentile against it.
+    #[serde(default)]
+    pub p90_limit_s: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -208,6 +215,20 @@ fn validate(file: &str, text: &str, m: &Manifest) -> Result<(), WorkloadError> {
                 format!("weight {} is out of range 0–1000", s.weight),
             ));
         }
+        if let Some(limit) = s.p90_limit_s {
+            if !(limit.is_finite() && limit > 0.0) {
+                return Err(invalid(
+                    file,
+                    text,
+                    "file",
+                    &s.file,
+                    format!(
+                        "script {}: p90_limit_s {limit} is not a positive number of seconds",
+                        s.file
+                    ),
+                ));
+            }
+        }
     }
     if m.scripts.iter().map(|s| u64::from(s.weight)).sum::<u64>() == 0 {
         return Err(WorkloadError::Manifest {
@@ -268,6 +289,24 @@ weight = 3
             .to_string();
         assert!(e.contains("wieght"), "{e}");
         assert!(e.contains("line 10"), "{e}");
+    }
+
+    #[test]
+    fn a_latency_limit_is_a_positive_number_of_seconds() {
+        let m = parse_manifest(
+            "workload.toml",
+            &GOOD.replace("weight = 3", "weight = 3\nname = \"A\"\np90_limit_s = 5"),
+        )
+        .unwrap();
+        assert_eq!(m.scripts[0].p90_limit_s, Some(5.0));
+        assert_eq!(m.scripts[0].name.as_deref(), Some("A"));
+        for bad in ["0", "-1", "nan"] {
+            let text = GOOD.replace("weight = 3", &format!("weight = 3\np90_limit_s = {bad}"));
+            let e = parse_manifest("workload.toml", &text)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("p90_limit_s") && e.contains("a.sql"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -78,6 +78,37 @@ pub fn metric_values(
         .collect()
 }
 
+/// Each script's 90th percentile latency against its `p90_limit_s`, from the run's
+/// per-script summaries (`result_scripts`: each script's description and latency),
+/// for the scripts of `pack` that have a limit and ran.
+pub fn latency_limits(
+    pack: &Pack,
+    result_scripts: &[(&str, &pgsurge_results::LatencySummary)],
+) -> Vec<MetricValue> {
+    pack.manifest
+        .scripts
+        .iter()
+        .filter_map(|s| {
+            let limit_s = s.p90_limit_s?;
+            let desc = pack.script_desc(&s.file);
+            let (_, latency) = result_scripts.iter().find(|(d, _)| *d == desc)?;
+            let p90_ms = latency.percentile(90.0)?;
+            let name = s.name.clone().unwrap_or_else(|| s.file.clone());
+            let verdict = if p90_ms <= limit_s * 1000.0 {
+                "within"
+            } else {
+                "ABOVE the limit"
+            };
+            Some(MetricValue {
+                name: format!("{name} 90th percentile"),
+                description: format!("latency; the limit is {} s: {verdict}", limit_s),
+                value: p90_ms,
+                unit: "ms",
+            })
+        })
+        .collect()
+}
+
 /// The report's lines for the metrics: `NOPM = 1234.5 (per minute; New-Order …)`.
 pub fn render(values: &[MetricValue]) -> String {
     let mut s = String::new();

@@ -323,6 +323,51 @@ fn a_run_reports_nopm_and_the_server_executed_the_mix() {
         "{}",
         o.stdout
     );
+    // Each transaction's 90th percentile against the specification's limit, as the
+    // run's own per-script latency gives it.
+    for (name, file, limit) in [
+        ("New-Order", "new_order.sql", 5),
+        ("Payment", "payment.sql", 5),
+        ("Order-Status", "order_status.sql", 5),
+        ("Delivery", "delivery.sql", 5),
+        ("Stock-Level", "stock_level.sql", 20),
+    ] {
+        let line = o
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} 90th percentile = ")))
+            .unwrap_or_else(|| panic!("no {name} 90th percentile line:\n{}", o.stdout));
+        assert!(
+            line.ends_with(&format!("(ms; latency; the limit is {limit} s: within)")),
+            "{line}"
+        );
+        let shown: f64 = line
+            .split(" = ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let script = json["scripts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"].as_str().unwrap().ends_with(file))
+            .unwrap();
+        let p90 = script["stats"]["latency"]["percentiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["percentile"] == 90.0)
+            .and_then(|p| p["latency_ms"].as_f64())
+            .unwrap();
+        assert!(
+            (shown - p90).abs() <= 0.05 + 1e-9,
+            "{line}: the run's p90 is {p90}"
+        );
+    }
     // Every New-Order the client counted either committed or rolled back on purpose.
     let client_new_orders = script_count(&json, "new_order.sql");
     assert!(
