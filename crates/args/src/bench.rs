@@ -639,43 +639,14 @@ fn stored_command_line(
     dbname: &str,
     workload: Option<&(pgsurge_workload::Pack, String)>,
 ) -> String {
-    let Some((pack, arg)) = workload else {
-        return spec.pgbench_command_line(dbname);
-    };
-    let scripts: Vec<String> = pack
-        .manifest
-        .scripts
-        .iter()
-        .map(|s| format!("--file={}@{}", pack.script_desc(&s.file), s.weight))
-        .collect();
-    let defaults: Vec<String> = pack
-        .parameters()
-        .iter()
-        .map(|(k, v)| format!("--define={k}={v}"))
-        .collect();
-    let mut line = format!("pgsurge bench {}", shell_word(&format!("--workload={arg}")));
-    for a in spec.pgbench_args() {
-        if !scripts.contains(&a) && !defaults.contains(&a) {
-            line.push(' ');
-            line.push_str(&shell_word(&a));
-        }
-    }
-    line.push(' ');
-    line.push_str(&shell_word(dbname));
-    line
-}
-
-/// `word` as a POSIX shell reads it back: as is when it holds only safe characters,
-/// else in single quotes.
-fn shell_word(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_=@%+:,./".contains(&b));
-    if safe {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+    match workload {
+        None => spec.pgbench_command_line(dbname),
+        Some((pack, arg)) => spec.command_line_as(
+            "pgsurge bench",
+            &[format!("--workload={arg}")],
+            |a| !pack.is_own_arg(a),
+            dbname,
+        ),
     }
 }
 

@@ -563,7 +563,15 @@ fn run_test_inner(
     let pack_before = pack_snapshot(s.workload, target)?;
     let sampler = Sampler::start(target.sampler_config(sampling));
     let spec = run_spec(s, target, campaign.limit(), database)?;
-    w.run.command_line = Some(spec.pgbench_command_line(&target.dbname));
+    w.run.command_line = Some(match &s.workload.pack {
+        None => spec.pgbench_command_line(&target.dbname),
+        Some(p) => spec.command_line_as(
+            "pgsurge bench",
+            &[format!("--workload={}", p.arg)],
+            |a| !p.pack.is_own_arg(a),
+            &target.dbname,
+        ),
+    });
     let result = match &campaign.spec.distributed {
         None => {
             let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {

@@ -429,13 +429,24 @@ impl RunSpec {
     /// [`RunSpec::pgbench_args`] as one shell command line, `pgbench … DBNAME`, each
     /// word quoted for a POSIX shell where needed.
     pub fn pgbench_command_line(&self, dbname: &str) -> String {
-        let mut line = String::from("pgbench");
-        for word in self
-            .pgbench_args()
-            .iter()
-            .map(String::as_str)
-            .chain([dbname])
-        {
+        self.command_line_as("pgbench", &[], |_| true, dbname)
+    }
+
+    /// The run as the shell command line `PROGRAM LEAD… ARGS… DBNAME`: `program` as
+    /// given, then the words of `lead`, then those of [`RunSpec::pgbench_args`] that
+    /// `keep` accepts, each word quoted for a POSIX shell where needed. A workload
+    /// pack's run is `pgsurge bench --workload=NAME …` without the pack's own scripts.
+    pub fn command_line_as(
+        &self,
+        program: &str,
+        lead: &[String],
+        keep: impl Fn(&str) -> bool,
+        dbname: &str,
+    ) -> String {
+        let mut line = String::from(program);
+        let args = self.pgbench_args();
+        let kept = args.iter().map(String::as_str).filter(|a| keep(a));
+        for word in lead.iter().map(String::as_str).chain(kept).chain([dbname]) {
             line.push(' ');
             line.push_str(&shell_quote(word));
         }

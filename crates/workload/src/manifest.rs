@@ -305,7 +305,10 @@ weight = 3
             let e = parse_manifest("workload.toml", &text)
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("p90_limit_s") && e.contains("a.sql"), "{bad}: {e}");
+            assert!(
+                e.contains("p90_limit_s") && e.contains("a.sql"),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -210,6 +210,27 @@ impl Pack {
         }
     }
 
+    /// Whether the bench argument `arg` is one the pack itself gives a run: one of its
+    /// scripts (`--file=tpcc/new_order.sql@45`) or a parameter at its default
+    /// (`--define=nurand_c_id=259`). A stored command line says `--workload=NAME`
+    /// instead of these.
+    pub fn is_own_arg(&self, arg: &str) -> bool {
+        if let Some(script) = arg.strip_prefix("--file=") {
+            return self
+                .manifest
+                .scripts
+                .iter()
+                .any(|s| script == format!("{}@{}", self.script_desc(&s.file), s.weight));
+        }
+        if let Some(define) = arg.strip_prefix("--define=") {
+            return self
+                .parameters()
+                .iter()
+                .any(|(k, v)| define == format!("{k}={v}"));
+        }
+        false
+    }
+
     /// Sets a parameter (`-D NAME=VALUE` given with `-i`), for the loader.
     pub fn set_parameter(&mut self, name: &str, value: &str) {
         self.manifest

@@ -107,6 +107,25 @@ max_tries = 10
         );
     }
 
+    // A pack's test is stored as the command that repeats it: its scripts are not files.
+    let lines: Vec<String> = rusqlite::Connection::open(&store)
+        .unwrap()
+        .prepare("SELECT command_line FROM runs WHERE test_key LIKE '%/tpcc/%'")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for line in &lines {
+        assert!(
+            line.starts_with("pgsurge bench --workload=tpcc ")
+                && !line.contains("--file=")
+                && line.contains("--client=2"),
+            "{line}"
+        );
+    }
+
     let runs = stored_runs(&store);
     assert_eq!(runs.len(), 8, "2 targets × 2 workloads × 2 repeats");
     for (key, doc) in &runs {
