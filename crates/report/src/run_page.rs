@@ -736,8 +736,9 @@ const WAIT_KINDS: &[(&str, IsOfKind)] = &[
         },
     ),
     (
-        "sessions waited for row or table locks held by others (contention on the same rows, \
-         e.g. few pgbench branches for many clients: a larger scale spreads them)",
+        "sessions waited for row or table locks held by others (contention on the same rows: \
+         few pgbench branches, or TPC-C warehouses, for many clients; a larger scale spreads \
+         them)",
         |l| l.starts_with("Lock:"),
     ),
     (
