@@ -242,18 +242,28 @@ fn initializations(campaign: &Campaign, m: &crate::matrix::Matrix) -> (usize, f6
     let mut seen = std::collections::BTreeSet::new();
     let mut last_scale: std::collections::BTreeMap<usize, u32> = Default::default();
     let (mut count, mut seconds) = (0, 0.0);
+    let jobs = f64::from(campaign.spec.init.jobs.unwrap_or(1).max(1));
     for t in &m.tests {
         let throwaway = campaign.spec.targets[t.target].is_throwaway();
+        let workload = &m.workloads[t.workload];
         let new = match fresh {
             FreshCluster::Test if throwaway => true,
             FreshCluster::Scale if throwaway => {
                 last_scale.insert(t.target, t.scale) != Some(t.scale)
             }
-            _ => seen.insert((t.target, t.scale)),
+            // pgbench's tables and each workload pack's are loaded apart.
+            _ => seen.insert((t.target, workload.dataset(t.scale))),
         };
         if new {
             count += 1;
-            seconds += f64::from(t.scale) * LOAD_S_PER_SCALE
+            let per_unit = match &workload.pack {
+                Some(p) => {
+                    let s = p.pack.manifest.load.seconds_per_unit.unwrap_or(1.0);
+                    s / jobs.min(f64::from(t.scale).max(1.0))
+                }
+                None => LOAD_S_PER_SCALE,
+            };
+            seconds += f64::from(t.scale) * per_unit
                 + if throwaway && fresh != FreshCluster::Never {
                     NEW_CLUSTER_S
                 } else {
@@ -264,7 +274,7 @@ fn initializations(campaign: &Campaign, m: &crate::matrix::Matrix) -> (usize, f6
     let rule = match fresh {
         FreshCluster::Test => "a new cluster and its data before every test",
         FreshCluster::Scale => "a new cluster and its data whenever a target's scale changes",
-        FreshCluster::Never => "one per target and scale",
+        FreshCluster::Never => "one per target, scale and workload pack",
     };
     (count, seconds, rule)
 }
@@ -651,10 +661,30 @@ mod tests {
             e.line()
         );
         assert!(
-            e.line()
-                .contains("plus 4 initializations (one per target and scale; about "),
+            e.line().contains(
+                "plus 4 initializations (one per target, scale and workload pack; about "
+            ),
             "{}",
             e.line()
+        );
+    }
+
+    #[test]
+    fn a_workload_pack_is_loaded_apart_from_pgbench_s_tables_at_its_own_pace() {
+        let text = "[campaign]\nname = \"t\"\n[[target]]\nname = \"a\"\n\
+                    [matrix]\nscales = [4]\nclients = [4]\n\
+                    scripts = [\"tpcb-like\", { workload = \"tpcc\" }]\n[run]\nduration = 10\n\
+                    [init]\njobs = 2\n";
+        let c = Campaign::parse(text, "t.toml", std::path::Path::new(".")).unwrap();
+        let m = crate::matrix::expand(&c).unwrap();
+        let e = Estimate::of(&c, &m);
+        assert_eq!(e.initializations, 2, "pgbench's tables and the pack's");
+        let tpcc = pgsurge_workload::Pack::resolve("tpcc").unwrap();
+        let per_unit = tpcc.manifest.load.seconds_per_unit.unwrap();
+        let (_, seconds, _) = initializations(&c, &m);
+        assert!(
+            (seconds - (4.0 * LOAD_S_PER_SCALE + 4.0 * per_unit / 2.0)).abs() < 1e-9,
+            "{seconds}"
         );
     }
 

@@ -372,7 +372,7 @@ pub fn data_dir_facts(target: &str, entry: &Value) -> (Vec<FactRecord>, Vec<Stri
 
 /// Which data a target's database holds: pgbench's tables or a workload pack's, at a
 /// scale.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Dataset {
     /// The workload pack's name; None for pgbench's tables.
     pub pack: Option<String>,

@@ -49,6 +49,10 @@ pub struct Load {
     /// Files run once at the end (keys, indexes, analyze).
     #[serde(default)]
     pub finish: Vec<String>,
+    /// About how many seconds one unit of scale takes to load on one connection, for
+    /// the estimates of `pgsurge campaign plan` (default 1).
+    #[serde(default)]
+    pub seconds_per_unit: Option<f64>,
 }
 
 /// One data step.
