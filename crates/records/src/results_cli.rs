@@ -370,6 +370,97 @@ fn select_runs(store: &mut Store, sel: &Selection) -> Result<(Vec<Run>, Names), 
     Ok((runs, names))
 }
 
+/// `results show --run ID`: one run in detail (or its stored record as JSON).
+fn show_run(store: &mut Store, id: i64, json: bool) -> CliResult {
+    let loaded = store.load_run(id).map_err(|e| e.to_string())?;
+    if json {
+        return write_stdout(
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&loaded.run).map_err(|e| e.to_string())?
+            )
+            .as_bytes(),
+        );
+    }
+    let record = &loaded.run.record;
+    let mut text = format!(
+        "run {} ({}), set {}, target {}\n",
+        loaded.run.id,
+        record.test_key,
+        record.set_id,
+        loaded
+            .target
+            .as_ref()
+            .map(|t| t.record.name.as_str())
+            .unwrap_or("-")
+    );
+    let impossible = record.impossible_values();
+    warn_impossible(std::slice::from_ref(&loaded.run));
+    let fields = serde_json::to_value(record).map_err(|e| e.to_string())?;
+    if let serde_json::Value::Object(map) = fields {
+        for (k, v) in map {
+            if matches!(k.as_str(), "result_json" | "scripts" | "options" | "error") || v.is_null()
+            {
+                continue;
+            }
+            let v = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            let flag = if impossible.iter().any(|i| i.starts_with(&format!("{k} = "))) {
+                " (IMPOSSIBLE)"
+            } else {
+                ""
+            };
+            text.push_str(&format!("  {k}: {v}{flag}\n"));
+        }
+    }
+    // A workload pack's metrics (NOPM…), as the bench report prints them.
+    for m in loaded.run.workload_metrics() {
+        text.push_str(&format!("  {} = {:.1} ({})\n", m.name, m.value, m.unit));
+    }
+    text.push_str(&format!(
+        "intervals: {}, metric samples: {}, histograms: {}, settings: {}, counters: {}\n",
+        loaded.intervals.len(),
+        loaded.metrics.len(),
+        loaded.histograms.len(),
+        loaded.settings.len(),
+        loaded.counters.len()
+    ));
+    if let Some(e) = &record.error {
+        text.push_str(&format!("error:\n{}\n", indent(e)));
+    }
+    for f in &loaded.facts {
+        if f.name == facts::STATEMENTS_TOP {
+            continue; // shown as a table below
+        }
+        text.push_str(&format!(
+            "{}: {}\n",
+            f.name,
+            f.value.as_deref().unwrap_or("-")
+        ));
+    }
+    if !loaded
+        .facts
+        .iter()
+        .any(|f| f.name == facts::SERVER_HOST_METRICS_SOURCE)
+    {
+        text.push_str(&format!(
+            "{}: not recorded\n",
+            facts::SERVER_HOST_METRICS_SOURCE
+        ));
+    }
+    text.push_str(&where_time_goes(&loaded.metrics, &loaded.facts));
+    for w in &loaded.warnings {
+        text.push_str(&format!("warning: {}\n", w.message));
+    }
+    text.push_str(&format!(
+        "(the stored record as JSON: pgsurge results show --run {} --json)\n",
+        loaded.run.id
+    ));
+    write_stdout(safe(&text).as_bytes())
+}
+
 fn show(
     store: &mut Store,
     set: Option<String>,
@@ -378,94 +469,7 @@ fn show(
     json: bool,
 ) -> CliResult {
     if let Some(id) = run {
-        let loaded = store.load_run(id).map_err(|e| e.to_string())?;
-        if json {
-            return write_stdout(
-                format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&loaded.run).map_err(|e| e.to_string())?
-                )
-                .as_bytes(),
-            );
-        }
-        let record = &loaded.run.record;
-        let mut text = format!(
-            "run {} ({}), set {}, target {}\n",
-            loaded.run.id,
-            record.test_key,
-            record.set_id,
-            loaded
-                .target
-                .as_ref()
-                .map(|t| t.record.name.as_str())
-                .unwrap_or("-")
-        );
-        let impossible = record.impossible_values();
-        warn_impossible(std::slice::from_ref(&loaded.run));
-        let fields = serde_json::to_value(record).map_err(|e| e.to_string())?;
-        if let serde_json::Value::Object(map) = fields {
-            for (k, v) in map {
-                if matches!(k.as_str(), "result_json" | "scripts" | "options" | "error")
-                    || v.is_null()
-                {
-                    continue;
-                }
-                let v = match v {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                let flag = if impossible.iter().any(|i| i.starts_with(&format!("{k} = "))) {
-                    " (IMPOSSIBLE)"
-                } else {
-                    ""
-                };
-                text.push_str(&format!("  {k}: {v}{flag}\n"));
-            }
-        }
-        // A workload pack's metrics (NOPM…), as the bench report prints them.
-        for m in loaded.run.workload_metrics() {
-            text.push_str(&format!("  {} = {:.1} ({})\n", m.name, m.value, m.unit));
-        }
-        text.push_str(&format!(
-            "intervals: {}, metric samples: {}, histograms: {}, settings: {}, counters: {}\n",
-            loaded.intervals.len(),
-            loaded.metrics.len(),
-            loaded.histograms.len(),
-            loaded.settings.len(),
-            loaded.counters.len()
-        ));
-        if let Some(e) = &record.error {
-            text.push_str(&format!("error:\n{}\n", indent(e)));
-        }
-        for f in &loaded.facts {
-            if f.name == facts::STATEMENTS_TOP {
-                continue; // shown as a table below
-            }
-            text.push_str(&format!(
-                "{}: {}\n",
-                f.name,
-                f.value.as_deref().unwrap_or("-")
-            ));
-        }
-        if !loaded
-            .facts
-            .iter()
-            .any(|f| f.name == facts::SERVER_HOST_METRICS_SOURCE)
-        {
-            text.push_str(&format!(
-                "{}: not recorded\n",
-                facts::SERVER_HOST_METRICS_SOURCE
-            ));
-        }
-        text.push_str(&where_time_goes(&loaded.metrics, &loaded.facts));
-        for w in &loaded.warnings {
-            text.push_str(&format!("warning: {}\n", w.message));
-        }
-        text.push_str(&format!(
-            "(the stored record as JSON: pgsurge results show --run {} --json)\n",
-            loaded.run.id
-        ));
-        return write_stdout(safe(&text).as_bytes());
+        return show_run(store, id, json);
     }
     let set_id = match set {
         Some(s) => store.resolve_set(&s).map_err(|e| e.to_string())?,
