@@ -55,7 +55,7 @@ impl Pacing {
     }
 
     /// A think time of mean `mean_us`: negative exponential, truncated at 10 times the
-    /// mean (TPC-C clause 5.2.5.4).
+    /// mean (TPC-C clause 5.2.5).
     pub fn think_us(&mut self, mean_us: i64) -> i64 {
         if mean_us <= 0 {
             return 0;
