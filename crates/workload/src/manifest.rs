@@ -315,7 +315,7 @@ fn validate(file: &str, text: &str, m: &Manifest) -> Result<(), WorkloadError> {
                     )));
                 }
                 let base = m.metrics.iter().find(|b| &b.name == of);
-                if !base.is_some_and(|b| b.of.is_none()) {
+                if base.is_none_or(|b| b.of.is_some()) {
                     return Err(fail(format!(
                         "`of`: the pack has no metric \"{of}\" with a query"
                     )));
