@@ -612,7 +612,8 @@ fn workload_metrics(
     };
     let after = workload_snapshot(spec, pack).map_err(|_| ())?;
     let secs = result.bench_duration_us as f64 / 1e6;
-    let mut values = pgsurge_workload::metrics::metric_values(pack, before, &after, secs);
+    let mut values =
+        pgsurge_workload::metrics::metric_values(pack, before, &after, secs, result.scale);
     let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
         .scripts
         .iter()
@@ -643,11 +644,23 @@ fn stored_command_line(
         None => spec.pgbench_command_line(dbname),
         Some((pack, arg)) => spec.command_line_as(
             "pgsurge bench",
-            &[format!("--workload={arg}")],
+            &pack_lead(pack, arg, spec.mix),
             |a| !pack.is_own_arg(a),
             dbname,
         ),
     }
+}
+
+/// The words that start a pack's stored command line: `--workload=ARG`, and
+/// `--mix=random` when the run overrode the pack's deck.
+fn pack_lead(pack: &pgsurge_workload::Pack, arg: &str, mix: pgsurge_engine::Mix) -> Vec<String> {
+    let mut lead = vec![format!("--workload={arg}")];
+    if mix == pgsurge_engine::Mix::Random
+        && pack.manifest.mix == pgsurge_workload::manifest::Mix::Deck
+    {
+        lead.push("--mix=random".into());
+    }
+    lead
 }
 
 /// Reads the pack's metrics on a connection of its own; `Err` is the exit code after
@@ -670,3 +683,27 @@ fn workload_snapshot(
 
 /// Options parsed by `pgsurge-args` that the engine does not implement (none today).
 const UNSUPPORTED: &[&str] = &[];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_pack_run_names_a_mix_other_than_the_packs() {
+        let tpcc = pgsurge_workload::Pack::resolve("tpcc").unwrap();
+        let ycsb = pgsurge_workload::Pack::resolve("ycsb-a").unwrap();
+        use pgsurge_engine::Mix;
+        assert_eq!(pack_lead(&tpcc, "tpcc", Mix::Deck), ["--workload=tpcc"]);
+        assert_eq!(
+            pack_lead(&tpcc, "tpcc", Mix::Random),
+            ["--workload=tpcc", "--mix=random"]
+        );
+        assert_eq!(
+            pack_lead(&ycsb, "ycsb-a", Mix::Random),
+            ["--workload=ycsb-a"]
+        );
+        // The deck the pack deals from anyway is not repeated; another pack's is.
+        assert!(tpcc.is_own_arg("--mix=deck"));
+        assert!(!ycsb.is_own_arg("--mix=deck"));
+    }
+}

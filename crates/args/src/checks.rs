@@ -79,6 +79,7 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         ));
     }
     bench_checks(ctx, &raw)?;
+    let (mix, pauses) = pacing(ctx, &raw, workload.as_ref())?;
     let limit = if raw.duration > 0 {
         RunLimit::Duration(raw.duration)
     } else {
@@ -121,7 +122,62 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         extensions: raw.extensions,
         options_given: raw.options_given,
         workload,
+        mix,
+        pauses,
     }))
+}
+
+/// The run's mix (`--mix`, else the pack's, else random) and its scripts' keying and
+/// think times (a pack's, with `-D think_times=1`; none for scripts of `-f`/`-b`).
+fn pacing(
+    ctx: &mut Ctx<'_>,
+    raw: &Raw,
+    pack: Option<&pgsurge_workload::Pack>,
+) -> Step<(pgsurge_engine::Mix, Vec<pgsurge_engine::Pauses>)> {
+    use pgsurge_engine::{Mix, Pauses, MAX_DECK_CARDS};
+    let pack_mix = pack.map(|p| match p.manifest.mix {
+        pgsurge_workload::manifest::Mix::Random => Mix::Random,
+        pgsurge_workload::manifest::Mix::Deck => Mix::Deck,
+    });
+    let mix = raw.extensions.mix.or(pack_mix).unwrap_or_default();
+    let cards: u64 = raw.scripts.iter().map(|s| u64::from(s.weight)).sum();
+    if mix == Mix::Deck && cards > MAX_DECK_CARDS {
+        return Err(fatal(
+            ctx,
+            format!(
+                "--mix=deck: a deck holds one card per unit of script weight, and the total weight {cards} is more than {MAX_DECK_CARDS} cards (use smaller weights)"
+            ),
+        ));
+    }
+    let Some(pack) = pack else {
+        return Ok((mix, Vec::new()));
+    };
+    let times = pack
+        .pauses(&raw.variables)
+        .map_err(|e| fatal(ctx, e.to_string()))?;
+    let Some(times) = times else {
+        return Ok((mix, Vec::new()));
+    };
+    let us = |secs: f64| (secs * 1e6).round() as i64;
+    let pauses = raw
+        .scripts
+        .iter()
+        .map(|entry| match &entry.origin {
+            ScriptOrigin::Workload { file, .. } => pack
+                .manifest
+                .scripts
+                .iter()
+                .zip(&times)
+                .find(|(s, _)| &s.file == file)
+                .map(|(_, &(keying, think))| Pauses {
+                    keying_us: us(keying),
+                    think_mean_us: us(think),
+                })
+                .unwrap_or_default(),
+            _ => Pauses::default(),
+        })
+        .collect();
+    Ok((mix, pauses))
 }
 
 /// `--workload`: reads the pack; outside `-i`, adds its scripts with their weights and

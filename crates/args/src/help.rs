@@ -132,6 +132,10 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            `pgsurge workload list`): with -i, create and load its
                            schema (-s: the pack's scale); otherwise run its scripts
                            with their weights and report its metrics
+  --mix=random|deck        how each transaction's script is drawn: random (by
+                           weight, as pgbench; the default) or deck (each client
+                           deals from a shuffled deck of WEIGHT cards per script;
+                           a workload pack may make deck its default)
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

@@ -110,6 +110,9 @@ pub struct Extensions {
     pub generator_split: bool,
     /// `--workload=NAME|DIR`: a workload pack, as given.
     pub workload: Option<String>,
+    /// `--mix=random|deck`: how each transaction's script is drawn; `None`: the
+    /// workload pack's `mix`, else `random` (pgbench's draw).
+    pub mix: Option<pgsurge_engine::Mix>,
 }
 
 /// Default list of `--percentiles` without a value.
@@ -187,6 +190,12 @@ pub struct BenchOptions {
     /// `--workload`: the pack, read and checked; its scripts are in `scripts`, its
     /// parameters in `variables`.
     pub workload: Option<pgsurge_workload::Pack>,
+    /// How each transaction's script is drawn: `--mix`, else the pack's `mix`, else
+    /// `random`.
+    pub mix: pgsurge_engine::Mix,
+    /// The keying and think times of the scripts, one entry per script of `scripts`
+    /// (the pack's, with `-D think_times=1`); empty: none.
+    pub pauses: Vec<pgsurge_engine::Pauses>,
 }
 
 /// `-i --workload`: what the pack's loader needs besides the connection.
@@ -280,6 +289,8 @@ impl BenchOptions {
         };
         spec.database = database;
         spec.generator = self.extensions.generator;
+        spec.mix = self.mix;
+        spec.pauses = self.pauses;
         spec
     }
 }

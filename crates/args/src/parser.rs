@@ -821,6 +821,21 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
             raw.benchmarking_option_set = true;
             generator_option(ctx, raw, opt, arg)?;
         }
+        Opt::Mix => {
+            raw.benchmarking_option_set = true;
+            raw.extensions.mix =
+                Some(pgsurge_engine::Mix::parse(&lossy(arg)).ok_or_else(|| {
+                    fatal(
+                        ctx,
+                        [
+                            b"invalid --mix \"".as_slice(),
+                            arg,
+                            b"\": expected \"random\" or \"deck\"",
+                        ]
+                        .concat(),
+                    )
+                })?);
+        }
         // pgsurge extensions: both modes.
         Opt::Workload => {
             if arg.is_empty() {

@@ -67,6 +67,7 @@ pub enum Opt {
     GeneratorSplit,
     Cpus,
     Workload,
+    Mix,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -180,6 +181,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("group", Required, Opt::Group),
     l("cpus", Required, Opt::Cpus),
     l("workload", Required, Opt::Workload),
+    l("mix", Required, Opt::Mix),
 ];
 
 #[cfg(test)]

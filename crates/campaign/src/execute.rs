@@ -155,6 +155,25 @@ pub fn run_spec(
         .collect();
     variables.extend(defines);
     spec.variables = variables;
+    // A pack's scripts are the run's, in manifest order: its deck and its keying and
+    // think times (`think_times = 1` in its parameters or the defines) apply to them.
+    if let Some(p) = &s.workload.pack {
+        if p.pack.manifest.mix == pgsurge_workload::manifest::Mix::Deck {
+            spec.mix = pgsurge_engine::Mix::Deck;
+        }
+        let times = p
+            .pack
+            .pauses(&spec.variables)
+            .map_err(|e| CampaignError::Other(e.to_string()))?;
+        spec.pauses = times
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(keying, think)| pgsurge_engine::Pauses {
+                keying_us: (keying * 1e6).round() as i64,
+                think_mean_us: (think * 1e6).round() as i64,
+            })
+            .collect();
+    }
     spec.random_seed = plan.seed;
     spec.errors = ErrorSpec {
         failures_detailed: flags.failures_detailed,
@@ -290,7 +309,8 @@ fn pack_metrics(
         return Ok(());
     };
     let secs = result.bench_duration_us as f64 / 1e6;
-    let mut values = pgsurge_workload::metrics::metric_values(&p.pack, before, &after, secs);
+    let mut values =
+        pgsurge_workload::metrics::metric_values(&p.pack, before, &after, secs, result.scale);
     let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
         .scripts
         .iter()

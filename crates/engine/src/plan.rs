@@ -9,7 +9,7 @@
 use pgsurge_script::{Command, SqlMeta};
 use pgsurge_wire::codec::append;
 
-use crate::spec::{RunLimit, RunSpec};
+use crate::spec::{Mix, RunLimit, RunSpec};
 use crate::sqltext::{to_param_sql, ParamSql, SqlTemplate};
 use crate::EngineError;
 
@@ -131,6 +131,10 @@ pub struct ScriptPlan {
     pub weight: i64,
     /// Commands in order.
     pub commands: Vec<CommandPlan>,
+    /// Keying time before each of its transactions, in µs (0: none).
+    pub keying_us: i64,
+    /// Mean think time after each of its transactions, in µs (0: none).
+    pub think_mean_us: i64,
 }
 
 /// Switches that change how clients run.
@@ -156,6 +160,8 @@ pub struct MachineConfig {
     pub connect_per_txn: bool,
     /// `--debug` trace lines.
     pub debug: bool,
+    /// How scripts are drawn (`--mix`).
+    pub mix: Mix,
 }
 
 impl Default for MachineConfig {
@@ -171,6 +177,7 @@ impl Default for MachineConfig {
             verbose_errors: false,
             connect_per_txn: false,
             debug: false,
+            mix: Mix::Random,
         }
     }
 }
@@ -184,6 +191,18 @@ pub struct Plan {
     pub total_weight: i64,
     /// Switches.
     pub config: MachineConfig,
+}
+
+impl Plan {
+    /// Whether a client needs its own pacing state ([`crate::client::Pacing`]): a card
+    /// deck, or think times to draw.
+    pub fn paced(&self) -> bool {
+        self.config.mix == Mix::Deck
+            || self
+                .scripts
+                .iter()
+                .any(|s| s.keying_us > 0 || s.think_mean_us > 0)
+    }
 }
 
 impl Plan {
@@ -204,7 +223,8 @@ pub fn build_plan(spec: &RunSpec) -> Result<Plan, EngineError> {
     let mode = spec.query_mode;
     let mut prepared_count = 0usize;
     let mut scripts = Vec::with_capacity(spec.scripts.len());
-    for entry in &spec.scripts {
+    for (i, entry) in spec.scripts.iter().enumerate() {
+        let pauses = spec.pauses.get(i).copied().unwrap_or_default();
         let mut commands = Vec::with_capacity(entry.script.commands.len());
         for command in &entry.script.commands {
             commands.push(CommandPlan {
@@ -216,6 +236,8 @@ pub fn build_plan(spec: &RunSpec) -> Result<Plan, EngineError> {
             desc: entry.desc.clone(),
             weight: i64::from(entry.weight),
             commands,
+            keying_us: pauses.keying_us,
+            think_mean_us: pauses.think_mean_us,
         });
     }
     let (nxacts, timed) = match spec.limit {
@@ -233,6 +255,7 @@ pub fn build_plan(spec: &RunSpec) -> Result<Plan, EngineError> {
         verbose_errors: spec.errors.verbose_errors,
         connect_per_txn: spec.connect_per_transaction,
         debug: spec.errors.debug,
+        mix: spec.mix,
     };
     Ok(Plan::new(scripts, config))
 }

@@ -28,16 +28,16 @@ use pgsurge_results::result::{encode_histogram, RunInfo, RunOptions, RunResult, 
 use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_results::txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogWriter};
 use pgsurge_results::{HdrIntervalLogWriter, LatencyHistogram};
-use pgsurge_script::{SeedStreams, Variables};
+use pgsurge_script::{Prng, SeedStreams, Variables};
 
-use crate::client::Client;
+use crate::client::{Client, Pacing};
 use crate::clock::RunClock;
 use crate::distribute::clients_per_thread;
 use crate::driver::{connect_all, run_loop, DriverCtx, LoopEnd, Slot, ThreadStreams};
 use crate::plan::{build_plan, Plan};
 use crate::recorder::{ThreadLog, ThreadRecorder};
 use crate::script_host::ClientScript;
-use crate::spec::RunSpec;
+use crate::spec::{Mix, RunSpec};
 use crate::start_at::{generator_info, StartGate};
 use crate::stderr::{DiagnosticSink, SinkGuard};
 use crate::stop::StopFlag;
@@ -190,6 +190,7 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
     let stats_config = StatsConfig::for_run(&options, histograms, script_commands);
     let log_options = LogOptions::for_run(&options);
 
+    let weights: Vec<i64> = plan.scripts.iter().map(|s| s.weight).collect();
     let mut threads = Vec::with_capacity(nthreads);
     let mut counters = Vec::new();
     for (thread, range) in ranges.iter().enumerate() {
@@ -220,6 +221,11 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
                 })
             }
         };
+        // Each client's deck and think times draw from a stream of its own, seeded
+        // from its thread's script-choice stream in client order: the same seed deals
+        // each client the same cards, however its thread interleaves the clients.
+        let mut choose = thread_seeds.choose;
+        let paced = plan.paced();
         let slots = range
             .clone()
             .map(|id| {
@@ -228,11 +234,20 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
                     vars.next().unwrap_or_default(),
                     seeds.clients[id],
                 );
-                Slot::new(Client::new(id, host))
+                let client = Client::new(id, host);
+                Slot::new(if paced {
+                    client.with_pacing(Pacing::new(
+                        Prng::seed(choose.next_u64()),
+                        &weights,
+                        plan.config.mix == Mix::Deck,
+                    ))
+                } else {
+                    client
+                })
             })
             .collect();
         let streams = ThreadStreams {
-            choose: thread_seeds.choose,
+            choose,
             throttle: thread_seeds.throttle,
         };
         let recorder = ThreadRecorder::new(stats, log, clock);

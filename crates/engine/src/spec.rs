@@ -59,6 +59,52 @@ impl RunScript {
     }
 }
 
+/// How each transaction's script is drawn from the run's scripts (`--mix`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mix {
+    /// pgbench's weighted random draw per transaction.
+    #[default]
+    Random,
+    /// A card deck per client: `weight` cards per script, shuffled, dealt one per
+    /// transaction and reshuffled when empty, so every deck's worth of a client's
+    /// transactions holds the weights exactly (TPC-C's deck, clause 5.2.4.2).
+    Deck,
+}
+
+/// The most cards a deck may hold (the total weight of a `--mix=deck` run).
+pub const MAX_DECK_CARDS: u64 = 10_000;
+
+impl Mix {
+    /// `random` or `deck`.
+    pub fn parse(s: &str) -> Option<Mix> {
+        match s {
+            "random" => Some(Mix::Random),
+            "deck" => Some(Mix::Deck),
+            _ => None,
+        }
+    }
+
+    /// Its name, as `--mix` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mix::Random => "random",
+            Mix::Deck => "deck",
+        }
+    }
+}
+
+/// A script's pauses around each of its transactions, in µs: the keying time before
+/// it and the mean of the think time after it (negative exponential, truncated at 10
+/// times the mean), as TPC-C's terminals pause (clause 5.2.5). Neither counts in the
+/// transaction's latency.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pauses {
+    /// Keying time before the transaction.
+    pub keying_us: i64,
+    /// Mean think time after the transaction.
+    pub think_mean_us: i64,
+}
+
 /// How long the run lasts (`-t` / `-T`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunLimit {
@@ -204,6 +250,11 @@ pub struct RunSpec {
     pub database: DatabaseInfo,
     /// Identity and start instant as one generator of a distributed run.
     pub generator: GeneratorOptions,
+    /// How each transaction's script is drawn.
+    pub mix: Mix,
+    /// Keying and think times, one entry per script in [`RunSpec::scripts`]' order;
+    /// empty: none.
+    pub pauses: Vec<Pauses>,
 }
 
 /// A [`RunSpec`] that describes no valid run (what would be valid is in the message).
@@ -236,6 +287,8 @@ impl RunSpec {
                 ..DatabaseInfo::default()
             },
             generator: GeneratorOptions::default(),
+            mix: Mix::Random,
+            pauses: Vec::new(),
         }
     }
 
@@ -256,6 +309,30 @@ impl RunSpec {
         }
         if self.scripts.iter().any(|s| s.weight > i32::MAX as u32) {
             return fail(format!("script weights must be at most {}", i32::MAX));
+        }
+        if self.mix == Mix::Deck {
+            let cards: u64 = self.scripts.iter().map(|s| u64::from(s.weight)).sum();
+            if cards > MAX_DECK_CARDS {
+                return fail(format!(
+                    "a card deck holds one card per unit of script weight: the total weight {cards} is more than {MAX_DECK_CARDS} cards (use smaller weights)"
+                ));
+            }
+        }
+        if !self.pauses.is_empty() {
+            if self.pauses.len() != self.scripts.len() {
+                return fail(format!(
+                    "keying and think times are given for {} scripts, the run has {}",
+                    self.pauses.len(),
+                    self.scripts.len()
+                ));
+            }
+            if self
+                .pauses
+                .iter()
+                .any(|p| p.keying_us < 0 || p.think_mean_us < 0)
+            {
+                return fail("keying and think times must not be negative".into());
+            }
         }
         if self.clients == 0 {
             return fail("the number of clients must be at least 1".into());
@@ -423,6 +500,9 @@ impl RunSpec {
         if let Some(path) = &out.hdr_log {
             args.push(format!("--hdr-log={}", path.display()));
         }
+        if self.mix == Mix::Deck {
+            args.push("--mix=deck".into());
+        }
         args
     }
 
@@ -505,6 +585,28 @@ mod tests {
         assert!(s.validate().is_err());
         let mut s = spec();
         s.scripts.clear();
+        assert!(s.validate().is_err());
+    }
+
+    #[test]
+    fn a_deck_of_more_than_ten_thousand_cards_is_refused() {
+        let mut s = spec();
+        s.mix = Mix::Deck;
+        s.scripts[0].weight = 10_000;
+        assert_eq!(s.validate(), Ok(()));
+        assert!(s.pgbench_command_line("db").contains(" --mix=deck "));
+        s.scripts[0].weight = 10_001;
+        let e = s.validate().unwrap_err().0;
+        assert!(e.contains("10001") && e.contains("10000 cards"), "{e}");
+        s.mix = Mix::Random;
+        assert_eq!(s.validate(), Ok(()));
+        assert!(!s.pgbench_command_line("db").contains("--mix"));
+        s.pauses = vec![Pauses::default(); 2];
+        assert!(s.validate().unwrap_err().0.contains("2 scripts"));
+        s.pauses = vec![Pauses {
+            keying_us: -1,
+            think_mean_us: 0,
+        }];
         assert!(s.validate().is_err());
     }
 

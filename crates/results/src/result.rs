@@ -367,7 +367,7 @@ pub struct WorkloadMetric {
     pub name: String,
     /// Its value, in `unit`.
     pub value: f64,
-    /// `per minute`, `per second` or `in the run`.
+    /// `per minute`, `per second`, `in the run`, `ms` (a latency) or `%` (of a ceiling).
     pub unit: String,
     /// What it counts, as the pack says.
     pub description: String,

@@ -52,6 +52,16 @@ pub enum WorkloadError {
         /// Why.
         message: String,
     },
+    /// A run's parameter has a value the pack cannot use.
+    #[error("workload {pack}: parameter {name}: {message}")]
+    Parameter {
+        /// The pack.
+        pack: String,
+        /// The parameter.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// The loading was interrupted.
     #[error("loading was canceled")]
     Canceled,

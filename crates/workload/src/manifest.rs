@@ -25,6 +25,11 @@ pub struct Manifest {
     pub parameters: BTreeMap<String, toml::Value>,
     /// How `-i` creates and fills the database.
     pub load: Load,
+    /// How a run draws each transaction's script: `random` (pgbench's weighted draw,
+    /// the default) or `deck` (a shuffled deck of `weight` cards per script per
+    /// client); `--mix` overrides it.
+    #[serde(default)]
+    pub mix: Mix,
     /// The transaction scripts, run with their weights.
     #[serde(default)]
     pub scripts: Vec<ScriptRef>,
@@ -78,6 +83,23 @@ pub enum Per {
     Unit,
 }
 
+/// How a run draws each transaction's script.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mix {
+    /// pgbench's weighted random draw.
+    #[default]
+    Random,
+    /// A card deck per client.
+    Deck,
+}
+
+/// The parameter that turns a pack's keying and think times on (`1`) or off (`0`).
+pub const THINK_TIMES: &str = "think_times";
+
+/// The parameter that multiplies a pack's keying and think times.
+pub const THINK_SCALE: &str = "think_scale";
+
 /// A transaction script and its weight.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -94,13 +116,22 @@ pub struct ScriptRef {
     /// constraints): the report sets the run's 90th percentile against it.
     #[serde(default)]
     pub p90_limit_s: Option<f64>,
+    /// The keying time before each of its transactions, in seconds, when the run's
+    /// `think_times` parameter is 1 (not part of the latency).
+    #[serde(default)]
+    pub keying_s: Option<f64>,
+    /// The mean think time after each of its transactions, in seconds (negative
+    /// exponential, truncated at 10 times the mean), when `think_times` is 1.
+    #[serde(default)]
+    pub think_s: Option<f64>,
 }
 
 fn one() -> u32 {
     1
 }
 
-/// A number read on the server before and after a run.
+/// A number read on the server before and after a run (`query`), or one derived
+/// from another metric of the pack (`of`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Metric {
@@ -109,8 +140,18 @@ pub struct Metric {
     /// What it counts.
     #[serde(default)]
     pub description: String,
-    /// A query returning one number; the metric is its change over the run.
+    /// A query returning one number; the metric is its change over the run. Empty for
+    /// a derived metric.
+    #[serde(default)]
     pub query: String,
+    /// A derived metric: the value of the pack's metric of this name (one with a
+    /// query), as a percentage of `ceiling_per_unit` times the scale (TPC-C's
+    /// efficiency: tpmC over 12.86 per warehouse).
+    #[serde(default)]
+    pub of: Option<String>,
+    /// The ceiling of the metric named by `of`, per unit of scale.
+    #[serde(default)]
+    pub ceiling_per_unit: Option<f64>,
     /// `minute` or `second`: the change divided by the run's duration; `run`: the
     /// change itself.
     #[serde(default)]
@@ -234,6 +275,57 @@ fn validate(file: &str, text: &str, m: &Manifest) -> Result<(), WorkloadError> {
             }
         }
     }
+    for s in &m.scripts {
+        for (key, v) in [("keying_s", s.keying_s), ("think_s", s.think_s)] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(invalid(
+                        file,
+                        text,
+                        "file",
+                        &s.file,
+                        format!("script {}: {key} {v} is not a number of seconds", s.file),
+                    ));
+                }
+            }
+        }
+    }
+    for metric in &m.metrics {
+        let fail = |why: String| WorkloadError::Manifest {
+            file: file.to_string(),
+            message: match line_of_value(text, "name", &metric.name) {
+                Some(line) => format!("line {line}, metric \"{}\": {why}", metric.name),
+                None => format!("metric \"{}\": {why}", metric.name),
+            },
+        };
+        match (&metric.of, metric.ceiling_per_unit) {
+            (None, None) if metric.query.trim().is_empty() => {
+                return Err(fail(
+                    "a metric needs a `query` (or `of` and `ceiling_per_unit`)".into(),
+                ));
+            }
+            (None, None) => {}
+            (Some(of), Some(ceiling)) => {
+                if !metric.query.is_empty() {
+                    return Err(fail("a derived metric (`of`) has no `query`".into()));
+                }
+                if !(ceiling.is_finite() && ceiling > 0.0) {
+                    return Err(fail(format!(
+                        "ceiling_per_unit {ceiling} is not a positive number"
+                    )));
+                }
+                let base = m.metrics.iter().find(|b| &b.name == of);
+                if base.is_none_or(|b| b.of.is_some()) {
+                    return Err(fail(format!(
+                        "`of`: the pack has no metric \"{of}\" with a query"
+                    )));
+                }
+            }
+            _ => {
+                return Err(fail("`of` and `ceiling_per_unit` go together".into()));
+            }
+        }
+    }
     if m.scripts.iter().map(|s| u64::from(s.weight)).sum::<u64>() == 0 {
         return Err(WorkloadError::Manifest {
             file: file.to_string(),
@@ -313,6 +405,56 @@ weight = 3
                 e.contains("p90_limit_s") && e.contains("a.sql"),
                 "{bad}: {e}"
             );
+        }
+    }
+
+    #[test]
+    fn mix_times_and_derived_metrics_are_read_and_checked() {
+        let text = GOOD
+            .replace(
+                "scale_query = \"select 1\"",
+                "scale_query = \"select 1\"\nmix = \"deck\"",
+            )
+            .replace("weight = 3", "weight = 3\nkeying_s = 18\nthink_s = 12.5");
+        let metrics = "\n[[metrics]]\nname = \"n\"\nquery = \"select 1\"\nper = \"minute\"\n\
+                       [[metrics]]\nname = \"e\"\nof = \"n\"\nceiling_per_unit = 12.86\n";
+        let m = parse_manifest("workload.toml", &format!("{text}{metrics}")).unwrap();
+        assert_eq!(m.mix, Mix::Deck);
+        assert_eq!(m.scripts[0].keying_s, Some(18.0));
+        assert_eq!(m.scripts[0].think_s, Some(12.5));
+        assert_eq!(m.metrics[1].of.as_deref(), Some("n"));
+        assert_eq!(
+            parse_manifest("workload.toml", GOOD).unwrap().mix,
+            Mix::Random
+        );
+        for (bad, why) in [
+            (text.replace("deck", "cards"), "cards"),
+            (text.replace("keying_s = 18", "keying_s = -1"), "keying_s"),
+            (
+                format!("{text}{}", metrics.replace("of = \"n\"", "of = \"x\"")),
+                "no metric \"x\"",
+            ),
+            (
+                format!("{text}{}", metrics.replace("ceiling_per_unit = 12.86", "")),
+                "go together",
+            ),
+            (
+                format!("{text}{}", metrics.replace("12.86", "0.0")),
+                "ceiling_per_unit",
+            ),
+            (
+                format!("{text}{}", metrics.replace("of = \"n\"", "of = \"e\"")),
+                "with a query",
+            ),
+            (
+                format!("{text}{}", metrics.replace("query = \"select 1\"\n", "")),
+                "needs a `query`",
+            ),
+        ] {
+            let e = parse_manifest("workload.toml", &bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why), "{why}: {e}");
         }
     }
 

@@ -15,6 +15,11 @@ pub struct Snapshot(pub Vec<f64>);
 pub fn snapshot(pack: &Pack, conn: &mut Connection) -> Result<Snapshot, WorkloadError> {
     let mut v = Vec::new();
     for m in &pack.manifest.metrics {
+        if m.of.is_some() {
+            // Derived from another metric's change: nothing to read.
+            v.push(0.0);
+            continue;
+        }
         let fail = |message: String| WorkloadError::Sql {
             file: format!("metric \"{}\"", m.name),
             message,
@@ -48,25 +53,53 @@ pub struct MetricValue {
     pub unit: &'static str,
 }
 
-/// The metrics of a run of `duration_s` seconds between two snapshots.
+/// The unit of a derived metric: a percentage of its ceiling.
+pub const PERCENT: &str = "%";
+
+/// The metrics of a run of `duration_s` seconds between two snapshots, on a database
+/// of scale `scale` (the ceiling of a derived metric is per unit of it).
 pub fn metric_values(
     pack: &Pack,
     before: &Snapshot,
     after: &Snapshot,
     duration_s: f64,
+    scale: i64,
 ) -> Vec<MetricValue> {
-    pack.manifest
-        .metrics
+    let metrics = &pack.manifest.metrics;
+    let measured: Vec<(f64, &'static str)> = metrics
         .iter()
         .zip(before.0.iter().zip(&after.0))
         .map(|(m, (b, a))| {
             let delta = a - b;
-            let (value, unit) = match m.per {
+            match m.per {
                 MetricPer::Run => (delta, "in the run"),
                 MetricPer::Second if duration_s > 0.0 => (delta / duration_s, "per second"),
                 MetricPer::Minute if duration_s > 0.0 => (delta * 60.0 / duration_s, "per minute"),
                 MetricPer::Second => (0.0, "per second"),
                 MetricPer::Minute => (0.0, "per minute"),
+            }
+        })
+        .collect();
+    metrics
+        .iter()
+        .zip(&measured)
+        .map(|(m, &(value, unit))| {
+            let (value, unit) = match (&m.of, m.ceiling_per_unit) {
+                (Some(of), Some(per_unit)) => {
+                    let base = metrics
+                        .iter()
+                        .zip(&measured)
+                        .find(|(b, _)| &b.name == of)
+                        .map_or(0.0, |(_, &(v, _))| v);
+                    let ceiling = per_unit * scale as f64;
+                    let pct = if ceiling > 0.0 {
+                        base / ceiling * 100.0
+                    } else {
+                        0.0
+                    };
+                    (pct, PERCENT)
+                }
+                _ => (value, unit),
             };
             MetricValue {
                 name: m.name.clone(),
@@ -118,7 +151,13 @@ pub fn render(values: &[MetricValue]) -> String {
         } else {
             format!("{:.1}", v.value)
         };
-        if v.description.is_empty() {
+        if v.unit == PERCENT {
+            s.push_str(&format!("{} = {number} %", v.name));
+            if !v.description.is_empty() {
+                s.push_str(&format!(" ({})", v.description));
+            }
+            s.push('\n');
+        } else if v.description.is_empty() {
             s.push_str(&format!("{} = {number} ({})\n", v.name, v.unit));
         } else {
             s.push_str(&format!(
@@ -128,4 +167,36 @@ pub fn render(values: &[MetricValue]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn efficiency_is_tpmc_over_its_ceiling_per_warehouse() {
+        let p = Pack::resolve("tpcc").unwrap();
+        let names: Vec<&str> = p.manifest.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["NOPM", "tpmC", "New-Order rollbacks", "efficiency"]);
+        // 257.2 New-Orders in 120 s: 128.6 per minute, on 20 warehouses of 12.86.
+        let before = Snapshot(vec![1000.0, 1000.0, 5.0, 0.0]);
+        let after = Snapshot(vec![1257.2, 1257.2, 7.0, 0.0]);
+        let v = metric_values(&p, &before, &after, 120.0, 20);
+        assert!((v[1].value - 128.6).abs() < 1e-9, "{v:?}");
+        assert!((v[3].value - 50.0).abs() < 1e-9, "{v:?}");
+        assert_eq!(v[3].unit, PERCENT);
+        let text = render(&v);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("efficiency = "))
+            .unwrap();
+        assert!(
+            line.starts_with("efficiency = 50")
+                && line.ends_with(
+                    " % (tpmC over the 12.86 × warehouses a TPC-C run at full think times can reach)"
+                ),
+            "{text}"
+        );
+        assert!(text.contains("tpmC = 128.6 (per minute; "), "{text}");
+    }
 }

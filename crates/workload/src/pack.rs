@@ -212,9 +212,12 @@ impl Pack {
 
     /// Whether the bench argument `arg` is one the pack itself gives a run: one of its
     /// scripts (`--file=tpcc/new_order.sql@45`) or a parameter at its default
-    /// (`--define=nurand_c_id=259`). A stored command line says `--workload=NAME`
-    /// instead of these.
+    /// (`--define=nurand_c_id=259`), or its own mix (`--mix=deck`). A stored command
+    /// line says `--workload=NAME` instead of these.
     pub fn is_own_arg(&self, arg: &str) -> bool {
+        if arg == "--mix=deck" {
+            return self.manifest.mix == crate::manifest::Mix::Deck;
+        }
         if let Some(script) = arg.strip_prefix("--file=") {
             return self
                 .manifest
@@ -229,6 +232,70 @@ impl Pack {
                 .any(|(k, v)| define == format!("{k}={v}"));
         }
         false
+    }
+
+    /// The keying and think times of a run with the parameters `variables` (the
+    /// pack's defaults and the `-D` values; the last of a name wins): for each of its
+    /// scripts in manifest order, `(keying, mean think time)` in seconds, multiplied by
+    /// `think_scale`. `None` when `think_times` is 0 (the default) or no script has
+    /// such times.
+    pub fn pauses(
+        &self,
+        variables: &[(String, String)],
+    ) -> Result<Option<Vec<(f64, f64)>>, WorkloadError> {
+        use crate::manifest::{THINK_SCALE, THINK_TIMES};
+        let scripts = &self.manifest.scripts;
+        if scripts
+            .iter()
+            .all(|s| s.keying_s.is_none() && s.think_s.is_none())
+        {
+            return Ok(None);
+        }
+        let value = |name: &str| {
+            variables
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.trim().to_string())
+        };
+        let bad = |name: &str, message: String| WorkloadError::Parameter {
+            pack: self.name().to_string(),
+            name: name.to_string(),
+            message,
+        };
+        match value(THINK_TIMES).as_deref() {
+            None | Some("0") => return Ok(None),
+            Some("1") => {}
+            Some(other) => {
+                return Err(bad(
+                    THINK_TIMES,
+                    format!("\"{other}\" is neither 0 (off) nor 1 (on)"),
+                ))
+            }
+        }
+        let scale = match value(THINK_SCALE) {
+            None => 1.0,
+            Some(text) => match text.parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 && x <= 1000.0 => x,
+                _ => {
+                    return Err(bad(
+                        THINK_SCALE,
+                        format!("\"{text}\" is not a number above 0 and at most 1000"),
+                    ))
+                }
+            },
+        };
+        Ok(Some(
+            scripts
+                .iter()
+                .map(|s| {
+                    (
+                        s.keying_s.unwrap_or(0.0) * scale,
+                        s.think_s.unwrap_or(0.0) * scale,
+                    )
+                })
+                .collect(),
+        ))
     }
 
     /// Sets a parameter (`-D NAME=VALUE` given with `-i`), for the loader.
@@ -290,6 +357,52 @@ mod tests {
                 assert!(used.iter().any(|u| u == f), "{name}: {f} unused");
             }
         }
+    }
+
+    #[test]
+    fn think_times_follow_the_parameters() {
+        let p = Pack::resolve("tpcc").unwrap();
+        let vars = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.parameters()
+                .into_iter()
+                .chain(v.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+                .collect()
+        };
+        assert_eq!(p.pauses(&vars(&[])).unwrap(), None);
+        assert_eq!(p.pauses(&vars(&[("think_times", "0")])).unwrap(), None);
+        let on = p.pauses(&vars(&[("think_times", "1")])).unwrap().unwrap();
+        assert_eq!(
+            on,
+            [
+                (18.0, 12.0),
+                (3.0, 12.0),
+                (2.0, 10.0),
+                (2.0, 5.0),
+                (2.0, 5.0)
+            ]
+        );
+        let scaled = p
+            .pauses(&vars(&[("think_times", "1"), ("think_scale", "0.5")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(scaled[0], (9.0, 6.0));
+        for (name, value) in [
+            ("think_times", "2"),
+            ("think_scale", "0"),
+            ("think_scale", "x"),
+        ] {
+            let e = p
+                .pauses(&vars(&[("think_times", "1"), (name, value)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(name) && e.contains(value), "{e}");
+        }
+        // A pack whose scripts have no such times ignores the parameters.
+        let ycsb = Pack::resolve("ycsb-a").unwrap();
+        assert_eq!(
+            ycsb.pauses(&[("think_times".into(), "1".into())]).unwrap(),
+            None
+        );
     }
 
     #[test]

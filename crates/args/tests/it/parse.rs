@@ -778,3 +778,47 @@ fn script_errors_are_reported_in_option_order() {
         r.err
     );
 }
+
+#[test]
+fn mix_and_think_times_come_from_the_options_and_the_pack() {
+    use pgsurge_engine::{Mix, Pauses};
+    assert_eq!(bench(&["-t", "1"]).mix, Mix::Random);
+    assert_eq!(bench(&["--mix=deck", "-t", "1"]).mix, Mix::Deck);
+    // The tpcc pack deals from a deck unless --mix=random says otherwise.
+    let pack = bench(&["--workload", "tpcc"]);
+    assert_eq!(pack.mix, Mix::Deck);
+    assert!(pack.pauses.is_empty());
+    assert_eq!(
+        bench(&["--workload", "tpcc", "--mix=random"]).mix,
+        Mix::Random
+    );
+    // -D think_times=1: each script's keying and mean think time, in µs, scaled.
+    let paced = bench(&[
+        "--workload",
+        "tpcc",
+        "-D",
+        "think_times=1",
+        "-D",
+        "think_scale=0.5",
+    ]);
+    let seconds: Vec<(f64, f64)> = paced
+        .pauses
+        .iter()
+        .map(|p: &Pauses| (p.keying_us as f64 / 1e6, p.think_mean_us as f64 / 1e6))
+        .collect();
+    assert_eq!(
+        seconds,
+        [(9.0, 6.0), (1.5, 6.0), (1.0, 5.0), (1.0, 2.5), (1.0, 2.5)]
+    );
+    let spec = paced.into_run_spec(
+        pgsurge_wire::ConnConfig::parse("host=/nonexistent dbname=x").unwrap(),
+        pgsurge_engine::DatabaseInfo::default(),
+    );
+    assert_eq!(spec.pauses.len(), 5);
+    assert_eq!(spec.mix, Mix::Deck);
+    assert_eq!(spec.validate(), Ok(()));
+    fails(
+        &["--mix=shuffle"],
+        &error("invalid --mix \"shuffle\": expected \"random\" or \"deck\""),
+    );
+}

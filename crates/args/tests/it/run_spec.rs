@@ -146,9 +146,11 @@ fn rendered_command_line_reads_back_as_the_same_run() {
     spec.output.json = Some(PathBuf::from("out.json"));
     spec.output.hdr_log = Some(PathBuf::from("out.hlog"));
     spec.database = database();
+    spec.mix = pgsurge_engine::Mix::Deck;
     assert_eq!(spec.validate(), Ok(()));
 
     let back = parse_spec(&spec.pgbench_args());
+    assert_eq!(back.mix, pgsurge_engine::Mix::Deck);
     assert_eq!(back.pgbench_args(), spec.pgbench_args());
     assert_eq!((back.clients, back.threads, back.limit), (6, 3, spec.limit));
     assert_eq!(back.query_mode, spec.query_mode);

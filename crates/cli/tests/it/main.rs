@@ -36,3 +36,4 @@ mod store_integrity;
 mod workload_common;
 mod workload_packs;
 mod workload_tpcc;
+mod workload_tpcc_pacing;

@@ -18,6 +18,7 @@
 //! | `tests.rs` | the machine against a fake clock and scripted server bytes |
 
 pub use self::api::*;
+pub use self::pacing::Pacing;
 use self::reply::{InFlight, ReplyState};
 use crate::clock::Now;
 use crate::plan::{CommandKind, MetaTag, Plan, QueryMode, SqlForm, SqlPlan};
@@ -26,6 +27,7 @@ use pgsurge_wire::codec::append;
 use pgsurge_wire::TransactionStatus;
 
 mod api;
+mod pacing;
 mod read;
 mod reply;
 #[cfg(test)]
@@ -55,6 +57,10 @@ pub enum ClientState {
     WaitResult,
     /// `\sleep`.
     Sleep,
+    /// The keying time before a transaction (not part of its latency).
+    Keying,
+    /// The think time after a transaction (not part of its latency).
+    Think,
     /// A command is done.
     EndCommand,
     /// Skipping commands in an inactive `\if` branch.
@@ -157,6 +163,8 @@ pub struct Client<H> {
     /// The text sent for the current command when it has `\aset` (simple mode), whose
     /// results may change the variables before a later statement of it fails.
     aset_text: Vec<u8>,
+    /// Its card deck and think-time draws, when the run has either.
+    pacing: Option<Box<Pacing>>,
 }
 
 /// Which statements a connection has prepared, by script and command. Up to 4 scripts
@@ -249,7 +257,14 @@ impl<H: ScriptHost> Client<H> {
             after_prepare: ClientState::StartCommand,
             aborted: false,
             resuming_after_prepare: false,
+            pacing: None,
         }
+    }
+
+    /// The client with its own deck and think-time stream (see [`Plan::paced`]).
+    pub fn with_pacing(mut self, pacing: Pacing) -> Self {
+        self.pacing = Some(Box::new(pacing));
+        self
     }
 
     /// Current state.
@@ -362,8 +377,14 @@ impl<H: ScriptHost> Client<H> {
         loop {
             match self.state {
                 ClientState::ChooseScript => {
+                    let dealt = match (plan.config.mix, self.pacing.as_deref_mut()) {
+                        (crate::spec::Mix::Deck, Some(p)) => p.deal(),
+                        _ => None,
+                    };
                     self.script = if plan.scripts.len() == 1 {
                         0
+                    } else if let Some(card) = dealt {
+                        card
                     } else {
                         let mut w = ctx.rng.choose(plan.total_weight);
                         let mut i = 0;
@@ -385,8 +406,30 @@ impl<H: ScriptHost> Client<H> {
                     });
                     self.estatus = ErrorStatus::None;
                     self.tries = 1;
+                    let keying_us = plan.scripts[self.script].keying_us;
                     self.state = if ctx.timer_exceeded {
                         ClientState::Finished
+                    } else if keying_us > 0 {
+                        self.sleep_until = now.get() + keying_us;
+                        ClientState::Keying
+                    } else if plan.config.throttle {
+                        ClientState::PrepareThrottle
+                    } else {
+                        ClientState::StartTx
+                    };
+                }
+                // A pause between transactions ends at once when the run does, unlike
+                // `\sleep`, which is part of its transaction.
+                ClientState::Keying | ClientState::Think => {
+                    if ctx.timer_exceeded {
+                        self.state = ClientState::Finished;
+                        continue;
+                    }
+                    if now.get() < self.sleep_until {
+                        return Wait::Until(self.sleep_until);
+                    }
+                    self.state = if self.state == ClientState::Think {
+                        ClientState::ChooseScript
                     } else if plan.config.throttle {
                         ClientState::PrepareThrottle
                     } else {
@@ -524,8 +567,13 @@ impl<H: ScriptHost> Client<H> {
                     }
                     let done = (!plan.config.timed && self.cnt >= plan.config.nxacts)
                         || ctx.timer_exceeded;
+                    let think_mean_us = plan.scripts[self.script].think_mean_us;
                     self.state = if done {
                         ClientState::Finished
+                    } else if let (true, Some(p)) = (think_mean_us > 0, self.pacing.as_deref_mut())
+                    {
+                        self.sleep_until = now.get() + p.think_us(think_mean_us);
+                        ClientState::Think
                     } else {
                         ClientState::ChooseScript
                     };

@@ -198,6 +198,8 @@ fn plan(commands: Vec<CommandPlan>, config: MachineConfig) -> Plan {
             desc: "test.sql".into(),
             weight: 1,
             commands,
+            keying_us: 0,
+            think_mean_us: 0,
         }],
         config,
     )
@@ -749,6 +751,8 @@ fn weighted_script_choice_uses_thread_stream() {
         desc: "b".into(),
         weight: 3,
         commands: vec![sql("SELECT 2", QueryMode::Simple)],
+        keying_us: 0,
+        think_mean_us: 0,
     });
     p.total_weight = 4;
     let mut w = World::new();
@@ -1091,4 +1095,119 @@ fn prepared_set_inline_and_beyond() {
     );
     p.clear();
     assert!(cases.iter().all(|&(s, c)| !p.contains(s, c)));
+}
+
+fn paced_plan(keying_us: i64, think_mean_us: i64, config: MachineConfig) -> Plan {
+    let mut p = plan(vec![sql("SELECT 1", QueryMode::Simple)], config);
+    p.scripts[0].keying_us = keying_us;
+    p.scripts[0].think_mean_us = think_mean_us;
+    p
+}
+
+fn paced_client(weights: &[i64], deck: bool) -> Client<FakeHost> {
+    new_client().with_pacing(Pacing::new(pgsurge_script::Prng::seed(1), weights, deck))
+}
+
+#[test]
+fn keying_and_think_times_pause_the_client_outside_the_latency() {
+    let p = paced_plan(
+        5_000,
+        1_000,
+        MachineConfig {
+            nxacts: 2,
+            ..Default::default()
+        },
+    );
+    let mut w = World::new();
+    let mut c = paced_client(&[1], false);
+    // Keying first: nothing is sent until it is over.
+    assert_eq!(w.step(&mut c, &p, 0), Wait::Until(5_000));
+    assert_eq!(c.state(), ClientState::Keying);
+    assert!(w.take_out().is_empty());
+    assert_eq!(w.step(&mut c, &p, 4_999), Wait::Until(5_000));
+    assert_eq!(w.step(&mut c, &p, 5_000), Wait::Read);
+    assert_eq!(w.take_out(), b"Q\0\0\0\x0dSELECT 1\0");
+    w.feed(&[complete("SELECT 1"), ready(b'I')]);
+    // The transaction took 300 µs; then the think time, then the next keying.
+    let think_end = match w.step(&mut c, &p, 5_300) {
+        Wait::Until(t) => t,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(c.state(), ClientState::Think);
+    assert!((5_300..=5_300 + 10_000).contains(&think_end), "{think_end}");
+    assert_eq!(w.rec.txns.len(), 1);
+    assert_eq!(w.rec.txns[0].latency_us, 300);
+    assert_eq!(
+        w.step(&mut c, &p, think_end),
+        Wait::Until(think_end + 5_000)
+    );
+    assert_eq!(w.step(&mut c, &p, think_end + 5_000), Wait::Read);
+    w.feed(&[complete("SELECT 1"), ready(b'I')]);
+    // The last transaction is followed by no think time.
+    assert_eq!(w.step(&mut c, &p, think_end + 5_100), Wait::Done);
+    assert_eq!(w.rec.txns[1].latency_us, 100);
+}
+
+#[test]
+fn the_end_of_the_run_ends_a_pause_at_once() {
+    let p = paced_plan(
+        100_000_000,
+        100_000_000,
+        MachineConfig {
+            timed: true,
+            nxacts: 0,
+            ..Default::default()
+        },
+    );
+    for state in [ClientState::Keying, ClientState::Think] {
+        let mut w = World::new();
+        let mut c = paced_client(&[1], false);
+        assert!(matches!(w.step(&mut c, &p, 0), Wait::Until(_)));
+        if state == ClientState::Think {
+            w.step(&mut c, &p, 100_000_000);
+            w.feed(&[complete("SELECT 1"), ready(b'I')]);
+            assert!(matches!(w.step(&mut c, &p, 100_000_100), Wait::Until(_)));
+        }
+        assert_eq!(c.state(), state);
+        w.timer_exceeded = true;
+        assert_eq!(w.step(&mut c, &p, 100_000_200), Wait::Done);
+        assert_eq!(c.state(), ClientState::Finished);
+    }
+}
+
+#[test]
+fn a_deck_deals_the_scripts_in_exact_proportion() {
+    let mut p = plan(
+        vec![sql("SELECT 1", QueryMode::Simple)],
+        MachineConfig {
+            nxacts: 30,
+            mix: crate::spec::Mix::Deck,
+            ..Default::default()
+        },
+    );
+    p.scripts[0].weight = 2;
+    p.scripts.push(ScriptPlan {
+        desc: "b".into(),
+        weight: 1,
+        commands: vec![sql("SELECT 2", QueryMode::Simple)],
+        keying_us: 0,
+        think_mean_us: 0,
+    });
+    p.total_weight = 3;
+    let mut w = World::new();
+    // The thread's stream is never asked: every choice comes from the deck.
+    w.rng.choices = vec![99; 1];
+    let mut c = paced_client(&[2, 1], true);
+    let mut now = 0;
+    while w.step(&mut c, &p, now) != Wait::Done {
+        w.take_out();
+        w.feed(&[complete("SELECT 1"), ready(b'I')]);
+        now += 10;
+    }
+    assert_eq!(w.rng.choices, vec![99]);
+    let scripts: Vec<usize> = w.rec.txns.iter().map(|t| t.script).collect();
+    assert_eq!(scripts.len(), 30);
+    for deck in scripts.chunks(3) {
+        assert_eq!(deck.iter().filter(|&&s| s == 0).count(), 2, "{scripts:?}");
+    }
 }
