@@ -174,6 +174,9 @@ pub fn run_spec(
             })
             .collect();
     }
+    if let Some(mix) = flags.mix {
+        spec.mix = mix;
+    }
     spec.random_seed = plan.seed;
     spec.errors = ErrorSpec {
         failures_detailed: flags.failures_detailed,

@@ -970,6 +970,8 @@ pub struct ExtraFlags {
     pub per_command: bool,
     /// `-C` / `--connect`.
     pub connect_per_transaction: bool,
+    /// `--mix=random|deck`: how scripts are drawn (a workload pack's own mix otherwise).
+    pub mix: Option<pgsurge_engine::Mix>,
 }
 
 /// Reads `[run] extra_args` into [`ExtraFlags`], or says which entry is not supported.
@@ -982,16 +984,39 @@ pub fn extra_flags(args: &[String]) -> std::result::Result<ExtraFlags, String> {
             "--exit-on-abort" => flags.exit_on_abort = true,
             "-r" | "--report-per-command" | "--report-latencies" => flags.per_command = true,
             "-C" | "--connect" => flags.connect_per_transaction = true,
+            "--mix=random" => flags.mix = Some(pgsurge_engine::Mix::Random),
+            "--mix=deck" => flags.mix = Some(pgsurge_engine::Mix::Deck),
             other => {
                 return Err(format!(
                     "\"{other}\" is not supported; extra_args may hold --failures-detailed, \
-                     --verbose-errors, --exit-on-abort, --report-per-command (-r) and \
-                     --connect (-C); use the [run] keys for the other options"
+                     --verbose-errors, --exit-on-abort, --report-per-command (-r), \
+                     --connect (-C) and --mix=random|deck; use the [run] keys for the other \
+                     options"
                 ))
             }
         }
     }
     Ok(flags)
+}
+
+#[cfg(test)]
+mod extra_flag_tests {
+    use super::*;
+
+    #[test]
+    fn mix_is_one_of_the_extra_flags() {
+        let f = extra_flags(&["--mix=random".into(), "--failures-detailed".into()]).unwrap();
+        assert_eq!(f.mix, Some(pgsurge_engine::Mix::Random));
+        assert!(f.failures_detailed);
+        let f = extra_flags(&["--mix=deck".into()]).unwrap();
+        assert_eq!(f.mix, Some(pgsurge_engine::Mix::Deck));
+        assert_eq!(extra_flags(&[]).unwrap().mix, None);
+        let e = extra_flags(&["--mix=shuffle".into()]).unwrap_err();
+        assert!(
+            e.contains("--mix=shuffle") && e.contains("--mix=random|deck"),
+            "{e}"
+        );
+    }
 }
 
 #[cfg(test)]
