@@ -1,5 +1,5 @@
-//! What the workload-pack tests share: `pgsurge` run against the shared test server,
-//! and its outcome.
+//! What the workload-pack tests share: `pgsurge` run against the shared test server
+//! and its outcome, loading the `tpcc` pack, and reading one number with psql.
 
 use pgsurge_server::testing::TestServer;
 use std::process::Command;
@@ -24,4 +24,34 @@ pub fn pgsurge(srv: &TestServer, args: &[&str]) -> Out {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         code: out.status.code().unwrap_or(-1),
     }
+}
+
+/// Loads the `tpcc` pack at `scale` warehouses over `jobs` connections from `seed`.
+pub fn load_tpcc(srv: &TestServer, db: &str, scale: &str, jobs: &str, seed: &str) {
+    let o = pgsurge(
+        srv,
+        &[
+            "bench",
+            "--workload",
+            "tpcc",
+            "-i",
+            "-s",
+            scale,
+            "--init-jobs",
+            jobs,
+            "--random-seed",
+            seed,
+            db,
+        ],
+    );
+    assert_eq!(o.code, 0, "load failed:\n{}", o.stderr);
+    assert!(o.stderr.contains("done in "), "{}", o.stderr);
+}
+
+/// The number a query of one value returns.
+pub fn num(srv: &TestServer, db: &str, sql: &str) -> f64 {
+    let v = srv.psql(db, sql);
+    v.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{sql}: not a number: {v:?}"))
 }

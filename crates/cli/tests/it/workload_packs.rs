@@ -6,17 +6,10 @@ use pgsurge_server::testing::TestServer;
 use std::path::Path;
 use std::process::Command;
 
-use crate::workload_common::{pgsurge, Out};
+use crate::workload_common::{num, pgsurge, Out};
 
 fn ok(o: &Out) {
     assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
-}
-
-fn num(srv: &TestServer, db: &str, sql: &str) -> f64 {
-    let v = srv.psql(db, sql);
-    v.trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("{sql}: not a number: {v:?}"))
 }
 
 /// `k` of `n` trials is within five standard deviations of proportion `p`.

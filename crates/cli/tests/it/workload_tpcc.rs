@@ -7,35 +7,7 @@
 use pgsurge_server::testing::TestServer;
 use std::process::Command;
 
-use crate::workload_common::{pgsurge, Out};
-
-fn load(srv: &TestServer, db: &str, scale: &str, jobs: &str, seed: &str) {
-    let o = pgsurge(
-        srv,
-        &[
-            "bench",
-            "--workload",
-            "tpcc",
-            "-i",
-            "-s",
-            scale,
-            "--init-jobs",
-            jobs,
-            "--random-seed",
-            seed,
-            db,
-        ],
-    );
-    assert_eq!(o.code, 0, "load failed:\n{}", o.stderr);
-    assert!(o.stderr.contains("done in "), "{}", o.stderr);
-}
-
-fn num(srv: &TestServer, db: &str, sql: &str) -> f64 {
-    let v = srv.psql(db, sql);
-    v.trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("{sql}: not a number: {v:?}"))
-}
+use crate::workload_common::{load_tpcc as load, num, pgsurge, Out};
 
 /// `k` of `n` trials is within five standard deviations of proportion `p`.
 fn assert_proportion(what: &str, k: f64, n: f64, p: f64) {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use pgsurge_server::testing::TestServer;
 
-use crate::workload_common::{pgsurge, Out};
+use crate::workload_common::{load_tpcc, pgsurge, Out};
 
 /// The scripts in manifest order, their weights, keying times and mean think times (s).
 const SCRIPTS: [(&str, u64, f64, f64); 5] = [
@@ -22,24 +22,6 @@ const SCRIPTS: [(&str, u64, f64, f64); 5] = [
     ("delivery.sql", 4, 2.0, 5.0),
     ("stock_level.sql", 4, 2.0, 5.0),
 ];
-
-fn load(srv: &TestServer, db: &str) {
-    let o = pgsurge(
-        srv,
-        &[
-            "bench",
-            "--workload",
-            "tpcc",
-            "-i",
-            "-s",
-            "1",
-            "--random-seed",
-            "3",
-            db,
-        ],
-    );
-    assert_eq!(o.code, 0, "load failed:\n{}", o.stderr);
-}
 
 fn json_of(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -113,7 +95,7 @@ fn run_logged(srv: &TestServer, db: &str, dir: &Path, prefix: &str, extra: &[&st
 fn each_client_deals_the_mix_from_a_deck_that_the_seed_replays() {
     let srv = TestServer::shared();
     let db = srv.create_database("tpcc_deck");
-    load(srv, &db);
+    load_tpcc(srv, &db, "1", "1", "3");
     let scratch = pgsurge_testkit::scratch_dir("workload-tpcc-deck");
     let json_path = scratch.path().join("run.json");
     let json_arg = format!("--json={}", json_path.display());
@@ -245,7 +227,7 @@ fn metric(stdout: &str, name: &str) -> f64 {
 fn think_times_pause_the_clients_outside_the_latency() {
     let srv = TestServer::shared();
     let db = srv.create_database("tpcc_think");
-    load(srv, &db);
+    load_tpcc(srv, &db, "1", "1", "3");
     let scratch = pgsurge_testkit::scratch_dir("workload-tpcc-think");
     let json_path = scratch.path().join("run.json");
     let json_arg = format!("--json={}", json_path.display());
@@ -358,7 +340,7 @@ fn think_times_pause_the_clients_outside_the_latency() {
 fn full_think_times_end_at_the_runs_end_and_at_ctrl_c() {
     let srv = TestServer::shared();
     let db = srv.create_database("tpcc_think_end");
-    load(srv, &db);
+    load_tpcc(srv, &db, "1", "1", "3");
     // With the full times every client is in an 18 s keying or a 12 s think time
     // when -T 2 ends: the run ends then all the same.
     let start = Instant::now();
