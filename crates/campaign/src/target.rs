@@ -493,24 +493,10 @@ pub fn prepare_scale(
         let mut pg = Pg::connect(&target.conn)?;
         dataset_mismatch(&mut pg, scale, o)?
     };
-    let reason = match (target.init_mode, &mismatch) {
-        (InitMode::Always, _) => "init = \"always\"".to_string(),
-        (_, None) => {
-            target.current_data = Some(Dataset::pgbench(scale));
-            return Ok(InitOutcome {
-                performed: false,
-                reason: format!("the pgbench tables already hold scale {scale}"),
-                duration_s: None,
-                method,
-            });
-        }
-        (InitMode::Never, Some(why)) => {
-            return Err(CampaignError::Other(format!(
-                "target \"{}\" has init = \"never\" but {why}",
-                target.name
-            )))
-        }
-        (InitMode::IfNeeded, Some(why)) => why.clone(),
+    let held = format!("the pgbench tables already hold scale {scale}");
+    let reason = match reason_to_load(target, mismatch, Dataset::pgbench(scale), held, &method)? {
+        Ok(reason) => reason,
+        Err(outcome) => return Ok(outcome),
     };
     let tables_exist = {
         let mut pg = Pg::connect(&target.conn)?;
@@ -565,27 +551,14 @@ pub fn prepare_pack(
         )),
         Err(_) => Some(format!("workload {name} is not loaded")),
     };
-    let reason = match (target.init_mode, &mismatch) {
-        (InitMode::Always, _) => "init = \"always\"".to_string(),
-        (_, None) => {
-            target.current_data = Some(Dataset {
-                pack: Some(name.clone()),
-                scale,
-            });
-            return Ok(InitOutcome {
-                performed: false,
-                reason: format!("the tables of workload {name} already hold scale {scale}"),
-                duration_s: None,
-                method,
-            });
-        }
-        (InitMode::Never, Some(why)) => {
-            return Err(CampaignError::Other(format!(
-                "target \"{}\" has init = \"never\" but {why}",
-                target.name
-            )))
-        }
-        (InitMode::IfNeeded, Some(why)) => why.clone(),
+    let dataset = Dataset {
+        pack: Some(name.clone()),
+        scale,
+    };
+    let held = format!("the tables of workload {name} already hold scale {scale}");
+    let reason = match reason_to_load(target, mismatch, dataset, held, &method)? {
+        Ok(reason) => reason,
+        Err(outcome) => return Ok(outcome),
     };
     say(&format!(
         "target \"{}\": loading workload {name} at scale {scale} ({reason}): its own tables only",
@@ -609,6 +582,36 @@ pub fn prepare_pack(
         duration_s: Some(t0.elapsed().as_secs_f64()),
         method,
     })
+}
+
+/// Why the target's data is to be loaded, by its init mode and `mismatch` (why the
+/// database does not hold `dataset`, None when it does): `Ok(reason)` to load,
+/// `Err(outcome)` when it holds the data already (then recorded as the target's), an
+/// error when `init = "never"` forbids the load the data needs.
+fn reason_to_load(
+    target: &mut LiveTarget,
+    mismatch: Option<String>,
+    dataset: Dataset,
+    held: String,
+    method: &str,
+) -> Result<std::result::Result<String, InitOutcome>> {
+    match (target.init_mode, mismatch) {
+        (InitMode::Always, _) => Ok(Ok("init = \"always\"".to_string())),
+        (_, None) => {
+            target.current_data = Some(dataset);
+            Ok(Err(InitOutcome {
+                performed: false,
+                reason: held,
+                duration_s: None,
+                method: method.to_string(),
+            }))
+        }
+        (InitMode::Never, Some(why)) => Err(CampaignError::Other(format!(
+            "target \"{}\" has init = \"never\" but {why}",
+            target.name
+        ))),
+        (InitMode::IfNeeded, Some(why)) => Ok(Ok(why)),
+    }
 }
 
 /// Runs the pack's loader for `scale`.
