@@ -17,6 +17,10 @@ fn git(repo: &Path, args: &[&str]) -> String {
             "-c",
             "user.email=pgsurge@localhost",
         ])
+        // Fixed dates make the same history the same commits on every run, so a machine
+        // that ran this test before finds their builds in the test build cache.
+        .env("GIT_AUTHOR_DATE", "2025-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
         .args(args)
         .output()
         .unwrap();
