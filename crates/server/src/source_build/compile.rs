@@ -3,6 +3,13 @@
 //! the source, with `ccache` when installed. Every command's output goes to the build
 //! log; the terminal gets a line per step and, during long steps, a line every
 //! half-minute.
+//!
+//! Every build is configured for the same prefix, [`BUILD_PREFIX`], installed into a
+//! staging directory (`DESTDIR`) and moved to its cache entry: a PostgreSQL
+//! installation finds its libraries and shared files relative to its binaries, so it
+//! runs from anywhere. With one prefix the generated headers (`pg_config.h` records the
+//! configure arguments) are the same from build to build, and ccache answers every
+//! unchanged file from its direct cache without running the preprocessor.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -15,6 +22,10 @@ use crate::error::{Result, ServerError};
 
 /// How often a long step reports that it is still going.
 const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+
+/// The prefix every build is configured with (PostgreSQL's own default); the
+/// installation is staged under it and moved to the cache entry.
+pub(super) const BUILD_PREFIX: &str = "/usr/local/pgsql";
 
 /// Which build system to use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -241,7 +252,7 @@ fn have(program: &str) -> bool {
 pub(super) struct CompilePlan<'a> {
     pub(super) src: &'a Path,
     pub(super) build: &'a Path,
-    pub(super) prefix: &'a Path,
+    pub(super) install_dir: &'a Path,
     pub(super) configure: &'a [String],
     pub(super) contrib: &'a [String],
     pub(super) jobs: usize,
@@ -271,16 +282,32 @@ impl CompilePlan<'_> {
         }
         std::fs::create_dir_all(self.build).map_err(|e| ServerError::io(self.build, e))?;
         match self.system {
-            BuildSystem::Meson => self.meson(log, progress),
-            _ => self.autoconf(log, progress),
+            BuildSystem::Meson => self.meson(log, progress)?,
+            _ => self.autoconf(log, progress)?,
         }
+        self.move_installation()
+    }
+
+    /// Where `make install` / `ninja install` put the files: the staging directory
+    /// beside the build directory.
+    fn stage(&self) -> PathBuf {
+        self.build.with_file_name("stage")
+    }
+
+    /// Moves the staged installation to the cache entry's installation directory.
+    fn move_installation(&self) -> Result<()> {
+        let staged = self.stage().join(BUILD_PREFIX.trim_start_matches('/'));
+        if let Some(parent) = self.install_dir.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| ServerError::io(parent, e))?;
+        }
+        std::fs::rename(&staged, self.install_dir).map_err(|e| ServerError::io(&staged, e))
     }
 
     fn autoconf(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
         let jobs = format!("-j{}", self.jobs);
         let mut configure = self.command(self.src.join("configure"));
         configure
-            .arg(format!("--prefix={}", self.prefix.display()))
+            .arg(format!("--prefix={BUILD_PREFIX}"))
             .args(self.configure);
         if have("ccache") {
             configure.env("CC", format!("ccache {}", compiler()));
@@ -300,9 +327,10 @@ impl CompilePlan<'_> {
             )?;
         }
         let _ = writeln!(progress, "  installing");
+        let destdir = format!("DESTDIR={}", self.stage().display());
         log.run_watched(
             "make install",
-            self.command("make").arg("install"),
+            self.command("make").arg("install").arg(&destdir),
             progress,
         )?;
         for module in self.contrib {
@@ -311,7 +339,8 @@ impl CompilePlan<'_> {
                 self.command("make")
                     .arg("-C")
                     .arg(format!("contrib/{module}"))
-                    .arg("install"),
+                    .arg("install")
+                    .arg(&destdir),
             )?;
         }
         Ok(())
@@ -330,7 +359,7 @@ impl CompilePlan<'_> {
                 .arg("setup")
                 .arg(self.build)
                 .arg(self.src)
-                .arg(format!("--prefix={}", self.prefix.display()))
+                .arg(format!("--prefix={BUILD_PREFIX}"))
                 .arg("--libdir=lib")
                 .args(self.configure),
             progress,
@@ -350,7 +379,8 @@ impl CompilePlan<'_> {
             self.command("ninja")
                 .arg("-C")
                 .arg(self.build)
-                .arg("install"),
+                .arg("install")
+                .env("DESTDIR", self.stage()),
             progress,
         )
     }

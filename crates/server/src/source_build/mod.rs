@@ -162,7 +162,7 @@ fn compile_into(
     let plan = compile::CompilePlan {
         src: &src,
         build: &work.join("build"),
-        prefix: &entry.install_dir(),
+        install_dir: &entry.install_dir(),
         configure: &req.configure,
         contrib: &inputs.contrib,
         jobs: req.jobs.unwrap_or_else(online_cpus).max(1),
@@ -241,6 +241,12 @@ impl Inputs {
                 )));
             }
         }
+        if let Some(arg) = req.configure.iter().find(|a| sets_prefix(a)) {
+            return Err(ServerError::Invalid(format!(
+                "`{arg}`: pgsurge chooses where a build is installed (in its build cache); \
+                 leave the prefix out of the configure arguments"
+            )));
+        }
         let compiler = compile::compiler_version()?;
         let key = cache::key(&cache::KeyParts {
             source: &source.identity(),
@@ -298,6 +304,11 @@ fn online_cpus() -> usize {
         .unwrap_or(1)
 }
 
+/// `--prefix=DIR` or `--prefix DIR` (configure), `-Dprefix=DIR` or `--prefix` (meson).
+fn sets_prefix(arg: &str) -> bool {
+    arg == "--prefix" || arg.starts_with("--prefix=") || arg.starts_with("-Dprefix=")
+}
+
 fn capture(program: &Path, arg: &str) -> Option<String> {
     let out = std::process::Command::new(program).arg(arg).output().ok()?;
     out.status
@@ -308,6 +319,15 @@ fn capture(program: &Path, arg: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_among_the_configure_arguments_is_recognised() {
+        assert!(sets_prefix("--prefix=/opt/pg"));
+        assert!(sets_prefix("--prefix"));
+        assert!(sets_prefix("-Dprefix=/opt/pg"));
+        assert!(!sets_prefix("--enable-debug"));
+        assert!(!sets_prefix("--with-includes=/opt/prefix"));
+    }
 
     #[test]
     fn assertions_and_unoptimized_code_are_timing_hazards() {
