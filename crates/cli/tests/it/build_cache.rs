@@ -13,13 +13,13 @@ fn pgsurge(cache: &Path) -> Command {
 }
 
 /// A tree that looks like PostgreSQL's to pgsurge and builds in two seconds, counting
-/// its builds in `count`.
+/// its builds in `count`; like PostgreSQL's makefiles, it installs under `$(DESTDIR)`.
 fn stand_in_tree(dir: &Path, count: &Path) {
     std::fs::create_dir_all(dir.join("src/backend")).unwrap();
     let makefile = format!(
-        "all:\n\tsleep 2\n\techo built >> {count}\ninstall:\n\tmkdir -p $(PREFIX)/bin\n\
-         \tprintf '#!/bin/sh\\necho \"postgres (PostgreSQL) 18.0\"\\n' > $(PREFIX)/bin/postgres\n\
-         \tchmod +x $(PREFIX)/bin/postgres\n",
+        "all:\n\tsleep 2\n\techo built >> {count}\ninstall:\n\tmkdir -p $(DESTDIR)$(PREFIX)/bin\n\
+         \tprintf '#!/bin/sh\\necho \"postgres (PostgreSQL) 18.0\"\\n' > $(DESTDIR)$(PREFIX)/bin/postgres\n\
+         \tchmod +x $(DESTDIR)$(PREFIX)/bin/postgres\n",
         count = count.display()
     );
     std::fs::write(dir.join("Makefile.in"), makefile).unwrap();

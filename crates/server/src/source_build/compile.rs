@@ -300,6 +300,12 @@ impl CompilePlan<'_> {
         if let Some(parent) = self.install_dir.parent() {
             std::fs::create_dir_all(parent).map_err(|e| ServerError::io(parent, e))?;
         }
+        if !staged.is_dir() {
+            return Err(ServerError::Invalid(format!(
+                "the install step put nothing in {} (it must install under $DESTDIR)",
+                staged.display()
+            )));
+        }
         std::fs::rename(&staged, self.install_dir).map_err(|e| ServerError::io(&staged, e))
     }
 
