@@ -8,6 +8,10 @@
 //! messages of libpq's `PQsendQueryPrepared`, which pgbench and pgsurge send, so the server
 //! does the same work for all three) or a simple Query, one `read` per readiness of a
 //! level-triggered epoll, a scan to ReadyForQuery.
+//! In prepared mode a connection's first request also carries the Parse of every
+//! statement, inside the timed run as pgbench and pgsurge prepare theirs: a backend's
+//! first Parse loads its catalog caches, work the server must do for every client in the
+//! measured time whichever client drives it.
 //! It reads the monotonic clock (vDSO, no syscall) once per transaction.
 //!
 //! Only Unix-socket connections with trust authentication are supported (what
@@ -161,23 +165,38 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Config, String> 
 /// Connects every client, runs the threads for the duration and returns the transactions
 /// done and the time from the common start to the last thread's end.
 fn run(config: &Config) -> io::Result<(u64, Duration)> {
-    let mut per_thread: Vec<Vec<Conn>> = (0..config.threads).map(|_| Vec::new()).collect();
-    for client in 0..config.clients {
-        per_thread[client % config.threads].push(Conn::open(config, client as u64)?);
-    }
-    let start = Instant::now();
-    let end = start + config.duration;
-    let totals = std::thread::scope(|scope| {
-        let handles: Vec<_> = per_thread
-            .into_iter()
-            .map(|conns| scope.spawn(move || drive(conns, config, end)))
+    // As pgbench times `-T`: the run ends `-T` seconds after the start, connecting
+    // included, and TPS counts from the moment every thread has connected. Each thread
+    // connects its own clients, as pgbench's and pgsurge's threads do.
+    let end = Instant::now() + config.duration;
+    let connected = std::sync::Barrier::new(config.threads);
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..config.threads)
+            .map(|t| {
+                let connected = &connected;
+                scope.spawn(move || -> io::Result<(u64, Instant)> {
+                    let conns = (t..config.clients)
+                        .step_by(config.threads)
+                        .map(|client| Conn::open(config, client as u64))
+                        .collect::<io::Result<Vec<Conn>>>();
+                    // Every thread reaches the barrier, even one that failed to connect.
+                    connected.wait();
+                    let bench_start = Instant::now();
+                    Ok((drive(conns?, config, end)?, bench_start))
+                })
+            })
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("driver thread panicked"))
-            .collect::<io::Result<Vec<u64>>>()
+            .collect::<io::Result<Vec<(u64, Instant)>>>()
     })?;
-    Ok((totals.iter().sum(), start.elapsed()))
+    let bench_start = results
+        .iter()
+        .map(|r| r.1)
+        .min()
+        .unwrap_or_else(Instant::now);
+    Ok((results.iter().map(|r| r.0).sum(), bench_start.elapsed()))
 }
 
 /// One connection: its socket, the bytes received but not yet parsed, and where it is in
@@ -190,6 +209,8 @@ struct Conn {
     step: usize,
     rng: u64,
     vars: [i64; 4],
+    /// The statements are prepared (prepared mode: after the first request).
+    prepared: bool,
     done: bool,
 }
 
@@ -217,25 +238,10 @@ impl Conn {
             step: 0,
             rng: 0x9E37_79B9_7F4A_7C15 ^ (client + 1).wrapping_mul(0xD1B5_4A32_D192_ED2D),
             vars: [0; 4],
+            prepared: false,
             done: false,
         };
         conn.await_ready_blocking()?;
-        if !config.simple {
-            let mut parse = Vec::new();
-            for (i, step) in config.steps.iter().enumerate() {
-                let name = format!("s{i}");
-                let mut body = Vec::new();
-                body.extend_from_slice(name.as_bytes());
-                body.push(0);
-                body.extend_from_slice(step.sql.as_bytes());
-                body.push(0);
-                body.extend_from_slice(&0i16.to_be_bytes());
-                message(&mut parse, b'P', &body);
-            }
-            message(&mut parse, b'S', &[]);
-            conn.stream.write_all(&parse)?;
-            conn.await_ready_blocking()?;
-        }
         conn.stream.set_nonblocking(true)?;
         Ok(conn)
     }
@@ -331,6 +337,10 @@ impl Conn {
             self.outbuf.push(0);
             finish(&mut self.outbuf, start);
         } else {
+            if !self.prepared {
+                parse_all(&mut self.outbuf, config.steps);
+                self.prepared = true;
+            }
             let start = begin(&mut self.outbuf, b'B');
             self.outbuf.push(0); // unnamed portal
             self.outbuf.push(b's');
@@ -459,10 +469,20 @@ impl Drop for Epoll {
     }
 }
 
-fn message(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
-    out.push(kind);
-    out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-    out.extend_from_slice(body);
+/// Appends a Parse of every step as statement `s<step>`, without a Sync: the request
+/// that follows ends with one, so the statements and the first execution share a
+/// round trip.
+fn parse_all(out: &mut Vec<u8>, steps: &[Step]) {
+    for (i, step) in steps.iter().enumerate() {
+        let start = begin(out, b'P');
+        out.push(b's');
+        push_int(out, i as i64);
+        out.push(0);
+        out.extend_from_slice(step.sql.as_bytes());
+        out.push(0);
+        out.extend_from_slice(&0i16.to_be_bytes());
+        finish(out, start);
+    }
 }
 
 /// Starts a message whose length is filled in by `finish`.
@@ -508,6 +528,12 @@ fn server_error(body: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    fn message(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+        out.push(kind);
+        out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        out.extend_from_slice(body);
+    }
+
     #[test]
     fn push_int_writes_decimal() {
         for v in [0i64, 7, -5000, 10_000_000, i64::MIN + 1] {
@@ -529,6 +555,7 @@ mod tests {
             step: 0,
             rng: 42,
             vars: [0; 4],
+            prepared: false,
             done: false,
         };
         for _ in 0..10_000 {
@@ -555,6 +582,7 @@ mod tests {
             step: 5,
             rng: 1,
             vars: [11, 2, 3, -4],
+            prepared: false,
             done: false,
         };
         conn.send(&config).unwrap();
@@ -584,6 +612,7 @@ mod tests {
             step: 0,
             rng: 1,
             vars: [0; 4],
+            prepared: false,
             done: false,
         };
         let mut reply = Vec::new();
@@ -598,5 +627,48 @@ mod tests {
         conn.filled += second.len();
         assert!(conn.scan().unwrap());
         assert_eq!(conn.filled, 0);
+    }
+
+    /// The kinds of the messages in `buf`, in order.
+    fn kinds(buf: &[u8]) -> Vec<u8> {
+        let mut at = 0;
+        let mut out = Vec::new();
+        while at < buf.len() {
+            out.push(buf[at]);
+            at += 1 + i32::from_be_bytes(buf[at + 1..at + 5].try_into().unwrap()) as usize;
+        }
+        assert_eq!(at, buf.len(), "messages overrun the buffer");
+        out
+    }
+
+    #[test]
+    fn first_prepared_request_carries_the_parses() {
+        let mut config = parse_args(std::iter::empty()).unwrap();
+        config.steps = TPCB_LIKE;
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let mut conn = Conn {
+            stream: a,
+            inbuf: vec![0; 16],
+            filled: 0,
+            outbuf: Vec::new(),
+            step: 0,
+            rng: 1,
+            vars: [11, 2, 3, -4],
+            prepared: false,
+            done: false,
+        };
+        conn.send(&config).unwrap();
+        let first = conn.outbuf.clone();
+        let mut expected = vec![b'P'; TPCB_LIKE.len()];
+        expected.extend_from_slice(b"BDES");
+        assert_eq!(kinds(&first), expected);
+        let last: &[u8] = b"s6\0END\0";
+        assert!(first.windows(last.len()).any(|w| w == last));
+        conn.step = 1;
+        conn.send(&config).unwrap();
+        assert_eq!(kinds(&conn.outbuf), b"BDES");
+        let mut got = vec![0u8; first.len() + conn.outbuf.len()];
+        b.read_exact(&mut got).unwrap();
+        assert_eq!(&got[..first.len()], &first[..]);
     }
 }
