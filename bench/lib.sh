@@ -58,3 +58,13 @@ tps_of() { sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$1"; }
 processed_of() { sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$1"; }
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# select_only_cmd TOOL: the select-only command line (without -c/-j/-T) of pgbench,
+# pgsurge or floor in query mode $MODE (prepared or simple) at scale $SCALE.
+select_only_cmd() {
+    case $1 in
+        pgbench) echo "$PGBENCH -n -S -M $MODE" ;;
+        pgsurge) echo "$PGSURGE bench -n -S -M $MODE" ;;
+        floor) if [ "$MODE" = simple ]; then echo "$FLOOR -s $SCALE --simple"; else echo "$FLOOR -s $SCALE"; fi ;;
+    esac
+}

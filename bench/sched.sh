@@ -19,13 +19,6 @@ command -v perf >/dev/null || { echo "perf needed (apt-get install linux-perf)" 
 start_cluster
 W=$(mktemp -d)
 "$PGBENCH" -i -s "$SCALE" -q >/dev/null 2>&1
-cmd_of() {
-    case $1 in
-        pgbench) echo "$PGBENCH -n -S -M $MODE" ;;
-        pgsurge) echo "$PGSURGE bench -n -S -M $MODE" ;;
-        floor) if [ "$MODE" = simple ]; then echo "$FLOOR -s $SCALE --simple"; else echo "$FLOOR -s $SCALE"; fi ;;
-    esac
-}
 # The mean of /proc/loadavg's "running" count (field 4, before the slash) while $1 runs.
 runq_sampler() {
     local out=$1 n=0 sum=0
@@ -46,7 +39,7 @@ for r in $(seq 1 "$ROUNDS"); do
         # System-wide counters around the client, which runs under its own perf.
         perf stat -a -x, -e context-switches,sched:sched_wakeup,cpu-migrations -o "$W/all" -- \
             perf stat -x, -e context-switches,task-clock,raw_syscalls:sys_enter -o "$W/client" -- \
-            /usr/bin/time -f "%w %c" -o "$W/vol" $(cmd_of $tool) -c "$CLIENTS" -j 2 -T "$DURATION" >"$W/out" 2>"$W/err"
+            /usr/bin/time -f "%w %c" -o "$W/vol" $(select_only_cmd $tool) -c "$CLIENTS" -j 2 -T "$DURATION" >"$W/out" 2>"$W/err"
         touch "$W/rq.stop"; wait $sampler
         n=$(processed_of "$W/out"); tps=$(tps_of "$W/out")
         read -r vol invol <"$W/vol"

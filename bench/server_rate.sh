@@ -19,16 +19,9 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"; stop_cluster' EXIT
 "$PGBENCH" -i -s "$SCALE" -q >/dev/null 2>&1
 commits() { psql -XAtqc "select xact_commit from pg_stat_database where datname = current_database()"; }
-cmd_of() {
-    case $1 in
-        pgbench) echo "$PGBENCH -n -S -M $MODE" ;;
-        pgsurge) echo "$PGSURGE bench -n -S -M $MODE" ;;
-        floor) if [ "$MODE" = simple ]; then echo "$FLOOR -s $SCALE --simple"; else echo "$FLOOR -s $SCALE"; fi ;;
-    esac
-}
 for r in $(seq 1 "$ROUNDS"); do
     for tool in floor pgsurge pgbench; do
-        $(cmd_of $tool) -c "$CLIENTS" -j 2 -T "$DURATION" >"$W/out" 2>&1 &
+        $(select_only_cmd $tool) -c "$CLIENTS" -j 2 -T "$DURATION" >"$W/out" 2>&1 &
         pid=$!
         prev=$(commits)
         rates=()

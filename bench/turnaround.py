@@ -133,6 +133,9 @@ def main():
                 series["request queued"].append(t - t2.pop(c))
             t3[c] = t
     print(f"connections traced: {len(pairs)}")
+    if not any(series.values()):
+        print("no complete cycle in the trace (did the run end before the trace began?)")
+        return
     print(f"{'stage':<20} {'count':>8} {'p10 µs':>9} {'median µs':>10} {'p90 µs':>9} {'mean µs':>9}")
     total = 0.0
     for name in ("reply queued", "client turnaround", "request queued", "backend service"):

@@ -24,17 +24,10 @@ start_cluster
 W=$(mktemp -d)
 trap 'rm -rf "$W"; stop_cluster' EXIT
 "$PGBENCH" -i -s "$SCALE" -q >/dev/null 2>&1
-cmd_of() {
-    case $1 in
-        pgbench) echo "$PGBENCH -n -S -M $MODE" ;;
-        pgsurge) echo "$PGSURGE bench -n -S -M $MODE" ;;
-        floor) if [ "$MODE" = simple ]; then echo "$FLOOR -s $SCALE --simple"; else echo "$FLOOR -s $SCALE"; fi ;;
-    esac
-}
 EVENTS=syscalls:sys_enter_read,syscalls:sys_exit_read,syscalls:sys_enter_recvfrom,syscalls:sys_exit_recvfrom,syscalls:sys_enter_write,syscalls:sys_enter_sendto
 for r in $(seq 1 "$ROUNDS"); do
     for tool in floor pgbench pgsurge; do
-        $(cmd_of $tool) -c "$CLIENTS" -j 2 -T "$DURATION" >"$W/out" 2>"$W/err" &
+        $(select_only_cmd $tool) -c "$CLIENTS" -j 2 -T "$DURATION" >"$W/out" 2>"$W/err" &
         pid=$!
         # Connected and past the first transactions: the middle of the run.
         sleep $(( DURATION / 2 ))

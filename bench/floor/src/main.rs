@@ -528,6 +528,21 @@ fn server_error(body: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// A connection over `stream` at `step` with the given variables, nothing prepared.
+    fn test_conn(stream: UnixStream, inbuf: usize, step: usize, rng: u64, vars: [i64; 4]) -> Conn {
+        Conn {
+            stream,
+            inbuf: vec![0; inbuf],
+            filled: 0,
+            outbuf: Vec::new(),
+            step,
+            rng,
+            vars,
+            prepared: false,
+            done: false,
+        }
+    }
+
     fn message(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
         out.push(kind);
         out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
@@ -547,17 +562,7 @@ mod tests {
     fn draws_stay_in_pgbench_ranges() {
         let config = parse_args(["-s", "3"].iter().map(|s| s.to_string())).unwrap();
         let stream = UnixStream::pair().unwrap().0;
-        let mut conn = Conn {
-            stream,
-            inbuf: vec![0; 16],
-            filled: 0,
-            outbuf: Vec::new(),
-            step: 0,
-            rng: 42,
-            vars: [0; 4],
-            prepared: false,
-            done: false,
-        };
+        let mut conn = test_conn(stream, 16, 0, 42, [0; 4]);
         for _ in 0..10_000 {
             conn.draw_vars(config.scale);
             let [aid, bid, tid, delta] = conn.vars;
@@ -574,17 +579,7 @@ mod tests {
         config.simple = true;
         config.steps = TPCB_LIKE;
         let (a, mut b) = UnixStream::pair().unwrap();
-        let mut conn = Conn {
-            stream: a,
-            inbuf: vec![0; 16],
-            filled: 0,
-            outbuf: Vec::new(),
-            step: 5,
-            rng: 1,
-            vars: [11, 2, 3, -4],
-            prepared: false,
-            done: false,
-        };
+        let mut conn = test_conn(a, 16, 5, 1, [11, 2, 3, -4]);
         conn.send(&config).unwrap();
         let mut got = vec![0u8; conn.outbuf.len()];
         b.read_exact(&mut got).unwrap();
@@ -604,17 +599,7 @@ mod tests {
     #[test]
     fn scan_finds_ready_for_query_across_reads() {
         let (a, _b) = UnixStream::pair().unwrap();
-        let mut conn = Conn {
-            stream: a,
-            inbuf: vec![0; 64],
-            filled: 0,
-            outbuf: Vec::new(),
-            step: 0,
-            rng: 1,
-            vars: [0; 4],
-            prepared: false,
-            done: false,
-        };
+        let mut conn = test_conn(a, 64, 0, 1, [0; 4]);
         let mut reply = Vec::new();
         message(&mut reply, b'2', &[]);
         message(&mut reply, b'C', b"SELECT 1\0");
@@ -646,17 +631,7 @@ mod tests {
         let mut config = parse_args(std::iter::empty()).unwrap();
         config.steps = TPCB_LIKE;
         let (a, mut b) = UnixStream::pair().unwrap();
-        let mut conn = Conn {
-            stream: a,
-            inbuf: vec![0; 16],
-            filled: 0,
-            outbuf: Vec::new(),
-            step: 0,
-            rng: 1,
-            vars: [11, 2, 3, -4],
-            prepared: false,
-            done: false,
-        };
+        let mut conn = test_conn(a, 16, 0, 1, [11, 2, 3, -4]);
         conn.send(&config).unwrap();
         let first = conn.outbuf.clone();
         let mut expected = vec![b'P'; TPCB_LIKE.len()];
