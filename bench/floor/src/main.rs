@@ -162,8 +162,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Config, String> 
     Ok(config)
 }
 
-/// Connects every client, runs the threads for the duration and returns the transactions
-/// done and the time from the common start to the last thread's end.
+/// Connects every client, runs the threads until the end of `-T` and returns the
+/// transactions done and the time from the moment every thread had connected to the last
+/// thread's end.
 fn run(config: &Config) -> io::Result<(u64, Duration)> {
     // As pgbench times `-T`: the run ends `-T` seconds after the start, connecting
     // included, and TPS counts from the moment every thread has connected. Each thread
