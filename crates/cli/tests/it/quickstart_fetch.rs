@@ -7,15 +7,14 @@ use std::process::Command;
 
 #[test]
 fn quickstart_without_local_binaries_fetches_a_server() {
-    let _one = crate::quickstart::ONE_QUICKSTART
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
     let dir = pgsurge_testkit::scratch_dir("quickstart-fetch");
+    let tmp = crate::quickstart::server_tmp(dir.path());
     let store = dir.path().join("fetch.db");
     let report = dir.path().join("report");
     let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
         .current_dir(dir.path())
         .env("PGSURGE_PG_BIN", dir.path().join("no-such-bin-dir"))
+        .env("TMPDIR", &tmp)
         .args([
             "quickstart",
             "--quiet",
@@ -48,5 +47,10 @@ fn quickstart_without_local_binaries_fetches_a_server() {
     assert!(
         majors.iter().any(|m| m == "17"),
         "no PostgreSQL 17 target in the report: {majors:?}\n{stdout}"
+    );
+    assert!(
+        crate::quickstart::quickstart_postgres(&tmp).is_empty(),
+        "left running: {:?}",
+        crate::quickstart::quickstart_postgres(&tmp)
     );
 }
