@@ -111,7 +111,7 @@ scripts = ["select-only"]
 repeats = 3
 
 [run]
-duration = 3
+duration = 1
 query_mode = "simple"
 "#,
             tarball = tarball.display(),
