@@ -77,7 +77,7 @@ clients = [2]
 scripts = [{{ workload = "tpcc" }}, "select-only"]
 repeats = 2
 [run]
-duration = 3
+duration = 1
 max_tries = 10
 "#,
             srv.conninfo(&db_a),
