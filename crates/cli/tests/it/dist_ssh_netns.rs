@@ -475,7 +475,7 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
     );
     assert_eq!(code, 0, "{err}");
 
-    // 4 hosts × 8 clients, select-only, 5 s, one start.
+    // 4 hosts × 8 clients, select-only, 3 s, one start.
     let four = lab.dir.join("four");
     let before = commits(&lab);
     let (out, err, code) = dist_ssh(
@@ -484,7 +484,7 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
         &hosts(4),
         32,
         me,
-        &["-S", "-n", "-T", "5", &store_opt, "--group=netns"],
+        &["-S", "-n", "-T", "3", &store_opt, "--group=netns"],
     );
     let sshd_logs = || {
         (0..GENERATORS)
@@ -630,7 +630,7 @@ scales = [1]
 clients = [8]
 scripts = ["select-only"]
 [run]
-duration = 3
+duration = 2
 [hygiene]
 vacuum = false
 checkpoint = false
@@ -681,7 +681,7 @@ start_in = 2
 
     // 1 generator × 32 clients on the same server: printed, not judged.
     let one = lab.dir.join("one");
-    let (out, err, code) = dist_ssh(&lab, &one, &hosts(1), 32, me, &["-S", "-n", "-T", "5"]);
+    let (out, err, code) = dist_ssh(&lab, &one, &hosts(1), 32, me, &["-S", "-n", "-T", "2"]);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let single = read(&one.join("merged.json"));
     assert_eq!(single.options.clients, 32);
