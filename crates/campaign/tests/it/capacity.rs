@@ -26,7 +26,7 @@ clients = [2]
 scripts = [{ file = "sleep.sql" }]
 
 [run]
-duration = 2
+duration = 1
 
 [hygiene]
 vacuum = false
