@@ -10,8 +10,13 @@
 # Workloads: select-only prepared, select-only simple, tpcb-like prepared;
 # client counts: -c 8 -j 2 and -c 250 -j 2 (CLIENTS="8 250").
 #
+# CONTROL=1 runs the floor client a second time in each round ("floor2") and prints the
+# paired TPS ratio of the floor to itself: how far apart two runs of the same client
+# land on this machine, the resolution of every other paired ratio of the run.
+#
 # Usage: bench/compare.sh   (env: PGSURGE, PGBENCH, FLOOR, DURATION=10, ROUNDS=5, SCALE=10,
-#                            CLIENTS="8 250", WORKLOADS="select-prepared select-simple tpcb-prepared")
+#                            CLIENTS="8 250", WORKLOADS="select-prepared select-simple tpcb-prepared",
+#                            CONTROL=0)
 # Needs PostgreSQL server binaries (initdb) and GNU time (/usr/bin/time). Build first:
 #   cargo build --release -p pgsurge -p pgsurge-floor
 source "$(dirname "$0")/lib.sh"
@@ -20,6 +25,7 @@ ROUNDS=${ROUNDS:-5}
 SCALE=${SCALE:-10}
 CLIENTS=${CLIENTS:-8 250}
 WORKLOADS=${WORKLOADS:-select-prepared select-simple tpcb-prepared}
+CONTROL=${CONTROL:-0}
 FLOOR=${FLOOR:-$(dirname "$PGSURGE")/pgsurge-floor}
 for bin in "$PGSURGE" "$FLOOR"; do
     [ -x "$bin" ] || { echo "build first: cargo build --release -p pgsurge -p pgsurge-floor ($bin)" >&2; exit 1; }
@@ -43,7 +49,7 @@ tool_cmd() {
     case $tool in
         pgbench) echo "$PGBENCH -n ${script[*]} -M $mode" ;;
         pgsurge) echo "$PGSURGE bench -n ${script[*]} -M $mode" ;;
-        floor)
+        floor|floor2)
             local f=("$FLOOR" -s "$SCALE")
             [ $mode = simple ] && f+=(--simple)
             [ ${#script[@]} = 0 ] && f+=(--tpcb)
@@ -52,17 +58,20 @@ tool_cmd() {
 }
 
 med() { tr ' ' '\n' <<<"$1" | grep . | median; }
+spread() { tr ' ' '\n' <<<"$1" | grep . | sort -g | sed -n '1p;$p' | paste -sd-; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 SUMMARY=()
 for workload in $WORKLOADS; do
     for c in $CLIENTS; do
         declare -A TPS=() CPU=()
-        PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""; PAIRED_FLOOR_TPS=""
+        PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""; PAIRED_FLOOR_TPS=""; PAIRED_CONTROL=""
         for r in $(seq 1 "$ROUNDS"); do
             # The order of the tools turns with each round, so that none always runs
             # first (after the previous workload) or last.
             order=(floor pgbench pgsurge)
-            order=("${order[@]:$(( r % 3 ))}" "${order[@]:0:$(( r % 3 ))}")
+            [ "$CONTROL" = 1 ] && order+=(floor2)
+            k=$(( r % ${#order[@]} ))
+            order=("${order[@]:$k}" "${order[@]:0:$k}")
             for tool in "${order[@]}"; do
                 # shellcheck disable=SC2046
                 read -r u s _ < <(measure "$W/$tool.$r" $(tool_cmd $tool "$workload") -c "$c" -j 2 -T "$DURATION")
@@ -80,12 +89,17 @@ for workload in $WORKLOADS; do
             PAIRED_PGBENCH+="$(ratio "$round_cpu_pgsurge" "$round_cpu_pgbench") "
             PAIRED_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_pgbench") "
             PAIRED_FLOOR_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_floor") "
+            [ "$CONTROL" = 1 ] && PAIRED_CONTROL+="$(ratio "$round_tps_floor2" "$round_tps_floor") "
         done
         tf=$(med "${TPS[floor]}"); tp=$(med "${TPS[pgbench]}"); ts=$(med "${TPS[pgsurge]}")
         cf=$(med "${CPU[floor]}"); cp=$(med "${CPU[pgbench]}"); cs=$(med "${CPU[pgsurge]}")
         SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s | paired: pgsurge/floor cpu %s tps %s pgsurge/pgbench cpu %s tps %s" \
             "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")" \
             "$(med "$PAIRED_FLOOR")" "$(med "$PAIRED_FLOOR_TPS")" "$(med "$PAIRED_PGBENCH")" "$(med "$PAIRED_TPS")")")
+        if [ "$CONTROL" = 1 ]; then
+            SUMMARY+=("$(printf "%-16s -c %-3s | control: floor/floor tps paired %s (rounds %s); pgsurge/floor tps rounds %s" \
+                "$workload" "$c" "$(med "$PAIRED_CONTROL")" "$(spread "$PAIRED_CONTROL")" "$(spread "$PAIRED_FLOOR_TPS")")")
+        fi
         unset TPS CPU
     done
 done
