@@ -3,7 +3,9 @@
 # once a second: one definition of throughput for the floor client, pgsurge and pgbench,
 # whatever window each tool's own TPS line covers. Shows connecting (a few hundred
 # commits a second while backends start), the first seconds after it, and the steady
-# state. select-only, -c CLIENTS -j 2 -T DURATION, ROUNDS rounds in turn.
+# state. select-only, -c CLIENTS -j 2 -T DURATION, ROUNDS rounds in turn. Each backend
+# adds its counts to pg_stat_database at most once a second, so one sample may hold more
+# or less than its second's commits: read a run of samples, not one.
 #   bench/server_rate.sh   (env: PGSURGE, PGBENCH, FLOOR, CLIENTS=1000, MODE=prepared,
 #                           DURATION=10, ROUNDS=2, SCALE=10; raise ulimit -n and
 #                           PG_MAX_CONNECTIONS for 1000 clients)
