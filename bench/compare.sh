@@ -26,6 +26,7 @@ SCALE=${SCALE:-10}
 CLIENTS=${CLIENTS:-8 250}
 WORKLOADS=${WORKLOADS:-select-prepared select-simple tpcb-prepared}
 CONTROL=${CONTROL:-0}
+case $CONTROL in 0|1) ;; *) echo "CONTROL must be 0 or 1, not \"$CONTROL\"" >&2; exit 1 ;; esac
 FLOOR=${FLOOR:-$(dirname "$PGSURGE")/pgsurge-floor}
 for bin in "$PGSURGE" "$FLOOR"; do
     [ -x "$bin" ] || { echo "build first: cargo build --release -p pgsurge -p pgsurge-floor ($bin)" >&2; exit 1; }
