@@ -14,9 +14,16 @@
 # paired TPS ratio of the floor to itself: how far apart two runs of the same client
 # land on this machine, the resolution of every other paired ratio of the run.
 #
+# STEADY=N (N >= 1) runs every tool with -P 1 and also prints each run's steady TPS: the
+# mean of its one-second progress intervals after the first N seconds, without the last
+# one. A run's own TPS line holds its start (connecting, hundreds of backends loading
+# their caches) and its end (the wait for the last replies and the closing of every
+# connection while the backends exit), which at hundreds of clients take a few tenths of
+# a second each and vary from run to run; the steady TPS is the server's rate between them.
+#
 # Usage: bench/compare.sh   (env: PGSURGE, PGBENCH, FLOOR, DURATION=10, ROUNDS=5, SCALE=10,
 #                            CLIENTS="8 250", WORKLOADS="select-prepared select-simple tpcb-prepared",
-#                            CONTROL=0)
+#                            CONTROL=0, STEADY=0)
 # Needs PostgreSQL server binaries (initdb) and GNU time (/usr/bin/time). Build first:
 #   cargo build --release -p pgsurge -p pgsurge-floor
 source "$(dirname "$0")/lib.sh"
@@ -27,6 +34,13 @@ CLIENTS=${CLIENTS:-8 250}
 WORKLOADS=${WORKLOADS:-select-prepared select-simple tpcb-prepared}
 CONTROL=${CONTROL:-0}
 case $CONTROL in 0|1) ;; *) echo "CONTROL must be 0 or 1, not \"$CONTROL\"" >&2; exit 1 ;; esac
+STEADY=${STEADY:-0}
+case $STEADY in
+    0) ;;
+    *[!0-9]*|'') echo "STEADY must be a whole number of seconds, not \"$STEADY\"" >&2; exit 1 ;;
+    *) [ $((STEADY + 2)) -le "$DURATION" ] ||
+        { echo "STEADY=$STEADY leaves no steady interval in DURATION=$DURATION (needs DURATION >= STEADY + 2)" >&2; exit 1; } ;;
+esac
 FLOOR=${FLOOR:-$(dirname "$PGSURGE")/pgsurge-floor}
 for bin in "$PGSURGE" "$FLOOR"; do
     [ -x "$bin" ] || { echo "build first: cargo build --release -p pgsurge -p pgsurge-floor ($bin)" >&2; exit 1; }
@@ -61,11 +75,22 @@ tool_cmd() {
 med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 spread() { tr ' ' '\n' <<<"$1" | grep . | sort -g | sed -n '1p;$p' | paste -sd-; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
+# steady_of ERRFILE: the mean TPS of the progress intervals ending after STEADY seconds and
+# before DURATION (pgbench, pgsurge and the floor print them on stderr).
+steady_of() {
+    awk -v from="$STEADY" -v to="$DURATION" '
+        /^progress: / { t = $2 + 0; if (t > from && t < to) { sum += $4; n++ } }
+        END { if (n) printf "%.1f", sum / n }' "$1"
+}
 SUMMARY=()
 for workload in $WORKLOADS; do
     for c in $CLIENTS; do
         declare -A TPS=() CPU=()
         PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""; PAIRED_FLOOR_TPS=""; PAIRED_CONTROL=""
+        declare -A STEADY_TPS=()
+        PAIRED_STEADY_FLOOR=""; PAIRED_STEADY_PGBENCH=""; PAIRED_STEADY_CONTROL=""
+        progress=()
+        [ "$STEADY" -gt 0 ] && progress=(-P 1)
         for r in $(seq 1 "$ROUNDS"); do
             # The order of the tools turns with each round, so that none always runs
             # first (after the previous workload) or last.
@@ -75,14 +100,22 @@ for workload in $WORKLOADS; do
             order=("${order[@]:$k}" "${order[@]:0:$k}")
             for tool in "${order[@]}"; do
                 # shellcheck disable=SC2046
-                read -r u s _ < <(measure "$W/$tool.$r" $(tool_cmd $tool "$workload") -c "$c" -j 2 -T "$DURATION")
+                read -r u s _ < <(measure "$W/$tool.$r" $(tool_cmd $tool "$workload") -c "$c" -j 2 -T "$DURATION" "${progress[@]}")
                 tps=$(tps_of "$W/$tool.$r.out"); n=$(processed_of "$W/$tool.$r.out")
                 if [ -z "$n" ] || [ "$n" = 0 ]; then
                     echo "$tool ran no transaction:"; cat "$W/$tool.$r.out" "$W/$tool.$r.err"; exit 1
                 fi
                 cpu=$(awk -v u="$u" -v s="$s" -v n="$n" 'BEGIN {printf "%.3e", (u+s)/n}')
-                printf "%-16s -c %-3s round %d %-8s tps %10.1f  txns %8d  cpu %6.2f s  cpu/txn %s s\n" \
-                    "$workload" "$c" "$r" $tool "$tps" "$n" "$(echo "$u + $s" | bc)" "$cpu"
+                steady=""
+                if [ "$STEADY" -gt 0 ]; then
+                    steady=$(steady_of "$W/$tool.$r.err")
+                    [ -n "$steady" ] || { echo "$tool printed no progress interval after ${STEADY}s:"; cat "$W/$tool.$r.err"; exit 1; }
+                    STEADY_TPS[$tool]+="$steady "
+                    eval "round_steady_$tool=$steady"
+                    steady="  steady tps $steady"
+                fi
+                printf "%-16s -c %-3s round %d %-8s tps %10.1f  txns %8d  cpu %6.2f s  cpu/txn %s s%s\n" \
+                    "$workload" "$c" "$r" $tool "$tps" "$n" "$(echo "$u + $s" | bc)" "$cpu" "$steady"
                 TPS[$tool]+="$tps "; CPU[$tool]+="$cpu "
                 eval "round_cpu_$tool=$cpu round_tps_$tool=$tps"
             done
@@ -91,6 +124,11 @@ for workload in $WORKLOADS; do
             PAIRED_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_pgbench") "
             PAIRED_FLOOR_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_floor") "
             [ "$CONTROL" = 1 ] && PAIRED_CONTROL+="$(ratio "$round_tps_floor2" "$round_tps_floor") "
+            if [ "$STEADY" -gt 0 ]; then
+                PAIRED_STEADY_FLOOR+="$(ratio "$round_steady_pgsurge" "$round_steady_floor") "
+                PAIRED_STEADY_PGBENCH+="$(ratio "$round_steady_pgsurge" "$round_steady_pgbench") "
+                [ "$CONTROL" = 1 ] && PAIRED_STEADY_CONTROL+="$(ratio "$round_steady_floor2" "$round_steady_floor") "
+            fi
         done
         tf=$(med "${TPS[floor]}"); tp=$(med "${TPS[pgbench]}"); ts=$(med "${TPS[pgsurge]}")
         cf=$(med "${CPU[floor]}"); cp=$(med "${CPU[pgbench]}"); cs=$(med "${CPU[pgsurge]}")
@@ -101,7 +139,13 @@ for workload in $WORKLOADS; do
             SUMMARY+=("$(printf "%-16s -c %-3s | control: floor/floor tps paired %s (rounds %s); pgsurge/floor tps rounds %s" \
                 "$workload" "$c" "$(med "$PAIRED_CONTROL")" "$(spread "$PAIRED_CONTROL")" "$(spread "$PAIRED_FLOOR_TPS")")")
         fi
-        unset TPS CPU
+        if [ "$STEADY" -gt 0 ]; then
+            SUMMARY+=("$(printf "%-16s -c %-3s | steady tps (after %ss) floor %s pgbench %s pgsurge %s | paired: pgsurge/floor %s (rounds %s) pgsurge/pgbench %s (rounds %s)%s" \
+                "$workload" "$c" "$STEADY" "$(med "${STEADY_TPS[floor]}")" "$(med "${STEADY_TPS[pgbench]}")" "$(med "${STEADY_TPS[pgsurge]}")" \
+                "$(med "$PAIRED_STEADY_FLOOR")" "$(spread "$PAIRED_STEADY_FLOOR")" "$(med "$PAIRED_STEADY_PGBENCH")" "$(spread "$PAIRED_STEADY_PGBENCH")" \
+                "$([ "$CONTROL" = 1 ] && echo "; control floor/floor $(med "$PAIRED_STEADY_CONTROL") (rounds $(spread "$PAIRED_STEADY_CONTROL"))")")")
+        fi
+        unset TPS CPU STEADY_TPS
     done
 done
 echo

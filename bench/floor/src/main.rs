@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 const USAGE: &str =
-    "usage: pgsurge-floor [--simple] [--tpcb] -c CLIENTS -j THREADS -T SECONDS [-s SCALE]
+    "usage: pgsurge-floor [--simple] [--tpcb] -c CLIENTS -j THREADS -T SECONDS [-s SCALE] [-P SECONDS]
 connects with PGHOST (a socket directory), PGPORT, PGUSER, PGDATABASE; trust auth only";
 
 /// A value drawn per transaction, as pgbench's tpcb-like script draws it.
@@ -87,6 +87,8 @@ struct Config {
     clients: usize,
     threads: usize,
     duration: Duration,
+    /// `-P`: the length of the intervals whose TPS is printed after the run, 0 for none.
+    progress: Duration,
     scale: i64,
     socket: String,
     user: String,
@@ -102,7 +104,19 @@ fn main() -> ExitCode {
         }
     };
     match run(&config) {
-        Ok((txns, elapsed)) => {
+        Ok((txns, elapsed, marks)) => {
+            // As pgbench's `-P` lines (on stderr), but printed after the run: the floor
+            // keeps nothing but a counter per thread while it runs.
+            let secs = config.progress.as_secs_f64();
+            let mut before = 0;
+            for (k, &done) in marks.iter().enumerate() {
+                eprintln!(
+                    "progress: {:.1} s, {:.1} tps",
+                    secs * (k + 1) as f64,
+                    (done - before) as f64 / secs
+                );
+                before = done;
+            }
             println!("number of transactions actually processed: {txns}");
             println!(
                 "tps = {:.6} (without initial connection time)",
@@ -134,6 +148,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Config, String> 
         clients: 1,
         threads: 1,
         duration: Duration::from_secs(10),
+        progress: Duration::ZERO,
         scale: 1,
         socket: format!("{host}/.s.PGSQL.{port}"),
         user,
@@ -151,6 +166,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Config, String> 
             "-c" => config.clients = value("-c")? as usize,
             "-j" => config.threads = value("-j")? as usize,
             "-T" => config.duration = Duration::from_secs(value("-T")?),
+            "-P" => config.progress = Duration::from_secs(value("-P")?),
             "-s" => config.scale = value("-s")? as i64,
             other => return Err(format!("unknown argument {other}")),
         }
@@ -163,19 +179,20 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Config, String> 
 }
 
 /// Connects every client, runs the threads until the end of `-T` and returns the
-/// transactions done and the time from the moment every thread had connected to the last
-/// thread's end.
-fn run(config: &Config) -> io::Result<(u64, Duration)> {
+/// transactions done, the time from the moment every thread had connected to the last
+/// thread's end, and with `-P` the transactions done by the end of each interval.
+fn run(config: &Config) -> io::Result<(u64, Duration, Vec<u64>)> {
     // As pgbench times `-T`: the run ends `-T` seconds after the start, connecting
     // included, and TPS counts from the moment every thread has connected. Each thread
     // connects its own clients, as pgbench's and pgsurge's threads do.
-    let end = Instant::now() + config.duration;
+    let start = Instant::now();
+    let end = start + config.duration;
     let connected = std::sync::Barrier::new(config.threads);
     let results = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..config.threads)
             .map(|t| {
                 let connected = &connected;
-                scope.spawn(move || -> io::Result<(u64, Instant)> {
+                scope.spawn(move || -> io::Result<(Driven, Instant)> {
                     let conns = (t..config.clients)
                         .step_by(config.threads)
                         .map(|client| Conn::open(config, client as u64))
@@ -183,21 +200,35 @@ fn run(config: &Config) -> io::Result<(u64, Duration)> {
                     // Every thread reaches the barrier, even one that failed to connect.
                     connected.wait();
                     let bench_start = Instant::now();
-                    Ok((drive(conns?, config, end)?, bench_start))
+                    Ok((drive(conns?, config, start, end)?, bench_start))
                 })
             })
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("driver thread panicked"))
-            .collect::<io::Result<Vec<(u64, Instant)>>>()
+            .collect::<io::Result<Vec<(Driven, Instant)>>>()
     })?;
     let bench_start = results
         .iter()
         .map(|r| r.1)
         .min()
         .unwrap_or_else(Instant::now);
-    Ok((results.iter().map(|r| r.0).sum(), bench_start.elapsed()))
+    let elapsed = bench_start.elapsed();
+    // Intervals every thread lived through to their end.
+    let intervals = results.iter().map(|r| r.0.marks.len()).min().unwrap_or(0);
+    let marks = (0..intervals)
+        .map(|k| results.iter().map(|r| r.0.marks[k]).sum())
+        .collect();
+    Ok((results.iter().map(|r| r.0.txns).sum(), elapsed, marks))
+}
+
+/// What one thread did: its transactions, and with `-P` how many of them were done by
+/// the end of each interval (counted from the start of the run, connecting included, as
+/// pgbench's progress intervals are).
+struct Driven {
+    txns: u64,
+    marks: Vec<u64>,
 }
 
 /// One connection: its socket, the bytes received but not yet parsed, and where it is in
@@ -377,7 +408,12 @@ impl Conn {
 }
 
 /// Runs one thread's connections until `end`, then lets each finish its transaction.
-fn drive(mut conns: Vec<Conn>, config: &Config, end: Instant) -> io::Result<u64> {
+fn drive(
+    mut conns: Vec<Conn>,
+    config: &Config,
+    start: Instant,
+    end: Instant,
+) -> io::Result<Driven> {
     let epoll = Epoll::new()?;
     for (i, conn) in conns.iter_mut().enumerate() {
         epoll.add(conn.stream.as_raw_fd(), i as u64)?;
@@ -386,6 +422,11 @@ fn drive(mut conns: Vec<Conn>, config: &Config, end: Instant) -> io::Result<u64>
     }
     let mut active = conns.len();
     let mut txns = 0u64;
+    let mut marks = Vec::new();
+    let mut next_mark = match config.progress {
+        Duration::ZERO => end + Duration::from_secs(1 << 30),
+        p => start + p,
+    };
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; 256];
     while active > 0 {
         let ready = epoll.wait(&mut events, 1000)?;
@@ -406,9 +447,14 @@ fn drive(mut conns: Vec<Conn>, config: &Config, end: Instant) -> io::Result<u64>
             }
             conn.step += 1;
             if conn.step == config.steps.len() {
-                txns += 1;
                 conn.step = 0;
-                if Instant::now() >= end {
+                let now = Instant::now();
+                while now >= next_mark && next_mark <= end {
+                    marks.push(txns);
+                    next_mark += config.progress;
+                }
+                txns += 1;
+                if now >= end {
                     conn.done = true;
                     active -= 1;
                     continue;
@@ -418,7 +464,7 @@ fn drive(mut conns: Vec<Conn>, config: &Config, end: Instant) -> io::Result<u64>
             conn.send(config)?;
         }
     }
-    Ok(txns)
+    Ok(Driven { txns, marks })
 }
 
 /// A level-triggered epoll instance.
@@ -595,6 +641,36 @@ mod tests {
             i32::from_be_bytes(got[1..5].try_into().unwrap()) as usize,
             got.len() - 1
         );
+    }
+
+    #[test]
+    fn progress_marks_count_the_transactions_of_each_interval() {
+        let mut config = parse_args(std::iter::empty()).unwrap();
+        config.simple = true;
+        config.progress = Duration::from_millis(100);
+        let (a, mut b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        // A server that answers every request with ReadyForQuery, until the client closes.
+        let server = std::thread::spawn(move || {
+            let mut ready = Vec::new();
+            message(&mut ready, b'Z', b"I");
+            let mut buf = [0u8; 4096];
+            let mut answered = 0u64;
+            while b.read(&mut buf).unwrap() > 0 {
+                b.write_all(&ready).unwrap();
+                answered += 1;
+            }
+            answered
+        });
+        let start = Instant::now();
+        let end = start + Duration::from_millis(350);
+        let driven = drive(vec![test_conn(a, 64, 0, 1, [0; 4])], &config, start, end).unwrap();
+        assert_eq!(server.join().unwrap(), driven.txns);
+        // Three whole intervals before the end, each with transactions in it.
+        assert_eq!(driven.marks.len(), 3);
+        assert!(driven.marks[0] > 0);
+        assert!(driven.marks.windows(2).all(|w| w[0] < w[1]));
+        assert!(driven.marks[2] < driven.txns);
     }
 
     #[test]
