@@ -423,10 +423,10 @@ fn drive(
     let mut active = conns.len();
     let mut txns = 0u64;
     let mut marks = Vec::new();
-    let mut next_mark = match config.progress {
-        Duration::ZERO => end + Duration::from_secs(1 << 30),
-        p => start + p,
-    };
+    // The end of the next `-P` interval that ends within the run.
+    let mut next_mark = (!config.progress.is_zero())
+        .then(|| start + config.progress)
+        .filter(|&m| m <= end);
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; 256];
     while active > 0 {
         let ready = epoll.wait(&mut events, 1000)?;
@@ -449,9 +449,9 @@ fn drive(
             if conn.step == config.steps.len() {
                 conn.step = 0;
                 let now = Instant::now();
-                while now >= next_mark && next_mark <= end {
+                while let Some(mark) = next_mark.filter(|&m| now >= m) {
                     marks.push(txns);
-                    next_mark += config.progress;
+                    next_mark = Some(mark + config.progress).filter(|&m| m <= end);
                 }
                 txns += 1;
                 if now >= end {
