@@ -822,8 +822,14 @@ fn step<H: ScriptHost>(
             s.wake_at = i64::MAX;
         }
         Wait::Done => {
-            flush(s);
-            close(poll, s);
+            // A client that finished cleanly keeps its idle connection until the
+            // run's last transaction is done (see `take_open`): backends exiting
+            // would take the cores from those still answering.
+            if !flush(s) || s.out_pos < s.io.out.len() || !s.client.finished_idle() {
+                close(poll, s);
+            } else {
+                quiet(poll, s);
+            }
             s.done = true;
             if dctx.exit_on_abort && s.client.is_aborted() {
                 return Stepped::ExitOnAbort;
@@ -944,6 +950,24 @@ fn fill<H>(s: &mut Slot<H>, closed: bool) -> bool {
             Err(_) => return false,
         }
     }
+}
+
+/// Stops watching the socket of a finished client whose connection stays open.
+fn quiet<H>(poll: &Poll, s: &mut Slot<H>) {
+    if let Some(c) = &s.conn {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(c);
+        let _ = poll.registry().deregister(&mut SourceFd(&fd));
+    }
+    s.fd = -1;
+    s.io.connected = false;
+}
+
+/// Takes the connections [`run_loop`] left open: those of clients that finished
+/// cleanly, kept for after the run's last transaction, and any other still open (the
+/// loop's poll set is gone by then).
+#[cold]
+pub fn take_open<H>(slots: &mut [Slot<H>]) -> impl Iterator<Item = Connection> + '_ {
+    slots.iter_mut().filter_map(|s| s.conn.take())
 }
 
 fn close<H>(poll: &Poll, s: &mut Slot<H>) {

@@ -18,7 +18,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Condvar, Mutex};
 use std::time::Duration;
 
 use pgsurge_init::PartitionMethod;
@@ -33,7 +33,7 @@ use pgsurge_script::{Prng, SeedStreams, Variables};
 use crate::client::{Client, Pacing};
 use crate::clock::RunClock;
 use crate::distribute::clients_per_thread;
-use crate::driver::{connect_all, run_loop, DriverCtx, LoopEnd, Slot, ThreadStreams};
+use crate::driver::{connect_all, run_loop, take_open, DriverCtx, LoopEnd, Slot, ThreadStreams};
 use crate::plan::{build_plan, Plan};
 use crate::recorder::{ThreadLog, ThreadRecorder};
 use crate::script_host::ClientScript;
@@ -288,6 +288,8 @@ struct Shared<'a> {
     connect_failed: AtomicBool,
     /// Threads that have left their loop (the sampler stops when all have).
     finished: AtomicUsize,
+    /// Where threads whose clients are done wait for the others before disconnecting.
+    settled: Settled,
     nthreads: usize,
     end_us: i64,
 }
@@ -309,6 +311,8 @@ enum ThreadFailure {
 struct ThreadOutput {
     stats: ThreadStats,
     bench_start: i64,
+    /// When its clients were done and their connections closed.
+    bench_end: i64,
     aborted: bool,
     loop_end: LoopEnd,
     log_error: Option<String>,
@@ -334,12 +338,80 @@ fn connect_thread(shared: &Shared<'_>, slots: &mut [Slot<ClientScript>]) -> Resu
     }
 }
 
+/// The driver threads that are done: their clients finished, or the thread ended
+/// otherwise. A thread whose clients finished waits here for the others before closing
+/// its connections, so no backend exits while another thread's last transactions are
+/// under way: on few cores, hundreds of exiting backends take the cores from those
+/// still answering. Then every thread closes its own connections at once.
+struct Settled {
+    count: Mutex<usize>,
+    all: Condvar,
+    threads: usize,
+}
+
+impl Settled {
+    fn new(threads: usize) -> Settled {
+        Settled {
+            count: Mutex::new(0),
+            all: Condvar::new(),
+            threads,
+        }
+    }
+
+    fn arrive(&self) {
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count += 1;
+        if *count >= self.threads {
+            self.all.notify_all();
+        }
+    }
+
+    fn wait_all(&self) {
+        let count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        let _all = self
+            .all
+            .wait_while(count, |c| *c < self.threads)
+            .unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// A driver thread's arrival in [`Settled`]: made when the thread ends, however it ends.
+struct Arrival<'s> {
+    settled: &'s Settled,
+    arrived: bool,
+}
+
+impl Arrival<'_> {
+    fn arrive(&mut self) {
+        if !self.arrived {
+            self.arrived = true;
+            self.settled.arrive();
+        }
+    }
+
+    /// Arrives, and waits until every other thread has.
+    fn wait_all(&mut self) {
+        self.arrive();
+        self.settled.wait_all();
+    }
+}
+
+impl Drop for Arrival<'_> {
+    fn drop(&mut self) {
+        self.arrive();
+    }
+}
+
 /// Phase 3: one driver thread, from connecting to its clients' end.
 fn drive_thread(
     shared: &Shared<'_>,
     thread: usize,
     mut setup: ThreadSetup,
 ) -> Result<ThreadOutput, ThreadFailure> {
+    let mut arrival = Arrival {
+        settled: &shared.settled,
+        arrived: false,
+    };
     // The poll set first: see `run_loop`.
     let poll = mio::Poll::new();
     let connected = connect_thread(shared, &mut setup.slots);
@@ -371,6 +443,14 @@ fn drive_thread(
         &mut schedule,
         &mut rec,
     );
+    if loop_end == LoopEnd::AllDone {
+        arrival.wait_all();
+    }
+    for c in take_open(&mut setup.slots) {
+        c.close();
+    }
+    // The thread's end, disconnecting included, as pgbench times the end of a thread.
+    let bench_end = shared.clock.now();
     let aborted = setup.slots.iter().any(|s| s.client.is_aborted())
         || !matches!(loop_end, LoopEnd::AllDone | LoopEnd::Stopped);
     let log_error = finish_thread_log(&mut rec, shared.clock);
@@ -383,6 +463,7 @@ fn drive_thread(
     Ok(ThreadOutput {
         stats: rec.stats,
         bench_start,
+        bench_end,
         aborted,
         loop_end,
         log_error,
@@ -432,6 +513,7 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
         barrier: Barrier::new(threads.len()),
         connect_failed: AtomicBool::new(false),
         finished: AtomicUsize::new(0),
+        settled: Settled::new(threads.len()),
         nthreads: threads.len(),
         end_us: prepared.end_us,
     };
@@ -442,12 +524,17 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
             .enumerate()
             .map(|(thread, setup)| {
                 let (shared, sink) = (&shared, hooks.on_diagnostic.clone());
-                std::thread::Builder::new()
+                let spawned = std::thread::Builder::new()
                     .name(format!("pgsurge-{thread}"))
                     .spawn_scoped(scope, move || {
                         let _sink = SinkGuard::install(sink.as_ref());
                         drive_thread(shared, thread, setup)
-                    })
+                    });
+                if spawned.is_err() {
+                    // No thread will arrive for it.
+                    shared.settled.arrive();
+                }
+                spawned
             })
             .collect();
         if prepared.want_intervals {
@@ -678,9 +765,11 @@ fn merge(
     let mut merged: Option<ThreadStats> = None;
     let mut log_errors = Vec::new();
     let mut first_start = i64::MAX;
+    let mut last_end = i64::MIN;
     let mut aborted = false;
     for out in outputs {
         first_start = first_start.min(out.bench_start);
+        last_end = last_end.max(out.bench_end);
         aborted |= out.aborted || out.loop_end == LoopEnd::PollFailed;
         if let Some(e) = &out.log_error {
             log_errors.push(format!("could not write to log file: {e}"));
@@ -696,6 +785,9 @@ fn merge(
     if first_start == i64::MAX {
         first_start = prepared.start_time;
     }
+    // The run ends when its last thread is done, as timed by that thread: the main
+    // thread wakes from the join later still when the cores are busy.
+    let end = if last_end == i64::MIN { end } else { last_end };
     let info = RunInfo {
         options: prepared.options.clone(),
         scripts: spec

@@ -282,6 +282,16 @@ impl<H: ScriptHost> Client<H> {
         self.aborted
     }
 
+    /// Whether the client finished its work and left its connection idle: nothing
+    /// owed by the server, no transaction or pipeline open, no error.
+    pub fn finished_idle(&self) -> bool {
+        self.state == ClientState::Finished
+            && !self.aborted
+            && self.syncs_pending == 0
+            && !self.in_pipeline
+            && self.tx_status == TransactionStatus::Idle
+    }
+
     /// Whether the client reached a final state.
     pub fn is_done(&self) -> bool {
         matches!(self.state, ClientState::Finished | ClientState::Aborted)

@@ -146,6 +146,76 @@ fn an_invalid_spec_is_refused_before_connecting() {
     }
 }
 
+/// A client that is done keeps its connection until the run's last transaction is
+/// done, in its own thread and in the others: no backend exits while transactions are
+/// under way. Then every connection is closed.
+#[test]
+fn connections_close_after_the_runs_last_transaction() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("runspec_linger");
+    let connected = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                     AND application_name = current_setting('application_name')";
+    // Clients 0 and 1 (the first thread) are done at once; client 2 (the second thread)
+    // fails with a division by zero if either has disconnected by then.
+    let text = format!(
+        "\\if :client_id = 2\n\\sleep 300 ms\nSELECT 1 / (({connected}) / 3);\n\\else\nSELECT 1;\n\\endif\n"
+    );
+    let script = RunScript::parse("linger.sql", &text, 1).expect("parses");
+    let mut spec = RunSpec::new(conn_config(srv, &db), vec![script]);
+    spec.clients = 3;
+    spec.threads = 2;
+    spec.limit = RunLimit::Transactions(1);
+    let result = run(&spec, RunHooks::default()).expect("the run succeeds");
+    assert!(!result.aborted, "a client disconnected before the last transaction");
+    assert_eq!(result.totals.transactions, 3);
+    assert_eq!(result.totals.failures, 0);
+    let left = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                AND pid <> pg_backend_pid()";
+    let waiting = std::time::Instant::now();
+    while srv.psql(&db, left).trim() != "0" {
+        assert!(waiting.elapsed().as_secs() < 10, "connections left open after the run");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A client that aborts inside a transaction is disconnected at once, so the server
+/// rolls its transaction back and the others do not wait on its locks.
+#[test]
+fn an_aborted_client_disconnects_at_once() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("runspec_abort_close");
+    // Client 0 takes a lock in a transaction and aborts on a failing `\set`; client 1
+    // then needs the lock, and gives up after two seconds if it is still held.
+    let text = "\\if :client_id = 0\nBEGIN;\nSELECT pg_advisory_xact_lock(42);\n\\set x 1 / 0\nEND;\n\
+                \\else\n\\sleep 300 ms\nSET lock_timeout = '2s';\nSELECT pg_advisory_lock(42);\n\\endif\n";
+    let script = RunScript::parse("abort.sql", text, 1).expect("parses");
+    let mut spec = RunSpec::new(conn_config(srv, &db), vec![script]);
+    spec.clients = 2;
+    spec.threads = 1;
+    spec.limit = RunLimit::Transactions(1);
+    let messages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink_messages = std::sync::Arc::clone(&messages);
+    let hooks = RunHooks {
+        on_diagnostic: Some(std::sync::Arc::new(
+            move |d: &pgsurge_engine::Diagnostic<'_>| {
+                sink_messages.lock().unwrap().push(d.message.to_string());
+            },
+        )),
+        ..RunHooks::default()
+    };
+    let result = run(&spec, hooks).expect("a result");
+    let messages = messages.lock().unwrap();
+    assert!(result.aborted, "client 0 aborts: {messages:?}");
+    assert_eq!(
+        result.totals.transactions, 1,
+        "client 1 got the lock: {messages:?}"
+    );
+    assert!(
+        messages.iter().all(|m| !m.contains("lock timeout")),
+        "{messages:?}"
+    );
+}
+
 /// A caller's stop ends a run at once wherever its clients are: one in a `\sleep`, one
 /// in a statement, one in a pipeline's statement (both cancelled on the server). The
 /// result covers the transactions completed before the stop, and nothing interrupted
