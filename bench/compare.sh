@@ -20,6 +20,8 @@
 # their caches) and its end (the wait for the last replies and the closing of every
 # connection while the backends exit), which at hundreds of clients take a few tenths of
 # a second each and vary from run to run; the steady TPS is the server's rate between them.
+# Each tool's TPS line divided by its steady TPS (medians over the rounds) then tells how
+# much of its line the two ends cost.
 #
 # Usage: bench/compare.sh   (env: PGSURGE, PGBENCH, FLOOR, DURATION=10, ROUNDS=5, SCALE=10,
 #                            CLIENTS="8 250", WORKLOADS="select-prepared select-simple tpcb-prepared",
@@ -87,7 +89,7 @@ for workload in $WORKLOADS; do
     for c in $CLIENTS; do
         declare -A TPS=() CPU=()
         PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""; PAIRED_FLOOR_TPS=""; PAIRED_CONTROL=""
-        declare -A STEADY_TPS=()
+        declare -A STEADY_TPS=() ENDS=()
         PAIRED_STEADY_FLOOR=""; PAIRED_STEADY_PGBENCH=""; PAIRED_STEADY_CONTROL=""
         progress=()
         [ "$STEADY" -gt 0 ] && progress=(-P 1)
@@ -111,6 +113,7 @@ for workload in $WORKLOADS; do
                     steady=$(steady_of "$W/$tool.$r.err")
                     [ -n "$steady" ] || { echo "$tool printed no progress interval after ${STEADY}s:"; cat "$W/$tool.$r.err"; exit 1; }
                     STEADY_TPS[$tool]+="$steady "
+                    ENDS[$tool]+="$(ratio "$tps" "$steady") "
                     eval "round_steady_$tool=$steady"
                     steady="  steady tps $steady"
                 fi
@@ -144,8 +147,11 @@ for workload in $WORKLOADS; do
                 "$workload" "$c" "$STEADY" "$(med "${STEADY_TPS[floor]}")" "$(med "${STEADY_TPS[pgbench]}")" "$(med "${STEADY_TPS[pgsurge]}")" \
                 "$(med "$PAIRED_STEADY_FLOOR")" "$(spread "$PAIRED_STEADY_FLOOR")" "$(med "$PAIRED_STEADY_PGBENCH")" "$(spread "$PAIRED_STEADY_PGBENCH")" \
                 "$([ "$CONTROL" = 1 ] && echo "; control floor/floor $(med "$PAIRED_STEADY_CONTROL") (rounds $(spread "$PAIRED_STEADY_CONTROL"))")")")
+            SUMMARY+=("$(printf "%-16s -c %-3s | tps line / steady tps: floor %s (rounds %s) pgbench %s (rounds %s) pgsurge %s (rounds %s)" \
+                "$workload" "$c" "$(med "${ENDS[floor]}")" "$(spread "${ENDS[floor]}")" "$(med "${ENDS[pgbench]}")" "$(spread "${ENDS[pgbench]}")" \
+                "$(med "${ENDS[pgsurge]}")" "$(spread "${ENDS[pgsurge]}")")")
         fi
-        unset TPS CPU STEADY_TPS
+        unset TPS CPU STEADY_TPS ENDS
     done
 done
 echo
