@@ -166,14 +166,20 @@ fn connections_close_after_the_runs_last_transaction() {
     spec.threads = 2;
     spec.limit = RunLimit::Transactions(1);
     let result = run(&spec, RunHooks::default()).expect("the run succeeds");
-    assert!(!result.aborted, "a client disconnected before the last transaction");
+    assert!(
+        !result.aborted,
+        "a client disconnected before the last transaction"
+    );
     assert_eq!(result.totals.transactions, 3);
     assert_eq!(result.totals.failures, 0);
     let left = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
                 AND pid <> pg_backend_pid()";
     let waiting = std::time::Instant::now();
     while srv.psql(&db, left).trim() != "0" {
-        assert!(waiting.elapsed().as_secs() < 10, "connections left open after the run");
+        assert!(
+            waiting.elapsed().as_secs() < 10,
+            "connections left open after the run"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
