@@ -2,6 +2,8 @@
 //! remote generator) describes the run as a `RunSpec` and hands it to the engine, against
 //! a throwaway PostgreSQL.
 
+use std::sync::{Arc, Mutex};
+
 use pgsurge_engine::layout;
 use pgsurge_engine::{
     run, DatabaseInfo, EngineError, QueryMode, RunHooks, RunLimit, RunScript, RunSpec,
@@ -12,6 +14,19 @@ use pgsurge_wire::{ConnConfig, Connection};
 
 fn conn_config(srv: &TestServer, db: &str) -> ConnConfig {
     ConnConfig::parse(&srv.conninfo(db)).expect("the fixture's conninfo parses")
+}
+
+/// Hooks that keep the run's diagnostics (client errors, notices) in a list.
+fn collecting_diagnostics() -> (RunHooks<'static>, Arc<Mutex<Vec<String>>>) {
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&messages);
+    let hooks = RunHooks {
+        on_diagnostic: Some(Arc::new(move |d: &pgsurge_engine::Diagnostic<'_>| {
+            sink.lock().unwrap().push(d.message.to_string());
+        })),
+        ..RunHooks::default()
+    };
+    (hooks, messages)
 }
 
 /// A database initialized at scale 1 with `pgbench_accounts` in two hash partitions.
@@ -199,16 +214,7 @@ fn an_aborted_client_disconnects_at_once() {
     spec.clients = 2;
     spec.threads = 1;
     spec.limit = RunLimit::Transactions(1);
-    let messages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let sink_messages = std::sync::Arc::clone(&messages);
-    let hooks = RunHooks {
-        on_diagnostic: Some(std::sync::Arc::new(
-            move |d: &pgsurge_engine::Diagnostic<'_>| {
-                sink_messages.lock().unwrap().push(d.message.to_string());
-            },
-        )),
-        ..RunHooks::default()
-    };
+    let (hooks, messages) = collecting_diagnostics();
     let result = run(&spec, hooks).expect("a result");
     let messages = messages.lock().unwrap();
     assert!(result.aborted, "client 0 aborts: {messages:?}");
@@ -247,16 +253,7 @@ fn a_stop_ends_sleeps_and_cancels_statements_at_once() {
                    and pid <> pg_backend_pid() and state = 'active' \
                    and query like '%stop_marker%'";
     let count = |sql: &str| -> i64 { srv.psql(&db, sql).trim().parse().expect("a number") };
-    let messages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let sink_messages = std::sync::Arc::clone(&messages);
-    let hooks = RunHooks {
-        on_diagnostic: Some(std::sync::Arc::new(
-            move |d: &pgsurge_engine::Diagnostic<'_>| {
-                sink_messages.lock().unwrap().push(d.message.to_string());
-            },
-        )),
-        ..RunHooks::default()
-    };
+    let (hooks, messages) = collecting_diagnostics();
     let stop = hooks.stop.clone();
     let stopped_at = std::thread::scope(|scope| {
         let stopper = scope.spawn(|| {
