@@ -7,6 +7,9 @@
 # the three tools of a round run one after the other, in an order that turns from round
 # to round, so a round's ratio compares them under the same load on the machine). Then peak client RSS at -c 200 -j 2.
 #
+# Each workload also gets the CPU per transaction split into user and system time, and
+# pgsurge's difference to the floor in each (median of the rounds' differences, in µs).
+#
 # Workloads: select-only prepared, select-only simple, tpcb-like prepared;
 # client counts: -c 8 -j 2 and -c 250 -j 2 (CLIENTS="8 250").
 #
@@ -76,6 +79,8 @@ tool_cmd() {
 
 med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 spread() { tr ' ' '\n' <<<"$1" | grep . | sort -g | sed -n '1p;$p' | paste -sd-; }
+# span LIST: the lowest and highest of values that may be negative ("-0.1 to 0.2").
+span() { tr ' ' '\n' <<<"$1" | grep . | sort -g | sed -n '1p;$p' | paste -sd' ' | sed 's/ / to /'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 # steady_of ERRFILE: the mean TPS of the progress intervals ending after STEADY seconds and
 # before DURATION (pgbench, pgsurge and the floor print them on stderr).
@@ -87,7 +92,8 @@ steady_of() {
 SUMMARY=()
 for workload in $WORKLOADS; do
     for c in $CLIENTS; do
-        declare -A TPS=() CPU=()
+        declare -A TPS=() CPU=() USER_US=() SYS_US=()
+        DIFF_USER=""; DIFF_SYS=""
         PAIRED_FLOOR=""; PAIRED_PGBENCH=""; PAIRED_TPS=""; PAIRED_FLOOR_TPS=""; PAIRED_CONTROL=""
         declare -A STEADY_TPS=() ENDS=()
         PAIRED_STEADY_FLOOR=""; PAIRED_STEADY_PGBENCH=""; PAIRED_STEADY_CONTROL=""
@@ -108,6 +114,10 @@ for workload in $WORKLOADS; do
                     echo "$tool ran no transaction:"; cat "$W/$tool.$r.out" "$W/$tool.$r.err"; exit 1
                 fi
                 cpu=$(awk -v u="$u" -v s="$s" -v n="$n" 'BEGIN {printf "%.3e", (u+s)/n}')
+                user_us=$(awk -v u="$u" -v n="$n" 'BEGIN {printf "%.3f", u * 1e6 / n}')
+                sys_us=$(awk -v s="$s" -v n="$n" 'BEGIN {printf "%.3f", s * 1e6 / n}')
+                USER_US[$tool]+="$user_us "; SYS_US[$tool]+="$sys_us "
+                eval "round_user_$tool=$user_us round_sys_$tool=$sys_us"
                 steady=""
                 if [ "$STEADY" -gt 0 ]; then
                     steady=$(steady_of "$W/$tool.$r.err")
@@ -123,6 +133,8 @@ for workload in $WORKLOADS; do
                 eval "round_cpu_$tool=$cpu round_tps_$tool=$tps"
             done
             PAIRED_FLOOR+="$(ratio "$round_cpu_pgsurge" "$round_cpu_floor") "
+            DIFF_USER+="$(awk -v a="$round_user_pgsurge" -v b="$round_user_floor" 'BEGIN {printf "%.3f", a - b}') "
+            DIFF_SYS+="$(awk -v a="$round_sys_pgsurge" -v b="$round_sys_floor" 'BEGIN {printf "%.3f", a - b}') "
             PAIRED_PGBENCH+="$(ratio "$round_cpu_pgsurge" "$round_cpu_pgbench") "
             PAIRED_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_pgbench") "
             PAIRED_FLOOR_TPS+="$(ratio "$round_tps_pgsurge" "$round_tps_floor") "
@@ -138,6 +150,13 @@ for workload in $WORKLOADS; do
         SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s | paired: pgsurge/floor cpu %s tps %s pgsurge/pgbench cpu %s tps %s" \
             "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")" \
             "$(med "$PAIRED_FLOOR")" "$(med "$PAIRED_FLOOR_TPS")" "$(med "$PAIRED_PGBENCH")" "$(med "$PAIRED_TPS")")")
+        # Where pgsurge's CPU per transaction differs from the floor's: user time is its
+        # own code; system time is the same calls (one send, one receive), so what moves
+        # it is how the kernel wakes the other side, which varies from run to run.
+        SUMMARY+=("$(printf "%-16s -c %-3s | cpu/txn split, µs: user floor %s pgbench %s pgsurge %s, system floor %s pgbench %s pgsurge %s | paired pgsurge - floor: user %s (rounds %s) system %s (rounds %s)" \
+            "$workload" "$c" "$(med "${USER_US[floor]}")" "$(med "${USER_US[pgbench]}")" "$(med "${USER_US[pgsurge]}")" \
+            "$(med "${SYS_US[floor]}")" "$(med "${SYS_US[pgbench]}")" "$(med "${SYS_US[pgsurge]}")" \
+            "$(med "$DIFF_USER")" "$(span "$DIFF_USER")" "$(med "$DIFF_SYS")" "$(span "$DIFF_SYS")")")
         if [ "$CONTROL" = 1 ]; then
             SUMMARY+=("$(printf "%-16s -c %-3s | control: floor/floor tps paired %s (rounds %s); pgsurge/floor tps rounds %s" \
                 "$workload" "$c" "$(med "$PAIRED_CONTROL")" "$(spread "$PAIRED_CONTROL")" "$(spread "$PAIRED_FLOOR_TPS")")")
@@ -151,7 +170,7 @@ for workload in $WORKLOADS; do
                 "$workload" "$c" "$(med "${ENDS[floor]}")" "$(spread "${ENDS[floor]}")" "$(med "${ENDS[pgbench]}")" "$(spread "${ENDS[pgbench]}")" \
                 "$(med "${ENDS[pgsurge]}")" "$(spread "${ENDS[pgsurge]}")")")
         fi
-        unset TPS CPU STEADY_TPS ENDS
+        unset TPS CPU USER_US SYS_US STEADY_TPS ENDS
     done
 done
 echo
