@@ -20,7 +20,7 @@ use crate::codec::TransactionStatus;
 use crate::connection::Connection;
 use crate::conninfo::{ConnConfig, HostKind, HostSpec, SslMode, TargetSessionAttrs};
 use crate::error::{strerror, SERVER_CLOSED};
-use crate::startup::{remaining, startup, Failure, PasswordSource, Startup};
+use crate::startup::{bound, remaining, startup, Failure, PasswordSource, Startup};
 use crate::transport::{connect_unix, Socket, Transport};
 use crate::{ConnectError, ConnectErrorKind};
 
@@ -261,11 +261,14 @@ fn attempt(
         f.tls_used = tls_used;
         return Err(f);
     }
-    // Back to plain blocking mode without timeouts for the caller.
-    st.transport
-        .socket()
-        .set_timeouts(None)
-        .map_err(|e| Failure::io(&e, None))?;
+    // Back to plain blocking mode without timeouts for the caller (only a deadline
+    // set any).
+    if deadline.is_some() {
+        st.transport
+            .socket()
+            .set_timeouts(None)
+            .map_err(|e| Failure::io(&e, None))?;
+    }
     let mut conn = Connection {
         transport: st.transport,
         host: host.clone(),
@@ -349,8 +352,7 @@ fn negotiate_tls(
     let config = cfg
         .tls_config()
         .map_err(|t| Failure::new(ConnectErrorKind::Tls, t))?;
-    sock.set_timeouts(remaining(deadline)?)
-        .map_err(|e| Failure::io(&e, deadline))?;
+    bound(&sock, deadline)?;
     // sslnegotiation=direct (PostgreSQL 17+): TLS right away, no SSLRequest.
     if cfg.get("sslnegotiation") == Some("direct") {
         return handshake(host, sock, config, deadline);
@@ -453,8 +455,7 @@ fn handshake(
                 )
             })?;
     while tls.is_handshaking() {
-        sock.set_timeouts(remaining(deadline)?)
-            .map_err(|e| Failure::io(&e, deadline))?;
+        bound(&sock, deadline)?;
         if let Err(e) = tls.complete_io(&mut sock) {
             if deadline.is_some()
                 && matches!(

@@ -14,7 +14,7 @@ use crate::codec::{self, BackendMessage, TransactionStatus};
 use crate::connection::set_param;
 use crate::conninfo::ConnConfig;
 use crate::error::{strerror, SERVER_CLOSED};
-use crate::transport::Transport;
+use crate::transport::{Socket, Transport};
 use crate::{ConnectErrorKind, DbError};
 
 /// Why one attempt failed: text after the host prefix, plus details.
@@ -79,6 +79,18 @@ impl Failure {
     }
 }
 
+/// Bounds the socket's blocking reads and writes by the time left until `deadline`.
+/// Without a deadline it does nothing: a new socket has no timeouts and none is set
+/// without a deadline, so there is nothing to clear (two system calls per step saved,
+/// six per connection).
+pub(crate) fn bound(sock: &Socket, deadline: Option<Instant>) -> Result<(), Failure> {
+    if deadline.is_none() {
+        return Ok(());
+    }
+    sock.set_timeouts(remaining(deadline)?)
+        .map_err(|e| Failure::io(&e, deadline))
+}
+
 /// The time left before `deadline` (none without one); a timeout failure once it has
 /// passed.
 pub(crate) fn remaining(deadline: Option<Instant>) -> Result<Option<Duration>, Failure> {
@@ -129,20 +141,14 @@ pub(crate) struct Startup {
 }
 
 pub(crate) fn send(st: &mut Startup, deadline: Option<Instant>) -> Result<(), Failure> {
-    st.transport
-        .socket()
-        .set_timeouts(remaining(deadline)?)
-        .map_err(|e| Failure::io(&e, deadline))?;
+    bound(st.transport.socket(), deadline)?;
     let r = st.transport.write_all(&st.outbuf);
     st.outbuf.clear();
     r.map_err(|e| Failure::io(&e, deadline))
 }
 
 pub(crate) fn fill(st: &mut Startup, deadline: Option<Instant>) -> Result<(), Failure> {
-    st.transport
-        .socket()
-        .set_timeouts(remaining(deadline)?)
-        .map_err(|e| Failure::io(&e, deadline))?;
+    bound(st.transport.socket(), deadline)?;
     loop {
         return match st.transport.try_read(&mut st.inbuf) {
             Ok(0) => Err(Failure::new(ConnectErrorKind::Io, SERVER_CLOSED)),
