@@ -56,7 +56,9 @@ declare -A TPS=()
 for ((r = 0; r < ROUNDS; r++)); do
     for ((k = 0; k < n; k++)); do
         v=${variants[$(((k + r) % n))]}
-        TPS[$v]+="$(run "$v") "
+        tps=$(run "$v")
+        [ -n "$tps" ] || { echo "$v printed no TPS line:" >&2; cat "$W/out" "$W/err" >&2; exit 1; }
+        TPS[$v]+="$tps "
     done
     echo "round $((r + 1)) of $ROUNDS done" >&2
 done
