@@ -28,7 +28,7 @@
 #
 # Usage: bench/compare.sh   (env: PGSURGE, PGBENCH, FLOOR, DURATION=10, ROUNDS=5, SCALE=10,
 #                            CLIENTS="8 250", WORKLOADS="select-prepared select-simple tpcb-prepared",
-#                            CONTROL=0, STEADY=0)
+#                            CONTROL=0, STEADY=0, HUGE_PAGES=0)
 # Needs PostgreSQL server binaries (initdb) and GNU time (/usr/bin/time). Build first:
 #   cargo build --release -p pgsurge -p pgsurge-floor
 source "$(dirname "$0")/lib.sh"
@@ -55,7 +55,7 @@ start_cluster
 W=$(mktemp -d)
 "$PGBENCH" -i -s "$SCALE" -q >/dev/null 2>&1
 echo "cluster: $PGDIR  scale $SCALE  pgsurge: $PGSURGE  pgbench: $($PGBENCH --version)"
-echo "rounds $ROUNDS x ${DURATION}s, interleaved; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rounds $ROUNDS x ${DURATION}s, interleaved; huge pages: $([ "$HUGE_PAGES" = 1 ] && echo on || echo off); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # tool_cmd TOOL WORKLOAD: the command line of TOOL for WORKLOAD (without -c/-j/-T).
 tool_cmd() {

@@ -9,6 +9,13 @@ PGBENCH=${PGBENCH:-/usr/bin/pgbench}
 PGPORT=${PGPORT:-55439}
 # max_connections of the throwaway cluster (raise it for runs with more clients).
 PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-300}
+# HUGE_PAGES=1 puts the cluster's shared memory in huge pages (huge_pages=on): as root,
+# start_cluster reserves the pages the server asks for (vm.nr_hugepages) and stop_cluster
+# gives them back. With ordinary 4 kB pages every backend takes a page fault the first
+# time it touches each page of shared buffers, a cost per transaction that shrinks as
+# the backends of a run warm up.
+HUGE_PAGES=${HUGE_PAGES:-0}
+case $HUGE_PAGES in 0|1) ;; *) echo "HUGE_PAGES must be 0 or 1, not \"$HUGE_PAGES\"" >&2; exit 1 ;; esac
 
 find_pg_bin() {
     if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
@@ -30,7 +37,18 @@ start_cluster() {
         run_as=(sh -c)
     fi
     "${run_as[@]}" "$PGBIN/initdb -D $PGDIR/data -A trust -U postgres >/dev/null"
-    "${run_as[@]}" "$PGBIN/pg_ctl -D $PGDIR/data -l $PGDIR/log -w -o '-k $PGDIR -p $PGPORT -c listen_addresses= -c max_connections=$PG_MAX_CONNECTIONS -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off' start >/dev/null"
+    local settings="-c max_connections=$PG_MAX_CONNECTIONS -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off"
+    if [ "$HUGE_PAGES" = 1 ]; then
+        [ "$(id -u)" = 0 ] || { echo "HUGE_PAGES=1 needs root (it reserves vm.nr_hugepages)" >&2; exit 1; }
+        local pages
+        pages=$("${run_as[@]}" "$PGBIN/postgres -D $PGDIR/data $settings -C shared_memory_size_in_huge_pages")
+        HUGE_PAGES_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
+        echo $((HUGE_PAGES_BEFORE + pages)) >/proc/sys/vm/nr_hugepages
+        [ "$(cat /proc/sys/vm/nr_hugepages)" -ge $((HUGE_PAGES_BEFORE + pages)) ] ||
+            { echo "could not reserve $pages huge pages (memory too fragmented?)" >&2; echo "$HUGE_PAGES_BEFORE" >/proc/sys/vm/nr_hugepages; exit 1; }
+        settings="$settings -c huge_pages=on"
+    fi
+    "${run_as[@]}" "$PGBIN/pg_ctl -D $PGDIR/data -l $PGDIR/log -w -o '-k $PGDIR -p $PGPORT -c listen_addresses= $settings' start >/dev/null"
     export PGHOST=$PGDIR PGPORT PGUSER=postgres PGDATABASE=postgres
     trap stop_cluster EXIT
 }
@@ -43,6 +61,10 @@ stop_cluster() {
             "$PGBIN/pg_ctl" -D "$PGDIR/data" -m immediate stop >/dev/null || true
         fi
         rm -rf "$PGDIR"
+    fi
+    if [ -n "${HUGE_PAGES_BEFORE:-}" ]; then
+        echo "$HUGE_PAGES_BEFORE" >/proc/sys/vm/nr_hugepages
+        HUGE_PAGES_BEFORE=
     fi
 }
 
