@@ -17,7 +17,7 @@ pub struct RunClock {
 /// several times per transaction, and `Instant` arithmetic (normalised differences,
 /// 128-bit µs) costs more than the read itself.
 #[inline]
-fn monotonic_ns() -> i64 {
+pub(crate) fn monotonic_ns() -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -45,7 +45,13 @@ impl RunClock {
     /// µs since the origin.
     #[inline]
     pub fn now(&self) -> i64 {
-        (monotonic_ns() - self.origin_ns) / 1000
+        self.at_monotonic_ns(monotonic_ns())
+    }
+
+    /// The run-clock time (µs) of a `CLOCK_MONOTONIC` reading in ns.
+    #[inline]
+    pub(crate) fn at_monotonic_ns(&self, ns: i64) -> i64 {
+        (ns - self.origin_ns) / 1000
     }
 
     /// `CLOCK_MONOTONIC` (ns) at run-clock time `t` (µs): what an absolute timer is set
@@ -159,6 +165,14 @@ impl<'c> Now<'c> {
     fn read(&mut self) {
         if let Some(c) = self.clock {
             self.t = c.now();
+        }
+    }
+
+    /// Takes `t`, just read from the clock, as the time (a fixed time stays).
+    #[inline]
+    pub fn set_read(&mut self, t: i64) {
+        if self.clock.is_some() {
+            self.t = t;
         }
     }
 

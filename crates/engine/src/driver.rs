@@ -16,7 +16,7 @@ use pgsurge_wire::{ConnConfig, Connection};
 
 use crate::cancel::CancelRequests;
 use crate::client::{Client, ClientIo, ScriptHost, ThreadCtx, Wait};
-use crate::clock::{Now, RunClock};
+use crate::clock::{monotonic_ns, Now, RunClock};
 use crate::plan::Plan;
 use crate::recorder::ThreadRecorder;
 use crate::stderr::StderrDiag;
@@ -151,6 +151,9 @@ pub struct DriverCtx<'a> {
     pub end_us: i64,
     /// `--exit-on-abort`.
     pub exit_on_abort: bool,
+    /// A send that took at least this long (ns) is followed by a read of the answer
+    /// ([`crate::EarlyRead`]).
+    pub early_read_after_ns: i64,
 }
 
 /// Thread-level random streams (adapter over the script crate's PRNGs).
@@ -765,8 +768,9 @@ enum Stepped {
     ExitOnAbort,
 }
 
-/// Advances client `i` once, opens or closes its connection when it asks to, and
-/// writes what it appended.
+/// Advances client `i`, opens or closes its connection when it asks to, and writes what
+/// it appended; an answer found right after its request was sent
+/// ([`crate::EarlyRead`]) is gone on with at once, up to [`READ_EARLY_LIMIT`] times.
 #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
 fn step<H: ScriptHost>(
     env: &mut StepEnv<'_, '_>,
@@ -776,6 +780,35 @@ fn step<H: ScriptHost>(
     now: &mut Now<'_>,
     timer_exceeded: bool,
 ) -> Stepped {
+    let mut read_early = 0;
+    loop {
+        let may_read = read_early < READ_EARLY_LIMIT;
+        match step_once(env, poll, s, i, now, timer_exceeded, may_read) {
+            Some(stepped) => return stepped,
+            None => read_early += 1,
+        }
+    }
+}
+
+/// Answers a client goes on with in one [`step`], read right after their requests were
+/// sent. While its backend keeps answering during the sends, a client could otherwise
+/// keep the thread from its other clients for as long as that lasts.
+const READ_EARLY_LIMIT: u32 = 64;
+
+/// Advances client `i` once and writes what it appended. `None`: the request went out,
+/// the send took long enough for the server to have answered meanwhile, and the answer
+/// was there: read, and the client can go on with it (`may_read_early`: a read is
+/// allowed).
+#[inline(always)]
+fn step_once<H: ScriptHost>(
+    env: &mut StepEnv<'_, '_>,
+    poll: &Poll,
+    s: &mut Slot<H>,
+    i: usize,
+    now: &mut Now<'_>,
+    timer_exceeded: bool,
+    may_read_early: bool,
+) -> Option<Stepped> {
     let dctx = env.dctx;
     s.runnable = false;
     // A client goes on from one transaction to the next within `advance`
@@ -783,6 +816,13 @@ fn step<H: ScriptHost>(
     let wait = s
         .client
         .advance(&mut env.thread_ctx(timer_exceeded), &mut s.io, now);
+    // A request about to go out whole on a plain socket, after which the client waits
+    // for its answer: the send is timed.
+    let timed = may_read_early
+        && matches!(wait, Wait::Read)
+        && s.fd >= 0
+        && s.out_pos == 0
+        && !s.io.out.is_empty();
     match wait {
         Wait::Read => s.wake_at = i64::MAX,
         Wait::Until(t) => s.wake_at = t,
@@ -832,14 +872,29 @@ fn step<H: ScriptHost>(
             }
             s.done = true;
             if dctx.exit_on_abort && s.client.is_aborted() {
-                return Stepped::ExitOnAbort;
+                return Some(Stepped::ExitOnAbort);
             }
-            return Stepped::Done;
+            return Some(Stepped::Done);
         }
     }
+    let sent_ns = if timed { monotonic_ns() } else { 0 };
     if !flush(s) {
         s.client.connection_lost(&mut s.io);
         s.runnable = true;
+    } else if timed && s.io.out.is_empty() {
+        // Written whole (a socket that took nothing keeps it all in `out`).
+        let done_ns = monotonic_ns();
+        if done_ns - sent_ns >= dctx.early_read_after_ns {
+            let before = s.io.inbuf.len();
+            if !fill(s, false) {
+                s.client.connection_lost(&mut s.io);
+                s.runnable = true;
+            } else if s.io.inbuf.len() > before {
+                // The answer arrived by the time the send returned.
+                now.set_read(dctx.clock.at_monotonic_ns(done_ns));
+                return None;
+            }
+        }
     } else if s.out_pos < s.io.out.len() && !s.write_interest {
         if let Some(c) = &s.conn {
             let fd = std::os::fd::AsRawFd::as_raw_fd(c);
@@ -851,11 +906,11 @@ fn step<H: ScriptHost>(
             s.write_interest = true;
         }
     }
-    if s.runnable {
+    Some(if s.runnable {
         Stepped::Runnable
     } else {
         Stepped::Waits(s.wake_at)
-    }
+    })
 }
 
 /// [`step`] with the thread's output buffer lent to the client (many clients per thread).

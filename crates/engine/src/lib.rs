@@ -53,8 +53,8 @@ pub use pgsurge_results::progress_counters::IntervalSample;
 pub use pgsurge_results::result::RunResult;
 pub use run::{run, IntervalHook, RunHooks};
 pub use spec::{
-    DatabaseInfo, ErrorSpec, GeneratorOptions, Mix, OutputSpec, Pauses, ProgressSpec, QueryMode,
-    RunLimit, RunScript, RunSpec, SpecError, TxnLogSpec, MAX_DECK_CARDS,
+    DatabaseInfo, EarlyRead, ErrorSpec, GeneratorOptions, Mix, OutputSpec, Pauses, ProgressSpec,
+    QueryMode, RunLimit, RunScript, RunSpec, SpecError, TxnLogSpec, MAX_DECK_CARDS,
 };
 pub use stderr::{Diagnostic, DiagnosticLevel, DiagnosticSink};
 pub use stop::StopFlag;

@@ -433,6 +433,7 @@ fn drive_thread(
         halt: &shared.halt,
         end_us: shared.end_us,
         exit_on_abort: shared.spec.errors.exit_on_abort,
+        early_read_after_ns: shared.spec.early_read.after_ns(),
     };
     let mut rec = setup.recorder;
     let loop_end = run_loop(

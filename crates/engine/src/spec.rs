@@ -255,6 +255,44 @@ pub struct RunSpec {
     /// Keying and think times, one entry per script in [`RunSpec::scripts`]' order;
     /// empty: none.
     pub pauses: Vec<Pauses>,
+    /// When a client reads its connection right after sending a request.
+    pub early_read: EarlyRead,
+}
+
+/// When a client reads its connection right after sending a request, instead of
+/// waiting for the poller to report the answer.
+///
+/// Sending a request wakes the backend that serves it. On a machine whose cores the
+/// clients share with the server, that backend often runs at once on the sending
+/// thread's core and has answered by the time the send returns. Reading then lets the
+/// client go on to its next request with the backend's and its own state still in
+/// cache; left for the poller, the answer waits until the thread has served every
+/// other client that was ready, by which time both are cold. pgbench reads after
+/// every send (libpq's `PQconsumeInput` before `PQisBusy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EarlyRead {
+    /// After a send that took at least [`EarlyRead::SLOW_SEND`]: the thread was off its
+    /// core meanwhile, and the answer is likely there. A send that returns at once
+    /// costs no read that would find nothing.
+    #[default]
+    AfterSlowSend,
+    /// After every send, as pgbench does.
+    Always,
+}
+
+impl EarlyRead {
+    /// A send that takes this long was not a plain system call: the thread waited for
+    /// its core (a send that returns at once takes 1–7 µs, one that a backend's whole
+    /// answer interrupted 16 µs and more).
+    pub const SLOW_SEND: std::time::Duration = std::time::Duration::from_micros(16);
+
+    /// The send time, in ns, from which a client reads at once.
+    pub fn after_ns(self) -> i64 {
+        match self {
+            EarlyRead::AfterSlowSend => EarlyRead::SLOW_SEND.as_nanos() as i64,
+            EarlyRead::Always => 0,
+        }
+    }
 }
 
 /// A [`RunSpec`] that describes no valid run (what would be valid is in the message).
@@ -289,6 +327,7 @@ impl RunSpec {
             generator: GeneratorOptions::default(),
             mix: Mix::Random,
             pauses: Vec::new(),
+            early_read: EarlyRead::default(),
         }
     }
 

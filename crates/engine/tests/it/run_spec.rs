@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use pgsurge_engine::layout;
 use pgsurge_engine::{
-    run, DatabaseInfo, EngineError, QueryMode, RunHooks, RunLimit, RunScript, RunSpec,
+    run, DatabaseInfo, EarlyRead, EngineError, QueryMode, RunHooks, RunLimit, RunScript, RunSpec,
 };
 use pgsurge_init::{InitSpec, PartitionMethod};
 use pgsurge_server::testing::TestServer;
@@ -290,4 +290,73 @@ fn a_stop_ends_sleeps_and_cancels_statements_at_once() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// An answer read right after its request was sent is gone on with at once, in the same
+/// turn of the driver. Reading after every send (as pgbench does), every answer still
+/// reaches its own client whole: values of up to 90 kB round-tripped through `\gset`
+/// and checked by the server (a wrong or cut one divides by zero), and a pipeline, in
+/// every query mode, with few clients on a thread and with so many that the driver
+/// lends them its buffers. The default (reading after slow sends only) runs the same.
+#[test]
+fn answers_read_right_after_sending_reach_their_own_clients() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("runspec_early_read");
+    let quoted = "\\set n random(1, 3)\n\
+         SELECT :n AS m, repeat(chr(65 + :client_id % 26), 30000 * :n) AS big, :client_id AS who \\gset\n\
+         SELECT 1 / (length(':big') = 30000 * :m AND :who::int = :client_id\n\
+           AND ':big' = repeat(chr(65 + :client_id % 26), 30000 * :n))::int AS one;\n";
+    let typed = quoted
+        .replace("length(':big')", "length(:big::text)")
+        .replace("':big' =", ":big::text =");
+    let pipelined =
+        "\\startpipeline\nSELECT repeat('y', 50000);\nSELECT 2 AS two;\n\\endpipeline\n\
+                     SELECT :client_id AS c;\n";
+    let script = |name: &str, text: &str| RunScript::parse(name, text, 1).expect("parses");
+    for early in [EarlyRead::Always, EarlyRead::AfterSlowSend] {
+        for (mode, scripts) in [
+            (QueryMode::Simple, vec![script("q.sql", quoted)]),
+            (
+                QueryMode::Extended,
+                vec![script("t.sql", &typed), script("p.sql", pipelined)],
+            ),
+            (
+                QueryMode::Prepared,
+                vec![script("t.sql", &typed), script("p.sql", pipelined)],
+            ),
+        ] {
+            for clients in [4, 40] {
+                let mut spec = RunSpec::new(conn_config(srv, &db), scripts.clone());
+                spec.clients = clients;
+                spec.threads = 1;
+                spec.limit = RunLimit::Transactions(10);
+                spec.query_mode = mode;
+                spec.early_read = early;
+                let (hooks, messages) = collecting_diagnostics();
+                let result = run(&spec, hooks).expect("the run succeeds");
+                let messages = messages.lock().unwrap();
+                let case = format!("{early:?} {mode:?} -c {clients}: {messages:?}");
+                assert!(!result.aborted, "{case}");
+                assert_eq!(result.totals.transactions, clients as u64 * 10, "{case}");
+                assert_eq!(result.totals.failures, 0, "{case}");
+            }
+        }
+    }
+}
+
+/// By default a client reads right after a send only when the send was slow; asked to,
+/// after every send.
+#[test]
+fn the_early_read_follows_slow_sends_by_default() {
+    let conn = ConnConfig::parse("host=/nonexistent dbname=x").expect("conninfo");
+    let spec = RunSpec::new(
+        conn,
+        vec![RunScript::builtin("select-only", 1).expect("builtin")],
+    );
+    assert_eq!(spec.early_read, EarlyRead::AfterSlowSend);
+    assert_eq!(
+        EarlyRead::AfterSlowSend.after_ns(),
+        EarlyRead::SLOW_SEND.as_nanos() as i64
+    );
+    assert_eq!(EarlyRead::Always.after_ns(), 0);
 }
