@@ -147,8 +147,8 @@ for workload in $WORKLOADS; do
         done
         tf=$(med "${TPS[floor]}"); tp=$(med "${TPS[pgbench]}"); ts=$(med "${TPS[pgsurge]}")
         cf=$(med "${CPU[floor]}"); cp=$(med "${CPU[pgbench]}"); cs=$(med "${CPU[pgsurge]}")
-        SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s | pgsurge/pgbench cpu %s tps %s | paired: pgsurge/floor cpu %s tps %s pgsurge/pgbench cpu %s tps %s" \
-            "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")" \
+        SUMMARY+=("$(printf "%-16s -c %-3s | tps floor %9.1f pgbench %9.1f pgsurge %9.1f | cpu/txn floor %s pgbench %s pgsurge %s | pgsurge/floor cpu %s tps %s | pgsurge/pgbench cpu %s tps %s | paired: pgsurge/floor cpu %s tps %s pgsurge/pgbench cpu %s tps %s" \
+            "$workload" "$c" "$tf" "$tp" "$ts" "$cf" "$cp" "$cs" "$(ratio "$cs" "$cf")" "$(ratio "$ts" "$tf")" "$(ratio "$cs" "$cp")" "$(ratio "$ts" "$tp")" \
             "$(med "$PAIRED_FLOOR")" "$(med "$PAIRED_FLOOR_TPS")" "$(med "$PAIRED_PGBENCH")" "$(med "$PAIRED_TPS")")")
         # Where pgsurge's CPU per transaction differs from the floor's: user time is its
         # own code; system time is the same calls (one send, one receive), so what moves
@@ -174,7 +174,7 @@ for workload in $WORKLOADS; do
     done
 done
 echo
-echo "medians (targets: pgsurge/floor cpu <= 1.05, pgsurge/pgbench tps >= 1.1):"
+echo "medians (targets: pgsurge/floor cpu <= 1.05 and tps >= 0.98, pgsurge/pgbench tps >= 1.1):"
 printf '%s\n' "${SUMMARY[@]}"
 # Peak RSS with many clients: short -t run, the maximum resident set size.
 read -r _ _ rp < <(measure "$W/rss.pgbench" "$PGBENCH" -n -S -M prepared -c 200 -j 2 -t 50)
