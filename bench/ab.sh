@@ -5,7 +5,8 @@
 # checking that a change leaves the hot path as fast as it was.
 #
 # Usage: bench/ab.sh OLD_BINARY NEW_BINARY   (env: DURATION=6, ROUNDS=5, SCALE=10,
-#        CASES="select-prepared:8 select-prepared:250 tpcb-prepared:8")
+#        CASES="select-prepared:8 select-prepared:250 tpcb-prepared:8"; workloads
+#        select-prepared, select-simple, tpcb-prepared, tpcb-simple)
 source "$(dirname "$0")/lib.sh"
 A=${1:?usage: bench/ab.sh OLD_BINARY NEW_BINARY}
 B=${2:?usage: bench/ab.sh OLD_BINARY NEW_BINARY}
@@ -23,12 +24,17 @@ echo "B: $B"
 echo "rounds $ROUNDS x ${DURATION}s interleaved; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for case in $CASES; do
     workload=${case%%:*} clients=${case##*:}
-    script=()
-    [ "$workload" = select-prepared ] && script=(-S)
+    case $workload in
+        select-prepared) script=(-S -M prepared) ;;
+        select-simple) script=(-S -M simple) ;;
+        tpcb-prepared) script=(-M prepared) ;;
+        tpcb-simple) script=(-M simple) ;;
+        *) echo "unknown workload \"$workload\" in CASES (select-prepared, select-simple, tpcb-prepared, tpcb-simple)" >&2; exit 1 ;;
+    esac
     for r in $(seq "$ROUNDS"); do
         for side in A B; do
             bin=$A; [ $side = B ] && bin=$B
-            t=$(measure "$W/$side" "$bin" bench -n "${script[@]}" -M prepared -c "$clients" -j 2 -T "$DURATION")
+            t=$(measure "$W/$side" "$bin" bench -n "${script[@]}" -c "$clients" -j 2 -T "$DURATION")
             n=$(processed_of "$W/$side.out")
             tps_of "$W/$side.out" >>"$W/$case.$side.tps"
             echo "$t" | awk -v n="$n" '{ printf "%.4e\n", ($1 + $2) / n }' >>"$W/$case.$side.cpu"
