@@ -26,6 +26,9 @@ find_pg_bin() {
 
 # start_cluster: sets PGDIR, PGHOST, exports PG* for the clients.
 start_cluster() {
+    if [ "$HUGE_PAGES" = 1 ] && [ "$(id -u)" != 0 ]; then
+        echo "HUGE_PAGES=1 needs root (it reserves vm.nr_hugepages)" >&2; exit 1
+    fi
     PGBIN=$(find_pg_bin)
     [ -x "$PGBIN/initdb" ] || { echo "no initdb found (install postgresql)" >&2; exit 1; }
     PGDIR=$(mktemp -d /tmp/pgsurge-bench.XXXXXX)
@@ -39,13 +42,12 @@ start_cluster() {
     "${run_as[@]}" "$PGBIN/initdb -D $PGDIR/data -A trust -U postgres >/dev/null"
     local settings="-c max_connections=$PG_MAX_CONNECTIONS -c shared_buffers=256MB -c fsync=off -c synchronous_commit=off"
     if [ "$HUGE_PAGES" = 1 ]; then
-        [ "$(id -u)" = 0 ] || { echo "HUGE_PAGES=1 needs root (it reserves vm.nr_hugepages)" >&2; exit 1; }
         local pages
         pages=$("${run_as[@]}" "$PGBIN/postgres -D $PGDIR/data $settings -C shared_memory_size_in_huge_pages")
         HUGE_PAGES_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
         echo $((HUGE_PAGES_BEFORE + pages)) >/proc/sys/vm/nr_hugepages
         [ "$(cat /proc/sys/vm/nr_hugepages)" -ge $((HUGE_PAGES_BEFORE + pages)) ] ||
-            { echo "could not reserve $pages huge pages (memory too fragmented?)" >&2; echo "$HUGE_PAGES_BEFORE" >/proc/sys/vm/nr_hugepages; exit 1; }
+            { echo "could not reserve $pages huge pages (memory too fragmented?)" >&2; echo "$HUGE_PAGES_BEFORE" >/proc/sys/vm/nr_hugepages; rm -rf "$PGDIR"; exit 1; }
         settings="$settings -c huge_pages=on"
     fi
     "${run_as[@]}" "$PGBIN/pg_ctl -D $PGDIR/data -l $PGDIR/log -w -o '-k $PGDIR -p $PGPORT -c listen_addresses= $settings' start >/dev/null"
