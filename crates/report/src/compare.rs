@@ -972,9 +972,22 @@ pub fn render_markdown(c: &Comparison) -> String {
     out
 }
 
-/// Text safe inside a Markdown table cell.
+/// Text safe in Markdown, table cells included: `&`, `<` and `>` become entities (a
+/// name holding HTML renders as text, not as markup), `|` is escaped and a line break
+/// becomes a blank. Every name and label of a comparison is rendered through it.
 fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,5 +4,6 @@
 mod common;
 
 mod agreement;
+mod compare_names;
 mod report_html;
 mod where_time_goes;
