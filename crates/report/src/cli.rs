@@ -438,6 +438,30 @@ fn side_syntax_error(spec: &str) -> String {
     )
 }
 
+/// The filter keys of a side.
+const SIDE_KEYS: [&str; 8] = [
+    "set", "target", "mode", "script", "scale", "clients", "rate", "run",
+];
+
+/// A side's filters: split at each `/` that a filter key and its `:` follow, so a
+/// name holding a `/` (`target:eu/db1`, `set:pgbench-tools-eu/db1-set1`) stays whole.
+fn side_parts(spec: &str) -> Vec<&str> {
+    let starts_filter = |rest: &str| {
+        rest.split_once(':')
+            .is_some_and(|(k, _)| SIDE_KEYS.contains(&k.trim()))
+    };
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, _) in spec.match_indices('/') {
+        if starts_filter(&spec[i + 1..]) {
+            parts.push(&spec[start..i]);
+            start = i + 1;
+        }
+    }
+    parts.push(&spec[start..]);
+    parts
+}
+
 /// Resolves one side to its label, its selector and its cells. The runs left out of
 /// another store file are added to `skipped`.
 fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Result<Side, String> {
@@ -465,7 +489,7 @@ fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Resul
         });
     }
     let mut sel = Selector::default();
-    for part in spec.split('/') {
+    for part in side_parts(spec) {
         let (k, v) = part
             .split_once(':')
             .ok_or_else(|| side_syntax_error(spec))?;
@@ -651,6 +675,20 @@ fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_side_splits_before_filter_keys_only() {
+        assert_eq!(
+            side_parts("set:pgbench-tools-eu/db1-set1/target:eu/db1/clients:4"),
+            [
+                "set:pgbench-tools-eu/db1-set1",
+                "target:eu/db1",
+                "clients:4"
+            ]
+        );
+        assert_eq!(side_parts("target:a/b:c"), ["target:a/b:c"]);
+        assert_eq!(side_parts("set:1/ target:x"), ["set:1", " target:x"]);
+    }
 
     #[test]
     fn fail_on_parses_the_threshold() {

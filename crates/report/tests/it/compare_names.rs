@@ -88,3 +88,22 @@ fn markdown_escapes_html_in_target_names() {
         "escaped name missing:\n{md}"
     );
 }
+
+#[test]
+fn names_holding_a_slash_are_selectable() {
+    let dir = pgsurge_testkit::scratch_dir("compare-names");
+    let path = dir.path().join("r.db");
+    store_with_targets(path.to_str().unwrap(), &["eu/db1", "eu/db2: tuned"]);
+    let c = run_compare(&CompareArgs {
+        a: Some("set:names/target:eu/db1".into()),
+        b: Some("target:eu/db2: tuned/clients:1".into()),
+        store: Some(path.to_str().unwrap().into()),
+        aa: None,
+        along: vec![],
+        format: Format::Json,
+        fail_on: None,
+    })
+    .expect("compare");
+    assert_eq!(c.a_label, "names · eu/db1");
+    assert_eq!(c.cells.len(), 1, "{:?}", c.cells);
+}
