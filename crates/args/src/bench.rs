@@ -277,6 +277,13 @@ fn setup(o: &BenchOptions, cfg: &mut ConnConfig) -> Result<DatabaseInfo, i32> {
             }
             Err(e) => {
                 err_line(&e.to_string());
+                if matches!(e, pgsurge_workload::WorkloadError::NotLoaded { .. }) {
+                    let arg = match &pack.origin {
+                        pgsurge_workload::Origin::Dir(d) => d.display().to_string(),
+                        pgsurge_workload::Origin::Builtin => pack.name().to_string(),
+                    };
+                    eprintln!("pgbench: hint: load it with: pgsurge bench --workload {arg} -i");
+                }
                 return Err(1);
             }
         }

@@ -549,7 +549,7 @@ pub fn prepare_pack(
         Ok(s) => Some(format!(
             "workload {name} holds scale {s}, the test needs {scale}"
         )),
-        Err(_) => Some(format!("workload {name} is not loaded")),
+        Err(e) => Some(e.to_string()),
     };
     let dataset = Dataset {
         pack: Some(name.clone()),

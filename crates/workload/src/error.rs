@@ -52,6 +52,14 @@ pub enum WorkloadError {
         /// Why.
         message: String,
     },
+    /// The database holds no marker of a finished load of the pack's loader.
+    #[error("workload {pack} is not loaded: {message}")]
+    NotLoaded {
+        /// The pack.
+        pack: String,
+        /// Why.
+        message: String,
+    },
     /// A run's parameter has a value the pack cannot use.
     #[error("workload {pack}: parameter {name}: {message}")]
     Parameter {

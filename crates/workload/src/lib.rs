@@ -10,7 +10,8 @@
 //!
 //! Modules: `error` ([`WorkloadError`]), `manifest` (the manifest's types and its
 //! reading), `pack` (a pack's files, the built-in packs), `load` (the loader),
-//! `metrics` (numbers read before and after a run), `scale` (the loaded scale), `check` (consistency
+//! `marker` (the record of a finished load, checked before a run), `metrics` (numbers
+//! read before and after a run), `scale` (the loaded scale), `check` (consistency
 //! conditions), `cli` (`pgsurge workload`).
 #![warn(missing_docs)]
 
@@ -19,6 +20,7 @@ mod cli;
 mod error;
 pub mod load;
 pub mod manifest;
+pub mod marker;
 pub mod metrics;
 mod pack;
 mod scale;

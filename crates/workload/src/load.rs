@@ -4,7 +4,8 @@
 //! over the `--init-jobs` connections), and `finish` once.
 //!
 //! Every file sees `:scale` and the pack's parameters; a per-unit step also sees
-//! `:unit`. Before each file the session's `random()` is seeded with `setseed()` from
+//! `:unit` (neither can be a parameter or `-D`). Before the first file the load marker
+//! is removed, and after the last one it is written ([`crate::marker`]). Before each file the session's `random()` is seeded with `setseed()` from
 //! the run's random seed, the step and the unit, so the same `--random-seed` gives
 //! the same data however the units are spread over connections.
 
@@ -121,6 +122,23 @@ fn run_file(
     Ok(())
 }
 
+fn refuse_own_variables(pack: &Pack) -> Result<(), WorkloadError> {
+    match pack
+        .parameters()
+        .into_iter()
+        .find(|(k, _)| crate::manifest::LOADER_VARIABLES.contains(&k.as_str()))
+    {
+        Some((name, _)) => Err(WorkloadError::Parameter {
+            pack: pack.name().to_string(),
+            name,
+            message: "the loader sets this variable itself (the scale of -s, the unit a \
+                      per-unit step loads); it cannot be a parameter or -D"
+                .into(),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn base_vars(pack: &Pack, scale: u32) -> Vec<(String, String)> {
     let mut vars = vec![("scale".to_string(), scale.to_string())];
     vars.extend(pack.parameters());
@@ -206,8 +224,10 @@ fn load_steps(
     sessions: &Sessions<'_>,
 ) -> Result<(), WorkloadError> {
     let started = Instant::now();
+    refuse_own_variables(pack)?;
     let vars = base_vars(pack, opts.scale);
     let load = &pack.manifest.load;
+    crate::marker::clear(conn)?;
     let mut step_no = 0usize;
     for rel in &load.schema {
         let _ = writeln!(err, "creating the schema ({rel})...");
@@ -266,6 +286,15 @@ fn load_steps(
         run_file(conn, pack, rel, &vars, setseed_value(opts.seed, step_no, 0))?;
         step_no += 1;
     }
+    crate::marker::write(
+        conn,
+        &crate::marker::LoadMarker {
+            pack: pack.name().to_string(),
+            scale: i64::from(opts.scale),
+            seed: opts.seed,
+            digest: crate::marker::loader_digest(pack),
+        },
+    )?;
     let _ = writeln!(
         err,
         "done in {:.2} s (workload {}, scale {}).",

@@ -212,6 +212,10 @@ fn invalid(file: &str, text: &str, key: &str, value: &str, why: String) -> Workl
     }
 }
 
+/// The variables the loader sets itself (`:scale`, `:unit`): a parameter of the same
+/// name (in the manifest or from `-D`) would change which rows a unit writes.
+pub const LOADER_VARIABLES: [&str; 2] = ["scale", "unit"];
+
 fn validate(file: &str, text: &str, m: &Manifest) -> Result<(), WorkloadError> {
     if m.name.is_empty()
         || !m
@@ -232,6 +236,15 @@ fn validate(file: &str, text: &str, m: &Manifest) -> Result<(), WorkloadError> {
             return Err(WorkloadError::Manifest {
                 file: file.to_string(),
                 message: format!("key `parameters.{name}`: not a valid variable name"),
+            });
+        }
+        if LOADER_VARIABLES.contains(&name.as_str()) {
+            return Err(WorkloadError::Manifest {
+                file: file.to_string(),
+                message: format!(
+                    "key `parameters.{name}`: the loader sets :{name} itself; a parameter \
+                     cannot have its name"
+                ),
             });
         }
         if !matches!(

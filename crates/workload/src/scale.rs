@@ -1,5 +1,5 @@
 //! The scale a pack's data was loaded at, read back from the database with the
-//! manifest's `scale_query`.
+//! manifest's `scale_query`, once the load marker says its load finished.
 
 use pgsurge_wire::Connection;
 
@@ -7,8 +7,10 @@ use crate::error::WorkloadError;
 use crate::pack::Pack;
 
 /// The pack's scale in the database of `conn`: its `scale_query`'s value, a positive
-/// integer. An error says the pack may not be loaded.
+/// integer, when a load of the pack's loader finished there
+/// ([`crate::marker::read`]). An error says the pack is not (completely) loaded.
 pub fn read_scale(pack: &Pack, conn: &mut Connection) -> Result<i64, WorkloadError> {
+    crate::marker::read(pack, conn)?;
     let fail = |message: String| WorkloadError::Scale {
         pack: pack.name().to_string(),
         message,

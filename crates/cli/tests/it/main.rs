@@ -34,6 +34,7 @@ mod script_bytes_diff;
 mod script_diff;
 mod store_integrity;
 mod workload_common;
+mod workload_load_marker;
 mod workload_packs;
 mod workload_tpcc;
 mod workload_tpcc_pacing;

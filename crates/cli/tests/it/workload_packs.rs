@@ -563,4 +563,13 @@ fn ctrl_c_stops_a_load_at_once_and_cancels_its_statements() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    // The interrupted load is not measured.
+    let o = pgsurge(srv, &["bench", "--workload", "tpcc", "-t", "5", &db]);
+    assert_eq!(o.code, 1, "a half-loaded pack was measured:\n{}", o.stdout);
+    assert!(
+        o.stderr
+            .contains("pgbench: error: workload tpcc is not loaded: "),
+        "{}",
+        o.stderr
+    );
 }
