@@ -914,40 +914,78 @@ pub fn workload_table(c: &Comparison) -> Option<Vec<[String; 9]>> {
     (rows.len() > 1).then_some(rows)
 }
 
-/// `pgsurge compare --format markdown`: the comparison as a Markdown table, one row per
-/// side of each cell, ready to paste into a mailing-list post or a pull request.
+/// `pgsurge compare --format markdown`: the comparison in the narrow form a mailing-list
+/// post or a pull request holds: one table of the verdicts (tps and p99 latency, each
+/// with its change, 95 % interval and verdict; the tps p-value), one of each side's
+/// repeats (tps), then the summary, the noise floor and the warnings. The means are
+/// named for what they are: geometric in the verdicts, arithmetic in the repeats.
 pub fn render_markdown(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "**{}**\n", md_escape(&c.title));
     let _ = writeln!(
         out,
-        "A: {} · B: {} · tps and average latency (ms) over the repeats; change: {}\n",
+        "A: {} · B: {}\n",
         md_escape(&c.a_label),
-        md_escape(&c.b_label),
-        c.estimate
+        md_escape(&c.b_label)
     );
-    let _ = writeln!(
-        out,
-        "| cell | side | n | tps mean | median | min | max | stddev | avg ms mean | median | min | max | stddev | tps change | 95% CI | verdict |"
-    );
-    let _ = writeln!(
-        out,
-        "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|:--|"
-    );
-    for r in &c.cells {
-        let [a, b] = repeat_rows(r);
-        let verdict = [
-            pct(r.tps.change),
-            interval(r.tps.ci_low, r.tps.ci_high),
-            r.tps.verdict.name().to_string(),
-        ];
-        for (row, tail) in [(a, ["", "", ""].map(String::from)), (b, verdict)] {
-            let cells: Vec<String> = row.iter().chain(&tail).map(|c| md_escape(c)).collect();
+    if !c.cells.is_empty() {
+        let _ = writeln!(
+            out,
+            "| cell | A tps | B tps | change [95% CI] | p | verdict | p99 change [95% CI] | p99 verdict |"
+        );
+        let _ = writeln!(out, "|:--|--:|--:|--:|--:|:--|--:|:--|");
+        for r in &c.cells {
+            let t = row_cells(r);
+            let with_ci = |change: &str, ci: &str| {
+                if change.is_empty() {
+                    String::new()
+                } else {
+                    format!("{change} {ci}")
+                }
+            };
+            // row_cells: cell, A, B, n, change, CI, p, verdict, A p99, B p99, change, CI,
+            // verdict.
+            let cells = [
+                t[0].clone(),
+                t[1].clone(),
+                t[2].clone(),
+                with_ci(&t[4], &t[5]),
+                t[6].clone(),
+                t[7].clone(),
+                with_ci(&t[10], &t[11]),
+                t[12].clone(),
+            ]
+            .map(|c| md_escape(&c));
             let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(
+            out,
+            "\nA tps, B tps: geometric means of each side's repeats; {}; p: two-sided, \
+             of the tps change; p99: the 99th percentile of latency (lower is better), its change \
+             and interval made as tps's.\n",
+            c.estimate
+        );
+        let _ = writeln!(
+            out,
+            "Each side's repeats (tps; mean: arithmetic mean; stddev: sample standard deviation):\n"
+        );
+        let _ = writeln!(
+            out,
+            "| cell | side | n | mean | median | min | max | stddev |"
+        );
+        let _ = writeln!(out, "|:--|:--|--:|--:|--:|--:|--:|--:|");
+        for r in &c.cells {
+            for row in repeat_rows(r) {
+                let cells: Vec<String> = row[..8].iter().map(|c| md_escape(c)).collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
         }
     }
     if let Some(table) = workload_table(c) {
-        let _ = writeln!(out, "\nWorkload metrics (higher is better):\n");
+        let _ = writeln!(
+            out,
+            "\nWorkload metrics (higher is better; A, B: geometric means of the repeats):\n"
+        );
         for (i, row) in table.iter().enumerate() {
             let cells: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -957,6 +995,9 @@ pub fn render_markdown(c: &Comparison) -> String {
         }
     }
     let _ = writeln!(out, "\n{}", md_escape(&c.summary_text()));
+    if let Some(n) = c.noise_floor_text() {
+        let _ = writeln!(out, "\n{}", md_escape(&n));
+    }
     let warned: Vec<&CompareRow> = c.cells.iter().filter(|r| !r.warnings.is_empty()).collect();
     if !warned.is_empty() {
         out.push('\n');
@@ -967,6 +1008,11 @@ pub fn render_markdown(c: &Comparison) -> String {
                 md_escape(&r.label),
                 md_escape(&r.warnings.join("; "))
             );
+        }
+    }
+    for (side, only) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
+        if !only.is_empty() {
+            let _ = writeln!(out, "\nOnly in {side}: {}", md_escape(&only.join(", ")));
         }
     }
     out
@@ -1112,19 +1158,20 @@ mod tests {
 
         let md = render_markdown(&c);
         let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
-        assert_eq!(rows.len(), 4, "{md}");
+        // The verdicts (header, rule, one cell), then the repeats (header, rule, A, B).
+        assert_eq!(rows.len(), 7, "{md}");
         assert!(
-            rows[2].contains("| A | 3 | 110.0 | 110.0 | 100.0 | 120.0 | 10.0 |"),
+            rows[5].ends_with("| A | 3 | 110.0 | 110.0 | 100.0 | 120.0 | 10.0 |"),
             "{md}"
         );
         assert!(
-            rows[3].contains("| B | 4 | 87.5 | 87.5 | 80.0 | 95.0 | 6.5 |"),
+            rows[6].ends_with("| B | 4 | 87.5 | 87.5 | 80.0 | 95.0 | 6.5 |"),
             "{md}"
         );
-        assert!(
-            rows[3].ends_with(&format!("| {} |", c.cells[0].tps.verdict.name())),
-            "{md}"
-        );
+        let verdicts: Vec<&str> = rows[2].split(" | ").collect();
+        assert_eq!(verdicts[5], c.cells[0].tps.verdict.name(), "{md}");
+        assert!(md.contains("geometric means"), "{md}");
+        assert!(md.contains("mean: arithmetic mean"), "{md}");
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["cells"][0]["repeats"]["tps"]["b"]["n"], 4);
     }
