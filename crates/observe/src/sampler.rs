@@ -7,7 +7,10 @@
 //! `os.disk.<dev>.{read_mbps,write_mbps,util_pct,await_ms,reads_per_s,writes_per_s}`.
 //!
 //! OS metrics describe the machine pgsurge runs on: for a throwaway server (and any
-//! local server) that is the server's host.
+//! local server) that is the server's host. There the CPU of the target's PostgreSQL
+//! processes (the postmaster and its children, exited ones included) is sampled too,
+//! `os.postgres.cpu_pct` (percent of one CPU, like `client.process.cpu_pct`), so that
+//! the host's busy time can be split between the server, pgsurge and everything else.
 //!
 //! With PostgreSQL sampling on, a second thread samples active sessions by wait event
 //! several times a second ([`crate::waits`]: `pg.wait.*`, one mean per second).
@@ -140,6 +143,12 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
         },
         None => None,
     };
+    // The server's own CPU, when its postmaster runs on this machine (a server in a
+    // container of its own shows no postmaster here: its CPU is then not split).
+    let mut server_cpu = match (&host, pg.as_mut()) {
+        (HostSource::Local, Some(pg)) => ServerCpu::find(&mut pg.conn).ok(),
+        _ => None,
+    };
     let period = Duration::from_secs_f64(cfg.interval.max(0.1));
     let mut next = Instant::now();
     loop {
@@ -151,6 +160,14 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
                     format!("server host sampler ({}): {e}", host.name()),
                 );
             }
+        }
+        // A postmaster that is gone (a fault test stops it) ends this sampling; the
+        // PostgreSQL sampler reports the lost server.
+        if server_cpu
+            .as_mut()
+            .is_some_and(|s| s.sample(ts, &mut out.samples).is_err())
+        {
+            server_cpu = None;
         }
         if let Some(c) = client.as_mut() {
             if let Err(e) = c.sample(ts, &mut out.samples) {
@@ -338,6 +355,77 @@ impl ClientSampler {
     }
 }
 
+/// The CPU time of a PostgreSQL server running on this machine: its postmaster's and
+/// every child's (backends, background workers, checkpointer…), and through the
+/// postmaster's `cutime`/`cstime` the children that exited since it started.
+struct ServerCpu {
+    postmaster: i32,
+    /// Previous (ts, ticks).
+    prev: Option<(f64, f64)>,
+}
+
+impl ServerCpu {
+    /// The server of the session `pg`: the parent of its backend, when that is a
+    /// postmaster running here.
+    fn find(pg: &mut Pg) -> Result<ServerCpu, String> {
+        let backend: i32 = pg
+            .value("SELECT pg_backend_pid()")
+            .map_err(|e| e.to_string())?
+            .and_then(|v| v.parse().ok())
+            .ok_or("pg_backend_pid() gave no process id")?;
+        let stat = |pid: i32| {
+            procfs::process::Process::new(pid)
+                .and_then(|p| p.stat())
+                .map_err(|e| format!("process {pid}: {e}"))
+        };
+        let postmaster = stat(backend)?.ppid;
+        let comm = stat(postmaster)?.comm;
+        if comm != "postgres" && comm != "postmaster" {
+            return Err(format!(
+                "the parent of backend {backend} is {comm} (pid {postmaster}), not a postmaster"
+            ));
+        }
+        Ok(ServerCpu {
+            postmaster,
+            prev: None,
+        })
+    }
+
+    fn sample(&mut self, ts: f64, out: &mut Vec<MetricSample>) -> Result<(), String> {
+        let mut ticks = 0.0;
+        let mut found = false;
+        for p in procfs::process::all_processes()
+            .map_err(|e| e.to_string())?
+            .flatten()
+        {
+            // A process may exit between the listing and the read: skipped.
+            let Ok(st) = p.stat() else { continue };
+            if st.pid == self.postmaster {
+                found = true;
+                ticks += (st.utime + st.stime) as f64 + (st.cutime + st.cstime).max(0) as f64;
+            } else if st.ppid == self.postmaster {
+                ticks += (st.utime + st.stime) as f64;
+            }
+        }
+        if !found {
+            return Err(format!("postmaster {} is gone", self.postmaster));
+        }
+        let hz = procfs::ticks_per_second() as f64;
+        if let Some((pts, pticks)) = self.prev {
+            let dt = ts - pts;
+            if dt > 0.0 && hz > 0.0 {
+                out.push(MetricSample {
+                    ts,
+                    metric: "os.postgres.cpu_pct".into(),
+                    value: 100.0 * (ticks - pticks).max(0.0) / hz / dt,
+                });
+            }
+        }
+        self.prev = Some((ts, ticks));
+        Ok(())
+    }
+}
+
 struct PgSampler {
     conn: Pg,
     counters: Vec<String>,
@@ -437,6 +525,8 @@ fn describe_os(m: &str) -> (&'static str, &'static str) {
         ("os.kernel", "load")
     } else if m.starts_with("os.cpu.") {
         ("os.cpu", "%")
+    } else if m.starts_with("os.postgres.") {
+        ("os.postgres", "%")
     } else if m.starts_with("os.mem.") {
         ("os.memory", "MB")
     } else if m.starts_with("os.disk.") {

@@ -22,15 +22,18 @@ pub fn escape(s: &str) -> String {
 const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
 header{background:#1d3557;color:#fff;padding:14px 28px}header a{color:#cfe3ff}
-main{padding:18px 28px;max-width:1500px}
+main{padding:18px 28px}
 h1{font-size:22px;margin:0}h2{font-size:18px;margin:26px 0 8px}h3{font-size:15px;margin:18px 0 6px}
-.charts{display:flex;flex-wrap:wrap;gap:14px}.chart{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:6px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,600px),1fr));gap:14px}.chart{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:6px;min-width:0}.chart>svg{display:block;width:100%;height:auto}
+.answer{display:flex;flex-wrap:wrap;gap:10px 28px;align-items:flex-start}.answer>.verdicts{flex:3 1 720px;min-width:0;overflow-x:auto}.answer>.provenance{flex:1 1 360px;min-width:0;overflow-x:auto}
+.verdicts td:first-child{white-space:nowrap}.verdicts td:last-child{text-align:left;min-width:16em}
 table{border-collapse:collapse;background:#fff;font-size:13px;margin:6px 0 14px}
 th,td{border:1px solid #dde1e7;padding:4px 8px;text-align:right;vertical-align:top}th{background:#eef1f5}
 td.l,th.l{text-align:left}pre{background:#fff;border:1px solid #dde1e7;padding:10px;overflow:auto;font-size:12px}
 .faster{color:#11772d;font-weight:600}.slower{color:#b3261e;font-weight:600}.same{color:#555}
 .legend{list-style:none;padding:0 8px;margin:4px 0;font-size:12px;max-width:720px}.legend li{display:inline-block;margin:2px 12px 2px 0}
 .swatch{display:inline-block}
+.hints{margin:4px 0 14px;padding-left:22px;max-width:900px;font-size:14px;line-height:1.45}.hints li{margin:3px 0}
 .warn{color:#8a5300}.muted{color:#667}.note{font-size:11px;color:#667;margin:2px 8px;max-width:700px}
 .legend svg.swatch{width:28px;height:12px;margin:0 6px 0 0;vertical-align:middle}
 svg text{font-family:sans-serif}svg .k{fill:none;stroke:#000;stroke-width:1}svg .g{stroke:#e4e4e4;stroke-width:1}nav.contents ul{list-style:none;padding:0;margin:8px 0;font-size:13px}nav.contents li{display:inline-block;margin:0 14px 4px 0}
@@ -92,13 +95,39 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     s
 }
 
-/// A two-column key/value table of plain text.
+/// A table of text to read: every column left-aligned; cells are already-escaped HTML.
+pub fn text_table(header: &[String], rows: &[Vec<String>]) -> String {
+    table(header, rows)
+        .replace("<th>", "<th class=\"l\">")
+        .replace("<td>", "<td class=\"l\">")
+}
+
+/// A two-column key/value table of plain text, both columns left-aligned (values are
+/// text to read, not numbers to compare down a column).
 pub fn kv_table(rows: &[(String, String)]) -> String {
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|(k, v)| vec![escape(k), format!("<span class=\"l\">{}</span>", escape(v))])
-        .collect();
-    table(&["name".into(), "value".into()], &rows)
+    let mut s = String::from(
+        "<table><thead><tr><th class=\"l\">name</th><th class=\"l\">value</th></tr></thead><tbody>",
+    );
+    for (k, v) in rows {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            escape(k),
+            escape(v)
+        );
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+/// A list of sentences to read, left-aligned, one per item.
+pub fn text_list(class: &str, items: &[String]) -> String {
+    let mut s = format!("<ul class=\"{class}\">");
+    for item in items {
+        let _ = write!(s, "<li>{}</li>", escape(item));
+    }
+    s.push_str("</ul>");
+    s
 }
 
 /// Formats a number for tables: thousands kept readable, NaN shown as a dash.

@@ -11,7 +11,7 @@ use crate::compare::{
     compare, preamble, repeat_rows, row_cells, workload_table, Along, Comparison, Dimension,
     Verdict, COLUMNS, REPEAT_COLUMNS,
 };
-use crate::html::{escape, num, page, table};
+use crate::html::{escape, num, page, table, text_table};
 use pgsurge_store::{facts, Run, RunFilter, Set, Store, StoreError, UnreadableRun};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -108,12 +108,16 @@ pub fn write_report(
     let mut charts = 0;
     // The run pages first: a run whose rows do not load is left out of the index too.
     let mut readable = Vec::with_capacity(runs.len());
+    let mut set_hosts: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
     for run in runs {
         let loaded = match store.load_run(run.id) {
             Ok(l) => l,
             Err(StoreError::UnreadableRun(_)) => continue,
             Err(e) => return Err(e.into()),
         };
+        if let Some(cpus) = loaded.environment.as_ref().and_then(host_cpus) {
+            set_hosts.entry(run.record.set_id).or_default().insert(cpus);
+        }
         let set_name = sets
             .iter()
             .find(|s| s.id == run.record.set_id)
@@ -142,6 +146,10 @@ pub fn write_report(
         };
         return Err(ReportError::Empty(store.location().to_string(), which));
     }
+    let hosts: BTreeMap<i64, String> = set_hosts
+        .into_iter()
+        .map(|(set, texts)| (set, texts.into_iter().collect::<Vec<_>>().join("; ")))
+        .collect();
     let cells = build_cells(store, &runs, &target_names)?;
     let index = out.join("index.html");
     if sets.len() <= SETS_ON_ONE_PAGE {
@@ -152,6 +160,7 @@ pub fn write_report(
             &cells,
             &target_names,
             &target_order,
+            &hosts,
             "",
         )?;
         charts += n;
@@ -181,6 +190,7 @@ pub fn write_report(
                 &set_cells,
                 &target_names,
                 &target_order,
+                &hosts,
                 "<a href=\"index.html\">← all sets</a>",
             )?;
             charts += n;
@@ -241,8 +251,9 @@ fn line_name(sets: &[Set], c: &Cell, extra: &str) -> String {
 }
 
 /// Builds a chart whose lines group cells by `group` and place them at x = `x`. Each
-/// line gets its colour and marker from `style_of(line name)`, so a target keeps its
-/// look across the charts of a page.
+/// line gets its colour and marker from `style_of` (of its cells), so a target keeps
+/// its look across the charts of a page; lines of one look in a chart (one target's
+/// client counts) differ by their dash.
 #[allow(clippy::too_many_arguments)]
 fn matrix_chart(
     title: &str,
@@ -252,18 +263,25 @@ fn matrix_chart(
     group: impl Fn(&Cell) -> String,
     x: impl Fn(&Cell) -> f64,
     y: impl Fn(&Cell) -> (f64, Option<(f64, f64)>),
-    style_of: &dyn Fn(&str) -> usize,
+    style_of: StyleOf<'_>,
 ) -> LineChart {
-    let mut lines: BTreeMap<String, Vec<BandPoint>> = BTreeMap::new();
+    let mut lines: BTreeMap<String, (usize, Vec<BandPoint>)> = BTreeMap::new();
     for c in cells {
         let (v, band) = y(c);
-        lines.entry(group(c)).or_default().push((x(c), v, band));
+        lines
+            .entry(group(c))
+            .or_insert_with(|| (style_of(c), Vec::new()))
+            .1
+            .push((x(c), v, band));
     }
+    let mut same_look: BTreeMap<usize, usize> = BTreeMap::new();
     let series = lines
         .into_iter()
-        .map(|(name, mut pts)| {
+        .map(|(name, (k, mut pts))| {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let k = style_of(&name);
+            let nth = same_look.entry(k).or_default();
+            let dash = Dash::nth(*nth);
+            *nth += 1;
             Series {
                 points: pts.iter().map(|p| (p.0, p.1)).collect(),
                 band: pts
@@ -273,7 +291,7 @@ fn matrix_chart(
                 name,
                 color: Some(k),
                 marker: Marker::nth(k),
-                ..Default::default()
+                dash,
             }
         })
         .collect();
@@ -286,6 +304,9 @@ fn matrix_chart(
         ..Default::default()
     }
 }
+
+/// The look (colour and marker number) of a cell's line.
+type StyleOf<'a> = &'a dyn Fn(&Cell) -> usize;
 
 pub(crate) fn chart_div(c: &LineChart, count: &mut usize) -> String {
     *count += 1;
@@ -377,6 +398,7 @@ fn sets_index_page(sets: &[Set], cells: &[Cell]) -> (String, usize) {
             for (k, s) in chart.series.iter_mut().enumerate() {
                 s.color = Some(k);
                 s.marker = Marker::nth(k);
+                s.dash = Dash::Solid;
             }
             chart.note = format!(
                 "Median of each set's repeats; band: their min–max. Each set has its page \
@@ -394,7 +416,10 @@ fn sets_index_page(sets: &[Set], cells: &[Cell]) -> (String, usize) {
 }
 
 /// The index page (or a set's page, when `nav` leads back to the index), section by
-/// section; returns it and its number of charts.
+/// section; returns it and its number of charts. With comparisons (two targets or
+/// more, or several sets) the page leads with the answer: the comparisons beside the
+/// targets' provenance, then the warnings, charts and tables.
+#[allow(clippy::too_many_arguments)]
 fn index_page(
     store: &mut Store,
     sets: &[Set],
@@ -402,19 +427,30 @@ fn index_page(
     cells: &[Cell],
     target_names: &BTreeMap<i64, String>,
     target_order: &BTreeMap<i64, Vec<String>>,
+    hosts: &BTreeMap<i64, String>,
     nav: &str,
 ) -> Result<(String, usize), StoreError> {
     let mut body = String::new();
     let mut n = 0;
-    body.push_str(&sets_section(sets));
-    body.push_str(&targets_section(store, sets)?);
-    body.push_str(&warnings_section(store, sets)?);
+    body.push_str(&sets_section(sets, runs, hosts));
+    let targets = targets_section(store, sets)?;
+    let comparisons = comparisons_section(sets, cells, target_order);
+    if comparisons.is_empty() {
+        body.push_str(&targets);
+    } else {
+        let _ = write!(
+            body,
+            "<h2>Comparison</h2><div class=\"answer\"><div class=\"verdicts\">{comparisons}</div>\
+             <div class=\"provenance\">{}</div></div>",
+            targets.replacen("<h2>Targets</h2>", "<h3>Targets</h3>", 1)
+        );
+    }
+    body.push_str(&warnings_section(store, sets, runs, target_names)?);
     let styles = LineStyles::of(sets, cells);
-    let style_of = |name: &str| styles.index(name);
+    let style_of = |c: &Cell| styles.index(sets, c);
     body.push_str(&client_and_scale_charts(sets, cells, &style_of, &mut n));
     body.push_str(&rate_charts(sets, cells, &style_of, &mut n));
     body.push_str(&scale_clients_tables(sets, cells));
-    body.push_str(&comparisons_section(sets, cells, target_order));
     body.push_str(&tests_section(sets, runs, target_names));
     let title = match sets {
         [one] if !nav.is_empty() => format!("pgsurge report: set {}", one.record.name),
@@ -423,13 +459,61 @@ fn index_page(
     Ok((page(&title, nav, &body), n))
 }
 
-/// The sets: name, id, kind, status, test counts, creation, description.
-fn sets_section(sets: &[Set]) -> String {
+/// What a test's environment manifest says of the CPUs it ran on: the server's host
+/// and the client's, once when they are the same machine.
+pub(crate) fn host_cpus(env: &serde_json::Value) -> Option<String> {
+    let cpus = |host: &serde_json::Value| {
+        let count = host["cpu"]["count"].as_u64()?;
+        let model = host["cpu"]["model"].as_str().unwrap_or("").trim();
+        Some(if model.is_empty() {
+            format!("{count} CPUs")
+        } else {
+            format!("{count} CPUs ({model})")
+        })
+    };
+    let client = &env["client"];
+    let same =
+        client.is_null() || (env["hostname"].is_string() && env["hostname"] == client["hostname"]);
+    match (cpus(env), cpus(client)) {
+        (Some(s), _) if same => Some(format!("server and client: {s}")),
+        (Some(s), Some(c)) => Some(format!("server: {s}; client: {c}")),
+        (Some(s), None) => Some(format!("server: {s}")),
+        (None, Some(c)) => Some(format!("client: {c}")),
+        (None, None) => None,
+    }
+}
+
+/// The measured lengths of `runs`, as `4 s` or `4–5 s` (rounded to 0.1 s).
+fn test_lengths(runs: &[&Run]) -> String {
+    let lengths: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.record.measured_s.or(r.record.duration_s))
+        .filter(|s| s.is_finite())
+        .collect();
+    let lo = lengths.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = lengths.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lengths.is_empty() {
+        "–".into()
+    } else if format!("{lo:.1}") == format!("{hi:.1}") {
+        format!("{} s", trim_float((lo * 10.0).round() / 10.0))
+    } else {
+        format!(
+            "{}–{} s",
+            trim_float((lo * 10.0).round() / 10.0),
+            trim_float((hi * 10.0).round() / 10.0)
+        )
+    }
+}
+
+/// The sets: name, id, kind, status, test counts and lengths, the host's CPUs,
+/// creation, description.
+fn sets_section(sets: &[Set], runs: &[Run], hosts: &BTreeMap<i64, String>) -> String {
     let mut body = String::new();
     body.push_str("<h2>Sets</h2>");
     let rows: Vec<Vec<String>> = sets
         .iter()
         .map(|s| {
+            let of_set: Vec<&Run> = runs.iter().filter(|r| r.record.set_id == s.id).collect();
             vec![
                 escape(&s.record.name),
                 s.id.to_string(),
@@ -437,6 +521,8 @@ fn sets_section(sets: &[Set]) -> String {
                 escape(&s.record.status),
                 s.runs_ok.to_string(),
                 s.runs_failed.to_string(),
+                test_lengths(&of_set),
+                escape(hosts.get(&s.id).map(String::as_str).unwrap_or("–")),
                 escape(&s.record.created_at),
                 escape(s.record.description.as_deref().unwrap_or("")),
             ]
@@ -450,6 +536,8 @@ fn sets_section(sets: &[Set]) -> String {
             "status",
             "tests ok",
             "failed",
+            "each test",
+            "host CPUs",
             "created",
             "description",
         ]
@@ -459,42 +547,67 @@ fn sets_section(sets: &[Set]) -> String {
     body
 }
 
-/// The targets of every set (passwords redacted), when there are any.
+/// The targets of every set and where each server came from (passwords redacted):
+/// its version, its binaries or connection, what it was built from (source and
+/// patches, commit, configure arguments), and its settings.
 fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError> {
     let mut body = String::new();
     let mut trows = Vec::new();
+    let several_sets = sets.len() > 1;
     for s in sets {
         let builds = target_builds(store, s.id)?;
         for t in store.targets(s.id)? {
-            let mut kind = escape(&t.record.kind);
-            if let Some(b) = builds.get(&t.id) {
-                kind.push_str(&format!("<br><small>built from {}</small>", escape(b)));
+            let build = builds.get(&t.id);
+            let mut name = escape(&t.record.name);
+            if several_sets {
+                let _ = write!(name, "<br><small>set {}</small>", escape(&s.record.name));
             }
-            trows.push(vec![
-                escape(&t.record.name),
-                escape(&s.record.name),
-                kind,
+            let server = format!(
+                "{}<br><small>{}</small>",
                 escape(t.record.server_version.as_deref().unwrap_or("")),
-                escape(&pgsurge_store::redact_text(
+                escape(&t.record.kind)
+            );
+            let origin = match build {
+                Some(b) => {
+                    let mut o = escape(&b.source);
+                    if let Some(c) = &b.commit {
+                        let _ = write!(o, "<br><small>commit {}</small>", escape(c));
+                    }
+                    if !b.configure.is_empty() {
+                        let _ = write!(o, "<br><small>configure {}</small>", escape(&b.configure));
+                    }
+                    if !b.hazards.is_empty() {
+                        let _ = write!(
+                            o,
+                            "<br><span class=\"warn\">with {}: NOT FOR TIMING</span>",
+                            escape(&b.hazards)
+                        );
+                    }
+                    o
+                }
+                None => escape(&pgsurge_store::redact_text(
                     t.record
                         .bin_dir
                         .as_deref()
                         .or(t.record.conninfo.as_deref())
                         .unwrap_or(""),
                 )),
+            };
+            trows.push(vec![
+                name,
+                server,
+                origin,
                 settings_text(t.record.settings.as_ref()),
             ]);
         }
     }
     if !trows.is_empty() {
         body.push_str("<h2>Targets</h2>");
-        body.push_str(&table(
+        body.push_str(&text_table(
             &[
                 "target",
-                "set",
-                "kind",
                 "server",
-                "binaries / conninfo",
+                "built from / binaries / conninfo",
                 "settings",
             ]
             .map(String::from),
@@ -527,9 +640,22 @@ fn settings_text(settings: Option<&serde_json::Value>) -> String {
     }
 }
 
-/// What each target of a set built from source was built from (its runs' build facts),
-/// with the options that make its timings meaningless, by target id.
-fn target_builds(store: &mut Store, set_id: i64) -> Result<BTreeMap<i64, String>, StoreError> {
+/// What a target built from source was built from, as its runs' build facts say.
+#[derive(Debug, Default)]
+struct TargetBuild {
+    /// The source, with its patches (`tarball + fix.patch (1a2b3c4d)`).
+    source: String,
+    /// The commit, for a git source.
+    commit: Option<String>,
+    /// The configure arguments (pgsurge's own prefix left out).
+    configure: String,
+    /// Build options that make timings meaningless.
+    hazards: String,
+}
+
+/// What each target of a set built from source was built from (its runs' build
+/// facts), by target id.
+fn target_builds(store: &mut Store, set_id: i64) -> Result<BTreeMap<i64, TargetBuild>, StoreError> {
     let runs = store.readable_runs(&RunFilter {
         set_id: Some(set_id),
         ..Default::default()
@@ -538,91 +664,152 @@ fn target_builds(store: &mut Store, set_id: i64) -> Result<BTreeMap<i64, String>
         .iter()
         .filter_map(|r| Some((r.id, r.record.target_id?)))
         .collect();
-    let mut out: BTreeMap<i64, (String, String)> = BTreeMap::new();
+    let mut out: BTreeMap<i64, TargetBuild> = BTreeMap::new();
     for (run_id, fact) in store.set_facts(set_id)? {
         let (Some(target), Some(value)) = (target_of.get(&run_id), fact.value) else {
             continue;
         };
         let e = out.entry(*target).or_default();
         match fact.name.as_str() {
-            facts::BUILD_SOURCE => e.0 = value,
-            facts::TIMING_HAZARDS => e.1 = value,
+            facts::BUILD_SOURCE => e.source = value,
+            facts::BUILD_COMMIT => e.commit = Some(value),
+            facts::BUILD_CONFIGURE => e.configure = configure_without_prefix(&value),
+            facts::TIMING_HAZARDS => e.hazards = value,
             _ => {}
         }
     }
-    Ok(out
-        .into_iter()
-        .filter(|(_, (source, hazards))| !source.is_empty() || !hazards.is_empty())
-        .map(|(id, (source, hazards))| {
-            let text = match (source.is_empty(), hazards.is_empty()) {
-                (false, true) => source,
-                (true, false) => format!("binaries with {hazards}: NOT FOR TIMING"),
-                _ => format!("{source}; with {hazards}: NOT FOR TIMING"),
-            };
-            (id, text)
-        })
-        .collect())
+    out.retain(|_, b| !b.source.is_empty() || !b.hazards.is_empty());
+    Ok(out)
 }
 
-/// The warnings of `sets`, when there are any.
-fn warnings_section(store: &mut Store, sets: &[Set]) -> Result<String, StoreError> {
+/// `pg_config --configure` without the prefix every build of the cache shares.
+fn configure_without_prefix(configure: &str) -> String {
+    configure
+        .split("' '")
+        .map(|a| a.trim_matches('\''))
+        .filter(|a| !a.is_empty() && !a.starts_with("--prefix="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The warnings of `sets`, when there are any. A warning stored with each test of a
+/// target is listed once, with how many tests it concerns; one that several targets
+/// share (the host's settings, named per target) is listed once, naming the targets.
+fn warnings_section(
+    store: &mut Store,
+    sets: &[Set],
+    runs: &[Run],
+    target_names: &BTreeMap<i64, String>,
+) -> Result<String, StoreError> {
     let mut body = String::new();
     let mut warnings = Vec::new();
     for s in sets {
         warnings.extend(store.warnings(Some(s.id))?);
     }
-    if !warnings.is_empty() {
-        // A warning about a target is stored with each of its tests: listed once, with
-        // how many tests it concerns.
-        let mut seen: Vec<(&str, &str, usize)> = Vec::new();
-        for w in &warnings {
-            let (code, message) = (w.record.code.as_str(), w.record.message.as_str());
-            match seen.iter_mut().find(|s| s.0 == code && s.1 == message) {
-                Some(s) => s.2 += 1,
-                None => seen.push((code, message, 1)),
-            }
-        }
-        body.push_str("<h2>Warnings</h2><ul>");
-        for (code, message, times) in &seen {
-            let _ = write!(
-                body,
-                "<li class=\"warn\">{}: {}{}</li>",
-                escape(code),
-                escape(message),
-                if *times > 1 {
-                    format!(" <span class=\"muted\">({times} tests)</span>")
-                } else {
-                    String::new()
-                }
-            );
-        }
-        body.push_str("</ul>");
+    if warnings.is_empty() {
+        return Ok(body);
     }
-
+    let target_of_run: BTreeMap<i64, &str> = runs
+        .iter()
+        .filter_map(|r| Some((r.id, target_names.get(&r.record.target_id?)?.as_str())))
+        .collect();
+    // (code, text after the target's name, targets, tests).
+    let mut seen: Vec<(&str, String, Vec<&str>, usize)> = Vec::new();
+    for w in &warnings {
+        let (code, message) = (w.record.code.as_str(), w.record.message.as_str());
+        let target = w
+            .record
+            .run_id
+            .and_then(|id| target_of_run.get(&id).copied());
+        let (target, rest) = match target
+            .and_then(|t| Some((t, message.strip_prefix(&format!("target \"{t}\""))?)))
+        {
+            Some((t, rest)) => (Some(t), rest.to_string()),
+            None => (None, message.to_string()),
+        };
+        match seen
+            .iter_mut()
+            .find(|s| s.0 == code && s.1 == rest && (s.2.is_empty() == target.is_none()))
+        {
+            Some(s) => {
+                s.3 += 1;
+                if let Some(t) = target.filter(|t| !s.2.contains(t)) {
+                    s.2.push(t);
+                }
+            }
+            None => seen.push((code, rest, target.into_iter().collect(), 1)),
+        }
+    }
+    body.push_str("<h2>Warnings</h2><ul>");
+    for (code, rest, targets, times) in &seen {
+        let named: Vec<String> = targets.iter().map(|t| format!("\"{t}\"")).collect();
+        let message = match named.len() {
+            0 => rest.clone(),
+            1 => format!("target {}{rest}", named[0]),
+            _ => format!("targets {}{rest}", named.join(", ")),
+        };
+        let _ = write!(
+            body,
+            "<li class=\"warn\">{}: {}{}</li>",
+            escape(code),
+            escape(&message),
+            if *times > 1 {
+                format!(" <span class=\"muted\">({times} tests)</span>")
+            } else {
+                String::new()
+            }
+        );
+    }
+    body.push_str("</ul>");
     Ok(body)
 }
 
-/// One colour and marker per line (set · target · workload), the same in every chart.
-struct LineStyles(Vec<String>);
+/// One colour and marker per target (per set and target when the report holds several
+/// sets), the same in every chart of the report. With a single target the lines are
+/// told apart instead (one look per workload and query mode).
+struct LineStyles {
+    /// The looks' keys, in order of first appearance: the n-th key has look n.
+    keys: Vec<String>,
+    by_target: bool,
+    several_sets: bool,
+}
 
 impl LineStyles {
     fn of(sets: &[Set], cells: &[Cell]) -> LineStyles {
-        let mut line_names: Vec<String> = Vec::new();
+        let targets: BTreeSet<(i64, &str)> = cells
+            .iter()
+            .map(|c| (c.set_id, c.target.as_str()))
+            .collect();
+        let mut styles = LineStyles {
+            keys: Vec::new(),
+            by_target: targets.len() > 1,
+            several_sets: sets.len() > 1,
+        };
         for c in cells {
-            let n = line_name(sets, c, "");
-            if !line_names.contains(&n) {
-                line_names.push(n);
+            let k = styles.key(sets, c);
+            if !styles.keys.contains(&k) {
+                styles.keys.push(k);
             }
         }
-        LineStyles(line_names)
+        styles
     }
 
-    /// The style of the line named `name` (or of a line name it extends).
-    fn index(&self, name: &str) -> usize {
-        self.0
-            .iter()
-            .position(|n| name.starts_with(n.as_str()))
-            .unwrap_or(0)
+    fn key(&self, sets: &[Set], c: &Cell) -> String {
+        if self.by_target {
+            if self.several_sets {
+                format!("{}\u{1f}{}", c.set_id, c.target)
+            } else {
+                c.target.clone()
+            }
+        } else {
+            line_name(sets, c, "")
+        }
+    }
+
+    /// The look of the line of cell `c`.
+    fn index(&self, sets: &[Set], c: &Cell) -> usize {
+        let k = self.key(sets, c);
+        self.keys.iter().position(|n| *n == k).unwrap_or(0)
     }
 }
 
@@ -631,7 +818,7 @@ impl LineStyles {
 fn client_and_scale_charts(
     sets: &[Set],
     cells: &[Cell],
-    style_of: &dyn Fn(&str) -> usize,
+    style_of: StyleOf<'_>,
     n: &mut usize,
 ) -> String {
     let mut body = String::new();
@@ -687,18 +874,18 @@ fn client_and_scale_charts(
                 ..Default::default()
             };
             for (pick, label) in ["p50", "p90", "p99"].into_iter().enumerate() {
-                let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+                let mut lines: BTreeMap<String, (usize, Vec<(f64, f64)>)> = BTreeMap::new();
                 for c in &at {
                     let p = &c.latency_ms;
                     let v = [p.p50, p.p90, p.p99][pick];
                     lines
                         .entry(line_name(sets, c, ""))
-                        .or_default()
+                        .or_insert_with(|| (style_of(c), Vec::new()))
+                        .1
                         .push((c.key.clients as f64, v));
                 }
-                for (name, mut points) in lines {
+                for (name, (k, mut points)) in lines {
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let k = style_of(&name);
                     lat.series.push(Series {
                         name: format!("{name} · {label}"),
                         points,
@@ -751,12 +938,7 @@ fn single_repeat_note(cells: &[&Cell]) -> &'static str {
 }
 
 /// Rate-limited cells: p99 latency and achieved throughput against the target rate.
-fn rate_charts(
-    sets: &[Set],
-    cells: &[Cell],
-    style_of: &dyn Fn(&str) -> usize,
-    n: &mut usize,
-) -> String {
+fn rate_charts(sets: &[Set], cells: &[Cell], style_of: StyleOf<'_>, n: &mut usize) -> String {
     let mut body = String::new();
     let rated: Vec<&Cell> = cells
         .iter()
@@ -881,19 +1063,16 @@ fn table_entry(c: &&Cell) -> String {
     )
 }
 
-/// Comparisons: targets within a set, and sets against the first set.
+/// Comparisons: targets within a set, and sets against the first set (empty when there
+/// is nothing to compare).
 fn comparisons_section(
     sets: &[Set],
     cells: &[Cell],
     target_order: &BTreeMap<i64, Vec<String>>,
 ) -> String {
     let mut body = String::new();
-    let comparisons = comparisons(sets, cells, target_order);
-    if !comparisons.is_empty() {
-        body.push_str("<h2>Comparisons</h2>");
-        for c in &comparisons {
-            body.push_str(&comparison_html(c));
-        }
+    for c in &comparisons(sets, cells, target_order) {
+        body.push_str(&comparison_html(c));
     }
 
     body
@@ -924,6 +1103,7 @@ fn tests_section(sets: &[Set], runs: &[Run], target_names: &BTreeMap<i64, String
                 escape(&CellKey::of(r).label()),
                 rec.repeat_no.to_string(),
                 escape(&rec.status),
+                num(rec.measured_s.or(rec.duration_s).unwrap_or(f64::NAN), 1),
                 num(rec.tps.unwrap_or(f64::NAN), 1),
                 num(rec.latency_mean_ms.unwrap_or(f64::NAN), 3),
                 num(rec.latency_p99_ms.unwrap_or(f64::NAN), 3),
@@ -939,6 +1119,7 @@ fn tests_section(sets: &[Set], runs: &[Run], target_names: &BTreeMap<i64, String
             "cell",
             "repeat",
             "status",
+            "s",
             "tps",
             "lat avg ms",
             "p99 ms",
@@ -1078,8 +1259,8 @@ pub fn comparison_html(c: &Comparison) -> String {
     if !c.cells.is_empty() {
         // Each side's repeats as plain statistics: the table a patch's author posts.
         s.push_str(
-            "<p class=\"muted\">Repeats of each side: mean, median, min, max and standard \
-             deviation of tps and of average latency (ms).</p>",
+            "<p class=\"muted\">Repeats of each side: arithmetic mean, median, min, max and \
+             standard deviation of tps and of average latency (ms).</p>",
         );
         let repeats: Vec<Vec<String>> = c
             .cells

@@ -18,7 +18,7 @@
 
 use crate::cells::CellKey;
 use crate::charts::{Dash, LineChart, Series};
-use crate::html::{escape, kv_table, num, page, table};
+use crate::html::{escape, kv_table, num, page, table, text_list};
 use crate::pages::chart_div;
 use pgsurge_store::activity::{self, Statements};
 use pgsurge_store::{IntervalRecord, LoadedRun, MetricInfo, MetricSample};
@@ -236,22 +236,95 @@ pub(crate) fn smooth_flushed(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The points as drawn: batch-published counter rates smoothed ([`smooth_flushed`]),
-/// the others as sampled.
-pub(crate) fn drawn_points<'a>(
-    points: &BTreeMap<&'a str, Vec<(f64, f64)>>,
-) -> BTreeMap<&'a str, Vec<(f64, f64)>> {
-    points
+/// What the charts of batch-published counters say when the test was too short for
+/// the moving average.
+pub(crate) const FLUSH_NOTE_SHORT: &str = "PostgreSQL counters that backends publish about \
+     once a second: this test is too short for a 3-second moving average, so each sample \
+     is drawn over the interval it covers, and a single second swings between zero and \
+     twice the rate; the tables give the exact totals";
+
+/// The least number of points a moving average must leave to be drawn instead of the
+/// samples: fewer would draw a short test as one flat stretch of its middle.
+const MIN_SMOOTHED_POINTS: usize = 4;
+
+/// A sampled rate drawn as steps: each sample's value over the interval it covers,
+/// from the previous sample (the first one's interval as long as the usual spacing),
+/// so the line spans the whole sampled time. A gap (NaN) stays a gap.
+pub(crate) fn as_steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut steps: Vec<f64> = points
+        .windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .collect();
+    steps.sort_by(f64::total_cmp);
+    let usual = steps.get(steps.len() / 2).copied().unwrap_or(1.0);
+    let mut out = Vec::with_capacity(points.len() * 2);
+    let mut prev: Option<f64> = None;
+    for &(x, v) in points {
+        if !x.is_finite() || !v.is_finite() {
+            out.push((f64::NAN, f64::NAN));
+            prev = None;
+            continue;
+        }
+        let from = prev.unwrap_or(x - usual).max(0.0);
+        out.push((from, v));
+        out.push((x, v));
+        prev = Some(x);
+    }
+    out
+}
+
+/// The points as drawn, and the batch-published counters drawn as sampled: those
+/// counters' rates smoothed ([`smooth_flushed`]) when the test is long enough to
+/// leave [`MIN_SMOOTHED_POINTS`], else as steps ([`as_steps`]); the other metrics as
+/// sampled.
+pub(crate) fn drawn_points<'a>(points: &BTreeMap<&'a str, Vec<(f64, f64)>>) -> Drawn<'a> {
+    let mut as_sampled = BTreeSet::new();
+    let drawn = points
         .iter()
         .map(|(name, pts)| {
             let drawn = if is_flushed_counter_rate(name) {
-                smooth_flushed(pts)
+                let smoothed = smooth_flushed(pts);
+                if smoothed.iter().filter(|p| p.1.is_finite()).count() >= MIN_SMOOTHED_POINTS {
+                    smoothed
+                } else {
+                    as_sampled.insert(*name);
+                    as_steps(pts)
+                }
             } else {
                 pts.clone()
             };
             (*name, drawn)
         })
-        .collect()
+        .collect();
+    Drawn {
+        points: drawn,
+        as_sampled,
+    }
+}
+
+/// The samples as the charts draw them.
+pub(crate) struct Drawn<'a> {
+    /// The points of each metric.
+    pub points: BTreeMap<&'a str, Vec<(f64, f64)>>,
+    /// The batch-published counters drawn as sampled (the test too short to smooth).
+    pub as_sampled: BTreeSet<&'a str>,
+}
+
+impl Drawn<'_> {
+    /// The note of the batch-published counter `name`, as it was drawn.
+    fn flush_note(&self, name: &str) -> &'static str {
+        flush_note(self.as_sampled.contains(name))
+    }
+}
+
+/// The note of a chart of batch-published counters, as they were drawn.
+fn flush_note(as_sampled: bool) -> &'static str {
+    if as_sampled {
+        FLUSH_NOTE_SHORT
+    } else {
+        FLUSH_NOTE
+    }
 }
 
 /// Vertical markers: the moments a checkpoint was counted. A campaign stores the
@@ -283,13 +356,19 @@ pub(crate) fn checkpoint_moments(metrics: &[MetricSample], t0: f64) -> Vec<f64> 
     out.into_iter().map(|ms| ms as f64 / 1000.0).collect()
 }
 
-/// A CPU family: the prefix before `.cpu.` and what it is.
-pub(crate) fn cpu_families(names: &BTreeSet<&str>) -> Vec<(String, String)> {
+/// A CPU family: the prefix before `.cpu.` and what it is. When the server's host
+/// metrics were read on the client's machine (`shared`), `os` and `client` are the
+/// same host: it is one family, the server and client host.
+pub(crate) fn cpu_families(names: &BTreeSet<&str>, shared: bool) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for n in names {
         if let Some(prefix) = n.strip_suffix(".cpu.user_pct") {
-            let role = if prefix == "os" {
+            let role = if prefix == "os" && shared {
+                "server and client host (os.*)".to_string()
+            } else if prefix == "os" {
                 "server host (os.*)".to_string()
+            } else if prefix == "client" && shared {
+                continue;
             } else if prefix.contains("client") {
                 format!("client host ({prefix})")
             } else if prefix.contains("server")
@@ -304,6 +383,114 @@ pub(crate) fn cpu_families(names: &BTreeSet<&str>) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// Whether the test's server and client shared one host: the server's host metrics
+/// were read from this machine's `/proc` (`local`), where the client ran.
+fn shared_host(run: &LoadedRun) -> bool {
+    run.facts.iter().any(|f| {
+        f.name == pgsurge_store::facts::SERVER_HOST_METRICS_SOURCE
+            && f.value.as_deref() == Some("local")
+    })
+}
+
+/// The CPUs of a test's hosts: their families (prefix, role) and who used the server
+/// host's CPU.
+struct HostCpus {
+    families: Vec<(String, String)>,
+    by_user: Option<CpuByUser>,
+}
+
+/// The CPU states drawn, each in its own palette colour and dash on every chart.
+const CPU_STATES: [(&str, usize, Dash); 4] = [
+    ("user", 0, Dash::Solid),
+    ("system", 1, Dash::Dashed),
+    ("iowait", 2, Dash::Dotted),
+    ("steal", 4, Dash::LongDash),
+];
+
+/// Who used the server host's CPU, per sample, in percent of all its CPUs: the
+/// target's PostgreSQL processes (`os.postgres.cpu_pct`), pgsurge (its process, when it
+/// ran on that host) and everything else (the host's user + system time less those
+/// two). None without the server's processes sampled or the host's CPU count.
+pub(crate) struct CpuByUser {
+    /// Series: PostgreSQL, pgsurge (when on the host), everything else.
+    pub series: Vec<Series>,
+    /// Their means, in the same order, with their names.
+    pub means: Vec<(String, f64)>,
+    /// The host's CPUs.
+    pub cpus: u64,
+}
+
+pub(crate) fn cpu_by_user(
+    run: &LoadedRun,
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    shared: bool,
+) -> Option<CpuByUser> {
+    let cpus = run.environment.as_ref()?["cpu"]["count"]
+        .as_u64()
+        .filter(|n| *n > 0)?;
+    let per_host = |v: f64| v / cpus as f64;
+    let at = |name: &str| -> BTreeMap<u64, f64> {
+        points
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .map(|p| (p.0.to_bits(), p.1))
+            .collect()
+    };
+    let server = at("os.postgres.cpu_pct");
+    if server.is_empty() {
+        return None;
+    }
+    let client = if shared {
+        at("client.process.cpu_pct")
+    } else {
+        BTreeMap::new()
+    };
+    let (user, system) = (at("os.cpu.user_pct"), at("os.cpu.system_pct"));
+    let mut pg_pts = Vec::new();
+    let mut me_pts = Vec::new();
+    let mut rest_pts = Vec::new();
+    for (&x, &pg) in &server {
+        let t = f64::from_bits(x);
+        let pg = per_host(pg);
+        pg_pts.push((t, pg));
+        let me = client.get(&x).map(|v| per_host(*v));
+        if let Some(me) = me {
+            me_pts.push((t, me));
+        }
+        if let (Some(u), Some(s)) = (user.get(&x), system.get(&x)) {
+            rest_pts.push((t, (u + s - pg - me.unwrap_or(0.0)).max(0.0)));
+        }
+    }
+    let mean = |p: &[(f64, f64)]| p.iter().map(|v| v.1).sum::<f64>() / p.len().max(1) as f64;
+    let mut series = Vec::new();
+    let mut means = Vec::new();
+    for (name, pts, colour, dash) in [
+        (
+            "PostgreSQL (the target's processes)",
+            pg_pts,
+            0,
+            Dash::Solid,
+        ),
+        ("pgsurge", me_pts, 3, Dash::Dashed),
+        ("everything else", rest_pts, 5, Dash::Dotted),
+    ] {
+        if pts.is_empty() {
+            continue;
+        }
+        means.push((name.to_string(), mean(&pts)));
+        let mut s = Series::line(name, pts);
+        (s.color, s.dash) = (Some(colour), dash);
+        series.push(s);
+    }
+    Some(CpuByUser {
+        series,
+        means,
+        cpus,
+    })
 }
 
 /// `1.23 MB/s` style (decimal units), for byte rates.
@@ -364,7 +551,11 @@ pub(crate) fn run_page(
         note,
         ..Default::default()
     };
-    let cpus = cpu_families(&names);
+    let shared = shared_host(run);
+    let cpus = HostCpus {
+        families: cpu_families(&names, shared),
+        by_user: cpu_by_user(run, &points, shared),
+    };
     let wal_name = ["pg.wal.lsn_bytes_per_s", "pg.wal.bytes_per_s"]
         .into_iter()
         .find(|n| points.contains_key(n));
@@ -378,7 +569,14 @@ pub(crate) fn run_page(
         run, &view, &drawn, &cpus, wal_name, &mk, &mut n,
     ));
     body.push_str(&where_time_goes(run, &points, &mk, &mut n));
-    body.push_str(&all_metrics_section(&names, &drawn, info, &mk, &mut n));
+    body.push_str(&all_metrics_section(
+        rec.server_version_num,
+        &names,
+        &drawn,
+        info,
+        &mk,
+        &mut n,
+    ));
     body.push_str(&options_section(run));
     body.push_str(&scripts_section(run));
     body.push_str(&counters_section(run));
@@ -506,6 +704,62 @@ fn summary_section(run: &LoadedRun, set_name: &str) -> String {
     body
 }
 
+/// The CPU rows of "What limited this run?" (each host's busy and iowait time, who
+/// used the server host's CPU) and their hints.
+fn cpu_glance(
+    cpus: &HostCpus,
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    glance: &mut Vec<(String, String)>,
+    hints: &mut Vec<String>,
+) {
+    // Who used the server host's CPU: named with a saturated CPU, so that a neighbour's
+    // load is not read as the server's.
+    let split = cpus.by_user.as_ref().map(|u| {
+        u.means
+            .iter()
+            .map(|(who, v)| format!("{who} {v:.1} %"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    if let (Some(u), Some(split)) = (&cpus.by_user, &split) {
+        glance.push((
+            format!(
+                "CPU by who used it (mean % of the server host's {} CPUs)",
+                u.cpus
+            ),
+            split.clone(),
+        ));
+    }
+    for (prefix, role) in &cpus.families {
+        let user = mean_of(points.get(format!("{prefix}.cpu.user_pct").as_str()));
+        let sys = mean_of(points.get(format!("{prefix}.cpu.system_pct").as_str()));
+        let iow = mean_of(points.get(format!("{prefix}.cpu.iowait_pct").as_str()));
+        let busy = user.unwrap_or(0.0) + sys.unwrap_or(0.0);
+        glance.push((
+            format!("CPU of the {role}: user + system / iowait (mean %)"),
+            format!(
+                "{busy:.1} / {}",
+                iow.map(|v| format!("{v:.1}")).unwrap_or_else(|| "–".into())
+            ),
+        ));
+        if busy > 90.0 {
+            let who = match &split {
+                Some(split) if prefix == "os" => format!(": {split}"),
+                _ => String::new(),
+            };
+            hints.push(format!(
+                "CPU of the {role} was saturated (user + system {busy:.0} %{who})"
+            ));
+        }
+        if iow.is_some_and(|v| v > 20.0) {
+            hints.push(format!(
+                "the {role} waited on I/O (iowait {:.0} %)",
+                iow.unwrap_or(0.0)
+            ));
+        }
+    }
+}
+
 /// "What limited this run?": throughput spread, CPU, client threads, commits, WAL,
 /// checkpoints, disks and waits at a glance, with the hints the rules give.
 fn limits_section(
@@ -514,7 +768,7 @@ fn limits_section(
     points: &BTreeMap<&str, Vec<(f64, f64)>>,
     names: &BTreeSet<&str>,
     markers: &[f64],
-    cpus: &[(String, String)],
+    cpus: &HostCpus,
     wal_name: Option<&str>,
 ) -> String {
     let mut body = String::new();
@@ -536,30 +790,7 @@ fn limits_section(
         },
     ));
     let mut hints: Vec<String> = Vec::new();
-    for (prefix, role) in cpus {
-        let user = mean_of(points.get(format!("{prefix}.cpu.user_pct").as_str()));
-        let sys = mean_of(points.get(format!("{prefix}.cpu.system_pct").as_str()));
-        let iow = mean_of(points.get(format!("{prefix}.cpu.iowait_pct").as_str()));
-        let busy = user.unwrap_or(0.0) + sys.unwrap_or(0.0);
-        glance.push((
-            format!("CPU of the {role}: user + system / iowait (mean %)"),
-            format!(
-                "{busy:.1} / {}",
-                iow.map(|v| format!("{v:.1}")).unwrap_or_else(|| "–".into())
-            ),
-        ));
-        if busy > 90.0 {
-            hints.push(format!(
-                "CPU of the {role} was saturated (user + system {busy:.0} %)"
-            ));
-        }
-        if iow.is_some_and(|v| v > 20.0) {
-            hints.push(format!(
-                "the {role} waited on I/O (iowait {:.0} %)",
-                iow.unwrap_or(0.0)
-            ));
-        }
-    }
+    cpu_glance(cpus, points, &mut glance, &mut hints);
     for (name, what) in [
         ("client.process.cpu_pct", "pgsurge process CPU (mean %)"),
         (
@@ -632,8 +863,8 @@ fn limits_section(
                 .join(", "),
         ));
     }
-    hints.extend(wait_hints(&waits));
-    if cpus.is_empty() && waits.is_empty() {
+    hints.extend(wait_hints(&waits, run.run.record.server_version_num));
+    if cpus.families.is_empty() && waits.is_empty() {
         hints.push("no CPU metrics or wait events stored for this test (sampling off?)".into());
     } else if hints.is_empty() {
         hints.push(
@@ -642,23 +873,22 @@ fn limits_section(
                 .into(),
         );
     }
-    glance.push((
-        "hints (rules: CPU > 90 %, iowait > 20 %, disk util > 90 %, a kind of wait ≥ 20 % of \
-         active session time)"
-            .into(),
-        hints.join("; "),
-    ));
-
     body.push_str("<h2>What limited this run?</h2>");
     body.push_str(&kv_table(&glance));
+    body.push_str(
+        "<h3>Hints</h3><p class=\"muted\">Rules: CPU &gt; 90 %, iowait &gt; 20 %, disk util \
+         &gt; 90 %, a kind of wait ≥ 20 % of active session time.</p>",
+    );
+    body.push_str(&text_list("hints", &hints));
     body
 }
 
-/// The palette colour and line of a wait event (`Type:Event`, or `CPU`), the same on
-/// every chart and page: the common events have a colour of their own and a solid line;
-/// the others a colour derived from the name and a dashed line, so that one never looks
-/// like a common one.
-fn wait_style(label: &str) -> (usize, Dash) {
+/// The palette colour and line of a wait event (`Type:Event`, or `CPU`) of a server of
+/// `version_num`, the same on every chart and page, whatever the version calls it
+/// (`IO:WalSync` on 17 and later has the colour of `IO:WALSync`): the common events
+/// have a colour of their own and a solid line; the others a colour derived from the
+/// name and a dashed line, so that one never looks like a common one.
+fn wait_style(label: &str, version_num: Option<i64>) -> (usize, Dash) {
     const KNOWN: [&str; 8] = [
         "CPU",
         "IO:WALSync",
@@ -669,6 +899,7 @@ fn wait_style(label: &str) -> (usize, Dash) {
         "Lock:tuple",
         "LWLock:BufferContent",
     ];
+    let label = activity::wait_label_before_17(label, version_num);
     match KNOWN.iter().position(|k| *k == label) {
         Some(i) => (i, Dash::Solid),
         None => {
@@ -683,14 +914,13 @@ fn wait_style(label: &str) -> (usize, Dash) {
 
 /// WAL written per second (MB/s) from the metric `name`, with why it falls after the
 /// test's start.
-fn wal_chart(
-    points: &BTreeMap<&str, Vec<(f64, f64)>>,
-    name: &str,
-    mk: ChartMaker<'_>,
-) -> LineChart {
+fn wal_chart(drawn: &Drawn<'_>, name: &str, mk: ChartMaker<'_>) -> LineChart {
     let s = Series::line(
         "WAL",
-        points[name].iter().map(|(x, v)| (*x, v / 1e6)).collect(),
+        drawn.points[name]
+            .iter()
+            .map(|(x, v)| (*x, v / 1e6))
+            .collect(),
     );
     mk(
         "WAL written",
@@ -701,7 +931,7 @@ fn wal_chart(
              each page writes the whole page to the WAL (full_page_writes), so WAL per second \
              starts high and falls as pages are changed again",
             if is_flushed_counter_rate(name) {
-                format!(" ({FLUSH_NOTE})")
+                format!(" ({})", drawn.flush_note(name))
             } else {
                 String::new()
             }
@@ -712,61 +942,48 @@ fn wal_chart(
 /// Part of active session time from which a kind of wait is named as a limit.
 const WAIT_HINT_PCT: f64 = 20.0;
 
-/// Whether a wait event (`Type:Event`) is of a kind.
-type IsOfKind = fn(&str) -> bool;
-
 /// The kinds of wait that say what the server's sessions were held up by, each with
-/// what it means for the run. An event belongs to the first kind whose test it passes.
-const WAIT_KINDS: &[(&str, IsOfKind)] = &[
-    (
-        "commits waited for the WAL to reach the disk (fsync/write of WAL: the disk's flush \
-         latency set the pace; a faster WAL device, commit_delay, or synchronous_commit = off \
-         if losing the last commits on a crash is acceptable)",
-        |l| {
-            matches!(
-                l,
-                "IO:WALSync"
-                    | "IO:WALWrite"
-                    | "IO:WALInitSync"
-                    | "IO:WALInitWrite"
-                    | "LWLock:WALWrite"
-                    | "LWLock:WALInsert"
-                    | "LWLock:WALBufMapping"
-            )
-        },
-    ),
-    (
-        "sessions waited for row or table locks held by others (contention on the same rows: \
-         few pgbench branches, or TPC-C warehouses, for many clients; a larger scale spreads \
-         them)",
-        |l| l.starts_with("Lock:"),
-    ),
-    (
-        "sessions waited for the client to send the next message (the client, or the \
-         network, was slower than the server)",
-        |l| l.starts_with("Client:"),
-    ),
-    (
-        "sessions waited on data file I/O (the working set is larger than shared_buffers \
-         and the page cache, or the disk is slow)",
-        |l| l.starts_with("IO:"),
-    ),
-    (
-        "sessions waited for internal locks (LWLock contention: a hot buffer, lock manager \
-         or other shared structure)",
-        |l| l.starts_with("LWLock:") || l.starts_with("BufferPin:"),
-    ),
-];
+/// what it means for the run.
+const WAL_FLUSH: &str = "commits waited for the WAL to reach the disk (fsync/write of WAL: \
+     the disk's flush latency set the pace; a faster WAL device, commit_delay, or \
+     synchronous_commit = off if losing the last commits on a crash is acceptable)";
+const ROW_LOCKS: &str = "sessions waited for row or table locks held by others (contention \
+     on the same rows: few pgbench branches, or TPC-C warehouses, for many clients; a larger \
+     scale spreads them)";
+const CLIENT: &str = "sessions waited for the client to send the next message (the client, \
+     or the network, was slower than the server)";
+const DATA_IO: &str = "sessions waited on data file I/O (the working set is larger than \
+     shared_buffers and the page cache, or the disk is slow)";
+const INTERNAL_LOCKS: &str = "sessions waited for internal locks (LWLock contention: a hot \
+     buffer, lock manager or other shared structure)";
+
+/// The kind of a wait event (`Type:Event`) of a server of `version_num`: the WAL events
+/// as that version spells them ([`activity::wal_wait_events`]), then by type; None for
+/// the events no kind names (CPU, the WAL's other I/O, timeouts…).
+fn wait_kind(label: &str, version_num: Option<i64>) -> Option<&'static str> {
+    if activity::wal_wait_events(version_num).contains(&label) {
+        return Some(WAL_FLUSH);
+    }
+    let (kind, event) = label.split_once(':')?;
+    match kind {
+        "Lock" => Some(ROW_LOCKS),
+        "Client" => Some(CLIENT),
+        // WAL I/O off the commit path (reads, segment copies) is not data file I/O.
+        "IO" if !event.to_ascii_lowercase().starts_with("wal") => Some(DATA_IO),
+        "LWLock" | "BufferPin" => Some(INTERNAL_LOCKS),
+        _ => None,
+    }
+}
 
 /// The kinds of wait that held the sessions for at least [`WAIT_HINT_PCT`] of their
 /// active time, largest first, each naming its events and their shares.
-fn wait_hints(waits: &[activity::WaitShare]) -> Vec<String> {
+fn wait_hints(waits: &[activity::WaitShare], version_num: Option<i64>) -> Vec<String> {
     let mut kinds: Vec<(f64, &str, Vec<&activity::WaitShare>)> = Vec::new();
     for w in waits {
-        let Some((what, _)) = WAIT_KINDS.iter().find(|(_, is)| is(&w.label)) else {
+        let Some(what) = wait_kind(&w.label, version_num) else {
             continue;
         };
-        match kinds.iter_mut().find(|k| k.1 == *what) {
+        match kinds.iter_mut().find(|k| k.1 == what) {
             Some(k) => {
                 k.0 += w.share_pct;
                 k.2.push(w);
@@ -797,12 +1014,13 @@ fn wait_hints(waits: &[activity::WaitShare]) -> Vec<String> {
 fn limits_charts(
     run: &LoadedRun,
     view: &IntervalView<'_>,
-    points: &BTreeMap<&str, Vec<(f64, f64)>>,
-    cpus: &[(String, String)],
+    drawn: &Drawn<'_>,
+    cpus: &HostCpus,
     wal_name: Option<&str>,
     mk: ChartMaker<'_>,
     n: &mut usize,
 ) -> String {
+    let points = &drawn.points;
     let rec = &run.run.record;
     let tps_series = view.tps();
     let mut body = String::new();
@@ -841,22 +1059,39 @@ fn limits_charts(
         ),
         n,
     ));
-    for (prefix, role) in cpus {
-        let series: Vec<Series> = ["user", "system", "iowait"]
+    for (prefix, role) in &cpus.families {
+        let series: Vec<Series> = CPU_STATES
             .into_iter()
-            .enumerate()
-            .filter_map(|(k, part)| {
+            .filter_map(|(part, colour, dash)| {
                 let mut s = metric_series(points, &format!("{prefix}.cpu.{part}_pct"), part)?;
-                s.dash = Dash::nth(k);
+                // Steal is drawn only when a hypervisor took some.
+                if part == "steal" && !s.points.iter().any(|p| p.1 > 0.0) {
+                    return None;
+                }
+                (s.color, s.dash) = (Some(colour), dash);
                 Some(s)
             })
             .collect();
         body.push_str(&chart_div(
             &mk(
                 &format!("CPU, {role}"),
-                "CPU time (%)",
+                "CPU time (% of all CPUs)",
                 series,
                 String::new(),
+            ),
+            n,
+        ));
+    }
+    if let Some(u) = &cpus.by_user {
+        body.push_str(&chart_div(
+            &mk(
+                "CPU by who used it, server host",
+                &format!("CPU time (% of all {} CPUs)", u.cpus),
+                u.series.clone(),
+                "PostgreSQL: the postmaster and its processes (those that exited included); \
+                 everything else: the host's user + system time less PostgreSQL's and \
+                 pgsurge's"
+                    .into(),
             ),
             n,
         ));
@@ -879,13 +1114,16 @@ fn limits_charts(
                 "Commits per second, server and client",
                 "transactions per second (1/s)",
                 rates,
-                format!("server: pg_stat_database, {FLUSH_NOTE}; client: per interval"),
+                format!(
+                    "server: pg_stat_database, {}; client: per interval",
+                    drawn.flush_note("pg.db.xact_commit_per_s")
+                ),
             ),
             n,
         ));
     }
     if let Some(name) = wal_name {
-        body.push_str(&chart_div(&wal_chart(points, name, mk), n));
+        body.push_str(&chart_div(&wal_chart(drawn, name, mk), n));
     }
     if rec.rate.is_some() {
         let mut max = view.series("max", |i| i.lag_max_ms);
@@ -935,12 +1173,14 @@ fn limits_charts(
 
 /// Every sampled metric: one chart per family and unit.
 fn all_metrics_section(
+    version_num: Option<i64>,
     names: &BTreeSet<&str>,
-    points: &BTreeMap<&str, Vec<(f64, f64)>>,
+    drawn: &Drawn<'_>,
     info: &BTreeMap<String, MetricInfo>,
     mk: ChartMaker<'_>,
     n: &mut usize,
 ) -> String {
+    let points = &drawn.points;
     let mut body = String::new();
     let mut families: BTreeMap<(String, String), Vec<&str>> = BTreeMap::new();
     for name in names {
@@ -978,7 +1218,7 @@ fn all_metrics_section(
                     // A wait event is spelled and coloured as in "where the time goes".
                     if let Some(label) = activity::wait_label(name) {
                         let mut s = Series::line(&label, points[name].clone());
-                        let (colour, dash) = wait_style(&label);
+                        let (colour, dash) = wait_style(&label, version_num);
                         (s.color, s.dash) = (Some(colour), dash);
                         return s;
                     }
@@ -992,8 +1232,8 @@ fn all_metrics_section(
                     s
                 })
                 .collect();
-            let note = if members.iter().any(|m| is_flushed_counter_rate(m)) {
-                format!("rates of {FLUSH_NOTE}")
+            let note = if let Some(m) = members.iter().find(|m| is_flushed_counter_rate(m)) {
+                format!("rates of {}", drawn.flush_note(m))
             } else {
                 String::new()
             };
@@ -1175,7 +1415,7 @@ fn where_time_goes(
             .take(WAIT_SERIES)
             .filter_map(|w| {
                 let mut s = Series::line(&w.label, points.get(w.metric.as_str())?.clone());
-                let (colour, dash) = wait_style(&w.label);
+                let (colour, dash) = wait_style(&w.label, run.run.record.server_version_num);
                 (s.color, s.dash) = (Some(colour), dash);
                 Some(s)
             })
@@ -1389,8 +1629,20 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let fam = cpu_families(&names);
+        let fam = cpu_families(&names, false);
         assert_eq!(fam.len(), 3);
+        // Server and client on one host: its CPU once.
+        let both: BTreeSet<&str> = ["os.cpu.user_pct", "client.cpu.user_pct"]
+            .into_iter()
+            .collect();
+        assert_eq!(cpu_families(&both, false).len(), 2);
+        assert_eq!(
+            cpu_families(&both, true),
+            [(
+                "os".to_string(),
+                "server and client host (os.*)".to_string()
+            )]
+        );
         assert!(fam
             .iter()
             .any(|(p, r)| p == "client.os" && r.starts_with("client host")));
@@ -1465,7 +1717,7 @@ mod tests {
             share("Lock:tuple", 8.0),
             share("IO:DataFileRead", 5.0),
         ];
-        let hints = wait_hints(&waits);
+        let hints = wait_hints(&waits, Some(150013));
         assert_eq!(hints.len(), 2, "{hints:#?}");
         assert!(
             hints[0].starts_with("commits waited for the WAL"),
@@ -1482,6 +1734,79 @@ mod tests {
         );
         assert!(hints[1].contains("(20 % in all)"), "{hints:#?}");
         // CPU is not a wait; data file reads at 5 % are below the line.
-        assert!(wait_hints(&[share("CPU", 90.0), share("IO:DataFileRead", 10.0)]).is_empty());
+        assert!(wait_hints(
+            &[share("CPU", 90.0), share("IO:DataFileRead", 10.0)],
+            Some(150013)
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn a_short_test_s_server_counters_are_drawn_over_the_whole_test() {
+        // Four samples of a 4-second test: a 3-second average would leave its middle
+        // as one flat stretch; drawn as steps, each sample covers its own second.
+        let short = vec![(1.0, 0.0), (2.0, 1800.0), (3.0, 200.0), (4.0, 1600.0)];
+        let points: BTreeMap<&str, Vec<(f64, f64)>> = [
+            ("pg.db.xact_commit_per_s", short),
+            ("os.cpu.user_pct", vec![(1.0, 5.0)]),
+        ]
+        .into_iter()
+        .collect();
+        let drawn = drawn_points(&points);
+        assert!(drawn.as_sampled.contains("pg.db.xact_commit_per_s"));
+        let commits = &drawn.points["pg.db.xact_commit_per_s"];
+        assert_eq!(commits.first(), Some(&(0.0, 0.0)));
+        assert_eq!(commits.last(), Some(&(4.0, 1600.0)));
+        assert_eq!(commits.len(), 8, "{commits:?}");
+        assert_eq!(
+            drawn.flush_note("pg.db.xact_commit_per_s"),
+            FLUSH_NOTE_SHORT
+        );
+        assert_eq!(drawn.points["os.cpu.user_pct"], [(1.0, 5.0)]);
+        // A long test keeps the moving average.
+        let long: Vec<(f64, f64)> = (1..=20).map(|i| (f64::from(i), 100.0)).collect();
+        let points: BTreeMap<&str, Vec<(f64, f64)>> =
+            [("pg.db.xact_commit_per_s", long)].into_iter().collect();
+        let drawn = drawn_points(&points);
+        assert!(drawn.as_sampled.is_empty());
+        assert_eq!(drawn.points["pg.db.xact_commit_per_s"].len(), 18);
+        assert_eq!(drawn.flush_note("pg.db.xact_commit_per_s"), FLUSH_NOTE);
+    }
+
+    #[test]
+    fn wal_waits_are_read_in_the_spelling_of_the_server_version() {
+        let share = |label: &str, pct: f64| activity::WaitShare {
+            label: label.into(),
+            metric: String::new(),
+            mean_sessions: 0.0,
+            session_s: 0.0,
+            share_pct: pct,
+        };
+        // PostgreSQL 17 and later: `IO:WalSync` is the WAL flush, not data file I/O.
+        let v18 = wait_hints(
+            &[
+                share("IO:WalSync", 45.0),
+                share("IO:WalWrite", 5.0),
+                share("CPU", 50.0),
+            ],
+            Some(180001),
+        );
+        assert_eq!(v18.len(), 1, "{v18:#?}");
+        assert!(
+            v18[0].starts_with("commits waited for the WAL")
+                && v18[0].contains("IO:WalSync 45 %, IO:WalWrite 5 %"),
+            "{v18:#?}"
+        );
+        assert!(!v18[0].contains("data file"), "{v18:#?}");
+        // A WAL read is I/O of neither kind.
+        assert_eq!(wait_kind("IO:WalRead", Some(180001)), None);
+        assert_eq!(wait_kind("IO:WALRead", Some(150001)), None);
+        assert_eq!(wait_kind("IO:DataFileRead", Some(180001)), Some(DATA_IO));
+        // One colour for the WAL flush, whatever the version calls it.
+        assert_eq!(
+            wait_style("IO:WalSync", Some(180001)),
+            wait_style("IO:WALSync", Some(150001))
+        );
+        assert_eq!(wait_style("IO:WALSync", Some(150001)), (1, Dash::Solid));
     }
 }

@@ -70,6 +70,76 @@ pub fn wait_label(metric: &str) -> Option<String> {
     })
 }
 
+/// The wait events of writing and flushing the WAL on a commit's path, as `Type:Event`
+/// labels, in the spelling of the server version `version_num`
+/// (`server_version_num`; None when unknown: every spelling). PostgreSQL 17 generates
+/// the I/O events' names from `wait_event_names.txt` (`IO:WALSync` became
+/// `IO:WalSync`); 13 dropped the `Lock` of the LWLocks' names (`LWLock:WALWriteLock`
+/// became `LWLock:WALWrite`).
+pub fn wal_wait_events(version_num: Option<i64>) -> &'static [&'static str] {
+    const FROM_17: &[&str] = &[
+        "IO:WalSync",
+        "IO:WalWrite",
+        "IO:WalInitSync",
+        "IO:WalInitWrite",
+        "LWLock:WALWrite",
+        "LWLock:WALInsert",
+        "LWLock:WALBufMapping",
+    ];
+    const FROM_13: &[&str] = &[
+        "IO:WALSync",
+        "IO:WALWrite",
+        "IO:WALInitSync",
+        "IO:WALInitWrite",
+        "LWLock:WALWrite",
+        "LWLock:WALInsert",
+        "LWLock:WALBufMapping",
+    ];
+    const BEFORE_13: &[&str] = &[
+        "IO:WALSync",
+        "IO:WALWrite",
+        "IO:WALInitSync",
+        "IO:WALInitWrite",
+        "LWLock:WALWriteLock",
+        "LWLock:wal_insert",
+        "LWLock:WALBufMappingLock",
+    ];
+    const ANY: &[&str] = &[
+        "IO:WalSync",
+        "IO:WalWrite",
+        "IO:WalInitSync",
+        "IO:WalInitWrite",
+        "IO:WALSync",
+        "IO:WALWrite",
+        "IO:WALInitSync",
+        "IO:WALInitWrite",
+        "LWLock:WALWrite",
+        "LWLock:WALInsert",
+        "LWLock:WALBufMapping",
+        "LWLock:WALWriteLock",
+        "LWLock:wal_insert",
+        "LWLock:WALBufMappingLock",
+    ];
+    match version_num {
+        Some(v) if v >= 170000 => FROM_17,
+        Some(v) if v >= 130000 => FROM_13,
+        Some(_) => BEFORE_13,
+        None => ANY,
+    }
+}
+
+/// The label a wait event has on servers of 16 and earlier, for an event of a server
+/// of `version_num`: the WAL I/O events of 17 and later (`IO:WalSync`) by their older
+/// name (`IO:WALSync`), every other label as it is. What stays the same across
+/// versions (a chart's colour for an event) is keyed by it.
+pub fn wait_label_before_17(label: &str, version_num: Option<i64>) -> std::borrow::Cow<'_, str> {
+    let renamed = version_num.is_none_or(|v| v >= 170000);
+    match label.strip_prefix("IO:Wal") {
+        Some(rest) if renamed => format!("IO:WAL{rest}").into(),
+        _ => label.into(),
+    }
+}
+
 /// One wait event's part of a test's active session time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WaitShare {
@@ -188,6 +258,33 @@ pub fn statements(facts: &[FactRecord]) -> Statements {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wal_wait_events_are_spelled_as_the_server_version_spells_them() {
+        let of = |v: i64| wal_wait_events(Some(v));
+        assert!(of(180001).contains(&"IO:WalSync") && !of(180001).contains(&"IO:WALSync"));
+        assert!(of(170000).contains(&"IO:WalWrite"));
+        assert!(of(160004).contains(&"IO:WALSync") && !of(160004).contains(&"IO:WalSync"));
+        assert!(of(150013).contains(&"LWLock:WALWrite"));
+        assert!(of(120000).contains(&"LWLock:WALWriteLock"));
+        let any = wal_wait_events(None);
+        for v in [120000, 150000, 180000] {
+            assert!(of(v).iter().all(|e| any.contains(e)), "{v}");
+        }
+        assert_eq!(
+            wait_label_before_17("IO:WalSync", Some(180000)),
+            "IO:WALSync"
+        );
+        assert_eq!(wait_label_before_17("IO:WalSync", None), "IO:WALSync");
+        assert_eq!(
+            wait_label_before_17("IO:WALSync", Some(150000)),
+            "IO:WALSync"
+        );
+        assert_eq!(
+            wait_label_before_17("LWLock:WALWrite", Some(180000)),
+            "LWLock:WALWrite"
+        );
+    }
 
     #[test]
     fn wait_names_round_trip_and_odd_characters_are_replaced() {

@@ -186,6 +186,7 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
             "os.mem.writeback_mb",
             "os.mem.cached_mb",
             "os.mem.available_mb",
+            "os.postgres.cpu_pct",
             "pg.db.xact_commit_per_s",
             "pg.db.xact_rollback_per_s",
             "pg.db.blks_hit_per_s",
@@ -247,6 +248,14 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
             let (lo, hi, n) = value_range(pct);
             assert!(n >= 2 && lo >= 0.0 && hi <= 100.0, "{pct}: {lo}..{hi}");
         }
+        // The throwaway server's own processes worked during the test: at most every
+        // CPU of the host (percent of one CPU).
+        let (lo, hi, n) = value_range("os.postgres.cpu_pct");
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        assert!(
+            n >= 2 && lo >= 0.0 && hi > 0.0 && hi <= 100.0 * cpus * 1.05,
+            "os.postgres.cpu_pct: {lo}..{hi} over {n} samples"
+        );
         let (_, commits_peak, samples) = value_range("pg.db.xact_commit_per_s");
         assert!(samples >= 2, "{}: {samples} samples", r.test_key);
         // Backends flush their statistics in batches (at most about once a second), so

@@ -33,6 +33,7 @@ mod quickstart_fetch;
 mod script_bytes_diff;
 mod script_diff;
 mod store_integrity;
+mod wait_events;
 mod workload_common;
 mod workload_load_marker;
 mod workload_packs;

@@ -6,4 +6,5 @@ mod common;
 mod agreement;
 mod compare_names;
 mod report_html;
+mod report_layout;
 mod where_time_goes;

@@ -233,15 +233,22 @@ fn report_data_tables_snapshot() {
     )
     .unwrap();
     let index = std::fs::read_to_string(&files.index).unwrap();
-    // The scale x clients tables and the comparison tables, one row per line for review.
-    let start = index
-        .find("<h2>Scale × clients")
-        .expect("scale x clients section");
-    let end = index.find("<h2>Tests</h2>").expect("tests section");
-    let tables = index[start..end]
-        .replace("<tr>", "\n<tr>")
-        .replace("<h3>", "\n<h3>")
-        .replace("<p>", "\n<p>");
+    // The comparison tables and the targets beside them, then the scale x clients
+    // tables, one row per line for review.
+    let section = |from: &str, to: &str| {
+        let start = index.find(from).unwrap_or_else(|| panic!("no {from}"));
+        let end = start + index[start..].find(to).unwrap_or_else(|| panic!("no {to}"));
+        index[start..end].to_string()
+    };
+    let tables = [
+        section("<h2>Comparison</h2>", "<h2>Throughput and latency"),
+        section("<h2>Scale × clients", "<h2>Tests</h2>"),
+    ]
+    .concat()
+    .replace("<tr>", "\n<tr>")
+    .replace("<h3>", "\n<h3>")
+    .replace("<p>", "\n<p>")
+    .replace("<h2>", "\n<h2>");
     insta::assert_snapshot!("index_data_tables", tables);
 }
 
