@@ -350,8 +350,9 @@ fn report_opens_in_headless_chromium_with_every_chart_rendered() {
                 "os (1/s)",
                 "interval at 5.00 s left out: 0.041 s long",
                 "seconds since the measured start",
-                // Server counters published in batches are drawn smoothed, and say so.
-                "drawn as a 3-second moving average",
+                // Server counters published in batches: five seconds are too short to
+                // smooth, so each sample is drawn over its second, and the note says so.
+                "too short for a 3-second moving average",
                 "full_page_writes",
             ] {
                 assert!(html.contains(needle), "run page lacks {needle:?}");
