@@ -19,6 +19,7 @@
 //! | [`sources`] | targets built from PostgreSQL source, before the first test |
 //! | [`target`] | throwaway or existing servers for a campaign, and building their pgbench tables |
 //! | [`target_lock`] | one campaign per server at a time |
+//! | [`inputs`] | the inputs a campaign names (scripts, packs, commits, patches), their digests, and the set a run resumes by them |
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
@@ -37,6 +38,7 @@ pub mod execute;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hooks;
+pub mod inputs;
 pub mod load;
 pub mod matrix;
 pub mod pinning;

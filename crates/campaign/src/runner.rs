@@ -21,6 +21,7 @@ use crate::capacity;
 use crate::error::{CampaignError, Result};
 use crate::execute::{run_test, Interrupted, TestSetup};
 use crate::hooks;
+use crate::inputs;
 use crate::matrix::{expand, Matrix, TestPlan};
 use crate::pinning::{ClientPin, Pinning};
 use crate::spec::{Campaign, Limit};
@@ -113,10 +114,14 @@ pub fn run_campaign(
         .kind
         .clone()
         .unwrap_or_else(|| set_kind::CAMPAIGN.into());
-    let (set_name, hash) = match &opts.into_set {
+    let (set_name, base) = match &opts.into_set {
         Some(set) => (set.name.clone(), set.identity.clone()),
         None => (spec.campaign.name.clone(), campaign.identity_hash()),
     };
+    // The set's identity covers the bytes of the inputs the file names, not only its text.
+    let inputs = inputs::of(campaign, &matrix)?;
+    let chosen = inputs::choose(store, &kind, &set_name, &base, &inputs)?;
+    let hash = chosen.hash.clone();
     // One campaign per existing server: refused before anything is stored when another
     // campaign holds one of its servers. A server that cannot be reached now is locked
     // when its first test runs.
@@ -181,7 +186,12 @@ pub fn run_campaign(
             })?;
         }
     }
-    let notices = match settle_earlier_sets(store, &earlier, set_id, &hash, opts.new_set) {
+    let identity = Identity {
+        hash: &hash,
+        base: &base,
+        changed: chosen.changed_since.as_ref(),
+    };
+    let notices = match settle_earlier_sets(store, &earlier, set_id, &identity, opts.new_set) {
         Ok(n) => n,
         Err(e) => {
             lock.release();
@@ -193,7 +203,10 @@ pub fn run_campaign(
             eprintln!("note: {}", terminal_safe(n));
         }
     }
-    let mut result = run_locked(campaign, store, opts, stop, &matrix, set_id, &mut locks);
+    let fact = inputs::fact(&inputs);
+    let mut result = run_locked(
+        campaign, store, opts, stop, &matrix, set_id, &mut locks, &fact,
+    );
     if let Ok(out) = &mut result {
         out.notices = notices;
     }
@@ -212,16 +225,28 @@ pub fn run_campaign(
     result
 }
 
+/// The identity a run claimed its set by.
+struct Identity<'a> {
+    /// The set's `spec_hash`.
+    hash: &'a str,
+    /// The campaign file's part of it.
+    base: &'a str,
+    /// The newest set of the same file whose inputs differ, and how.
+    changed: Option<&'a (i64, Vec<inputs::Changed>)>,
+}
+
 /// Marks `interrupted` the sets of the campaign (other than `set_id`, just claimed)
 /// still `running` with no live process holding them, and says when `set_id` is a new
-/// set because the campaign file changed since the last one. Returns what to tell.
+/// set because the campaign file or one of its inputs changed since the last one.
+/// Returns what to tell.
 fn settle_earlier_sets(
     store: &mut Store,
     earlier: &[pgsurge_store::Set],
     set_id: i64,
-    hash: &str,
+    identity: &Identity<'_>,
     new_set: bool,
 ) -> Result<Vec<String>> {
+    let hash = identity.hash;
     let mut notices = Vec::new();
     let mut status_now = BTreeMap::new();
     for s in earlier.iter().filter(|s| s.id != set_id) {
@@ -251,7 +276,15 @@ fn settle_earlier_sets(
         .filter(|s| s.id != set_id && s.record.spec_hash.as_deref() != Some(hash))
         .max_by_key(|s| s.id);
     let mut told = None;
-    if let (false, false, Some(last)) = (resumed, new_set, last) {
+    let same_file = last
+        .and_then(|s| s.record.spec_hash.as_deref())
+        .is_some_and(|h| inputs::same_file(h, identity.base));
+    if let (false, false, true, Some((changed_set, changed))) =
+        (resumed, new_set, same_file, identity.changed)
+    {
+        told = Some(*changed_set);
+        notices.push(inputs::changed_notice(*changed_set, changed, set_id));
+    } else if let (false, false, false, Some(last)) = (resumed, new_set, same_file, last) {
         told = Some(last.id);
         let status = status_now.get(&last.id).map_or("", String::as_str);
         let stored = last.runs_ok + last.runs_failed;
@@ -282,6 +315,7 @@ fn settle_earlier_sets(
     Ok(notices)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_locked(
     campaign: &Campaign,
     store: &mut Store,
@@ -290,14 +324,17 @@ fn run_locked(
     matrix: &Matrix,
     set_id: i64,
     locks: &mut [Option<TargetLock>],
+    inputs: &pgsurge_store::FactRecord,
 ) -> Result<Outcome> {
     let spec = &campaign.spec;
     if let Some(cap) = &spec.capacity {
-        return run_capacity(campaign, cap, store, opts, stop, matrix, set_id, locks);
+        return run_capacity(
+            campaign, cap, store, opts, stop, matrix, set_id, locks, inputs,
+        );
     }
-    store.set_planned_tests(set_id, matrix.tests.len() as i64)?;
-    store.set_set_status(set_id, set_status::RUNNING, None)?;
     let stored = store.stored_tests(set_id)?;
+    store.set_planned_tests(set_id, planned_in_set(opts, matrix, &stored))?;
+    store.set_set_status(set_id, set_status::RUNNING, None)?;
     let done: BTreeSet<String> = stored
         .iter()
         .filter(|(_, st)| !(opts.retry_failed && st == run_status::FAILED))
@@ -328,6 +365,7 @@ fn run_locked(
         quiet: opts.quiet,
         locks,
         set_start_facts: None,
+        inputs: inputs.clone(),
     };
     let result = run_tests(
         campaign, store, matrix, &todo, &mut live, &mut ctx, &mut out,
@@ -404,6 +442,16 @@ fn say(pb: &ProgressBar, quiet: bool, line: &str) {
     }
 }
 
+/// The tests a set holds once the run ends: the matrix's, and in a set several
+/// campaigns run into (bisect: one campaign per commit) those stored by the others too.
+fn planned_in_set(opts: &RunOptions, matrix: &Matrix, stored: &[(String, String)]) -> i64 {
+    let mut keys: BTreeSet<&str> = matrix.tests.iter().map(|t| t.key.as_str()).collect();
+    if opts.into_set.is_some() {
+        keys.extend(stored.iter().map(|(k, _)| k.as_str()));
+    }
+    keys.len() as i64
+}
+
 /// A campaign in capacity mode: each cell's search runs its steps as ordinary tests
 /// (found in the store when a resumed campaign already ran them), then says the result.
 #[allow(clippy::too_many_arguments)]
@@ -416,6 +464,7 @@ fn run_capacity(
     matrix: &Matrix,
     set_id: i64,
     locks: &mut [Option<TargetLock>],
+    inputs: &pgsurge_store::FactRecord,
 ) -> Result<Outcome> {
     let spec = &campaign.spec;
     store.set_set_status(set_id, set_status::RUNNING, None)?;
@@ -440,6 +489,7 @@ fn run_capacity(
         quiet: opts.quiet,
         locks,
         set_start_facts: None,
+        inputs: inputs.clone(),
     };
     let mut results = Vec::new();
     let mut interrupted = false;
@@ -542,6 +592,8 @@ struct RunCtx<'a> {
     locks: &'a mut [Option<TargetLock>],
     /// The `set_start` hook's facts, once it has run in this invocation.
     set_start_facts: Option<Vec<pgsurge_store::FactRecord>>,
+    /// The campaign's inputs ([`inputs::fact`]), stored with every test.
+    inputs: pgsurge_store::FactRecord,
 }
 
 /// Warning code of a hook that left processes running (they were killed).
@@ -604,7 +656,8 @@ fn run_tests(
     ctx: &mut RunCtx<'_>,
     out: &mut Outcome,
 ) -> Result<()> {
-    let set_start_facts = run_set_start_hook(campaign, store, ctx)?;
+    let mut set_start_facts = run_set_start_hook(campaign, store, ctx)?;
+    set_start_facts.push(ctx.inputs.clone());
     let mut state = LoopState {
         set_start_facts,
         per_test: planned_seconds(campaign),

@@ -26,6 +26,9 @@ pub const STATEMENTS_SOURCE: &str = crate::activity::STATEMENTS_SOURCE;
 /// The statements of the benchmark database that took the most execution time during
 /// the test: a JSON array of [`crate::activity::TopStatement`].
 pub const STATEMENTS_TOP: &str = crate::activity::STATEMENTS_TOP;
+/// The inputs of the campaign the test ran in, each with a digest of its bytes (or its
+/// commit id): a JSON object, e.g. `{"script q.sql": "<sha256>", "target \"pg\" commit": "<id>"}`.
+pub const CAMPAIGN_INPUTS: &str = "campaign_inputs";
 /// The build of a target built from source: `<source>` with `+ <patch> (<sha256 prefix>)`
 /// per patch, e.g. `git checkout /src at 1a2b3c4d5e6f (master) + fix.patch (9f8e7d6c)`.
 pub const BUILD_SOURCE: &str = "build_source";

@@ -7,4 +7,5 @@ mod existing_server;
 mod matrix_hooks;
 mod pg_versions;
 mod remote_server;
+mod set_inputs;
 mod throwaway_data_dir;
