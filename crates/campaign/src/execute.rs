@@ -334,13 +334,42 @@ fn pack_metrics(
     Ok(())
 }
 
-/// Waits until the server's commit counter stops moving (statistics of the clients
-/// that just disconnected are flushed asynchronously), at most ~3 s.
-fn settle(monitor: &mut Pg, db: &str) -> Result<()> {
-    let sql = format!(
-        "SELECT xact_commit FROM pg_stat_database WHERE datname = {}",
-        pgsurge_observe::sql_session::literal(db)
+/// How long [`settle`] waits for the sessions of a test to end.
+const SESSIONS_END_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The server's clock now, to tell the sessions a test opens from those that were
+/// there before it ([`settle`]).
+fn server_now(monitor: &mut Pg) -> Result<String> {
+    Ok(monitor
+        .value("SELECT clock_timestamp()::text")?
+        .unwrap_or_default())
+}
+
+/// Waits until the server's counters hold what the test's sessions did. First until
+/// every session that connected to `db` since `since` (the server's clock when the
+/// test began: its load, warm-up, clients and generators) has ended, at most
+/// [`SESSIONS_END_WAIT`]: a session's statistics reach the shared views before it
+/// leaves `pg_stat_activity` (PostgreSQL 15 and later), and on a busy machine a
+/// backend can exit well after its client. Then until the commit counter stops moving
+/// (older servers pass statistics through a collector process), at most ~3 s.
+fn settle(monitor: &mut Pg, db: &str, since: &str) -> Result<()> {
+    let db = pgsurge_observe::sql_session::literal(db);
+    // A role that may not see other users' sessions sees no start time: those
+    // sessions are not waited for.
+    let sessions = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = {db} \
+         AND backend_type = 'client backend' AND pid <> pg_backend_pid() \
+         AND backend_start >= {}::timestamptz",
+        pgsurge_observe::sql_session::literal(since)
     );
+    let deadline = Instant::now() + SESSIONS_END_WAIT;
+    while !since.is_empty()
+        && monitor.value(&sessions)?.as_deref() != Some("0")
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let sql = format!("SELECT xact_commit FROM pg_stat_database WHERE datname = {db}");
     let mut last = monitor.value(&sql)?;
     for _ in 0..12 {
         std::thread::sleep(std::time::Duration::from_millis(250));
@@ -570,6 +599,8 @@ fn run_test_inner(
     w: &mut RunWrite,
 ) -> Result<()> {
     let campaign = s.campaign;
+    let mut monitor = Pg::connect(&target.monitor)?;
+    let since = server_now(&mut monitor)?;
     ensure_data(s, target)?;
     let mut pg = Pg::connect(&target.conn)?;
     hygiene_before(s, target, &mut pg, w)?;
@@ -580,8 +611,7 @@ fn run_test_inner(
     // pg_stat_statements before the counters: its connection's transactions are
     // settled with the warm-up's.
     let statements = sampling.pg.then(|| statements::before(&target.conn));
-    let mut monitor = Pg::connect(&target.monitor)?;
-    settle(&mut monitor, &target.dbname)?;
+    settle(&mut monitor, &target.dbname, &since)?;
     let before = snapshot(&mut monitor, target)?;
     let pack_before = pack_snapshot(s.workload, target)?;
     let sampler = Sampler::start(target.sampler_config(sampling));
@@ -610,7 +640,7 @@ fn run_test_inner(
     };
     let sampled = sampler.finish();
     let (mut result, messages) = result?;
-    settle(&mut monitor, &target.dbname)?;
+    settle(&mut monitor, &target.dbname, &since)?;
     let after = snapshot(&mut monitor, target)?;
     if let Some(before) = &pack_before {
         pack_metrics(s.workload, target, before, &mut result)?;

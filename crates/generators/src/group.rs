@@ -141,6 +141,36 @@ impl CommitReader {
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| "pg_stat_database gave no xact_commit".into())
     }
+
+    /// The server's clock now.
+    fn server_now(&mut self) -> Result<String, String> {
+        let r = self
+            .conn
+            .simple_query("SELECT clock_timestamp()::text")
+            .map_err(|e| e.to_string())?;
+        r.iter()
+            .find_map(|res| res.get(0, 0))
+            .map(str::to_string)
+            .ok_or_else(|| "the server gave no time".into())
+    }
+
+    /// How many other client sessions of the database started at `since` or later
+    /// (a role that may not see other users' sessions sees no start time, and none).
+    fn sessions_since(&mut self, since: &str) -> Result<i64, String> {
+        let sql = format!(
+            "SELECT pg_stat_clear_snapshot(); \
+             SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND backend_type = 'client backend' AND pid <> pg_backend_pid() \
+             AND backend_start >= '{}'::timestamptz",
+            since.replace('\'', "''")
+        );
+        let r = self.conn.simple_query(&sql).map_err(|e| e.to_string())?;
+        r.iter()
+            .rev()
+            .find_map(|res| res.get(0, 0))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| "pg_stat_activity gave no count".into())
+    }
 }
 
 impl Drop for CommitReader {
@@ -150,15 +180,29 @@ impl Drop for CommitReader {
     }
 }
 
-/// The database's committed transactions now.
-fn commits(conninfo: &str) -> Result<i64, String> {
-    CommitReader::open(conninfo)?.read()
+/// The database's committed transactions now, and the server's clock (to tell the
+/// sessions that connect from then on from those that were there before).
+fn commits(conninfo: &str) -> Result<(i64, String), String> {
+    let mut reader = CommitReader::open(conninfo)?;
+    let since = reader.server_now()?;
+    Ok((reader.read()?, since))
 }
 
-/// The server's commits after the generators: statistics reach the shared view when a
-/// session ends or idles, so read until two reads a moment apart agree.
-fn settled_commits(conninfo: &str) -> Result<i64, String> {
+/// How long [`settled_commits`] waits for the generators' sessions to end.
+const SESSIONS_END_WAIT: Duration = Duration::from_secs(30);
+
+/// The server's commits after the generators. First every session that connected to
+/// the database since `since` has ended (at most [`SESSIONS_END_WAIT`]): a session's
+/// statistics reach the shared views before it leaves `pg_stat_activity` (PostgreSQL
+/// 15 and later), and on a busy machine a backend can exit well after its client.
+/// Then reads until two reads a moment apart agree (older servers pass statistics
+/// through a collector process).
+fn settled_commits(conninfo: &str, since: &str) -> Result<i64, String> {
     let mut reader = CommitReader::open(conninfo)?;
+    let deadline = std::time::Instant::now() + SESSIONS_END_WAIT;
+    while reader.sessions_since(since)? > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let mut last = reader.read()?;
     for _ in 0..20 {
         std::thread::sleep(Duration::from_millis(700));
@@ -387,8 +431,8 @@ pub fn run_wait(a: &WaitArgs) -> Result<i32, String> {
         write_merged_json(&merged, p).map_err(|e| format!("writing {}: {e}", p.display()))?;
     }
     let mut code = 0;
-    if let (Some(server), Some(before)) = (&a.server, before) {
-        let after = settled_commits(server)?;
+    if let (Some(server), Some((before, since))) = (&a.server, before) {
+        let after = settled_commits(server, &since)?;
         let server_commits = after - before;
         let clients = merged.result.totals.transactions as i64;
         let pct = if clients > 0 {
