@@ -222,6 +222,35 @@ impl TestServer {
         }
     }
 
+    /// Waits until no client session is connected to `db`, and panics naming them
+    /// after a minute. A session's statistics reach the shared views before it leaves
+    /// `pg_stat_activity` (PostgreSQL 15 and later), so counters read afterwards hold
+    /// what the ended sessions did; a backend exits a moment after its client has gone,
+    /// and on a busy machine that moment can be long. It asks from the `postgres`
+    /// database, so that its own queries are not counted in `db`'s statistics.
+    pub fn wait_for_sessions_to_end(&self, db: &str) {
+        let others = format!(
+            "FROM pg_stat_activity WHERE datname = '{}' AND backend_type = 'client backend' \
+             AND pid <> pg_backend_pid()",
+            db.replace('\'', "''")
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self
+            .psql("postgres", &format!("SELECT count(*) {others}"))
+            .trim()
+            != "0"
+        {
+            if std::time::Instant::now() > deadline {
+                let left = self.psql(
+                    "postgres",
+                    &format!("SELECT pid, application_name, state, query {others}"),
+                );
+                panic!("pgsurge test fixture: sessions still on {db} after a minute:\n{left}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Like [`TestServer::psql`] but returns the error instead of panicking.
     pub fn try_psql(&self, db: &str, sql: &str) -> Result<String> {
         self.cluster.psql(db, sql)

@@ -390,6 +390,25 @@ fn commits(lab: &Lab) -> i64 {
     .expect("xact_commit")
 }
 
+/// Waits until no session is connected to the `bench` database: a session's statistics
+/// reach the shared views before it leaves `pg_stat_activity`, and on a busy machine a
+/// backend can exit well after its client.
+fn wait_for_sessions_to_end(lab: &Lab) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lab
+        .psql(
+            "postgres",
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = 'bench' \
+             AND backend_type = 'client backend'",
+        )
+        .trim()
+        != "0"
+    {
+        assert!(Instant::now() < deadline, "sessions left on bench");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// `pgsurge dist ssh` on `hosts` with `clients` in total; the merged document and
 /// the generators' own, from the output directory.
 fn dist_ssh(
@@ -477,6 +496,7 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
 
     // 4 hosts × 8 clients, select-only, 3 s, one start.
     let four = lab.dir.join("four");
+    wait_for_sessions_to_end(&lab);
     let before = commits(&lab);
     let (out, err, code) = dist_ssh(
         &lab,
@@ -501,8 +521,7 @@ fn four_ssh_generators_in_namespaces_merge_exactly_and_match_the_server() {
         "stdout:\n{out}\nstderr:\n{err}\nsshd:\n{}",
         sshd_logs()
     );
-    // Backends flush their statistics when they exit.
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_for_sessions_to_end(&lab);
     let after = commits(&lab);
     assert!(out.contains("number of generators: 4\n"), "{out}");
     assert!(out.contains("number of clients: 32\n"), "{out}");
