@@ -31,9 +31,11 @@ duration = 3
 [hygiene]
 vacuum = false
 checkpoint = false
+# Time for the generator processes to start and connect before the common start,
+# on a busy machine too.
 [distributed]
 generators = 2
-start_in = 2
+start_in = 5
 "#,
             srv.conninfo(&db)
         ),
@@ -105,9 +107,10 @@ duration = 1
 [hygiene]
 vacuum = false
 checkpoint = false
+# A generator process that comes up after the common start is refused.
 [distributed]
 generators = 2
-start_in = 1
+start_in = 5
 deadline_margin = 2
 "#,
             srv.conninfo(&db)

@@ -9,7 +9,7 @@
 //! `--store` and the generator options.
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use pgsurge_results::RunResult;
 use pgsurge_server::testing::TestServer;
@@ -75,6 +75,8 @@ fn generators_through_a_postgres_store_are_waited_for_and_merged_exactly() {
          alter table pgbench_history set (autovacuum_enabled = off)",
     );
     let dir = pgsurge_testkit::scratch_dir("dist-group");
+    // The sessions before the run have published their statistics.
+    srv.wait_for_sessions_to_end(&db);
 
     // The coordinator first: it takes the server's commit count before the start.
     let merged_path = dir.path().join("merged.json");
@@ -98,12 +100,13 @@ fn generators_through_a_postgres_store_are_waited_for_and_merged_exactly() {
             &merged_arg,
         ],
     );
-    std::thread::sleep(Duration::from_millis(500));
+    // Time for the coordinator to take its count and for the generators to start and
+    // connect before the common start, on a busy machine too.
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
-        + 3;
+        + 6;
     let start_at = format!("--start-at={start}");
     let generators: Vec<(Child, std::path::PathBuf)> = (0..3)
         .map(|i| {

@@ -52,7 +52,8 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
     let merged_json = dir.path().join("merged.json");
     let json = format!("--json={}", merged_json.display());
 
-    // Backends flush their statistics when they exit; wait for psql's own to settle.
+    // The sessions before the run (the load, psql's) have published their statistics.
+    srv.wait_for_sessions_to_end(&db);
     let before = commits(srv, &db);
     let (out, err, code) = pgsurge(
         srv,
@@ -64,7 +65,9 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
             "-c",
             "8",
             "--random-seed=7",
-            "--start-in=2",
+            // Time for the four processes to start and connect before the common
+            // start, on a busy machine too.
+            "--start-in=5",
             &out_dir,
             &json,
             "--",
@@ -76,7 +79,7 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
         ],
     );
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    srv.wait_for_sessions_to_end(&db);
     let after = commits(srv, &db);
 
     let gens: Vec<RunResult> = (0..4)
@@ -107,7 +110,8 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
     let m = decode(merged.totals.latency.histogram.as_deref().expect("merged")).unwrap();
     assert_eq!(buckets(&m), buckets(&sum_h.expect("four")));
 
-    // One intended start; every generator started within 100 ms of it; derived seeds.
+    // One intended start; every generator started at it, not before and not much later
+    // (a thread woken on a busy machine may wait its turn for a core); derived seeds.
     let intended = gens[0]
         .generator
         .as_ref()
@@ -121,7 +125,7 @@ fn four_local_generators_merge_exactly_and_match_the_server() {
         assert_eq!(gi.name, format!("local-{i}"));
         let late = gi.actual_start_unix_us - intended;
         assert!(
-            (0..100_000).contains(&late),
+            (0..500_000).contains(&late),
             "generator {i} started {late} µs after --start-at"
         );
         assert_eq!(g.options.clients, 2);
@@ -184,7 +188,9 @@ fn a_hung_generator_is_stopped_at_its_deadline_and_named() {
             "2",
             "-c",
             "2",
-            "--start-in=1",
+            // Time for the processes to start before the common start (one that comes
+            // up after it is refused), on a busy machine too.
+            "--start-in=5",
             "--deadline=3",
             &format!("--out-dir={}", out_dir.display()),
             "--",

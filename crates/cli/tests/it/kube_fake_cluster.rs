@@ -195,10 +195,12 @@ duration = 3
 [hygiene]
 vacuum = false
 checkpoint = false
+# Time for the fake kubectl (a Python program) and the pods it starts to come up
+# before the common start, on a busy machine too.
 [distributed]
 launcher = "kube"
 generators = 2
-start_in = 3
+start_in = 6
 [distributed.kube]
 image = "registry.example/pgsurge:test"
 kubectl = "{kubectl}"
@@ -360,8 +362,9 @@ struct Failed {
     groups: String,
 }
 
-/// Runs a one-test kube campaign meant to fail (None without python3).
-fn failing_campaign(name: &str, secrets: Value, kube: &str) -> Option<Failed> {
+/// Runs a one-test kube campaign meant to fail, waiting `wait_timeout` seconds for the
+/// pods' results (None without python3).
+fn failing_campaign(name: &str, secrets: Value, wait_timeout: u32, kube: &str) -> Option<Failed> {
     let dir = pgsurge_testkit::scratch_dir("kube-fake-cluster");
     let cluster = Cluster::new(dir.path(), secrets)?;
     let srv = TestServer::shared();
@@ -386,17 +389,18 @@ duration = 1
 [hygiene]
 vacuum = false
 checkpoint = false
+# The pods fail before the common start, however late they start.
 [distributed]
 launcher = "kube"
 generators = 2
-start_in = 1
+start_in = 600
 [distributed.kube]
 image = "registry.example/pgsurge:test"
 kubectl = "{kubectl}"
 secret = "pgsurge-db"
 store = "host=127.0.0.1 port={port} user=postgres dbname={store_db}"
 host = "127.0.0.1"
-wait_timeout = 3
+wait_timeout = {wait_timeout}
 {kube}
 "#,
             target = srv.conninfo(&db),
@@ -437,7 +441,12 @@ fn pods_that_cannot_start_fail_the_test_after_the_wait_and_the_job_is_deleted() 
         calls,
         kubectl,
         groups,
-    }) = failing_campaign("kube_no_key", serde_json::json!({ "pgsurge-db": {} }), "")
+    }) = failing_campaign(
+        "kube_no_key",
+        serde_json::json!({ "pgsurge-db": {} }),
+        3,
+        "",
+    )
     else {
         return;
     };
@@ -482,6 +491,9 @@ fn pods_that_cannot_connect_fail_the_test_once_and_the_job_is_kept() {
     }) = failing_campaign(
         "kube_refused",
         serde_json::json!({ "pgsurge-db": { "password": "x" } }),
+        // Long enough for the pods to start and fail on a busy machine: the wait
+        // ends only by its timeout.
+        15,
         "port = 1\nkeep_job = true",
     )
     else {
@@ -558,7 +570,8 @@ fn kube_job_with_a_store_group_is_merged_by_dist_wait() {
             "-R",
             "300",
             "--random-seed=11",
-            "--start-in=3s",
+            // Time to apply the Job (a Python program) and start its pods.
+            "--start-in=6s",
             "--name=kube-wait",
             "--namespace=bench",
             if yaml {

@@ -105,7 +105,9 @@ fn the_jobs_pods_played_by_processes_merge_into_the_whole_run() {
             "-R",
             "300",
             "--random-seed=11",
-            "--start-in=3s",
+            // Time for the pods (processes this test starts) to come up before the
+            // common start, on a busy machine too.
+            "--start-in=6s",
             "--name=kube-test",
             "--format=json",
             "--conninfo-secret=pgsurge-db",
