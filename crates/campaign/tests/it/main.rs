@@ -7,5 +7,6 @@ mod existing_server;
 mod matrix_hooks;
 mod pg_versions;
 mod remote_server;
+mod series;
 mod set_inputs;
 mod throwaway_data_dir;
