@@ -121,7 +121,10 @@ mod tests {
         let t = WakeTimer::new().expect("timerfd");
         let start = now_ns();
         t.arm_at_monotonic(start + 30_000_000).expect("arm");
-        assert_eq!(wait(&t, 10), 0, "not before its time");
+        // Not before its time (a thread that waited for a core past it finds it fired).
+        if wait(&t, 10) == 1 {
+            assert!(now_ns() - start >= 29_000_000, "fired before its time");
+        }
         assert_eq!(wait(&t, 1000), 1);
         assert!(now_ns() - start >= 29_000_000);
         t.drain();
