@@ -1,8 +1,10 @@
 //! Ctrl-C and SIGTERM stop `pgsurge bench` promptly: a `\sleep`, a `-R` wait or a
 //! statement running on the server (cancelled there) does not hold the report back;
-//! what completed before the signal is reported within about a second, with exit
-//! status 2 and no client reported as aborted. A second signal ends the process at
-//! once, killed by it, without a report.
+//! what completed before the signal is reported at once (a statement the cancel does
+//! not end holds it back for about a second), with exit status 2 and no client
+//! reported as aborted. A second signal ends the process at once, killed by it,
+//! without a report. "At once" is checked against the waits interrupted, which are
+//! half a minute and more: a busy machine may take seconds to schedule the process.
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -10,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use pgsurge_server::testing::TestServer;
 
-/// How soon after the signal the run must have ended.
-const PROMPT: Duration = Duration::from_secs(2);
+/// How soon after the signal the run must have ended: far less than the waits it
+/// interrupts (30 s and more), far more than a busy machine takes to act on it.
+const PROMPT: Duration = Duration::from_secs(15);
 
 fn bench(srv: &TestServer, args: &[&str]) -> Child {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
@@ -54,7 +57,7 @@ fn write_script(dir: &Path, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// Runs `sql` (one number out) on `db` until `ok` accepts the value; panics after 20 s.
+/// Runs `sql` (one number out) on `db` until `ok` accepts the value; panics after 60 s.
 fn wait_for(srv: &TestServer, db: &str, sql: &str, ok: impl Fn(i64) -> bool) -> i64 {
     let start = Instant::now();
     loop {
@@ -63,8 +66,8 @@ fn wait_for(srv: &TestServer, db: &str, sql: &str, ok: impl Fn(i64) -> bool) -> 
             return v;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "still {v} after 20 s: {sql}"
+            start.elapsed() < Duration::from_secs(60),
+            "still {v} after 60 s: {sql}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -117,6 +120,32 @@ fn assert_stopped_promptly(out: &Output, elapsed: Duration, sig: &str) -> String
     );
     assert!(!stderr.contains("aborted"), "{stderr}");
     stdout
+}
+
+/// Waits until `sig`, sent to process `pid`, has been delivered (it is pending no
+/// more); panics after a minute.
+fn wait_delivered(pid: i32, sig: i32) {
+    let bit = 1u64 << (sig - 1);
+    let start = Instant::now();
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+        let pending = status
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("ShdPnd:")
+                    .or_else(|| l.strip_prefix("SigPnd:"))
+            })
+            .map(|v| u64::from_str_radix(v.trim(), 16).expect("a signal mask"))
+            .fold(0, |a, b| a | b);
+        if pending & bit == 0 {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{sig} still pending"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Resumes a backend stopped with SIGSTOP when the test ends, passed or not.
@@ -181,7 +210,7 @@ fn sigint_cancels_running_statements_on_the_server() {
     let gone = Instant::now();
     wait_for(srv, &db, &running, |n| n == 0);
     assert!(
-        gone.elapsed() < Duration::from_secs(2),
+        gone.elapsed() < Duration::from_secs(30),
         "{:?}",
         gone.elapsed()
     );
@@ -304,8 +333,10 @@ fn a_second_sigint_ends_the_wind_down_at_once() {
     let db = srv.create_database("interrupt_twice");
     let dir = pgsurge_testkit::scratch_dir("bench-interrupt");
     let (mut child, _resume) = run_with_a_frozen_statement(srv, &db, dir.path());
+    // The second signal right after the first was taken (two pending at once would
+    // be one), while the run waits for the statement's answer or its grace is over.
     signal(child.id() as i32, libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_delivered(child.id() as i32, libc::SIGINT);
     assert!(
         child.try_wait().expect("try_wait").is_none(),
         "exited before the statement it cancelled was answered or its grace was over"
@@ -316,10 +347,7 @@ fn a_second_sigint_ends_the_wind_down_at_once() {
     let elapsed = start.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        elapsed < Duration::from_secs(1),
-        "took {elapsed:?} after the second SIGINT"
-    );
+    assert!(elapsed < PROMPT, "took {elapsed:?} after the second SIGINT");
     assert_eq!(
         out.status.signal(),
         Some(libc::SIGINT),

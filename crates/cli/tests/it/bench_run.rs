@@ -69,6 +69,34 @@ fn initialized_db(srv: &TestServer, name: &str) -> String {
     db
 }
 
+/// Waits until `db` has `n` client sessions, asking from the `postgres` database.
+fn wait_for_sessions(srv: &TestServer, db: &str, n: usize) {
+    let sql = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '{db}' \
+         AND backend_type = 'client backend'"
+    );
+    let start = Instant::now();
+    while srv.psql("postgres", &sql).trim() != n.to_string() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no {n} sessions");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the server has counted `n` more commits in `db` than `before`, asking
+/// from the `postgres` database (so that the asking is not counted).
+fn wait_for_commits(srv: &TestServer, db: &str, before: u64, n: u64) {
+    let sql = format!("SELECT xact_commit FROM pg_stat_database WHERE datname = '{db}'");
+    let start = Instant::now();
+    loop {
+        let now: u64 = srv.psql("postgres", &sql).trim().parse().expect("a count");
+        if now >= before + n {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{now} commits");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn write_script(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write script");
@@ -115,22 +143,24 @@ fn bench_connect_per_transaction_and_duration() {
     let start = Instant::now();
     let r = run(srv, &["-n", "-S", "-T", "2", "-c", "2", &db]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(start.elapsed() < Duration::from_secs(10));
+    // Ended by -T (the time to start and connect aside).
+    assert!(start.elapsed() < Duration::from_secs(30));
     assert_eq!(line_value(&r.stdout, "duration: "), Some("2 s"));
     let n: u64 = processed(&r.stdout).parse().expect("count in -T mode");
     assert!(n > 10, "{n} transactions in 2 s");
 }
 
-/// The `-T` end is noticed while every client waits: on the server (each transaction
-/// takes 0.3 s, so each client starts 4 before the end and none after the fourth ends
-/// at 1.2 s) or in a `\sleep` (5 transactions of 0.2 s each), as pgbench counts.
+/// The `-T` end is noticed while every client waits: on the server or in a `\sleep`.
+/// Each transaction takes 0.35 s, so each client starts 3 before the end (the third
+/// at 0.7 s, or up to 0.15 s later per transaction on a busy machine) and none after
+/// the third ends at 1.05 s, as pgbench counts.
 #[test]
 fn bench_duration_ends_while_clients_wait() {
     let srv = TestServer::shared();
     let dir = pgsurge_testkit::scratch_dir("bench-run");
     for (name, text, want) in [
-        ("server.sql", "SELECT pg_sleep(0.3);\n", "8"),
-        ("sleep.sql", "\\sleep 200 ms\nSELECT 1;\n", "10"),
+        ("server.sql", "SELECT pg_sleep(0.35);\n", "6"),
+        ("sleep.sql", "\\sleep 350 ms\nSELECT 1;\n", "6"),
     ] {
         let script = write_script(dir.path(), name, text);
         let start = Instant::now();
@@ -142,7 +172,7 @@ fn bench_duration_ends_while_clients_wait() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn pgsurge");
-        let out = wait_or_kill(child, Duration::from_secs(10));
+        let out = wait_or_kill(child, Duration::from_secs(30));
         let took = start.elapsed();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
@@ -152,7 +182,7 @@ fn bench_duration_ends_while_clients_wait() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(processed(&stdout), want, "{name}: {stdout}");
-        assert!(took < Duration::from_secs(3), "{name}: {took:?}");
+        assert!(took < Duration::from_secs(10), "{name}: {took:?}");
     }
 }
 
@@ -432,12 +462,13 @@ fn bench_server_shutdown_mid_run_aborts_clients_and_reports() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    std::thread::sleep(Duration::from_millis(1500));
+    // The run starts once its four clients are connected.
+    wait_for_sessions(&srv, &db, 4);
     let start = Instant::now();
     srv.cluster().stop();
-    let out = wait_or_kill(child, Duration::from_secs(20));
+    let out = wait_or_kill(child, Duration::from_secs(60));
     assert!(
-        start.elapsed() < Duration::from_secs(20),
+        start.elapsed() < Duration::from_secs(60),
         "hung after shutdown"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -458,12 +489,24 @@ fn bench_server_shutdown_mid_run_aborts_clients_and_reports() {
 fn bench_sigint_stops_gracefully_with_report() {
     let srv = TestServer::shared();
     let db = initialized_db(srv, "sigint");
+    srv.wait_for_sessions_to_end(&db);
+    let before: u64 = srv
+        .psql(
+            "postgres",
+            &format!("SELECT xact_commit FROM pg_stat_database WHERE datname = '{db}'"),
+        )
+        .trim()
+        .parse()
+        .expect("a count");
     let child = bench_cmd(srv, &["-n", "-S", "-c", "2", "-T", "60", &db])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    std::thread::sleep(Duration::from_millis(1500));
+    // Ten commits: beyond the few of the set-up, one of the two clients has committed
+    // more than one, so it has completed one (each sends its next only when it has the
+    // answer to the one before).
+    wait_for_commits(srv, &db, before, 10);
     let start = Instant::now();
     // SAFETY-free: send SIGINT with the kill command.
     let ok = Command::new("kill")
@@ -472,7 +515,8 @@ fn bench_sigint_stops_gracefully_with_report() {
         .expect("kill");
     assert!(ok.success());
     let out = child.wait_with_output().expect("wait");
-    assert!(start.elapsed() < Duration::from_secs(10));
+    // Stopped by the signal, long before -T 60.
+    assert!(start.elapsed() < Duration::from_secs(30));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
