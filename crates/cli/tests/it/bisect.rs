@@ -1,12 +1,14 @@
 //! `pgsurge bisect` over a small history made from PostgreSQL's release tarball — base,
-//! a harmless change, a change that makes every simple-protocol query wait 2 ms, another
-//! harmless change — names the slowing commit. Killed after some steps, it resumes
-//! without measuring those steps again.
+//! a harmless change, a change that makes every simple-protocol query wait 100 ms,
+//! another harmless change — names the slowing commit. Killed after some steps, it
+//! resumes without measuring those steps again.
 //!
-//! The measured script sleeps in the server (`pg_sleep(0.001)`, about 2 ms with the
-//! latch's rounding), so a transaction's time is set by sleeps — about 2 ms before the
-//! slowing commit, 4 ms from it on — rather than by a share of the CPU: the measurement
-//! barely moves when other tests load the machine, and it leaves the cores to them.
+//! The measured script sleeps in the server (`pg_sleep(0.1)`), so a transaction's time
+//! is set by sleeps — 100 ms before the slowing commit, 200 ms from it on — rather than
+//! by a share of the CPU, and it leaves the cores to the other tests. A busy machine
+//! adds milliseconds to each transaction (up to ten and more when every core is taken:
+//! too much for sleeps of one or two milliseconds), which moves the tps of a harmless
+//! commit by far less than the threshold, and the slowing commit's by far more.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -74,11 +76,11 @@ fn bisect_names_the_slowing_commit_and_resumes_after_a_kill() {
     commit_all(&repo, "harmless one");
     let patch = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/slow-simple-query.patch");
     git(&repo, &["apply", patch.to_str().unwrap()]);
-    let slow = commit_all(&repo, "wait 2 ms in every simple query");
+    let slow = commit_all(&repo, "wait 100 ms in every simple query");
     append(&repo.join("COPYRIGHT"), "\n");
     commit_all(&repo, "harmless two");
 
-    std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.001);\n").unwrap();
+    std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.1);\n").unwrap();
     let file = dir.path().join("bisect.toml");
     std::fs::write(
         &file,
@@ -92,7 +94,7 @@ source = "{}"
 configure = ["--without-icu", "--without-readline", "--without-zlib"]
 [matrix]
 scales = [1]
-clients = [2]
+clients = [10]
 scripts = [{{ file = "sleep.sql" }}]
 repeats = 3
 [run]
@@ -123,7 +125,7 @@ query_mode = "simple"
     };
 
     // The slowing commit halves the tps; a threshold of 25 % keeps both the slowing
-    // and the harmless commits far from it (their intervals span about one per cent).
+    // and the harmless commits far from it, on a busy machine too.
     // Killed once the bad end and the middle commit are decided.
     let mut child = bisect()
         .stdout(Stdio::piped())
@@ -133,7 +135,7 @@ query_mode = "simple"
     let mut first_lines = Vec::new();
     for line in BufReader::new(child.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
-        let decided = line.contains("wait 2 ms in every simple query:");
+        let decided = line.contains("wait 100 ms in every simple query:");
         first_lines.push(line);
         if decided {
             break;
@@ -156,7 +158,11 @@ query_mode = "simple"
         String::from_utf8_lossy(&out.stderr)
     );
     // The steps decided before the kill come from the store; the rest is measured.
-    for step in ["good ", "harmless two:", "wait 2 ms in every simple query:"] {
+    for step in [
+        "good ",
+        "harmless two:",
+        "wait 100 ms in every simple query:",
+    ] {
         let line = text
             .lines()
             .find(|l| l.contains(step))
@@ -172,7 +178,7 @@ query_mode = "simple"
     assert!(last_step.last().unwrap().ends_with("→ fine"), "{text}");
     assert_eq!(
         text.lines().last(),
-        Some(format!("first bad commit: {slow} wait 2 ms in every simple query").as_str()),
+        Some(format!("first bad commit: {slow} wait 100 ms in every simple query").as_str()),
         "{text}"
     );
     // One set for the bisect; nothing measured twice: every measurement (a target

@@ -1,5 +1,5 @@
 //! Where the time goes: a campaign whose script sleeps in the server (`SELECT
-//! pg_sleep(0.05)`, wait event `Timeout:PgSleep`) on two existing servers, one with
+//! pg_sleep(0.08)`, wait event `Timeout:PgSleep`) on two existing servers, one with
 //! `pg_stat_statements` preloaded and created in the benchmark database, one without.
 //! Every test must store per-second wait-event samples in which the clients are seen
 //! sleeping; the first must store its top statements with the script's statement
@@ -14,7 +14,7 @@ use pgsurge_store::activity::{self, Statements};
 use pgsurge_store::{RunFilter, Store};
 
 const CLIENTS: f64 = 4.0;
-const PER_CLIENT: i64 = 40;
+const PER_CLIENT: i64 = 25;
 
 #[test]
 fn wait_events_and_top_statements_are_stored_with_each_test() {
@@ -31,7 +31,7 @@ fn wait_events_and_top_statements_are_stored_with_each_test() {
     let without = plain.create_database("waits_plain");
 
     let dir = pgsurge_testkit::scratch_dir("where-time-goes");
-    std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.05);\n").unwrap();
+    std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.08);\n").unwrap();
     let text = format!(
         r#"
 [campaign]
@@ -117,7 +117,7 @@ interval = 0.5
                 .or_default()
                 .insert(m.metric.as_str(), m.value);
         }
-        // 40 sleeps of 50 ms: at least 2 s of run, so 2 or more seconds sampled.
+        // 25 sleeps of 80 ms: at least 2 s of run, so 2 or more seconds sampled.
         assert!(seconds.len() >= 2, "{key}: {seconds:?}");
         for (ts, events) in &seconds {
             // Every event is stored every second (0 when absent), so the lines do
@@ -133,8 +133,9 @@ interval = 0.5
         }
         let sleeping: Vec<f64> = seconds.values().map(|e| e[sleep]).collect();
         let peak = sleeping.iter().cloned().fold(0.0, f64::max);
-        // Each client sleeps 50 ms per transaction and spends well under a millisecond
-        // elsewhere: about 4 sessions sleeping in every full second.
+        // Each client sleeps 80 ms per transaction and spends a millisecond elsewhere
+        // (up to ten and more on a busy machine): about 4 sessions sleeping in every
+        // full second.
         assert!(
             peak >= 0.75 * CLIENTS,
             "{key}: at most {peak} sessions sleeping: {sleeping:?}"
@@ -153,10 +154,10 @@ interval = 0.5
                 assert!(source.starts_with("pg_stat_statements 1."), "{source}");
                 let first = &top[0];
                 assert!(first.query.contains("pg_sleep"), "{key}: {top:?}");
-                // Called once per transaction, one row each, ≥ 50 ms each.
+                // Called once per transaction, one row each, ≥ 80 ms each.
                 assert_eq!(first.calls, transactions, "{key}: {first:?}");
                 assert_eq!(first.rows, transactions, "{key}: {first:?}");
-                assert!(first.mean_ms >= 50.0 && first.mean_ms < 1000.0, "{first:?}");
+                assert!(first.mean_ms >= 80.0 && first.mean_ms < 1000.0, "{first:?}");
                 assert!(
                     (first.total_ms - first.mean_ms * transactions as f64).abs() < 1e-6,
                     "{first:?}"
