@@ -813,12 +813,18 @@ mod tests {
     #[test]
     fn the_ticker_ticks_while_the_work_runs() {
         let ticks = AtomicUsize::new(0);
+        // The work lasts until it has seen a second tick (or a minute has passed).
         with_ticker(
             Duration::from_millis(1),
             || {
                 ticks.fetch_add(1, Ordering::Relaxed);
             },
-            || std::thread::sleep(Duration::from_millis(100)),
+            || {
+                let t0 = Instant::now();
+                while ticks.load(Ordering::Relaxed) < 2 && t0.elapsed() < Duration::from_secs(60) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            },
         );
         assert!(ticks.load(Ordering::Relaxed) >= 2);
     }

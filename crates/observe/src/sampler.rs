@@ -591,21 +591,33 @@ mod tests {
     fn client_sampler_sees_a_busy_driver_thread() {
         let mut c = ClientSampler::default();
         let mut out = Vec::new();
-        let spin = std::thread::Builder::new()
-            .name("pgsurge-0".into())
-            .spawn(|| {
-                let t0 = Instant::now();
-                let mut x = 0u64;
-                while t0.elapsed() < Duration::from_millis(700) {
-                    x = std::hint::black_box(x.wrapping_add(1));
-                }
-                x
-            })
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        // The thread spins from before the first sample until after the second, however
+        // long this thread waits for a core in between.
+        let (started, done) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let spin = {
+            let (started, done) = (Arc::clone(&started), Arc::clone(&done));
+            std::thread::Builder::new()
+                .name("pgsurge-0".into())
+                .spawn(move || {
+                    started.store(true, Ordering::SeqCst);
+                    let mut x = 0u64;
+                    while !done.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_add(1));
+                    }
+                    x
+                })
+                .unwrap()
+        };
+        while !started.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
         c.sample(now_epoch(), &mut out).unwrap();
         std::thread::sleep(Duration::from_millis(500));
         c.sample(now_epoch(), &mut out).unwrap();
+        done.store(true, Ordering::SeqCst);
         spin.join().unwrap();
         let t = out
             .iter()

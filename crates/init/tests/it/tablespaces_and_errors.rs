@@ -190,6 +190,22 @@ fn generating_without_tables_fails_like_pgbench() {
     assert_same_failure("no tables", &theirs, &ours);
 }
 
+/// Waits (up to a minute) until the session `pid` is loading `pgbench_accounts`.
+fn wait_for_the_accounts_copy(srv: &TestServer, pid: i32) {
+    let sql = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active' \
+         AND query LIKE 'copy pgbench_accounts%'"
+    );
+    let start = std::time::Instant::now();
+    while srv.psql("postgres", &sql).trim() != "1" {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the load of pgbench_accounts never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn cancel_flag_cancels_the_running_step_and_commits_nothing() {
     use pgsurge_init::{initialize_with, InitContext, MonotonicClock};
@@ -199,6 +215,7 @@ fn cancel_flag_cancels_the_running_step_and_commits_nothing() {
     let srv = TestServer::shared();
     let db = srv.create_database("init_cancel");
     let mut conn = connect(srv, &db, None);
+    let pid = conn.backend_pid();
     // Big enough that client-side generation is still running when the flag is set.
     let spec = InitSpec {
         steps: "dtg".into(),
@@ -216,7 +233,7 @@ fn cancel_flag_cancels_the_running_step_and_commits_nothing() {
     let started = Instant::now();
     let result = std::thread::scope(|s| {
         s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(700));
+            wait_for_the_accounts_copy(srv, pid);
             flag.store(true, Ordering::Release);
         });
         initialize_with(&mut conn, &spec, &mut err, &ctx)
@@ -257,7 +274,7 @@ fn backend_killed_mid_generation_is_a_clean_exit_1() {
     let started = Instant::now();
     let run = std::thread::scope(|s| {
         s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(700));
+            wait_for_the_accounts_copy(srv, pid);
             srv.psql("postgres", &format!("select pg_terminate_backend({pid})"));
         });
         let mut err = Vec::new();

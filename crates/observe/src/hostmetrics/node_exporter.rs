@@ -664,7 +664,8 @@ mod client_tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("TLS") && !e.contains("s3cr"), "{e}");
-        assert!(start.elapsed() < Duration::from_secs(8));
+        // Errors, not hangs: within the timeouts (and the time to notice them).
+        assert!(start.elapsed() < Duration::from_secs(30));
         let _ = server.join();
     }
 }

@@ -55,7 +55,7 @@ fn shared_server_stops_when_the_test_process_is_killed() {
         wait_gone(pid, 30),
         "shared server {pid} survived its killed test process"
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while data.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }

@@ -404,7 +404,7 @@ fn connect_timeout_against_a_server_that_never_answers() {
         format!("connection to server at \"127.0.0.1\", port {port} failed: timeout expired")
     );
     assert!(
-        took >= Duration::from_millis(1900) && took < Duration::from_secs(6),
+        took >= Duration::from_millis(1900) && took < Duration::from_secs(30),
         "{took:?}"
     );
     if let Some(p) = common::psql_error(

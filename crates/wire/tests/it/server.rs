@@ -248,14 +248,30 @@ fn cancel_interrupts_a_running_query() {
     for conninfo in [srv.conninfo("postgres"), srv.tcp_conninfo("postgres")] {
         let mut c = Connection::connect(&config(&conninfo)).expect("connect");
         let token = c.cancel_token();
+        let pid = c.backend_pid();
+        let watch = conninfo.clone();
+        // The cancel is sent once the query runs (one sent before would find the
+        // session idle, and be lost).
         let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
+            let mut w = Connection::connect(&config(&watch)).expect("connect");
+            let sql = format!(
+                "select count(*) from pg_stat_activity where pid = {pid} and state = 'active'"
+            );
+            let start = Instant::now();
+            while w.simple_query(&sql).expect("pg_stat_activity")[0].get(0, 0) != Some("1") {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "the query never ran"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
             token.cancel()
         });
         let t0 = Instant::now();
-        let e = c.execute("select pg_sleep(20)").expect_err("cancelled");
+        let e = c.execute("select pg_sleep(60)").expect_err("cancelled");
         assert_eq!(e.code(), Some("57014"), "{e}");
-        assert!(t0.elapsed() < Duration::from_secs(10));
+        // Ended by the cancel, not by the end of the sleep.
+        assert!(t0.elapsed() < Duration::from_secs(45));
         t.join().expect("thread").expect("cancel sent");
         c.execute("select 1").expect("still usable");
     }

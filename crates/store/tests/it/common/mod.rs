@@ -441,9 +441,11 @@ pub fn set_locks(location: &str) {
     let mut record3 = sample_set();
     record3.name = "campaign-race".into();
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+    let tried = std::sync::Arc::new(std::sync::Barrier::new(4));
     let handles: Vec<_> = (0..4)
         .map(|_| {
             let bar = barrier.clone();
+            let tried = tried.clone();
             let loc = location.to_string();
             let rec = record3.clone();
             std::thread::spawn(move || {
@@ -451,7 +453,7 @@ pub fn set_locks(location: &str) {
                 bar.wait();
                 let r = s.claim_set(&rec, false);
                 // Hold the lock until every thread has tried.
-                std::thread::sleep(std::time::Duration::from_millis(1500));
+                tried.wait();
                 r.map(|(id, lock)| {
                     drop(lock);
                     id
