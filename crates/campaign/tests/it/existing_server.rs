@@ -11,7 +11,12 @@ use pgsurge_server::testing::TestServer;
 use pgsurge_store::{RunFilter, Store};
 
 fn campaign(name: &str, conninfo: &str, scales: &str, init: &str) -> Campaign {
-    let text = format!(
+    let text = campaign_text(name, conninfo, scales, init);
+    Campaign::parse(&text, "existing.toml", Path::new(".")).unwrap()
+}
+
+fn campaign_text(name: &str, conninfo: &str, scales: &str, init: &str) -> String {
+    format!(
         r#"
 [campaign]
 name = "{name}"
@@ -37,8 +42,7 @@ checkpoint = false
 [sampling]
 interval = 0.5
 "#
-    );
-    Campaign::parse(&text, "existing.toml", Path::new(".")).unwrap()
+    )
 }
 
 /// (test key, scale, init_performed) of every run of a set, in run order.
@@ -122,14 +126,23 @@ fn a_resume_during_the_second_scale_loads_nothing_again() {
     let dir = pgsurge_testkit::scratch_dir("existing-server");
     let path = dir.path().join("r.db");
     let mut store = Store::open(path.to_str().unwrap()).unwrap();
-    let c = campaign("resume", &ci, "[1, 2]", "");
-    // Stop as soon as the first test of scale 2 is stored (the second is then in hand).
+    // Stop as soon as the first test of scale 2 is stored, while the second is in hand:
+    // its before_test hook waits for the stop (however long the watcher takes to see
+    // the first stored, on a busy machine).
+    let stopped = dir.path().join("stopped");
+    let text = format!(
+        "{}\n[hooks]\nbefore_test = \"\"\"\ncase $PGSURGE_TEST_KEY in */s2/*/c2/*)\n  \
+         while [ ! -e '{}' ]; do sleep 0.05; done;;\nesac\n\"\"\"\n",
+        campaign_text("resume", &ci, "[1, 2]", ""),
+        stopped.display()
+    );
+    let c = Campaign::parse(&text, "existing.toml", Path::new(".")).unwrap();
     let stop = StopFlag::new();
     let watcher = {
         let stop = stop.clone();
         let path = path.clone();
         std::thread::spawn(move || {
-            for _ in 0..600 {
+            for _ in 0..6000 {
                 std::thread::sleep(Duration::from_millis(100));
                 if let Ok(mut s) = Store::open(path.to_str().unwrap()) {
                     let n = s
@@ -138,6 +151,7 @@ fn a_resume_during_the_second_scale_loads_nothing_again() {
                         .unwrap_or(0);
                     if n >= 1 {
                         stop.raise();
+                        std::fs::write(&stopped, "").unwrap();
                         return;
                     }
                 }
