@@ -79,9 +79,35 @@ struct BuildArgs {
 
 #[derive(Debug, Args)]
 struct BuildsArgs {
-    /// Remove every cached build (builds running now are left alone).
+    /// Remove every cached build but those running now and those a recorded or running
+    /// server uses (named on stderr).
     #[arg(long)]
     prune: bool,
+}
+
+/// Who uses a build, shortly: the servers by name, the processes (a server's
+/// postmaster and its children) by count and their first pids.
+fn users_text(who: &[String]) -> String {
+    let (processes, others): (Vec<&String>, Vec<&String>) =
+        who.iter().partition(|w| w.starts_with("process "));
+    let mut parts: Vec<String> = others.iter().map(|w| w.to_string()).collect();
+    match processes.len() {
+        0 => {}
+        1 => parts.push(processes[0].clone()),
+        n => {
+            let shown: Vec<&str> = processes
+                .iter()
+                .take(3)
+                .map(|p| p.trim_start_matches("process "))
+                .collect();
+            parts.push(format!(
+                "{n} processes: {}{}",
+                shown.join(", "),
+                if n > 3 { ", …" } else { "" }
+            ));
+        }
+    }
+    parts.join("; ")
 }
 
 fn parse_system(text: &str) -> std::result::Result<crate::source_build::BuildSystem, String> {
@@ -157,7 +183,7 @@ pub(crate) fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -
         Command::Status(a) => status(&state_dir, a, out),
         Command::Env(a) => env(&state_dir, a, out, err),
         Command::Build(a) => build(a, out, err),
-        Command::Builds(a) => builds(a, out, err),
+        Command::Builds(a) => builds(&state_dir, a, out, err),
     };
     match result {
         Ok(code) => code,
@@ -206,20 +232,35 @@ fn build(a: BuildArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> 
     Ok(0)
 }
 
-fn builds(a: BuildsArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> {
+fn builds(
+    state_dir: &Path,
+    a: BuildsArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32> {
     if a.prune {
-        let (removed, freed, busy) = crate::source_build::prune_builds()?;
+        let users = crate::source_build::build_users(&state::load_all(state_dir));
+        let p = crate::source_build::prune_builds(&users)?;
         let _ = writeln!(
             err,
-            "pgsurge: removed {removed} build{} ({:.1} MB){}",
-            if removed == 1 { "" } else { "s" },
-            freed as f64 / 1e6,
-            if busy > 0 {
-                format!("; {busy} in progress left alone")
+            "pgsurge: removed {} build{} ({:.1} MB){}",
+            p.removed,
+            if p.removed == 1 { "" } else { "s" },
+            p.freed as f64 / 1e6,
+            if p.building > 0 {
+                format!("; {} in progress left alone", p.building)
             } else {
                 String::new()
             }
         );
+        for (key, who) in &p.in_use {
+            let _ = writeln!(
+                err,
+                "pgsurge: kept build {}: in use by {}",
+                crate::source_build::short(key),
+                users_text(who)
+            );
+        }
         return Ok(0);
     }
     let list = crate::source_build::list_builds()?;

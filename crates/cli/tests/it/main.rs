@@ -10,6 +10,7 @@ mod bench_run;
 mod bench_store;
 mod bisect;
 mod build_cache;
+mod build_prune;
 mod campaign_distributed;
 mod campaign_faults;
 mod campaign_resume;

@@ -190,11 +190,72 @@ pub fn list_builds() -> Result<Vec<CachedBuild>> {
     Ok(builds)
 }
 
-/// Empties the cache except builds running now; returns (entries removed, bytes freed,
-/// entries skipped because a build holds them).
-pub fn prune_builds() -> Result<(usize, u64, usize)> {
+/// Something that uses a build: a recorded server's binaries or a running process's
+/// executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildUser {
+    /// The directory or file it uses.
+    pub path: PathBuf,
+    /// Who it is, for people: `server /data (pid 4242, port 5433)`, `process 4243
+    /// (postgres)`.
+    pub who: String,
+}
+
+/// The users any build may have: the servers `pgsurge server start` recorded (their
+/// binaries directory, whether or not they run now) and every running process whose
+/// executable can be read (a campaign's throwaway servers, servers started by hand).
+pub fn build_users(records: &[crate::state::ServerRecord]) -> Vec<BuildUser> {
+    let mut users: Vec<BuildUser> = records
+        .iter()
+        .map(|r| BuildUser {
+            path: fs::canonicalize(&r.bin_dir).unwrap_or_else(|_| r.bin_dir.clone()),
+            who: format!(
+                "server {} (pid {}, port {})",
+                r.data_dir.display(),
+                r.pid,
+                r.port
+            ),
+        })
+        .collect();
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return users;
+    };
+    for e in procs.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(exe) = fs::read_link(e.path().join("exe")) else {
+            continue;
+        };
+        let name = exe
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        users.push(BuildUser {
+            path: exe,
+            who: format!("process {pid} ({name})"),
+        });
+    }
+    users
+}
+
+/// What [`prune_builds`] did.
+#[derive(Debug, Clone, Default)]
+pub struct Pruned {
+    /// Entries removed.
+    pub removed: usize,
+    /// Bytes freed.
+    pub freed: u64,
+    /// Entries left alone because a build of their key is running.
+    pub building: usize,
+    /// Builds kept because something uses them: the key and who uses it.
+    pub in_use: Vec<(String, Vec<String>)>,
+}
+
+/// Empties the cache except builds running now and builds that one of `users` uses.
+pub fn prune_builds(users: &[BuildUser]) -> Result<Pruned> {
     let cache = BuildCache::open()?;
-    let (mut removed, mut freed, mut busy) = (0, 0, 0);
+    let mut pruned = Pruned::default();
     for entry in fs::read_dir(&cache.root).map_err(|e| ServerError::io(&cache.root, e))? {
         let Ok(entry) = entry else { continue };
         let dir = entry.path();
@@ -207,15 +268,25 @@ pub fn prune_builds() -> Result<(usize, u64, usize)> {
         let e = cache.entry(&key);
         let Ok(_lock) = Flock::lock(lock_file(&e.lock_path)?, FlockArg::LockExclusiveNonblock)
         else {
-            busy += 1;
+            pruned.building += 1;
             continue;
         };
-        freed += disk_usage(&dir);
+        let real = fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        let who: Vec<String> = users
+            .iter()
+            .filter(|u| u.path.starts_with(&real) || u.path.starts_with(&dir))
+            .map(|u| u.who.clone())
+            .collect();
+        if !who.is_empty() {
+            pruned.in_use.push((key, who));
+            continue;
+        }
+        pruned.freed += disk_usage(&dir);
         remove_all(&dir)?;
         let _ = fs::remove_file(&e.lock_path);
-        removed += 1;
+        pruned.removed += 1;
     }
-    Ok((removed, freed, busy))
+    Ok(pruned)
 }
 
 fn disk_usage(path: &Path) -> u64 {

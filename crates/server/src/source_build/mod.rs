@@ -12,7 +12,7 @@
 //! copying it into a private work directory, so the user's tree or checkout is never
 //! touched), `patches` (applying them in order), `compile` (configure or meson, make or
 //! ninja, install, with progress and a log), `cache` (keys, the lock that keeps two
-//! builds of one key apart, listing and pruning).
+//! builds of one key apart, listing, and pruning all but the builds in use).
 
 mod cache;
 mod compile;
@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use crate::error::{Result, ServerError};
 
-pub use cache::{list_builds, prune_builds, CachedBuild};
+pub use cache::{build_users, list_builds, prune_builds, BuildUser, CachedBuild, Pruned};
 pub use compile::BuildSystem;
 pub use record::{BuildInfo, PatchInfo};
 
