@@ -17,8 +17,9 @@
 
 use crate::matrix::TestPlan;
 use crate::spec::CapacitySection;
+use pgsurge_analysis::describe::{mean, median};
+use pgsurge_analysis::interval::mean_interval;
 use pgsurge_store::{Run, RunFilter, Store};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Fraction of the target rate the runs must reach on average.
 const KEEP_UP: f64 = 0.9;
@@ -147,11 +148,7 @@ pub fn judge(rate: f64, runs: &[&Run], cap: &CapacitySection) -> Step {
         .filter_map(|r| r.record.latency_percentile_ms(cap.percentile))
         .collect();
     let tps: Vec<f64> = runs.iter().filter_map(|r| r.record.tps).collect();
-    let mean_tps = if tps.is_empty() {
-        0.0
-    } else {
-        tps.iter().sum::<f64>() / tps.len() as f64
-    };
+    let mean_tps = if tps.is_empty() { 0.0 } else { mean(&tps) };
     let median_ms = median(&values);
     let bound = cap.bound_ms();
     let why = if let Some(bad) = runs.iter().find(|r| r.record.status != "ok") {
@@ -181,33 +178,6 @@ pub fn judge(rate: f64, runs: &[&Run], cap: &CapacitySection) -> Step {
         pass: why.is_empty(),
         why,
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-/// 95 % Student's t interval of the mean of `v` (None with fewer than two values).
-fn interval(v: &[f64]) -> Option<(f64, f64)> {
-    if v.len() < 2 {
-        return None;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let t = StudentsT::new(0.0, 1.0, n - 1.0).ok()?.inverse_cdf(0.975);
-    let half = t * (var / n).sqrt();
-    Some((mean - half, mean + half))
 }
 
 /// The most steps one cell's search can take: the first rate, doubling up to
@@ -290,7 +260,10 @@ pub fn search(
     }
     let at_rate_ms = lo
         .and_then(|l| steps.iter().find(|s| s.rate == l))
-        .map(|s| (s.median_ms, interval(&s.values_ms)));
+        .map(|s| {
+            let ci = mean_interval(&s.values_ms, 0.95).map(|i| (i.low, i.high));
+            (s.median_ms, ci)
+        });
     Ok(Some(CapacityResult {
         cell,
         rate: lo,

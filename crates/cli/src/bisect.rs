@@ -17,7 +17,8 @@ use std::process::Command;
 use clap::Parser;
 use pgsurge_campaign::{run_campaign, Campaign, RunOptions, SetIdentity};
 use pgsurge_engine::stop::StopFlag;
-use pgsurge_report::compare::{Comparison, Verdict};
+use pgsurge_report::compare::{Comparison, Dimension, Verdict};
+use pgsurge_report::{compare_sides, CompareRequest, Side};
 use pgsurge_store::Store;
 
 /// Exit status when a step stays inconclusive after its tries.
@@ -310,27 +311,14 @@ impl Bisection<'_> {
 /// cell: every measurement of a commit is a target of its own (`… try 2`), and all of
 /// a commit's runs are pooled.
 fn compare_runs(store: &str, good: &[i64], candidate: &[i64]) -> Result<Comparison, String> {
-    let ids = |r: &[i64]| {
-        format!(
-            "run:{}",
-            r.iter()
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        )
-    };
-    let c = pgsurge_report::run_compare(&pgsurge_report::CompareArgs {
-        a: Some(ids(good)),
-        b: Some(ids(candidate)),
-        store: Some(store.to_string()),
+    let mut store = Store::open_read_only(store).map_err(|e| e.to_string())?;
+    let request = CompareRequest {
+        a: Side::Runs(good.to_vec()),
+        b: Side::Runs(candidate.to_vec()),
+        along: vec![Dimension::Set, Dimension::Target],
         aa: None,
-        along: vec![
-            pgsurge_report::AlongArg::Set,
-            pgsurge_report::AlongArg::Target,
-        ],
-        format: pgsurge_report::Format::Json,
-        fail_on: None,
-    })?;
+    };
+    let c = compare_sides(&mut store, &request, &mut Vec::new()).map_err(|e| e.to_string())?;
     if c.cells.len() != 1 {
         return Err(format!(
             "expected the one cell of the campaign on both sides, found {}",

@@ -198,41 +198,23 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
     }
 }
 
-/// A driver thread busier than this (percent of one core, mean over the test) makes
-/// the test client-bound.
-pub const THREAD_BOUND_PCT: f64 = 90.0;
-/// A client host busier than this (percent of all its CPUs, mean over the test) makes
-/// the test client-bound, when the server runs elsewhere (on the same host the
-/// server's own work would count).
-pub const HOST_BOUND_PCT: f64 = 95.0;
-
 fn mean_of(samples: &[MetricSample], metric: &str) -> Option<f64> {
     let v: Vec<f64> = samples
         .iter()
         .filter(|s| s.metric == metric)
         .map(|s| s.value)
         .collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    (!v.is_empty()).then(|| pgsurge_analysis::describe::mean(&v))
 }
 
 /// The `client_bound` facts of a test from its client samples.
 pub fn client_bound(samples: &[MetricSample], server_is_local: bool) -> Vec<FactRecord> {
     let thread = mean_of(samples, "client.thread.max_cpu_pct");
     let host_busy = mean_of(samples, "client.cpu.idle_pct").map(|idle| 100.0 - idle);
-    let mut reasons = Vec::new();
-    if let Some(t) = thread.filter(|t| *t >= THREAD_BOUND_PCT) {
-        reasons.push(format!(
-            "the busiest driver thread used {t:.0} % of a core (limit {THREAD_BOUND_PCT:.0} %)"
-        ));
-    }
-    if let Some(h) = host_busy.filter(|h| *h >= HOST_BOUND_PCT && !server_is_local) {
-        reasons.push(format!(
-            "the client host's CPUs were {h:.0} % busy (limit {HOST_BOUND_PCT:.0} %)"
-        ));
-    }
-    if thread.is_none() && host_busy.is_none() {
+    let Some(reasons) = pgsurge_analysis::limits::client_bound(thread, host_busy, server_is_local)
+    else {
         return Vec::new();
-    }
+    };
     let mut facts = vec![FactRecord::new(
         pgsurge_store::facts::CLIENT_BOUND,
         if reasons.is_empty() { "false" } else { "true" },

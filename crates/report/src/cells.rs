@@ -5,6 +5,7 @@
 //! Percentiles of a cell are exact over all its repeats: the runs' HDR histograms are
 //! merged and queried, not averaged. Owns no rendering.
 
+use pgsurge_analysis::describe;
 use pgsurge_store::{facts, histogram, Run, Store, StoreError};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -234,11 +235,6 @@ impl CellMetric {
     pub fn is_throughput(&self) -> bool {
         matches!(self.unit.as_str(), "per minute" | "per second")
     }
-
-    /// The median over the repeats.
-    pub fn median(&self) -> f64 {
-        crate::stats::median(&self.values)
-    }
 }
 
 /// The workload pack metrics of `runs`, gathered per name in the order they first
@@ -328,14 +324,14 @@ pub fn build_cells(
             target,
             key,
             run_ids,
-            tps_median: crate::stats::median(&tps),
-            tps_min: tps.iter().copied().fold(f64::NAN, f64::min),
-            tps_max: tps.iter().copied().fold(f64::NAN, f64::max),
+            tps_median: describe::median(&tps),
+            tps_min: describe::min(&tps),
+            tps_max: describe::max(&tps),
             tps,
             p99_ms,
             latency_mean_ms,
             latency_ms,
-            lag_mean_ms: (!lags.is_empty()).then(|| crate::stats::median(&lags)),
+            lag_mean_ms: (!lags.is_empty()).then(|| describe::median(&lags)),
             failed,
             client_bound: ok.iter().filter(|r| bound.contains(&r.id)).count(),
             workload_metrics: cell_metrics(&ok),
@@ -367,7 +363,7 @@ fn cell_percentiles(store: &mut Store, runs: &[&Run]) -> Result<Percentiles, Sto
     }
     let med = |f: fn(&Run) -> Option<f64>| {
         let v: Vec<f64> = runs.iter().filter_map(|r| f(r)).collect();
-        crate::stats::median(&v)
+        describe::median(&v)
     };
     Ok(Percentiles {
         p50: med(|r| r.record.latency_p50_ms),

@@ -9,12 +9,11 @@
 //! that has several, else the last two sets. Exit status: 0, 1 error, 2 usage,
 //! [`EXIT_REGRESSION`] (3) when `--fail-on` finds a regression.
 
-use crate::cells::{build_cells, builtin_name, is_ok, Cell, CellKey};
-use crate::compare::{compare, render_markdown, render_text, Along, Comparison, Dimension};
-use crate::pages::{without_impossible, write_report, ReportRequest};
+use crate::compare::{render_markdown, render_text, Comparison, Dimension};
+use crate::pages::{write_report, ReportRequest};
+use crate::sides::{compare_sides, parse_side, CompareRequest, Side, SideFilter};
 use clap::{Parser, ValueEnum};
-use pgsurge_store::{Run, RunFilter, Store};
-use std::collections::BTreeMap;
+use pgsurge_store::Store;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -263,23 +262,31 @@ pub fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
 /// [`run_compare`], adding to `skipped` each run left out (which, and why).
 fn run_compare_noting(a: &CompareArgs, skipped: &mut Vec<String>) -> Result<Comparison, String> {
     let mut store = open(a.store.as_deref())?;
-    let compared = compare_in(&mut store, a, skipped);
+    let compared = request_of(&mut store, a).and_then(|request| {
+        compare_sides(&mut store, &request, skipped).map_err(|e| e.to_string())
+    });
     skipped.extend(store.skipped_runs().iter().map(|u| u.to_string()));
     compared
 }
 
-fn compare_in(
-    store: &mut Store,
-    a: &CompareArgs,
-    skipped: &mut Vec<String>,
-) -> Result<Comparison, String> {
-    let mut aa = a.aa.clone();
+/// The typed request of a command line: its sides parsed (or the obvious pair picked),
+/// its `--along` and `--aa`.
+fn request_of(store: &mut Store, a: &CompareArgs) -> Result<CompareRequest, String> {
+    let mut aa = match &a.aa {
+        Some(aa) => {
+            let (x, y) = aa.split_once(',').ok_or_else(|| {
+                format!("--aa wants two sides separated by a comma, got \"{aa}\"")
+            })?;
+            Some((parse_side(x)?, parse_side(y)?))
+        }
+        None => None,
+    };
     let (sa, sb) = match (&a.a, &a.b) {
-        (Some(x), Some(y)) => (x.clone(), y.clone()),
+        (Some(x), Some(y)) => (parse_side(x)?, parse_side(y)?),
         (None, None) => {
             let (x, y, twin) = default_sides(store)?;
             if aa.is_none() {
-                aa = twin.map(|t| format!("{x},{t}"));
+                aa = twin.map(|t| (x.clone(), t));
             }
             (x, y)
         }
@@ -289,11 +296,10 @@ fn compare_in(
             )
         }
     };
-    let side_a = side_cells(store, &sa, skipped)?;
-    let side_b = side_cells(store, &sb, skipped)?;
-    let mut along = side_a.selector.differences(&side_b.selector);
-    for d in &a.along {
-        let d = match d {
+    let along = a
+        .along
+        .iter()
+        .map(|d| match d {
             AlongArg::Set => Dimension::Set,
             AlongArg::Target | AlongArg::Settings => Dimension::Target,
             AlongArg::QueryMode => Dimension::QueryMode,
@@ -301,346 +307,27 @@ fn compare_in(
             AlongArg::Scale => Dimension::Scale,
             AlongArg::Clients => Dimension::Clients,
             AlongArg::Rate => Dimension::Rate,
-        };
-        if !along.contains(&d) {
-            along.push(d);
-        }
-    }
-    along.sort();
-    let along = Along(along);
-    let mut c = compare(
-        &side_a.label,
-        &side_a.cells,
-        &side_b.label,
-        &side_b.cells,
-        &along,
-    );
-    if c.cells.is_empty() {
-        let list = |v: &[String]| {
-            if v.is_empty() {
-                "none".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
-        return Err(format!(
-            "A ({}) and B ({}) have no matrix cell in common (a cell is: {})\n  cells of A: {}\n  cells of B: {}\n  (compare along a dimension with --along, e.g. --along clients, or filter the sides with mode:, script:, scale:, clients:, rate:)",
-            side_a.label,
-            side_b.label,
-            c.cell_dimensions.join(", "),
-            list(&c.only_in_a),
-            list(&c.only_in_b)
-        ));
-    }
-    if let Some(aa) = &aa {
-        let (x, y) = aa
-            .split_once(',')
-            .ok_or_else(|| format!("--aa wants two sides separated by a comma, got \"{aa}\""))?;
-        let sx = side_cells(store, x, skipped)?;
-        let sy = side_cells(store, y, skipped)?;
-        let mut aa_along = sx.selector.differences(&sy.selector);
-        aa_along.extend(along.0.iter().filter(|d| {
-            matches!(
-                d,
-                Dimension::QueryMode
-                    | Dimension::Script
-                    | Dimension::Scale
-                    | Dimension::Clients
-                    | Dimension::Rate
-            )
-        }));
-        c = c.with_noise_floor(&compare(
-            &sx.label,
-            &sx.cells,
-            &sy.label,
-            &sy.cells,
-            &Along(aa_along),
-        ));
-    }
-    Ok(c)
-}
-
-fn target_names(store: &mut Store) -> Result<BTreeMap<i64, String>, String> {
-    let mut names = BTreeMap::new();
-    for s in store.list_sets().map_err(|e| e.to_string())? {
-        for t in store.targets(s.id).map_err(|e| e.to_string())? {
-            names.insert(t.id, t.record.name);
-        }
-    }
-    Ok(names)
-}
-
-/// The successful runs matching `filter` that can be read and hold possible values
-/// (the others are recorded in the store's skipped runs).
-fn runs_where(store: &mut Store, filter: RunFilter) -> Result<Vec<Run>, String> {
-    let runs = store
-        .readable_runs(&filter)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(is_ok)
+        })
         .collect();
-    Ok(without_impossible(store, runs))
-}
-
-/// What a side selects, as written.
-#[derive(Debug, Default, Clone, PartialEq)]
-struct Selector {
-    store: Option<String>,
-    set: Option<String>,
-    target: Option<String>,
-    mode: Option<String>,
-    script: Option<String>,
-    scale: Option<String>,
-    clients: Option<String>,
-    rate: Option<String>,
-    runs: Option<String>,
-}
-
-impl Selector {
-    /// The dimensions in which two sides differ.
-    fn differences(&self, other: &Selector) -> Vec<Dimension> {
-        let mut d = Vec::new();
-        if self.store != other.store || self.set != other.set {
-            d.push(Dimension::Set);
-        }
-        if self.target != other.target {
-            d.push(Dimension::Target);
-        }
-        if self.mode != other.mode {
-            d.push(Dimension::QueryMode);
-        }
-        if self.script != other.script {
-            d.push(Dimension::Script);
-        }
-        if self.scale != other.scale {
-            d.push(Dimension::Scale);
-        }
-        if self.clients != other.clients {
-            d.push(Dimension::Clients);
-        }
-        if self.rate != other.rate {
-            d.push(Dimension::Rate);
-        }
-        d
-    }
-}
-
-/// One resolved side.
-struct Side {
-    label: String,
-    selector: Selector,
-    cells: Vec<Cell>,
-}
-
-fn side_syntax_error(spec: &str) -> String {
-    format!(
-        "cannot understand side \"{spec}\": use filters joined by '/' (set:ID|NAME, target:NAME, mode:MODE, script:NAME, scale:N, clients:N, rate:TPS), run:ID[,ID...] or a store file path"
-    )
-}
-
-/// The filter keys of a side.
-const SIDE_KEYS: [&str; 8] = [
-    "set", "target", "mode", "script", "scale", "clients", "rate", "run",
-];
-
-/// A side's filters: split at each `/` that a filter key and its `:` follow, so a
-/// name holding a `/` (`target:eu/db1`, `set:pgbench-tools-eu/db1-set1`) stays whole.
-fn side_parts(spec: &str) -> Vec<&str> {
-    let starts_filter = |rest: &str| {
-        rest.split_once(':')
-            .is_some_and(|(k, _)| SIDE_KEYS.contains(&k.trim()))
-    };
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for (i, _) in spec.match_indices('/') {
-        if starts_filter(&spec[i + 1..]) {
-            parts.push(&spec[start..i]);
-            start = i + 1;
-        }
-    }
-    parts.push(&spec[start..]);
-    parts
-}
-
-/// Resolves one side to its label, its selector and its cells. The runs left out of
-/// another store file are added to `skipped`.
-fn side_cells(store: &mut Store, spec: &str, skipped: &mut Vec<String>) -> Result<Side, String> {
-    let spec = spec.trim();
-    if !spec.contains(':') && std::path::Path::new(spec).is_file() {
-        let mut other = Store::open_read_only(spec)
-            .map_err(|e| format!("cannot open results store \"{spec}\": {e}"))?;
-        let other_names = target_names(&mut other)?;
-        let runs = runs_where(&mut other, RunFilter::default());
-        skipped.extend(
-            other
-                .skipped_runs()
-                .iter()
-                .map(|u| format!("{u} (in {spec})")),
-        );
-        let runs = runs?;
-        let cells = build_cells(&mut other, &runs, &other_names).map_err(|e| e.to_string())?;
-        return Ok(Side {
-            label: spec.to_string(),
-            selector: Selector {
-                store: Some(spec.to_string()),
-                ..Default::default()
-            },
-            cells,
-        });
-    }
-    let mut sel = Selector::default();
-    for part in side_parts(spec) {
-        let (k, v) = part
-            .split_once(':')
-            .ok_or_else(|| side_syntax_error(spec))?;
-        let v = v.trim().to_string();
-        let slot = match k.trim() {
-            "set" => &mut sel.set,
-            "target" => &mut sel.target,
-            "mode" => &mut sel.mode,
-            "script" => &mut sel.script,
-            "scale" => &mut sel.scale,
-            "clients" => &mut sel.clients,
-            "rate" => &mut sel.rate,
-            "run" => &mut sel.runs,
-            _ => return Err(side_syntax_error(spec)),
-        };
-        if v.is_empty() || slot.replace(v).is_some() {
-            return Err(side_syntax_error(spec));
-        }
-    }
-    if let Some(m) = &sel.mode {
-        if !["simple", "extended", "prepared"].contains(&m.as_str()) {
-            return Err(format!(
-                "unknown query mode \"{m}\" in side \"{spec}\" (simple, extended or prepared)"
-            ));
-        }
-    }
-    let names = target_names(store)?;
-    let mut label_parts: Vec<String> = Vec::new();
-    let mut runs: Vec<Run> = if let Some(ids) = &sel.runs {
-        if sel.set.is_some() || sel.target.is_some() {
-            return Err(format!(
-                "side \"{spec}\": run: cannot be combined with set: or target:"
-            ));
-        }
-        let mut runs = Vec::new();
-        for id in ids.split(',') {
-            let id: i64 = id
-                .trim()
-                .parse()
-                .map_err(|_| format!("bad run id \"{id}\" in \"{spec}\""))?;
-            match store.run(id) {
-                Ok(run) => runs.push(run),
-                // Recorded in the store's skipped runs.
-                Err(pgsurge_store::StoreError::UnreadableRun(_)) => {}
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        label_parts.push(format!("runs {ids}"));
-        let runs = store.keep_readable(runs).map_err(|e| e.to_string())?;
-        without_impossible(store, runs)
-    } else {
-        let set_id = match &sel.set {
-            Some(s) => {
-                let id = store.resolve_set(s).map_err(|e| e.to_string())?;
-                label_parts.push(store.set(id).map_err(|e| e.to_string())?.record.name);
-                Some(id)
-            }
-            None => None,
-        };
-        let target_id = match (&sel.target, set_id) {
-            (Some(t), Some(set_id)) => Some(
-                store
-                    .targets(set_id)
-                    .map_err(|e| e.to_string())?
-                    .into_iter()
-                    .find(|x| &x.record.name == t)
-                    .map(|x| x.id)
-                    .ok_or_else(|| {
-                        format!(
-                            "set \"{}\" has no target \"{t}\"",
-                            sel.set.as_deref().unwrap_or("")
-                        )
-                    })?,
-            ),
-            (Some(t), None) => Some(
-                names
-                    .iter()
-                    .filter(|(_, n)| *n == t)
-                    .map(|(id, _)| *id)
-                    .next_back()
-                    .ok_or_else(|| format!("no target \"{t}\" in the store"))?,
-            ),
-            (None, _) => None,
-        };
-        if let Some(t) = &sel.target {
-            label_parts.push(t.clone());
-        }
-        runs_where(
-            store,
-            RunFilter {
-                set_id,
-                target_id,
-                ..Default::default()
-            },
-        )?
-    };
-    if let Some(m) = &sel.mode {
-        runs.retain(|r| CellKey::of(r).query_mode == *m);
-        label_parts.push(m.clone());
-    }
-    if let Some(sc) = &sel.script {
-        let want = builtin_name(sc);
-        runs.retain(|r| CellKey::of(r).script == want);
-        label_parts.push(want);
-    }
-    keep_numeric_filters(&mut runs, &sel, spec, &mut label_parts)?;
-    if runs.is_empty() {
-        return Err(format!("side \"{spec}\" has no successful run"));
-    }
-    let cells = build_cells(store, &runs, &names).map_err(|e| e.to_string())?;
-    Ok(Side {
-        label: label_parts.join(" · "),
-        selector: sel,
-        cells,
+    Ok(CompareRequest {
+        a: sa,
+        b: sb,
+        along,
+        aa,
     })
 }
 
-/// Keeps the runs a side's `scale:`, `clients:` and `rate:` filters select, and names
-/// the filters in its label.
-fn keep_numeric_filters(
-    runs: &mut Vec<Run>,
-    sel: &Selector,
-    spec: &str,
-    label_parts: &mut Vec<String>,
-) -> Result<(), String> {
-    for (value, what) in [
-        (&sel.scale, "scale"),
-        (&sel.clients, "clients"),
-        (&sel.rate, "rate"),
-    ] {
-        let Some(v) = value else { continue };
-        let want: f64 = v
-            .parse()
-            .ok()
-            .filter(|n: &f64| n.is_finite() && *n >= 0.0)
-            .ok_or_else(|| format!("{what}:{v} in side \"{spec}\" is not a number"))?;
-        runs.retain(|r| {
-            let k = CellKey::of(r);
-            match what {
-                "scale" => k.scale as f64 == want,
-                "clients" => k.clients as f64 == want,
-                _ => k.rate().unwrap_or(0.0) == want,
-            }
-        });
-        label_parts.push(format!("{what} {v}"));
-    }
-    Ok(())
-}
-
-fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), String> {
+/// The obvious pair of a store: the first two targets (file order) of the newest set
+/// that has several, with the first one's A/A twin; else the last two sets.
+fn default_sides(store: &mut Store) -> Result<(Side, Side, Option<Side>), String> {
     let sets = store.list_sets().map_err(|e| e.to_string())?;
+    let side = |set: i64, target: Option<&str>| {
+        Side::Filter(SideFilter {
+            set: Some(set.to_string()),
+            target: target.map(str::to_string),
+            ..SideFilter::default()
+        })
+    };
     for s in sets.iter().rev() {
         // Targets in the campaign file's order (their ids): the first is A.
         let mut targets = store.targets(s.id).map_err(|e| e.to_string())?;
@@ -652,22 +339,17 @@ fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), 
             .filter(|n| !n.ends_with(" (A-A)"))
             .collect();
         if real.len() >= 2 {
-            let side = |t: &str| format!("set:{}/target:{t}", s.id);
             let twin_name = format!("{} (A-A)", real[0]);
             let twin = targets
                 .iter()
                 .any(|t| t.record.name == twin_name)
-                .then(|| side(&twin_name));
-            return Ok((side(real[0]), side(real[1]), twin));
+                .then(|| side(s.id, Some(&twin_name)));
+            return Ok((side(s.id, Some(real[0])), side(s.id, Some(real[1])), twin));
         }
     }
     if sets.len() >= 2 {
         let n = sets.len();
-        return Ok((
-            format!("set:{}", sets[n - 2].id),
-            format!("set:{}", sets[n - 1].id),
-            None,
-        ));
+        return Ok((side(sets[n - 2].id, None), side(sets[n - 1].id, None), None));
     }
     Err("nothing to compare: the store has no set with two targets and fewer than two sets; name the sides A and B".into())
 }
@@ -675,20 +357,6 @@ fn default_sides(store: &mut Store) -> Result<(String, String, Option<String>), 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_side_splits_before_filter_keys_only() {
-        assert_eq!(
-            side_parts("set:pgbench-tools-eu/db1-set1/target:eu/db1/clients:4"),
-            [
-                "set:pgbench-tools-eu/db1-set1",
-                "target:eu/db1",
-                "clients:4"
-            ]
-        );
-        assert_eq!(side_parts("target:a/b:c"), ["target:a/b:c"]);
-        assert_eq!(side_parts("set:1/ target:x"), ["set:1", " target:x"]);
-    }
 
     #[test]
     fn fail_on_parses_the_threshold() {

@@ -19,7 +19,9 @@
 //! [`SCHEMA`] (format [`FORMAT`], version [`SCHEMA_VERSION`]).
 
 use crate::cells::{Cell, CellKey};
-use crate::stats::{mann_whitney, relative_change};
+use pgsurge_analysis::describe::{self, geometric_mean};
+use pgsurge_analysis::interval::welch_change;
+use pgsurge_analysis::rank::mann_whitney;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -46,31 +48,7 @@ pub fn compare_schema() -> &'static str {
     SCHEMA
 }
 
-/// Outcome for one metric of one cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// B is better (more TPS, or less latency), the whole interval on that side.
-    Faster,
-    /// B is worse, the whole interval on that side.
-    Slower,
-    /// The interval contains zero.
-    NoDifference,
-    /// Too few repeats (or unusable values) to have an interval.
-    Inconclusive,
-}
-
-impl Verdict {
-    /// The name used in every output.
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoDifference => "no-difference",
-            Verdict::Inconclusive => "inconclusive",
-        }
-    }
-}
+pub use pgsurge_analysis::verdict::Verdict;
 
 /// A dimension a comparison is made along: the two sides differ in it, and it is not
 /// part of the cells that are matched.
@@ -216,40 +194,7 @@ impl Side {
 }
 
 /// Plain statistics of one side's repeats.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct RepeatStats {
-    /// Repeats.
-    pub n: usize,
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// Median.
-    pub median: f64,
-    /// Lowest.
-    pub min: f64,
-    /// Highest.
-    pub max: f64,
-    /// Sample standard deviation (n − 1); None with fewer than 2 repeats.
-    pub stddev: Option<f64>,
-}
-
-impl RepeatStats {
-    /// The statistics of `values` (all NaN when empty).
-    pub fn of(values: &[f64]) -> RepeatStats {
-        let n = values.len();
-        let mean = values.iter().sum::<f64>() / n as f64;
-        let stddev = (n >= 2).then(|| {
-            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-        });
-        RepeatStats {
-            n,
-            mean,
-            median: crate::stats::median(values),
-            min: values.iter().copied().fold(f64::NAN, f64::min),
-            max: values.iter().copied().fold(f64::NAN, f64::max),
-            stddev,
-        }
-    }
-}
+pub type RepeatStats = describe::Summary;
 
 /// A statistic on both sides.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -360,27 +305,13 @@ pub struct Comparison {
     pub noise_floor: Option<NoiseFloor>,
 }
 
-fn geometric_mean_of(values: &[f64]) -> f64 {
-    if values.is_empty() || values.iter().any(|v| *v <= 0.0 || !v.is_finite()) {
-        return f64::NAN;
-    }
-    crate::stats::geometric_mean(values)
-}
-
 fn compare_metric(a: &[f64], b: &[f64], higher_is_better: bool) -> MetricComparison {
-    let (ga, gb) = (geometric_mean_of(a), geometric_mean_of(b));
+    let (ga, gb) = (geometric_mean(a), geometric_mean(b));
     let change = (ga.is_finite() && gb.is_finite()).then(|| gb / ga - 1.0);
-    let rc = relative_change(a, b, CONFIDENCE);
+    let rc = welch_change(a, b, CONFIDENCE);
     let verdict = match rc {
         None => Verdict::Inconclusive,
-        Some(r) => {
-            let (up, down) = (r.low > 0.0, r.high < 0.0);
-            match (up, down, higher_is_better) {
-                (true, _, true) | (_, true, false) => Verdict::Faster,
-                (true, _, false) | (_, true, true) => Verdict::Slower,
-                _ => Verdict::NoDifference,
-            }
-        }
+        Some(r) => Verdict::of_interval(r.low, r.high, higher_is_better),
     };
     let direction = match change {
         Some(c) if c > 0.0 => "higher",
@@ -558,7 +489,7 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
         .filter(|k| !ia.contains_key(*k))
         .map(label)
         .collect();
-    let gm = |r: &[f64]| (!r.is_empty()).then(|| crate::stats::geometric_mean(r) - 1.0);
+    let gm = |r: &[f64]| (!r.is_empty()).then(|| geometric_mean(r) - 1.0);
     let dims = cell_dimensions(target_is_cell, key_along);
     Comparison {
         format: FORMAT,
@@ -1040,7 +971,7 @@ fn md_escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::cells::Percentiles;
-    use crate::stats::median;
+    use pgsurge_analysis::describe::median;
 
     fn cell(target: &str, clients: i64, tps: &[f64], p99: &[f64]) -> Cell {
         Cell {

@@ -2,9 +2,12 @@
 //! store. Reads the store (`pgsurge-store`), never runs anything.
 //!
 //! * [`cells`] groups runs into matrix cells (exact percentiles over repeats);
-//! * [`stats`] and [`compare`] state whether B differs from A, with intervals;
+//! * [`compare`] states whether B differs from A, with the intervals and verdicts of
+//!   `pgsurge-analysis`;
 //! * [`charts`], [`html`] and [`pages`] render the offline report, `run_page` the page
 //!   of one test;
+//! * [`sides`] is `compare` as a typed function: sides (run ids, filters, another
+//!   store) resolved into cells and compared;
 //! * `cli` holds the command lines of `pgsurge report` and `pgsurge compare`.
 
 #![warn(missing_docs)]
@@ -16,7 +19,7 @@ pub mod compare;
 pub mod html;
 pub mod pages;
 mod run_page;
-pub mod stats;
+pub mod sides;
 
 pub use cli::{
     compare_main, compare_with, report_main, report_with, run_compare, AlongArg, CompareArgs,
@@ -27,3 +30,4 @@ pub use compare::{
     SCHEMA_VERSION as COMPARE_SCHEMA_VERSION,
 };
 pub use pages::{write_report, ReportError, ReportFiles, ReportRequest, SETS_ON_ONE_PAGE};
+pub use sides::{compare_sides, CompareError, CompareRequest, Side, SideFilter};

@@ -1051,7 +1051,7 @@ fn table_entry(c: &&Cell) -> String {
                 "<br><span class=\"metric\" title=\"{}\">{} {}</span>",
                 escape(&format!("{} ({})", m.description, m.unit)),
                 escape(&m.name),
-                num(m.median(), 1)
+                num(pgsurge_analysis::describe::median(&m.values), 1)
             )
         })
         .collect();

@@ -20,6 +20,7 @@ use crate::cells::CellKey;
 use crate::charts::{Dash, LineChart, Series};
 use crate::html::{escape, kv_table, num, page, table, text_list};
 use crate::pages::chart_div;
+use pgsurge_analysis::{describe, limits};
 use pgsurge_store::activity::{self, Statements};
 use pgsurge_store::{IntervalRecord, LoadedRun, MetricInfo, MetricSample};
 use std::collections::{BTreeMap, BTreeSet};
@@ -507,21 +508,26 @@ fn human_rate(bytes_per_s: f64) -> String {
     format!("{v:.2} {u}")
 }
 
-fn mean_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
+/// The finite values of a series.
+fn finite_values(points: Option<&Vec<(f64, f64)>>) -> Option<Vec<f64>> {
     let v: Vec<f64> = points?
         .iter()
         .map(|p| p.1)
         .filter(|v| v.is_finite())
         .collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    (!v.is_empty()).then_some(v)
+}
+
+fn mean_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
+    finite_values(points).map(|v| describe::mean(&v))
+}
+
+fn min_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
+    finite_values(points).map(|v| describe::min(&v))
 }
 
 fn max_of(points: Option<&Vec<(f64, f64)>>) -> Option<f64> {
-    points?
-        .iter()
-        .map(|p| p.1)
-        .filter(|v| v.is_finite())
-        .fold(None, |a, v| Some(a.map_or(v, |a: f64| a.max(v))))
+    finite_values(points).map(|v| describe::max(&v))
 }
 
 /// A test's page, section by section; returns it and its number of charts.
@@ -710,7 +716,7 @@ fn cpu_glance(
     cpus: &HostCpus,
     points: &BTreeMap<&str, Vec<(f64, f64)>>,
     glance: &mut Vec<(String, String)>,
-    hints: &mut Vec<String>,
+    load: &mut limits::RunLoad,
 ) {
     // Who used the server host's CPU: named with a saturated CPU, so that a neighbour's
     // load is not read as the server's.
@@ -742,21 +748,12 @@ fn cpu_glance(
                 iow.map(|v| format!("{v:.1}")).unwrap_or_else(|| "–".into())
             ),
         ));
-        if busy > 90.0 {
-            let who = match &split {
-                Some(split) if prefix == "os" => format!(": {split}"),
-                _ => String::new(),
-            };
-            hints.push(format!(
-                "CPU of the {role} was saturated (user + system {busy:.0} %{who})"
-            ));
-        }
-        if iow.is_some_and(|v| v > 20.0) {
-            hints.push(format!(
-                "the {role} waited on I/O (iowait {:.0} %)",
-                iow.unwrap_or(0.0)
-            ));
-        }
+        load.hosts.push(limits::HostCpu {
+            role: role.clone(),
+            busy_pct: busy,
+            iowait_pct: iow,
+            used_by: split.clone().filter(|_| prefix == "os"),
+        });
     }
 }
 
@@ -778,19 +775,21 @@ fn limits_section(
         "tps per interval: mean / min / max".into(),
         match (
             mean_of(Some(&tps_pts)),
-            tps_pts
-                .iter()
-                .map(|p| p.1)
-                .filter(|v| v.is_finite())
-                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v)))),
+            min_of(Some(&tps_pts)),
             max_of(Some(&tps_pts)),
         ) {
             (Some(m), Some(lo), Some(hi)) => format!("{m:.1} / {lo:.1} / {hi:.1}"),
             _ => "no intervals stored".into(),
         },
     ));
-    let mut hints: Vec<String> = Vec::new();
-    cpu_glance(cpus, points, &mut glance, &mut hints);
+    let mut load = limits::RunLoad {
+        wal_events: activity::wal_wait_events(run.run.record.server_version_num)
+            .iter()
+            .map(|e| e.to_string())
+            .collect(),
+        ..limits::RunLoad::default()
+    };
+    cpu_glance(cpus, points, &mut glance, &mut load);
     for (name, what) in [
         ("client.process.cpu_pct", "pgsurge process CPU (mean %)"),
         (
@@ -800,10 +799,8 @@ fn limits_section(
     ] {
         if let Some(v) = mean_of(points.get(name)) {
             glance.push((what.into(), format!("{v:.1}")));
-            if name == "client.thread.max_cpu_pct" && v > 90.0 {
-                hints.push(format!(
-                    "the client was the bottleneck (busiest pgsurge thread {v:.0} % CPU)"
-                ));
+            if name == "client.thread.max_cpu_pct" {
+                load.busiest_thread_pct = Some(v);
             }
         }
     }
@@ -847,9 +844,7 @@ fn limits_section(
         .collect();
     for (n, u) in &disk_util {
         glance.push((format!("{n} (max %)"), format!("{u:.0}")));
-        if *u > 90.0 {
-            hints.push(format!("a disk was busy ({n} up to {u:.0} %)"));
-        }
+        load.disks.push((n.to_string(), *u));
     }
     let waits = activity::wait_shares(&run.metrics);
     if !waits.is_empty() {
@@ -863,21 +858,17 @@ fn limits_section(
                 .join(", "),
         ));
     }
-    hints.extend(wait_hints(&waits, run.run.record.server_version_num));
-    if cpus.families.is_empty() && waits.is_empty() {
-        hints.push("no CPU metrics or wait events stored for this test (sampling off?)".into());
-    } else if hints.is_empty() {
-        hints.push(
-            "no sampled resource was saturated (CPU < 90 %, iowait < 20 %, disk < 90 % busy, \
-             no kind of wait over 20 % of active session time): look at latency and client count"
-                .into(),
-        );
-    }
+    load.waits = waits
+        .iter()
+        .map(|w| (w.label.clone(), w.share_pct))
+        .collect();
+    let hints = limits::hints(&load);
     body.push_str("<h2>What limited this run?</h2>");
     body.push_str(&kv_table(&glance));
-    body.push_str(
-        "<h3>Hints</h3><p class=\"muted\">Rules: CPU &gt; 90 %, iowait &gt; 20 %, disk util \
-         &gt; 90 %, a kind of wait ≥ 20 % of active session time.</p>",
+    let _ = write!(
+        body,
+        "<h3>Hints</h3><p class=\"muted\">Rules: {}.</p>",
+        escape(limits::RULES)
     );
     body.push_str(&text_list("hints", &hints));
     body
@@ -937,76 +928,6 @@ fn wal_chart(drawn: &Drawn<'_>, name: &str, mk: ChartMaker<'_>) -> LineChart {
             }
         ),
     )
-}
-
-/// Part of active session time from which a kind of wait is named as a limit.
-const WAIT_HINT_PCT: f64 = 20.0;
-
-/// The kinds of wait that say what the server's sessions were held up by, each with
-/// what it means for the run.
-const WAL_FLUSH: &str = "commits waited for the WAL to reach the disk (fsync/write of WAL: \
-     the disk's flush latency set the pace; a faster WAL device, commit_delay, or \
-     synchronous_commit = off if losing the last commits on a crash is acceptable)";
-const ROW_LOCKS: &str = "sessions waited for row or table locks held by others (contention \
-     on the same rows: few pgbench branches, or TPC-C warehouses, for many clients; a larger \
-     scale spreads them)";
-const CLIENT: &str = "sessions waited for the client to send the next message (the client, \
-     or the network, was slower than the server)";
-const DATA_IO: &str = "sessions waited on data file I/O (the working set is larger than \
-     shared_buffers and the page cache, or the disk is slow)";
-const INTERNAL_LOCKS: &str = "sessions waited for internal locks (LWLock contention: a hot \
-     buffer, lock manager or other shared structure)";
-
-/// The kind of a wait event (`Type:Event`) of a server of `version_num`: the WAL events
-/// as that version spells them ([`activity::wal_wait_events`]), then by type; None for
-/// the events no kind names (CPU, the WAL's other I/O, timeouts…).
-fn wait_kind(label: &str, version_num: Option<i64>) -> Option<&'static str> {
-    if activity::wal_wait_events(version_num).contains(&label) {
-        return Some(WAL_FLUSH);
-    }
-    let (kind, event) = label.split_once(':')?;
-    match kind {
-        "Lock" => Some(ROW_LOCKS),
-        "Client" => Some(CLIENT),
-        // WAL I/O off the commit path (reads, segment copies) is not data file I/O.
-        "IO" if !event.to_ascii_lowercase().starts_with("wal") => Some(DATA_IO),
-        "LWLock" | "BufferPin" => Some(INTERNAL_LOCKS),
-        _ => None,
-    }
-}
-
-/// The kinds of wait that held the sessions for at least [`WAIT_HINT_PCT`] of their
-/// active time, largest first, each naming its events and their shares.
-fn wait_hints(waits: &[activity::WaitShare], version_num: Option<i64>) -> Vec<String> {
-    let mut kinds: Vec<(f64, &str, Vec<&activity::WaitShare>)> = Vec::new();
-    for w in waits {
-        let Some(what) = wait_kind(&w.label, version_num) else {
-            continue;
-        };
-        match kinds.iter_mut().find(|k| k.1 == what) {
-            Some(k) => {
-                k.0 += w.share_pct;
-                k.2.push(w);
-            }
-            None => kinds.push((w.share_pct, what, vec![w])),
-        }
-    }
-    kinds.retain(|k| k.0 >= WAIT_HINT_PCT);
-    kinds.sort_by(|a, b| b.0.total_cmp(&a.0));
-    kinds
-        .into_iter()
-        .map(|(total, what, events)| {
-            let named: Vec<String> = events
-                .iter()
-                .take(3)
-                .map(|e| format!("{} {:.0} %", e.label, e.share_pct))
-                .collect();
-            format!(
-                "{what}: {} of active session time ({total:.0} % in all)",
-                named.join(", ")
-            )
-        })
-        .collect()
 }
 
 /// The charts of what limited the run: throughput, latency percentiles, CPU, commit
@@ -1701,47 +1622,6 @@ mod tests {
     }
 
     #[test]
-    fn waits_over_a_fifth_of_session_time_are_named_by_kind() {
-        let share = |label: &str, pct: f64| activity::WaitShare {
-            label: label.into(),
-            metric: String::new(),
-            mean_sessions: 0.0,
-            session_s: 0.0,
-            share_pct: pct,
-        };
-        let waits = [
-            share("IO:WALSync", 43.0),
-            share("CPU", 30.0),
-            share("LWLock:WALWrite", 9.0),
-            share("Lock:transactionid", 12.0),
-            share("Lock:tuple", 8.0),
-            share("IO:DataFileRead", 5.0),
-        ];
-        let hints = wait_hints(&waits, Some(150013));
-        assert_eq!(hints.len(), 2, "{hints:#?}");
-        assert!(
-            hints[0].starts_with("commits waited for the WAL"),
-            "{hints:#?}"
-        );
-        assert!(
-            hints[0].contains("IO:WALSync 43 %, LWLock:WALWrite 9 %")
-                && hints[0].contains("(52 % in all)"),
-            "{hints:#?}"
-        );
-        assert!(
-            hints[1].starts_with("sessions waited for row or table locks"),
-            "{hints:#?}"
-        );
-        assert!(hints[1].contains("(20 % in all)"), "{hints:#?}");
-        // CPU is not a wait; data file reads at 5 % are below the line.
-        assert!(wait_hints(
-            &[share("CPU", 90.0), share("IO:DataFileRead", 10.0)],
-            Some(150013)
-        )
-        .is_empty());
-    }
-
-    #[test]
     fn a_short_test_s_server_counters_are_drawn_over_the_whole_test() {
         // Four samples of a 4-second test: a 3-second average would leave its middle
         // as one flat stretch; drawn as steps, each sample covers its own second.
@@ -1774,35 +1654,7 @@ mod tests {
     }
 
     #[test]
-    fn wal_waits_are_read_in_the_spelling_of_the_server_version() {
-        let share = |label: &str, pct: f64| activity::WaitShare {
-            label: label.into(),
-            metric: String::new(),
-            mean_sessions: 0.0,
-            session_s: 0.0,
-            share_pct: pct,
-        };
-        // PostgreSQL 17 and later: `IO:WalSync` is the WAL flush, not data file I/O.
-        let v18 = wait_hints(
-            &[
-                share("IO:WalSync", 45.0),
-                share("IO:WalWrite", 5.0),
-                share("CPU", 50.0),
-            ],
-            Some(180001),
-        );
-        assert_eq!(v18.len(), 1, "{v18:#?}");
-        assert!(
-            v18[0].starts_with("commits waited for the WAL")
-                && v18[0].contains("IO:WalSync 45 %, IO:WalWrite 5 %"),
-            "{v18:#?}"
-        );
-        assert!(!v18[0].contains("data file"), "{v18:#?}");
-        // A WAL read is I/O of neither kind.
-        assert_eq!(wait_kind("IO:WalRead", Some(180001)), None);
-        assert_eq!(wait_kind("IO:WALRead", Some(150001)), None);
-        assert_eq!(wait_kind("IO:DataFileRead", Some(180001)), Some(DATA_IO));
-        // One colour for the WAL flush, whatever the version calls it.
+    fn the_wal_flush_has_one_colour_whatever_the_version_calls_it() {
         assert_eq!(
             wait_style("IO:WalSync", Some(180001)),
             wait_style("IO:WALSync", Some(150001))

@@ -279,6 +279,109 @@ fn the_length_rule_sees_a_long_function() {
     assert_eq!(v.found, ["demo.rs: long (152 lines)"]);
 }
 
+/// Names of functions that compute a statistic or a judgement: outside the `analysis`
+/// crate a product function of one of these names is a second copy of a statistic.
+const STATISTIC_NAMES: &[&str] = &[
+    "median",
+    "geometric_mean",
+    "variance",
+    "mann_whitney",
+    "hodges_lehmann",
+    "welch_change",
+    "relative_change",
+    "paired_change",
+    "mean_interval",
+    "t_quantile",
+    "outliers",
+    "steady_state",
+    "change_points",
+];
+
+/// Product functions named like a statistic, per file, outside the `analysis` crate.
+struct StatisticFunctions<'a> {
+    file: &'a str,
+    found: Vec<String>,
+}
+
+impl StatisticFunctions<'_> {
+    fn check(&mut self, name: &syn::Ident) {
+        let name = name.to_string();
+        if STATISTIC_NAMES.contains(&name.as_str()) {
+            self.found.push(format!("{}: fn {name}", self.file));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for StatisticFunctions<'_> {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.check(&f.sig.ident);
+        syn::visit::visit_item_fn(self, f);
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.check(&f.sig.ident);
+        syn::visit::visit_impl_item_fn(self, f);
+    }
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+}
+
+fn statistic_functions(text: &str, shown: &str) -> Vec<String> {
+    let file = syn::parse_file(text).unwrap_or_else(|e| panic!("{shown}: {e}"));
+    let mut v = StatisticFunctions {
+        file: shown,
+        found: Vec::new(),
+    };
+    v.visit_file(&file);
+    v.found
+}
+
+#[test]
+fn statistics_are_computed_in_the_analysis_crate_only() {
+    let mut found = Vec::new();
+    for krate in crates().into_iter().filter(|k| k != "analysis") {
+        let manifest = workspace().join("crates").join(&krate).join("Cargo.toml");
+        let manifest: toml::Value =
+            toml::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+        if manifest
+            .get("dependencies")
+            .and_then(|d| d.get("statrs"))
+            .is_some()
+        {
+            found.push(format!("crates/{krate}/Cargo.toml: statrs"));
+        }
+        let mut files = Vec::new();
+        rust_files(
+            &workspace().join("crates").join(&krate).join("src"),
+            &mut files,
+        );
+        for path in files {
+            let shown = path
+                .strip_prefix(workspace())
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            found.extend(statistic_functions(
+                &std::fs::read_to_string(&path).unwrap(),
+                &shown,
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "statistics belong in crates/analysis (call them from there):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_statistics_rule_sees_a_copy() {
+    let text = "fn median(v: &[f64]) -> f64 { v[0] }\n#[cfg(test)]\nmod tests { fn median() {} }\n";
+    assert_eq!(statistic_functions(text, "x.rs"), ["x.rs: fn median"]);
+}
+
 /// The largest circle of files allowed inside one crate: a file and its child module
 /// may use each other (`super::`), and a third file may join them; a longer circle
 /// means the crate has no order of layers.

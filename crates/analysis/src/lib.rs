@@ -1,0 +1,25 @@
+//! Judging measurements: pure functions over stored samples and runs. Every statistic
+//! pgsurge prints, every verdict and every "why" is computed here, once; `compare`, the
+//! report, capacity search, thresholds and `bisect` call it, and render what it returns.
+//!
+//! Owns no I/O, no store, no clock: values come in as numbers, answers go out as
+//! values and words. Nothing here drops a measurement.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`describe`] | mean, median, variance, geometric mean, the summary of a sample |
+//! | [`interval`] | intervals of a mean and of a change (Welch, paired by round), t quantiles |
+//! | [`rank`] | Mann–Whitney U, the Hodges–Lehmann shift and its interval |
+//! | [`outliers`] | repeats far from their cell, by the median absolute deviation |
+//! | [`verdict`] | what an interval of a change says about B against A |
+//! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
+//!
+//! Each module uses only modules above it in this list.
+#![warn(missing_docs)]
+
+pub mod describe;
+pub mod interval;
+pub mod limits;
+pub mod outliers;
+pub mod rank;
+pub mod verdict;

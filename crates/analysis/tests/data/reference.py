@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Reference values of the unit tests of pgsurge-analysis, computed independently of its
+code: with SciPy/NumPy where they have the method, otherwise with a direct
+implementation of the published definition (named in each section).
+
+Run: pip install scipy numpy && python3 reference.py
+Printed with SciPy 1.17.1 and NumPy 2.4.6; the tests hold the printed numbers.
+"""
+import itertools
+import numpy as np
+import scipy.stats as st
+
+def section(name):
+    print(f"\n== {name}")
+
+def intervals():
+    section("intervals")
+    faster = ([1000.0, 1010.0, 995.0, 1003.0], [1100.0, 1090.0, 1112.0, 1105.0])
+    same = ([500.0, 510.0, 490.0], [505.0, 495.0, 500.0])
+    slower = ([2000.0, 2010.0, 1990.0], [1800.0, 1810.0, 1795.0])
+    for name, (a, b) in [("faster", faster), ("same", same), ("slower", slower)]:
+        la, lb = np.log(a), np.log(b)
+        t = st.ttest_ind(lb, la, equal_var=False)
+        ci = t.confidence_interval(0.95)
+        d = lb.mean() - la.mean()
+        print(f"welch {name}: est={np.exp(d)-1:.12g} lo={np.exp(ci.low)-1:.12g} "
+              f"hi={np.exp(ci.high)-1:.12g} df={t.df:.12g}")
+    pairs = [(1487.0, 1410.0), (782.0, 745.0), (575.0, 548.0), (1200.0, 1139.0)]
+    r = np.log([b / a for a, b in pairs])
+    t = st.ttest_1samp(r, 0.0)
+    ci = t.confidence_interval(0.95)
+    print(f"paired: est={np.exp(r.mean())-1:.12g} lo={np.exp(ci.low)-1:.12g} "
+          f"hi={np.exp(ci.high)-1:.12g} df={t.df}")
+    x = np.array([10.0, 12.0, 11.0, 13.0])
+    ci = st.ttest_1samp(x, 0.0).confidence_interval(0.95)
+    print(f"mean interval: lo={ci.low:.12g} hi={ci.high:.12g}")
+
+def exact_u_cdf(m, n):
+    """P(U <= u) for u = 0..mn, by enumerating every assignment of ranks to sample 2."""
+    counts = np.zeros(m * n + 1)
+    for ys in itertools.combinations(range(m + n), n):
+        ys = set(ys)
+        u, seen_x = 0, 0
+        for r in range(m + n):  # U of sample 2 = pairs (x, y) with y > x
+            if r in ys:
+                u += seen_x
+            else:
+                seen_x += 1
+        counts[u] += 1
+    return np.cumsum(counts) / counts.sum()
+
+def hl_interval(a, b, conf=0.95):
+    """R's wilcox.test(conf.int=TRUE) rule, exact distribution: qu = smallest q with
+    P(U <= q) >= alpha/2; interval [D(qu), D(mn - qu + 1)] (1-based)."""
+    m, n = len(a), len(b)
+    d = np.sort([y - x for x in a for y in b])
+    cdf = exact_u_cdf(m, n)
+    alpha = 1 - conf
+    qu = int(np.argmax(cdf >= alpha / 2))
+    achieved = 1 - 2 * (cdf[qu - 1] if qu > 0 else 0.0)
+    return np.median(d), d[qu - 1], d[m * n - qu], achieved
+
+def rank():
+    section("rank")
+    faster = ([1000.0, 1010.0, 995.0, 1003.0], [1100.0, 1090.0, 1112.0, 1105.0])
+    ties = ([10.0, 10.0, 12.0, 13.0, 11.0, 10.0, 14.0, 9.0, 12.0],
+            [11.0, 12.0, 12.0, 15.0, 16.0, 14.0, 13.0, 12.0, 17.0])
+    for name, (a, b) in [("faster", faster), ("ties", ties)]:
+        mw = st.mannwhitneyu(b, a, alternative="two-sided")
+        print(f"mann-whitney {name}: U={mw.statistic} p={mw.pvalue:.12g}")
+    a = [100.0, 102.0, 99.0, 101.0, 98.0, 160.0]
+    b = [95.0, 96.5, 94.0, 97.0, 95.5, 93.0]
+    est, lo, hi, ach = hl_interval(a, b)
+    print(f"hodges-lehmann 6+6: est={est} lo={lo} hi={hi} achieved={ach:.12g}")
+    est, lo, hi, ach = hl_interval(*faster)
+    print(f"hodges-lehmann 4+4: est={est} lo={lo} hi={hi} achieved={ach:.12g}")
+    # With ties: the large-sample rule k = floor(mn/2 - z * sigma_U(tie-corrected)).
+    a, b = ties
+    m, n = len(a), len(b)
+    d = np.sort([y - x for x in a for y in b])
+    allv = np.concatenate([a, b])
+    _, cnt = np.unique(allv, return_counts=True)
+    N = m + n
+    sigma = np.sqrt(m * n / 12 * ((N + 1) - (cnt**3 - cnt).sum() / (N * (N - 1))))
+    k = int(np.floor(m * n / 2 - st.norm.ppf(0.975) * sigma))
+    print(f"hodges-lehmann ties: est={np.median(d)} lo={d[k-1]} hi={d[m*n-k]}")
+
+def outliers():
+    section("outliers")
+    x = np.array([1012.0, 998.0, 1005.0, 640.0, 1001.0, 1009.0, 995.0])
+    mad = st.median_abs_deviation(x, scale="normal")
+    print("modified z-scores:", " ".join(f"{z:.10g}" for z in (x - np.median(x)) / mad))
+
+if __name__ == "__main__":
+    intervals()
+    rank()
+    outliers()
