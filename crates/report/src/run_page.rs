@@ -956,26 +956,11 @@ fn limits_charts(
         ),
         n,
     ));
-    let mut lat: Vec<Series> = ["p50", "p90", "p99", "max"]
-        .into_iter()
-        .enumerate()
-        .map(|(k, label)| {
-            let mut s = view.series(label, |i| match k {
-                0 => i.latency_p50_ms,
-                1 => i.latency_p90_ms,
-                2 => i.latency_p99_ms,
-                _ => i.latency_max_ms,
-            });
-            s.dash = Dash::nth(k);
-            s
-        })
-        .collect();
-    lat.retain(|s| s.is_drawn());
     body.push_str(&chart_div(
         &mk(
             "Latency percentiles per interval",
             "latency (ms)",
-            lat,
+            latency_series(view),
             note.clone(),
         ),
         n,
@@ -1090,6 +1075,27 @@ fn limits_charts(
     }
 
     body
+}
+
+/// The latency percentiles per interval that were stored (p50, p90, p99, max), one line
+/// style each.
+fn latency_series(view: &IntervalView<'_>) -> Vec<Series> {
+    let mut lat: Vec<Series> = ["p50", "p90", "p99", "max"]
+        .into_iter()
+        .enumerate()
+        .map(|(k, label)| {
+            let mut s = view.series(label, |i| match k {
+                0 => i.latency_p50_ms,
+                1 => i.latency_p90_ms,
+                2 => i.latency_p99_ms,
+                _ => i.latency_max_ms,
+            });
+            s.dash = Dash::nth(k);
+            s
+        })
+        .collect();
+    lat.retain(|s| s.is_drawn());
+    lat
 }
 
 /// Every sampled metric: one chart per family and unit.
