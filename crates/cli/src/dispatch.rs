@@ -23,6 +23,7 @@ fn delegate(cmd: &str, rest: &[OsString]) -> Option<i32> {
         "dist" => pgsurge_generators::dist_main(rest),
         "kube" => pgsurge_kube::kube_main(rest),
         "workload" => pgsurge_workload::workload_main(rest),
+        "replay" => crate::replay::main(rest),
         _ => return None,
     })
 }
@@ -59,6 +60,7 @@ pub fn schema(name: &str) -> Result<&'static str, String> {
         "export" => Ok(pgsurge_records::EXPORT_SCHEMA),
         "plan" => Ok(pgsurge_campaign::PLAN_SCHEMA),
         "compare" => Ok(pgsurge_report::COMPARE_SCHEMA),
+        "replay" => Ok(pgsurge_replay::report::REPLAY_SCHEMA),
         other => Err(format!("unknown schema \"{other}\"")),
     }
 }

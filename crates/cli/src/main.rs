@@ -6,6 +6,7 @@
 //! | `dispatch` | argv → the owning crate's entry point; `help`, `schema`, `completions`, `man` |
 //! | `tree` | the one command tree (help, completions, man pages) |
 //! | `quickstart` | `pgsurge quickstart`: campaign, results table and report in one command |
+//! | `replay` | `pgsurge replay`: options → a replay spec, the engine's replay, the fidelity report |
 //! | `bisect` | `pgsurge bisect`: the first commit where a campaign's cell got worse (campaign + compare) |
 //! | `pipes` | a closed stdout ends the process quietly |
 
@@ -13,6 +14,7 @@ mod bisect;
 mod dispatch;
 mod pipes;
 mod quickstart;
+mod replay;
 mod tree;
 
 fn main() {

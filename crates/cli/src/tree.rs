@@ -10,7 +10,7 @@
 use clap::{Arg, ArgAction, Command};
 
 /// The JSON documents `pgsurge schema NAME` prints.
-pub const SCHEMA_NAMES: &[&str] = &["run-result", "export", "plan", "compare"];
+pub const SCHEMA_NAMES: &[&str] = &["run-result", "export", "plan", "compare", "replay"];
 
 /// A command whose arguments are handed verbatim to a parser outside this tree.
 fn passthrough(name: &'static str, about: &'static str) -> Command {
@@ -70,6 +70,11 @@ pub fn tree() -> Command {
                 .about("Throwaway PostgreSQL servers (start, stop, status, env) and PostgreSQL built from source with patches (build, builds)"),
         )
         .subcommand(
+            crate::replay::command()
+                .name("replay")
+                .about("Replay PostgreSQL logs (stderr, csvlog, jsonlog) against a server: sessions at their logged times, a fidelity report per statement fingerprint"),
+        )
+        .subcommand(
             crate::quickstart::command()
                 .name("quickstart")
                 .about("Throwaway server + short benchmark matrix + stored results + report"),
@@ -93,7 +98,7 @@ pub fn tree() -> Command {
                     Arg::new("name")
                         .required(true)
                         .value_parser(SCHEMA_NAMES.to_vec())
-                        .help("run-result (bench --json), export (results export --format json), plan (campaign plan --format json), compare (compare --format json)"),
+                        .help("run-result (bench --json), export (results export --format json), plan (campaign plan --format json), compare (compare --format json), replay (replay --json)"),
                 ),
         )
         .subcommand(

@@ -28,6 +28,7 @@
 //! | [`sqltext`] | `:name` references in SQL, scanned once for the hot path |
 //! | [`start_at`] | `--start-at`: the common start of a distributed run's generators |
 //! | [`stderr`] | pgbench's diagnostics on stderr, or to an in-process caller |
+//! | [`replay`] | replaying PostgreSQL logs: the reader and driver threads of a replay |
 
 #![warn(missing_docs)]
 
@@ -39,6 +40,7 @@ pub mod driver;
 pub mod layout;
 pub mod plan;
 pub mod recorder;
+pub mod replay;
 pub mod run;
 pub mod script_host;
 pub mod spec;

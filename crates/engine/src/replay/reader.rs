@@ -1,0 +1,203 @@
+//! The reader thread of a replay: reads the logs ([`LogFiles`]) into events
+//! ([`Assembler`]), keeps this generator's share of the sessions, and hands each event
+//! to the driver thread of its session in batches. It reads ahead of the replay, but in
+//! a paced replay no further than [`HORIZON_US`] of schedule, and never more than the
+//! channels hold: a log of any length replays in bounded memory.
+
+use std::path::PathBuf;
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, OnceLock};
+
+use pgsurge_replay::events::Event;
+use pgsurge_replay::fidelity::Counts;
+use pgsurge_replay::fingerprint::Fingerprints;
+use pgsurge_replay::log::{LogFiles, Unreadable};
+use pgsurge_replay::sessions::{describe, Assembler, ReadCounts};
+use pgsurge_replay::{Pacing, Share};
+
+use crate::clock::RunClock;
+use crate::stop::StopFlag;
+
+/// Events per batch handed to a driver.
+pub(crate) const BATCH: usize = 512;
+
+/// How far ahead of the schedule a paced replay reads (µs).
+const HORIZON_US: i64 = 2_000_000;
+
+/// How many skipped lines the report quotes.
+const SKIPPED_EXAMPLES: usize = 10;
+
+/// What the reader hands back when the logs are read.
+pub(crate) struct ReaderEnd {
+    pub logged: Counts,
+    pub fingerprints: Fingerprints,
+    pub counts: ReadCounts,
+    pub skipped: u64,
+    pub skipped_examples: Vec<String>,
+    /// The first unreadable line, when they are not skipped: the replay ends.
+    pub unreadable: Option<String>,
+    /// Offset of the last event played (µs).
+    pub span_us: i64,
+}
+
+/// What the reader needs.
+pub(crate) struct ReaderCtx {
+    pub files: LogFiles,
+    pub paths: Arc<[PathBuf]>,
+    pub skip_unreadable: bool,
+    pub pacing: Pacing,
+    pub share: Option<Share>,
+    pub senders: Vec<SyncSender<Vec<Event>>>,
+    pub clock: RunClock,
+    /// The schedule's start on the run clock, set once the first events are read.
+    pub start: Arc<OnceLock<i64>>,
+    /// Raised when the first events are ready (or the logs are read).
+    pub ready: SyncSender<()>,
+    pub stop: StopFlag,
+}
+
+/// Reads the logs to their end (or until the replay stops).
+pub(crate) fn read(ctx: ReaderCtx) -> ReaderEnd {
+    let ReaderCtx {
+        files,
+        paths,
+        skip_unreadable,
+        pacing,
+        share,
+        senders,
+        clock,
+        start,
+        ready,
+        stop,
+    } = ctx;
+    let mut asm = Assembler::with_share(share);
+    let mut end = ReaderEnd {
+        logged: Counts::default(),
+        fingerprints: Fingerprints::new(),
+        counts: ReadCounts::default(),
+        skipped: 0,
+        skipped_examples: Vec::new(),
+        unreadable: None,
+        span_us: 0,
+    };
+    let mut out = Dispatch {
+        batches: senders.iter().map(|_| Vec::with_capacity(BATCH)).collect(),
+        senders,
+        ready: Some(ready),
+        span_us: 0,
+        gone: false,
+    };
+    for entry in files {
+        if stop.is_raised() || out.gone {
+            break;
+        }
+        let pushed = entry.and_then(|e| asm.push(e));
+        if let Err(u) = pushed {
+            if !skip(&mut end, &u, &paths, skip_unreadable) {
+                break;
+            }
+        }
+        while let Some(ev) = asm.pop() {
+            out.event(ev, pacing, &clock, &start, &stop);
+        }
+    }
+    if end.unreadable.is_none() && !stop.is_raised() {
+        asm.finish();
+        while let Some(ev) = asm.pop() {
+            out.event(ev, pacing, &clock, &start, &stop);
+        }
+    }
+    out.flush_all();
+    out.open();
+    end.span_us = out.span_us;
+    let (logged, fingerprints, counts) = asm.into_parts();
+    end.logged = logged;
+    end.fingerprints = fingerprints;
+    end.counts = counts;
+    end
+}
+
+/// Counts an unreadable line; false when the replay must end.
+fn skip(end: &mut ReaderEnd, u: &Unreadable, paths: &[PathBuf], skipping: bool) -> bool {
+    let text = format!("{}: {}", describe(u.at, paths), u.reason);
+    if !skipping {
+        end.unreadable = Some(text);
+        return false;
+    }
+    end.skipped += 1;
+    if end.skipped_examples.len() < SKIPPED_EXAMPLES {
+        end.skipped_examples.push(text);
+    }
+    true
+}
+
+/// The batches being filled for the drivers.
+struct Dispatch {
+    senders: Vec<SyncSender<Vec<Event>>>,
+    batches: Vec<Vec<Event>>,
+    ready: Option<SyncSender<()>>,
+    span_us: i64,
+    /// A driver is gone (the replay ended): reading stops.
+    gone: bool,
+}
+
+impl Dispatch {
+    /// Hands `ev` to its driver, after the wait a paced replay's horizon asks for.
+    fn event(
+        &mut self,
+        ev: Event,
+        pacing: Pacing,
+        clock: &RunClock,
+        start: &OnceLock<i64>,
+        stop: &StopFlag,
+    ) {
+        let no = ev.session();
+        let offset = match &ev {
+            Event::Connect(c) => c.offset_us,
+            Event::Statement(s) => s.offset_us,
+            Event::Disconnect { offset_us, .. } => *offset_us,
+            Event::Outcome(_) => 0,
+        };
+        self.span_us = self.span_us.max(offset);
+        if let (Pacing::Speed(speed), Some(&t0)) = (pacing, start.get()) {
+            let due = t0 + (offset as f64 / speed) as i64;
+            if due - clock.now() > HORIZON_US {
+                self.flush_all();
+                while !stop.is_raised() && due - clock.now() > HORIZON_US {
+                    let wait = (due - clock.now() - HORIZON_US).clamp(1_000, 100_000);
+                    stop.wait(std::time::Duration::from_micros(wait as u64));
+                }
+            }
+        }
+        let n = self.senders.len();
+        let t = no as usize % n;
+        self.batches[t].push(ev);
+        if self.batches[t].len() >= BATCH {
+            self.flush(t);
+        }
+    }
+
+    fn flush(&mut self, t: usize) {
+        if self.batches[t].is_empty() {
+            return;
+        }
+        let batch = std::mem::replace(&mut self.batches[t], Vec::with_capacity(BATCH));
+        if self.senders[t].send(batch).is_err() {
+            self.gone = true;
+        }
+        self.open();
+    }
+
+    fn flush_all(&mut self) {
+        for t in 0..self.batches.len() {
+            self.flush(t);
+        }
+    }
+
+    /// Tells the replay its first events are there.
+    fn open(&mut self) {
+        if let Some(r) = self.ready.take() {
+            let _ = r.send(());
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Statement fingerprints: PostgreSQL's own parser (libpg_query, through the `pg_query`
+//! crate) says which statements are the same but for their constants. Parsing costs
+//! tens of µs, so it runs once per statement *shape* ([`crate::sqlscan`]): a log of
+//! millions of statements of a few hundred shapes parses a few hundred times.
+//!
+//! A statement the parser refuses (a syntax error the log recorded) gets a fingerprint
+//! of its shape, marked as such.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sqlscan::Scan;
+
+/// Index of a fingerprint in a [`Fingerprints`] table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FpId(pub u32);
+
+/// Longest normalised text kept per fingerprint (characters).
+const TEXT_LIMIT: usize = 2000;
+
+/// One fingerprint: its id as pg_query gives it and a normalised example.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// pg_query's fingerprint in hex (16 digits); for a statement the parser refused,
+    /// `shape:` and the hash of its tokens.
+    pub id: String,
+    /// The first statement seen with it, constants replaced by `$n`.
+    pub text: String,
+}
+
+/// The fingerprints of a log, assigned as statements are read.
+#[derive(Debug, Default)]
+pub struct Fingerprints {
+    by_shape: HashMap<u64, FpId>,
+    by_value: HashMap<String, FpId>,
+    table: Vec<Fingerprint>,
+}
+
+impl Fingerprints {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The fingerprint of `sql`, whose scan is `scan`.
+    pub fn of(&mut self, sql: &str, scan: &Scan) -> FpId {
+        if let Some(&id) = self.by_shape.get(&scan.shape) {
+            return id;
+        }
+        let (key, text) = match pg_query::fingerprint(sql) {
+            Ok(fp) => {
+                let text = pg_query::normalize(sql).unwrap_or_else(|_| sql.to_string());
+                (fp.hex, text)
+            }
+            Err(_) => (format!("shape:{:016x}", scan.shape), sql.to_string()),
+        };
+        let id = match self.by_value.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = FpId(self.table.len() as u32);
+                self.table.push(Fingerprint {
+                    id: key.clone(),
+                    text: shorten(text.trim()),
+                });
+                self.by_value.insert(key, id);
+                id
+            }
+        };
+        self.by_shape.insert(scan.shape, id);
+        id
+    }
+
+    /// The table, indexed by [`FpId`].
+    pub fn table(&self) -> &[Fingerprint] {
+        &self.table
+    }
+
+    /// Takes the table.
+    pub fn into_table(self) -> Vec<Fingerprint> {
+        self.table
+    }
+}
+
+fn shorten(s: &str) -> String {
+    match s.char_indices().nth(TEXT_LIMIT) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sqlscan::scan;
+
+    fn fp(t: &mut Fingerprints, sql: &str) -> FpId {
+        t.of(sql, &scan(sql))
+    }
+
+    #[test]
+    fn statements_differing_in_constants_share_a_fingerprint() {
+        let mut t = Fingerprints::new();
+        let a = fp(
+            &mut t,
+            "UPDATE pgbench_accounts SET abalance = abalance + 5 WHERE aid = 7;",
+        );
+        let b = fp(
+            &mut t,
+            "UPDATE pgbench_accounts SET abalance = abalance + -2937 WHERE aid = 12;",
+        );
+        let c = fp(
+            &mut t,
+            "update pgbench_accounts set abalance = abalance + $1 where aid = $2",
+        );
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        let d = fp(
+            &mut t,
+            "SELECT abalance FROM pgbench_accounts WHERE aid = 7;",
+        );
+        assert_ne!(a, d);
+        assert_eq!(t.table().len(), 2);
+        assert_eq!(t.table()[a.0 as usize].id.len(), 16);
+        assert!(
+            t.table()[d.0 as usize].text.contains("$1"),
+            "{:?}",
+            t.table()
+        );
+    }
+
+    #[test]
+    fn statements_the_parser_refuses_get_their_shape() {
+        let mut t = Fingerprints::new();
+        let a = fp(&mut t, "selec 1");
+        let b = fp(&mut t, "selec 2");
+        assert_eq!(a, b);
+        assert!(t.table()[a.0 as usize].id.starts_with("shape:"));
+    }
+}

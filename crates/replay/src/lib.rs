@@ -1,0 +1,37 @@
+//! Replaying PostgreSQL logs: the logs (stderr, csvlog, jsonlog) read into sessions and
+//! their statements, fingerprints from PostgreSQL's own parser, the description of a
+//! replay ([`ReplaySpec`]: pacing, order, target, share of the sessions), one session's
+//! protocol without I/O, and the fidelity report (logged against replayed, per
+//! fingerprint, and the lag behind the schedule).
+//!
+//! The engine's replay driver (`pgsurge_engine::replay`) owns sockets, threads and
+//! time and runs what this crate describes; this crate does no network I/O. It reads
+//! files (the logs) and nothing else.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`log`] | bytes of the three formats → log entries, with file and line |
+//! | [`sqlscan`] | one lexical pass over SQL: shape hash and highest `$n` |
+//! | [`fingerprint`] | fingerprints (pg_query), once per shape |
+//! | [`events`] | what a log becomes: connect, statement, outcome, disconnect |
+//! | [`sessions`] | entries → events and the logged side of fidelity |
+//! | [`spec`] | [`ReplaySpec`]: pacing, order, target, share |
+//! | [`machine`] | one session's protocol (encode a statement, read its answer) |
+//! | [`fidelity`] | counts and latencies per fingerprint, lag per second |
+//! | [`report`] | the fidelity report: its document (`--json`, schema `replay`) and table |
+//!
+//! Modules use only those above them in this table.
+
+#![warn(missing_docs)]
+
+pub mod events;
+pub mod fidelity;
+pub mod fingerprint;
+pub mod log;
+pub mod machine;
+pub mod report;
+pub mod sessions;
+pub mod spec;
+pub mod sqlscan;
+
+pub use spec::{Order, Pacing, ReplaySpec, Share, Target};

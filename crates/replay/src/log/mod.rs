@@ -1,0 +1,215 @@
+//! Reading PostgreSQL logs: the three formats, each file's format found from its name
+//! or first line, and the files read one after the other as one log. Owns bytes →
+//! [`LogEntry`] values; what the entries mean is `crate::sessions`'.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `entry` | [`LogEntry`], [`Position`], [`Severity`], [`LogFormat`], [`Unreadable`] |
+//! | `time` | timestamps of the three formats → µs |
+//! | `prefix` | `log_line_prefix` templates and matching a line's prefix |
+//! | `stderr` | the stderr format (prefix, severity, tab-continued lines) |
+//! | `csvlog` | the csvlog format |
+//! | `jsonlog` | the jsonlog format |
+//! | `message` | what a message's English text says (statement, execute, duration…) |
+//! | `params` | `DETAIL: parameters: …` and its check against the statement |
+
+mod csvlog;
+mod entry;
+mod jsonlog;
+pub mod message;
+pub mod params;
+pub mod prefix;
+mod stderr;
+mod time;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+pub use entry::{LogEntry, LogFormat, Position, Severity, Unreadable};
+pub use prefix::{Prefix, DEFAULT_PREFIX};
+
+/// Read buffer of each log file.
+const READ_BUFFER: usize = 256 * 1024;
+
+/// Why the logs cannot be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// A file cannot be opened.
+    #[error("{path}: {source}")]
+    Io {
+        /// Which.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--log-line-prefix` is not usable.
+    #[error("{0}")]
+    Prefix(String),
+    /// A stderr log's prefix has no session id.
+    #[error("the log_line_prefix \"{0}\" has no session id (%c): a replay cannot tell sessions apart; log with log_line_prefix = '%m|%u|%d|%c|' (or give the prefix the log was written with, --log-line-prefix)")]
+    NoSessionId(String),
+}
+
+/// The format of the file at `path`: from its name (`.csv`, `.json`), else from its
+/// first bytes (`{` starts jsonlog; a timestamp and a comma start csvlog).
+pub fn detect_format(path: &Path, head: &[u8]) -> LogFormat {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("csv") => return LogFormat::Csvlog,
+        Some("json") => return LogFormat::Jsonlog,
+        _ => {}
+    }
+    let first = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|i| &head[i..]);
+    match first {
+        Some([b'{', ..]) => LogFormat::Jsonlog,
+        Some(line) => {
+            let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+            let text = String::from_utf8_lossy(line);
+            match text.find(',') {
+                Some(comma)
+                    if time::parse_timestamp(&text[..comma]).is_some_and(|(_, n)| n == comma) =>
+                {
+                    LogFormat::Csvlog
+                }
+                _ => LogFormat::Stderr,
+            }
+        }
+        None => LogFormat::Stderr,
+    }
+}
+
+type Entries = Box<dyn Iterator<Item = Result<LogEntry, Unreadable>> + Send>;
+
+/// The entries of several log files, one after the other.
+pub struct LogFiles {
+    paths: Vec<PathBuf>,
+    formats: Vec<LogFormat>,
+    prefix: Prefix,
+    next_file: usize,
+    current: Option<Entries>,
+}
+
+impl LogFiles {
+    /// Opens nothing yet: checks the prefix and finds each file's format (`forced`:
+    /// every file is in this one). Files that cannot be opened are an error now.
+    pub fn open(
+        paths: &[PathBuf],
+        forced: Option<LogFormat>,
+        prefix: &str,
+    ) -> Result<LogFiles, OpenError> {
+        let prefix = Prefix::parse(prefix).map_err(OpenError::Prefix)?;
+        let mut formats = Vec::new();
+        for p in paths {
+            let mut head = vec![0u8; 4096];
+            let n = File::open(p)
+                .and_then(|mut f| f.read(&mut head))
+                .map_err(|source| OpenError::Io {
+                    path: p.clone(),
+                    source,
+                })?;
+            head.truncate(n);
+            formats.push(forced.unwrap_or_else(|| detect_format(p, &head)));
+        }
+        if formats.contains(&LogFormat::Stderr) && !prefix.has_session() {
+            return Err(OpenError::NoSessionId(prefix.text().to_string()));
+        }
+        Ok(LogFiles {
+            paths: paths.to_vec(),
+            formats,
+            prefix,
+            next_file: 0,
+            current: None,
+        })
+    }
+
+    /// Each file's format.
+    pub fn formats(&self) -> &[LogFormat] {
+        &self.formats
+    }
+
+    /// The files.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    fn open_next(&mut self) -> Option<Result<Entries, Unreadable>> {
+        let i = self.next_file;
+        let path = self.paths.get(i)?;
+        self.next_file += 1;
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                return Some(Err(Unreadable {
+                    at: Position {
+                        file: i as u32,
+                        line: 0,
+                    },
+                    reason: format!("cannot be opened: {e}"),
+                }))
+            }
+        };
+        let input = BufReader::with_capacity(READ_BUFFER, file);
+        let n = i as u32;
+        let entries: Entries = match self.formats[i] {
+            LogFormat::Stderr => Box::new(stderr::StderrReader::new(input, self.prefix.clone(), n)),
+            LogFormat::Csvlog => Box::new(csvlog::CsvReader::new(input, n)),
+            LogFormat::Jsonlog => Box::new(jsonlog::JsonReader::new(input, n)),
+        };
+        Some(Ok(entries))
+    }
+}
+
+impl Iterator for LogFiles {
+    type Item = Result<LogEntry, Unreadable>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(cur) = self.current.as_mut() {
+                match cur.next() {
+                    Some(r) => return Some(r),
+                    None => self.current = None,
+                }
+            }
+            match self.open_next()? {
+                Ok(entries) => self.current = Some(entries),
+                Err(u) => return Some(Err(u)),
+            }
+        }
+    }
+}
+
+/// Reads entries of any format from a `BufRead` (tests, fuzzing).
+pub fn read_entries<'a, R: BufRead + Send + 'a>(
+    input: R,
+    format: LogFormat,
+    prefix: &Prefix,
+) -> Box<dyn Iterator<Item = Result<LogEntry, Unreadable>> + Send + 'a> {
+    match format {
+        LogFormat::Stderr => Box::new(stderr::StderrReader::new(input, prefix.clone(), 0)),
+        LogFormat::Csvlog => Box::new(csvlog::CsvReader::new(input, 0)),
+        LogFormat::Jsonlog => Box::new(jsonlog::JsonReader::new(input, 0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_found_from_names_and_first_lines() {
+        let p = Path::new("postgresql.log");
+        assert_eq!(detect_format(p, b"{\"timestamp\":1}"), LogFormat::Jsonlog);
+        assert_eq!(
+            detect_format(p, b"2026-11-28 18:00:00.100 UTC,\"u\",\"d\",1\n"),
+            LogFormat::Csvlog
+        );
+        assert_eq!(
+            detect_format(p, b"2026-11-28 18:00:00.100 UTC|u|d|1.a|LOG:  x\n"),
+            LogFormat::Stderr
+        );
+        assert_eq!(detect_format(Path::new("a.csv"), b""), LogFormat::Csvlog);
+    }
+}

@@ -1,0 +1,355 @@
+//! The stderr format: lines that start with the `log_line_prefix`, a severity word and
+//! two spaces; a message's `DETAIL:`, `STATEMENT:`… lines follow it with the same
+//! prefix, and its text's further lines start with a tab. Owns grouping those lines
+//! into [`LogEntry`] values; an unreadable line is an [`Unreadable`] with its position.
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+
+use super::entry::{LogEntry, Position, Severity, Unreadable};
+use super::prefix::{split_severity, Prefix};
+
+/// Which text of the entry a tab-started line continues.
+#[derive(Clone, Copy)]
+enum Field {
+    Message,
+    Detail,
+    Statement,
+    Ignored,
+}
+
+/// The words of the lines that belong to the message before them.
+const SECONDARY: [&str; 6] = [
+    "DETAIL",
+    "STATEMENT",
+    "HINT",
+    "CONTEXT",
+    "QUERY",
+    "LOCATION",
+];
+
+/// The entry being read: its lines so far.
+struct Current {
+    entry: LogEntry,
+    last: Field,
+    /// Why the entry cannot be used (a line of it was unreadable).
+    broken: Option<Unreadable>,
+}
+
+/// Reads the entries of one stderr log.
+pub struct StderrReader<R> {
+    input: R,
+    prefix: Prefix,
+    file: u32,
+    line: u64,
+    buf: Vec<u8>,
+    current: Option<Current>,
+    /// Entries and unreadable lines ready to be given.
+    ready: VecDeque<Result<LogEntry, Unreadable>>,
+    done: bool,
+}
+
+impl<R: BufRead> StderrReader<R> {
+    /// Reads `input`, the `file`-th log, whose lines start with `prefix`.
+    pub fn new(input: R, prefix: Prefix, file: u32) -> Self {
+        StderrReader {
+            input,
+            prefix,
+            file,
+            line: 0,
+            buf: Vec::with_capacity(4096),
+            current: None,
+            ready: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    fn at(&self) -> Position {
+        Position {
+            file: self.file,
+            line: self.line,
+        }
+    }
+
+    fn unreadable(&self, reason: impl Into<String>) -> Unreadable {
+        Unreadable {
+            at: self.at(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Gives the entry being read (or why it is unusable), if there is one.
+    fn finish(&mut self) {
+        if let Some(c) = self.current.take() {
+            self.ready.push_back(match c.broken {
+                Some(u) => Err(u),
+                None => Ok(c.entry),
+            });
+        }
+    }
+
+    /// Handles one line (its text, and why it is unusable if it is): entries it ends
+    /// and unreadable lines go to `ready`.
+    fn line(&mut self, text: &str, bad: Option<Unreadable>) {
+        if let Some(u) = bad {
+            self.bad_line(text, u);
+            return;
+        }
+        if let Some(cont) = text.strip_prefix('\t') {
+            let Some(c) = self.current.as_mut() else {
+                let u = self.unreadable(
+                    "a continuation line (starting with a tab) without a message before it",
+                );
+                self.ready.push_back(Err(u));
+                return;
+            };
+            let field = match c.last {
+                Field::Message => Some(&mut c.entry.message),
+                Field::Detail => c.entry.detail.as_mut(),
+                Field::Statement => c.entry.statement.as_mut(),
+                Field::Ignored => None,
+            };
+            if let Some(f) = field {
+                f.push('\n');
+                f.push_str(cont);
+            }
+            return;
+        }
+        let Some((values, rest)) = self.prefix.match_line(text) else {
+            if !text.is_empty() {
+                let u = self.unreadable(format!(
+                    "does not start with the log_line_prefix \"{}\"",
+                    self.prefix.text()
+                ));
+                self.finish();
+                self.ready.push_back(Err(u));
+            }
+            return;
+        };
+        let Some((word, message)) = split_severity(rest) else {
+            let u =
+                self.unreadable("no severity (LOG:, ERROR:, DETAIL:…) after the log_line_prefix");
+            self.finish();
+            self.ready.push_back(Err(u));
+            return;
+        };
+        let secondary = match word {
+            "DETAIL" => Some(Field::Detail),
+            "STATEMENT" => Some(Field::Statement),
+            "HINT" | "CONTEXT" | "QUERY" | "LOCATION" => Some(Field::Ignored),
+            _ => None,
+        };
+        if let Some(field) = secondary {
+            let same = self
+                .current
+                .as_ref()
+                .is_some_and(|c| c.entry.session.as_deref() == values.session);
+            if !same {
+                let u = self.unreadable(format!("{word}: without the message it belongs to"));
+                self.finish();
+                self.ready.push_back(Err(u));
+                return;
+            }
+            let c = self.current.as_mut().expect("checked above");
+            match field {
+                Field::Detail => c.entry.detail = Some(message.to_string()),
+                Field::Statement => c.entry.statement = Some(message.to_string()),
+                _ => {}
+            }
+            c.last = field;
+            return;
+        }
+        let Some(time_us) = values.time_us else {
+            let u = self.unreadable("no time in the line's prefix");
+            self.finish();
+            self.ready.push_back(Err(u));
+            return;
+        };
+        let entry = LogEntry {
+            at: self.at(),
+            time_us,
+            session: values.session.map(str::to_string),
+            user: values.user.map(str::to_string),
+            database: values.database.map(str::to_string),
+            severity: Severity::from_word(word),
+            sqlstate: values.sqlstate.map(str::to_string),
+            message: message.to_string(),
+            detail: None,
+            statement: None,
+        };
+        self.finish();
+        self.current = Some(Current {
+            entry,
+            last: Field::Message,
+            broken: None,
+        });
+    }
+
+    /// An unusable line: when it continues the entry being read (a tab line, or a
+    /// `DETAIL:`… of its session) the entry goes with it (its text would be cut); when
+    /// it starts an entry, that entry's further lines go with it.
+    fn bad_line(&mut self, text: &str, u: Unreadable) {
+        if text.starts_with('\t') {
+            match self.current.as_mut() {
+                Some(c) => {
+                    c.broken.get_or_insert(u);
+                }
+                None => self.ready.push_back(Err(u)),
+            }
+            return;
+        }
+        let parsed = self
+            .prefix
+            .match_line(text)
+            .and_then(|(v, rest)| split_severity(rest).map(|(word, _)| (v.session, word)));
+        match parsed {
+            Some((session, word)) if SECONDARY.contains(&word) => match self.current.as_mut() {
+                Some(c) if c.entry.session.as_deref() == session => {
+                    c.broken.get_or_insert(u);
+                }
+                _ => {
+                    self.finish();
+                    self.ready.push_back(Err(u));
+                }
+            },
+            Some((session, _)) => {
+                self.finish();
+                self.current = Some(Current {
+                    entry: LogEntry {
+                        session: session.map(str::to_string),
+                        ..LogEntry::default()
+                    },
+                    last: Field::Ignored,
+                    broken: Some(u),
+                });
+            }
+            None => {
+                self.finish();
+                self.ready.push_back(Err(u));
+            }
+        }
+    }
+
+    /// Reads the next line: its text (invalid UTF-8 replaced) and why it is unusable,
+    /// `None` at the end of the input.
+    fn read_line(&mut self) -> Option<(String, Option<Unreadable>)> {
+        self.buf.clear();
+        let n = match self.input.read_until(b'\n', &mut self.buf) {
+            Ok(0) => return None,
+            Ok(n) => n,
+            Err(e) => {
+                self.done = true;
+                self.line += 1;
+                return Some((
+                    String::new(),
+                    Some(self.unreadable(format!("cannot be read: {e}"))),
+                ));
+            }
+        };
+        self.line += 1;
+        let continuation = self.buf.first() == Some(&b'\t');
+        let what = if continuation {
+            "continuation line"
+        } else {
+            "line"
+        };
+        if self.buf.last() != Some(&b'\n') {
+            let u = self.unreadable(format!(
+                "{what} cut short: the file ends without a newline ({n} bytes)"
+            ));
+            return Some((String::from_utf8_lossy(&self.buf).into_owned(), Some(u)));
+        }
+        self.buf.pop();
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        match std::str::from_utf8(&self.buf) {
+            Ok(t) => Some((t.to_string(), None)),
+            Err(e) => Some((String::from_utf8_lossy(&self.buf).into_owned(), Some(self.unreadable(format!(
+                "{what} is not UTF-8 (byte 0x{:02x} at column {}); lc_messages and the database encoding should be UTF-8, or the file converted (iconv)",
+                self.buf[e.valid_up_to()],
+                e.valid_up_to() + 1
+            ))))),
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for StderrReader<R> {
+    type Item = Result<LogEntry, Unreadable>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(r) = self.ready.pop_front() {
+                return Some(r);
+            }
+            if self.done {
+                return None;
+            }
+            match self.read_line() {
+                Some((text, bad)) => self.line(&text, bad),
+                None => {
+                    self.done = true;
+                    self.finish();
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::prefix::DEFAULT_PREFIX;
+    use super::*;
+
+    fn read(text: &[u8]) -> Vec<Result<LogEntry, Unreadable>> {
+        StderrReader::new(text, Prefix::parse(DEFAULT_PREFIX).unwrap(), 0).collect()
+    }
+
+    #[test]
+    fn groups_details_statements_and_continued_lines() {
+        let log = b"2026-11-28 18:00:00.100 UTC|u|d|1.a|LOG:  execute P_1: select $1\n\t+ $2\n\
+2026-11-28 18:00:00.100 UTC|u|d|1.a|DETAIL:  parameters: $1 = '1', $2 = '2'\n\
+2026-11-28 18:00:00.200 UTC|u|d|1.a|ERROR:  division by zero\n\
+2026-11-28 18:00:00.200 UTC|u|d|1.a|STATEMENT:  select 1/0\n";
+        let e = read(log);
+        assert_eq!(e.len(), 2, "{e:?}");
+        let a = e[0].as_ref().unwrap();
+        assert_eq!(a.message, "execute P_1: select $1\n+ $2");
+        assert_eq!(a.detail.as_deref(), Some("parameters: $1 = '1', $2 = '2'"));
+        assert_eq!(a.at.line, 1);
+        let b = e[1].as_ref().unwrap();
+        assert_eq!(b.severity, Some(Severity::Error));
+        assert_eq!(b.statement.as_deref(), Some("select 1/0"));
+        assert_eq!(b.at.line, 4);
+    }
+
+    #[test]
+    fn truncated_non_utf8_and_foreign_lines_are_unreadable() {
+        let log = b"2026-11-28 18:00:00.100 UTC|u|d|1.a|LOG:  statement: select 'caf\xe9'\n\
+hello\n\
+2026-11-28 18:00:00.300 UTC|u|d|1.a|LOG:  statement: sel";
+        let e = read(log);
+        assert_eq!(e.len(), 3, "{e:?}");
+        let u: Vec<_> = e.iter().map(|r| r.as_ref().unwrap_err()).collect();
+        assert!(u[0].reason.contains("not UTF-8"), "{:?}", u[0]);
+        assert_eq!(u[0].at.line, 1);
+        assert!(u[1].reason.contains("log_line_prefix"), "{:?}", u[1]);
+        assert!(u[2].reason.contains("cut short"), "{:?}", u[2]);
+        assert_eq!(u[2].at.line, 3);
+    }
+
+    #[test]
+    fn a_broken_continuation_loses_its_whole_entry() {
+        let log = b"2026-11-28 18:00:00.100 UTC|u|d|1.a|LOG:  statement: select 1\n\t, '\xff'\n\
+2026-11-28 18:00:00.200 UTC|u|d|1.a|LOG:  statement: select 2\n";
+        let e = read(log);
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e[0]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .contains("continuation line is not UTF-8"));
+        assert_eq!(e[0].as_ref().unwrap_err().at.line, 2);
+        assert_eq!(e[1].as_ref().unwrap().message, "statement: select 2");
+    }
+}

@@ -1,0 +1,460 @@
+//! Log entries → [`Event`]s: sessions found by their id, statements with their bound
+//! parameters and fingerprints, how statements ended (an `ERROR:` after a statement,
+//! a client's cancel), and the logged side of the fidelity report (per fingerprint:
+//! statements, errors, durations). Streams: it keeps one small record per live session,
+//! never the statements themselves.
+//!
+//! Rules read from how PostgreSQL logs (`log_statement = all`):
+//! * a statement line is written when the statement starts; its `duration:` line (with
+//!   `log_min_duration_statement = 0`) when it ends in success;
+//! * an `ERROR:` belongs to the session's last statement when its `STATEMENT:` is that
+//!   statement's text (or says nothing); otherwise it is a statement that failed before
+//!   it could be logged (a syntax error), replayed as a simple query that fails too;
+//! * a session seen before its `connection authorized:` line (a log that starts in the
+//!   middle of it) starts at its first line, as the user and database of its prefix;
+//! * a `FATAL:` or `disconnection:` ends the session; the log's end ends the others.
+
+use std::collections::HashMap;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::events::{Connect, Event, LoggedEnd, Outcome, Request, SessionNo, Statement};
+use crate::fidelity::Counts;
+use crate::fingerprint::{Fingerprints, FpId};
+use crate::log::message::{classify, is_client_cancel, Measured, Message};
+use crate::log::params::{check_count, parse_parameters};
+use crate::log::{LogEntry, Position, Severity, Unreadable};
+use crate::spec::Share;
+use crate::sqlscan::scan;
+
+/// The last statement of a live session.
+#[derive(Debug, Clone, Copy)]
+struct Last {
+    seq: u64,
+    fp: FpId,
+    time_us: i64,
+    /// Shape hash of its text (to match an `ERROR:`'s `STATEMENT:`).
+    text_hash: u64,
+    /// Its end is known (a duration, an error): later lines are not about it.
+    settled: bool,
+}
+
+/// A session between its start and its end.
+#[derive(Debug)]
+struct Live {
+    no: SessionNo,
+    /// This generator plays it (see [`Share`]).
+    own: bool,
+    last: Option<Last>,
+    /// Durations of the parse and bind steps before the next execute (µs).
+    steps_us: i64,
+    last_time_us: i64,
+    /// Text per prepared statement name (one shared copy).
+    names: HashMap<Box<str>, Arc<str>>,
+}
+
+/// Counters of what was read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Log entries read.
+    pub entries: u64,
+    /// Sessions found.
+    pub sessions: u64,
+    /// Statements found.
+    pub statements: u64,
+    /// Of which extended-protocol executions.
+    pub executes: u64,
+    /// Statements the log shows cancelled by their client.
+    pub cancels: u64,
+    /// Statements the log shows failed (cancels included).
+    pub errors: u64,
+    /// Statements whose duration the log has (`log_min_duration_statement = 0`).
+    pub durations: u64,
+}
+
+/// Log entries in, events out.
+#[derive(Debug)]
+pub struct Assembler {
+    fingerprints: Fingerprints,
+    logged: Counts,
+    live: HashMap<String, Live>,
+    next_session: SessionNo,
+    next_seq: u64,
+    origin_us: Option<i64>,
+    out: VecDeque<Event>,
+    counts: ReadCounts,
+    share: Option<Share>,
+}
+
+impl Default for Assembler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Assembler {
+    /// Nothing read yet.
+    pub fn new() -> Self {
+        Assembler {
+            fingerprints: Fingerprints::new(),
+            logged: Counts::default(),
+            live: HashMap::new(),
+            next_session: 0,
+            next_seq: 0,
+            origin_us: None,
+            out: VecDeque::new(),
+            counts: ReadCounts::default(),
+            share: None,
+        }
+    }
+
+    /// Reads for one generator of several: events, counts and the logged side are
+    /// those of its sessions only (statements keep their place in the whole log's
+    /// order, and fingerprints are found for every statement).
+    pub fn with_share(share: Option<Share>) -> Self {
+        Assembler {
+            share,
+            ..Self::new()
+        }
+    }
+
+    /// The next event ready, in log order.
+    pub fn pop(&mut self) -> Option<Event> {
+        self.out.pop_front()
+    }
+
+    /// What was read so far.
+    pub fn counts(&self) -> &ReadCounts {
+        &self.counts
+    }
+
+    /// The logged side of the fidelity report.
+    pub fn logged(&self) -> &Counts {
+        &self.logged
+    }
+
+    /// The fingerprints so far.
+    pub fn fingerprints(&self) -> &Fingerprints {
+        &self.fingerprints
+    }
+
+    /// Ends reading: the logged counts and the fingerprints.
+    pub fn into_parts(self) -> (Counts, Fingerprints, ReadCounts) {
+        (self.logged, self.fingerprints, self.counts)
+    }
+
+    /// The log's first time (µs since the epoch), once an entry was read.
+    pub fn origin_us(&self) -> Option<i64> {
+        self.origin_us
+    }
+
+    fn offset(&mut self, time_us: i64) -> i64 {
+        time_us - *self.origin_us.get_or_insert(time_us)
+    }
+
+    /// Takes one entry; `Err` when it cannot be used (the events of the entries before
+    /// it stay good).
+    pub fn push(&mut self, e: LogEntry) -> Result<(), Unreadable> {
+        self.counts.entries += 1;
+        let Some(session) = e.session.as_deref() else {
+            return Ok(());
+        };
+        let Some(severity) = e.severity else {
+            return Ok(());
+        };
+        if severity.is_error() {
+            self.error(session, &e);
+            if severity != Severity::Error {
+                self.end(session, e.time_us);
+            }
+            return Ok(());
+        }
+        if severity != Severity::Log {
+            return Ok(());
+        }
+        match classify(&e.message) {
+            Message::Connect { user, database } => {
+                if !self.live.contains_key(session) {
+                    let user = e.user.as_deref().or(user);
+                    let database = e.database.as_deref().or(database);
+                    self.start(session, e.time_us, user, database);
+                }
+            }
+            Message::Disconnect => self.end(session, e.time_us),
+            Message::Simple(sql) => {
+                self.statement(&e, e.time_us, Request::Simple(sql.into()), None)?;
+            }
+            Message::Execute { name, sql } => {
+                let r = self.execute(&e, name, sql)?;
+                self.statement(&e, e.time_us, r, None)?;
+            }
+            Message::Duration { us, of } => self.duration(&e, us, of)?,
+            Message::Other => {}
+        }
+        Ok(())
+    }
+
+    /// Starts session `id`.
+    fn start(&mut self, id: &str, time_us: i64, user: Option<&str>, database: Option<&str>) {
+        let no = self.next_session;
+        self.next_session += 1;
+        let own = self.share.is_none_or(|s| s.has(no));
+        let offset_us = self.offset(time_us);
+        self.live.insert(
+            id.to_string(),
+            Live {
+                no,
+                own,
+                last: None,
+                steps_us: 0,
+                last_time_us: time_us,
+                names: HashMap::new(),
+            },
+        );
+        if !own {
+            return;
+        }
+        self.counts.sessions += 1;
+        self.out.push_back(Event::Connect(Connect {
+            session: no,
+            offset_us,
+            user: user.map(Arc::from),
+            database: database.map(Arc::from),
+        }));
+    }
+
+    /// Ends session `id`, if it is live.
+    fn end(&mut self, id: &str, time_us: i64) {
+        if let Some(live) = self.live.remove(id).filter(|l| l.own) {
+            let offset_us = self.offset(time_us.max(live.last_time_us));
+            self.out.push_back(Event::Disconnect {
+                session: live.no,
+                offset_us,
+            });
+        }
+    }
+
+    /// Ends every session still live (the log ended), each after its last line.
+    pub fn finish(&mut self) {
+        let mut ending: Vec<(SessionNo, i64)> = self
+            .live
+            .drain()
+            .filter(|(_, l)| l.own)
+            .map(|(_, l)| (l.no, l.last_time_us))
+            .collect();
+        ending.sort_unstable();
+        for (session, t) in ending {
+            let offset_us = self.offset(t);
+            self.out.push_back(Event::Disconnect { session, offset_us });
+        }
+    }
+
+    /// The live session of entry `e`, started now if the log did not show its start.
+    fn live_of(&mut self, e: &LogEntry) -> &mut Live {
+        let id = e.session.as_deref().unwrap_or_default();
+        if !self.live.contains_key(id) {
+            self.start(id, e.time_us, e.user.as_deref(), e.database.as_deref());
+        }
+        self.live.get_mut(id).expect("started above")
+    }
+
+    /// The request of `execute NAME: SQL` with the parameters of its detail.
+    fn execute(
+        &mut self,
+        e: &LogEntry,
+        name: Option<&str>,
+        sql: &str,
+    ) -> Result<Request, Unreadable> {
+        let bad = |reason: String| Unreadable { at: e.at, reason };
+        let scanned = scan(sql);
+        let params = match e.detail.as_deref() {
+            Some(d) if d.starts_with("parameters: ") => {
+                parse_parameters(d).map_err(|p| bad(p.0))?
+            }
+            _ => Vec::new(),
+        };
+        check_count(params.len(), scanned.max_param).map_err(|p| bad(p.0))?;
+        let live = self.live_of(e);
+        let name = name.map(|n| {
+            let shared = match live.names.get(n) {
+                Some(t) if **t == *sql => Arc::clone(t),
+                _ => {
+                    let t: Arc<str> = Arc::from(sql);
+                    live.names.insert(n.into(), Arc::clone(&t));
+                    t
+                }
+            };
+            (Arc::<str>::from(n), shared)
+        });
+        self.counts.executes += 1;
+        let (name, sql) = match name {
+            Some((n, t)) => (Some(n), t),
+            None => (None, Arc::from(sql)),
+        };
+        Ok(Request::Execute {
+            name,
+            sql,
+            params: params
+                .into_iter()
+                .map(|p| p.map(String::into_boxed_str))
+                .collect(),
+        })
+    }
+
+    /// A statement of `e`'s session that started at `start_us`; `duration_us` when the
+    /// line that logged it also timed it.
+    fn statement(
+        &mut self,
+        e: &LogEntry,
+        start_us: i64,
+        request: Request,
+        duration_us: Option<i64>,
+    ) -> Result<(), Unreadable> {
+        let scanned = scan(request.sql());
+        let fp = self.fingerprints.of(request.sql(), &scanned);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let offset_us = self.offset(start_us);
+        let live = self.live_of(e);
+        let own = live.own;
+        let steps = std::mem::take(&mut live.steps_us);
+        live.last = Some(Last {
+            seq,
+            fp,
+            time_us: start_us,
+            text_hash: scanned.shape,
+            settled: duration_us.is_some(),
+        });
+        live.last_time_us = live.last_time_us.max(e.time_us);
+        let session = live.no;
+        if !own {
+            return Ok(());
+        }
+        self.counts.statements += 1;
+        let c = self.logged.of(fp);
+        c.record(false, duration_us.map(|d| d + steps));
+        if duration_us.is_some() {
+            self.counts.durations += 1;
+        }
+        self.out.push_back(Event::Statement(Statement {
+            seq,
+            session,
+            offset_us,
+            fingerprint: fp,
+            request,
+            at: e.at,
+        }));
+        Ok(())
+    }
+
+    /// A `duration:` line.
+    fn duration(&mut self, e: &LogEntry, us: i64, of: Measured<'_>) -> Result<(), Unreadable> {
+        match of {
+            Measured::Last => {
+                let live = self.live_of(e);
+                live.last_time_us = live.last_time_us.max(e.time_us);
+                let steps = std::mem::take(&mut live.steps_us);
+                let own = live.own;
+                if let Some(last) = live.last.as_mut().filter(|l| !l.settled) {
+                    last.settled = true;
+                    let fp = last.fp;
+                    if !own {
+                        return Ok(());
+                    }
+                    self.logged.of(fp).record_latency(us + steps);
+                    self.counts.durations += 1;
+                }
+                Ok(())
+            }
+            Measured::Step => {
+                self.live_of(e).steps_us += us;
+                Ok(())
+            }
+            Measured::Simple(sql) => {
+                self.statement(e, e.time_us - us, Request::Simple(sql.into()), Some(us))
+            }
+            Measured::Execute { name, sql } => {
+                let r = self.execute(e, name, sql)?;
+                self.statement(e, e.time_us - us, r, Some(us))
+            }
+        }
+    }
+
+    /// An `ERROR:`/`FATAL:` of session `id`.
+    fn error(&mut self, id: &str, e: &LogEntry) {
+        let Some(live) = self.live.get_mut(id) else {
+            // A connection that failed before it was a session (authentication).
+            return;
+        };
+        live.last_time_us = live.last_time_us.max(e.time_us);
+        let statement = e.statement.as_deref().filter(|s| !s.is_empty());
+        let open = live.last.filter(|l| !l.settled);
+        let belongs = match (open, statement) {
+            (Some(_), None) => true,
+            (Some(l), Some(text)) => scan(text).shape == l.text_hash,
+            (None, _) => false,
+        };
+        let sqlstate = e
+            .sqlstate
+            .as_deref()
+            .and_then(|s| <[u8; 5]>::try_from(s.as_bytes()).ok());
+        let kind = if is_client_cancel(&e.message) {
+            LoggedEnd::Cancelled {
+                after_us: open.map_or(0, |l| e.time_us - l.time_us).max(0),
+            }
+        } else {
+            LoggedEnd::Failed { sqlstate }
+        };
+        if belongs {
+            let own = live.own;
+            let last = live.last.as_mut().expect("open statement");
+            last.settled = true;
+            let (session, seq, fp) = (live.no, last.seq, last.fp);
+            if own {
+                self.settle_failed(session, seq, fp, kind);
+            }
+            return;
+        }
+        // A statement that failed before it was logged (its text did not parse, or a
+        // parameter did not bind): replayed as a simple query.
+        if let (Some(text), Severity::Error) = (statement, e.severity.unwrap_or(Severity::Error)) {
+            let entry = LogEntry {
+                statement: None,
+                ..e.clone()
+            };
+            if self
+                .statement(&entry, e.time_us, Request::Simple(text.into()), None)
+                .is_ok()
+            {
+                if let Some(live) = self.live.get_mut(id) {
+                    let own = live.own;
+                    if let Some(last) = live.last.as_mut() {
+                        last.settled = true;
+                        let (session, seq, fp) = (live.no, last.seq, last.fp);
+                        if own {
+                            self.settle_failed(session, seq, fp, kind);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn settle_failed(&mut self, session: SessionNo, seq: u64, fp: FpId, kind: LoggedEnd) {
+        self.logged.of(fp).errors += 1;
+        self.counts.errors += 1;
+        if matches!(kind, LoggedEnd::Cancelled { .. }) {
+            self.counts.cancels += 1;
+        }
+        self.out
+            .push_back(Event::Outcome(Outcome { session, seq, kind }));
+    }
+}
+
+/// Where an entry is, as `file:line` with the files' names.
+pub fn describe(at: Position, files: &[std::path::PathBuf]) -> String {
+    match files.get(at.file as usize) {
+        Some(p) => format!("{}:{}", p.display(), at.line),
+        None => format!("line {}", at.line),
+    }
+}
