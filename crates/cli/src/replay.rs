@@ -69,6 +69,9 @@ struct Cli {
     /// Driver threads (sessions are dealt to them).
     #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     jobs: u32,
+    /// Read the logs through and report what a replay would send, connecting nowhere.
+    #[arg(long)]
+    check: bool,
     /// Write the report as JSON (schema: `pgsurge schema replay`); `-` for stdout.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -162,9 +165,15 @@ pub fn main(args: &[OsString]) -> i32 {
         },
         None => None,
     };
-    let stop = StopFlag::new();
-    let _watcher = pgsurge_engine::stop::SignalWatcher::install(stop.clone()).ok();
-    let report = match pgsurge_engine::replay::replay(&spec, &stop) {
+    let replayed = if cli.check {
+        pgsurge_replay::check::check(&spec)
+            .map_err(|e| format!("{e} (--skip-unreadable skips such lines and counts them)"))
+    } else {
+        let stop = StopFlag::new();
+        let _watcher = pgsurge_engine::stop::SignalWatcher::install(stop.clone()).ok();
+        pgsurge_engine::replay::replay(&spec, &stop).map_err(|e| e.to_string())
+    };
+    let report = match replayed {
         Ok(r) => r,
         Err(e) => {
             eprintln!("pgsurge replay: error: {e}");
@@ -172,7 +181,16 @@ pub fn main(args: &[OsString]) -> i32 {
         }
     };
     let status = write_outputs(&report, json_out, to_stdout);
-    if status == EXIT_OK && report.ended_early.is_some() {
+    if cli.check || status != EXIT_OK {
+        return status;
+    }
+    let r = &report.replay;
+    if r.sessions == 0 && r.failed_connections > 0 {
+        eprintln!("pgsurge replay: error: no session could connect");
+        return EXIT_FAILURE;
+    }
+    if let Some(why) = &report.ended_early {
+        eprintln!("pgsurge replay: error: {why}");
         return EXIT_FAILURE;
     }
     status

@@ -29,6 +29,16 @@ pub enum Event {
 }
 
 impl Event {
+    /// Its time in the log (µs from the log's start; an outcome has none: 0).
+    pub fn offset_us(&self) -> i64 {
+        match self {
+            Event::Connect(c) => c.offset_us,
+            Event::Statement(s) => s.offset_us,
+            Event::Disconnect { offset_us, .. } => *offset_us,
+            Event::Outcome(_) => 0,
+        }
+    }
+
     /// The session the event belongs to.
     pub fn session(&self) -> SessionNo {
         match self {

@@ -19,11 +19,13 @@
 //! | [`machine`] | one session's protocol (encode a statement, read its answer) |
 //! | [`fidelity`] | counts and latencies per fingerprint, lag per second |
 //! | [`report`] | the fidelity report: its document (`--json`, schema `replay`) and table |
+//! | [`check`] | reading logs through without replaying them (`--check`) |
 //!
 //! Modules use only those above them in this table.
 
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod events;
 pub mod fidelity;
 pub mod fingerprint;

@@ -31,6 +31,8 @@ mod pgbench_tools_runset;
 mod pinning;
 mod quickstart;
 mod quickstart_fetch;
+mod replay_input;
+mod replay_order;
 mod replay_roundtrip;
 mod script_bytes_diff;
 mod script_diff;

@@ -52,15 +52,18 @@ pub fn log_marks(srv: &TestServer) -> [u64; 3] {
     log_files(srv).map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
 }
 
-/// The bytes each log got since `marks`, once `sessions` disconnections are in all
-/// three (the logging collector writes them a little later), written to `dir`.
+/// The bytes each log got since `marks`, once `sessions` disconnections from database
+/// `db` are in all three (the logging collector writes them a little later), written to
+/// `dir`.
 pub fn log_slices(
     srv: &TestServer,
+    db: &str,
     marks: [u64; 3],
     sessions: usize,
     dir: &Path,
     name: &str,
 ) -> [PathBuf; 3] {
+    let ended = format!("database={db} host=");
     let files = log_files(srv);
     let started = Instant::now();
     loop {
@@ -75,7 +78,8 @@ pub fn log_slices(
             .collect();
         let done = slices.iter().all(|s| {
             String::from_utf8_lossy(s)
-                .matches("disconnection: ")
+                .lines()
+                .filter(|l| l.contains("disconnection: ") && l.contains(&ended))
                 .count()
                 >= sessions
                 && s.ends_with(b"\n")
@@ -119,8 +123,21 @@ fn state(srv: &TestServer, db: &str) -> String {
     )
 }
 
+/// `report` follows the committed schema (`pgsurge schema replay`).
+pub fn assert_schema(report: &Value) {
+    let out = Command::new(bin())
+        .args(["schema", "replay"])
+        .output()
+        .expect("schema");
+    let schema: Value = serde_json::from_slice(&out.stdout).expect("schema JSON");
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v.iter_errors(report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 /// Every fingerprint replayed as often as logged, nothing failed or left unsent.
 fn assert_faithful(report: &Value, what: &str) {
+    assert_schema(report);
     let r = &report["replay"];
     assert_eq!(r["unexpected_errors"], 0, "{what}: {r}");
     assert_eq!(r["not_sent"], 0, "{what}: {r}");
@@ -200,7 +217,7 @@ fn replay_of_pgbench_logs_leaves_the_tables_as_pgbench_did() {
             String::from_utf8_lossy(&run.stderr)
         );
         // pgbench's own connection and its three clients.
-        let logs = log_slices(&srv, marks, 4, dir.path(), mode);
+        let logs = log_slices(&srv, &db, marks, 4, dir.path(), mode);
         let expected = state(&srv, &db);
         for (log, copy) in logs.iter().zip(&copies) {
             let json = dir.path().join(format!("{copy}.report.json"));
@@ -228,4 +245,110 @@ fn replay_of_pgbench_logs_leaves_the_tables_as_pgbench_did() {
             assert!(stdout.contains("replayed: 4 sessions"), "{what}: {stdout}");
         }
     }
+}
+
+/// Runs psql with each of `commands` as a `-c` on `db` (one session).
+fn psql_session(srv: &TestServer, db: &str, commands: &[&str]) -> std::process::Child {
+    let mut c = Command::new(srv.bin_dir().join("psql"));
+    c.args(["-X", "-q", "-d", db]);
+    for cmd in commands {
+        c.args(["-c", cmd]);
+    }
+    srv.apply_env(&mut c);
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("psql")
+}
+
+#[test]
+fn replay_of_failures_cancels_and_open_transactions_expects_them() {
+    let srv = logging_server();
+    let dir = pgsurge_testkit::scratch_dir("replay-failures");
+    let db = srv.create_database("fail");
+    srv.psql(&db, "create table t (id int primary key, note text)");
+    let copy = format!("{db}_copy");
+    srv.psql("postgres", &format!("create database {copy} template {db}"));
+    let marks = log_marks(&srv);
+    let sessions: [&[&str]; 3] = [
+        // A failed statement in a transaction, the statements it leaves aborted, a
+        // statement the parser refuses, a duplicate key.
+        &[
+            "insert into t values (1, 'one')",
+            "begin; select 1/0; insert into t values (2, 'lost'); commit;",
+            "selec 1",
+            "insert into t values (5, 'ignored')",
+            "rollback",
+            "insert into t values (1, 'again')",
+            "insert into t values (3, 'it''s three')",
+        ],
+        // A session that ends inside its transaction: the server rolls it back.
+        &["begin", "insert into t values (4, 'rolled back')"],
+        &["select 1"],
+    ];
+    for s in sessions {
+        let out = psql_session(&srv, &db, s).wait_with_output().expect("psql");
+        let _ = out;
+    }
+    // A statement its client cancels (psql sends a cancel request on SIGINT).
+    let sleeper = psql_session(&srv, &db, &["select pg_sleep(30)"]);
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(sleeper.id() as i32, libc::SIGINT) };
+    let _ = sleeper.wait_with_output();
+    let logs = log_slices(&srv, &db, marks, 4, dir.path(), "failures");
+    let expected = srv.psql(
+        &db,
+        "select string_agg(id || ':' || note, ',' order by id) from t",
+    );
+    assert_eq!(expected.trim(), "1:one,3:it's three");
+    let json = dir.path().join("report.json");
+    let (code, stdout, stderr) = replay(
+        &srv,
+        &[
+            "-d",
+            &copy,
+            "--json",
+            json.to_str().unwrap(),
+            logs[0].to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("report")).expect("json");
+    let read = &report["read"];
+    let r = &report["replay"];
+    assert_eq!(read["cancels"], 1, "{read}");
+    // 1/0, the refused statement, the insert in the aborted transaction, the duplicate
+    // key and the cancel: each logged failure failed again.
+    let logged_errors = read["errors"].as_u64().unwrap();
+    assert_eq!(logged_errors, 5, "{read}");
+    assert_eq!(
+        r["expected_errors"].as_u64(),
+        Some(logged_errors),
+        "{r}\n{stdout}"
+    );
+    assert_eq!(r["missing_errors"], 0, "{r}");
+    assert_eq!(r["unexpected_errors"], 0, "{r}\n{stdout}");
+    assert_eq!(r["cancels_sent"], 1, "{r}");
+    assert_eq!(r["ended_in_transaction"], 1, "{r}");
+    assert_eq!(r["not_sent"], 0, "{r}");
+    let syntax = report["fingerprints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["statement"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("selec 1"))
+        })
+        .unwrap_or_else(|| panic!("the refused statement is replayed: {report}"));
+    assert_eq!(syntax["logged"]["errors"], 1);
+    assert_eq!(syntax["replayed"]["errors"], 1);
+    let replayed = srv.psql(
+        &copy,
+        "select string_agg(id || ':' || note, ',' order by id) from t",
+    );
+    assert_eq!(replayed, expected);
+    assert!(stdout.contains("1 cancels sent"), "{stdout}");
 }

@@ -38,7 +38,7 @@ const STARVED_POLL_US: i64 = 1_000;
 /// How many connection failures a driver prints.
 const CONNECT_MESSAGES: u64 = 5;
 
-/// The stop flag's token in the poll set.
+/// The stop flags' token in the poll set.
 const WAKE: Token = Token(usize::MAX);
 
 /// What a driver thread needs.
@@ -51,6 +51,8 @@ pub(crate) struct DriverCtx {
     pub order: Order,
     pub target: Target,
     pub stop: StopFlag,
+    /// The replay's own stop (an unreadable line, another driver's stall).
+    pub halt: StopFlag,
     pub paths: Arc<[PathBuf]>,
 }
 
@@ -201,6 +203,9 @@ impl Driver {
         loop {
             if self.ctx.stop.is_raised() {
                 return Some("stopped before the log's end".into());
+            }
+            if self.ctx.halt.is_raised() {
+                return Some("the replay ended before the log's end".into());
             }
             self.take_events();
             if !self.input_open && self.by_no.is_empty() {
@@ -764,27 +769,7 @@ impl Driver {
             return None;
         }
         let paths = &self.ctx.paths;
-        let mut running: Vec<&Busy> = self
-            .slots
-            .iter()
-            .flatten()
-            .filter_map(|s| s.busy.as_ref())
-            .collect();
-        running.sort_by_key(|b| b.sent_us);
-        let mut text = format!(
-            "no statement could go on for {:.1} s in the log's order: statement #{} is next",
-            (now - self.last_progress_us) as f64 / 1e6,
-            self.gate + 1
-        );
-        if let Some(&i) = self.gated.get(&self.gate) {
-            if let Some(s) = self.slots[i].as_ref() {
-                if let Some(Event::Statement(st)) = s.queue.front() {
-                    text += &format!(" ({})", describe(st.at, paths));
-                }
-            }
-        }
-        text += &format!("; {} statements wait for their turn", self.gated.len());
-        for b in running.iter().take(5) {
+        let running = |b: &Busy| {
             let sql: String = b
                 .stmt
                 .request
@@ -792,14 +777,68 @@ impl Driver {
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
-            text += &format!(
-                "; session {} has been running statement #{} ({}) for {:.1} s: {}",
-                b.stmt.session + 1,
+            format!(
+                "statement #{} ({}) for {:.1} s: {}",
                 b.stmt.seq + 1,
                 describe(b.stmt.at, paths),
                 (now - b.sent_us) as f64 / 1e6,
                 sql.chars().take(120).collect::<String>()
+            )
+        };
+        let mut text = format!(
+            "no statement could go on for {:.1} s in the log's order: statement #{}",
+            (now - self.last_progress_us) as f64 / 1e6,
+            self.gate + 1
+        );
+        let next =
+            self.slots.iter().flatten().find(
+                |s| matches!(s.queue.front(), Some(Event::Statement(st)) if st.seq == self.gate),
             );
+        match next {
+            Some(s) => {
+                if let Some(Event::Statement(st)) = s.queue.front() {
+                    text += &format!(" ({}) is next", describe(st.at, paths));
+                }
+                if let Some(b) = &s.busy {
+                    text += &format!(
+                        ", but its session {} is still running {}",
+                        s.no + 1,
+                        running(b)
+                    );
+                }
+            }
+            None => text += " is next",
+        }
+        let mut waiting: Vec<(u64, String)> = self
+            .gated
+            .iter()
+            .filter_map(|(&seq, &i)| match self.slots[i].as_ref()?.queue.front() {
+                Some(Event::Statement(st)) => Some((seq, describe(st.at, paths))),
+                _ => None,
+            })
+            .collect();
+        waiting.sort();
+        let listed: Vec<String> = waiting
+            .iter()
+            .take(5)
+            .map(|(seq, at)| format!("#{} ({at})", seq + 1))
+            .collect();
+        text += &format!(
+            "; {} statement{} of other sessions wait for their turn: {}",
+            waiting.len(),
+            if waiting.len() == 1 { "" } else { "s" },
+            listed.join(", ")
+        );
+        let mut others: Vec<(&Sess, &Busy)> = self
+            .slots
+            .iter()
+            .flatten()
+            .filter_map(|s| Some((s, s.busy.as_ref()?)))
+            .filter(|(s, _)| next.is_none_or(|n| n.no != s.no))
+            .collect();
+        others.sort_by_key(|(_, b)| b.sent_us);
+        for (s, b) in others.iter().take(5) {
+            text += &format!("; session {} is running {}", s.no + 1, running(b));
         }
         Some(text)
     }

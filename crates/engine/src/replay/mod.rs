@@ -20,13 +20,13 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use pgsurge_replay::check::{log_files, settings};
 use pgsurge_replay::fidelity::ReplayTally;
 use pgsurge_replay::log::{LogFiles, OpenError};
 use pgsurge_replay::report::{
-    fingerprint_rows, replay_summary, LagReport, LogFile, ReadSummary, ReplayReport,
-    ReplaySettings, REPORT_VERSION,
+    fingerprint_rows, replay_summary, LagReport, ReadSummary, ReplayReport, REPORT_VERSION,
 };
-use pgsurge_replay::{Order, Pacing, ReplaySpec};
+use pgsurge_replay::{Order, ReplaySpec};
 
 use crate::clock::RunClock;
 use crate::stop::StopFlag;
@@ -55,16 +55,7 @@ pub enum ReplayError {
 pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, ReplayError> {
     spec.validate().map_err(ReplayError::Invalid)?;
     let files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)?;
-    let logs: Vec<LogFile> = spec
-        .logs
-        .iter()
-        .zip(files.formats())
-        .map(|(p, f)| LogFile {
-            path: p.display().to_string(),
-            format: *f,
-            bytes: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
-        })
-        .collect();
+    let logs = log_files(spec, files.formats());
     let paths: Arc<[PathBuf]> = spec.logs.clone().into();
     let threads = match spec.order {
         Order::Strict { .. } => 1,
@@ -80,8 +71,9 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
         senders.push(tx);
         receivers.push(rx);
     }
-    // The drivers' stop: the caller's, or the end of reading on an unreadable line.
-    let halt = stop.clone();
+    // The replay's own stop: an unreadable line, a stall, a thread that failed. The
+    // caller's stop is watched beside it (and never raised here).
+    let halt = StopFlag::new();
     let reader_ctx = reader::ReaderCtx {
         files,
         paths: Arc::clone(&paths),
@@ -92,7 +84,8 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
         clock,
         start: Arc::clone(&start),
         ready: ready_tx,
-        stop: halt.clone(),
+        stop: stop.clone(),
+        halt: halt.clone(),
     };
     let reader = std::thread::Builder::new()
         .name("pgsurge-replay-read".into())
@@ -121,7 +114,8 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
             pacing: spec.pacing,
             order: spec.order,
             target: spec.target.clone(),
-            stop: halt.clone(),
+            stop: stop.clone(),
+            halt: halt.clone(),
             paths: Arc::clone(&paths),
         };
         let h = std::thread::Builder::new()
@@ -160,19 +154,7 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
     if let Some(u) = read.unreadable {
         return Err(ReplayError::Unreadable(u));
     }
-    let settings = ReplaySettings {
-        speed: spec.pacing.speed(),
-        max: matches!(spec.pacing, Pacing::Max { .. }),
-        order: match spec.order {
-            Order::Independent => "independent".into(),
-            Order::Strict { .. } => "strict".into(),
-        },
-        threads,
-        generator: spec
-            .share
-            .filter(|s| s.count > 1)
-            .map(|s| (s.index, s.count)),
-    };
+    let settings = settings(spec, threads);
     let scheduled = !settings.max;
     Ok(ReplayReport {
         format: "pgsurge-replay".into(),

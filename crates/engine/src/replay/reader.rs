@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, OnceLock};
 
+use pgsurge_replay::check::SKIPPED_EXAMPLES;
 use pgsurge_replay::events::Event;
 use pgsurge_replay::fidelity::Counts;
 use pgsurge_replay::fingerprint::Fingerprints;
@@ -23,9 +24,6 @@ pub(crate) const BATCH: usize = 512;
 
 /// How far ahead of the schedule a paced replay reads (µs).
 const HORIZON_US: i64 = 2_000_000;
-
-/// How many skipped lines the report quotes.
-const SKIPPED_EXAMPLES: usize = 10;
 
 /// What the reader hands back when the logs are read.
 pub(crate) struct ReaderEnd {
@@ -54,6 +52,8 @@ pub(crate) struct ReaderCtx {
     /// Raised when the first events are ready (or the logs are read).
     pub ready: SyncSender<()>,
     pub stop: StopFlag,
+    /// Raised by the reader when a line cannot be read: the drivers stop.
+    pub halt: StopFlag,
 }
 
 /// Reads the logs to their end (or until the replay stops).
@@ -69,6 +69,7 @@ pub(crate) fn read(ctx: ReaderCtx) -> ReaderEnd {
         start,
         ready,
         stop,
+        halt,
     } = ctx;
     let mut asm = Assembler::with_share(share);
     let mut end = ReaderEnd {
@@ -88,12 +89,13 @@ pub(crate) fn read(ctx: ReaderCtx) -> ReaderEnd {
         gone: false,
     };
     for entry in files {
-        if stop.is_raised() || out.gone {
+        if stop.is_raised() || halt.is_raised() || out.gone {
             break;
         }
         let pushed = entry.and_then(|e| asm.push(e));
         if let Err(u) = pushed {
             if !skip(&mut end, &u, &paths, skip_unreadable) {
+                halt.raise();
                 break;
             }
         }
@@ -152,12 +154,7 @@ impl Dispatch {
         stop: &StopFlag,
     ) {
         let no = ev.session();
-        let offset = match &ev {
-            Event::Connect(c) => c.offset_us,
-            Event::Statement(s) => s.offset_us,
-            Event::Disconnect { offset_us, .. } => *offset_us,
-            Event::Outcome(_) => 0,
-        };
+        let offset = ev.offset_us();
         self.span_us = self.span_us.max(offset);
         if let (Pacing::Speed(speed), Some(&t0)) = (pacing, start.get()) {
             let due = t0 + (offset as f64 / speed) as i64;
