@@ -47,9 +47,28 @@ pub fn log_files(srv: &TestServer) -> [PathBuf; 3] {
     ["postgresql.log", "postgresql.csv", "postgresql.json"].map(|f| dir.join(f))
 }
 
-/// Where each log file ends now.
+/// Where each log file ends, once every session that connected has its disconnection
+/// in all three (the logging collector writes a little after the sessions): a slice
+/// from here holds no line of an earlier session.
 pub fn log_marks(srv: &TestServer) -> [u64; 3] {
-    log_files(srv).map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+    let started = Instant::now();
+    loop {
+        let texts = log_files(srv).map(|p| std::fs::read(p).unwrap_or_default());
+        let quiet = texts.iter().all(|t| {
+            let t = String::from_utf8_lossy(t);
+            t.ends_with('\n')
+                && t.matches("connection authorized: ").count()
+                    == t.matches("disconnection: ").count()
+        });
+        if quiet {
+            return texts.map(|t| t.len() as u64);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the logs never showed every session's end"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The bytes each log got since `marks`, once `sessions` disconnections from database
