@@ -220,16 +220,19 @@ query_mode = "simple"
             .unwrap(),
         "compare markdown",
     );
+    // The comparison (its header, rule and cell), then each side's repeats (header,
+    // rule, A, B).
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
-    assert_eq!(rows.len(), 4, "{md}");
+    assert_eq!(rows.len(), 7, "{md}");
     assert!(
-        rows[0].contains("| n | tps mean | median | min | max | stddev |"),
+        rows[0].contains("| change [95% CI] | p | verdict |") && rows[2].contains("| slower |"),
         "{md}"
     );
     assert!(
-        rows[3].contains("| B | 3 |") && rows[3].ends_with("| slower |"),
+        rows[3].contains("| side | n | mean | median | min | max | stddev |"),
         "{md}"
     );
+    assert!(rows[6].contains("| B | 3 |"), "{md}");
 
     // Every stored test says what its server was built from; the patched ones name
     // the patch and its hash.
