@@ -33,8 +33,8 @@ enum WorkloadCommand {
         /// A built-in pack's name or a pack directory.
         pack: String,
     },
-    /// Write a commented template pack, or a copy of a pack, into DIR (created; must
-    /// not hold a workload.toml).
+    /// Write a commented template pack, or a copy of a pack, into DIR (created; none of
+    /// the files it writes may exist there, and no symlink is followed).
     New {
         /// The directory.
         dir: PathBuf,
@@ -135,31 +135,68 @@ const TEMPLATE: &[(&str, &str)] = &[
     ("txn.sql", include_str!("../template/txn.sql")),
 ];
 
-/// Writes the template pack into `dir` (created if missing; a `workload.toml` already
-/// there is never replaced).
+/// Writes the template pack into `dir` (created if missing). Nothing already there is
+/// replaced, and no symlink is followed ([`write_files`]).
 pub fn new_pack(dir: &Path) -> Result<(), WorkloadError> {
     write_files(dir, TEMPLATE)
 }
 
-/// Writes a pack's files into `dir` (created if missing; a `workload.toml` already
-/// there is never replaced).
+/// Writes a pack's files into `dir` (created if missing). Every path is checked before
+/// the first file is written: one that exists (a file, a directory, a symlink, even a
+/// dangling one) or that goes through a symlinked directory inside `dir` refuses the
+/// whole command, so a user's file is never replaced and nothing is written outside
+/// `dir`. Each file is created with `O_CREAT | O_EXCL`, which fails on anything already
+/// at the path, a symlink included, without following it.
 fn write_files(dir: &Path, files: &[(&str, &str)]) -> Result<(), WorkloadError> {
     let werr = |p: &Path, e: std::io::Error| WorkloadError::Write {
         path: p.display().to_string(),
         message: e.to_string(),
     };
-    if dir.join(crate::pack::MANIFEST).exists() {
-        return Err(WorkloadError::Write {
-            path: dir.join(crate::pack::MANIFEST).display().to_string(),
-            message: "already exists; not replaced".into(),
-        });
+    for (rel, _) in files {
+        refuse_existing(dir, rel)?;
     }
     for (rel, text) in files {
         let p = dir.join(rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|e| werr(parent, e))?;
         }
-        std::fs::write(&p, text).map_err(|e| werr(&p, e))?;
+        // A path that appeared since the check is refused by the open itself.
+        refuse_existing(dir, rel)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .map_err(|e| werr(&p, e))?;
+        f.write_all(text.as_bytes()).map_err(|e| werr(&p, e))?;
+    }
+    Ok(())
+}
+
+/// Refuses `dir/rel` when anything is at that path, or when a directory on the way
+/// inside `dir` is a symlink or not a directory.
+fn refuse_existing(dir: &Path, rel: &str) -> Result<(), WorkloadError> {
+    let refuse = |p: &Path, why: &str| WorkloadError::Write {
+        path: p.display().to_string(),
+        message: why.to_string(),
+    };
+    let mut at = dir.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let meta = match std::fs::symlink_metadata(&at) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(refuse(&at, &format!("{e}; nothing written"))),
+        };
+        if meta.file_type().is_symlink() {
+            return Err(refuse(&at, "is a symlink; not followed, nothing written"));
+        }
+        if i + 1 == parts.len() {
+            return Err(refuse(&at, "already exists; not replaced, nothing written"));
+        }
+        if !meta.is_dir() {
+            return Err(refuse(&at, "is not a directory; nothing written"));
+        }
     }
     Ok(())
 }

@@ -76,6 +76,73 @@ fn list_and_show_print_the_builtin_packs() {
     assert!(o.stderr.contains("no workload \"nosuch\""), "{}", o.stderr);
 }
 
+#[test]
+fn workload_new_replaces_nothing_and_follows_no_symlink() {
+    let srv = TestServer::shared();
+    let scratch = pgsurge_testkit::scratch_dir("workload-new-refuses");
+    let outside = scratch.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let mine = outside.join("mine.sql");
+    std::fs::write(&mine, "-- the user's own file\n").unwrap();
+    let unchanged = |p: &Path, text: &str| {
+        assert_eq!(std::fs::read_to_string(p).unwrap(), text, "{}", p.display());
+    };
+    // Each DIR holds one thing a pack writes, and no workload.toml.
+    type Prepare<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Prepare); 4] = [
+        ("schema.sql", &|d| {
+            std::fs::write(d.join("schema.sql"), "-- my schema\n").unwrap()
+        }),
+        ("finish.sql", &|d| {
+            std::os::unix::fs::symlink(&mine, d.join("finish.sql")).unwrap()
+        }),
+        ("txn.sql", &|d| {
+            std::os::unix::fs::symlink(d.join("gone.sql"), d.join("txn.sql")).unwrap()
+        }),
+        ("load", &|d| {
+            std::os::unix::fs::symlink(&outside, d.join("load")).unwrap()
+        }),
+    ];
+    for (what, prepare) in cases {
+        let dir = scratch
+            .path()
+            .join(format!("pack-{}", what.replace('.', "-")));
+        std::fs::create_dir_all(&dir).unwrap();
+        prepare(&dir);
+        let o = pgsurge(srv, &["workload", "new", dir.to_str().unwrap()]);
+        assert_eq!(o.code, 1, "{what}: {}{}", o.stdout, o.stderr);
+        assert!(
+            o.stderr.contains(&dir.join(what).display().to_string())
+                && o.stderr.contains("nothing written"),
+            "{what}: {}",
+            o.stderr
+        );
+        // Nothing written: not the manifest, not through the symlinks.
+        assert!(!dir.join("workload.toml").exists(), "{what}");
+        assert!(!dir.join("gone.sql").exists(), "{what}");
+        unchanged(&mine, "-- the user's own file\n");
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            1,
+            "{what}: written outside DIR"
+        );
+        if what == "schema.sql" {
+            unchanged(&dir.join("schema.sql"), "-- my schema\n");
+        }
+    }
+    // A copy of a pack (--from) is refused the same way.
+    let dir = scratch.path().join("copy");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("schema.sql"), "-- mine\n").unwrap();
+    let o = pgsurge(
+        srv,
+        &["workload", "new", dir.to_str().unwrap(), "--from", "ycsb-a"],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    unchanged(&dir.join("schema.sql"), "-- mine\n");
+    assert!(!dir.join("workload.toml").exists());
+}
+
 fn edit(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.contains(from), "{from:?} not in {}", path.display());
