@@ -1,11 +1,15 @@
 //! `pgsurge campaign convert --from pgbench-tools CONFIG`: a pgbench-tools `config`
 //! (a bash file of assignments) as a campaign file with the same tests, in the same
 //! order as its `runset` runs them: scales, then repeat rounds (`SETTIMES`), then
-//! client counts, then rates. The config is read, never executed: only its plain
-//! assignments are evaluated (quotes, `$VAR` and `${VAR}` of earlier assignments); a
-//! value made by a command (`` `hostname` ``, `$(…)`) or from the environment cannot
-//! be, which is an error for a setting the matrix needs and a comment otherwise.
-//! Every setting that is not carried over gets a comment saying why.
+//! client counts, then rates. The config is read, never executed ([`bash`] reads it as
+//! bash would): only the assignments bash runs at its top level are evaluated, in
+//! order (quotes, `$VAR` and `${VAR}` of earlier assignments). A value made by a
+//! command (`` `hostname` ``, `$(…)`), from the environment, or assigned where only a
+//! condition decides whether bash runs it (an `if`, a loop, after `&&`) or by a called
+//! function cannot be, which is an error for a setting the matrix needs and a comment
+//! otherwise. Every setting that is not carried over gets a comment saying why.
+
+pub mod bash;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,6 +35,9 @@ pub struct BashConfig {
     pub vars: BTreeMap<String, BashValue>,
     /// Lines that are neither assignments, comments nor blank (not evaluated).
     pub other_lines: Vec<(usize, String)>,
+    /// Assignments bash never runs in the config's shell (a function never called, a
+    /// subshell, a pipeline, before a command), with the line and why.
+    pub not_taken: Vec<(usize, String)>,
 }
 
 impl BashConfig {
@@ -52,37 +59,113 @@ impl BashConfig {
     }
 }
 
-fn is_name(s: &str) -> bool {
+pub(crate) fn is_name(s: &str) -> bool {
     let mut c = s.chars();
     matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
 
-/// Parses the assignments of a bash config (`NAME=value`, `export NAME=value`).
+/// Parses the assignments of a bash config (`NAME=value`, `export NAME=value`) that
+/// bash runs at its top level, in order ([`bash::commands`]).
 pub fn parse_config(text: &str) -> BashConfig {
+    use bash::Runs;
     let mut cfg = BashConfig::default();
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
+    let commands = bash::commands(text);
+    let functions = bash::function_assignments(&commands);
+    let source: Vec<&str> = text.lines().collect();
+    let line_text = |n: usize| source.get(n - 1).map_or("", |l| l.trim()).to_string();
+    for c in &commands {
+        // An assigning builtin's `NAME=value` words, or a command's leading ones (the
+        // later ones are its arguments).
+        let assignments: Vec<(&str, &str)> = if c.assigns_only {
+            c.words.iter().filter_map(|w| bash::assignment(w)).collect()
+        } else {
+            c.words.iter().map_while(|w| bash::assignment(w)).collect()
+        };
+        match &c.runs {
+            Runs::Always | Runs::Conditionally(_) if c.assigns_only => {
+                for (name, value) in assignments {
+                    let value = match &c.runs {
+                        Runs::Conditionally(why) => BashValue::Unknown {
+                            why: format!(
+                                "it is assigned {why}, which bash runs only when its condition holds"
+                            ),
+                            line: c.line,
+                        },
+                        _ if value.starts_with("+=") => BashValue::Unknown {
+                            why: "an append (+=) to a value only bash knows the type of".into(),
+                            line: c.line,
+                        },
+                        _ if value.starts_with('(') => BashValue::Unknown {
+                            why: "an array assignment".into(),
+                            line: c.line,
+                        },
+                        _ => match eval_word(value, &cfg.vars) {
+                            Ok(v) => BashValue::Known(v),
+                            Err(why) => BashValue::Unknown { why, line: c.line },
+                        },
+                    };
+                    cfg.vars.insert(name.to_string(), value);
+                }
+            }
+            Runs::Always | Runs::Conditionally(_) => {
+                let called = c
+                    .words
+                    .first()
+                    .and_then(|w| functions.get(w).map(|a| (w, a)));
+                if let Some((f, assigned)) = called {
+                    for (name, at) in assigned {
+                        cfg.vars.insert(
+                            name.clone(),
+                            BashValue::Unknown {
+                                why: format!(
+                                    "function {f}, called at line {}, assigns it (line {at})",
+                                    c.line
+                                ),
+                                line: c.line,
+                            },
+                        );
+                    }
+                }
+                if !assignments.is_empty() && called.is_none() {
+                    let names: Vec<&str> = assignments.iter().map(|(n, _)| *n).collect();
+                    cfg.not_taken.push((
+                        c.line,
+                        format!(
+                            "{} before a command: bash sets it for that command only",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+                if cfg.other_lines.last().map(|(n, _)| *n) != Some(c.line) {
+                    cfg.other_lines.push((c.line, line_text(c.line)));
+                }
+            }
+            Runs::Elsewhere(place) if !assignments.is_empty() => {
+                let names: Vec<&str> = assignments.iter().map(|(n, _)| *n).collect();
+                let why = match place {
+                    Some(f) if functions.contains_key(f) && !called_anywhere(&commands, f) => {
+                        format!("in function {f}, which the config never calls")
+                    }
+                    Some(f) => format!("in function {f}"),
+                    None => "in a subshell, a pipeline or a background command, which \
+                             leaves the config's variables as they are"
+                        .to_string(),
+                };
+                cfg.not_taken
+                    .push((c.line, format!("{} {why}: not taken", names.join(", "))));
+            }
+            Runs::Elsewhere(_) => {}
         }
-        let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
-        let assignment = line
-            .split_once('=')
-            .filter(|(name, _)| is_name(name))
-            .map(|(name, rest)| (name.to_string(), rest));
-        let Some((name, rest)) = assignment else {
-            cfg.other_lines.push((n, line.to_string()));
-            continue;
-        };
-        let value = match eval_word(rest, &cfg.vars) {
-            Ok(v) => BashValue::Known(v),
-            Err(why) => BashValue::Unknown { why, line: n },
-        };
-        cfg.vars.insert(name, value);
     }
     cfg
+}
+
+/// Whether a command of the config (a function body's included) calls function `f`.
+fn called_anywhere(commands: &[bash::Command], f: &str) -> bool {
+    commands
+        .iter()
+        .any(|c| !c.assigns_only && c.words.first().is_some_and(|w| w == f))
 }
 
 /// Evaluates the word after `=`: quotes, `$VAR`, `${VAR}`; stops at unquoted
@@ -293,6 +376,9 @@ pub fn convert_config(text: &str, config_dir: &Path) -> Result<String, String> {
             "line {n} is not an assignment and was not evaluated: {line}"
         ));
     }
+    for (n, why) in &cfg.not_taken {
+        notes.push(format!("line {n}: {why}"));
+    }
     out.push_str("# Notes on the conversion:\n");
     for n in notes {
         out.push_str(&format!("# - {}\n", n.replace('\n', " ")));
@@ -497,7 +583,12 @@ mod tests {
         assert_eq!(cfg.get("RESULTHOST"), Ok(Some("localhost")));
         assert_eq!(cfg.get("SCALES"), Ok(Some("1 10")));
         assert_eq!(cfg.get("B"), Ok(Some("x yz")));
-        assert_eq!(cfg.get("F"), Ok(Some("a b")));
+        // Inside an `if`: bash runs it only when the condition holds.
+        let e = cfg.get("F").unwrap_err();
+        assert!(
+            e.contains("F (line 12)") && e.contains("inside an `if` block"),
+            "{e}"
+        );
         assert_eq!(cfg.get("MISSING"), Ok(None));
         let e = cfg.get("BASEDIR").unwrap_err();
         assert!(e.contains("BASEDIR (line 2)") && e.contains("`pwd`"), "{e}");
@@ -527,6 +618,122 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("\"x\" is not a number"), "{e}");
+    }
+
+    #[test]
+    fn only_what_bash_runs_at_top_level_is_taken() {
+        // What bash gives: SCALES=1, SETCLIENTS=1, RUNTIME=10.
+        let config = "SCALES=1\nSETCLIENTS=1\nSCRIPT=select\nRUNTIME=10\n\
+            NOTE=\"the old settings were\nSCALES=5000\nRUNTIME=99999\n\"\n\
+            slow() {\n  RUNTIME=99999\n}\n\
+            cat >/dev/null <<EOF\nSETCLIENTS=32\nEOF\n";
+        let cfg = parse_config(config);
+        assert_eq!(cfg.get("SCALES"), Ok(Some("1")));
+        assert_eq!(cfg.get("SETCLIENTS"), Ok(Some("1")));
+        assert_eq!(cfg.get("RUNTIME"), Ok(Some("10")));
+        let text = convert_config(config, Path::new("/pgbt")).unwrap();
+        assert!(text.contains("scales = [1]\n"), "{text}");
+        assert!(text.contains("clients = [1]\n"), "{text}");
+        assert!(text.contains("duration = 10\n"), "{text}");
+        assert!(
+            text.contains(
+                "line 10: RUNTIME in function slow, which the config never calls: not taken"
+            ),
+            "{text}"
+        );
+
+        // A condition only bash can decide: refused, naming the line and why.
+        let e = convert_config(
+            "SCALES=1\nSETCLIENTS=1\nSCRIPT=select\nif false; then SETCLIENTS=999; fi\n",
+            Path::new("/pgbt"),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("SETCLIENTS (line 4) cannot be evaluated")
+                && e.contains("inside an `if` block"),
+            "{e}"
+        );
+        for tail in [
+            "[ -n \"$X\" ] && SCALES=7\n",
+            "for s in 1 2; do SCALES=$s; done\n",
+            "case $X in big) SCALES=1000;; esac\n",
+        ] {
+            let e = convert_config(
+                &format!("SCALES=1\nSETCLIENTS=1\nSCRIPT=select\n{tail}"),
+                Path::new("/pgbt"),
+            )
+            .unwrap_err();
+            assert!(
+                e.contains("SCALES (line 4) cannot be evaluated"),
+                "{tail}: {e}"
+            );
+        }
+        // A top-level assignment after the condition decides again.
+        let cfg = parse_config("if x; then SCALES=5; fi\nSCALES=2\n");
+        assert_eq!(cfg.get("SCALES"), Ok(Some("2")));
+        // A called function's assignments are unknown; a subshell's change nothing.
+        let cfg =
+            parse_config("RUNTIME=10\nslow() { RUNTIME=99; }\nslow\n( SCALES=3 )\nSCALES=1\n");
+        let e = cfg.get("RUNTIME").unwrap_err();
+        assert!(e.contains("function slow, called at line 3"), "{e}");
+        assert_eq!(cfg.get("SCALES"), Ok(Some("1")));
+    }
+
+    /// Each variable's value after bash itself reads `config`.
+    fn bash_values(config: &str, names: &[&String]) -> BTreeMap<String, String> {
+        let dir = pgsurge_testkit::scratch_dir("convert-bash");
+        let file = dir.path().join("config");
+        std::fs::write(&file, config).unwrap();
+        let mut script = String::from(". \"$1\" >/dev/null 2>&1\n");
+        for n in names {
+            script.push_str(&format!("printf '%s=%s\\0' {n} \"${{{n}-}}\"\n"));
+        }
+        let out = std::process::Command::new("bash")
+            .args(["--noprofile", "--norc", "-c", &script, "bash"])
+            .arg(&file)
+            .current_dir(dir.path())
+            .output()
+            .expect("bash");
+        String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_value_taken_is_the_one_bash_gives() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pgbench-tools");
+        let configs = [
+            std::fs::read_to_string(dir.join("config")).unwrap(),
+            "SCALES=1\nSETCLIENTS=\"1 2\"\nRUNTIME=10\nNOTE=\"was\nSCALES=5000\n\"\n\
+             slow() {\n  RUNTIME=99999\n}\ncat >/dev/null <<'EOF'\nSETCLIENTS=32\nEOF\n\
+             A='x y' B=${A}z; C=\"$B\\\"q\"   # comment\n{ D=4; }\n( SCALES=3 )\n\
+             echo E=5 | cat >/dev/null\nF=6 true\nexport G=7 H J=8\nI=(1 2)\nD+=1\n"
+                .to_string(),
+        ];
+        // Set by no command of the config's shell: a pipeline's, one command's.
+        let never_set = ["E".to_string(), "F".to_string()];
+        for config in &configs {
+            let cfg = parse_config(config);
+            let names: Vec<&String> = cfg.vars.keys().chain(&never_set).collect();
+            let bash = bash_values(config, &names);
+            let mut compared = 0;
+            for (name, value) in &cfg.vars {
+                if let BashValue::Known(v) = value {
+                    assert_eq!(Some(v), bash.get(name), "{name} in:\n{config}");
+                    compared += 1;
+                }
+            }
+            assert!(compared >= 4, "{cfg:?}");
+            for absent in &never_set {
+                assert_eq!(bash.get(absent).map(String::as_str), Some(""), "{absent}");
+                assert!(
+                    !matches!(cfg.vars.get(absent), Some(BashValue::Known(_))),
+                    "{absent}: {cfg:?}"
+                );
+            }
+        }
     }
 
     #[test]
