@@ -11,7 +11,9 @@
 //! | [`interval`] | intervals of a mean and of a change (Welch, paired by round), t quantiles |
 //! | [`rank`] | Mann–Whitney U, the Hodges–Lehmann shift and its interval |
 //! | [`outliers`] | repeats far from their cell, by the median absolute deviation |
-//! | [`verdict`] | what an interval of a change says about B against A |
+//! | [`power`] | the smallest detectable change, the repeats a spread needs |
+//! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
+//! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
 //!
 //! Each module uses only modules above it in this list.
@@ -21,5 +23,7 @@ pub mod describe;
 pub mod interval;
 pub mod limits;
 pub mod outliers;
+pub mod power;
 pub mod rank;
+pub mod validity;
 pub mod verdict;

@@ -17,8 +17,10 @@ const NORMAL_Q3: f64 = 0.674_489_750_196_081_7;
 /// |modified z-score| above which a repeat is flagged.
 pub const THRESHOLD: f64 = 3.5;
 
-/// Fewest repeats for the rule to say anything (with two, both are equally far).
-pub const MIN_REPEATS: usize = 3;
+/// Fewest repeats for the rule to say anything: with fewer, the median absolute
+/// deviation is made of one or two distances, and ordinary spread (three repeats at
+/// 880, 881 and 885) would be flagged.
+pub const MIN_REPEATS: usize = 5;
 
 /// `0.6745 · (x − median) / MAD` per value; None with fewer than [`MIN_REPEATS`]
 /// values or when the MAD is 0 (more than half the values equal: nothing to scale by).
@@ -68,6 +70,7 @@ mod tests {
     fn an_ordinary_spread_has_none() {
         assert!(outliers(&[1000.0, 1010.0, 995.0, 1003.0, 990.0]).is_empty());
         assert!(outliers(&[1.0, 100.0]).is_empty());
+        assert!(outliers(&[880.0, 881.0, 885.0]).is_empty());
         // More than half equal: the MAD is 0 and the rule does not apply.
         assert!(modified_z_scores(&[5.0, 5.0, 5.0, 9.0]).is_none());
     }

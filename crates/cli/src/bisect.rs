@@ -317,6 +317,7 @@ fn compare_runs(store: &str, good: &[i64], candidate: &[i64]) -> Result<Comparis
         b: Side::Runs(candidate.to_vec()),
         along: vec![Dimension::Set, Dimension::Target],
         aa: None,
+        margin: None,
     };
     let c = compare_sides(&mut store, &request, &mut Vec::new()).map_err(|e| e.to_string())?;
     if c.cells.len() != 1 {

@@ -6,9 +6,10 @@
 //! merged and queried, not averaged. Owns no rendering.
 
 use pgsurge_analysis::describe;
+use pgsurge_analysis::validity::Evidence;
 use pgsurge_store::{facts, histogram, Run, Store, StoreError};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The identity of a matrix cell, without the target.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -214,6 +215,79 @@ pub struct Cell {
     /// A workload pack's metrics (NOPM…) over the successful repeats, in the pack's
     /// order; empty for pgbench scripts.
     pub workload_metrics: Vec<CellMetric>,
+    /// Each successful repeat: when and in which round it ran, its figures and what its
+    /// stored data says about its validity (for pairing rounds and stating validity).
+    #[serde(skip)]
+    pub samples: Vec<RunSample>,
+}
+
+/// One successful repeat of a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSample {
+    /// Run id.
+    pub run_id: i64,
+    /// Its set.
+    pub set_id: i64,
+    /// Its repeat number: the round of the campaign it ran in.
+    pub repeat: i64,
+    /// When it started (epoch seconds; its position in the plan when not stored).
+    pub start: f64,
+    /// Its throughput.
+    pub tps: Option<f64>,
+    /// Its p99 latency, ms.
+    pub p99_ms: Option<f64>,
+    /// What its stored data says about it (`runs` = 1).
+    pub evidence: Evidence,
+}
+
+/// Run ids with each stored fact that bears on a verdict's validity.
+#[derive(Default)]
+struct FactFlags {
+    client_bound: BTreeSet<i64>,
+    debug_build: BTreeSet<i64>,
+    checkpoint: BTreeSet<i64>,
+    autovacuum: BTreeSet<i64>,
+    lag_growing: BTreeSet<i64>,
+}
+
+impl FactFlags {
+    fn evidence(&self, run: &Run) -> Evidence {
+        let r = &run.record;
+        let flag = |set: &BTreeSet<i64>| usize::from(set.contains(&run.id));
+        let steady = r
+            .result_json
+            .as_ref()
+            .and_then(|d| d.get("steady_state"))
+            .and_then(|s| s.get("steady"))
+            .and_then(serde_json::Value::as_bool);
+        Evidence {
+            runs: 1,
+            client_bound: flag(&self.client_bound),
+            lag_growing: flag(&self.lag_growing),
+            with_failures: usize::from(r.failures.unwrap_or(0) > 0),
+            with_retries: usize::from(r.retried.unwrap_or(0) > 0),
+            not_steady: usize::from(steady == Some(false)),
+            checkpoint_in_window: flag(&self.checkpoint),
+            autovacuum_in_window: flag(&self.autovacuum),
+            debug_build: flag(&self.debug_build),
+        }
+    }
+
+    fn sample(&self, run: &Run) -> RunSample {
+        let r = &run.record;
+        RunSample {
+            run_id: run.id,
+            set_id: r.set_id,
+            repeat: r.repeat_no,
+            start: r
+                .start_epoch
+                .or(r.seq.map(|s| s as f64))
+                .unwrap_or(run.id as f64),
+            tps: r.tps,
+            p99_ms: r.latency_p99_ms,
+            evidence: self.evidence(run),
+        }
+    }
 }
 
 /// One workload pack metric of a cell: its value in each successful repeat that has it.
@@ -260,18 +334,22 @@ fn cell_metrics(runs: &[&Run]) -> Vec<CellMetric> {
     out
 }
 
-/// Run ids whose stored fact `client_bound` is `true`, over the sets of `runs`.
-fn client_bound_runs(
-    store: &mut Store,
-    runs: &[Run],
-) -> Result<std::collections::BTreeSet<i64>, StoreError> {
-    let sets: std::collections::BTreeSet<i64> = runs.iter().map(|r| r.record.set_id).collect();
-    let mut out = std::collections::BTreeSet::new();
+/// The stored facts of the sets of `runs` that bear on validity, by run.
+fn fact_flags(store: &mut Store, runs: &[Run]) -> Result<FactFlags, StoreError> {
+    let sets: BTreeSet<i64> = runs.iter().map(|r| r.record.set_id).collect();
+    let mut out = FactFlags::default();
     for set in sets {
         for (run_id, fact) in store.set_facts(set)? {
-            if fact.name == facts::CLIENT_BOUND && fact.value.as_deref() == Some("true") {
-                out.insert(run_id);
-            }
+            let is_true = fact.value.as_deref() == Some("true");
+            let slot = match fact.name.as_str() {
+                facts::CLIENT_BOUND if is_true => &mut out.client_bound,
+                facts::TIMING_HAZARDS => &mut out.debug_build,
+                facts::CHECKPOINT_IN_SHORT_WINDOW if is_true => &mut out.checkpoint,
+                facts::AUTOVACUUM_IN_WINDOW if is_true => &mut out.autovacuum,
+                facts::LAG_GROWING if is_true => &mut out.lag_growing,
+                _ => continue,
+            };
+            slot.insert(run_id);
         }
     }
     Ok(out)
@@ -307,7 +385,7 @@ pub fn build_cells(
             .or_default()
             .push(run);
     }
-    let bound = client_bound_runs(store, runs)?;
+    let flags = fact_flags(store, runs)?;
     let mut cells = Vec::with_capacity(groups.len());
     for ((set_id, target, key), members) in groups {
         let ok: Vec<&Run> = members.iter().copied().filter(|r| is_ok(r)).collect();
@@ -333,8 +411,12 @@ pub fn build_cells(
             latency_ms,
             lag_mean_ms: (!lags.is_empty()).then(|| describe::median(&lags)),
             failed,
-            client_bound: ok.iter().filter(|r| bound.contains(&r.id)).count(),
+            client_bound: ok
+                .iter()
+                .filter(|r| flags.client_bound.contains(&r.id))
+                .count(),
             workload_metrics: cell_metrics(&ok),
+            samples: ok.iter().map(|r| flags.sample(r)).collect(),
         });
     }
     Ok(cells)

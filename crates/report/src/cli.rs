@@ -75,24 +75,65 @@ pub enum AlongArg {
 /// Exit status of `pgsurge compare --fail-on` when a regression is found.
 pub const EXIT_REGRESSION: i32 = 3;
 
-/// `--fail-on=slower[:THRESHOLD%]`: the threshold as a fraction (0.05 = 5 %).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FailOn(pub f64);
+/// `--fail-on=CONDITION[,CONDITION…]`: what makes `pgsurge compare` exit with
+/// [`EXIT_REGRESSION`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FailOn {
+    /// `slower[:THRESHOLD%]`: a cell slower by more than the threshold (0.05 = 5 %).
+    pub slower: Option<f64>,
+    /// `invalid`: a cell whose verdict carries a reason it may not hold.
+    pub invalid: bool,
+    /// `inconclusive`: a cell whose TPS verdict is inconclusive.
+    pub inconclusive: bool,
+}
 
 impl std::str::FromStr for FailOn {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("expected slower or slower:THRESHOLD% (e.g. slower:5%), got \"{s}\"");
-        let rest = s.trim().strip_prefix("slower").ok_or_else(bad)?;
-        if rest.is_empty() {
-            return Ok(FailOn(0.0));
+        let bad = || {
+            format!(
+                "expected a comma-separated list of slower, slower:THRESHOLD%, invalid, inconclusive (e.g. slower:3%,invalid), got \"{s}\""
+            )
+        };
+        let mut f = FailOn::default();
+        for part in s.split(',') {
+            let part = part.trim();
+            match part {
+                "invalid" => f.invalid = true,
+                "inconclusive" => f.inconclusive = true,
+                _ => {
+                    let rest = part.strip_prefix("slower").ok_or_else(bad)?;
+                    if f.slower.is_some() {
+                        return Err(bad());
+                    }
+                    if rest.is_empty() {
+                        f.slower = Some(0.0);
+                        continue;
+                    }
+                    let t = rest.strip_prefix(':').ok_or_else(bad)?;
+                    let t = t.strip_suffix('%').unwrap_or(t).trim();
+                    match t.parse::<f64>() {
+                        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => {
+                            f.slower = Some(v / 100.0)
+                        }
+                        _ => return Err(bad()),
+                    }
+                }
+            }
         }
-        let t = rest.strip_prefix(':').ok_or_else(bad)?;
-        let t = t.strip_suffix('%').unwrap_or(t).trim();
-        match t.parse::<f64>() {
-            Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(FailOn(v / 100.0)),
-            _ => Err(bad()),
-        }
+        Ok(f)
+    }
+}
+
+/// `--margin PCT`: the equivalence margin as a fraction.
+fn parse_margin(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix('%').unwrap_or(t).trim();
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 100.0 => Ok(v / 100.0),
+        _ => Err(format!(
+            "expected a percentage above 0 and below 100 (e.g. 2% or 1.5), got \"{s}\""
+        )),
     }
 }
 
@@ -126,9 +167,12 @@ pub struct CompareArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Exit with status 3 when a cell's verdict is slower by more than THRESHOLD (TPS lower, or p99 latency higher) [format: slower[:THRESHOLD%]]
-    #[arg(long = "fail-on", value_name = "slower[:THRESHOLD%]")]
+    /// Exit with status 3 when: slower[:THRESHOLD%] a cell's verdict is slower by more than THRESHOLD (TPS lower, or p99 latency higher); invalid a cell's verdict carries a reason it may not hold; inconclusive a cell's TPS verdict is inconclusive. Comma-separated, e.g. slower:3%,invalid
+    #[arg(long = "fail-on", value_name = "CONDITION[,CONDITION...]")]
     pub fail_on: Option<FailOn>,
+    /// Equivalence margin of the verdicts: no-difference only when the whole interval lies within +-PCT (an A/A noise floor wider than it replaces it) [default: 2%]
+    #[arg(long, value_name = "PCT", value_parser = parse_margin)]
+    pub margin: Option<f64>,
 }
 
 fn parse<T: Parser>(name: &str, args: &[OsString]) -> Result<T, i32> {
@@ -235,7 +279,17 @@ pub fn compare_with(a: &CompareArgs) -> i32 {
             }
         },
     }
-    if let Some(FailOn(threshold)) = a.fail_on {
+    match a.fail_on {
+        Some(fail_on) => gate(&c, fail_on),
+        None => 0,
+    }
+}
+
+/// The exit status of `--fail-on`: [`EXIT_REGRESSION`] with the cells named on stderr
+/// when one of its conditions holds, else 0.
+fn gate(c: &Comparison, fail_on: FailOn) -> i32 {
+    let mut failed = false;
+    if let Some(threshold) = fail_on.slower {
         let found = c.regressions(threshold);
         if !found.is_empty() {
             eprintln!(
@@ -247,10 +301,28 @@ pub fn compare_with(a: &CompareArgs) -> i32 {
             for f in &found {
                 eprintln!("  {f}");
             }
-            return EXIT_REGRESSION;
+            failed = true;
         }
     }
-    0
+    if fail_on.invalid || fail_on.inconclusive {
+        let found = c.invalid(fail_on.inconclusive);
+        if !found.is_empty() {
+            eprintln!(
+                "pgsurge: {} cell(s) of {} cannot pass the gate:",
+                found.len(),
+                c.title
+            );
+            for f in &found {
+                eprintln!("  {f}");
+            }
+            failed = true;
+        }
+    }
+    if failed {
+        EXIT_REGRESSION
+    } else {
+        0
+    }
 }
 
 /// Runs a comparison as `pgsurge compare` would, without printing. Runs that cannot be
@@ -314,6 +386,7 @@ fn request_of(store: &mut Store, a: &CompareArgs) -> Result<CompareRequest, Stri
         b: sb,
         along,
         aa,
+        margin: a.margin,
     })
 }
 
@@ -360,9 +433,31 @@ mod tests {
 
     #[test]
     fn fail_on_parses_the_threshold() {
-        assert_eq!("slower".parse::<FailOn>(), Ok(FailOn(0.0)));
-        assert_eq!("slower:5%".parse::<FailOn>(), Ok(FailOn(0.05)));
-        assert_eq!("slower:2.5".parse::<FailOn>(), Ok(FailOn(0.025)));
+        let slower = |t: f64| FailOn {
+            slower: Some(t),
+            ..FailOn::default()
+        };
+        assert_eq!("slower".parse::<FailOn>(), Ok(slower(0.0)));
+        assert_eq!("slower:5%".parse::<FailOn>(), Ok(slower(0.05)));
+        assert_eq!("slower:2.5".parse::<FailOn>(), Ok(slower(0.025)));
+        assert_eq!(
+            "slower:3%,invalid".parse::<FailOn>(),
+            Ok(FailOn {
+                slower: Some(0.03),
+                invalid: true,
+                inconclusive: false
+            })
+        );
+        assert_eq!(
+            "invalid, inconclusive".parse::<FailOn>(),
+            Ok(FailOn {
+                slower: None,
+                invalid: true,
+                inconclusive: true
+            })
+        );
+        assert!(parse_margin("2%").is_ok_and(|m| (m - 0.02).abs() < 1e-12));
+        assert!(parse_margin("0").is_err() && parse_margin("x").is_err());
         for bad in [
             "faster",
             "slower:",
@@ -370,6 +465,8 @@ mod tests {
             "slower5",
             "slower:-1%",
             "slower:100%",
+            "slower,slower:2%",
+            "invalid,",
         ] {
             assert!(bad.parse::<FailOn>().is_err(), "{bad}");
         }

@@ -5,40 +5,44 @@
 //!   named on the command line), B the second, everywhere; a comparison is titled
 //!   `A → B`.
 //! * Per matrix cell, the printed columns are the geometric means of the repeats of A
-//!   and of B, and the change is their ratio minus one ([`ESTIMATE`]); its 95 %
-//!   interval is Welch's t-interval on the logarithms of the repeats, so the point
-//!   estimate is the centre of the interval (on the log scale).
-//! * Verdict ([`Verdict`]): with at least two repeats per side, `faster` when the whole
-//!   interval lies on the better side of zero (higher TPS, lower latency), `slower` when
-//!   on the worse side, `no-difference` when it contains zero; `inconclusive` with fewer
-//!   repeats (no interval exists) or non-positive values.
+//!   and of B, and the change is their ratio minus one ([`ESTIMATE`]). Its 95 % interval
+//!   and the verdict come from `pgsurge_analysis::verdict::judge`: paired by round when
+//!   both sides ran in the same rounds, else Welch's t on the logarithms, or the
+//!   Hodges–Lehmann interval when a repeat is an outlier; each metric says which.
+//! * Verdict ([`Verdict`]) against a margin (±2 % by default, the A/A noise floor when
+//!   that is wider, or given): `no-difference` when the whole interval lies within it,
+//!   else `faster`/`slower` when the whole interval lies on one side of zero, else
+//!   `inconclusive` ([`VERDICT_RULE`]). Beside it: the smallest detectable change, and
+//!   the reasons the verdict may not hold (`pgsurge_analysis::validity`).
 //! * Summary: the geometric mean over the compared cells of `1 + change`, minus one
 //!   ([`SUMMARY_RULE`]); it always lies between the smallest and largest cell change.
 //!
 //! Owns no I/O. The JSON document ([`Comparison`] serialized) is described by
 //! [`SCHEMA`] (format [`FORMAT`], version [`SCHEMA_VERSION`]).
 
+use crate::cells::RunSample;
 use crate::cells::{Cell, CellKey};
 use pgsurge_analysis::describe::{self, geometric_mean};
-use pgsurge_analysis::interval::welch_change;
-use pgsurge_analysis::rank::mann_whitney;
+use pgsurge_analysis::rank::Shift;
+use pgsurge_analysis::validity::{self, Evidence, Reason};
+use pgsurge_analysis::verdict::{judge, Analysis, Margin, MarginSource, Samples};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-/// Smallest change a comparison should be able to see; a wider interval is flagged.
-pub const DETECTABLE_CHANGE: f64 = 0.02;
 /// Confidence level of the intervals.
-pub const CONFIDENCE: f64 = 0.95;
+pub const CONFIDENCE: f64 = pgsurge_analysis::verdict::CONFIDENCE;
 /// Value of the `format` field of compare's JSON document.
 pub const FORMAT: &str = "pgsurge-compare";
 /// Version of compare's JSON document (`schema_version`); bumped on any change that a
 /// consumer could notice.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// JSON Schema (draft 2020-12) of compare's JSON document.
-pub const SCHEMA: &str = include_str!("../schema/compare.v1.json");
+pub const SCHEMA: &str = include_str!("../schema/compare.v2.json");
 /// The estimate of change of every cell, as stated in outputs.
-pub const ESTIMATE: &str = "change = geometric mean of B's repeats / geometric mean of A's repeats - 1; 95 % interval: Welch's t on the logarithms of the repeats";
+pub const ESTIMATE: &str = "change = geometric mean of B's repeats / geometric mean of A's repeats - 1; 95 % interval: paired t on the per-round log ratios when both sides ran in the same rounds (3 or more), else the Hodges-Lehmann interval of the logarithms when a repeat is an outlier (7 or more repeats a side), else Welch's t on the logarithms";
+/// How a verdict is read from the interval, as stated in outputs.
+pub const VERDICT_RULE: &str = "no-difference: the whole interval within the margin; faster/slower: else the whole interval on one side of zero; inconclusive: otherwise";
 /// How the summary is made from the cells' changes, as stated in outputs.
 pub const SUMMARY_RULE: &str = "geometric mean over the compared cells of (1 + change), minus 1";
 
@@ -109,6 +113,33 @@ pub struct MetricComparison {
     pub direction: &'static str,
     /// What the confidence interval says about B against A.
     pub verdict: Verdict,
+    /// The analysis the interval and the verdict rest on.
+    pub analysis: Analysis,
+    /// Rounds paired (paired analysis only).
+    pub rounds: Option<usize>,
+    /// The equivalence margin the verdict was judged against (0.02 = ±2 %).
+    pub margin: f64,
+    /// Where the margin came from.
+    pub margin_source: MarginSource,
+    /// The interval's half-width (log scale, as a relative change).
+    pub half_width: Option<f64>,
+    /// The smallest change this comparison would have detected (95 %, 80 % power).
+    pub detectable_change: Option<f64>,
+    /// When the interval is wider than the margin: repeats per side (rounds, when
+    /// paired) the measured spread needs to resolve a change of the margin's size.
+    pub repeats_needed: Option<usize>,
+    /// Hodges–Lehmann shift of the logarithms with its interval, as a relative change,
+    /// when each side has enough repeats.
+    pub robust: Option<Shift>,
+    /// Positions in `a_values` of A's outliers (flagged, never dropped).
+    pub a_outliers: Vec<usize>,
+    /// Positions in `b_values` of B's outliers.
+    pub b_outliers: Vec<usize>,
+    /// (A, B) per paired round, kept to judge again against another margin.
+    #[serde(skip)]
+    round_values: Vec<(f64, f64)>,
+    #[serde(skip)]
+    higher_is_better: bool,
 }
 
 /// One compared cell.
@@ -130,8 +161,10 @@ pub struct CompareRow {
     pub p99_ms: Option<MetricComparison>,
     /// The repeats of each side as plain statistics (the table a patch's author posts).
     pub repeats: Repeats,
-    /// Human-readable warnings about this cell.
+    /// Human-readable warnings about this cell (its validity reasons among them).
     pub warnings: Vec<String>,
+    /// Why the cell's verdicts may not hold, from the runs' stored data.
+    pub validity: Vec<Reason>,
     /// A workload pack's throughput metrics (NOPM…) both sides have, compared as tps is.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workload_metrics: Vec<WorkloadComparison>,
@@ -158,7 +191,7 @@ struct Side {
     tps: Vec<f64>,
     p99: Vec<f64>,
     latency_mean: Vec<f64>,
-    client_bound: usize,
+    samples: Vec<RunSample>,
     /// Throughput metrics of a workload pack: (name, unit, values).
     workload: Vec<(String, String, Vec<f64>)>,
 }
@@ -186,7 +219,7 @@ impl Side {
                     unit: unit.clone(),
                     a_n: a.len(),
                     b_n: bv.len(),
-                    comparison: compare_metric(a, bv, true),
+                    comparison: compare_metric(a, bv, &[], true, Margin::default()),
                 })
             })
             .collect()
@@ -259,6 +292,8 @@ pub struct Summary {
     pub tps_verdicts: VerdictCounts,
     /// p99 latency verdicts.
     pub p99_verdicts: VerdictCounts,
+    /// Cells whose verdicts carry a reason they may not hold.
+    pub with_validity_reasons: usize,
 }
 
 /// The noise floor of the machine measured by an A/A comparison.
@@ -293,6 +328,10 @@ pub struct Comparison {
     pub summary_rule: &'static str,
     /// Confidence level of the intervals.
     pub confidence: f64,
+    /// [`VERDICT_RULE`].
+    pub verdict_rule: &'static str,
+    /// The margin given (or the default), before any noise floor widened it.
+    pub margin: Margin,
     /// Cells present on both sides.
     pub cells: Vec<CompareRow>,
     /// Labels of the cells only A has.
@@ -305,31 +344,152 @@ pub struct Comparison {
     pub noise_floor: Option<NoiseFloor>,
 }
 
-fn compare_metric(a: &[f64], b: &[f64], higher_is_better: bool) -> MetricComparison {
-    let (ga, gb) = (geometric_mean(a), geometric_mean(b));
-    let change = (ga.is_finite() && gb.is_finite()).then(|| gb / ga - 1.0);
-    let rc = welch_change(a, b, CONFIDENCE);
-    let verdict = match rc {
-        None => Verdict::Inconclusive,
-        Some(r) => Verdict::of_interval(r.low, r.high, higher_is_better),
-    };
-    let direction = match change {
-        Some(c) if c > 0.0 => "higher",
-        Some(c) if c < 0.0 => "lower",
-        _ => "equal",
-    };
-    MetricComparison {
-        a: ga,
-        b: gb,
+fn compare_metric(
+    a: &[f64],
+    b: &[f64],
+    rounds: &[(f64, f64)],
+    higher_is_better: bool,
+    margin: Margin,
+) -> MetricComparison {
+    let mut m = MetricComparison {
+        a: geometric_mean(a),
+        b: geometric_mean(b),
         a_values: a.to_vec(),
         b_values: b.to_vec(),
-        change,
-        ci_low: rc.map(|r| r.low),
-        ci_high: rc.map(|r| r.high),
-        p_value: mann_whitney(a, b).map(|m| m.p_value),
-        direction,
-        verdict,
+        change: None,
+        ci_low: None,
+        ci_high: None,
+        p_value: None,
+        direction: "equal",
+        verdict: Verdict::Inconclusive,
+        analysis: Analysis::None,
+        rounds: None,
+        margin: margin.value,
+        margin_source: margin.source,
+        half_width: None,
+        detectable_change: None,
+        repeats_needed: None,
+        robust: None,
+        a_outliers: Vec::new(),
+        b_outliers: Vec::new(),
+        round_values: rounds.to_vec(),
+        higher_is_better,
+    };
+    m.judge(margin);
+    m
+}
+
+impl MetricComparison {
+    /// Judges the repeats (again) against `margin`.
+    fn judge(&mut self, margin: Margin) {
+        let j = judge(
+            Samples {
+                a: &self.a_values,
+                b: &self.b_values,
+                rounds: &self.round_values,
+                higher_is_better: self.higher_is_better,
+            },
+            margin,
+        );
+        self.direction = match j.change {
+            Some(c) if c > 0.0 => "higher",
+            Some(c) if c < 0.0 => "lower",
+            _ => "equal",
+        };
+        self.change = j.change;
+        self.ci_low = j.low;
+        self.ci_high = j.high;
+        self.p_value = j.p_value;
+        self.verdict = j.verdict;
+        self.analysis = j.analysis;
+        self.rounds = j.rounds;
+        self.margin = j.margin.value;
+        self.margin_source = j.margin.source;
+        self.half_width = j.half_width;
+        self.detectable_change = j.detectable_change;
+        self.repeats_needed = j.repeats_needed;
+        self.robust = j.robust;
+        self.a_outliers = j.outliers_a;
+        self.b_outliers = j.outliers_b;
     }
+
+    /// How the verdict was reached, in words: the analysis, the margin, the smallest
+    /// detectable change, the robust shift, the outliers.
+    pub fn basis_text(&self) -> String {
+        let mut parts = vec![match self.rounds {
+            Some(n) => format!("paired over {n} rounds"),
+            None => self.analysis.name().to_string(),
+        }];
+        parts.push(format!(
+            "margin ±{:.1} % ({})",
+            self.margin * 100.0,
+            match self.margin_source {
+                MarginSource::Default => "default",
+                MarginSource::Given => "given",
+                MarginSource::NoiseFloor => "A/A noise floor",
+            }
+        ));
+        if let Some(d) = self.detectable_change {
+            parts.push(format!("smallest detectable change {:.1} %", d * 100.0));
+        }
+        if let Some(r) = &self.robust {
+            parts.push(format!(
+                "robust shift {} [{}, {}]",
+                signed_pct(r.estimate),
+                signed_pct(r.low),
+                signed_pct(r.high)
+            ));
+        }
+        let outliers = |side: &str, idx: &[usize], values: &[f64]| {
+            idx.iter()
+                .map(|i| format!("{side} {}", value_text(values[*i], 1)))
+                .collect::<Vec<_>>()
+        };
+        let mut flagged = outliers("A", &self.a_outliers, &self.a_values);
+        flagged.extend(outliers("B", &self.b_outliers, &self.b_values));
+        if !flagged.is_empty() {
+            parts.push(format!("outliers (kept): {}", flagged.join(", ")));
+        }
+        parts.join("; ")
+    }
+}
+
+/// (A, B) of each round in which both sides ran once and next to each other: the two
+/// runs of a pair have the same set and repeat number, and no other run of the cell (on
+/// either side) started between them. Rounds run far apart are not paired: their
+/// ratio shares no drift.
+fn paired_rounds(
+    a: &[RunSample],
+    b: &[RunSample],
+    value: fn(&RunSample) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    /// The samples of a side by (set, repeat), those that occur once.
+    fn once(side: &[RunSample]) -> BTreeMap<(i64, i64), &RunSample> {
+        let mut seen: BTreeMap<(i64, i64), Vec<&RunSample>> = BTreeMap::new();
+        for s in side {
+            seen.entry((s.set_id, s.repeat)).or_default().push(s);
+        }
+        seen.into_iter()
+            .filter(|(_, v)| v.len() == 1)
+            .map(|(k, v)| (k, v[0]))
+            .collect()
+    }
+    let (ia, ib) = (once(a), once(b));
+    let mut starts: Vec<f64> = a.iter().chain(b).map(|s| s.start).collect();
+    starts.sort_by(f64::total_cmp);
+    let between = |x: f64, y: f64| {
+        let (lo, hi) = (x.min(y), x.max(y));
+        starts.iter().filter(|t| **t > lo && **t < hi).count()
+    };
+    ia.iter()
+        .filter_map(|(k, sa)| {
+            let sb = ib.get(k)?;
+            if between(sa.start, sb.start) > 0 {
+                return None;
+            }
+            Some((value(sa)?, value(sb)?))
+        })
+        .collect()
 }
 
 /// What to compare along. The sides are groups of cells; a cell is matched by workload,
@@ -373,8 +533,121 @@ fn cell_dimensions(target_is_cell: bool, along: crate::cells::Along) -> Vec<&'st
     dims
 }
 
+/// One matched cell, compared.
+fn compare_cell(
+    label: String,
+    key: &MatchKey,
+    side_a: &Side,
+    side_b: &Side,
+    margin: Margin,
+) -> CompareRow {
+    let tps_rounds = paired_rounds(&side_a.samples, &side_b.samples, |s| s.tps);
+    let tps = compare_metric(&side_a.tps, &side_b.tps, &tps_rounds, true, margin);
+    let p99_ms = (!side_a.p99.is_empty() && !side_b.p99.is_empty()).then(|| {
+        let rounds = paired_rounds(&side_a.samples, &side_b.samples, |s| s.p99_ms);
+        compare_metric(&side_a.p99, &side_b.p99, &rounds, false, margin)
+    });
+    let evidence = |side: &Side| {
+        side.samples
+            .iter()
+            .fold(Evidence::default(), |e, s| e.plus(s.evidence))
+    };
+    let validity = validity::reasons(&evidence(side_a), &evidence(side_b));
+    let mut row = CompareRow {
+        label,
+        target: key.0.clone(),
+        key: key.1.clone(),
+        a_n: side_a.tps.len(),
+        b_n: side_b.tps.len(),
+        tps,
+        p99_ms,
+        repeats: Repeats {
+            tps: Pair {
+                a: RepeatStats::of(&side_a.tps),
+                b: RepeatStats::of(&side_b.tps),
+            },
+            latency_avg_ms: (!side_a.latency_mean.is_empty() && !side_b.latency_mean.is_empty())
+                .then(|| Pair {
+                    a: RepeatStats::of(&side_a.latency_mean),
+                    b: RepeatStats::of(&side_b.latency_mean),
+                }),
+        },
+        warnings: Vec::new(),
+        validity,
+        workload_metrics: side_a.compare_workload(side_b),
+    };
+    row.warnings = row.warnings_now();
+    row
+}
+
+impl CompareRow {
+    /// The cell's warnings: its validity reasons, and a TPS interval wider than the
+    /// margin with the repeats the spread needs.
+    fn warnings_now(&self) -> Vec<String> {
+        let mut w: Vec<String> = self.validity.iter().map(|r| r.text.clone()).collect();
+        let t = &self.tps;
+        if let (Some(lo), Some(hi), Some(h)) = (t.ci_low, t.ci_high, t.half_width) {
+            if h > t.margin {
+                let needed = match t.repeats_needed {
+                    Some(n) if t.rounds.is_some() => format!("about {n} rounds would resolve it"),
+                    Some(n) => format!("about {n} repeats per side would resolve it"),
+                    None => format!(
+                        "more than {} repeats per side would be needed",
+                        pgsurge_analysis::power::MAX_REPEATS
+                    ),
+                };
+                w.push(format!(
+                    "noise too high to see a {:.1} % change (interval {}): {needed}",
+                    t.margin * 100.0,
+                    spread_text(t.change, lo, hi)
+                ));
+            }
+        }
+        w
+    }
+}
+
+/// Verdict counts and the geometric mean of the changes over the compared cells.
+fn summarize(rows: &[CompareRow]) -> Summary {
+    let (mut tps_ratios, mut p99_ratios) = (Vec::new(), Vec::new());
+    let (mut tps_verdicts, mut p99_verdicts) = (VerdictCounts::default(), VerdictCounts::default());
+    for r in rows {
+        if let Some(c) = r.tps.change {
+            tps_ratios.push(1.0 + c);
+        }
+        tps_verdicts.add(r.tps.verdict);
+        if let Some(p) = &r.p99_ms {
+            if let Some(c) = p.change {
+                p99_ratios.push(1.0 + c);
+            }
+            p99_verdicts.add(p.verdict);
+        }
+    }
+    let gm = |r: &[f64]| (!r.is_empty()).then(|| geometric_mean(r) - 1.0);
+    Summary {
+        cells: rows.len(),
+        tps_change: gm(&tps_ratios),
+        p99_change: gm(&p99_ratios),
+        tps_verdicts,
+        p99_verdicts,
+        with_validity_reasons: rows.iter().filter(|r| !r.validity.is_empty()).count(),
+    }
+}
+
 /// Compares the cells of A with the cells of B that match (see [`Along`]).
 pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Along) -> Comparison {
+    compare_with_margin(a_label, a, b_label, b, along, Margin::default())
+}
+
+/// [`compare`], judging the verdicts against `margin` (before any noise floor).
+pub fn compare_with_margin(
+    a_label: &str,
+    a: &[Cell],
+    b_label: &str,
+    b: &[Cell],
+    along: &Along,
+    margin: Margin,
+) -> Comparison {
     let targets = |cells: &[Cell]| {
         cells
             .iter()
@@ -401,7 +674,7 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
             e.tps.extend(&c.tps);
             e.p99.extend(&c.p99_ms);
             e.latency_mean.extend(&c.latency_mean_ms);
-            e.client_bound += c.client_bound;
+            e.samples.extend(c.samples.iter().cloned());
             e.add_metrics(c);
         }
         m
@@ -412,84 +685,19 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
     };
     let (ia, ib) = (index(a), index(b));
     let mut rows = Vec::new();
-    let (mut tps_ratios, mut p99_ratios) = (Vec::new(), Vec::new());
-    let (mut tps_verdicts, mut p99_verdicts) = (VerdictCounts::default(), VerdictCounts::default());
     let mut only_in_a = Vec::new();
     for (key, side_a) in &ia {
         let Some(side_b) = ib.get(key) else {
             only_in_a.push(label(key));
             continue;
         };
-        let (a_tps, a_p99, a_bound) = (&side_a.tps, &side_a.p99, &side_a.client_bound);
-        let (b_tps, b_p99, b_bound) = (&side_b.tps, &side_b.p99, &side_b.client_bound);
-        let tps = compare_metric(a_tps, b_tps, true);
-        let p99_ms =
-            (!a_p99.is_empty() && !b_p99.is_empty()).then(|| compare_metric(a_p99, b_p99, false));
-        let mut warnings = Vec::new();
-        if a_tps.len() < 3 || b_tps.len() < 3 {
-            warnings.push(format!(
-                "fewer than 3 repeats (A {}, B {})",
-                a_tps.len(),
-                b_tps.len()
-            ));
-        }
-        if *a_bound > 0 || *b_bound > 0 {
-            warnings.push(format!(
-                "client-bound runs (A {a_bound} of {}, B {b_bound} of {}): they measure the \
-                 client, not the server",
-                a_tps.len(),
-                b_tps.len()
-            ));
-        }
-        if let (Some(lo), Some(hi)) = (tps.ci_low, tps.ci_high) {
-            let half = (hi - lo) / 2.0;
-            if half > DETECTABLE_CHANGE {
-                warnings.push(format!(
-                    "noise too high to see a 2 % change (interval {})",
-                    spread_text(tps.change, lo, hi)
-                ));
-            }
-        }
-        if let Some(c) = tps.change {
-            tps_ratios.push(1.0 + c);
-        }
-        tps_verdicts.add(tps.verdict);
-        if let Some(p) = &p99_ms {
-            if let Some(c) = p.change {
-                p99_ratios.push(1.0 + c);
-            }
-            p99_verdicts.add(p.verdict);
-        }
-        rows.push(CompareRow {
-            label: label(key),
-            target: key.0.clone(),
-            key: key.1.clone(),
-            a_n: a_tps.len(),
-            b_n: b_tps.len(),
-            tps,
-            p99_ms,
-            repeats: Repeats {
-                tps: Pair {
-                    a: RepeatStats::of(a_tps),
-                    b: RepeatStats::of(b_tps),
-                },
-                latency_avg_ms: (!side_a.latency_mean.is_empty()
-                    && !side_b.latency_mean.is_empty())
-                .then(|| Pair {
-                    a: RepeatStats::of(&side_a.latency_mean),
-                    b: RepeatStats::of(&side_b.latency_mean),
-                }),
-            },
-            warnings,
-            workload_metrics: side_a.compare_workload(side_b),
-        });
+        rows.push(compare_cell(label(key), key, side_a, side_b, margin));
     }
     let only_in_b = ib
         .keys()
         .filter(|k| !ia.contains_key(*k))
         .map(label)
         .collect();
-    let gm = |r: &[f64]| (!r.is_empty()).then(|| geometric_mean(r) - 1.0);
     let dims = cell_dimensions(target_is_cell, key_along);
     Comparison {
         format: FORMAT,
@@ -502,13 +710,9 @@ pub fn compare(a_label: &str, a: &[Cell], b_label: &str, b: &[Cell], along: &Alo
         estimate: ESTIMATE,
         summary_rule: SUMMARY_RULE,
         confidence: CONFIDENCE,
-        summary: Summary {
-            cells: rows.len(),
-            tps_change: gm(&tps_ratios),
-            p99_change: gm(&p99_ratios),
-            tps_verdicts,
-            p99_verdicts,
-        },
+        verdict_rule: VERDICT_RULE,
+        margin,
+        summary: summarize(&rows),
         cells: rows,
         only_in_a,
         only_in_b,
@@ -531,7 +735,37 @@ impl Comparison {
                 from: aa.title.clone(),
                 tps_half_width: h,
             });
+        if let Some(floor) = self.noise_floor.as_ref().map(|n| n.tps_half_width) {
+            let margin = self.margin.with_noise_floor(floor);
+            for r in &mut self.cells {
+                r.tps.judge(margin);
+                if let Some(p) = &mut r.p99_ms {
+                    p.judge(margin);
+                }
+                for w in &mut r.workload_metrics {
+                    w.comparison.judge(margin);
+                }
+                r.warnings = r.warnings_now();
+            }
+            self.summary = summarize(&self.cells);
+        }
         self
+    }
+
+    /// Cells with a reason their verdict may not hold, or whose TPS verdict is
+    /// `inconclusive` when `inconclusive` is set. One line each.
+    pub fn invalid(&self, inconclusive: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.cells {
+            if !r.validity.is_empty() {
+                let why: Vec<&str> = r.validity.iter().map(|v| v.text.as_str()).collect();
+                out.push(format!("{}: {}", r.label, why.join("; ")));
+            }
+            if inconclusive && r.tps.verdict == Verdict::Inconclusive {
+                out.push(format!("{}: tps verdict inconclusive", r.label));
+            }
+        }
+        out
     }
 
     /// Cells whose verdict is `slower` by more than `threshold` (0.05 = 5 %): TPS lower
@@ -802,6 +1036,16 @@ pub fn render_text(c: &Comparison) -> String {
     if let Some(n) = c.noise_floor_text() {
         let _ = writeln!(out, "{n}");
     }
+    if !c.cells.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nhow each tps verdict was reached ({}):",
+            c.verdict_rule
+        );
+        for r in &c.cells {
+            let _ = writeln!(out, "  {}: {}", r.label, r.tps.basis_text());
+        }
+    }
     let warned: Vec<&CompareRow> = c.cells.iter().filter(|r| !r.warnings.is_empty()).collect();
     if !warned.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
@@ -929,6 +1173,19 @@ pub fn render_markdown(c: &Comparison) -> String {
     if let Some(n) = c.noise_floor_text() {
         let _ = writeln!(out, "\n{}", md_escape(&n));
     }
+    let _ = writeln!(
+        out,
+        "\nHow each tps verdict was reached ({}):\n",
+        c.verdict_rule
+    );
+    for r in &c.cells {
+        let _ = writeln!(
+            out,
+            "* {}: {}",
+            md_escape(&r.label),
+            md_escape(&r.tps.basis_text())
+        );
+    }
     let warned: Vec<&CompareRow> = c.cells.iter().filter(|r| !r.warnings.is_empty()).collect();
     if !warned.is_empty() {
         out.push('\n');
@@ -997,6 +1254,23 @@ mod tests {
             failed: 0,
             client_bound: 0,
             workload_metrics: Vec::new(),
+            samples: tps
+                .iter()
+                .enumerate()
+                .map(|(i, t)| crate::cells::RunSample {
+                    run_id: i as i64,
+                    set_id: 1,
+                    repeat: i as i64 + 1,
+                    // Each side's runs in a block of its own: not paired.
+                    start: i as f64 + if target == "b" { 100.0 } else { 0.0 },
+                    tps: Some(*t),
+                    p99_ms: p99.get(i).copied(),
+                    evidence: Evidence {
+                        runs: 1,
+                        ..Evidence::default()
+                    },
+                })
+                .collect(),
         }
     }
 
@@ -1143,14 +1417,21 @@ mod tests {
         let change = c.cells[0].tps.change.unwrap();
         assert!(((hi - change) - (change - lo)).abs() > 0.01, "{text}");
         assert!(
-            noise.ends_with(&format!(
-                "(interval [{}, {}])",
+            noise.contains(&format!(
+                "(interval [{}, {}]): ",
                 signed_pct(lo),
                 signed_pct(hi)
             )),
             "{text}"
         );
-        assert!(!text.contains('±'), "{text}");
+        assert!(
+            noise.ends_with("repeats per side would resolve it")
+                || noise.ends_with("repeats per side would be needed"),
+            "{noise}"
+        );
+        assert!(!noise.contains('±'), "{text}");
+        let row = text.lines().find(|l| l.starts_with("select-only")).unwrap();
+        assert!(!row.contains('±'), "{text}");
     }
 
     #[test]
@@ -1163,6 +1444,9 @@ mod tests {
             .iter()
             .any(|w| w.contains("client-bound")));
         b[0].client_bound = 2;
+        for s in &mut b[0].samples[..2] {
+            s.evidence.client_bound = 1;
+        }
         let c = compare("A", &a, "B", &b, &Along::targets());
         assert!(
             c.cells[0].warnings.iter().any(|w| {
@@ -1203,18 +1487,20 @@ mod tests {
         assert_eq!(c.cells.len(), 3);
         assert_eq!(c.cells[0].tps.verdict, Verdict::Faster);
         assert_eq!(c.cells[0].p99_ms.as_ref().unwrap().verdict, Verdict::Faster);
-        assert_eq!(c.cells[1].tps.verdict, Verdict::NoDifference);
+        // [−4.1 %, +4.3 %] holds zero and reaches beyond ±2 %: the repeats cannot tell.
+        assert_eq!(c.cells[1].tps.verdict, Verdict::Inconclusive);
         assert!(c.cells[1]
             .warnings
             .iter()
-            .any(|w| w.contains("noise too high")));
+            .any(|w| w.contains("noise too high to see a 2.0 % change")
+                && w.ends_with("repeats per side would resolve it")));
         assert_eq!(c.cells[2].tps.verdict, Verdict::Slower);
         assert_eq!(c.cells[2].tps.direction, "lower");
         assert!(c.cells[2].p99_ms.is_none());
         let v = c.summary.tps_verdicts;
         assert_eq!(
             (v.faster, v.slower, v.no_difference, v.inconclusive),
-            (1, 1, 1, 0)
+            (1, 1, 0, 1)
         );
         assert_eq!(c.only_in_a, ["select-only s=10 c=8 prepared"]);
         assert_eq!(c.only_in_b, ["select-only s=10 c=16 prepared"]);
@@ -1234,7 +1520,11 @@ mod tests {
         assert!((c.summary.tps_change.unwrap() - expected).abs() < 1e-12);
         let text = render_text(&c);
         assert!(text.starts_with("A → B\nA: A\nB: B\n"), "{text}");
-        assert!(text.contains("no-difference") && text.contains("slower"));
+        assert!(text.contains("inconclusive") && text.contains("slower"));
+        assert!(
+            text.contains("how each tps verdict was reached (no-difference: the whole interval within the margin"),
+            "{text}"
+        );
         assert!(!text.contains(" ~ ") && !text.contains(" ? "));
         assert!(text.contains("only in A: select-only s=10 c=8 prepared"));
         assert!(text.contains("only in B: select-only s=10 c=16 prepared"));
@@ -1242,6 +1532,72 @@ mod tests {
         assert_eq!(c.regressions(0.0).len(), 1);
         assert_eq!(c.regressions(0.05).len(), 1);
         assert!(c.regressions(0.2).is_empty());
+    }
+
+    #[test]
+    fn rounds_run_next_to_each_other_are_paired_and_cancel_a_shared_drift() {
+        // Base drifted 1487 → 782 → 575 over three rounds; B ran right after A in
+        // each round and is 59 % slower.
+        let mut a = cell("a", 1, &[1487.0, 782.0, 575.0], &[]);
+        let mut b = cell("b", 1, &[610.0, 321.0, 236.0], &[]);
+        for (i, s) in a.samples.iter_mut().enumerate() {
+            s.start = 10.0 * i as f64;
+        }
+        for (i, s) in b.samples.iter_mut().enumerate() {
+            s.start = 10.0 * i as f64 + 5.0;
+        }
+        let c = compare("A", &[a.clone()], "B", &[b.clone()], &Along::targets());
+        let t = &c.cells[0].tps;
+        assert_eq!((t.analysis, t.rounds), (Analysis::Paired, Some(3)), "{t:?}");
+        assert_eq!(t.verdict, Verdict::Slower, "{t:?}");
+        assert!(render_text(&c).contains(": paired over 3 rounds; margin ±2.0 % (default)"));
+        // The same values run in two blocks (all of A, then all of B) are not paired.
+        for (i, s) in b.samples.iter_mut().enumerate() {
+            s.start = 100.0 + i as f64;
+        }
+        let c = compare("A", &[a], "B", &[b], &Along::targets());
+        let t = &c.cells[0].tps;
+        assert_eq!(t.analysis, Analysis::Welch, "{t:?}");
+        assert_eq!(t.verdict, Verdict::Inconclusive, "{t:?}");
+    }
+
+    #[test]
+    fn a_wide_interval_is_inconclusive_and_cannot_pass_an_invalid_gate() {
+        let a = vec![cell("a", 1, &[100.0, 810.5], &[])];
+        let b = vec![cell("b", 1, &[120.0, 125.0], &[])];
+        let c = compare("A", &a, "B", &b, &Along::targets());
+        assert_eq!(c.cells[0].tps.verdict, Verdict::Inconclusive);
+        assert!(c.regressions(0.03).is_empty());
+        let invalid = c.invalid(false);
+        assert_eq!(invalid.len(), 1, "{invalid:?}");
+        assert!(
+            invalid[0].contains("fewer than 3 repeats (A 2, B 2)"),
+            "{invalid:?}"
+        );
+        assert_eq!(c.invalid(true).len(), 2);
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["cells"][0]["validity"][0]["kind"], "few-repeats");
+    }
+
+    #[test]
+    fn a_wider_noise_floor_becomes_the_margin_and_the_verdicts_are_judged_again() {
+        let a = vec![cell("a", 1, &[1000.0, 1010.0, 995.0, 1003.0], &[])];
+        let b = vec![cell("b", 1, &[1030.0, 1040.0, 1025.0, 1033.0], &[])];
+        let c = compare("A", &a, "B", &b, &Along::targets());
+        assert_eq!(c.cells[0].tps.verdict, Verdict::Faster);
+        let noisy_aa = compare(
+            "A",
+            &[cell("a", 1, &[900.0, 1100.0, 1000.0], &[])],
+            "A'",
+            &[cell("b", 1, &[1000.0, 950.0, 1050.0], &[])],
+            &Along::targets(),
+        );
+        let c = c.with_noise_floor(&noisy_aa);
+        let t = &c.cells[0].tps;
+        assert_eq!(t.margin_source, MarginSource::NoiseFloor);
+        assert!(t.margin > 0.05, "{t:?}");
+        assert_eq!(t.verdict, Verdict::NoDifference, "{t:?}");
+        assert_eq!(c.summary.tps_verdicts.no_difference, 1);
     }
 
     #[test]

@@ -1021,10 +1021,32 @@ fn scale_clients_tables(sets: &[Set], cells: &[Cell]) -> String {
 /// One entry of a scale × clients table: the median TPS, links to the tests, and how
 /// many failed or were client-bound.
 fn table_entry(c: &&Cell) -> String {
+    // Repeats far from the cell's others (median absolute deviation rule), flagged and kept.
+    let with_tps: Vec<(i64, f64)> = c
+        .samples
+        .iter()
+        .filter_map(|s| Some((s.run_id, s.tps?)))
+        .collect();
+    let values: Vec<f64> = with_tps.iter().map(|(_, t)| *t).collect();
+    let outliers: BTreeSet<i64> = pgsurge_analysis::outliers::outliers(&values)
+        .into_iter()
+        .map(|i| with_tps[i].0)
+        .collect();
     let links: Vec<String> = c
         .run_ids
         .iter()
-        .map(|id| format!("<a href=\"run-{id}.html\">#{id}</a>"))
+        .map(|id| {
+            if outliers.contains(id) {
+                format!(
+                    "<a href=\"run-{id}.html\">#{id}</a><span class=\"warn\" title=\"outlier: \
+                     its tps is far from the other repeats (|modified z-score| > {}); kept in \
+                     every figure\">(outlier)</span>",
+                    pgsurge_analysis::outliers::THRESHOLD
+                )
+            } else {
+                format!("<a href=\"run-{id}.html\">#{id}</a>")
+            }
+        })
         .collect();
     let mut failed = if c.failed > 0 {
         format!(" <span class=\"warn\">({} failed)</span>", c.failed)
@@ -1286,6 +1308,22 @@ pub fn comparison_html(c: &Comparison) -> String {
         let _ = write!(s, "<br>{}", escape(&n));
     }
     s.push_str("</p>");
+    if !c.cells.is_empty() {
+        let _ = write!(
+            s,
+            "<p class=\"muted\">How each tps verdict was reached ({}):</p><ul class=\"basis\">",
+            escape(c.verdict_rule)
+        );
+        for r in &c.cells {
+            let _ = write!(
+                s,
+                "<li>{}: {}</li>",
+                escape(&r.label),
+                escape(&r.tps.basis_text())
+            );
+        }
+        s.push_str("</ul>");
+    }
     if !c.only_in_a.is_empty() || !c.only_in_b.is_empty() {
         let _ = write!(
             s,

@@ -4,8 +4,9 @@
 //! build one directly from run ids and dimensions. Nothing here prints.
 
 use crate::cells::{build_cells, builtin_name, is_ok, Cell, CellKey};
-use crate::compare::{compare, Along, Comparison, Dimension};
+use crate::compare::{compare, compare_with_margin, Along, Comparison, Dimension};
 use crate::pages::without_impossible;
+use pgsurge_analysis::verdict::Margin;
 use pgsurge_store::{Run, RunFilter, Store, StoreError};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -54,6 +55,9 @@ pub struct CompareRequest {
     pub along: Vec<Dimension>,
     /// The A/A pair.
     pub aa: Option<(Side, Side)>,
+    /// The equivalence margin of the verdicts (0.02 = ±2 %); the default when None.
+    /// An A/A noise floor wider than it replaces it.
+    pub margin: Option<f64>,
 }
 
 /// Why a comparison could not be made.
@@ -109,12 +113,14 @@ pub fn compare_sides(
     }
     along.sort();
     let along = Along(along);
-    let mut c = compare(
+    let margin = request.margin.map_or_else(Margin::default, Margin::given);
+    let mut c = compare_with_margin(
         &side_a.label,
         &side_a.cells,
         &side_b.label,
         &side_b.cells,
         &along,
+        margin,
     );
     if c.cells.is_empty() {
         let list = |v: &[String]| {

@@ -43,3 +43,11 @@ pub const BUILD_KEY: &str = "build_key";
 /// Build options that make timings meaningless (`--enable-cassert`, `-O0`, …), or
 /// `debug_assertions=on` as the server reports it; absent when there are none.
 pub const TIMING_HAZARDS: &str = "timing_hazards";
+/// `true` when a checkpoint ran inside the test's measured window and the window is
+/// shorter than a checkpoint cycle (`checkpoint_timeout`), so the test saw part of the
+/// cycle instead of its average.
+pub const CHECKPOINT_IN_SHORT_WINDOW: &str = "checkpoint_in_short_window";
+/// `true` when an autovacuum worker was active during the test's measured window.
+pub const AUTOVACUUM_IN_WINDOW: &str = "autovacuum_in_window";
+/// `true` when the `-R` schedule lag grew over the test: the server fell behind the rate.
+pub const LAG_GROWING: &str = "lag_growing";

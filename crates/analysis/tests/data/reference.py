@@ -91,7 +91,18 @@ def outliers():
     mad = st.median_abs_deviation(x, scale="normal")
     print("modified z-scores:", " ".join(f"{z:.10g}" for z in (x - np.median(x)) / mad))
 
+def power():
+    section("power")
+    q = lambda df: st.t.ppf(0.975, df) + st.t.ppf(0.8, df)
+    print(f"detectable change se=0.01 df=4: {np.exp(q(4) * 0.01) - 1:.10g}")
+    target = np.log(1.02)
+    n = next(n for n in range(2, 10000) if q(2 * n - 2) * 0.02 * np.sqrt(2 / n) <= target)
+    print(f"repeats needed, independent, sd 0.02, 2 %: {n}")
+    n = next(n for n in range(2, 10000) if q(n - 1) * 0.02 / np.sqrt(n) <= target)
+    print(f"repeats needed, paired, sd 0.02, 2 %: {n}")
+
 if __name__ == "__main__":
     intervals()
     rank()
     outliers()
+    power()

@@ -67,6 +67,7 @@ interval = 0.5
             along,
             format: pgsurge_report::Format::Json,
             fail_on: None,
+            margin: None,
         })
         .unwrap()
     };

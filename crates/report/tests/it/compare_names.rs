@@ -73,6 +73,7 @@ fn markdown_escapes_html_in_target_names() {
         along: vec![],
         format: Format::Markdown,
         fail_on: None,
+        margin: None,
     })
     .expect("compare");
     let md = render_markdown(&c);
@@ -102,6 +103,7 @@ fn names_holding_a_slash_are_selectable() {
         along: vec![],
         format: Format::Json,
         fail_on: None,
+        margin: None,
     })
     .expect("compare");
     assert_eq!(c.a_label, "names · eu/db1");

@@ -499,6 +499,30 @@ fn compare_command_line_resolves_sides_and_rejects_bad_ones() {
         2,
         "bad --fail-on is a usage error"
     );
+    // --fail-on=invalid: three repeats a side and no stored reason pass; two repeats
+    // a side cannot pass the gate, whatever the verdict.
+    assert_eq!(
+        compare_main(&args(&[
+            "target:tuned",
+            "target:default",
+            "--fail-on=slower:50%,invalid"
+        ])),
+        0
+    );
+    assert_eq!(
+        compare_main(&args(&[
+            "run:1,2",
+            "run:37,38",
+            "--margin=5%",
+            "--fail-on=invalid"
+        ])),
+        3
+    );
+    assert_eq!(
+        compare_main(&args(&["target:tuned", "target:default", "--margin=0%"])),
+        2,
+        "a margin must be above 0"
+    );
     // No sides: the two real targets (the A-A twin is the noise check).
     assert_eq!(compare_main(&args(&[])), 0);
     // Bad input: clear error, exit 1; usage error, exit 2.
@@ -540,6 +564,7 @@ fn compare_json_is_versioned_valid_and_the_schema_rejects_old_shapes() {
         along: vec![],
         format: pgsurge_report::Format::Json,
         fail_on: None,
+        margin: None,
     };
     let c = pgsurge_report::run_compare(&args).unwrap();
     let v = serde_json::to_value(&c).unwrap();

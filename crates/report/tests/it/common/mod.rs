@@ -60,6 +60,7 @@ pub fn assert_compare_and_report_agree(store: &Path, expected_title: &str) -> us
         along: vec![],
         format: Format::Json,
         fail_on: None,
+        margin: None,
     };
     let c = run_compare(&args).expect("compare");
     assert_eq!(c.title, expected_title);
