@@ -9,6 +9,10 @@
 //! pgbench-tools) or a column it needs that is missing is refused, naming both table
 //! and column. A set already imported from the same database is found again by its
 //! identity, and its tests already stored are not written twice.
+//!
+//! An import is all or nothing: every row is read and checked before the first write,
+//! and the writes go to the store in one transaction. A row that cannot be imported is
+//! left out and named, never dropped without a word.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,7 +20,7 @@ use std::path::{Path, PathBuf};
 use pgsurge_store::{
     epoch_to_rfc3339, facts, now_rfc3339, run_status, set_kind, set_status, CounterRecord,
     FactRecord, IntervalRecord, MetricSample, RunRecord, RunWrite, ServerRecord, SetRecord,
-    SettingRecord, Store, TargetRecord,
+    SettingRecord, Store, TargetRecord, WarningRecord,
 };
 
 /// Whether a known column must be present for the import to make sense.
@@ -66,7 +70,7 @@ const COLUMNS: &[(&str, &[(&str, Need)])] = &[
             ("clients", Required),
             ("workers", Required),
             ("trans", Required),
-            ("avg_latency", Optional),
+            ("avg_latency", Required),
             ("max_latency", Optional),
             ("percentile_90_latency", Optional),
             ("wal_written", Optional),
@@ -596,6 +600,39 @@ pub struct ImportSummary {
     pub init_tests: usize,
     /// Runs whose NULL figures were read from the results directory.
     pub filled_from_files: usize,
+    /// The rows not imported, each with why.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A row of the pgbench-tools database the import left out, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOut {
+    /// `testset` or `tests`.
+    pub table: &'static str,
+    /// Its `server`, when it has one.
+    pub server: Option<String>,
+    /// Its `set`, when it has one.
+    pub set: Option<i64>,
+    /// Its `test` (a `tests` row).
+    pub test: Option<i64>,
+    /// Why it was left out.
+    pub why: String,
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut at = Vec::new();
+        if let Some(s) = &self.server {
+            at.push(format!("server {s:?}"));
+        }
+        if let Some(s) = self.set {
+            at.push(format!("set {s}"));
+        }
+        if let Some(t) = self.test {
+            at.push(format!("test {t}"));
+        }
+        write!(f, "{} row ({}): {}", self.table, at.join(", "), self.why)
+    }
 }
 
 /// A read-only session on the pgbench-tools database.
@@ -718,40 +755,123 @@ const TESTS_SELECT: &[(&str, &str)] = &[
     ("artifacts", "artifacts::text"),
 ];
 
-fn test_row(r: &[Option<String>]) -> Result<TestRow, String> {
+/// A `tests` column read as an integer: NULL as `None`, anything but an integer an
+/// error naming the column and its text.
+fn int(v: &Option<String>, column: &str) -> Result<Option<i64>, String> {
+    v.as_deref()
+        .map(|s| {
+            s.trim()
+                .parse()
+                .map_err(|_| format!("{column} {s:?} is not an integer"))
+        })
+        .transpose()
+}
+
+/// A `tests` column read as a number: NULL as `None`, anything but a number an error
+/// naming the column and its text.
+fn real(v: &Option<String>, column: &str) -> Result<Option<f64>, String> {
+    v.as_deref()
+        .map(|s| {
+            s.trim()
+                .parse()
+                .map_err(|_| format!("{column} {s:?} is not a number"))
+        })
+        .transpose()
+}
+
+/// A `tests` row as read, or the row left out and why (a column without the value it
+/// needs, or a value that is not the number the column holds).
+fn test_row(r: &[Option<String>]) -> Result<TestRow, LeftOut> {
     let g = |i: usize| r.get(i).cloned().flatten();
-    let server = g(0).ok_or("tests: a row without server")?;
-    let test = num(&g(1)).ok_or("tests: a row without a test number")?;
-    Ok(TestRow {
-        server,
-        test,
-        set: num(&g(2)).ok_or_else(|| format!("tests: test {test} has no set"))?,
-        scale: num(&g(3)),
-        dbsize: num(&g(4)),
-        start: num(&g(5)),
-        end: num(&g(6)),
-        tps: num(&g(7)),
-        script: g(8).unwrap_or_default(),
-        clients: num(&g(9)),
-        workers: num(&g(10)),
-        trans: num(&g(11)),
-        avg_latency: num(&g(12)),
-        max_latency: num(&g(13)),
-        p90_latency: num(&g(14)),
-        wal_written: num(&g(15)),
-        cleanup_s: num(&g(16)),
-        rate_limit: num(&g(17)),
-        client_limit: num(&g(18)),
-        multi: num(&g(19)),
-        server_version: text(&g(20)),
-        server_mem_gb: num(&g(21)),
-        server_cpu: text(&g(22)),
-        server_os_release: text(&g(23)),
-        conn_method: text(&g(24)),
-        uname: text(&g(25)),
-        server_disk: text(&g(26)),
-        artifacts: g(27).and_then(|s| serde_json::from_str(&s).ok()),
+    // Column `i`'s name, for the message.
+    let c = |i: usize| TESTS_SELECT[i].0;
+    let read = || -> Result<TestRow, String> {
+        let server = g(0).ok_or("it has no server")?;
+        let test = int(&g(1), c(1))?.ok_or("it has no test number")?;
+        Ok(TestRow {
+            server,
+            test,
+            set: int(&g(2), c(2))?.ok_or("it has no set")?,
+            scale: int(&g(3), c(3))?,
+            dbsize: int(&g(4), c(4))?,
+            start: real(&g(5), c(5))?,
+            end: real(&g(6), c(6))?,
+            tps: real(&g(7), c(7))?,
+            script: g(8).unwrap_or_default(),
+            clients: int(&g(9), c(9))?,
+            workers: int(&g(10), c(10))?,
+            trans: int(&g(11), c(11))?,
+            avg_latency: real(&g(12), c(12))?,
+            max_latency: real(&g(13), c(13))?,
+            p90_latency: real(&g(14), c(14))?,
+            wal_written: int(&g(15), c(15))?,
+            cleanup_s: real(&g(16), c(16))?,
+            rate_limit: real(&g(17), c(17))?,
+            client_limit: real(&g(18), c(18))?,
+            multi: real(&g(19), c(19))?,
+            server_version: text(&g(20)),
+            server_mem_gb: int(&g(21), c(21))?,
+            server_cpu: text(&g(22)),
+            server_os_release: text(&g(23)),
+            conn_method: text(&g(24)),
+            uname: text(&g(25)),
+            server_disk: text(&g(26)),
+            artifacts: g(27).and_then(|s| serde_json::from_str(&s).ok()),
+        })
+    };
+    read().map_err(|why| LeftOut {
+        table: "tests",
+        server: g(0),
+        set: int(&g(2), c(2)).ok().flatten(),
+        test: int(&g(1), c(1)).ok().flatten(),
+        why,
     })
+}
+
+/// Above this a rate is not a measurement: no PostgreSQL server commits a billion
+/// transactions a second.
+const MAX_TPS: f64 = 1e9;
+
+/// Above this a latency is not a measurement (about 116 days, in ms).
+const MAX_LATENCY_MS: f64 = 1e10;
+
+/// The values of a benchmark test that no test can have — a rate or latency that is
+/// not a finite number, is negative or beyond [`MAX_TPS`] / [`MAX_LATENCY_MS`], a
+/// negative count or size — as `column = value` texts (empty when there is none).
+pub fn impossible_values(t: &TestRow) -> Vec<String> {
+    let reals = [
+        ("tps", t.tps, MAX_TPS),
+        ("avg_latency", t.avg_latency, MAX_LATENCY_MS),
+        ("max_latency", t.max_latency, MAX_LATENCY_MS),
+        ("percentile_90_latency", t.p90_latency, MAX_LATENCY_MS),
+        ("rate_limit", t.rate_limit, MAX_TPS),
+        ("client_limit", t.client_limit, MAX_TPS),
+        ("cleanup", t.cleanup_s, MAX_LATENCY_MS / 1000.0),
+    ];
+    let counts = [
+        ("scale", t.scale),
+        ("dbsize", t.dbsize),
+        ("clients", t.clients),
+        ("workers", t.workers),
+        ("trans", t.trans),
+        ("wal_written", t.wal_written),
+    ];
+    let mut out: Vec<String> = reals
+        .iter()
+        .filter_map(|(name, v, max)| {
+            v.filter(|v| !(v.is_finite() && *v >= 0.0 && v <= max))
+                .map(|v| match v.abs() >= 1e15 && v.is_finite() {
+                    true => format!("{name} = {v:e}"),
+                    false => format!("{name} = {v}"),
+                })
+        })
+        .collect();
+    out.extend(
+        counts
+            .iter()
+            .filter_map(|(name, v)| v.filter(|v| *v < 0).map(|v| format!("{name} = {v}"))),
+    );
+    out
 }
 
 fn read_details(
@@ -893,11 +1013,18 @@ pub struct ImportOptions {
     pub name: String,
 }
 
-/// Imports a pgbench-tools results database into `store`.
+/// Imports a pgbench-tools results database into `store`, all or nothing: everything is
+/// read and checked first, then written in one store transaction, so an error leaves
+/// the store as it was. A row that cannot be imported (a test whose set has no
+/// `testset` row, a value that is not a number or that no test can have, a
+/// `results.txt` that cannot be read) is left out and named in
+/// [`ImportSummary::left_out`]; a set missing any of its tests is stored `incomplete`
+/// with a warning per test left out.
 pub fn import(store: &mut Store, opts: &ImportOptions) -> Result<ImportSummary, String> {
-    let mut src = Source::connect(&opts.conninfo)?;
-    let schema = src.schema()?;
-    check_schema(&schema)?;
+    let nothing = |e: String| format!("{e}; nothing was imported");
+    let mut src = Source::connect(&opts.conninfo).map_err(nothing)?;
+    let schema = src.schema().map_err(nothing)?;
+    check_schema(&schema).map_err(nothing)?;
     let identity = src
         .rows(
             "SELECT (SELECT system_identifier FROM pg_catalog.pg_control_system()), \
@@ -912,86 +1039,273 @@ pub fn import(store: &mut Store, opts: &ImportOptions) -> Result<ImportSummary, 
                 .join("/")
         })
         .unwrap_or_default();
-    let sets = src.rows(&format!(
-        "SELECT server, set, {} FROM testset ORDER BY server, set",
-        select_list(&schema, "testset", &[("info", "info")])
-    ))?;
-    let rows = src.rows(&format!(
-        "SELECT {} FROM tests ORDER BY server, set, test",
-        select_list(&schema, "tests", TESTS_SELECT)
-    ))?;
-    let mut tests: BTreeMap<(String, i64), Vec<TestRow>> = BTreeMap::new();
-    for r in &rows {
-        let t = test_row(r)?;
-        tests.entry((t.server.clone(), t.set)).or_default().push(t);
-    }
-    let mut summary = ImportSummary::default();
-    for s in &sets {
-        let (Some(server), Some(set)) = (s[0].clone(), num::<i64>(&s[1])) else {
-            continue;
-        };
-        let info = s.get(2).cloned().flatten();
-        let set_tests = tests.remove(&(server.clone(), set)).unwrap_or_default();
-        import_set(
-            store,
-            &mut src,
-            &schema,
-            opts,
-            &identity,
-            (&server, set, info),
-            set_tests,
-            &mut summary,
-        )?;
-    }
+    let (sets, left_out) =
+        plan_import(store, &mut src, &schema, opts, &identity).map_err(nothing)?;
+    let mut summary = ImportSummary {
+        left_out,
+        ..Default::default()
+    };
+    store
+        .all_or_nothing(|store| {
+            for set in sets {
+                import_set(store, &mut src, &schema, set, &mut summary)?;
+            }
+            Ok::<(), String>(())
+        })
+        .map_err(|e| nothing(e.to_string()))?
+        .map_err(nothing)?;
     Ok(summary)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn import_set(
+/// What becomes of one test of a set.
+#[derive(Debug)]
+enum Fate {
+    /// Written, `filled` when `results.txt` supplied a figure.
+    Write { filled: bool },
+    /// An initialization test: facts of the next run.
+    Init,
+    /// Already in the store.
+    Present,
+    /// Left out (named in the summary).
+    LeftOut,
+}
+
+/// One `testset` row to write, with its tests in order.
+#[derive(Debug)]
+struct PlannedSet {
+    record: SetRecord,
+    /// The set stored by an earlier import of the same database.
+    existing: Option<i64>,
+    server: String,
+    tests: Vec<(TestRow, Fate)>,
+    /// The rows of this set left out (stored with it as warnings).
+    left_out: Vec<LeftOut>,
+}
+
+/// Reads every `testset` and `tests` row and decides what becomes of each, writing
+/// nothing: the sets with their tests, and the rows left out.
+fn plan_import(
     store: &mut Store,
     src: &mut Source,
     schema: &SchemaColumns,
     opts: &ImportOptions,
     identity: &str,
-    (server, set, info): (&str, i64, Option<String>),
+) -> Result<(Vec<PlannedSet>, Vec<LeftOut>), String> {
+    let set_rows = src.rows(&format!(
+        "SELECT server, set::text, {} FROM testset ORDER BY server, set",
+        select_list(schema, "testset", &[("info", "info")])
+    ))?;
+    let rows = src.rows(&format!(
+        "SELECT {} FROM tests ORDER BY server, set, test",
+        select_list(schema, "tests", TESTS_SELECT)
+    ))?;
+    let mut left_out = Vec::new();
+    let mut tests: BTreeMap<(String, i64), Vec<TestRow>> = BTreeMap::new();
+    for r in &rows {
+        match test_row(r) {
+            Ok(t) => tests.entry((t.server.clone(), t.set)).or_default().push(t),
+            Err(l) => left_out.push(l),
+        }
+    }
+    let mut sets = Vec::new();
+    for s in &set_rows {
+        let server = s[0].clone();
+        let set = int(&s[1], "set");
+        let (Some(server), Ok(Some(set))) = (server.clone(), set.clone()) else {
+            left_out.push(LeftOut {
+                table: "testset",
+                server,
+                set: set.ok().flatten(),
+                test: None,
+                why: "it has no server or no set number".into(),
+            });
+            continue;
+        };
+        let info = s.get(2).cloned().flatten();
+        let set_tests = tests.remove(&(server.clone(), set)).unwrap_or_default();
+        // Rows of this set that could not be read are already in `left_out`.
+        let unreadable: Vec<LeftOut> = left_out
+            .iter()
+            .filter(|l| l.server.as_ref() == Some(&server) && l.set == Some(set))
+            .cloned()
+            .collect();
+        if set_tests.is_empty() && unreadable.is_empty() {
+            left_out.push(LeftOut {
+                table: "testset",
+                server: Some(server),
+                set: Some(set),
+                test: None,
+                why: "no test of the tests table is in this set".into(),
+            });
+            continue;
+        }
+        let known = unreadable.len();
+        let planned = plan_set(
+            store,
+            opts,
+            identity,
+            (server, set, info),
+            set_tests,
+            unreadable,
+        )?;
+        left_out.extend(planned.left_out[known..].iter().cloned());
+        sets.push(planned);
+    }
+    for ((server, set), orphans) in tests {
+        for t in orphans {
+            left_out.push(LeftOut {
+                table: "tests",
+                server: Some(server.clone()),
+                set: Some(set),
+                test: Some(t.test),
+                why: format!("testset has no row for set {set} of this server"),
+            });
+        }
+    }
+    Ok((sets, left_out))
+}
+
+/// The fate of each test of one `testset` row: already stored, completed from its
+/// `results.txt`, or left out for a file that cannot be read or an impossible value.
+fn plan_set(
+    store: &mut Store,
+    opts: &ImportOptions,
+    identity: &str,
+    (server, set, info): (String, i64, Option<String>),
     tests: Vec<TestRow>,
-    summary: &mut ImportSummary,
-) -> Result<(), String> {
+    mut left_out: Vec<LeftOut>,
+) -> Result<PlannedSet, String> {
+    let unreadable = left_out.len();
     let name = format!("{}-{server}-set{set}", opts.name);
     let hash = format!("pgbench-tools {identity} {server} {set}");
-    let bench = tests.iter().filter(|t| !t.is_init()).count();
-    let set_id = match store
+    let existing = store
         .find_set(set_kind::IMPORT, &name, &hash)
         .map_err(|e| e.to_string())?
-    {
-        Some(s) => s.id,
+        .map(|s| s.id);
+    let present: BTreeSet<String> = match existing {
+        Some(id) => store
+            .stored_tests(id)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect(),
+        None => BTreeSet::new(),
+    };
+    let mut planned = Vec::new();
+    for mut t in tests {
+        let fate = if t.is_init() {
+            Fate::Init
+        } else if present.contains(&t.key()) {
+            Fate::Present
+        } else {
+            let filled = match &opts.results_dir {
+                Some(dir) => fill_from_results(&mut t, dir),
+                None => Ok(false),
+            };
+            let impossible = impossible_values(&t);
+            let why = match &filled {
+                Err(e) => Some(e.clone()),
+                Ok(_) if !impossible.is_empty() => Some(format!(
+                    "impossible value{}: {}",
+                    if impossible.len() > 1 { "s" } else { "" },
+                    impossible.join(", ")
+                )),
+                Ok(_) => None,
+            };
+            match why {
+                Some(why) => {
+                    left_out.push(LeftOut {
+                        table: "tests",
+                        server: Some(t.server.clone()),
+                        set: Some(t.set),
+                        test: Some(t.test),
+                        why,
+                    });
+                    Fate::LeftOut
+                }
+                None => Fate::Write {
+                    filled: filled == Ok(true),
+                },
+            }
+        };
+        planned.push((t, fate));
+    }
+    // The benchmark tests of the set: those read, and the rows that could not be.
+    let bench = planned.iter().filter(|(t, _)| !t.is_init()).count() + unreadable;
+    let status = if left_out.is_empty() {
+        set_status::COMPLETE
+    } else {
+        set_status::INCOMPLETE
+    };
+    Ok(PlannedSet {
+        record: SetRecord {
+            name,
+            kind: set_kind::IMPORT.into(),
+            description: Some(match &info {
+                Some(i) => format!("pgbench-tools set {set} of {server}: {i}"),
+                None => format!("pgbench-tools set {set} of {server}"),
+            }),
+            spec_hash: Some(hash),
+            planned_tests: Some(bench as i64),
+            status: status.into(),
+            created_at: now_rfc3339(),
+            finished_at: Some(now_rfc3339()),
+            ..Default::default()
+        },
+        existing,
+        server,
+        tests: planned,
+        left_out,
+    })
+}
+
+/// Writes one planned set (inside the import's transaction): the set, its server and
+/// target, each test to write with its details, a warning per test left out.
+fn import_set(
+    store: &mut Store,
+    src: &mut Source,
+    schema: &SchemaColumns,
+    set: PlannedSet,
+    summary: &mut ImportSummary,
+) -> Result<(), String> {
+    let serr = |e: pgsurge_store::StoreError| e.to_string();
+    let set_id = match set.existing {
+        Some(id) => {
+            store
+                .set_set_status(id, &set.record.status, set.record.finished_at.as_deref())
+                .map_err(serr)?;
+            store
+                .set_planned_tests(id, set.record.planned_tests.unwrap_or(0))
+                .map_err(serr)?;
+            id
+        }
         None => {
             summary.sets_created += 1;
-            store
-                .create_set(&SetRecord {
-                    name: name.clone(),
-                    kind: set_kind::IMPORT.into(),
-                    description: Some(match &info {
-                        Some(i) => format!("pgbench-tools set {set} of {server}: {i}"),
-                        None => format!("pgbench-tools set {set} of {server}"),
-                    }),
-                    spec_hash: Some(hash),
-                    planned_tests: Some(bench as i64),
-                    status: set_status::COMPLETE.into(),
-                    created_at: now_rfc3339(),
-                    finished_at: Some(now_rfc3339()),
-                    ..Default::default()
-                })
-                .map_err(|e| e.to_string())?
+            store.create_set(&set.record).map_err(serr)?
         }
     };
-    let present: BTreeSet<String> = store
-        .stored_tests(set_id)
-        .map_err(|e| e.to_string())?
+    let stored_warnings: BTreeSet<String> = store
+        .warnings(Some(set_id))
+        .map_err(serr)?
         .into_iter()
-        .map(|(k, _)| k)
+        .map(|w| w.record.message)
         .collect();
-    let first = tests.iter().find(|t| !t.is_init());
+    for l in &set.left_out {
+        let message = format!("left out: {l}");
+        if !stored_warnings.contains(&message) {
+            store
+                .add_warning(&WarningRecord {
+                    set_id: Some(set_id),
+                    run_id: None,
+                    code: "import_left_out".into(),
+                    message,
+                    created_at: now_rfc3339(),
+                })
+                .map_err(serr)?;
+        }
+    }
+    let server = set.server.as_str();
+    let first = set.tests.iter().map(|(t, _)| t).find(|t| !t.is_init());
     let host = first.map(|t| ServerRecord {
         name: server.to_string(),
         hostname: None,
@@ -1007,7 +1321,7 @@ fn import_set(
         })),
     });
     let server_id = match host {
-        Some(h) => Some(store.upsert_server(&h).map_err(|e| e.to_string())?),
+        Some(h) => Some(store.upsert_server(&h).map_err(serr)?),
         None => None,
     };
     let target_id = store
@@ -1022,15 +1336,17 @@ fn import_set(
             server_version_num: None,
             settings: None,
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(serr)?;
     let mut pending_init: Option<TestRow> = None;
     let mut repeats: BTreeMap<String, i64> = BTreeMap::new();
-    for mut t in tests {
-        if t.is_init() {
+    for (t, fate) in set.tests {
+        if let Fate::Init = fate {
             summary.init_tests += 1;
             pending_init = Some(t);
             continue;
         }
+        // Repeats are numbered over every test of the cell, those left out included,
+        // so a test imported later keeps its number.
         let cell = format!(
             "{}/{}/{}/{:?}/{}",
             t.scale.unwrap_or(0),
@@ -1042,19 +1358,17 @@ fn import_set(
         let repeat = repeats.entry(cell).or_insert(0);
         *repeat += 1;
         let init = pending_init.take();
-        if present.contains(&t.key()) {
-            summary.runs_present += 1;
-            continue;
-        }
-        if let Some(dir) = &opts.results_dir {
-            if fill_from_results(&mut t, dir)? {
-                summary.filled_from_files += 1;
+        match fate {
+            Fate::Present => summary.runs_present += 1,
+            Fate::Write { filled } => {
+                let details = read_details(src, schema, &t)?;
+                let w = to_run_write(set_id, target_id, *repeat, &t, details, init.as_ref());
+                store.write_run(&w).map_err(serr)?;
+                summary.runs_written += 1;
+                summary.filled_from_files += usize::from(filled);
             }
+            Fate::Init | Fate::LeftOut => {}
         }
-        let details = read_details(src, schema, &t)?;
-        let w = to_run_write(set_id, target_id, *repeat, &t, details, init.as_ref());
-        store.write_run(&w).map_err(|e| e.to_string())?;
-        summary.runs_written += 1;
     }
     Ok(())
 }

@@ -1033,10 +1033,18 @@ fn import_pgbench_tools(
             name: name.unwrap_or_else(|| "pgbench-tools".into()),
         },
     )?;
+    for l in &s.left_out {
+        eprintln!("pgsurge: warning: left out {}", safe(&l.to_string()));
+    }
     println!(
         "imported {} run(s) into {} new set(s); {} already stored; {} initialization test(s) \
-         stored as facts; {} run(s) completed from result files",
-        s.runs_written, s.sets_created, s.runs_present, s.init_tests, s.filled_from_files
+         stored as facts; {} run(s) completed from result files; {} row(s) left out",
+        s.runs_written,
+        s.sets_created,
+        s.runs_present,
+        s.init_tests,
+        s.filled_from_files,
+        s.left_out.len()
     );
     Ok(())
 }

@@ -150,6 +150,8 @@ pub struct Store {
     version: i64,
     /// Runs the readers met and could not read (or were told to skip), by id.
     skipped: std::collections::BTreeMap<i64, UnreadableRun>,
+    /// Inside [`Store::all_or_nothing`]: each write joins its transaction.
+    in_outer: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -261,6 +263,7 @@ impl Store {
             raw_location: raw.to_string(),
             version: found,
             skipped: Default::default(),
+            in_outer: false,
         })
     }
 
@@ -286,11 +289,43 @@ impl Store {
         self.backend.query(sql, params)
     }
 
-    /// Runs `f` inside one transaction: committed if it returns Ok, rolled back otherwise.
+    /// Runs `f` with every write it makes through this store in one transaction:
+    /// committed when `f` returns Ok, rolled back when it returns Err or a write fails,
+    /// so a reader sees all of them or none. The outer `Err` is the store's own failure
+    /// to begin or commit; the inner one is `f`'s. (The set-claiming writes of
+    /// [`Store::claim_set`] take their own exclusive transaction and cannot be used in `f`.)
+    pub fn all_or_nothing<T, E>(
+        &mut self,
+        f: impl FnOnce(&mut Store) -> std::result::Result<T, E>,
+    ) -> Result<std::result::Result<T, E>> {
+        if self.in_outer {
+            return Ok(f(self));
+        }
+        self.backend.batch("BEGIN")?;
+        self.in_outer = true;
+        let out = f(self);
+        self.in_outer = false;
+        match out {
+            Ok(v) => {
+                self.backend.batch("COMMIT")?;
+                Ok(Ok(v))
+            }
+            Err(e) => {
+                self.backend.batch("ROLLBACK")?;
+                Ok(Err(e))
+            }
+        }
+    }
+
+    /// Runs `f` inside one transaction: committed if it returns Ok, rolled back otherwise
+    /// (inside [`Store::all_or_nothing`], `f` joins that transaction).
     pub(crate) fn transaction<T>(
         &mut self,
         f: impl FnOnce(&mut dyn Backend) -> Result<T>,
     ) -> Result<T> {
+        if self.in_outer {
+            return f(self.backend.as_mut());
+        }
         self.backend.batch("BEGIN")?;
         match f(self.backend.as_mut()) {
             Ok(v) => {

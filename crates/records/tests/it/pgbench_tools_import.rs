@@ -3,7 +3,8 @@
 //! fills it, imported into a store: every test with its figures, metrics, settings,
 //! per-second series and initialization facts; a NULL tps completed from the
 //! test's `results.txt`; a second import adds nothing; the conninfo's password is in
-//! no byte of the store; a renamed column is refused by name.
+//! no byte of the store; a renamed or missing column is refused by name; a failing
+//! write leaves the store as it was; every row that cannot be imported is named.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -264,5 +265,136 @@ fn a_renamed_column_is_refused_naming_table_and_column() {
         "unexpected error: {e}"
     );
     assert!(!e.contains(SECRET));
+    assert!(store.list_sets().unwrap().is_empty());
+}
+
+fn options(srv: &TestServer, db: &str, results_dir: Option<&Path>) -> ImportOptions {
+    ImportOptions {
+        conninfo: srv.conninfo(db),
+        results_dir: results_dir.map(Path::to_path_buf),
+        name: "pgbench-tools".into(),
+    }
+}
+
+#[test]
+fn an_import_is_all_or_nothing_and_names_every_row_it_leaves_out() {
+    let srv = TestServer::shared();
+    let db = results_database(srv, "pgbt_partial");
+    // tps as text, as a hand-made results table may hold it; then rows an import
+    // cannot take: a test of a set with no testset row, a set with no tests, a tps
+    // that is not a number, NaN, 1e300, a negative latency.
+    srv.psql(
+        &db,
+        "ALTER TABLE tests ADD COLUMN tps_text text;
+         UPDATE tests SET tps_text = tps::text;
+         ALTER TABLE tests DROP COLUMN tps CASCADE;
+         ALTER TABLE tests RENAME COLUMN tps_text TO tps;
+         INSERT INTO testset (server, set, info) VALUES ('db1', 2, 'empty');
+         INSERT INTO tests (server, set, scale, start_time, end_time, tps, script, clients,
+                            workers, trans, avg_latency, conn_method)
+           VALUES ('db1', 7, 1, '2024-05-01 11:00:00', '2024-05-01 11:00:05', '50', 'select',
+                   1, 1, 250, 2.0, 'host'),
+                  ('db1', 1, 1, '2024-05-01 11:01:00', '2024-05-01 11:01:05', '12abc', 'select',
+                   1, 1, 250, 2.0, 'host'),
+                  ('db1', 1, 1, '2024-05-01 11:02:00', '2024-05-01 11:02:05', 'NaN', 'select',
+                   1, 1, 250, 2.0, 'host'),
+                  ('db1', 1, 1, '2024-05-01 11:03:00', '2024-05-01 11:03:05', '1e300', 'select',
+                   1, 1, 250, 2.0, 'host'),
+                  ('db1', 1, 1, '2024-05-01 11:04:00', '2024-05-01 11:04:05', '40', 'select',
+                   1, 1, 200, -3.0, 'host');",
+    );
+    // A results.txt that is not a pgbench report for test 3 (tps NULL in the database).
+    let dir = pgsurge_testkit::scratch_dir("pgbt-partial");
+    let results = dir.path().join("results");
+    std::fs::create_dir_all(results.join("db1/3")).unwrap();
+    std::fs::write(
+        results.join("db1/3/results.txt"),
+        "pgbench (16.2)\ntransaction type: tests/select.sql\nscaling factor: 1\n\
+         query mode: simple\nnumber of clients: 2\nnumber of threads: 2\nduration: 5 s\n\
+         number of transactions actually processed: -5\nlatency average = 1.4 ms\n\
+         tps = 1402.0 (without initial connection time)\n",
+    )
+    .unwrap();
+
+    // The store is PostgreSQL with a trigger that fails the write of test 4, after the
+    // set, its target and test 2 are written: the whole import is rolled back.
+    let store_db = srv.create_database("pgbt_partial_store");
+    let mut store = Store::open(&srv.conninfo(&store_db)).unwrap();
+    srv.psql(
+        &store_db,
+        "CREATE FUNCTION refuse_test_4() RETURNS trigger LANGUAGE plpgsql AS
+           $$BEGIN IF NEW.seq = 4 THEN RAISE EXCEPTION 'test 4 refused'; END IF;
+           RETURN NEW; END$$;
+         CREATE TRIGGER refuse_test_4 BEFORE INSERT ON runs
+           FOR EACH ROW EXECUTE FUNCTION refuse_test_4();",
+    );
+    let e = import(&mut store, &options(srv, &db, Some(&results))).unwrap_err();
+    assert!(
+        e.contains("test 4 refused") && e.contains("nothing was imported"),
+        "{e}"
+    );
+    assert!(store.list_sets().unwrap().is_empty());
+    assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
+    assert!(store.servers().unwrap().is_empty());
+    assert!(store.warnings(None).unwrap().is_empty());
+
+    // Without the trigger: what can be imported is, and every row left out is named.
+    srv.psql(&store_db, "DROP TRIGGER refuse_test_4 ON runs;");
+    let summary = import(&mut store, &options(srv, &db, Some(&results))).unwrap();
+    let left: Vec<String> = summary.left_out.iter().map(|l| l.to_string()).collect();
+    let expect = [
+        "tests row (server \"db1\", set 1, test 6): tps \"12abc\" is not a number",
+        "testset row (server \"db1\", set 2): no test of the tests table is in this set",
+        "tests row (server \"db1\", set 1, test 3): ",
+        "tests row (server \"db1\", set 1, test 7): impossible value: tps = NaN",
+        "tests row (server \"db1\", set 1, test 8): impossible value: tps = 1e300",
+        "tests row (server \"db1\", set 1, test 9): impossible value: avg_latency = -3",
+        "tests row (server \"db1\", set 7, test 5): testset has no row for set 7",
+    ];
+    for e in expect {
+        assert!(
+            left.iter().any(|l| l.starts_with(e)),
+            "{e:?} not in {left:#?}"
+        );
+    }
+    assert_eq!(left.len(), expect.len(), "{left:#?}");
+    assert!(left.iter().any(|l| l.contains("results.txt")), "{left:#?}");
+    assert_eq!(summary.runs_written, 2, "{summary:?}");
+
+    let sets = store.list_sets().unwrap();
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    let set = &sets[0];
+    // Seven benchmark tests in the set, two stored: incomplete, saying which are missing.
+    assert_eq!(
+        (set.record.status.as_str(), set.record.planned_tests),
+        ("incomplete", Some(7))
+    );
+    let warnings: Vec<String> = store
+        .warnings(Some(set.id))
+        .unwrap()
+        .into_iter()
+        .map(|w| w.record.message)
+        .collect();
+    assert_eq!(warnings.len(), 5, "{warnings:#?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("tps = NaN")),
+        "{warnings:#?}"
+    );
+
+    // Imported again: nothing new, no warning twice.
+    let again = import(&mut store, &options(srv, &db, Some(&results))).unwrap();
+    assert_eq!((again.runs_written, again.runs_present), (0, 2));
+    assert_eq!(store.warnings(Some(set.id)).unwrap().len(), 5);
+}
+
+#[test]
+fn a_missing_result_column_is_refused_and_nothing_is_written() {
+    let srv = TestServer::shared();
+    let db = results_database(srv, "pgbt_no_avg");
+    srv.psql(&db, "ALTER TABLE tests DROP COLUMN avg_latency CASCADE");
+    let dir = pgsurge_testkit::scratch_dir("pgbt-no-avg");
+    let mut store = Store::open(dir.path().join("s.db").to_str().unwrap()).unwrap();
+    let e = import(&mut store, &options(srv, &db, None)).unwrap_err();
+    assert!(e.contains("table tests lacks column avg_latency"), "{e}");
     assert!(store.list_sets().unwrap().is_empty());
 }

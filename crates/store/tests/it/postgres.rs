@@ -32,6 +32,12 @@ fn postgres_store_refuses_duplicates_atomically() {
 }
 
 #[test]
+fn postgres_store_keeps_all_or_nothing_writes_together() {
+    let mut store = Store::open(&fresh_store_location("store_aon")).unwrap();
+    common::all_or_nothing(&mut store);
+}
+
+#[test]
 fn postgres_store_migrates_from_version_1() {
     let srv = TestServer::shared();
     let db = srv.create_database("store_mig");

@@ -33,6 +33,12 @@ fn duplicate_test_is_refused_and_leaves_nothing_half_written() {
 }
 
 #[test]
+fn writes_in_all_or_nothing_are_kept_together_or_not_at_all() {
+    let mut store = Store::open(":memory:").unwrap();
+    common::all_or_nothing(&mut store);
+}
+
+#[test]
 fn store_in_missing_directory_is_a_clear_error() {
     let err = Store::open("/nonexistent-dir-xyz/results.db").unwrap_err();
     assert!(

@@ -483,3 +483,50 @@ pub fn set_locks(location: &str) {
         1
     );
 }
+
+/// Writes made inside `all_or_nothing` are all kept when it returns Ok and all gone
+/// when it returns Err or a write in it fails; a nested call joins the outer one.
+pub fn all_or_nothing(store: &mut Store) {
+    let failed = store
+        .all_or_nothing(|s| {
+            let set_id = s.create_set(&sample_set())?;
+            s.write_run(&sample_run(set_id, None, "t1"))?;
+            s.all_or_nothing(|s| s.write_run(&sample_run(set_id, None, "t2")))??;
+            Err::<(), StoreError>(StoreError::BadValue {
+                column: "test".into(),
+                message: "the caller gave up".into(),
+            })
+        })
+        .unwrap();
+    assert!(failed.is_err());
+    assert!(store.list_sets().unwrap().is_empty());
+    assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
+
+    // A failing write (a duplicate test key) rolls back the writes before it.
+    let duplicate = store
+        .all_or_nothing(|s| {
+            let set_id = s.create_set(&sample_set())?;
+            s.write_run(&sample_run(set_id, None, "t1"))?;
+            s.write_run(&sample_run(set_id, None, "t1"))
+        })
+        .unwrap();
+    assert!(
+        matches!(duplicate, Err(StoreError::DuplicateTest { .. })),
+        "{duplicate:?}"
+    );
+    assert!(store.list_sets().unwrap().is_empty());
+
+    let set_id = store
+        .all_or_nothing(|s| {
+            let set_id = s.create_set(&sample_set())?;
+            s.write_run(&sample_run(set_id, None, "t1"))?;
+            s.write_run(&sample_run(set_id, None, "t2"))?;
+            Ok::<i64, StoreError>(set_id)
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.stored_tests(set_id).unwrap().len(), 2);
+    // The store writes on its own again afterwards.
+    store.write_run(&sample_run(set_id, None, "t3")).unwrap();
+    assert_eq!(store.stored_tests(set_id).unwrap().len(), 3);
+}
