@@ -15,10 +15,12 @@
 //! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
+//! | [`capacity`] | the highest rate meeting a latency objective, searched step by step |
 //!
 //! Each module uses only modules above it in this list.
 #![warn(missing_docs)]
 
+pub mod capacity;
 pub mod describe;
 pub mod interval;
 pub mod limits;

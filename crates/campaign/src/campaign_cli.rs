@@ -6,10 +6,11 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use pgsurge_command::terminal_safe;
 use pgsurge_engine::StopFlag;
 use pgsurge_store::Store;
 
-use crate::runner::{run_campaign, terminal_safe, RunOptions};
+use crate::runner::{run_campaign, RunOptions};
 use crate::spec::Campaign;
 use pgsurge_wire::redact::redact;
 
@@ -172,11 +173,12 @@ impl Estimate {
             _ => None,
         };
         let (inits, init_s, init_rule) = initializations(campaign, m);
-        let capacity_steps = campaign
-            .spec
-            .capacity
-            .as_ref()
-            .map(|cap| (crate::capacity::max_steps(cap), cap.repeats));
+        let capacity_steps = campaign.spec.capacity.as_ref().map(|cap| {
+            (
+                pgsurge_analysis::capacity::max_steps(&cap.objective()),
+                cap.repeats,
+            )
+        });
         // A capacity search runs each cell's steps, each as `repeats` tests.
         let tests = match capacity_steps {
             Some((steps, repeats)) => {

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pgsurge_command::terminal_safe;
 use pgsurge_engine::StopFlag;
 use pgsurge_observe::hostmetrics::HostSource;
 use pgsurge_observe::Pg;
@@ -493,9 +494,10 @@ fn run_capacity(
     };
     let mut results = Vec::new();
     let mut interrupted = false;
+    let objective = cap.objective();
     for template in &templates {
         let cell = capacity::cell_name(template);
-        let searched = capacity::search(cell, cap, |rate| {
+        let searched = pgsurge_analysis::capacity::search(cell, &objective, |rate| {
             let plans = capacity::step_plans(template, rate, cap.repeats, spec.campaign.seed);
             let keys: BTreeSet<String> = plans.iter().map(|p| p.key.clone()).collect();
             let stored = store.stored_tests(set_id)?;
@@ -517,14 +519,15 @@ fn run_capacity(
                 set_id: Some(set_id),
                 ..Default::default()
             })?;
-            let at: Vec<&pgsurge_store::Run> = runs
+            let at: Vec<pgsurge_analysis::capacity::StepRun> = runs
                 .iter()
                 .filter(|r| keys.contains(&r.record.test_key))
+                .map(|r| capacity::step_run(r, cap.percentile))
                 .collect();
             if at.len() < plans.len() {
                 return Ok(None);
             }
-            let step = capacity::judge(rate, &at, cap);
+            let step = pgsurge_analysis::capacity::judge(rate, &at, &objective);
             say(
                 &pb,
                 opts.quiet,
@@ -1298,26 +1301,6 @@ fn store_test(
     Ok(())
 }
 
-/// `s` with control characters other than newline and tab escaped (`\u{1b}`), so
-/// names and messages from a campaign file or a store cannot drive the terminal.
-pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !s.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    std::borrow::Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if bad(c) {
-                    c.escape_unicode().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
-}
-
 /// Masks passwords in everything of a test stored as text (its error, options,
 /// manifest, warnings, settings): a conninfo can reach them through error messages
 /// and argument lists.
@@ -1665,16 +1648,6 @@ fn failed_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn control_characters_are_escaped_for_the_terminal() {
-        assert_eq!(terminal_safe("plain\nline\ttab"), "plain\nline\ttab");
-        assert_eq!(
-            terminal_safe("a\u{1b}[31mred\u{7}"),
-            "a\\u{1b}[31mred\\u{7}"
-        );
-        assert_eq!(terminal_safe("c1\u{9b}x\r"), "c1\\u{9b}x\\u{d}");
-    }
 
     #[test]
     fn connection_losses_are_told_from_test_failures() {

@@ -280,6 +280,18 @@ impl CapacitySection {
         self.max_rate
             .unwrap_or((self.start_rate * 1000.0).min(limits::RATE.1))
     }
+
+    /// The objective in numbers, as the search of `pgsurge_analysis::capacity` takes it.
+    pub fn objective(&self) -> pgsurge_analysis::capacity::Objective {
+        pgsurge_analysis::capacity::Objective {
+            percentile: self.percentile,
+            bound_ms: self.bound_ms(),
+            start_rate: self.start_rate,
+            max_rate: self.max_rate(),
+            repeats: self.repeats,
+            resolution: self.resolution,
+        }
+    }
 }
 
 /// `[hooks]`: shell commands (`sh -c`) run by the campaign, pgbench-tools' per-test

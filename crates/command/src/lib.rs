@@ -11,6 +11,9 @@
 //!
 //! A command may add statuses of its own above these (`compare --fail-on` exits 3 on
 //! a regression, `server status` 3 when no server runs).
+//!
+//! What a command prints of names and messages that come from a file or a store goes
+//! through [`terminal_safe`], so that text cannot drive the terminal.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -111,6 +114,26 @@ pub fn usage_error(bin: &str, message: &str) -> i32 {
     EXIT_USAGE
 }
 
+/// `s` with control characters other than newline and tab escaped (`\u{1b}`), so
+/// names and messages from a campaign file or a store cannot drive the terminal.
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if bad(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +181,15 @@ mod tests {
         assert_eq!(r.unwrap_err(), EXIT_OK);
         assert!(out.contains("--count"), "{out}");
         assert!(err.is_empty());
+    }
+
+    #[test]
+    fn control_characters_are_escaped_for_the_terminal() {
+        assert_eq!(super::terminal_safe("plain\nline\ttab"), "plain\nline\ttab");
+        assert_eq!(
+            super::terminal_safe("a\u{1b}[31mred\u{7}"),
+            "a\\u{1b}[31mred\\u{7}"
+        );
+        assert_eq!(super::terminal_safe("c1\u{9b}x\r"), "c1\\u{9b}x\\u{d}");
     }
 }

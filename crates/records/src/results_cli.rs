@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use pgsurge_store::{now_rfc3339, set_kind, set_status, Run, RunFilter, SetRecord, Store};
 
-use pgsurge_campaign::runner::terminal_safe as safe;
+use pgsurge_command::terminal_safe as safe;
 use pgsurge_store::facts;
 
 #[derive(Parser, Debug)]
@@ -521,9 +521,7 @@ fn show(
         }
     }
     if let Some(cap) = s.record.spec.as_deref().and_then(capacity_section) {
-        for r in pgsurge_campaign::capacity::results_of_set(store, set_id, &cap)
-            .map_err(|e| e.to_string())?
-        {
+        for r in capacity_of_set(store, set_id, &cap.objective()).map_err(|e| e.to_string())? {
             text.push_str(&format!("capacity: {}\n", r.line()));
         }
     }
@@ -571,6 +569,35 @@ fn warn_impossible(runs: &[Run]) {
 pub fn capacity_section(spec: &str) -> Option<pgsurge_campaign::spec::CapacitySection> {
     let value: toml::Value = toml::from_str(spec).ok()?;
     value.get("capacity")?.clone().try_into().ok()
+}
+
+/// Every cell's capacity search, recomputed from the runs stored in `set_id`: the same
+/// steps the campaign took, judged the same way. A run that cannot be read is left out
+/// ([`Store::skipped_runs`] names it).
+pub fn capacity_of_set(
+    store: &mut Store,
+    set_id: i64,
+    objective: &pgsurge_analysis::capacity::Objective,
+) -> pgsurge_store::Result<Vec<pgsurge_analysis::capacity::CapacityResult>> {
+    use pgsurge_analysis::capacity::{results_of_runs, StepRun, StoredRun};
+    let runs = store.readable_runs(&pgsurge_store::RunFilter {
+        set_id: Some(set_id),
+        ..Default::default()
+    })?;
+    let runs: Vec<StoredRun> = runs
+        .iter()
+        .map(|r| StoredRun {
+            test_key: r.record.test_key.clone(),
+            rate: r.record.rate,
+            run: StepRun {
+                status: r.record.status.clone(),
+                error: r.record.error.clone(),
+                percentile_ms: r.record.latency_percentile_ms(objective.percentile),
+                tps: r.record.tps,
+            },
+        })
+        .collect();
+    Ok(results_of_runs(&runs, objective))
 }
 
 /// Where a test's time went, as `results show --run` prints it: its wait events by

@@ -9,7 +9,8 @@
 //! rates are hundreds a second, so that a one-second step's count of transactions
 //! (their starts are random, as pgbench's `-R` draws them) keeps up with its rate.
 
-use pgsurge_campaign::capacity::results_of_set;
+use pgsurge_analysis::capacity::{results_of_runs, StoredRun};
+use pgsurge_campaign::capacity::step_run;
 use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
 use pgsurge_store::{RunFilter, Store};
@@ -118,8 +119,16 @@ resolution = 0.2
             .iter()
             .all(|x| x.record.test_key.contains(&format!("/cap-r{}/", s.rate))));
     }
-    // The store gives the same answer, as `results show` prints it.
+    // The stored runs give the same answer, as `results show` prints it.
     let cap = campaign.spec.capacity.as_ref().unwrap();
-    let again = results_of_set(&mut store, out.set_id, cap).unwrap();
+    let stored: Vec<StoredRun> = runs
+        .iter()
+        .map(|r| StoredRun {
+            test_key: r.record.test_key.clone(),
+            rate: r.record.rate,
+            run: step_run(r, cap.percentile),
+        })
+        .collect();
+    let again = results_of_runs(&stored, &cap.objective());
     assert_eq!(again, out.capacity);
 }
