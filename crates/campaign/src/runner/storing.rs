@@ -1,0 +1,318 @@
+//! What the runner stores besides a test's result: the record of a test that failed
+//! before it ran, the campaign file as kept with its set; passwords masked in all of
+//! it.
+
+use std::collections::BTreeMap;
+
+use pgsurge_store::{run_status, Store, TargetRecord};
+use pgsurge_wire::redact::redact;
+
+use crate::error::Result;
+use crate::matrix::TestPlan;
+use crate::spec::Campaign;
+use crate::target::LiveTarget;
+
+/// Masks passwords in everything of a test stored as text (its error, options,
+/// manifest, warnings, settings): a conninfo can reach them through error messages
+/// and argument lists.
+pub(super) fn redact_write(w: &mut pgsurge_store::RunWrite) {
+    pub(super) fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => {
+                let masked = redact(s);
+                if masked != *s {
+                    *s = masked;
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            serde_json::Value::Object(o) => {
+                for (k, val) in o.iter_mut() {
+                    // {"password": "x"}: the key names the secret.
+                    if k.to_ascii_lowercase().ends_with("password") && !val.is_null() {
+                        *val = serde_json::Value::String(pgsurge_wire::redact::MASK.into());
+                    } else {
+                        walk(val);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    pub(super) fn json(v: &mut Option<serde_json::Value>) {
+        if let Some(value) = v {
+            walk(value);
+        }
+    }
+    if let Some(e) = &w.run.error {
+        w.run.error = Some(redact(e));
+    }
+    json(&mut w.run.options);
+    json(&mut w.run.result_json);
+    json(&mut w.environment);
+    for warning in &mut w.warnings {
+        warning.message = redact(&warning.message);
+    }
+    for s in &mut w.settings {
+        if let Some(v) = &s.setting {
+            s.setting = Some(redact(v));
+        }
+    }
+}
+
+/// The campaign as stored with its set (`sets.spec`): the file's text as written, its
+/// `${VAR}` references kept (never the values they took from the environment), with
+/// every password masked (conninfo strings, URIs, `…password = "…"` keys).
+pub fn stored_spec(campaign: &Campaign) -> String {
+    use toml_edit::visit_mut::{self, VisitMut};
+    use toml_edit::{Formatted, Item, KeyMut, Value};
+
+    /// Masks string values (each read as TOML decoded it, and written back encoded,
+    /// so a mask never cuts a quote or an escape) and every value of a key that names
+    /// a password.
+    struct Mask;
+    impl VisitMut for Mask {
+        fn visit_table_like_kv_mut(&mut self, key: KeyMut<'_>, node: &mut Item) {
+            if key.get().to_ascii_lowercase().ends_with("password") {
+                if let Some(v) = node.as_value_mut() {
+                    let decor = v.decor().clone();
+                    *v = Value::from(pgsurge_wire::redact::MASK);
+                    *v.decor_mut() = decor;
+                    return;
+                }
+            }
+            visit_mut::visit_table_like_kv_mut(self, key, node);
+        }
+        fn visit_string_mut(&mut self, node: &mut Formatted<String>) {
+            let masked = redact(node.value());
+            if masked != *node.value() {
+                let decor = node.decor().clone();
+                *node = Formatted::new(masked);
+                *node.decor_mut() = decor;
+            }
+        }
+    }
+    let masked = match campaign.text.parse::<toml_edit::DocumentMut>() {
+        Ok(mut doc) => {
+            Mask.visit_document_mut(&mut doc);
+            redact_comments(&doc.to_string())
+        }
+        Err(_) => String::new(),
+    };
+    if toml::from_str::<toml::Value>(&masked).is_ok() {
+        return masked;
+    }
+    // Not expected (the text parsed as TOML): the whole text masked as free text.
+    redact(&campaign.text)
+}
+
+/// `text` (valid TOML) with every comment masked as free text; strings are skipped,
+/// so a `#` in a value is not taken for a comment, and no line break is touched.
+pub(super) fn redact_comments(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'#' => {
+                let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+                out.push_str(&text[copied..i]);
+                out.push_str(&redact(&text[i..end]));
+                (i, copied) = (end, end);
+            }
+            q @ (b'"' | b'\'') => {
+                let triple = b[i..].starts_with(&[q, q, q]);
+                i += if triple { 3 } else { 1 };
+                while i < b.len() {
+                    if q == b'"' && b[i] == b'\\' {
+                        i += 2;
+                    } else if triple && b[i..].starts_with(&[q, q, q]) {
+                        // Up to two more quotes may close a multi-line string: `"""a""""`.
+                        i += 3;
+                        while i < b.len() && b[i] == q {
+                            i += 1;
+                        }
+                        break;
+                    } else if !triple && (b[i] == q || b[i] == b'\n') {
+                        i += 1;
+                        break;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&text[copied.min(text.len())..]);
+    out
+}
+
+/// `shared_buffers=1GB, work_mem=4MB`.
+pub(super) fn settings_label(settings: &[(String, String)]) -> String {
+    settings
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A failed test whose throwaway target did not start: stored against the target's
+/// row (created bare when the target never started in this set).
+pub(super) fn failed_write_unstarted(
+    store: &mut Store,
+    set_id: i64,
+    tspec: &crate::spec::TargetSpec,
+    plan: &TestPlan,
+    error: &str,
+) -> Result<pgsurge_store::RunWrite> {
+    let existing = store
+        .targets(set_id)?
+        .into_iter()
+        .find(|t| t.record.name == tspec.name)
+        .map(|t| t.id);
+    let target_id = match existing {
+        Some(id) => id,
+        None => store.upsert_target(&TargetRecord {
+            set_id,
+            name: tspec.name.clone(),
+            server_id: None,
+            kind: "throwaway".into(),
+            conninfo: None,
+            bin_dir: None,
+            server_version: None,
+            server_version_num: None,
+            settings: Some(serde_json::Value::Object(
+                tspec
+                    .settings_text()
+                    .into_iter()
+                    .map(|(k, v)| (k, serde_json::Value::String(v)))
+                    .collect(),
+            )),
+        })?,
+    };
+    Ok(failed_record(set_id, target_id, &tspec.name, plan, error))
+}
+
+/// A failed test that never ran (its target could not be prepared).
+pub(super) fn failed_write(
+    set_id: i64,
+    target: &LiveTarget,
+    plan: &TestPlan,
+    error: &str,
+) -> pgsurge_store::RunWrite {
+    let mut w = failed_record(set_id, target.target_id, &target.name, plan, error);
+    w.environment = Some(target.manifest.clone());
+    w.facts = target.facts.clone();
+    w
+}
+
+/// The record of a test that failed before it ran.
+pub(super) fn failed_record(
+    set_id: i64,
+    target_id: i64,
+    target_name: &str,
+    plan: &TestPlan,
+    error: &str,
+) -> pgsurge_store::RunWrite {
+    let now = pgsurge_store::now_epoch();
+    pgsurge_store::RunWrite {
+        run: pgsurge_store::RunRecord {
+            set_id,
+            target_id: Some(target_id),
+            test_key: plan.key.clone(),
+            seq: Some(plan.seq as i64),
+            repeat_no: i64::from(plan.repeat),
+            status: run_status::FAILED.into(),
+            error: Some(error.to_string()),
+            started_at: Some(pgsurge_store::epoch_to_rfc3339(now)),
+            start_epoch: Some(now),
+            scale: Some(i64::from(plan.scale)),
+            clients: Some(i64::from(plan.clients)),
+            // The cell's swept dimensions, so the failure shows in its cell.
+            query_mode: plan.query_mode.clone(),
+            threads: plan.threads.map(|j| i64::from(j.min(plan.clients))),
+            options: Some(serde_json::json!({
+                "target": target_name,
+                "settings": plan.settings.iter().cloned().collect::<BTreeMap<_, _>>(),
+                "threads_dimension": plan.threads,
+            })),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_spec_has_no_password_and_parses_back() {
+        let text = r#"
+[campaign]
+name = "t"
+[[target]]
+name = "a"
+conninfo = "host=h password = 'Sp ace' dbname=x"
+[[target]]
+name = "b"
+conninfo = "postgresql://u:pw1@h/db?password=pw2"
+[matrix]
+scales = [1]
+clients = [1]
+scripts = ["select-only"]
+[run.defines]
+dsn = "host=x password=pw3"
+"#;
+        let c = Campaign::parse(text, "t.toml", std::path::Path::new(".")).unwrap();
+        let stored = stored_spec(&c);
+        for secret in ["Sp ace", "Sp", "ace'", "pw1", "pw2", "pw3"] {
+            assert!(!stored.contains(secret), "{secret} in {stored}");
+        }
+        let back = Campaign::parse(&stored, "stored", std::path::Path::new(".")).unwrap();
+        assert_eq!(back.spec.targets.len(), 2);
+        assert_eq!(
+            back.spec.targets[0].conninfo.as_deref(),
+            Some("host=h password = '********' dbname=x")
+        );
+        assert_eq!(back.spec.matrix, c.spec.matrix);
+    }
+
+    #[test]
+    fn stored_spec_is_the_file_as_written_without_the_environment() {
+        let text = "# comment kept\n[campaign]\nname = \"t\"\n[[target]]\nname = \"a\"\nconninfo = \"${DSN}\"\n[matrix]\nscales = [1]\nclients = [1]\n[hooks]\nbefore_test = \"psql -p ${PGPORT} -c 'select 1'\"\n";
+        let env = |k: &str| (k == "DSN").then(|| "host=db9 password=Env-Secret-1".to_string());
+        let c = Campaign::parse_with_env(text, "t.toml", std::path::Path::new("."), &env).unwrap();
+        assert_eq!(
+            c.spec.targets[0].conninfo.as_deref(),
+            Some("host=db9 password=Env-Secret-1")
+        );
+        let stored = stored_spec(&c);
+        assert_eq!(stored, text);
+        assert!(!stored.contains("Env-Secret-1") && !stored.contains("db9"));
+    }
+
+    #[test]
+    fn stored_spec_masks_passwords_in_comments_and_keeps_the_layout() {
+        let text = "[campaign]\nname = \"t # not a comment\" # old: host=h password=Comment-Pw\n[[target]]\nname = \"a\"\n# conninfo = 'postgresql://u:Uri-Pw@h/db'\nconninfo = \"\"\"host=h\npassword='Multi Pw' dbname=x\"\"\"\n[matrix]\nscales = [1]\nclients = [1]\n[run.defines]\nsslpassword = 42\n";
+        let c = Campaign::parse(text, "t.toml", std::path::Path::new(".")).unwrap();
+        let stored = stored_spec(&c);
+        for secret in ["Comment-Pw", "Uri-Pw", "Multi", "42"] {
+            assert!(!stored.contains(secret), "{secret} in {stored}");
+        }
+        assert!(
+            stored.contains("# old: host=h password=********\n"),
+            "{stored}"
+        );
+        assert!(
+            stored.contains("# conninfo = 'postgresql://u:********@h/db'\n"),
+            "{stored}"
+        );
+        let back = Campaign::parse(&stored, "stored", std::path::Path::new(".")).unwrap();
+        assert_eq!(back.spec.campaign.name, c.spec.campaign.name);
+        assert_eq!(
+            back.spec.run.defines.get("sslpassword"),
+            Some(&toml::Value::String("********".into()))
+        );
+    }
+}

@@ -1,0 +1,329 @@
+//! A target's life in a campaign: started (or restarted for a swept setting, or replaced
+//! by `fresh_cluster`), recorded with the set, its existing server held, its data loaded
+//! at a test's scale, and stopped.
+
+use std::time::Duration;
+
+use pgsurge_engine::StopFlag;
+use pgsurge_observe::hostmetrics::HostSource;
+use pgsurge_store::{ServerRecord, TargetRecord};
+use pgsurge_wire::redact::redact;
+
+use super::progress::{say, TestAt};
+use super::state::{LoopState, RunCtx, Sink};
+use super::storing::{failed_write, failed_write_unstarted, settings_label};
+use crate::error::Result;
+use crate::matrix::TestPlan;
+use crate::pinning::Pinning;
+use crate::spec::{Campaign, FreshCluster};
+use crate::target::LiveTarget;
+use crate::target_lock::holder_label;
+use crate::{target, target_lock};
+
+/// The `servers` row of a target's host, from its manifest (which describes the server
+/// host from the target's metrics source). None when the server host is not known:
+/// the client's machine is never recorded as the server's.
+pub fn server_record(manifest: &serde_json::Value) -> Option<ServerRecord> {
+    let hostname = manifest["hostname"].as_str()?.to_string();
+    let mut details = manifest.clone();
+    if let Some(o) = details.as_object_mut() {
+        o.remove("server");
+        o.remove("client");
+    }
+    Some(ServerRecord {
+        name: hostname.clone(),
+        hostname: Some(hostname),
+        cpu_model: manifest["cpu"]["model"].as_str().map(str::to_string),
+        cpu_count: manifest["cpu"]["count"].as_i64(),
+        memory_bytes: manifest["memory_bytes"].as_i64(),
+        kernel: manifest["kernel"].as_str().map(str::to_string),
+        os_release: manifest["os_release"].as_str().map(str::to_string),
+        details: Some(details),
+    })
+}
+
+/// Seconds per scale unit an initialization is first assumed to take (then measured).
+pub(super) const INIT_S_PER_SCALE: f64 = 0.5;
+
+/// Takes a started target out of its slot and stops its server when it is a throwaway
+/// one (dropping it would too; this stops it now, before what comes next).
+pub(super) fn stop_target(slot: &mut Option<LiveTarget>) {
+    if let Some(c) = slot.take().and_then(|t| t.cluster) {
+        c.stop();
+    }
+}
+
+/// Starts the test's target when it is not running, or restarts a throwaway one for
+/// the next value of a swept setting. False when the test was stored as failed
+/// (the server refused the setting's value).
+pub(super) fn start_target(
+    campaign: &Campaign,
+    at: &TestAt<'_>,
+    live: &mut [Option<LiveTarget>],
+    state: &mut LoopState,
+    sink: &mut Sink<'_>,
+) -> Result<bool> {
+    let spec = &campaign.spec;
+    let plan = at.plan;
+    let restart = live[plan.target]
+        .as_ref()
+        .is_some_and(|t| t.cluster.is_some() && t.swept_settings != plan.settings);
+    if restart || wants_fresh_cluster(campaign, live[plan.target].as_ref(), plan) {
+        // A throwaway server takes the next value of a swept setting by restarting, and
+        // `fresh_cluster` replaces it (a new data directory, initdb, data loaded again).
+        stop_target(&mut live[plan.target]);
+    }
+    if live[plan.target].is_some() {
+        return Ok(true);
+    }
+    let tspec = &spec.targets[plan.target];
+    let pinning = Pinning::of(&spec.pinning)?;
+    sink.pb
+        .set_message(format!("starting target \"{}\"", tspec.name));
+    let swept = tspec.is_throwaway() && !plan.settings.is_empty();
+    let refused = swept
+        .then(|| state.not_started.get(&(plan.target, plan.settings.clone())))
+        .flatten();
+    if let Some(why) = refused {
+        // The server refused these values already: their other tests fail alike.
+        let write = failed_write_unstarted(sink.store, sink.set_id, tspec, plan, why)?;
+        let line = at.line(format!(
+            "FAILED: target \"{}\" did not start with {} (see above)",
+            tspec.name,
+            settings_label(&plan.settings)
+        ));
+        sink.fail(write, Some(line))?;
+        return Ok(false);
+    }
+    let mut live_target = if swept {
+        let mut with = tspec.clone();
+        for (name, value) in &plan.settings {
+            with.settings
+                .insert(name.clone(), toml::Value::String(value.clone()));
+        }
+        match target::start(
+            &with,
+            &spec.run.database,
+            campaign.builds.get(&tspec.name),
+            &pinning,
+        ) {
+            Ok(mut t) => {
+                t.swept_settings = plan.settings.clone();
+                sink.say(&format!(
+                    "target \"{}\" started with {}",
+                    tspec.name,
+                    settings_label(&plan.settings)
+                ));
+                t
+            }
+            Err(e) => {
+                // A swept value the server rejects (`shared_buffers = "banana"`) fails
+                // the tests of that value, with the server's message; the campaign goes
+                // on with the others.
+                let why = format!(
+                    "target \"{}\" did not start with {}: {e}",
+                    tspec.name,
+                    settings_label(&plan.settings)
+                );
+                let write = failed_write_unstarted(sink.store, sink.set_id, tspec, plan, &why)?;
+                sink.fail(write, Some(at.line(format!("FAILED: {why}"))))?;
+                state
+                    .not_started
+                    .insert((plan.target, plan.settings.clone()), why);
+                return Ok(false);
+            }
+        }
+    } else {
+        target::start(
+            tspec,
+            &spec.run.database,
+            campaign.builds.get(&tspec.name),
+            &pinning,
+        )?
+    };
+    record_started_target(tspec, &mut live_target, sink)?;
+    live[plan.target] = Some(live_target);
+    Ok(true)
+}
+
+/// `[hygiene] fresh_cluster`: whether the running throwaway server is replaced before
+/// this test (`test`: after each test; `scale`: when the scale changes).
+pub(super) fn wants_fresh_cluster(
+    campaign: &Campaign,
+    live: Option<&LiveTarget>,
+    plan: &TestPlan,
+) -> bool {
+    let Some(t) = live.filter(|t| t.cluster.is_some()) else {
+        return false;
+    };
+    match campaign.spec.hygiene.fresh_cluster() {
+        FreshCluster::Test => t.tests_done > 0,
+        FreshCluster::Scale => t
+            .current_data
+            .as_ref()
+            .is_some_and(|d| d.scale != plan.scale),
+        FreshCluster::Never => false,
+    }
+}
+
+/// Says where a started target's host metrics come from and its warnings, and stores
+/// the target (and its server) with the set.
+pub(super) fn record_started_target(
+    tspec: &crate::spec::TargetSpec,
+    live_target: &mut LiveTarget,
+    sink: &mut Sink<'_>,
+) -> Result<()> {
+    let server_id = match server_record(&live_target.manifest) {
+        Some(r) => Some(sink.store.upsert_server(&r)?),
+        None => None,
+    };
+    sink.say(&format!(
+        "target \"{}\": server host metrics from {}{}",
+        live_target.name,
+        live_target.host_source.name(),
+        match &live_target.host_source {
+            HostSource::None(why) => format!(" ({why})"),
+            _ => String::new(),
+        }
+    ));
+    for (_, w) in &live_target.warnings {
+        sink.say(&format!("warning: {w}"));
+    }
+    live_target.target_id = sink.store.upsert_target(&TargetRecord {
+        set_id: sink.set_id,
+        name: live_target.name.clone(),
+        server_id,
+        kind: if tspec.is_throwaway() {
+            "throwaway"
+        } else {
+            "conninfo"
+        }
+        .into(),
+        conninfo: Some(redact(&live_target.conninfo)),
+        bin_dir: live_target.bin_dir.clone(),
+        server_version: Some(live_target.server_version.clone()),
+        server_version_num: Some(i64::from(live_target.version_num)),
+        settings: Some(serde_json::Value::Object(
+            tspec
+                .settings_text()
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::Value::String(v)))
+                .collect(),
+        )),
+    })?;
+    Ok(())
+}
+
+/// For an existing server: holds its lock (lost with a restarted server, or never
+/// taken while it was down) and checks the swept settings a session can change.
+/// False when the test was stored as failed.
+pub(super) fn hold_existing_server(
+    campaign: &Campaign,
+    at: &TestAt<'_>,
+    target: &mut LiveTarget,
+    ctx: &mut RunCtx<'_>,
+    sink: &mut Sink<'_>,
+) -> Result<bool> {
+    let plan = at.plan;
+    if campaign.spec.targets[plan.target].conninfo.is_none() {
+        return Ok(true);
+    }
+    let holder = holder_label(&campaign.spec.campaign.name);
+    let lock = &mut ctx.locks[plan.target];
+    let ready = target_lock::hold(lock, &target.conn, &target.name, &holder)
+        .and_then(|()| target::check_session_settings(target, &plan.settings));
+    match ready {
+        Ok(()) => Ok(true),
+        Err(busy) => {
+            let write = failed_write(sink.set_id, target, plan, &busy);
+            sink.fail(write, Some(at.line(format!("FAILED: {busy}"))))?;
+            Ok(false)
+        }
+    }
+}
+
+/// How loading a test's scale went.
+pub(super) enum Loaded {
+    /// Loaded now, or earlier in this invocation: the facts to store with the test.
+    Facts(Vec<pgsurge_store::FactRecord>),
+    /// The load failed; the test is stored as failed.
+    Failed,
+    /// Ctrl-C during the load.
+    Stopped,
+}
+
+/// Loads the test's data (pgbench's tables, or its workload pack's) at its scale unless
+/// the target holds it already from an earlier test.
+pub(super) fn load_scale(
+    campaign: &Campaign,
+    at: &TestAt<'_>,
+    workload: &crate::matrix::Workload,
+    target: &mut LiveTarget,
+    state: &mut LoopState,
+    stop: &StopFlag,
+    sink: &mut Sink<'_>,
+) -> Result<Loaded> {
+    let plan = at.plan;
+    let init = campaign.spec.init.for_scale(plan.scale);
+    let wanted = workload.dataset(plan.scale);
+    if target.current_data.as_ref() == Some(&wanted) {
+        return Ok(Loaded::Facts(
+            target::InitOutcome {
+                performed: false,
+                reason: format!(
+                    "scale {} was prepared for an earlier test of this invocation",
+                    plan.scale
+                ),
+                duration_s: None,
+                method: match &wanted.pack {
+                    Some(_) => "workload".into(),
+                    None => init.method.clone().unwrap_or_else(|| "client".into()),
+                },
+            }
+            .facts(),
+        ));
+    }
+    let eta = state.secs_per_scale * f64::from(plan.scale);
+    let label = format!(
+        "[{}/{}] initializing scale {} on \"{}\"",
+        at.n, at.of, plan.scale, target.name
+    );
+    let pb = sink.pb;
+    let show = |elapsed: Duration| {
+        let e = elapsed.as_secs_f64();
+        pb.set_message(format!(
+            "{label}: {e:.0} s, init ETA {:.0} s",
+            (eta - e).max(0.0)
+        ));
+    };
+    let quiet = sink.quiet;
+    let mut announce = |line: &str| say(pb, quiet, line);
+    let prepared = match &workload.pack {
+        Some(p) => target::prepare_pack(
+            target,
+            &p.pack,
+            plan.scale,
+            campaign.spec.campaign.seed,
+            &init,
+            &mut announce,
+            &show,
+        ),
+        None => target::prepare_scale(target, plan.scale, &init, &mut announce, &show),
+    };
+    match prepared {
+        Ok(o) => {
+            if let Some(d) = o.duration_s {
+                state.secs_per_scale = (d / f64::from(plan.scale)).max(0.01);
+            }
+            Ok(Loaded::Facts(o.facts()))
+        }
+        Err(_) if stop.is_raised() => Ok(Loaded::Stopped),
+        Err(e) => {
+            let write = failed_write(sink.set_id, target, plan, &e.to_string());
+            // A target given up on was said once already.
+            let line = (!state.down[plan.target]).then(|| at.line(format!("FAILED: {e}")));
+            sink.fail(write, line)?;
+            Ok(Loaded::Failed)
+        }
+    }
+}
