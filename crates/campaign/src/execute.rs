@@ -604,6 +604,19 @@ fn run_test_inner(
     ensure_data(s, target)?;
     let mut pg = Pg::connect(&target.conn)?;
     hygiene_before(s, target, &mut pg, w)?;
+    if let Some(r) = &s.workload.replay {
+        drop(pg);
+        // A replay changes the data it runs on: the next test loads it again (with
+        // `init = "never"` the `before_test` hook restores the user's own data).
+        if target.init_mode != crate::spec::InitMode::Never {
+            target.current_data = None;
+            target.data_changed = Some(format!(
+                "the replay of {} changed the data",
+                r.log.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+        return crate::replay_run::run_test(r, &target.conn, stop, w);
+    }
     let database = detect_database(&mut pg, target, s.workload)?;
     drop(pg);
     warm_up(s, target, stop, on_interval, database.clone(), w)?;
@@ -668,8 +681,9 @@ fn hygiene_before(
 ) -> Result<()> {
     let plan = s.plan;
     let hygiene = &s.campaign.spec.hygiene;
-    // pgbench's history table is pgbench's; a workload pack's tables are all vacuumed.
-    let pack = s.workload.pack.is_some();
+    // pgbench's history table is pgbench's; a workload pack's tables, or a replay's,
+    // are all vacuumed.
+    let pack = s.workload.pack.is_some() || s.workload.replay.is_some();
     if hygiene.truncate_history && !pack {
         pg.exec("TRUNCATE pgbench_history")?;
     }

@@ -49,6 +49,24 @@ fn file_digest(path: &Path) -> Result<String> {
     Ok(hex(&Sha256::digest(&bytes)))
 }
 
+/// SHA-256 of a replayed log, read in pieces (a log can be far larger than a script).
+fn log_digest(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let fail = |why: String| CampaignError::Other(format!("{}: {why}", path.display()));
+    let mut f = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(fail(e.to_string())),
+        }
+    }
+    Ok(hex(&h.finalize()))
+}
+
 /// SHA-256 over a pack's files, each by path and bytes.
 fn pack_digest(pack: &pgsurge_workload::Pack) -> String {
     let mut h = Sha256::new();
@@ -68,6 +86,10 @@ pub fn of(campaign: &Campaign, matrix: &Matrix) -> Result<Inputs> {
     for w in &matrix.workloads {
         if let Some(p) = &w.pack {
             inputs.insert(format!("workload {}", p.arg), pack_digest(&p.pack));
+        }
+        if let Some(r) = &w.replay {
+            let shown = r.log.strip_prefix(&campaign.base_dir).unwrap_or(&r.log);
+            inputs.insert(format!("replay {}", shown.display()), log_digest(&r.log)?);
         }
         for part in &w.parts {
             if let ScriptSource::File(path) = &part.source {

@@ -11,6 +11,7 @@
 //! | [`spec`] | the campaign file's types (serde), a loaded [`Campaign`], [`SpecError`] |
 //! | [`error`] | [`CampaignError`] |
 //! | [`thresholds`] | campaign `[thresholds]`: CI gates per test |
+//! | [`replay_run`] | a replay of PostgreSQL logs as a workload, and a replay's report as a stored run |
 //! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle |
 //! | [`distributed`] | `[distributed]`: a test run by several generators (`local`, `ssh`, and [`distributed::kube`]) |
 //! | [`load`] | reading a campaign file: interpolation, parsing, validation |
@@ -42,6 +43,7 @@ pub mod inputs;
 pub mod load;
 pub mod matrix;
 pub mod pinning;
+pub mod replay_run;
 pub mod runner;
 pub mod sources;
 pub mod spec;

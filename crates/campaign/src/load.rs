@@ -318,6 +318,17 @@ impl Campaign {
                 "workload packs run on one load generator: remove [distributed] to run them",
             ));
         }
+        if let Some(i) = spec
+            .matrix
+            .scripts
+            .iter()
+            .position(|s| matches!(s, ScriptSpec::Part(p) if p.replay.is_some()))
+        {
+            return Err(self.invalid(
+                &format!("matrix.scripts[{i}]"),
+                "a replay runs on one load generator in a campaign (pgsurge dist splits one outside campaigns): remove [distributed] to run it",
+            ));
+        }
         let ssh_keys = !d.hosts.is_empty()
             || !d.ssh_options.is_empty()
             || d.ssh_config.is_some()

@@ -67,9 +67,17 @@ pub struct Workload {
     pub parts: Vec<WorkloadPart>,
     /// The workload pack the scripts come from, if any.
     pub pack: Option<PackWorkload>,
+    /// The log replayed instead of scripts, if the workload is a replay.
+    pub replay: Option<crate::replay_run::ReplayWorkload>,
 }
 
 fn part_from_spec(p: &ScriptPart, base: &Path) -> Result<WorkloadPart, String> {
+    if p.replay.is_some() {
+        return Err(
+            "a replay is a whole workload: give it alone, as { replay = \"FILE\" }, not in a mix"
+                .into(),
+        );
+    }
     if p.workload.is_some() {
         return Err(
             "a workload pack is a whole workload: give it alone, as { workload = \"NAME\" }, \
@@ -145,6 +153,7 @@ fn pack_workload(p: &ScriptPart, arg: &str, base: &Path) -> Result<Workload, Str
             arg: arg.to_string(),
             pack,
         }),
+        replay: None,
     })
 }
 
@@ -184,6 +193,15 @@ impl Workload {
 
     /// Resolves a matrix entry (file paths relative to `base`).
     pub fn from_spec(spec: &ScriptSpec, base: &Path) -> Result<Workload, String> {
+        let paced = |p: &ScriptPart| p.replay.is_none() && (p.speed.is_some() || p.max.is_some());
+        let parts: &[ScriptPart] = match spec {
+            ScriptSpec::Part(p) => std::slice::from_ref(p),
+            ScriptSpec::Mix { mix, .. } => mix,
+            ScriptSpec::Builtin(_) => &[],
+        };
+        if parts.iter().any(paced) {
+            return Err("speed and max pace a replay: give them with replay = \"FILE\"".into());
+        }
         match spec {
             ScriptSpec::Builtin(b) => {
                 let source = builtin(b)?;
@@ -195,10 +213,20 @@ impl Workload {
                     name,
                     parts: vec![WorkloadPart { source, weight: 1 }],
                     pack: None,
+                    replay: None,
                 })
             }
             ScriptSpec::Part(p) if p.workload.is_some() => {
                 pack_workload(p, p.workload.as_deref().unwrap_or_default(), base)
+            }
+            ScriptSpec::Part(p) if p.replay.is_some() => {
+                let r = crate::replay_run::ReplayWorkload::from_part(p, base)?;
+                Ok(Workload {
+                    name: r.name(),
+                    parts: Vec::new(),
+                    pack: None,
+                    replay: Some(r),
+                })
             }
             ScriptSpec::Part(p) => {
                 let part = part_from_spec(p, base)?;
@@ -206,6 +234,7 @@ impl Workload {
                     name: part.label(),
                     parts: vec![part],
                     pack: None,
+                    replay: None,
                 })
             }
             ScriptSpec::Mix { name, mix } => {
@@ -223,6 +252,7 @@ impl Workload {
                     name: name.clone(),
                     parts,
                     pack: None,
+                    replay: None,
                 })
             }
         }

@@ -632,6 +632,17 @@ pub struct ScriptPart {
     /// never part of a mix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<String>,
+    /// A PostgreSQL log replayed as the workload (relative to the campaign file): every
+    /// session onto the target's database, as its user. A whole workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<PathBuf>,
+    /// The replay's speed factor (2: twice as fast as logged; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// The replay sends each session's next statement as soon as its previous answer
+    /// came (`pgsurge replay --max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<bool>,
     /// Weight in a mix (`@W`).
     #[serde(default = "one")]
     pub weight: u32,

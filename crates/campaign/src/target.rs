@@ -51,6 +51,9 @@ pub struct LiveTarget {
     /// The data the database holds now, as the last test prepared it (None: unknown,
     /// check or re-initialize before the next test).
     pub current_data: Option<Dataset>,
+    /// Why the data is no longer as it was loaded, though its tables still look right (a
+    /// replay changed it): loaded again before the next test unless `init = "never"`.
+    pub data_changed: Option<String>,
     /// Row id in the store.
     pub target_id: i64,
     /// Manifest: the server host (from [`LiveTarget::host_source`]; `source` says
@@ -297,6 +300,7 @@ pub fn start(
         bin_dir,
         cluster,
         current_data: None,
+        data_changed: None,
         swept_settings: Vec::new(),
         tests_done: 0,
         target_id: 0,
@@ -595,6 +599,11 @@ fn reason_to_load(
     held: String,
     method: &str,
 ) -> Result<std::result::Result<String, InitOutcome>> {
+    if let Some(why) = target.data_changed.take() {
+        if target.init_mode != InitMode::Never {
+            return Ok(Ok(why));
+        }
+    }
     match (target.init_mode, mismatch) {
         (InitMode::Always, _) => Ok(Ok("init = \"always\"".to_string())),
         (_, None) => {

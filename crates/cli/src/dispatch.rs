@@ -61,6 +61,7 @@ pub fn schema(name: &str) -> Result<&'static str, String> {
         "plan" => Ok(pgsurge_campaign::PLAN_SCHEMA),
         "compare" => Ok(pgsurge_report::COMPARE_SCHEMA),
         "replay" => Ok(pgsurge_replay::report::REPLAY_SCHEMA),
+        "replay-compare" => Ok(pgsurge_report::replay_compare::REPLAY_COMPARE_SCHEMA),
         other => Err(format!("unknown schema \"{other}\"")),
     }
 }

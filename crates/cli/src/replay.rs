@@ -75,6 +75,13 @@ struct Cli {
     /// Write the report as JSON (schema: `pgsurge schema replay`); `-` for stdout.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Keep the replay as a run in a results store (SQLite file or postgresql:// URL)
+    /// [default location: $PGSURGE_STORE or ./pgsurge-results.db].
+    #[arg(long, value_name = "LOCATION", num_args = 0..=1, default_missing_value = "")]
+    store: Option<String>,
+    /// The set of the store the run goes to.
+    #[arg(long, value_name = "NAME", requires = "store")]
+    set: Option<String>,
     /// Play generator I's share of N (sessions n with n % N = I-1), for `dist`.
     #[arg(long, value_name = "I/N")]
     generator: Option<String>,
@@ -128,6 +135,7 @@ fn spec_of(cli: &Cli) -> Result<ReplaySpec, String> {
     }
     spec.threads = cli.jobs as usize;
     spec.target = Target {
+        fixed: None,
         host: cli.host.clone(),
         port: cli.port.clone(),
         user: cli.username.clone(),
@@ -165,6 +173,13 @@ pub fn main(args: &[OsString]) -> i32 {
         },
         None => None,
     };
+    let store = cli.store.as_deref().map(|l| (!l.is_empty()).then_some(l));
+    if let (Some(location), false) = (store, cli.check) {
+        if let Err(e) = pgsurge_records::adhoc::check_store(location) {
+            eprintln!("pgsurge replay: error: --store: {e}");
+            return EXIT_FAILURE;
+        }
+    }
     let replayed = if cli.check {
         pgsurge_replay::check::check(&spec)
             .map_err(|e| format!("{e} (--skip-unreadable skips such lines and counts them)"))
@@ -184,6 +199,23 @@ pub fn main(args: &[OsString]) -> i32 {
     if cli.check || status != EXIT_OK {
         return status;
     }
+    if let Some(location) = store {
+        let target = cli.dbname.as_deref().unwrap_or("the logged databases");
+        let line = command_line(args);
+        match pgsurge_records::replay_store::store_replay(
+            location,
+            cli.set.as_deref(),
+            target,
+            &line,
+            &report,
+        ) {
+            Ok(msg) => eprintln!("{msg}"),
+            Err(e) => {
+                eprintln!("pgsurge replay: error: --store: {e}");
+                return EXIT_FAILURE;
+            }
+        }
+    }
     let r = &report.replay;
     if r.sessions == 0 && r.failed_connections > 0 {
         eprintln!("pgsurge replay: error: no session could connect");
@@ -194,6 +226,21 @@ pub fn main(args: &[OsString]) -> i32 {
         return EXIT_FAILURE;
     }
     status
+}
+
+/// The command as given, for the store (passwords are masked there).
+fn command_line(args: &[OsString]) -> String {
+    let words: Vec<String> = std::iter::once("pgsurge replay".to_string())
+        .chain(args.iter().map(|a| {
+            let a = a.to_string_lossy();
+            if a.is_empty() || a.contains([' ', '\'', '"']) {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a.into_owned()
+            }
+        }))
+        .collect();
+    words.join(" ")
 }
 
 /// Prints the table (unless the JSON goes to stdout) and writes the JSON.

@@ -10,7 +10,14 @@
 use clap::{Arg, ArgAction, Command};
 
 /// The JSON documents `pgsurge schema NAME` prints.
-pub const SCHEMA_NAMES: &[&str] = &["run-result", "export", "plan", "compare", "replay"];
+pub const SCHEMA_NAMES: &[&str] = &[
+    "run-result",
+    "export",
+    "plan",
+    "compare",
+    "replay",
+    "replay-compare",
+];
 
 /// A command whose arguments are handed verbatim to a parser outside this tree.
 fn passthrough(name: &'static str, about: &'static str) -> Command {
@@ -98,7 +105,7 @@ pub fn tree() -> Command {
                     Arg::new("name")
                         .required(true)
                         .value_parser(SCHEMA_NAMES.to_vec())
-                        .help("run-result (bench --json), export (results export --format json), plan (campaign plan --format json), compare (compare --format json), replay (replay --json)"),
+                        .help("run-result (bench --json), export (results export --format json), plan (campaign plan --format json), compare (compare --format json), replay (replay --json), replay-compare (compare --format json of two replays)"),
                 ),
         )
         .subcommand(

@@ -59,23 +59,7 @@ pub fn store_bench_run(
         return store_generator_run(&mut store, &shown, group, request, result, samples);
     }
     let name = request.set.unwrap_or(DEFAULT_SET);
-    let set_id = match store
-        .find_set(set_kind::ADHOC, name, ADHOC_SPEC_HASH)
-        .map_err(|e| e.to_string())?
-    {
-        Some(set) => set.id,
-        None => store
-            .create_set(&SetRecord {
-                name: name.to_owned(),
-                kind: set_kind::ADHOC.into(),
-                description: Some("runs stored by pgsurge bench --store".into()),
-                spec_hash: Some(ADHOC_SPEC_HASH.into()),
-                status: set_status::COMPLETE.into(),
-                created_at: now_rfc3339(),
-                ..Default::default()
-            })
-            .map_err(|e| e.to_string())?,
-    };
+    let set_id = adhoc_set(&mut store, name)?;
     let target_id = store
         .upsert_target(&TargetRecord {
             set_id,
@@ -85,19 +69,47 @@ pub fn store_bench_run(
             ..Default::default()
         })
         .map_err(|e| e.to_string())?;
-    let seq = store
+    let seq = next_seq(&mut store, set_id)?;
+    let write = run_write(set_id, target_id, seq, request, result, samples);
+    let run_id = store.write_run(&write).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "pgsurge: stored as run {run_id} in set {set_id} (\"{name}\") of {shown}"
+    ))
+}
+
+/// The ad-hoc set named `name`, created on first use.
+pub(crate) fn adhoc_set(store: &mut Store, name: &str) -> Result<i64, String> {
+    match store
+        .find_set(set_kind::ADHOC, name, ADHOC_SPEC_HASH)
+        .map_err(|e| e.to_string())?
+    {
+        Some(set) => Ok(set.id),
+        None => store
+            .create_set(&SetRecord {
+                name: name.to_owned(),
+                kind: set_kind::ADHOC.into(),
+                description: Some(
+                    "runs stored by pgsurge bench --store or pgsurge replay --store".into(),
+                ),
+                spec_hash: Some(ADHOC_SPEC_HASH.into()),
+                status: set_status::COMPLETE.into(),
+                created_at: now_rfc3339(),
+                ..Default::default()
+            })
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// The position of the next run of set `set_id` (from 1).
+pub(crate) fn next_seq(store: &mut Store, set_id: i64) -> Result<i64, String> {
+    Ok(store
         .list_runs(&RunFilter {
             set_id: Some(set_id),
             ..Default::default()
         })
         .map_err(|e| e.to_string())?
         .len() as i64
-        + 1;
-    let write = run_write(set_id, target_id, seq, request, result, samples);
-    let run_id = store.write_run(&write).map_err(|e| e.to_string())?;
-    Ok(format!(
-        "pgsurge: stored as run {run_id} in set {set_id} (\"{name}\") of {shown}"
-    ))
+        + 1)
 }
 
 /// `bench --store --group NAME`: the run as generator `index` of the group's set,

@@ -8,6 +8,7 @@
 //! | [`import`] | pgbench text reports and `-l` / aggregate logs → store records |
 //! | [`pgbench_tools`] | a pgbench-tools results database → sets, runs, metrics and facts |
 //! | [`adhoc`] | `bench --store` and `bench --store --group`: one run into a set |
+//! | [`replay_store`] | `replay --store`: a replay's report as a run into a set |
 //! | `results_cli` | `pgsurge results`: list, show (with where the time went), export, import |
 //! | `fuzzing` | the body of the `results import` fuzz target |
 
@@ -18,6 +19,7 @@ pub mod adhoc;
 pub mod fuzzing;
 pub mod import;
 pub mod pgbench_tools;
+pub mod replay_store;
 mod results_cli;
 
 use std::ffi::OsString;

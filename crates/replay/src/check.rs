@@ -21,7 +21,8 @@ pub fn check(spec: &ReplaySpec) -> Result<ReplayReport, String> {
     spec.validate()?;
     let files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)
         .map_err(|e| e.to_string())?;
-    let logs = log_files(spec, files.formats());
+    let mut logs = log_files(spec, files.formats());
+    let digests = files.digests();
     let paths = spec.logs.clone();
     let mut asm = Assembler::with_share(spec.share);
     let mut skipped = 0u64;
@@ -47,6 +48,7 @@ pub fn check(spec: &ReplaySpec) -> Result<ReplayReport, String> {
         span_us = span_us.max(ev.offset_us());
     }
     let (logged, fingerprints, counts) = asm.into_parts();
+    fill_digests(&mut logs, &digests);
     Ok(ReplayReport {
         format: "pgsurge-replay".into(),
         version: REPORT_VERSION,
@@ -72,8 +74,18 @@ pub fn log_files(spec: &ReplaySpec, formats: &[crate::log::LogFormat]) -> Vec<Lo
             path: p.display().to_string(),
             format: *f,
             bytes: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+            sha256: None,
         })
         .collect()
+}
+
+/// Puts each file's digest, where it was read through, into `logs`.
+pub fn fill_digests(logs: &mut [LogFile], digests: &crate::log::Digests) {
+    if let Ok(d) = digests.lock() {
+        for (l, h) in logs.iter_mut().zip(d.iter()) {
+            l.sha256 = h.clone();
+        }
+    }
 }
 
 /// The settings a replay of `spec` runs with (`threads`: the driver threads).

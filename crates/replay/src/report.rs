@@ -30,6 +30,10 @@ pub struct LogFile {
     pub format: LogFormat,
     /// Its size in bytes.
     pub bytes: u64,
+    /// SHA-256 of its bytes (hex), when it was read to its end: two replays of the same
+    /// log have the same.
+    #[serde(default)]
+    pub sha256: Option<String>,
 }
 
 /// What was read.
@@ -75,6 +79,10 @@ impl ReadSummary {
 /// How the replay went, in totals.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ReplaySummary {
+    /// When the replay's schedule started (µs since the Unix epoch; 0 when nothing was
+    /// replayed).
+    #[serde(default)]
+    pub start_time_unix_us: i64,
     /// Seconds from the replay's start to its end.
     pub elapsed_s: f64,
     /// Seconds from the log's first entry to its last (of the sessions played).
@@ -316,6 +324,7 @@ pub fn replay_summary(t: &ReplayTally, elapsed_s: f64, log_span_s: f64) -> Repla
         .map(|c| c.statements)
         .sum();
     ReplaySummary {
+        start_time_unix_us: 0,
         elapsed_s,
         log_span_s,
         sessions: t.sessions,

@@ -67,6 +67,9 @@ impl Share {
 /// database (a value given here wins over the log's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Target {
+    /// Every session connects with exactly this (a campaign's target: its database
+    /// and user, whatever the log's); the fields below are then not used.
+    pub fixed: Option<ConnConfig>,
     /// `-h`.
     pub host: Option<String>,
     /// `-p`.
@@ -86,6 +89,9 @@ impl Target {
         database: Option<&str>,
         env: &impl Fn(&str) -> Option<String>,
     ) -> Result<ConnConfig, ConfigError> {
+        if let Some(c) = &self.fixed {
+            return Ok(c.clone());
+        }
         let params: [(&str, Option<&str>); 6] = [
             ("host", self.host.as_deref()),
             ("port", self.port.as_deref()),

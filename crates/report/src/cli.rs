@@ -258,6 +258,9 @@ pub fn compare_main(args: &[OsString]) -> i32 {
 /// Runs `pgsurge compare` with parsed arguments; returns the exit status: 0, 1 on an
 /// error, [`EXIT_REGRESSION`] when `--fail-on` finds a regression.
 pub fn compare_with(a: &CompareArgs) -> i32 {
+    if let Some(code) = compare_replays(a) {
+        return code;
+    }
     let mut skipped = Vec::new();
     let compared = run_compare_noting(a, &mut skipped);
     warn_left_out(skipped);
@@ -322,6 +325,23 @@ fn gate(c: &Comparison, fail_on: FailOn) -> i32 {
         EXIT_REGRESSION
     } else {
         0
+    }
+}
+
+/// Two stored replays of one log: their own comparison ([`crate::replay_compare`]);
+/// `None` when the sides are not two replay runs.
+fn compare_replays(a: &CompareArgs) -> Option<i32> {
+    let mut store = open(a.store.as_deref()).ok()?;
+    let json = matches!(a.format, Format::Json);
+    match crate::replay_compare::compare_sides(&mut store, a.a.as_deref(), a.b.as_deref(), json)? {
+        Ok(text) => {
+            print!("{text}");
+            Some(0)
+        }
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            Some(1)
+        }
     }
 }
 

@@ -6,6 +6,8 @@
 //!   `pgsurge-analysis`;
 //! * [`charts`], [`html`] and [`pages`] render the offline report, `run_page` the page
 //!   of one test;
+//! * [`replay_compare`] compares two stored replays of one log, fingerprint by
+//!   fingerprint;
 //! * [`sides`] is `compare` as a typed function: sides (run ids, filters, another
 //!   store) resolved into cells and compared;
 //! * `cli` holds the command lines of `pgsurge report` and `pgsurge compare`.
@@ -18,6 +20,7 @@ mod cli;
 pub mod compare;
 pub mod html;
 pub mod pages;
+pub mod replay_compare;
 mod run_page;
 pub mod sides;
 

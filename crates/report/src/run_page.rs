@@ -583,6 +583,7 @@ pub(crate) fn run_page(
         &mk,
         &mut n,
     ));
+    body.push_str(&crate::replay_compare::run_page_section(run));
     body.push_str(&options_section(run));
     body.push_str(&scripts_section(run));
     body.push_str(&counters_section(run));

@@ -51,3 +51,9 @@ pub const CHECKPOINT_IN_SHORT_WINDOW: &str = "checkpoint_in_short_window";
 pub const AUTOVACUUM_IN_WINDOW: &str = "autovacuum_in_window";
 /// `true` when the `-R` schedule lag grew over the test: the server fell behind the rate.
 pub const LAG_GROWING: &str = "lag_growing";
+
+/// A replay's whole fidelity report (the JSON of `pgsurge replay --json`).
+pub const REPLAY_REPORT: &str = "replay_report";
+/// The SHA-256s of a replay's log files, in order, joined by commas: two replays of the
+/// same log have the same.
+pub const REPLAY_LOG_SHA256: &str = "replay_log_sha256";

@@ -283,6 +283,11 @@ pub(super) fn load_scale(
             .facts(),
         ));
     }
+    if workload.replay.is_some() && target.data_changed.is_none() {
+        // The log was written against the data as it was loaded, not as an earlier
+        // invocation's tests left it.
+        target.data_changed = Some("a replay starts from the data as [init] loads it".into());
+    }
     let eta = state.secs_per_scale * f64::from(plan.scale);
     let label = format!(
         "[{}/{}] initializing scale {} on \"{}\"",

@@ -31,6 +31,7 @@ mod pgbench_tools_runset;
 mod pinning;
 mod quickstart;
 mod quickstart_fetch;
+mod replay_campaign;
 mod replay_input;
 mod replay_order;
 mod replay_roundtrip;

@@ -133,7 +133,7 @@ pub fn replay(srv: &TestServer, args: &[&str]) -> (i32, String, String) {
 }
 
 /// Sums of balances and history rows: what a tpcb-like run changes.
-fn state(srv: &TestServer, db: &str) -> String {
+pub fn state(srv: &TestServer, db: &str) -> String {
     srv.psql(
         db,
         "select (select sum(abalance) from pgbench_accounts), (select sum(tbalance) from pgbench_tellers), \

@@ -20,11 +20,12 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use pgsurge_replay::check::{log_files, settings};
+use pgsurge_replay::check::{fill_digests, log_files, settings};
 use pgsurge_replay::fidelity::ReplayTally;
 use pgsurge_replay::log::{LogFiles, OpenError};
 use pgsurge_replay::report::{
-    fingerprint_rows, replay_summary, LagReport, ReadSummary, ReplayReport, REPORT_VERSION,
+    fingerprint_rows, replay_summary, LagReport, ReadSummary, ReplayReport, ReplaySummary,
+    REPORT_VERSION,
 };
 use pgsurge_replay::{Order, ReplaySpec};
 
@@ -55,7 +56,8 @@ pub enum ReplayError {
 pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, ReplayError> {
     spec.validate().map_err(ReplayError::Invalid)?;
     let files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)?;
-    let logs = log_files(spec, files.formats());
+    let mut logs = log_files(spec, files.formats());
+    let digests = files.digests();
     let paths: Arc<[PathBuf]> = spec.logs.clone().into();
     let threads = match spec.order {
         Order::Strict { .. } => 1,
@@ -154,6 +156,7 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
     if let Some(u) = read.unreadable {
         return Err(ReplayError::Unreadable(u));
     }
+    fill_digests(&mut logs, &digests);
     let settings = settings(spec, threads);
     let scheduled = !settings.max;
     Ok(ReplayReport {
@@ -162,7 +165,10 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
         logs,
         settings,
         read: ReadSummary::from_counts(&read.counts, read.skipped, read.skipped_examples),
-        replay: replay_summary(&tally, elapsed_s, read.span_us as f64 / 1e6),
+        replay: ReplaySummary {
+            start_time_unix_us: clock.to_epoch_us(start_us),
+            ..replay_summary(&tally, elapsed_s, read.span_us as f64 / 1e6)
+        },
         lag: LagReport::of(&tally.lag, scheduled),
         fingerprints: fingerprint_rows(read.fingerprints.table(), &read.logged, &tally.counts),
         ended_early,

@@ -25,6 +25,9 @@ mod time;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
 
 pub use entry::{LogEntry, LogFormat, Position, Severity, Unreadable};
 pub use prefix::{Prefix, DEFAULT_PREFIX};
@@ -83,6 +86,36 @@ pub fn detect_format(path: &Path, head: &[u8]) -> LogFormat {
 
 type Entries = Box<dyn Iterator<Item = Result<LogEntry, Unreadable>> + Send>;
 
+/// Each file's SHA-256 (hex), once it was read to its end.
+pub type Digests = Arc<Mutex<Vec<Option<String>>>>;
+
+/// A file hashed as it is read: its digest is set when the end is reached.
+struct Hashed {
+    file: File,
+    hasher: Option<Sha256>,
+    digests: Digests,
+    index: usize,
+}
+
+impl Read for Hashed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        if n == 0 {
+            if let Some(h) = self.hasher.take() {
+                let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+                if let Ok(mut d) = self.digests.lock() {
+                    if let Some(slot) = d.get_mut(self.index) {
+                        *slot = Some(hex);
+                    }
+                }
+            }
+        } else if let Some(h) = self.hasher.as_mut() {
+            h.update(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
 /// The entries of several log files, one after the other.
 pub struct LogFiles {
     paths: Vec<PathBuf>,
@@ -90,6 +123,7 @@ pub struct LogFiles {
     prefix: Prefix,
     next_file: usize,
     current: Option<Entries>,
+    digests: Digests,
 }
 
 impl LogFiles {
@@ -117,6 +151,7 @@ impl LogFiles {
             return Err(OpenError::NoSessionId(prefix.text().to_string()));
         }
         Ok(LogFiles {
+            digests: Arc::new(Mutex::new(vec![None; paths.len()])),
             paths: paths.to_vec(),
             formats,
             prefix,
@@ -135,6 +170,11 @@ impl LogFiles {
         &self.paths
     }
 
+    /// Where each file's SHA-256 appears once it was read through.
+    pub fn digests(&self) -> Digests {
+        Arc::clone(&self.digests)
+    }
+
     fn open_next(&mut self) -> Option<Result<Entries, Unreadable>> {
         let i = self.next_file;
         let path = self.paths.get(i)?;
@@ -151,7 +191,13 @@ impl LogFiles {
                 }))
             }
         };
-        let input = BufReader::with_capacity(READ_BUFFER, file);
+        let hashed = Hashed {
+            file,
+            hasher: Some(Sha256::new()),
+            digests: Arc::clone(&self.digests),
+            index: i,
+        };
+        let input = BufReader::with_capacity(READ_BUFFER, hashed);
         let n = i as u32;
         let entries: Entries = match self.formats[i] {
             LogFormat::Stderr => Box::new(stderr::StderrReader::new(input, self.prefix.clone(), n)),
