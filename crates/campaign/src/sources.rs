@@ -79,14 +79,19 @@ pub fn plan_lines(campaign: &Campaign) -> Result<(Vec<String>, Vec<String>)> {
                 source_build::short(&p.key)
             )
         });
-        let hazards = match source_build::list_builds() {
-            Ok(list) => list
-                .into_iter()
-                .find(|b| b.info.key == p.key)
-                .map(|b| b.info.timing_hazards)
-                .unwrap_or(p.timing_hazards),
-            Err(_) => p.timing_hazards,
-        };
+        // What the configure arguments name, and what a cached build recorded from
+        // pg_config.
+        let mut hazards = p.timing_hazards;
+        let recorded = source_build::list_builds()
+            .ok()
+            .and_then(|list| list.into_iter().find(|b| b.info.key == p.key))
+            .map(|b| b.info.timing_hazards)
+            .unwrap_or_default();
+        for h in recorded {
+            if !hazards.contains(&h) {
+                hazards.push(h);
+            }
+        }
         if !hazards.is_empty() {
             warnings.push(format!(
                 "target \"{}\" is built with {}: assertions and debug options make timings \

@@ -1,7 +1,9 @@
 //! The build cache with a stand-in source tree (a `configure` that writes a Makefile
 //! whose build takes two seconds and installs a `postgres` script): two builds of the
 //! same inputs at once build once — the second waits, then takes the first one's
-//! result — and `server builds` lists the build until `--prune` empties the cache.
+//! result — and `server builds` lists the build until `--prune` empties the cache;
+//! inputs that are not files and the prefix in any spelling are refused before a build,
+//! and debug flags in configure's variables are named by `campaign plan`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -109,4 +111,109 @@ fn two_builds_of_the_same_inputs_build_once_and_the_cache_lists_and_prunes() {
     assert!(empty.stdout.is_empty());
     assert!(String::from_utf8_lossy(&empty.stderr).contains("no builds in the cache"));
     assert!(!Path::new(&bin).exists());
+}
+
+/// Runs `pgsurge ARGS` with the cache at `cache`; (success, stdout + stderr).
+fn run(cache: &Path, args: &[&std::ffi::OsStr]) -> (bool, String) {
+    let out = pgsurge(cache)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn inputs_that_are_not_files_and_every_prefix_form_are_refused_before_any_build() {
+    let dir = pgsurge_testkit::scratch_dir("build-inputs");
+    let cache = dir.path().join("cache");
+    let tree = dir.path().join("tree");
+    let count = dir.path().join("builds-run");
+    stand_in_tree(&tree, &count);
+    let fifo = dir.path().join("fifo.patch");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let build = |extra: &[&std::ffi::OsStr]| {
+        let mut args: Vec<&std::ffi::OsStr> = ["server", "build", "--contrib", "none", "--source"]
+            .iter()
+            .map(std::ffi::OsStr::new)
+            .collect();
+        args.push(tree.as_os_str());
+        args.extend_from_slice(extra);
+        run(&cache, &args)
+    };
+    let patch = |p: &Path| build(&["--patch".as_ref(), p.as_os_str()]);
+    // A FIFO with no writer and a device that never ends, as patches.
+    let (ok, text) = patch(&fifo);
+    assert!(
+        !ok && text.contains("fifo.patch") && text.contains("a FIFO"),
+        "{text}"
+    );
+    let (ok, text) = patch(Path::new("/dev/zero"));
+    assert!(
+        !ok && text.contains("/dev/zero") && text.contains("a device"),
+        "{text}"
+    );
+    // Every spelling of the prefix configure takes.
+    for arg in [
+        "--pre=/tmp/elsewhere",
+        "-prefix=/tmp/elsewhere",
+        "--prefi=/tmp/elsewhere",
+    ] {
+        let (ok, text) = build(&[format!("--configure={arg}").as_ref()]);
+        assert!(
+            !ok && text.contains("leave the prefix out"),
+            "{arg}: {text}"
+        );
+    }
+    // A FIFO inside the source tree.
+    let inside = tree.join("src/backend/pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&inside)
+        .status()
+        .unwrap()
+        .success());
+    let (ok, text) = build(&[]);
+    assert!(
+        !ok && text.contains("src/backend/pipe") && text.contains("FIFO"),
+        "{text}"
+    );
+    std::fs::remove_file(&inside).unwrap();
+    assert!(!count.exists(), "a build ran");
+
+    // Flags that make a debug build, in a variable given to configure, are named by
+    // campaign plan as --enable-cassert is.
+    for (configure, named) in [
+        (r#"["CFLAGS=-O0"]"#, "-O0"),
+        (r#"["CFLAGS=-Og -g"]"#, "-Og"),
+        (r#"["LDFLAGS=-fsanitize=address"]"#, "-fsanitize=address"),
+        (r#"["--enable-cassert"]"#, "--enable-cassert"),
+    ] {
+        let file = dir.path().join("debug.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "[campaign]\nname = \"debug\"\n\n[[target]]\nname = \"dbg\"\nsource = {:?}\n\
+                 configure = {configure}\n\n[matrix]\nscales = [1]\nclients = [1]\n\
+                 scripts = [\"select-only\"]\n",
+                tree.display().to_string()
+            ),
+        )
+        .unwrap();
+        let (ok, text) = run(
+            &cache,
+            &["campaign".as_ref(), "plan".as_ref(), file.as_os_str()],
+        );
+        assert!(ok, "{text}");
+        assert!(
+            text.contains(&format!("is built with {named}"))
+                && text.contains("timings meaningless"),
+            "{configure}: {text}"
+        );
+    }
 }

@@ -267,30 +267,51 @@ impl Inputs {
 }
 
 /// The options in a configure line or in compiler flags that make timings meaningless:
-/// assertions, no optimization, sanitizers, valgrind support, debug-only checks.
+/// assertions, little or no optimization (`-O0`, `-O1`, `-O`, `-Og`; meson's
+/// `optimization` 0, 1 or g and `buildtype=debug`), sanitizers, valgrind support,
+/// debug-only checks. A flag counts wherever it is: on its own, or in the value of a
+/// variable or option (`CFLAGS=-O0`, `LDFLAGS=-fsanitize=address`, `-Dc_args=-Og`).
 pub fn timing_hazards(configure: &str, cflags: &str) -> Vec<String> {
     let mut found = Vec::new();
     let words = configure
         .split_whitespace()
         .chain(cflags.split_whitespace())
-        .map(|w| w.trim_matches('\''));
+        .map(|w| w.trim_matches(['\'', '"']));
     for w in words {
-        let hazard = matches!(
-            w,
-            "--enable-cassert"
-                | "-Dcassert=true"
-                | "-O0"
-                | "-DUSE_VALGRIND"
-                | "-DCLOBBER_CACHE_ALWAYS"
-        ) || w.starts_with("-fsanitize")
-            || w.starts_with("-DDEBUG_DISCARD_CACHES")
-            || w.starts_with("-DRELCACHE_FORCE_RELEASE")
-            || w.starts_with("-DCATCACHE_FORCE_RELEASE");
-        if hazard && !found.iter().any(|f| f == w) {
-            found.push(w.to_string());
+        // `NAME=VALUE` and `-DNAME=VALUE`: the value is a flag of its own too.
+        let value = w
+            .split_once('=')
+            .map(|(_, v)| v.trim_matches(['\'', '"']))
+            .filter(|v| v.starts_with('-'));
+        for flag in std::iter::once(w).chain(value) {
+            if is_timing_hazard(flag) && !found.iter().any(|f| f == flag) {
+                found.push(flag.to_string());
+            }
         }
     }
     found
+}
+
+fn is_timing_hazard(w: &str) -> bool {
+    matches!(
+        w,
+        "--enable-cassert"
+            | "-Dcassert=true"
+            | "-O0"
+            | "-O1"
+            | "-O"
+            | "-Og"
+            | "-Doptimization=0"
+            | "-Doptimization=1"
+            | "-Doptimization=g"
+            | "-Dbuildtype=debug"
+            | "-DUSE_VALGRIND"
+            | "-DCLOBBER_CACHE_ALWAYS"
+    ) || w.starts_with("-fsanitize")
+        || (w.starts_with("-Db_sanitize=") && w != "-Db_sanitize=none")
+        || w.starts_with("-DDEBUG_DISCARD_CACHES")
+        || w.starts_with("-DRELCACHE_FORCE_RELEASE")
+        || w.starts_with("-DCATCACHE_FORCE_RELEASE")
 }
 
 /// The first 12 characters of a key, as shown to people.
@@ -304,9 +325,71 @@ fn online_cpus() -> usize {
         .unwrap_or(1)
 }
 
-/// `--prefix=DIR` or `--prefix DIR` (configure), `-Dprefix=DIR` or `--prefix` (meson).
+/// Whether a configure or meson argument sets where the build is installed, in any
+/// form the tools accept: autoconf takes `--prefix` and `--exec-prefix` abbreviated
+/// down to `--p` and `--ex` (with `=DIR` or DIR as the next argument), their one-dash
+/// spellings `-prefix` and `-exec-prefix`, `--exec_prefix`, and a `prefix=DIR` or
+/// `exec_prefix=DIR` argument as a variable; meson takes `--prefix` (abbreviated by
+/// its option parser too), `-Dprefix=DIR` and `prefix=DIR` after a lone `-D`.
 fn sets_prefix(arg: &str) -> bool {
-    arg == "--prefix" || arg.starts_with("--prefix=") || arg.starts_with("-Dprefix=")
+    let name = arg.split_once('=').map_or(arg, |(name, _)| name);
+    if arg.contains('=') && matches!(name, "prefix" | "exec_prefix" | "-Dprefix") {
+        return true;
+    }
+    if let Some(long) = name.strip_prefix("--") {
+        return (!long.is_empty() && "prefix".starts_with(long))
+            || (long.len() >= 2 && "exec-prefix".starts_with(long))
+            || long == "exec_prefix";
+    }
+    matches!(name, "-prefix" | "-exec-prefix")
+}
+
+/// The largest patch read: a patch is text a person can review, never this large.
+const MAX_PATCH_BYTES: u64 = 64 << 20;
+
+/// The largest source tarball read (PostgreSQL's are about 30 MB).
+const MAX_TARBALL_BYTES: u64 = 4 << 30;
+
+/// Opens `path` to read it when it is a regular file of at most `limit` bytes. A FIFO,
+/// device, socket or directory is refused, naming the path and what it is: it is opened
+/// without blocking, so a FIFO with no writer cannot hang the build, and it is never
+/// read, so a device like `/dev/zero` cannot fill memory. `what` says what the file is
+/// for (`patch`).
+pub(crate) fn open_regular(path: &Path, limit: u64, what: &str) -> Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| ServerError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| ServerError::io(path, e))?;
+    let kind = meta.file_type();
+    let not_regular = if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Some("a device")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_dir() {
+        Some("a directory")
+    } else {
+        None
+    };
+    if let Some(it) = not_regular {
+        return Err(ServerError::Invalid(format!(
+            "{}: the {what} is {it}, not a regular file; it is not read",
+            path.display()
+        )));
+    }
+    if meta.len() > limit {
+        return Err(ServerError::Invalid(format!(
+            "{}: the {what} is {} bytes, more than the {} a {what} may have",
+            path.display(),
+            meta.len(),
+            limit
+        )));
+    }
+    Ok(file)
 }
 
 fn capture(program: &Path, arg: &str) -> Option<String> {
@@ -322,11 +405,62 @@ mod tests {
 
     #[test]
     fn a_prefix_among_the_configure_arguments_is_recognised() {
-        assert!(sets_prefix("--prefix=/opt/pg"));
-        assert!(sets_prefix("--prefix"));
-        assert!(sets_prefix("-Dprefix=/opt/pg"));
-        assert!(!sets_prefix("--enable-debug"));
-        assert!(!sets_prefix("--with-includes=/opt/prefix"));
+        for arg in [
+            "--prefix=/opt/pg",
+            "--prefix",
+            "-prefix=/opt/pg",
+            "-prefix",
+            "--prefi=/opt/pg",
+            "--pre=/opt/pg",
+            "--pre",
+            "--p=/opt/pg",
+            "--exec-prefix=/opt/pg",
+            "--exec_prefix=/opt/pg",
+            "--exec-pre=/opt/pg",
+            "--ex=/opt/pg",
+            "-exec-prefix=/opt/pg",
+            "prefix=/opt/pg",
+            "exec_prefix=/opt/pg",
+            "-Dprefix=/opt/pg",
+        ] {
+            assert!(sets_prefix(arg), "{arg}");
+        }
+        for arg in [
+            "--enable-debug",
+            "--with-includes=/opt/prefix",
+            "--program-prefix=pg-",
+            "--with-perl",
+            "--e",
+            "CFLAGS=-O2",
+            "-Dc_args=-O2",
+            "-p",
+        ] {
+            assert!(!sets_prefix(arg), "{arg}");
+        }
+    }
+
+    #[test]
+    fn every_prefix_form_configure_takes_is_refused_before_any_work() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("src/backend")).unwrap();
+        std::fs::write(d.path().join("configure"), "#!/bin/sh\n").unwrap();
+        for arg in [
+            "--pre=/tmp/x",
+            "-prefix=/tmp/x",
+            "--prefi=/tmp/x",
+            "prefix=/tmp/x",
+        ] {
+            let req = BuildRequest {
+                source: d.path().to_path_buf(),
+                configure: vec![arg.to_string()],
+                ..Default::default()
+            };
+            let e = plan(&req).unwrap_err().to_string();
+            assert!(
+                e.contains(arg) && e.contains("leave the prefix out"),
+                "{arg}: {e}"
+            );
+        }
     }
 
     #[test]
@@ -343,6 +477,29 @@ mod tests {
             vec!["-O0", "-fsanitize=address"]
         );
         assert!(timing_hazards("--enable-debug --with-icu", "-O2").is_empty());
+        // In a variable given to configure, as campaign plan sees it, and in the
+        // quoted form pg_config --configure prints.
+        for (configure, hazard) in [
+            ("CFLAGS=-O0", "-O0"),
+            ("CFLAGS=-O1", "-O1"),
+            ("'CFLAGS=-Og -g'", "-Og"),
+            ("CFLAGS=-O", "-O"),
+            ("LDFLAGS=-fsanitize=address", "-fsanitize=address"),
+            ("CPPFLAGS=-fsanitize=undefined", "-fsanitize=undefined"),
+            ("-Dc_args=-O0", "-O0"),
+            ("-Db_sanitize=address", "-Db_sanitize=address"),
+            ("-Doptimization=g", "-Doptimization=g"),
+            ("-Dbuildtype=debug", "-Dbuildtype=debug"),
+        ] {
+            assert_eq!(timing_hazards(configure, ""), vec![hazard], "{configure}");
+        }
+        for fine in [
+            "CFLAGS=-O2",
+            "CFLAGS=-O3 -march=native",
+            "-Db_sanitize=none",
+        ] {
+            assert!(timing_hazards(fine, "").is_empty(), "{fine}");
+        }
         assert_eq!(timing_hazards("-Dcassert=true", ""), vec!["-Dcassert=true"]);
     }
 }

@@ -2,6 +2,7 @@
 //! also takes binary and rename hunks), else `patch -p1`. A patch that does not apply
 //! stops the build before anything is compiled, naming the patch and the file.
 
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -12,9 +13,20 @@ use super::record::{hex, PatchInfo};
 use crate::error::{Result, ServerError};
 
 /// The name and hash of a patch file (read here, so a missing patch fails before any
-/// work).
+/// work). Only a regular file of at most [`super::MAX_PATCH_BYTES`] is read.
 pub(super) fn describe(patch: &Path) -> Result<PatchInfo> {
-    let bytes = std::fs::read(patch).map_err(|e| ServerError::io(patch, e))?;
+    let file = super::open_regular(patch, super::MAX_PATCH_BYTES, "patch")?;
+    let mut bytes = Vec::new();
+    file.take(super::MAX_PATCH_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ServerError::io(patch, e))?;
+    if bytes.len() as u64 > super::MAX_PATCH_BYTES {
+        return Err(ServerError::Invalid(format!(
+            "{}: the patch grew past {} bytes while it was read",
+            patch.display(),
+            super::MAX_PATCH_BYTES
+        )));
+    }
     Ok(PatchInfo {
         name: patch
             .file_name()
@@ -149,6 +161,36 @@ mod tests {
             Some("src/a.c".into())
         );
         assert_eq!(failing_file("something else"), None);
+    }
+
+    #[test]
+    fn a_patch_that_is_not_a_regular_file_or_is_too_large_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo.patch");
+        let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(status.success());
+        // A FIFO with no writer: refused at once, never waited on.
+        let e = describe(&fifo).unwrap_err().to_string();
+        assert!(e.contains("fifo.patch") && e.contains("a FIFO"), "{e}");
+        // A device that never ends: refused, never read.
+        let e = describe(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero") && e.contains("a device"), "{e}");
+        let e = describe(d.path()).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        // A file larger than any patch (sparse: it takes no space).
+        let big = d.path().join("big.patch");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(super::super::MAX_PATCH_BYTES + 1)
+            .unwrap();
+        let e = describe(&big).unwrap_err().to_string();
+        assert!(
+            e.contains("big.patch") && e.contains("bytes, more than"),
+            "{e}"
+        );
+        let fine = d.path().join("fine.patch");
+        std::fs::write(&fine, "--- a/x\n+++ b/x\n").unwrap();
+        assert_eq!(describe(&fine).unwrap().name, "fine.patch");
     }
 
     #[test]

@@ -282,14 +282,15 @@ fn check_tree(path: &Path) -> Result<()> {
 }
 
 fn hash_file(path: &Path) -> Result<String> {
-    let mut file = fs::File::open(path).map_err(|e| ServerError::io(path, e))?;
+    let mut file = super::open_regular(path, super::MAX_TARBALL_BYTES, "source tarball")?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher).map_err(|e| ServerError::io(path, e))?;
     Ok(hex(&hasher.finalize()))
 }
 
 /// A hash over every file's relative path, executable bit and bytes (symlinks by
-/// their target), in a fixed order; `.git` is left out.
+/// their target), in a fixed order; `.git` is left out. Anything in the tree but files,
+/// directories and symlinks (a FIFO, a socket, a device) is refused, naming it.
 fn hash_tree(root: &Path) -> Result<String> {
     let mut hasher = Sha256::new();
     let mut stack = vec![root.to_path_buf()];
@@ -304,8 +305,10 @@ fn hash_tree(root: &Path) -> Result<String> {
             let kind = entry.file_type().map_err(|e| ServerError::io(&path, e))?;
             if kind.is_dir() {
                 stack.push(path);
-            } else {
+            } else if kind.is_file() || kind.is_symlink() {
                 files.push(path);
+            } else {
+                return Err(not_a_file(&path));
             }
         }
     }
@@ -325,12 +328,20 @@ fn hash_tree(root: &Path) -> Result<String> {
             } else {
                 b"f:"
             });
-            let mut file = fs::File::open(&path).map_err(|e| ServerError::io(&path, e))?;
+            let mut file = super::open_regular(&path, u64::MAX, "file of the source tree")?;
             std::io::copy(&mut file, &mut hasher).map_err(|e| ServerError::io(&path, e))?;
         }
         hasher.update([0]);
     }
     Ok(hex(&hasher.finalize()))
+}
+
+fn not_a_file(path: &Path) -> ServerError {
+    ServerError::Invalid(format!(
+        "{}: neither a file, a directory nor a symlink (a FIFO, socket or device); a \
+         source tree holds only those, so it is not read",
+        path.display()
+    ))
 }
 
 /// Copies a tree (files, directories, symlinks; modes kept), leaving out `.git`.
@@ -350,8 +361,10 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         } else if kind.is_dir() {
             fs::create_dir(&dst).map_err(|e| ServerError::io(&dst, e))?;
             copy_tree(&src, &dst)?;
-        } else {
+        } else if kind.is_file() {
             fs::copy(&src, &dst).map_err(|e| ServerError::io(&dst, e))?;
+        } else {
+            return Err(not_a_file(&src));
         }
     }
     Ok(())
@@ -382,6 +395,19 @@ mod tests {
         )
         .unwrap();
         assert_ne!(second, hash_tree(d.path()).unwrap());
+    }
+
+    #[test]
+    fn a_fifo_inside_a_source_tree_is_refused_not_waited_on() {
+        let d = tempfile::tempdir().unwrap();
+        fake_tree(d.path());
+        let fifo = d.path().join("src/backend/pipe");
+        let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(status.success());
+        let e = Source::identify(d.path(), None).unwrap_err().to_string();
+        assert!(e.contains("src/backend/pipe") && e.contains("FIFO"), "{e}");
+        let e = Source::identify(&fifo, None).unwrap_err().to_string();
+        assert!(e.contains("pipe"), "{e}");
     }
 
     #[test]
