@@ -21,8 +21,9 @@ use pgsurge_report::compare::{Comparison, Dimension, Verdict};
 use pgsurge_report::{compare_sides, CompareRequest, Side};
 use pgsurge_store::Store;
 
-/// Exit status when a step stays inconclusive after its tries.
-const EXIT_INCONCLUSIVE: i32 = 3;
+/// Exit status when no first bad commit can be named: a step stays inconclusive after
+/// its tries, or bad is not worse than good (nothing to bisect).
+const EXIT_NO_ANSWER: i32 = pgsurge_command::EXIT_NOTHING;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -185,7 +186,7 @@ fn bisect(a: &BisectArgs) -> Result<i32, String> {
                 "bad {} is not worse than good by more than the threshold: nothing to bisect",
                 short(&bad)
             );
-            return Ok(pgsurge_command::EXIT_FAILURE);
+            return Ok(EXIT_NO_ANSWER);
         }
         Step::Unclear => return Ok(b.inconclusive(&commits[hi])),
     }
@@ -303,7 +304,7 @@ impl Bisection<'_> {
             subject(&self.repo, commit),
             self.args.tries
         );
-        EXIT_INCONCLUSIVE
+        EXIT_NO_ANSWER
     }
 }
 

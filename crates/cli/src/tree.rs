@@ -40,7 +40,9 @@ pub fn tree() -> Command {
             "Run `pgsurge help COMMAND` (or `pgsurge COMMAND --help`) for a command's options.\n\
              Invoked as `pgbench`, the binary behaves exactly like `pgsurge bench`.\n\n\
              Exit status of pgsurge's own commands: 0 done, 1 failed, 2 usage error (nothing\n\
-             was done); `compare --fail-on` gives 3 on a regression. `bench` gives pgbench's.",
+             was done), 3 nothing to act on (no server, no build, no run; a line says so) or\n\
+             done and the answer is no (a failed test, a regression), 4 a campaign test missed\n\
+             a threshold, 130 interrupted. `bench` gives pgbench's.",
         )
         .subcommand_required(true)
         .arg_required_else_help(true)

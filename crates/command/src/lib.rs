@@ -9,8 +9,11 @@
 //! | [`EXIT_FAILURE`] (1) | the command ran and failed (its error on stderr) |
 //! | [`EXIT_USAGE`] (2) | the command line is wrong: nothing was done |
 //!
-//! A command may add statuses of its own above these (`compare --fail-on` exits 3 on
-//! a regression, `server status` 3 when no server runs).
+//! Above these, statuses mean the same in every command that gives them (the README's
+//! table lists which): [`EXIT_NOTHING`] (3) when there is nothing to act on (no server,
+//! no build, no run to report; a line says so) or when the command ran and the answer
+//! is no (a failed test, a regression), 4 when a campaign's test misses a threshold,
+//! [`EXIT_INTERRUPTED`] (130) after Ctrl-C.
 //!
 //! What a command prints of names and messages that come from a file or a store goes
 //! through [`terminal_safe`], so that text cannot drive the terminal.
@@ -24,6 +27,11 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// The command line is wrong; nothing was done.
 pub const EXIT_USAGE: i32 = 2;
+/// Nothing to act on (no server recorded or running, no build, no run), or done and
+/// the answer is no (a failed test, a regression found).
+pub const EXIT_NOTHING: i32 = 3;
+/// Interrupted by Ctrl-C (128 + SIGINT, as a shell reports it); resumable.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Parses `args` (the arguments after the command words) as `T`, naming the command
 /// `bin` in messages ("pgsurge campaign"). `Err` holds the status to exit with: 0

@@ -7,7 +7,8 @@
 //! are compared along (left out of the cells); `--along` adds more. With no sides,
 //! `compare` picks the obvious pair: the first two targets (file order) of the newest set
 //! that has several, else the last two sets. Exit status: 0, 1 error, 2 usage,
-//! [`EXIT_REGRESSION`] (3) when `--fail-on` finds a regression.
+//! [`EXIT_REGRESSION`] (3) when `--fail-on` finds a regression; `report` gives
+//! [`EXIT_NOTHING`] (3) when the store holds no run to report.
 
 use crate::compare::{render_markdown, render_text, Comparison, Dimension};
 use crate::pages::{write_report, ReportRequest};
@@ -208,9 +209,15 @@ pub fn report_main(args: &[OsString]) -> i32 {
     }
 }
 
-/// Runs `pgsurge report` with parsed arguments; returns the exit status.
+// The exit status of `pgsurge report` when the store holds no run to report (nothing
+// to act on; nothing is written).
+use pgsurge_command::EXIT_NOTHING;
+
+/// Runs `pgsurge report` with parsed arguments; returns the exit status: 0, 1 on an
+/// error, [`EXIT_NOTHING`] when there is no run to report.
 pub fn report_with(a: &ReportArgs) -> i32 {
-    let run = || -> Result<(), String> {
+    let mut nothing = false;
+    let mut run = || -> Result<(), String> {
         let mut store = open(a.store.as_deref())?;
         let mut sets = Vec::new();
         for s in &a.sets {
@@ -220,6 +227,7 @@ pub fn report_with(a: &ReportArgs) -> i32 {
             if let crate::pages::ReportError::NoneReadable { skipped, .. } = &e {
                 warn_left_out(skipped.iter().map(|u| u.to_string()));
             }
+            nothing = matches!(e, crate::pages::ReportError::Empty(..));
             e.to_string()
         })?;
         warn_left_out(files.skipped.iter().map(|u| u.to_string()));
@@ -233,6 +241,10 @@ pub fn report_with(a: &ReportArgs) -> i32 {
     };
     match run() {
         Ok(()) => 0,
+        Err(e) if nothing => {
+            eprintln!("pgsurge: nothing to report: {e}");
+            EXIT_NOTHING
+        }
         Err(e) => {
             eprintln!("pgsurge: error: {e}");
             1

@@ -33,19 +33,22 @@ enum Command {
     /// Initialize (if needed) and start a server that keeps running until `stop`;
     /// prints its connection string.
     Start(StartArgs),
-    /// Stop a server started with `start` (fast shutdown, then immediate).
+    /// Stop a server started with `start` (fast shutdown, then immediate). Exit status
+    /// 3 when no server is recorded (nothing to stop).
     Stop(SelectArgs),
-    /// Show the servers started with `start` and whether they run.
+    /// Show the servers started with `start` and whether they run. Exit status 3 when
+    /// none runs.
     Status(SelectArgs),
     /// Print `export PGHOST=… PGPORT=… PGUSER=… PGDATABASE=…` lines for a running
     /// server, so that `eval "$(pgsurge server env)"` makes `pgsurge bench` and `psql`
-    /// connect to it without arguments.
+    /// connect to it without arguments. Exit status 3 when none runs.
     Env(SelectArgs),
     /// Build and install PostgreSQL from a source tree, a git checkout (at --ref) or a
     /// release tarball, with patches; cached by its inputs. Prints the installation's
     /// bin directory as the last line.
     Build(BuildArgs),
-    /// List the builds in the cache (or empty it with --prune).
+    /// List the builds in the cache (or empty it with --prune). Exit status 3 when the
+    /// cache holds no build (nothing to list or remove).
     Builds(BuildsArgs),
 }
 
@@ -162,8 +165,13 @@ fn parse_setting(text: &str) -> std::result::Result<(String, String), String> {
     Ok((name.trim().to_string(), value.to_string()))
 }
 
+// The exit status when there is nothing to act on: no server recorded (`stop`) or
+// running (`status`, `env`), no build in the cache (`builds`). A line on stderr (on
+// stdout for `status`, whose output it is) says so.
+use pgsurge_command::EXIT_NOTHING;
+
 /// `pgsurge server` with the given output streams; returns the exit code (0 success,
-/// 1 failure, 2 usage error, 3 `status`: no server running).
+/// 1 failure, 2 usage error, [`EXIT_NOTHING`] 3: nothing to act on).
 pub(crate) fn run(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let cli = match pgsurge_command::parse_to::<ServerCli>("pgsurge server", args, out, err) {
         Ok(c) => c,
@@ -261,19 +269,19 @@ fn builds(
                 users_text(who)
             );
         }
-        return Ok(0);
+        return Ok(if p.removed == 0 { EXIT_NOTHING } else { 0 });
     }
     let list = crate::source_build::list_builds()?;
     if list.is_empty() {
         let _ = writeln!(err, "pgsurge: no builds in the cache");
-        return Ok(0);
+        return Ok(EXIT_NOTHING);
     }
     for b in list {
         let i = &b.info;
         let patches: Vec<&str> = i.patches.iter().map(|p| p.name.as_str()).collect();
         let _ = writeln!(
             out,
-            "{}  {}  {}\n    patches: {}\n    configure: {}\n    {}, {:.0} MB, built in {:.0} s{}\n    {}",
+            "{}  {}  {}\n    patches: {}\n    configure: {}\n    {}, {:.0} MB, built in {}{}\n    {}",
             crate::source_build::short(&i.key),
             i.version,
             i.source,
@@ -281,7 +289,9 @@ fn builds(
             if i.configure.is_empty() { "(defaults)".to_string() } else { i.configure.join(" ") },
             i.compiler,
             b.bytes as f64 / 1e6,
-            i.seconds,
+            crate::source_build::elapsed_text(
+                std::time::Duration::try_from_secs_f64(i.seconds).unwrap_or_default()
+            ),
             if i.timing_hazards.is_empty() {
                 String::new()
             } else {
@@ -430,7 +440,7 @@ fn stop(state_dir: &Path, a: SelectArgs, out: &mut dyn Write, err: &mut dyn Writ
     let records = select(state_dir, &a, err)?;
     if records.is_empty() {
         let _ = writeln!(err, "pgsurge: no server to stop");
-        return Ok(0);
+        return Ok(EXIT_NOTHING);
     }
     let mut code = 0;
     for r in records {
@@ -475,7 +485,7 @@ fn status(state_dir: &Path, a: SelectArgs, out: &mut dyn Write) -> Result<i32> {
     )?;
     if records.is_empty() {
         let _ = writeln!(out, "no pgsurge server recorded");
-        return Ok(3);
+        return Ok(EXIT_NOTHING);
     }
     let mut any_running = false;
     for r in records {
@@ -495,7 +505,7 @@ fn status(state_dir: &Path, a: SelectArgs, out: &mut dyn Write) -> Result<i32> {
             }
         }
     }
-    Ok(if any_running { 0 } else { 3 })
+    Ok(if any_running { 0 } else { EXIT_NOTHING })
 }
 
 /// The command that stops a server started with `--data DIR` (or without), ready to
@@ -558,7 +568,7 @@ fn env(state_dir: &Path, a: SelectArgs, out: &mut dyn Write, err: &mut dyn Write
         // (and a `set -e` script, or `&& …`) stops instead of going on with whatever
         // PG* variables the shell had.
         let _ = writeln!(out, "# pgsurge: no running server to export\nfalse");
-        return Ok(3);
+        return Ok(EXIT_NOTHING);
     };
     let _ = write!(out, "{}", env_lines(r));
     Ok(0)
@@ -644,14 +654,18 @@ mod tests {
     }
 
     #[test]
-    fn status_with_nothing_recorded_exits_3() {
+    fn with_nothing_recorded_status_and_stop_both_exit_3() {
         let dir = tempfile::tempdir().unwrap();
         let sd = dir.path().to_string_lossy().into_owned();
         let (code, out, _) = run_str(&["status", "--state-dir", &sd]);
-        assert_eq!(code, 3);
+        assert_eq!(code, EXIT_NOTHING);
         assert!(out.contains("no pgsurge server"));
-        let (code, _, err) = run_str(&["stop", "--state-dir", &sd]);
-        assert_eq!(code, 0);
-        assert!(err.contains("no server to stop"));
+        for stop in [&["stop"][..], &["stop", "--all"]] {
+            let mut args = stop.to_vec();
+            args.extend(["--state-dir", &sd]);
+            let (code, out, err) = run_str(&args);
+            assert_eq!(code, EXIT_NOTHING, "{stop:?}");
+            assert!(err.contains("no server to stop") && out.is_empty(), "{err}");
+        }
     }
 }

@@ -86,6 +86,27 @@ fn two_builds_of_the_same_inputs_build_once_and_the_cache_lists_and_prunes() {
     let tree_text = format!("source tree {}", tree.canonicalize().unwrap().display());
     assert!(text.contains(&tree_text), "{text}");
     assert!(text.contains(&bin), "{text}");
+    // The build's time is one wall time: the build log's, the line the build printed and
+    // the cache's list say the same, and it is at least the build's own two seconds.
+    let listed = text
+        .split(", built in ")
+        .nth(1)
+        .and_then(|t| t.split(|c: char| c.is_whitespace() || c == ',').next())
+        .unwrap_or_else(|| panic!("no build time in {text}"));
+    let install = Path::new(&bin).parent().unwrap();
+    let log = std::fs::read_to_string(install.with_file_name("build.log")).unwrap();
+    assert!(
+        log.contains(&format!("\n### built in {listed} (wall time")),
+        "the log does not say {listed}: {}",
+        &log[log.len().saturating_sub(300)..]
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains(&format!("  built in {listed}: "))),
+        "{errs:#?}"
+    );
+    let seconds: f64 = listed.trim_end_matches('s').parse().unwrap_or(60.0);
+    assert!(seconds >= 2.0, "built in {listed}, under the build's 2 s");
     // A changed file is another source: a new build.
     std::fs::write(tree.join("src/backend/changed.c"), "int x;\n").unwrap();
     let again = pgsurge(&cache)
@@ -107,7 +128,10 @@ fn two_builds_of_the_same_inputs_build_once_and_the_cache_lists_and_prunes() {
         .unwrap();
     let said = String::from_utf8_lossy(&prune.stderr);
     assert!(said.contains("removed 2 builds"), "{said}");
+    assert!(prune.status.success(), "{said}");
+    // An empty cache: nothing to list, nothing to remove (exit status 3).
     let empty = pgsurge(&cache).args(["server", "builds"]).output().unwrap();
+    assert_eq!(empty.status.code(), Some(3));
     assert!(empty.stdout.is_empty());
     assert!(String::from_utf8_lossy(&empty.stderr).contains("no builds in the cache"));
     assert!(!Path::new(&bin).exists());

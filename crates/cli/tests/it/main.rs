@@ -20,6 +20,7 @@ mod debug_trace;
 mod dist_group;
 mod dist_local;
 mod dist_ssh_netns;
+mod exit_statuses;
 mod fresh_cluster;
 mod hdr_log_unit;
 mod init_jobs;

@@ -125,7 +125,13 @@ impl Entry {
         let _ = remove_all(&self.install_dir());
     }
 
-    /// Records the build as complete and removes the work directory.
+    /// Removes the work directory (the source and the build tree) of a build that
+    /// succeeded.
+    pub(super) fn discard_work(&self) -> Result<()> {
+        remove_all(&self.work_dir())
+    }
+
+    /// Records the build as complete (its work directory removed).
     pub(super) fn finish(&self, info: &BuildInfo) -> Result<()> {
         remove_all(&self.work_dir())?;
         let path = self.info_path();

@@ -392,8 +392,8 @@ impl CompilePlan<'_> {
     }
 }
 
-/// `4m12s`, `12.3s`.
-pub(super) fn elapsed_text(d: Duration) -> String {
+/// `4m12s`, `12.3s`: how long a build or a step took, as every output says it.
+pub fn elapsed_text(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s < 60.0 {
         format!("{s:.1}s")
