@@ -931,41 +931,14 @@ fn wal_chart(drawn: &Drawn<'_>, name: &str, mk: ChartMaker<'_>) -> LineChart {
     )
 }
 
-/// The charts of what limited the run: throughput, latency percentiles, CPU, commit
-/// rates, WAL, schedule lag, failures.
-fn limits_charts(
-    run: &LoadedRun,
-    view: &IntervalView<'_>,
-    drawn: &Drawn<'_>,
+/// The CPU charts of a test: each host's CPU by state, and who used the server host's.
+fn cpu_charts(
     cpus: &HostCpus,
-    wal_name: Option<&str>,
+    points: &BTreeMap<&str, Vec<(f64, f64)>>,
     mk: ChartMaker<'_>,
     n: &mut usize,
 ) -> String {
-    let points = &drawn.points;
-    let rec = &run.run.record;
-    let tps_series = view.tps();
     let mut body = String::new();
-    body.push_str("<div class=\"charts\">");
-    let note = view.note();
-    body.push_str(&chart_div(
-        &mk(
-            "Throughput",
-            "transactions per second (tps)",
-            vec![tps_series.clone()],
-            note.clone(),
-        ),
-        n,
-    ));
-    body.push_str(&chart_div(
-        &mk(
-            "Latency percentiles per interval",
-            "latency (ms)",
-            latency_series(view),
-            note.clone(),
-        ),
-        n,
-    ));
     for (prefix, role) in &cpus.families {
         let series: Vec<Series> = CPU_STATES
             .into_iter()
@@ -1003,6 +976,45 @@ fn limits_charts(
             n,
         ));
     }
+    body
+}
+
+/// The charts of what limited the run: throughput, latency percentiles, CPU, commit
+/// rates, WAL, schedule lag, failures.
+fn limits_charts(
+    run: &LoadedRun,
+    view: &IntervalView<'_>,
+    drawn: &Drawn<'_>,
+    cpus: &HostCpus,
+    wal_name: Option<&str>,
+    mk: ChartMaker<'_>,
+    n: &mut usize,
+) -> String {
+    let points = &drawn.points;
+    let rec = &run.run.record;
+    let tps_series = view.tps();
+    let mut body = String::new();
+    body.push_str("<div class=\"charts\">");
+    let note = view.note();
+    body.push_str(&chart_div(
+        &mk(
+            "Throughput",
+            "transactions per second (tps)",
+            vec![tps_series.clone()],
+            note.clone(),
+        ),
+        n,
+    ));
+    body.push_str(&chart_div(
+        &mk(
+            "Latency percentiles per interval",
+            "latency (ms)",
+            latency_series(view),
+            note.clone(),
+        ),
+        n,
+    ));
+    body.push_str(&cpu_charts(cpus, points, mk, n));
     let mut rates: Vec<Series> = Vec::new();
     if let Some(s) = metric_series(points, "pg.db.xact_commit_per_s", "server commits/s") {
         rates.push(s);

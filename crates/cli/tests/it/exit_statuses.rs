@@ -143,7 +143,7 @@ fn status_3_done_and_the_answer_is_no() {
     let srv = TestServer::shared();
     let db = srv.create_database("exit_status_failed_test");
     let dir = pgsurge_testkit::scratch_dir("exit-statuses");
-    let file = campaign(dir.path(), &srv, &db, "SELECT * FROM no_such_table;\n", 1);
+    let file = campaign(dir.path(), srv, &db, "SELECT * FROM no_such_table;\n", 1);
     let out = run(dir.path(), &["campaign", "run", "--store", "r.db", &file]);
     assert_status(&out, 3, "no_such_table");
 }
@@ -153,7 +153,7 @@ fn status_130_interrupted() {
     let srv = TestServer::shared();
     let db = srv.create_database("exit_status_interrupted");
     let dir = pgsurge_testkit::scratch_dir("exit-statuses");
-    let file = campaign(dir.path(), &srv, &db, "SELECT pg_sleep(0.01);\n", 600);
+    let file = campaign(dir.path(), srv, &db, "SELECT pg_sleep(0.01);\n", 600);
     let child = pgsurge(dir.path())
         .args(["campaign", "run", "--quiet", "--store", "r.db", &file])
         .stdout(std::process::Stdio::piped())
