@@ -14,6 +14,7 @@ use crate::compare::{render_markdown, render_text, Comparison, Dimension};
 use crate::pages::{write_report, ReportRequest};
 use crate::sides::{compare_sides, parse_side, CompareRequest, Side, SideFilter};
 use clap::{Parser, ValueEnum};
+use pgsurge_command::EXIT_NOTHING;
 use pgsurge_store::Store;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -208,10 +209,6 @@ pub fn report_main(args: &[OsString]) -> i32 {
         Err(code) => code,
     }
 }
-
-// The exit status of `pgsurge report` when the store holds no run to report (nothing
-// to act on; nothing is written).
-use pgsurge_command::EXIT_NOTHING;
 
 /// Runs `pgsurge report` with parsed arguments; returns the exit status: 0, 1 on an
 /// error, [`EXIT_NOTHING`] when there is no run to report.

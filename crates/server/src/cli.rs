@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
+use pgsurge_command::EXIT_NOTHING;
 
 use crate::builder::{BinarySource, ClusterBuilder};
 use crate::cluster::conninfo;
@@ -164,11 +165,6 @@ fn parse_setting(text: &str) -> std::result::Result<(String, String), String> {
     crate::config_files::check_setting_name(name.trim()).map_err(|e| e.to_string())?;
     Ok((name.trim().to_string(), value.to_string()))
 }
-
-// The exit status when there is nothing to act on: no server recorded (`stop`) or
-// running (`status`, `env`), no build in the cache (`builds`). A line on stderr (on
-// stdout for `status`, whose output it is) says so.
-use pgsurge_command::EXIT_NOTHING;
 
 /// `pgsurge server` with the given output streams; returns the exit code (0 success,
 /// 1 failure, 2 usage error, [`EXIT_NOTHING`] 3: nothing to act on).
