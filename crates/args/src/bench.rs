@@ -618,9 +618,12 @@ fn workload_metrics(
         return Ok(String::new());
     };
     let after = workload_snapshot(spec, pack).map_err(|_| ())?;
-    let secs = result.bench_duration_us as f64 / 1e6;
-    let mut values =
-        pgsurge_workload::metrics::metric_values(pack, before, &after, secs, result.scale);
+    let shape = pgsurge_workload::metrics::RunShape {
+        duration_s: result.bench_duration_us as f64 / 1e6,
+        scale: result.scale,
+        think_times: !spec.pauses.is_empty(),
+    };
+    let mut values = pgsurge_workload::metrics::metric_values(pack, before, &after, &shape);
     let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
         .scripts
         .iter()

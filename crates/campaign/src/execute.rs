@@ -302,6 +302,7 @@ fn pack_snapshot(
 fn pack_metrics(
     workload: &Workload,
     target: &LiveTarget,
+    spec: &RunSpec,
     before: &pgsurge_workload::metrics::Snapshot,
     result: &mut RunResult,
 ) -> Result<()> {
@@ -311,9 +312,12 @@ fn pack_metrics(
     let Some(p) = &workload.pack else {
         return Ok(());
     };
-    let secs = result.bench_duration_us as f64 / 1e6;
-    let mut values =
-        pgsurge_workload::metrics::metric_values(&p.pack, before, &after, secs, result.scale);
+    let shape = pgsurge_workload::metrics::RunShape {
+        duration_s: result.bench_duration_us as f64 / 1e6,
+        scale: result.scale,
+        think_times: !spec.pauses.is_empty(),
+    };
+    let mut values = pgsurge_workload::metrics::metric_values(&p.pack, before, &after, &shape);
     let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
         .scripts
         .iter()
@@ -656,7 +660,7 @@ fn run_test_inner(
     settle(&mut monitor, &target.dbname, &since)?;
     let after = snapshot(&mut monitor, target)?;
     if let Some(before) = &pack_before {
-        pack_metrics(s.workload, target, before, &mut result)?;
+        pack_metrics(s.workload, target, &spec, before, &mut result)?;
     }
     record_outcome(s, target, &result, &messages, statements, sampled, w);
     record_counters(s, &before, &after, &result, w);

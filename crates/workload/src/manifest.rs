@@ -156,6 +156,10 @@ pub struct Metric {
     /// change itself.
     #[serde(default)]
     pub per: MetricPer,
+    /// The metric means something only in a run with the keying and think times on
+    /// (`think_times = 1`): it is left out of the others (TPC-C's tpmC and efficiency).
+    #[serde(default)]
+    pub with_think_times: bool,
 }
 
 /// What a metric's change is divided by.

@@ -4,7 +4,7 @@
 use pgsurge_wire::Connection;
 
 use crate::error::WorkloadError;
-use crate::manifest::MetricPer;
+use crate::manifest::{Metric, MetricPer};
 use crate::pack::Pack;
 
 /// Every metric's value at one moment, in manifest order.
@@ -56,15 +56,37 @@ pub struct MetricValue {
 /// The unit of a derived metric: a percentage of its ceiling.
 pub const PERCENT: &str = "%";
 
-/// The metrics of a run of `duration_s` seconds between two snapshots, on a database
-/// of scale `scale` (the ceiling of a derived metric is per unit of it).
+/// What a run was, as far as its pack's metrics care.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunShape {
+    /// The run's length in seconds.
+    pub duration_s: f64,
+    /// The database's scale (the ceiling of a derived metric is per unit of it).
+    pub scale: i64,
+    /// Whether the clients paused for the keying and think times.
+    pub think_times: bool,
+}
+
+impl Metric {
+    /// Whether the metric means something in a run of this shape (one that needs the
+    /// keying and think times is left out of a run without them).
+    fn applies(&self, run: &RunShape) -> bool {
+        !self.with_think_times || run.think_times
+    }
+}
+
+/// The metrics of a run between two snapshots, those that apply to it (a metric that
+/// needs the keying and think times, or is derived from one that does, is left out of
+/// a run without them), in manifest order.
 pub fn metric_values(
     pack: &Pack,
     before: &Snapshot,
     after: &Snapshot,
-    duration_s: f64,
-    scale: i64,
+    run: &RunShape,
 ) -> Vec<MetricValue> {
+    let RunShape {
+        duration_s, scale, ..
+    } = *run;
     let metrics = &pack.manifest.metrics;
     let measured: Vec<(f64, &'static str)> = metrics
         .iter()
@@ -80,9 +102,17 @@ pub fn metric_values(
             }
         })
         .collect();
+    let base_applies = |m: &Metric| match &m.of {
+        Some(of) => metrics
+            .iter()
+            .find(|b| &b.name == of)
+            .is_none_or(|b| b.applies(run)),
+        None => true,
+    };
     metrics
         .iter()
         .zip(&measured)
+        .filter(|(m, _)| m.applies(run) && base_applies(m))
         .map(|(m, &(value, unit))| {
             let (value, unit) = match (&m.of, m.ceiling_per_unit) {
                 (Some(of), Some(per_unit)) => {
@@ -181,7 +211,12 @@ mod tests {
         // 257.2 New-Orders in 120 s: 128.6 per minute, on 20 warehouses of 12.86.
         let before = Snapshot(vec![1000.0, 1000.0, 5.0, 0.0]);
         let after = Snapshot(vec![1257.2, 1257.2, 7.0, 0.0]);
-        let v = metric_values(&p, &before, &after, 120.0, 20);
+        let shape = RunShape {
+            duration_s: 120.0,
+            scale: 20,
+            think_times: true,
+        };
+        let v = metric_values(&p, &before, &after, &shape);
         assert!((v[1].value - 128.6).abs() < 1e-9, "{v:?}");
         assert!((v[3].value - 50.0).abs() < 1e-9, "{v:?}");
         assert_eq!(v[3].unit, PERCENT);
@@ -198,5 +233,23 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("tpmC = 128.6 (per minute; "), "{text}");
+    }
+
+    #[test]
+    fn tpmc_and_efficiency_are_left_out_without_think_times() {
+        let p = Pack::resolve("tpcc").unwrap();
+        let before = Snapshot(vec![1000.0, 1000.0, 5.0, 0.0]);
+        let after = Snapshot(vec![61000.0, 61000.0, 7.0, 0.0]);
+        let shape = RunShape {
+            duration_s: 60.0,
+            scale: 1,
+            think_times: false,
+        };
+        let v = metric_values(&p, &before, &after, &shape);
+        let names: Vec<&str> = v.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["NOPM", "New-Order rollbacks"]);
+        assert_eq!(v[0].value, 60000.0);
+        let text = render(&v);
+        assert!(!text.contains("tpmC") && !text.contains('%'), "{text}");
     }
 }

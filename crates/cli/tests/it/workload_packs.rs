@@ -372,6 +372,8 @@ fn ycsb_reads_updates_and_inserts_in_its_proportions_with_skew() {
         &["bench", "--workload", "ycsb-a", "-c", "2", "-t", "500", &db],
     );
     ok(&o);
+    // Workload A inserts nothing: no count of inserted records.
+    assert!(!o.stdout.contains("records inserted"), "{}", o.stdout);
     let (_, upd1, _) = table_counters(srv, &db, "usertable");
     let updates = upd1 - upd0;
     assert_proportion("workload A updates", updates, 1000.0, 0.5);
