@@ -298,8 +298,40 @@ pub(crate) fn human_duration(s: f64) -> String {
     parts.join(" ")
 }
 
-/// What would make the campaign's results misleading, known before it runs: a throwaway
-/// target whose data directory would be in memory (tmpfs, ramfs), where no I/O happens.
+/// A host with at most this many CPUs is small: a server and a load generator on it,
+/// unpinned, take CPU time from each other in every test.
+const SMALL_HOST_CPUS: usize = 4;
+
+/// The warning for throwaway servers sharing a small host (`cpus` CPUs) with the load
+/// generator, none of them pinned to CPUs of their own; None otherwise.
+fn shared_host_warning(campaign: &Campaign, cpus: usize) -> Option<String> {
+    let spec = &campaign.spec;
+    let names: Vec<String> = spec
+        .targets
+        .iter()
+        .filter(|t| t.is_throwaway())
+        .map(|t| format!("\"{}\"", t.name))
+        .collect();
+    if names.is_empty()
+        || cpus > SMALL_HOST_CPUS
+        || spec.distributed.is_some()
+        || !spec.pinning.is_empty()
+    {
+        return None;
+    }
+    Some(format!(
+        "this host: the server of target {} and the load generator share its {cpus} CPUs, \
+         unpinned: each takes CPU time from the other, and the client's work limits the \
+         server's throughput; give each CPUs of its own with [pinning] (server = \"…\", \
+         client = \"…\") or run the server on another host",
+        names.join(", ")
+    ))
+}
+
+/// What would make the campaign's results misleading, known before it runs: what on
+/// this host moves numbers from run to run, throwaway servers sharing a small host with
+/// the load generator unpinned, and a throwaway target whose data directory would be in
+/// memory (tmpfs, ramfs), where no I/O happens.
 pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
     let mounts = std::fs::read_to_string("/proc/mounts").ok();
     // This host runs the load generator (and the throwaway servers): what on it moves
@@ -309,6 +341,8 @@ pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
         .into_iter()
         .map(|w| format!("this host: {w}"))
         .collect();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    out.extend(shared_host_warning(campaign, cpus));
     for t in campaign.spec.targets.iter().filter(|t| t.is_throwaway()) {
         let (dir, given) = match &t.data_dir {
             Some(d) => (d.clone(), true),
@@ -706,6 +740,28 @@ mod tests {
         assert!(pgsurge_observe::manifest::noise_warnings(&noisy)
             .iter()
             .any(|w| w.contains("\"powersave\"")));
+    }
+
+    #[test]
+    fn plan_warns_of_a_server_and_client_sharing_a_small_host_unpinned() {
+        let shared = campaign("duration = 10");
+        assert!(shared.spec.targets.iter().any(|t| t.is_throwaway()));
+        let w = shared_host_warning(&shared, 2).expect("a warning on 2 CPUs");
+        assert!(
+            w.contains("share its 2 CPUs, unpinned") && w.contains("[pinning]"),
+            "{w}"
+        );
+        assert_eq!(shared_host_warning(&shared, 16), None);
+        let pinned = campaign("duration = 10\n[pinning]\nserver = \"0\"\nclient = \"1\"");
+        assert_eq!(shared_host_warning(&pinned, 2), None);
+        // On this host the plan's warnings hold it exactly when the host is small.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(
+            plan_warnings(&shared)
+                .iter()
+                .any(|x| x.contains("unpinned")),
+            cpus <= SMALL_HOST_CPUS
+        );
     }
 
     #[test]

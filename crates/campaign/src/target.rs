@@ -221,6 +221,7 @@ pub fn start(
                 .binaries(source)
                 .settings(spec.settings_text())
                 .data_checksums(spec.data_checksums)
+                .statements(true)
                 .cpus(pinning.server_cpus())
                 .database(database)
                 .temp_prefix(format!("pgsurge-campaign-{}", spec.name))

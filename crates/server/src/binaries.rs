@@ -139,6 +139,28 @@ impl PgBinaries {
         self.bin_dir.join(name)
     }
 
+    /// Whether the extension `name` is installed with these binaries: its control file
+    /// and its library where their `pg_config` says (false without `pg_config`).
+    pub fn has_extension(&self, name: &str) -> bool {
+        let Ok(out) = Command::new(self.program("pg_config"))
+            .args(["--sharedir", "--pkglibdir"])
+            .output()
+        else {
+            return false;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        let (Some(share), Some(lib), true) = (lines.next(), lines.next(), out.status.success())
+        else {
+            return false;
+        };
+        Path::new(share)
+            .join("extension")
+            .join(format!("{name}.control"))
+            .is_file()
+            && Path::new(lib).join(format!("{name}.so")).is_file()
+    }
+
     /// `psql` from the binaries directory, else from `PATH` (fetched server-only
     /// distributions may lack client programs).
     pub fn psql(&self) -> Option<PathBuf> {

@@ -88,6 +88,7 @@ pub struct ClusterBuilder {
     stop_timeouts: StopTimeouts,
     detached: bool,
     temp_prefix: String,
+    statements: bool,
 }
 
 impl Default for ClusterBuilder {
@@ -114,9 +115,15 @@ impl Default for ClusterBuilder {
             stop_timeouts: StopTimeouts::default(),
             detached: false,
             temp_prefix: "pgsurge-".into(),
+            statements: false,
         }
     }
 }
+
+/// The setting that loads libraries at server start.
+const PRELOAD: &str = "shared_preload_libraries";
+/// The extension that counts each statement's calls and time.
+const STATEMENTS: &str = "pg_stat_statements";
 
 impl ClusterBuilder {
     /// A builder with the defaults described on the type.
@@ -244,12 +251,37 @@ impl ClusterBuilder {
         self
     }
 
+    /// Loads `pg_stat_statements` when the binaries provide it and the settings do not
+    /// set `shared_preload_libraries` themselves (an empty value turns it off): it is
+    /// preloaded, and created in template1 of a fresh cluster, so every database has it.
+    /// Off by default.
+    pub fn statements(mut self, on: bool) -> Self {
+        self.statements = on;
+        self
+    }
+
+    /// Whether `pg_stat_statements` is preloaded (its setting added by [`start`]).
+    ///
+    /// [`start`]: ClusterBuilder::start
+    fn preloads_statements(&self) -> bool {
+        self.settings
+            .iter()
+            .any(|(n, v)| n == PRELOAD && v == STATEMENTS)
+            && self.statements
+    }
+
     /// Initializes if needed, configures, starts and waits for the server.
-    pub fn start(self) -> Result<Cluster> {
+    pub fn start(mut self) -> Result<Cluster> {
         for (name, _) in &self.settings {
             check_setting_name(name)?;
         }
         let binaries = self.source.resolve()?;
+        if self.statements
+            && !self.settings.iter().any(|(n, _)| n == PRELOAD)
+            && binaries.has_extension(STATEMENTS)
+        {
+            self.settings.push((PRELOAD.into(), STATEMENTS.into()));
+        }
         let run_as = RunAs::resolve(self.run_as.as_deref())?;
         let mut cleanup = Cleanup::default();
         let result = self.start_inner(binaries, run_as, &mut cleanup);
@@ -322,10 +354,19 @@ impl ClusterBuilder {
         }
         prepend_hba(&data_dir, &self.hba, ra)?;
         write_files(&data_dir, &self.files, ra)?;
-        if fresh {
-            if let Some(db) = &self.database {
-                create_database_single_user(&binaries, ra, &data_dir, db)?;
-            }
+        let extensions: &[&str] = if self.preloads_statements() {
+            &[STATEMENTS]
+        } else {
+            &[]
+        };
+        if fresh && (self.database.is_some() || !extensions.is_empty()) {
+            create_database_single_user(
+                &binaries,
+                ra,
+                &data_dir,
+                self.database.as_deref(),
+                extensions,
+            )?;
         }
 
         // Start, retrying on a port taken between our probe and the server's bind.

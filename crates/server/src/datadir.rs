@@ -55,12 +55,14 @@ pub(crate) fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
     })
 }
 
-/// Creates a database in single-user mode (needs no client program, before start).
+/// Creates `extensions` in template1, then the database `db`, in single-user mode (needs
+/// no client program, before start).
 pub(crate) fn create_database_single_user(
     binaries: &PgBinaries,
     ra: Option<&RunAs>,
     data: &Path,
-    db: &str,
+    db: Option<&str>,
+    extensions: &[&str],
 ) -> Result<()> {
     use std::io::Write;
     let mut cmd = server_command(binaries.program("postgres"), ra, data);
@@ -75,7 +77,13 @@ pub(crate) fn create_database_single_user(
         detail: e.to_string(),
     })?;
     if let Some(mut stdin) = child.stdin.take() {
-        let _ = writeln!(stdin, "CREATE DATABASE {}", quote_ident(db));
+        // Extensions first, in template1: every database created later has them.
+        for e in extensions {
+            let _ = writeln!(stdin, "CREATE EXTENSION IF NOT EXISTS {}", quote_ident(e));
+        }
+        if let Some(db) = db {
+            let _ = writeln!(stdin, "CREATE DATABASE {}", quote_ident(db));
+        }
     }
     let out = child
         .wait_with_output()
@@ -84,7 +92,13 @@ pub(crate) fn create_database_single_user(
         Ok(())
     } else {
         Err(ServerError::CommandFailed {
-            what: format!("creating database {db} (postgres --single)"),
+            what: match db {
+                Some(db) => format!("creating database {db} (postgres --single)"),
+                None => format!(
+                    "creating extensions {} (postgres --single)",
+                    extensions.join(", ")
+                ),
+            },
             detail: format!("{}\n{}", out.status, String::from_utf8_lossy(&out.stderr)),
         })
     }

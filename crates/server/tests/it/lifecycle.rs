@@ -162,3 +162,57 @@ fn settings_applied() {
         .unwrap_err();
     assert!(err.to_string().contains("work_mem"), "{err}");
 }
+
+#[test]
+fn statements_are_preloaded_and_in_every_database_unless_the_settings_choose() {
+    let c = ClusterBuilder::new()
+        .statements(true)
+        .database("bench")
+        .start()
+        .unwrap();
+    let bin = c.binaries().bin_dir().to_path_buf();
+    if !c.binaries().has_extension("pg_stat_statements") {
+        pgsurge_testkit::missing_prerequisite("pg_stat_statements is not installed");
+        return;
+    }
+    let ci = c.conninfo("bench");
+    assert_eq!(
+        psql(&bin, &ci, "show shared_preload_libraries"),
+        "pg_stat_statements"
+    );
+    // The view answers (it would fail without the library loaded) and counts.
+    psql(&bin, &ci, "select 6*7");
+    let calls = psql(
+        &bin,
+        &ci,
+        "select count(*) > 0 from pg_stat_statements where query like 'select $1%'",
+    );
+    assert_eq!(calls, "t");
+    // A database created later has it too (from template1).
+    psql(&bin, &c.conninfo("postgres"), "create database later");
+    assert_eq!(
+        psql(
+            &bin,
+            &c.conninfo("later"),
+            "select count(*) from pg_extension where extname = 'pg_stat_statements'"
+        ),
+        "1"
+    );
+    // Settings that choose the preloaded libraries are kept: none here.
+    let off = ClusterBuilder::new()
+        .statements(true)
+        .setting("shared_preload_libraries", "")
+        .database("bench")
+        .start()
+        .unwrap();
+    let ci = off.conninfo("bench");
+    assert_eq!(psql(&bin, &ci, "show shared_preload_libraries"), "");
+    assert_eq!(
+        psql(
+            &bin,
+            &ci,
+            "select count(*) from pg_extension where extname = 'pg_stat_statements'"
+        ),
+        "0"
+    );
+}
