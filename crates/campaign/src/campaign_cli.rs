@@ -385,6 +385,44 @@ pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
     out
 }
 
+/// The closing lines of `campaign run`: the commands that show the set `set_id` of
+/// the store at `location` (the targets compared, the report, the runs).
+fn next_steps(campaign: &Campaign, location: &str, set_id: i64, warnings: usize) -> String {
+    use pgsurge_command::shell_word;
+    let store = if location == pgsurge_store::default_location() {
+        String::new()
+    } else {
+        format!(" --store {}", shell_word(location))
+    };
+    let mut steps = Vec::new();
+    if let [a, b, ..] = campaign.spec.targets.as_slice() {
+        let side = |name: &str| shell_word(&format!("set:{set_id}/target:{name}"));
+        steps.push((
+            format!("pgsurge compare {} {}{store}", side(&a.name), side(&b.name)),
+            format!(
+                "\"{}\" against \"{}\", with 95 % intervals (--format markdown to paste)",
+                b.name, a.name
+            ),
+        ));
+    }
+    steps.push((
+        format!("pgsurge report --set {set_id} -o report{store}"),
+        "the HTML report (report/index.html, opens offline)".to_string(),
+    ));
+    steps.push((
+        format!("pgsurge results show {set_id}{store}"),
+        if warnings == 0 {
+            "the set's runs".to_string()
+        } else {
+            format!(
+                "the set's runs and its {warnings} warning{}",
+                if warnings == 1 { "" } else { "s" }
+            )
+        },
+    ));
+    pgsurge_command::next_lines(&steps)
+}
+
 /// The `campaign plan --format json` document.
 pub(crate) fn plan_json(campaign: &Campaign, m: &crate::matrix::Matrix) -> serde_json::Value {
     let e = Estimate::of(campaign, m);
@@ -618,7 +656,9 @@ pub fn main(args: &[OsString]) -> i32 {
                             "set {}: {} tests planned, {} already stored, {} run now ({} failed), {} remaining; store {}",
                             o.set_id, o.planned, o.already_stored, o.ok + o.failed, o.failed, o.remaining, store.location()
                         );
-                        for w in &o.warnings {
+                        // Each warning was said once as it came; those that were not
+                        // (the samplers') are said here.
+                        for w in o.warnings.iter().filter(|w| !o.said_warnings.contains(w)) {
                             eprintln!("warning: {}", terminal_safe(&redact(w)));
                         }
                         for r in &o.capacity {
@@ -628,6 +668,10 @@ pub fn main(args: &[OsString]) -> i32 {
                     if o.remaining > 0 {
                         eprintln!("campaign interrupted: run the same command again to resume");
                         return 130;
+                    }
+                    if !quiet {
+                        let steps = next_steps(&campaign, &location, o.set_id, o.warnings.len());
+                        eprint!("{}", terminal_safe(&redact(&steps)));
                     }
                     let gates = check_thresholds(&campaign, &mut store, o.set_id);
                     if o.failed > 0 {
@@ -740,6 +784,33 @@ mod tests {
         assert!(pgsurge_observe::manifest::noise_warnings(&noisy)
             .iter()
             .any(|w| w.contains("\"powersave\"")));
+    }
+
+    #[test]
+    fn a_run_ends_with_the_commands_that_show_its_set() {
+        let t = next_steps(&campaign("duration = 10"), "/tmp/r.db", 4, 1);
+        assert!(
+            t.starts_with("next:\n  pgsurge compare set:4/target:a set:4/target:b --store /tmp/r.db   \"b\" against \"a\""),
+            "{t}"
+        );
+        assert!(
+            t.contains("  pgsurge report --set 4 -o report --store /tmp/r.db "),
+            "{t}"
+        );
+        assert!(
+            t.contains("  pgsurge results show 4 --store /tmp/r.db "),
+            "{t}"
+        );
+        assert!(t.contains("its 1 warning\n"), "{t}");
+        let one = Campaign::parse(
+            "[campaign]\nname = \"t\"\n[[target]]\nname = \"only one\"\n[matrix]\nscales = [1]\nclients = [1]\n",
+            "t.toml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let t = next_steps(&one, &pgsurge_store::default_location(), 5, 0);
+        assert!(!t.contains("compare") && !t.contains("--store"), "{t}");
+        assert!(t.contains("pgsurge results show 5 "), "{t}");
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! `pgsurge quickstart`: a throwaway server (local binaries, else a fetched version),
 //! `-i -s 10`, select-only and tpcb-like at 1, 2, 4 and 8 clients, three rounds of 4 s
 //! tests (so the report shows this machine's run-to-run noise as a band beside every
-//! point), a summary table, the results in a store file, and the HTML report — in
-//! under three minutes on two cores, leaving nothing running. It joins three crates that do not
-//! know each other's side: the campaign writes the store, `results` prints its table,
-//! the report reads it.
+//! point), a summary table (one line per cell: the median and spread of its repeats),
+//! the results in a store file, and the HTML report — in under three minutes on two
+//! cores, leaving nothing running. It joins crates that do not know each other's side:
+//! the campaign writes the store, the report's cells summarize it, the report reads it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -175,9 +175,21 @@ pub fn main(args: &[OsString]) -> i32 {
             return 1;
         }
     };
+    let cells = match pgsurge_report::cells::build_cells(&mut store, &runs, &Default::default()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("pgsurge: error: {e}");
+            return 1;
+        }
+    };
     println!();
-    print!("{}", pgsurge_records::runs_table(&runs));
-    for w in &outcome.warnings {
+    print!("{}", cells_table(&cells));
+    // Those said as they came are not repeated.
+    for w in outcome
+        .warnings
+        .iter()
+        .filter(|w| !outcome.said_warnings.contains(w))
+    {
         println!("warning: {w}");
     }
     println!();
@@ -205,6 +217,49 @@ pub fn main(args: &[OsString]) -> i32 {
     } else {
         0
     }
+}
+
+/// One line per cell: its repeats, the median tps and their spread (lowest to highest,
+/// and that range as a share of the median), the 99th percentile latency over all
+/// repeats, and the failed repeats.
+fn cells_table(cells: &[pgsurge_report::cells::Cell]) -> String {
+    let labels: Vec<String> = cells.iter().map(|c| c.key.label()).collect();
+    let width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut s = format!(
+        "{:<width$}  {:>7}  {:>10}  {:>25}  {:>9}  {}\n",
+        "cell", "repeats", "tps median", "spread (min–max, range)", "p99 ms", "failed"
+    );
+    for (c, label) in cells.iter().zip(&labels) {
+        let (median, spread) = if c.tps.is_empty() {
+            ("-".to_string(), "-".to_string())
+        } else {
+            let range = if c.tps_median > 0.0 {
+                format!("{:.1} %", (c.tps_max - c.tps_min) / c.tps_median * 100.0)
+            } else {
+                "-".to_string()
+            };
+            (
+                format!("{:.1}", c.tps_median),
+                format!("{:.1}–{:.1}, {range}", c.tps_min, c.tps_max),
+            )
+        };
+        let p99 = if c.tps.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.3}", c.latency_ms.p99)
+        };
+        s.push_str(&format!(
+            "{label:<width$}  {:>7}  {median:>10}  {spread:>25}  {p99:>9}  {}\n",
+            c.tps.len() + c.failed,
+            c.failed
+        ));
+    }
+    s
 }
 
 /// The closing lines: where the report is and which commands come next.
@@ -236,18 +291,11 @@ fn next_steps(store: &str, set_id: i64, index: &std::path::Path) -> String {
             "a server of your own; `eval \"$(pgsurge server env)\"`, then `pgsurge bench`",
         ),
     ];
-    // The explanations start in one column, two spaces after the longest command.
-    let width = steps
-        .iter()
-        .map(|(command, _)| command.chars().count())
-        .max()
-        .unwrap_or(0);
-    let mut out = String::from("\nnext:\n");
-    for (command, what) in &steps {
-        let pad = width - command.chars().count();
-        out.push_str(&format!("  {command}{:pad$}   {what}\n", ""));
-    }
-    out
+    let steps: Vec<(String, String)> = steps
+        .into_iter()
+        .map(|(command, what)| (command, what.to_string()))
+        .collect();
+    format!("\n{}", pgsurge_command::next_lines(&steps))
 }
 
 #[cfg(test)]

@@ -142,9 +142,50 @@ pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// The closing lines of a command that leaves results behind: `next:`, then each
+/// command and what it gives, the explanations starting in one column.
+pub fn next_lines(steps: &[(String, String)]) -> String {
+    let width = steps
+        .iter()
+        .map(|(command, _)| command.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("next:\n");
+    for (command, what) in steps {
+        let pad = width - command.chars().count();
+        out.push_str(&format!("  {command}{:pad$}   {what}\n", ""));
+    }
+    out
+}
+
+/// `s` as one word for a POSIX shell: as is when it is plain, else single-quoted.
+pub fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:@=%+,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_lines_start_their_explanations_in_one_column() {
+        let t = next_lines(&[
+            ("pgsurge report --set 3".into(), "the HTML report".into()),
+            ("pgsurge results show 3".into(), "the runs".into()),
+        ]);
+        assert_eq!(
+            t,
+            "next:\n  pgsurge report --set 3    the HTML report\n  \
+             pgsurge results show 3   the runs\n"
+        );
+        assert_eq!(shell_word("set:1/target:a"), "set:1/target:a");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 
     #[derive(clap::Parser, Debug)]
     struct Demo {

@@ -653,11 +653,56 @@ pub fn where_time_goes(
     s
 }
 
-/// One line per run saying where its server-host metrics came from, whether the
-/// client was the bottleneck and whether the test initialized the data.
+/// Where each run's server-host metrics came from, whether the client was the
+/// bottleneck and whether the test initialized the data: one line for the runs that
+/// say the same (`runs 2-5, 9: …`), one per run that says something of its own.
 pub fn facts_lines(runs: &[Run], facts: &[(i64, pgsurge_store::FactRecord)]) -> String {
-    use pgsurge_store::facts as f;
+    let mut groups: Vec<(String, Vec<&Run>)> = Vec::new();
+    for (r, line) in run_facts(runs, facts) {
+        match groups.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, rs)) => rs.push(r),
+            None => groups.push((line, vec![r])),
+        }
+    }
     let mut s = String::new();
+    for (line, rs) in groups {
+        match rs.as_slice() {
+            [r] => s.push_str(&format!("run {} ({}): {line}\n", r.id, r.record.test_key)),
+            _ => {
+                let ids: Vec<i64> = rs.iter().map(|r| r.id).collect();
+                s.push_str(&format!("runs {}: {line}\n", id_ranges(&ids)));
+            }
+        }
+    }
+    s
+}
+
+/// `1-4, 7, 9-10`: run ids (ascending) as ranges.
+fn id_ranges(ids: &[i64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i {
+            ids[i].to_string()
+        } else {
+            format!("{}-{}", ids[i], ids[j])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// Each run's facts line (without the run), for the runs that have facts.
+fn run_facts<'a>(
+    runs: &'a [Run],
+    facts: &[(i64, pgsurge_store::FactRecord)],
+) -> Vec<(&'a Run, String)> {
+    use pgsurge_store::facts as f;
+    let mut out = Vec::new();
     for r in runs {
         let get = |name: &str| {
             facts
@@ -691,10 +736,8 @@ pub fn facts_lines(runs: &[Run], facts: &[(i64, pgsurge_store::FactRecord)]) -> 
             (Some(_), _) => format!("reused ({})", get(f::INIT_REASON).unwrap_or("")),
             (None, _) => "-".into(),
         };
-        let mut line = format!(
-            "run {} ({}): server host metrics: {source}; client-bound: {client}; init: {init}",
-            r.id, r.record.test_key
-        );
+        let mut line =
+            format!("server host metrics: {source}; client-bound: {client}; init: {init}");
         if let Some(fs) = get(f::DATA_DIR_FSTYPE) {
             line.push_str(&format!("; data directory on {fs}"));
             if get(f::DATA_DIR_IN_MEMORY) == Some("true") {
@@ -707,10 +750,9 @@ pub fn facts_lines(runs: &[Run], facts: &[(i64, pgsurge_store::FactRecord)]) -> 
         if let Some(h) = get(f::TIMING_HAZARDS) {
             line.push_str(&format!("; built with {h}: NOT FOR TIMING"));
         }
-        s.push_str(&line);
-        s.push('\n');
+        out.push((r, line));
     }
-    s
+    out
 }
 
 /// Writes to stdout; a reader that went away (`| head`) ends the output quietly.
@@ -1152,6 +1194,37 @@ mod tests {
             set: None,
             target: None,
         }
+    }
+
+    #[test]
+    fn runs_whose_facts_say_the_same_share_one_line() {
+        use pgsurge_store::facts as f;
+        use pgsurge_store::FactRecord;
+        let mut s = store();
+        let (runs, _) = select_runs(&mut s, &all()).unwrap();
+        let (a, b) = (runs[0].id, runs[1].id);
+        let same = |id: i64| {
+            vec![
+                (id, FactRecord::new(f::SERVER_HOST_METRICS_SOURCE, "local")),
+                (id, FactRecord::new(f::CLIENT_BOUND, "false")),
+            ]
+        };
+        let facts: Vec<_> = same(a).into_iter().chain(same(b)).collect();
+        let text = facts_lines(&runs, &facts);
+        assert_eq!(
+            text,
+            format!("runs {a}-{b}: server host metrics: local; client-bound: no; init: -\n")
+        );
+        // A run that says something of its own keeps its line.
+        let mut facts = facts;
+        facts.push((b, FactRecord::new(f::DATA_DIR_FSTYPE, "ext4")));
+        let text = facts_lines(&runs, &facts);
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(
+            text.contains(&format!("run {b} ({}): ", runs[1].record.test_key)),
+            "{text}"
+        );
+        assert_eq!(id_ranges(&[1, 2, 3, 5, 7, 8]), "1-3, 5, 7-8");
     }
 
     #[test]

@@ -44,8 +44,11 @@ pub struct Outcome {
     pub failed: usize,
     /// Tests still missing (interrupted).
     pub remaining: usize,
-    /// Warnings raised now.
+    /// Warnings raised now, each once.
     pub warnings: Vec<String>,
+    /// Those of [`Outcome::warnings`] said on the terminal as they came (none when
+    /// quiet).
+    pub said_warnings: Vec<String>,
     /// Run ids stored now, in order.
     pub run_ids: Vec<i64>,
     /// The searches' results, in capacity mode.

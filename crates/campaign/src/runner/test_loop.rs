@@ -170,12 +170,17 @@ pub(super) fn store_test(
     let run_id = sink.store.write_run_replacing(&write)?;
     sink.out.run_ids.push(run_id);
     for (k, w) in write.warnings.iter().enumerate() {
-        let the_targets = k >= said_at_start;
-        if the_targets && sink.out.warnings.contains(&w.message) {
+        // Each message is told once, however many tests raise it.
+        if sink.out.warnings.contains(&w.message) {
             continue;
         }
-        if w.code != "sampler" && !the_targets {
+        // A target's were said when it started; the samplers' are not said here.
+        let the_targets = k >= said_at_start;
+        if !the_targets && w.code != "sampler" {
             sink.say(&format!("warning: {}", w.message));
+        }
+        if !sink.quiet && (the_targets || w.code != "sampler") {
+            sink.out.said_warnings.push(w.message.clone());
         }
         sink.out.warnings.push(w.message.clone());
     }

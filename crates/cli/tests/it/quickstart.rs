@@ -40,15 +40,34 @@ pub(crate) fn quickstart_postgres(tmp: &Path) -> Vec<String> {
     out
 }
 
-fn check_output(stdout: &str, dir: &Path, store: &Path, report_dir: &Path, tests: usize) {
+/// Checks quickstart's output: one summary line per cell (`cells`), each with its
+/// `repeats` and none failed, the store and the report.
+fn check_output(
+    stdout: &str,
+    dir: &Path,
+    store: &Path,
+    report_dir: &Path,
+    cells: usize,
+    repeats: usize,
+) {
     let rows: Vec<&str> = stdout
         .lines()
-        .filter(|l| l.contains("/select-only/") || l.contains("/tpcb-like/"))
+        .filter(|l| l.starts_with("select-only s=") || l.starts_with("tpcb-like s="))
         .collect();
-    assert_eq!(rows.len(), tests, "summary table:\n{stdout}");
+    assert_eq!(rows.len(), cells, "summary table:\n{stdout}");
+    for r in &rows {
+        let words: Vec<&str> = r.split_whitespace().collect();
+        // …  repeats  median  min–max,  range  %  p99  failed
+        let n = words.len();
+        assert!(n >= 8, "{r}");
+        assert_eq!(words[n - 1], "0", "a failed repeat: {stdout}");
+        assert_eq!(words[n - 7], repeats.to_string(), "{r}");
+        assert!(words[n - 5].contains('–'), "no spread in {r}");
+        assert!(words[n - 6].parse::<f64>().is_ok_and(|t| t > 0.0), "{r}");
+    }
     assert!(
-        rows.iter().all(|r| r.trim_end().ends_with("ok")),
-        "{stdout}"
+        !stdout.contains("/select-only/"),
+        "one line per run:\n{stdout}"
     );
     assert!(
         stdout.contains(&format!("results stored in {}", store.display())),
@@ -106,7 +125,7 @@ fn quickstart_short_then_default_leaves_nothing_running() {
         stderr.contains("[4/4]"),
         "progress shown on stderr:\n{stderr}"
     );
-    check_output(&stdout, dir.path(), &store, &report_dir, 4);
+    check_output(&stdout, dir.path(), &store, &report_dir, 4, 1);
     assert!(
         quickstart_postgres(&tmp).is_empty(),
         "left running: {:?}",
@@ -131,9 +150,10 @@ fn quickstart_short_then_default_leaves_nothing_running() {
         Path::new("pgsurge-results.db"),
         Path::new("pgsurge-report"),
         8,
+        1,
     );
-    assert!(stdout.contains("/s10/"), "scale 10: {stdout}");
-    for clients in ["/c1/", "/c2/", "/c4/", "/c8/"] {
+    assert!(stdout.contains(" s=10 "), "scale 10: {stdout}");
+    for clients in [" c=1 ", " c=2 ", " c=4 ", " c=8 "] {
         assert!(stdout.contains(clients), "{clients}: {stdout}");
     }
     assert!(
