@@ -1,5 +1,6 @@
 //! The build cache with a stand-in source tree (a `configure` that writes a Makefile
-//! whose build takes two seconds and installs a `postgres` script): two builds of the
+//! whose build takes two seconds, "compiles" two files and installs a `postgres`
+//! script): two builds of the
 //! same inputs at once build once — the second waits, then takes the first one's
 //! result — and `server builds` lists the build until `--prune` empties the cache;
 //! inputs that are not files and the prefix in any spelling are refused before a build,
@@ -19,7 +20,7 @@ fn pgsurge(cache: &Path) -> Command {
 fn stand_in_tree(dir: &Path, count: &Path) {
     std::fs::create_dir_all(dir.join("src/backend")).unwrap();
     let makefile = format!(
-        "all:\n\tsleep 2\n\techo built >> {count}\ninstall:\n\tmkdir -p $(DESTDIR)$(PREFIX)/bin\n\
+        "all:\n\tsleep 2\n\t@echo 'cc -O2 -c -o a.o a.c'\n\t@echo 'cc -O2 -c -o b.o b.c'\n\techo built >> {count}\ninstall:\n\tmkdir -p $(DESTDIR)$(PREFIX)/bin\n\
          \tprintf '#!/bin/sh\\necho \"postgres (PostgreSQL) 18.0\"\\n' > $(DESTDIR)$(PREFIX)/bin/postgres\n\
          \tchmod +x $(DESTDIR)$(PREFIX)/bin/postgres\n",
         count = count.display()
@@ -107,6 +108,13 @@ fn two_builds_of_the_same_inputs_build_once_and_the_cache_lists_and_prunes() {
     );
     let seconds: f64 = listed.trim_end_matches('s').parse().unwrap_or(60.0);
     assert!(seconds >= 2.0, "built in {listed}, under the build's 2 s");
+    // The build records the files its make compiled: the total a later build of the
+    // same kind counts its progress against.
+    let info: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(install.with_file_name("build.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(info["files_compiled"], 2, "{info}");
     // A changed file is another source: a new build.
     std::fs::write(tree.join("src/backend/changed.c"), "int x;\n").unwrap();
     let again = pgsurge(&cache)

@@ -84,15 +84,40 @@ impl BuildSystem {
 pub(super) struct BuildLog {
     path: PathBuf,
     file: File,
+    /// The files `make` is expected to compile (from an earlier build of the same
+    /// kind), for the progress lines.
+    expected_files: Option<u64>,
 }
 
 impl BuildLog {
-    pub(super) fn create(path: &Path) -> Result<BuildLog> {
+    pub(super) fn create(path: &Path, expected_files: Option<u64>) -> Result<BuildLog> {
         let file = File::create(path).map_err(|e| ServerError::io(path, e))?;
         Ok(BuildLog {
             path: path.to_path_buf(),
             file,
+            expected_files,
         })
+    }
+
+    /// Where the log ends now.
+    pub(super) fn offset(&mut self) -> u64 {
+        self.file.stream_position().unwrap_or(0)
+    }
+
+    /// The compiler runs printed since `offset` (the files compiled).
+    pub(super) fn compiles_since(&self, offset: u64) -> u64 {
+        compiles_in(&self.text_since(offset))
+    }
+
+    fn text_since(&self, offset: u64) -> String {
+        let Ok(mut f) = File::open(&self.path) else {
+            return String::new();
+        };
+        let mut text = String::new();
+        if f.seek(SeekFrom::Start(offset)).is_err() || f.read_to_string(&mut text).is_err() {
+            return String::new();
+        }
+        text
     }
 
     pub(super) fn file(&mut self) -> &mut File {
@@ -171,26 +196,9 @@ impl BuildLog {
     }
 
     /// How far a step got, read from its output: ninja's `[N/M]`, or the number of
-    /// compiler runs `make` printed.
+    /// compiler runs `make` printed, of the total an earlier build compiled.
     fn progress_since(&self, offset: u64) -> String {
-        let Ok(mut f) = File::open(&self.path) else {
-            return String::new();
-        };
-        let mut text = String::new();
-        if f.seek(SeekFrom::Start(offset)).is_err() || f.read_to_string(&mut text).is_err() {
-            return String::new();
-        }
-        if let Some(last) = text.lines().rev().find(|l| l.starts_with('[')) {
-            if let Some(end) = last.find(']') {
-                return format!(", {}", &last[..=end]);
-            }
-        }
-        let compiles = text.lines().filter(|l| l.contains(" -c ")).count();
-        if compiles > 0 {
-            format!(", {compiles} files compiled")
-        } else {
-            String::new()
-        }
+        progress_text(&self.text_since(offset), self.expected_files)
     }
 
     fn failed(&self, step: &str, why: &str) -> ServerError {
@@ -200,6 +208,27 @@ impl BuildLog {
             log: self.path.clone(),
             tail: tail(&self.path, 30),
         }
+    }
+}
+
+/// The compiler runs in a step's output: lines that compile one file (`-c`).
+fn compiles_in(text: &str) -> u64 {
+    text.lines().filter(|l| l.contains(" -c ")).count() as u64
+}
+
+/// `, [312/2050]` (ninja's own count) or `, 312 of about 2050 files compiled` (`make`'s
+/// compiler runs, of the total `expected` an earlier build compiled; without it, the
+/// count alone).
+fn progress_text(text: &str, expected: Option<u64>) -> String {
+    if let Some(last) = text.lines().rev().find(|l| l.starts_with('[')) {
+        if let Some(end) = last.find(']') {
+            return format!(", {}", &last[..=end]);
+        }
+    }
+    match (compiles_in(text), expected) {
+        (0, _) => String::new(),
+        (n, Some(total)) if total >= n => format!(", {n} of about {total} files compiled"),
+        (n, _) => format!(", {n} files compiled"),
     }
 }
 
@@ -272,7 +301,9 @@ impl CompilePlan<'_> {
         cmd
     }
 
-    pub(super) fn run(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
+    /// Configures, compiles and installs; returns the files `make` compiled (None for
+    /// meson).
+    pub(super) fn run(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<Option<u64>> {
         for module in self.contrib {
             if !self.src.join("contrib").join(module).is_dir() {
                 return Err(ServerError::Invalid(format!(
@@ -281,11 +312,15 @@ impl CompilePlan<'_> {
             }
         }
         std::fs::create_dir_all(self.build).map_err(|e| ServerError::io(self.build, e))?;
-        match self.system {
-            BuildSystem::Meson => self.meson(log, progress)?,
-            _ => self.autoconf(log, progress)?,
-        }
-        self.move_installation()
+        let compiled = match self.system {
+            BuildSystem::Meson => {
+                self.meson(log, progress)?;
+                None
+            }
+            _ => Some(self.autoconf(log, progress)?),
+        };
+        self.move_installation()?;
+        Ok(compiled)
     }
 
     /// Where `make install` / `ninja install` put the files: the staging directory
@@ -309,7 +344,8 @@ impl CompilePlan<'_> {
         std::fs::rename(&staged, self.install_dir).map_err(|e| ServerError::io(&staged, e))
     }
 
-    fn autoconf(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
+    /// The autoconf build; returns the files its `make` steps compiled.
+    fn autoconf(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<u64> {
         let jobs = format!("-j{}", self.jobs);
         let mut configure = self.command(self.src.join("configure"));
         configure
@@ -321,6 +357,7 @@ impl CompilePlan<'_> {
         let _ = writeln!(progress, "  configuring");
         log.run_watched("configure", &mut configure, progress)?;
         let _ = writeln!(progress, "  compiling with {} jobs", self.jobs);
+        let compiling = log.offset();
         log.run_watched("make", self.command("make").arg(&jobs), progress)?;
         for module in self.contrib {
             log.run_watched(
@@ -332,6 +369,7 @@ impl CompilePlan<'_> {
                 progress,
             )?;
         }
+        let compiled = log.compiles_since(compiling);
         let _ = writeln!(progress, "  installing");
         let destdir = format!("DESTDIR={}", self.stage().display());
         log.run_watched(
@@ -349,7 +387,7 @@ impl CompilePlan<'_> {
                     .arg(&destdir),
             )?;
         }
-        Ok(())
+        Ok(compiled)
     }
 
     fn meson(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
@@ -413,9 +451,36 @@ mod tests {
     }
 
     #[test]
+    fn progress_counts_files_compiled_of_the_expected_total() {
+        let make =
+            "make -C src/backend\ngcc -O2 -c -o a.o a.c\ngcc -O2 -c -o b.o b.c\nar crs x.a\n";
+        assert_eq!(
+            progress_text(make, Some(2050)),
+            ", 2 of about 2050 files compiled"
+        );
+        assert_eq!(progress_text(make, None), ", 2 files compiled");
+        // More than the earlier build compiled: the count alone.
+        assert_eq!(progress_text(make, Some(1)), ", 2 files compiled");
+        assert_eq!(
+            progress_text("[312/2050] Compiling C object x.o\n", None),
+            ", [312/2050]"
+        );
+        assert_eq!(progress_text("checking for cc\n", Some(9)), "");
+        // The count of a finished make step, as the build records it.
+        let d = tempfile::tempdir().unwrap();
+        let mut log = BuildLog::create(&d.path().join("build.log"), None).unwrap();
+        log.run("configure", Command::new("echo").arg("configured"))
+            .unwrap();
+        let at = log.offset();
+        log.run("make", Command::new("printf").arg(make)).unwrap();
+        assert_eq!(log.compiles_since(at), 2);
+        assert_eq!(log.compiles_since(0), 2);
+    }
+
+    #[test]
     fn a_failing_step_carries_the_log_tail() {
         let d = tempfile::tempdir().unwrap();
-        let mut log = BuildLog::create(&d.path().join("build.log")).unwrap();
+        let mut log = BuildLog::create(&d.path().join("build.log"), None).unwrap();
         let e = log
             .run(
                 "configure",

@@ -151,7 +151,7 @@ fn compile_into(
     let work = entry.work_dir();
     let src = work.join("src");
     std::fs::create_dir_all(&src).map_err(|e| ServerError::io(&src, e))?;
-    let mut log = compile::BuildLog::create(&entry.log_path())?;
+    let mut log = compile::BuildLog::create(&entry.log_path(), expected_files(req, inputs))?;
     let _ = writeln!(progress, "  preparing the source");
     inputs.source.materialize(&src, &mut log)?;
     for patch in &req.patches {
@@ -168,7 +168,7 @@ fn compile_into(
         jobs: req.jobs.unwrap_or_else(online_cpus).max(1),
         system,
     };
-    plan.run(&mut log, progress)?;
+    let files_compiled = plan.run(&mut log, progress)?;
     let bin_dir = entry.bin_dir();
     let pg_config = bin_dir.join("pg_config");
     let pg_configure = capture(&pg_config, "--configure").unwrap_or_default();
@@ -189,6 +189,7 @@ fn compile_into(
         ),
         pg_configure,
         version: capture(&pg_config, "--version").unwrap_or_default(),
+        files_compiled,
         seconds: 0.0,
         finished_at: 0,
     };
@@ -222,6 +223,24 @@ fn compile_into(
         info,
         cached: false,
     })
+}
+
+/// The files a `make` build of `req` is expected to compile: what the newest cached
+/// autoconf build with the same configure arguments and contrib modules compiled (a
+/// bisect's or a patch test's earlier build of the same tree); None when there is none.
+fn expected_files(req: &BuildRequest, inputs: &Inputs) -> Option<u64> {
+    let builds = list_builds().ok()?;
+    builds
+        .iter()
+        .map(|b| &b.info)
+        .filter(|i| {
+            i.system == compile::BuildSystem::Autoconf.name()
+                && i.configure == req.configure
+                && i.contrib == inputs.contrib
+        })
+        .filter_map(|i| Some((i.finished_at, i.files_compiled?)))
+        .max()
+        .map(|(_, files)| files)
 }
 
 /// Everything that determines the binaries, read once.

@@ -211,7 +211,7 @@ mod tests {
             "--- a/lib/a.c\n+++ b/lib/a.c\n@@ -1 +1 @@\n-int a = 7;\n+int a = 8;\n",
         )
         .unwrap();
-        let mut log = BuildLog::create(&d.path().join("build.log")).unwrap();
+        let mut log = BuildLog::create(&d.path().join("build.log"), None).unwrap();
         apply(&src, &good, &mut log).unwrap();
         assert_eq!(
             std::fs::read_to_string(src.join("lib/a.c")).unwrap(),

@@ -33,6 +33,10 @@ pub struct BuildInfo {
     pub version: String,
     /// Options that make timings meaningless (`--enable-cassert`, `-O0`, …).
     pub timing_hazards: Vec<String>,
+    /// The C files `make` compiled (autoconf builds; ninja counts its own steps): the
+    /// total a later build of the same kind is measured against while it compiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_compiled: Option<u64>,
     /// Seconds the build took.
     pub seconds: f64,
     /// When it finished (Unix seconds).
