@@ -176,12 +176,12 @@ mod tests {
     fn next_lines_start_their_explanations_in_one_column() {
         let t = next_lines(&[
             ("pgsurge report --set 3".into(), "the HTML report".into()),
-            ("pgsurge results show 3".into(), "the runs".into()),
+            ("pgsurge results show 3 --json".into(), "the runs".into()),
         ]);
         assert_eq!(
             t,
-            "next:\n  pgsurge report --set 3    the HTML report\n  \
-             pgsurge results show 3   the runs\n"
+            "next:\n  pgsurge report --set 3          the HTML report\n  \
+             pgsurge results show 3 --json   the runs\n"
         );
         assert_eq!(shell_word("set:1/target:a"), "set:1/target:a");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
