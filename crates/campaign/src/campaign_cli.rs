@@ -385,6 +385,46 @@ pub(crate) fn plan_warnings(campaign: &Campaign) -> Vec<String> {
     out
 }
 
+/// The end of `campaign run`: the summary, the warnings not said yet, the capacity
+/// results, the next commands (unless `quiet`); the thresholds checked. Returns the
+/// exit status: 130 interrupted, 3 a test failed, else the thresholds' (0 or 4).
+fn finish_run(
+    campaign: &Campaign,
+    store: &mut Store,
+    location: &str,
+    o: &crate::runner::Outcome,
+    quiet: bool,
+) -> i32 {
+    if !quiet {
+        eprintln!(
+            "set {}: {} tests planned, {} already stored, {} run now ({} failed), {} remaining; store {}",
+            o.set_id, o.planned, o.already_stored, o.ok + o.failed, o.failed, o.remaining, store.location()
+        );
+        // Each warning was said once as it came; those that were not (the samplers')
+        // are said here.
+        for w in o.warnings.iter().filter(|w| !o.said_warnings.contains(w)) {
+            eprintln!("warning: {}", terminal_safe(&redact(w)));
+        }
+        for r in &o.capacity {
+            eprintln!("capacity: {}", terminal_safe(&r.line()));
+        }
+    }
+    if o.remaining > 0 {
+        eprintln!("campaign interrupted: run the same command again to resume");
+        return pgsurge_command::EXIT_INTERRUPTED;
+    }
+    if !quiet {
+        let steps = next_steps(campaign, location, o.set_id, o.warnings.len());
+        eprint!("{}", terminal_safe(&redact(&steps)));
+    }
+    let gates = check_thresholds(campaign, store, o.set_id);
+    if o.failed > 0 {
+        pgsurge_command::EXIT_NOTHING
+    } else {
+        gates
+    }
+}
+
 /// The closing lines of `campaign run`: the commands that show the set `set_id` of
 /// the store at `location` (the targets compared, the report, the runs).
 fn next_steps(campaign: &Campaign, location: &str, set_id: i64, warnings: usize) -> String {
@@ -650,36 +690,7 @@ pub fn main(args: &[OsString]) -> i32 {
                 into_set: None,
             };
             match run_campaign(&campaign, &mut store, &opts, &stop) {
-                Ok(o) => {
-                    if !quiet {
-                        eprintln!(
-                            "set {}: {} tests planned, {} already stored, {} run now ({} failed), {} remaining; store {}",
-                            o.set_id, o.planned, o.already_stored, o.ok + o.failed, o.failed, o.remaining, store.location()
-                        );
-                        // Each warning was said once as it came; those that were not
-                        // (the samplers') are said here.
-                        for w in o.warnings.iter().filter(|w| !o.said_warnings.contains(w)) {
-                            eprintln!("warning: {}", terminal_safe(&redact(w)));
-                        }
-                        for r in &o.capacity {
-                            eprintln!("capacity: {}", terminal_safe(&r.line()));
-                        }
-                    }
-                    if o.remaining > 0 {
-                        eprintln!("campaign interrupted: run the same command again to resume");
-                        return 130;
-                    }
-                    if !quiet {
-                        let steps = next_steps(&campaign, &location, o.set_id, o.warnings.len());
-                        eprint!("{}", terminal_safe(&redact(&steps)));
-                    }
-                    let gates = check_thresholds(&campaign, &mut store, o.set_id);
-                    if o.failed > 0 {
-                        3
-                    } else {
-                        gates
-                    }
-                }
+                Ok(o) => finish_run(&campaign, &mut store, &location, &o, quiet),
                 Err(e) => {
                     eprintln!("pgsurge: error: {}", terminal_safe(&redact(&e.to_string())));
                     1

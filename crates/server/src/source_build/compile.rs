@@ -211,9 +211,12 @@ impl BuildLog {
     }
 }
 
-/// The compiler runs in a step's output: lines that compile one file (`-c`).
+/// The compiler runs in a step's output: lines that compile one file (`-c`), not the
+/// log's own lines (`### step: command`).
 fn compiles_in(text: &str) -> u64 {
-    text.lines().filter(|l| l.contains(" -c ")).count() as u64
+    text.lines()
+        .filter(|l| !l.starts_with("### ") && l.contains(" -c "))
+        .count() as u64
 }
 
 /// `, [312/2050]` (ninja's own count) or `, 312 of about 2050 files compiled` (`make`'s
