@@ -490,10 +490,19 @@ impl Campaign {
         let mut names = std::collections::BTreeSet::new();
         for (i, t) in spec.targets.iter().enumerate() {
             let key = format!("target[{i}]");
-            if t.name.is_empty() || t.name.contains('/') {
+            // A name is shown on one line of the plan, the report and compare's
+            // selectors: it needs a visible character, and no line break or '/'.
+            if t.name.trim().is_empty()
+                || t.name.contains('/')
+                || t.name.chars().any(char::is_control)
+            {
                 return Err(self.invalid(
                     &format!("{key}.name"),
-                    "must be non-empty and contain no '/'",
+                    format!(
+                        "{:?}: a name needs a character that is not blank, and no '/', \
+                         newline or other control character",
+                        t.name
+                    ),
                 ));
             }
             if !names.insert(t.name.clone()) {

@@ -1608,6 +1608,34 @@ store = "postgresql://bench@results-db:5432/pgsurge"
     }
 
     #[test]
+    fn a_target_name_that_is_blank_or_breaks_a_line_is_refused() {
+        // `name` as a TOML basic string.
+        let toml_str = |name: &str| {
+            let escaped: String = name
+                .chars()
+                .map(|c| match c {
+                    '"' | '\\' => format!("\\{c}"),
+                    c if c.is_control() => format!("\\u{:04x}", c as u32),
+                    c => c.to_string(),
+                })
+                .collect();
+            format!("\"{escaped}\"")
+        };
+        for name in ["", "   ", "\t", "a\nb", "pg\r", "x/y", "a\u{1b}[31m"] {
+            let text = GOOD.replace("name = \"a\"", &format!("name = {}", toml_str(name)));
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(
+                e.contains("target[0].name") && e.contains("not blank"),
+                "{name:?}: {e}"
+            );
+        }
+        for name in ["pg 18", "patched-é", " x"] {
+            let text = GOOD.replace("name = \"a\"", &format!("name = {}", toml_str(name)));
+            assert!(parse(&text).is_ok(), "{name:?}");
+        }
+    }
+
+    #[test]
     fn thresholds_are_validated_and_not_part_of_the_identity() {
         let with = |t: &str| parse(&format!("{GOOD}\n[thresholds]\n{t}\n"));
         let c = with("p99 = \"< 20ms\"\ntps = \"> 5\"").unwrap();

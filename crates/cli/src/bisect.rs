@@ -102,12 +102,7 @@ struct Bisection<'a> {
 }
 
 fn bisect(a: &BisectArgs) -> Result<i32, String> {
-    if !(a.threshold > 0.0 && a.threshold < 100.0) {
-        return Err(format!(
-            "--threshold {} must be between 0 and 100",
-            a.threshold
-        ));
-    }
+    check_threshold(a.threshold)?;
     if a.tries == 0 {
         return Err("--tries must be at least 1".into());
     }
@@ -428,6 +423,23 @@ fn rev_parse(repo: &Path, r: &str) -> Result<String, String> {
     .ok_or_else(|| format!("{r}: not a commit of {}", repo.display()))
 }
 
+/// `--threshold`, a percentage a tps may fall by: above 0 and below 100.
+fn check_threshold(t: f64) -> Result<(), String> {
+    if t.is_nan() {
+        Err(format!("--threshold {t} is not a number"))
+    } else if t <= 0.0 {
+        Err(format!(
+            "--threshold {t} must be greater than 0 (the percentage tps falls by)"
+        ))
+    } else if t >= 100.0 {
+        Err(format!(
+            "--threshold {t} must be less than 100 (tps cannot fall by 100 % or more)"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 fn subject(repo: &Path, commit: &str) -> String {
     git_lines(repo, &["log", "-1", "--format=%s", commit])
         .ok()
@@ -444,6 +456,25 @@ mod tests {
     use super::*;
     use pgsurge_store::{RunRecord, RunWrite, SetRecord, TargetRecord};
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_threshold_out_of_range_says_which_bound() {
+        let e = check_threshold(0.0).unwrap_err();
+        assert!(
+            e.contains("must be greater than 0") && !e.contains("between"),
+            "{e}"
+        );
+        assert!(check_threshold(-3.0)
+            .unwrap_err()
+            .contains("greater than 0"));
+        assert!(check_threshold(100.0)
+            .unwrap_err()
+            .contains("less than 100"));
+        assert!(check_threshold(f64::NAN)
+            .unwrap_err()
+            .contains("not a number"));
+        assert!(check_threshold(5.0).is_ok());
+    }
 
     /// A commit measured twice is two targets of the bisect's set; compared, each side
     /// pools its targets' runs into the one cell.

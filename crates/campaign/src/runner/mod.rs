@@ -360,3 +360,35 @@ fn planned_in_set(opts: &RunOptions, matrix: &Matrix, stored: &[(String, String)
     }
     keys.len() as i64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A set several campaigns run into (a bisect's) plans every test stored in it, not
+    /// only the matrix of the last campaign: it never reads `complete 8/2`.
+    #[test]
+    fn a_shared_set_plans_every_test_stored_in_it() {
+        let text = "[campaign]\nname = \"b\"\n[[target]]\nname = \"pg @ c3\"\n\
+                    [matrix]\nscales = [1]\nclients = [1]\nscripts = [\"select-only\"]\n\
+                    repeats = 2\n";
+        let campaign = Campaign::parse(text, "b.toml", std::path::Path::new(".")).unwrap();
+        let matrix = crate::matrix::expand(&campaign).unwrap();
+        assert_eq!(matrix.tests.len(), 2);
+        // Three earlier commits' measurements, two tests each, and this one's first.
+        let mut stored: Vec<(String, String)> = (1..=6)
+            .map(|i| (format!("pg @ c{}/t{i}", i / 3), "ok".to_string()))
+            .collect();
+        stored.push((matrix.tests[0].key.clone(), "ok".to_string()));
+        let shared = RunOptions {
+            into_set: Some(SetIdentity {
+                name: "b bisect".into(),
+                identity: "x".into(),
+            }),
+            ..Default::default()
+        };
+        assert_eq!(planned_in_set(&shared, &matrix, &stored), 8);
+        // A campaign's own set plans its matrix.
+        assert_eq!(planned_in_set(&RunOptions::default(), &matrix, &stored), 2);
+    }
+}
