@@ -143,6 +143,19 @@ fn workload_check_names_the_violated_condition() {
             "update warehouse set w_ytd = w_ytd - 1 where w_id = 1",
             "1 | 300001.00 | 300000.00",
         ),
+        // A NULL where a value belongs violates the condition too.
+        (
+            "3.3.2.1",
+            "update warehouse set w_ytd = null where w_id = 1",
+            "update warehouse set w_ytd = 300000.00 where w_id = 1",
+            "1 | NULL | 300000.00",
+        ),
+        (
+            "3.3.2.1",
+            "update district set d_ytd = null where d_w_id = 1",
+            "update district set d_ytd = 30000.00 where d_w_id = 1",
+            "1 | 300000.00 | NULL",
+        ),
         (
             "3.3.2.2",
             "update district set d_next_o_id = d_next_o_id + 1 where d_w_id = 1 and d_id = 4",
