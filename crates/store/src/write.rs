@@ -151,8 +151,12 @@ impl Store {
         self.transaction(|b| write_run_in(b, v, w, true))
     }
 
-    /// Stores a warning and returns its id.
+    /// Stores a warning (its message masked) and returns its id.
     pub fn add_warning(&mut self, warning: &WarningRecord) -> Result<i64> {
+        let warning = WarningRecord {
+            message: pgsurge_wire::redact::redact(&warning.message),
+            ..warning.clone()
+        };
         self.transaction(|b| {
             insert_returning_id(b, "warnings", WarningRecord::COLUMNS, &warning.values())
         })
@@ -291,9 +295,13 @@ fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) 
         }
         delete_run_in(b, version, r.read(0, "runs.id")?)?;
     }
-    // The run's options carry its target's settings (a sweep's values): masked too.
+    // Everything of a run kept as text may quote a connection string: its error (a
+    // server's or a generator's message), its options (a sweep's settings) and its
+    // result document (the command line it ran with). Masked here, where it is kept.
     let masked = RunRecord {
+        error: run.error.as_deref().map(pgsurge_wire::redact::redact),
         options: run.options.as_ref().map(redacted_json),
+        result_json: run.result_json.as_ref().map(redacted_json),
         ..run.clone()
     };
     let run_id = insert_returning_id(b, "runs", RunRecord::COLUMNS, &masked.values())?;
@@ -365,6 +373,7 @@ fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) 
     }
     for warning in &w.warnings {
         let mut warning = warning.clone();
+        warning.message = pgsurge_wire::redact::redact(&warning.message);
         warning.run_id = Some(run_id);
         warning.set_id = Some(run.set_id);
         insert_returning_id(b, "warnings", WarningRecord::COLUMNS, &warning.values())?;

@@ -35,7 +35,6 @@ use pgsurge_engine::StopFlag;
 use pgsurge_store::{
     now_rfc3339, run_status, set_kind, set_status, SetRecord, Store, WarningRecord,
 };
-use pgsurge_wire::redact::redact;
 
 use crate::error::{CampaignError, Result};
 use crate::matrix::{expand, Matrix, TestPlan};
@@ -180,7 +179,7 @@ pub fn run_campaign(
             set_id: Some(set_id),
             run_id: None,
             code: "campaign".into(),
-            message: format!("campaign failed: {}", redact(&e.to_string())),
+            message: format!("campaign failed: {e}"),
             created_at: now_rfc3339(),
         });
     }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pgsurge_command::terminal_safe;
+use pgsurge_wire::redact::redact;
 
 use crate::matrix::{Matrix, TestPlan};
 use crate::spec::{Campaign, Limit};
@@ -45,7 +46,9 @@ pub(super) fn say(pb: &ProgressBar, quiet: bool, line: &str) {
     if quiet {
         return;
     }
-    let line = &terminal_safe(line);
+    // Lines quote errors and warnings, which may quote a connection string.
+    let masked = redact(line);
+    let line = &terminal_safe(&masked);
     if pb.is_hidden() {
         eprintln!("{line}");
     } else {

@@ -11,7 +11,6 @@ use pgsurge_store::Store;
 
 use super::options::Outcome;
 use super::progress::say;
-use super::storing::redact_write;
 use crate::error::Result;
 use crate::target_lock::TargetLock;
 
@@ -72,10 +71,9 @@ impl Sink<'_> {
     /// Stores a test that failed, counts it, and says `line` when there is one.
     pub(super) fn fail(
         &mut self,
-        mut write: pgsurge_store::RunWrite,
+        write: pgsurge_store::RunWrite,
         line: Option<String>,
     ) -> Result<()> {
-        redact_write(&mut write);
         self.out
             .run_ids
             .push(self.store.write_run_replacing(&write)?);

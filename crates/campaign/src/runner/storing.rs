@@ -12,53 +12,6 @@ use crate::matrix::TestPlan;
 use crate::spec::Campaign;
 use crate::target::LiveTarget;
 
-/// Masks passwords in everything of a test stored as text (its error, options,
-/// manifest, warnings, settings): a conninfo can reach them through error messages
-/// and argument lists.
-pub(super) fn redact_write(w: &mut pgsurge_store::RunWrite) {
-    pub(super) fn walk(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::String(s) => {
-                let masked = redact(s);
-                if masked != *s {
-                    *s = masked;
-                }
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
-            serde_json::Value::Object(o) => {
-                for (k, val) in o.iter_mut() {
-                    // {"password": "x"}: the key names the secret.
-                    if k.to_ascii_lowercase().ends_with("password") && !val.is_null() {
-                        *val = serde_json::Value::String(pgsurge_wire::redact::MASK.into());
-                    } else {
-                        walk(val);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    pub(super) fn json(v: &mut Option<serde_json::Value>) {
-        if let Some(value) = v {
-            walk(value);
-        }
-    }
-    if let Some(e) = &w.run.error {
-        w.run.error = Some(redact(e));
-    }
-    json(&mut w.run.options);
-    json(&mut w.run.result_json);
-    json(&mut w.environment);
-    for warning in &mut w.warnings {
-        warning.message = redact(&warning.message);
-    }
-    for s in &mut w.settings {
-        if let Some(v) = &s.setting {
-            s.setting = Some(redact(v));
-        }
-    }
-}
-
 /// The campaign as stored with its set (`sets.spec`): the file's text as written, its
 /// `${VAR}` references kept (never the values they took from the environment), with
 /// every password masked (conninfo strings, URIs, `…password = "…"` keys).

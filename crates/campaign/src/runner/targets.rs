@@ -7,7 +7,6 @@ use std::time::Duration;
 use pgsurge_engine::StopFlag;
 use pgsurge_observe::hostmetrics::HostSource;
 use pgsurge_store::{ServerRecord, TargetRecord};
-use pgsurge_wire::redact::redact;
 
 use super::progress::{say, TestAt};
 use super::state::{LoopState, RunCtx, Sink};
@@ -199,7 +198,7 @@ pub(super) fn record_started_target(
             "conninfo"
         }
         .into(),
-        conninfo: Some(redact(&live_target.conninfo)),
+        conninfo: Some(live_target.conninfo.clone()),
         bin_dir: live_target.bin_dir.clone(),
         server_version: Some(live_target.server_version.clone()),
         server_version_num: Some(i64::from(live_target.version_num)),

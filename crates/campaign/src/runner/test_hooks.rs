@@ -3,7 +3,6 @@
 //! left processes running (running a hook is `crate::hooks`).
 
 use pgsurge_store::{now_rfc3339, Store, WarningRecord};
-use pgsurge_wire::redact::redact;
 
 use super::progress::say;
 use super::state::RunCtx;
@@ -95,7 +94,7 @@ pub(super) fn run_set_start_hook(
                 set_id: Some(ctx.set_id),
                 run_id: None,
                 code: HOOK_LEFTOVER.into(),
-                message: redact(&message),
+                message,
                 created_at: now_rfc3339(),
             })?;
         }

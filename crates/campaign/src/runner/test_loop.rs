@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 
 use pgsurge_store::{now_rfc3339, run_status, Store};
+use pgsurge_wire::redact::redact;
 
 use super::options::Outcome;
 use super::outage::run_through_outages;
 use super::progress::{planned_seconds, TestAt};
 use super::state::{Flow, LoopState, RunCtx, Sink};
-use super::storing::{failed_write, redact_write};
+use super::storing::failed_write;
 use super::targets::{hold_existing_server, load_scale, start_target, Loaded, INIT_S_PER_SCALE};
 use super::test_hooks::{hook_env, hook_warning, run_set_start_hook, run_test_hook};
 use crate::error::Result;
@@ -165,30 +166,31 @@ pub(super) fn store_test(
             ..Default::default()
         });
     }
-    redact_write(&mut write);
     let failed = write.run.status == run_status::FAILED;
     let run_id = sink.store.write_run_replacing(&write)?;
     sink.out.run_ids.push(run_id);
     for (k, w) in write.warnings.iter().enumerate() {
+        // The store masks what it keeps; what is said and returned is masked alike.
+        let message = redact(&w.message);
         // Each message is told once, however many tests raise it.
-        if sink.out.warnings.contains(&w.message) {
+        if sink.out.warnings.contains(&message) {
             continue;
         }
         // A target's were said when it started; the samplers' are not said here.
         let the_targets = k >= said_at_start;
         if !the_targets && w.code != "sampler" {
-            sink.say(&format!("warning: {}", w.message));
+            sink.say(&format!("warning: {message}"));
         }
         if !sink.quiet && (the_targets || w.code != "sampler") {
-            sink.out.said_warnings.push(w.message.clone());
+            sink.out.said_warnings.push(message.clone());
         }
-        sink.out.warnings.push(w.message.clone());
+        sink.out.warnings.push(message);
     }
     if failed {
         sink.out.failed += 1;
         // A target given up on was said once, when it was.
         if !state.down[plan.target] {
-            let error = write.run.error.as_deref().unwrap_or("");
+            let error = redact(write.run.error.as_deref().unwrap_or(""));
             sink.say(&at.line(format!("FAILED: {error}")));
         }
     } else {

@@ -303,14 +303,31 @@ fn credentials_in_settings_targets_and_environment_are_stored_masked() {
         "clients": 4,
         "settings": {"primary_conninfo": "host=p password=Opt-s3cret"},
     }));
+    run.run.error = Some("connection to \"host=h password=Err-s3cret\" failed".into());
+    run.run.result_json = Some(serde_json::json!({
+        "command_line": "pgbench 'postgresql://u:Res-s3cret@h/db'",
+        "password": "Res2-s3cret",
+    }));
+    run.warnings = vec![pgsurge_store::WarningRecord {
+        code: "hook".into(),
+        message: "hook said PGPASSWORD=x password=Warn-s3cret".into(),
+        ..Default::default()
+    }];
     let run_id = store.write_run(&run).unwrap();
     let loaded = store.load_run(run_id).unwrap();
     let everything = format!(
-        "{:?} {:?} {:?} {:?}",
+        "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
         loaded.run.record.options,
+        loaded.run.record.error,
+        loaded.run.record.result_json,
         loaded.settings,
         loaded.environment,
-        store.targets(set_id).unwrap()
+        store.targets(set_id).unwrap(),
+        loaded.warnings
+    );
+    assert!(
+        everything.contains("connection to") && everything.contains("hook said"),
+        "{everything}"
     );
     assert!(!everything.contains("s3cret"), "{everything}");
     // What is not a secret is kept.
