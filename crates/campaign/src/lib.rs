@@ -1,20 +1,18 @@
 //! Campaigns (what pgbench-tools does with bash and psql, done in-process): a campaign
-//! file describes targets and a matrix of tests; this crate expands it, runs each test
-//! with the engine while `pgsurge-observe` watches the server and the hosts, and stores
-//! every test in `pgsurge-store`. `pgsurge campaign` is its command.
+//! file (read and planned by `pgsurge-plan`, whose modules `spec`, `load`, `matrix`,
+//! `thresholds` and `convert` this crate re-exports) describes targets and a matrix of
+//! tests; this crate runs each test with the engine while `pgsurge-observe` watches the
+//! server and the hosts, and stores every test in `pgsurge-store`. `pgsurge campaign`
+//! is its command.
 //!
 //! Modules, ground floor first: each uses only modules listed before it (`distributed`
 //! and its submodule `kube` use each other).
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`spec`] | the campaign file's types (serde), a loaded [`Campaign`], [`SpecError`] |
 //! | [`error`] | [`CampaignError`] |
-//! | [`thresholds`] | campaign `[thresholds]`: CI gates per test |
 //! | [`replay_run`] | a replay of PostgreSQL logs as a workload, and a replay's report as a stored run |
-//! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle |
 //! | [`distributed`] | `[distributed]`: a test run by several generators (`local`, `ssh`, and [`distributed::kube`]) |
-//! | [`load`] | reading a campaign file: interpolation, parsing, validation |
 //! | [`hooks`] | campaign `[hooks]`: shell commands around tests |
 //! | [`pinning`] | `[pinning]`: CPUs of throwaway servers and of the load generator |
 //! | [`sources`] | targets built from PostgreSQL source, before the first test |
@@ -24,7 +22,6 @@
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
-//! | [`convert`] | a pgbench-tools `config` (read, not executed) as a campaign file |
 //! | `campaign_cli` | `pgsurge campaign run|plan|new|convert` |
 //! | `fuzzing` | the body of the campaign-file fuzz target |
 
@@ -32,7 +29,6 @@
 
 mod campaign_cli;
 pub mod capacity;
-pub mod convert;
 pub mod distributed;
 pub mod error;
 pub mod execute;
@@ -40,18 +36,16 @@ pub mod execute;
 pub mod fuzzing;
 pub mod hooks;
 pub mod inputs;
-pub mod load;
-pub mod matrix;
 pub mod pinning;
 pub mod replay_run;
 pub mod runner;
 pub mod sources;
-pub mod spec;
 pub mod target;
 pub mod target_lock;
-pub mod thresholds;
 
 use std::ffi::OsString;
+
+pub use pgsurge_plan::{convert, load, matrix, spec, thresholds};
 
 pub use error::{CampaignError, Result};
 pub use runner::{run_campaign, Outcome, RunOptions, SetIdentity};

@@ -22,6 +22,7 @@ use pgsurge_wire::ConnConfig;
 use serde_json::{json, Value};
 
 use crate::error::{CampaignError, Result};
+use crate::matrix::Dataset;
 use crate::pinning::Pinning;
 use crate::spec::{InitMode, InitOptionsSpec, SamplingSection, TargetSpec};
 
@@ -373,23 +374,6 @@ pub fn data_dir_facts(target: &str, entry: &Value) -> (Vec<FactRecord>, Vec<Stri
         ));
     }
     (f, w)
-}
-
-/// Which data a target's database holds: pgbench's tables or a workload pack's, at a
-/// scale.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Dataset {
-    /// The workload pack's name; None for pgbench's tables.
-    pub pack: Option<String>,
-    /// The scale it was loaded at.
-    pub scale: u32,
-}
-
-impl Dataset {
-    /// pgbench's tables at `scale`.
-    pub fn pgbench(scale: u32) -> Dataset {
-        Dataset { pack: None, scale }
-    }
 }
 
 /// What [`prepare_scale`] did.

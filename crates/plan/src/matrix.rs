@@ -14,6 +14,23 @@ use std::path::{Path, PathBuf};
 
 use crate::spec::{Campaign, MatrixSpec, ScriptPart, ScriptSpec};
 
+/// Which data a target's database holds: pgbench's tables or a workload pack's, at a
+/// scale.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dataset {
+    /// The workload pack's name; None for pgbench's tables.
+    pub pack: Option<String>,
+    /// The scale it was loaded at.
+    pub scale: u32,
+}
+
+impl Dataset {
+    /// pgbench's tables at `scale`.
+    pub fn pgbench(scale: u32) -> Dataset {
+        Dataset { pack: None, scale }
+    }
+}
+
 /// Built-in pgbench scripts a campaign may name.
 pub const BUILTIN_SCRIPTS: &[&str] = &["tpcb-like", "simple-update", "select-only"];
 
@@ -68,7 +85,7 @@ pub struct Workload {
     /// The workload pack the scripts come from, if any.
     pub pack: Option<PackWorkload>,
     /// The log replayed instead of scripts, if the workload is a replay.
-    pub replay: Option<crate::replay_run::ReplayWorkload>,
+    pub replay: Option<crate::replay::ReplayWorkload>,
 }
 
 fn part_from_spec(p: &ScriptPart, base: &Path) -> Result<WorkloadPart, String> {
@@ -184,8 +201,8 @@ impl WorkloadPart {
 
 impl Workload {
     /// The data a test of this workload at `scale` needs.
-    pub fn dataset(&self, scale: u32) -> crate::target::Dataset {
-        crate::target::Dataset {
+    pub fn dataset(&self, scale: u32) -> Dataset {
+        Dataset {
             pack: self.pack.as_ref().map(|p| p.pack.name().to_string()),
             scale,
         }
@@ -220,7 +237,7 @@ impl Workload {
                 pack_workload(p, p.workload.as_deref().unwrap_or_default(), base)
             }
             ScriptSpec::Part(p) if p.replay.is_some() => {
-                let r = crate::replay_run::ReplayWorkload::from_part(p, base)?;
+                let r = crate::replay::ReplayWorkload::from_part(p, base)?;
                 Ok(Workload {
                     name: r.name(),
                     parts: Vec::new(),

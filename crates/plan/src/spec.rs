@@ -1039,7 +1039,7 @@ pub struct Campaign {
     /// Path of the file, for messages.
     pub path: String,
     /// The builds of the targets with a `source`, by target name, once made
-    /// ([`crate::sources::build_sources`]).
+    /// (`pgsurge_campaign::sources::build_sources`).
     pub builds: BTreeMap<String, pgsurge_server::source_build::Built>,
 }
 

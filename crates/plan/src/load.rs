@@ -3,7 +3,7 @@
 //! be valid. Validation resolves what later stages need to be resolvable: the matrix's
 //! scripts ([`crate::matrix::Workload::from_spec`]), `[thresholds]`
 //! ([`crate::thresholds::parse`]), `[run] extra_args` ([`extra_flags`]) and the kube
-//! launcher's table ([`crate::distributed::kube::validate`]).
+//! launcher's table ([`crate::kube::validate`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -430,7 +430,7 @@ impl Campaign {
                      image (image = \"registry.example/pgsurge:0.1.0\")",
                 ));
             };
-            crate::distributed::kube::validate(self, d, k)
+            crate::kube::validate(self, d, k)
                 .map_err(|(key, message)| self.invalid(&key, message))?;
         }
         Ok(())

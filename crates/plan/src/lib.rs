@@ -1,0 +1,30 @@
+//! The campaign file, before anything runs: its types, reading and validating it,
+//! the ordered tests it plans, its thresholds, and a pgbench-tools `config` converted
+//! into one. What it plans is run by `pgsurge-campaign`; what it describes is read
+//! back from a stored set by `pgsurge-records` (a set's `[capacity]` objective), with
+//! no runner in between.
+//!
+//! Modules, ground floor first: each uses only modules listed before it (`spec` and
+//! `load` read each other's items: `load` is the reading of `spec`'s types).
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`spec`] | the campaign file's types (serde), a loaded [`Campaign`], [`SpecError`] |
+//! | [`thresholds`] | `[thresholds]`: CI gates per test |
+//! | [`replay`] | a replay of PostgreSQL logs as a workload of the matrix: its log, pace, name and spec |
+//! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle, the data a test needs |
+//! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
+//! | [`load`] | reading a campaign file: interpolation, parsing, validation |
+//! | [`convert`] | a pgbench-tools `config` (read, not executed) as a campaign file |
+
+#![warn(missing_docs)]
+
+pub mod convert;
+pub mod kube;
+pub mod load;
+pub mod matrix;
+pub mod replay;
+pub mod spec;
+pub mod thresholds;
+
+pub use spec::{Campaign, SpecError};
