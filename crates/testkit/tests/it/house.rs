@@ -915,3 +915,107 @@ fn the_circle_rule_sees_a_circle() {
     let four = set("p::z", "pub struct Z(super::P, super::y::Y);");
     assert_eq!(four, ["demo: p → p::z → p::y → p::x → p"]);
 }
+
+/// The most lines of product code one file may hold (its test module left out).
+const MAX_FILE_LINES: usize = 1000;
+
+/// The most lines of product code the `campaign` crate may hold: what runs campaigns,
+/// with the campaign file itself in `plan`, the statistics in `analysis` and process
+/// supervision in `supervisor`.
+const MAX_CAMPAIGN_LINES: usize = 6000;
+
+/// Product files over [`MAX_FILE_LINES`], each holding more than one thing and waiting
+/// to be split by it. The list only shrinks: a listed file under the limit fails the
+/// test as a file over it does.
+const TOO_LONG: &[&str] = &[
+    "crates/engine/src/driver.rs",
+    "crates/plan/src/load.rs",
+    "crates/plan/src/spec.rs",
+    "crates/records/src/pgbench_tools.rs",
+    "crates/records/src/results_cli.rs",
+    "crates/report/src/compare.rs",
+    "crates/report/src/pages.rs",
+    "crates/report/src/run_page.rs",
+];
+
+/// Each product file under `crates/*/src` (files that only hold tests left out) with its
+/// lines of product code: the lines before its test module (`#[cfg(test)]` at the start
+/// of a line), as the workspace writes it last in a file.
+fn product_lines() -> Vec<(String, usize)> {
+    let mut files = Vec::new();
+    for krate in crates() {
+        rust_files(
+            &workspace().join("crates").join(krate).join("src"),
+            &mut files,
+        );
+    }
+    let mut out = Vec::new();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy();
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines = text
+            .lines()
+            .take_while(|l| !l.starts_with("#[cfg(test)]"))
+            .count();
+        let shown = path
+            .strip_prefix(workspace())
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        out.push((shown, lines));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn no_product_file_is_over_1000_lines() {
+    let mut wrong = Vec::new();
+    for (file, lines) in product_lines() {
+        let listed = TOO_LONG.contains(&file.as_str());
+        if lines > MAX_FILE_LINES && !listed {
+            wrong.push(format!("{file}: {lines} lines"));
+        }
+        if lines <= MAX_FILE_LINES && listed {
+            wrong.push(format!("{file}: {lines} lines, take it out of TOO_LONG"));
+        }
+    }
+    for listed in TOO_LONG {
+        assert!(
+            workspace().join(listed).exists(),
+            "{listed} is in TOO_LONG but does not exist"
+        );
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn campaign_holds_under_6000_lines_of_product_code() {
+    let total: usize = product_lines()
+        .iter()
+        .filter(|(file, _)| file.starts_with("crates/campaign/src/"))
+        .map(|(_, lines)| lines)
+        .sum();
+    assert!(
+        total > 1000,
+        "campaign's files were not found: {total} lines"
+    );
+    assert!(
+        total < MAX_CAMPAIGN_LINES,
+        "campaign holds {total} lines of product code"
+    );
+}
+
+#[test]
+fn the_campaign_file_statistics_and_supervisor_do_not_depend_on_campaign() {
+    for krate in ["plan", "analysis", "supervisor"] {
+        let deps = dependencies(krate);
+        assert!(
+            !deps.iter().any(|d| d.ends_with("(campaign)")),
+            "{krate} → campaign: {deps:?}"
+        );
+    }
+}
