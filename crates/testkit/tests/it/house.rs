@@ -1,8 +1,10 @@
 //! The house rules of the workspace, checked on its sources: the crate layers of
 //! `docs/architecture.md` hold (every dependency points down), every `lib.rs` names each
 //! of its modules, no product function is longer than [`MAX_FN_LINES`] lines unless
-//! its doc says that it mirrors pgbench's or libpq's own code, and inside each crate no
-//! more than [`MAX_CIRCLE`] files use each other's items in a circle.
+//! its doc says that it mirrors pgbench's or libpq's own code, inside each crate no
+//! more than [`MAX_CIRCLE`] files use each other's items in a circle, no product file
+//! holds more than [`MAX_FILE_LINES`] lines (but those of [`TOO_LONG`]), and `campaign`
+//! holds fewer than [`MAX_CAMPAIGN_LINES`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
