@@ -459,6 +459,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         return 1;
     }
     let workload = o.workload.clone().zip(o.extensions.workload.clone());
+    let costs_wanted = o.extensions.costs;
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,
@@ -482,6 +483,9 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         return 1;
     }
     let _watcher = SignalWatcher::install(stop.clone()).ok();
+    let Ok(costs) = costs_probe(&spec, costs_wanted) else {
+        return 1;
+    };
     // With --store, every interval and its histogram is kept for the store.
     let mut samples: Vec<(IntervalSample, LatencyHistogram)> = Vec::new();
     let mut keep = |s: &IntervalSample, h: &LatencyHistogram| samples.push((s.clone(), h.clone()));
@@ -522,7 +526,8 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         &spec,
         workload.as_ref().map(|w| &w.0).zip(before.as_ref()),
         &mut result,
-    );
+    )
+    .map(|lines| lines + &txn_costs(costs, &mut result));
     write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
     let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
@@ -567,6 +572,34 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         code = 1;
     }
     code
+}
+
+/// `--costs`: the run's costs, put into `result` (for `--json`) and returned as the
+/// report's lines (none without `--costs`).
+fn txn_costs(probe: Option<pgsurge_observe::costs::CostProbe>, result: &mut RunResult) -> String {
+    let Some(probe) = probe else {
+        return String::new();
+    };
+    let costs = probe.finish(result.totals.transactions);
+    let lines = costs.render();
+    result.txn_costs = Some(costs);
+    lines
+}
+
+/// `--costs`: a probe started on a monitoring session of its own, just before the
+/// run (after the setup and the vacuum); `Err` after the error line.
+fn costs_probe(
+    spec: &RunSpec,
+    wanted: bool,
+) -> Result<Option<pgsurge_observe::costs::CostProbe>, ()> {
+    if !wanted {
+        return Ok(None);
+    }
+    pgsurge_observe::costs::CostProbe::start(&spec.conn, spec.conn.dbname())
+        .map(Some)
+        .map_err(|e| {
+            err_line(&format!("--costs: {e}"));
+        })
 }
 
 /// `--store`: writes the run and prints where it went; the exit status (1 when it

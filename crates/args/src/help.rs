@@ -136,6 +136,10 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            weight, as pgbench; the default) or deck (each client
                            deals from a shuffled deck of WEIGHT cards per script;
                            a workload pack may make deck its default)
+  --costs                  measure what each transaction cost: server and client
+                           CPU (user, system), context switches, WAL bytes and
+                           records, shared buffer hits and reads, temporary bytes;
+                           printed after the report and in --json (txn_costs)
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

@@ -113,6 +113,10 @@ pub struct Extensions {
     /// `--mix=random|deck`: how each transaction's script is drawn; `None`: the
     /// workload pack's `mix`, else `random` (pgbench's draw).
     pub mix: Option<pgsurge_engine::Mix>,
+    /// `--costs`: measure the run's per-transaction costs (server and client CPU,
+    /// context switches, WAL, buffers, temporary bytes), report them and put them in
+    /// `--json` (`txn_costs`).
+    pub costs: bool,
 }
 
 /// Default list of `--percentiles` without a value.

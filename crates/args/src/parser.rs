@@ -776,6 +776,10 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
                 Some(v) => Some(lossy(v)),
             });
         }
+        Opt::Costs => {
+            raw.benchmarking_option_set = true;
+            raw.extensions.costs = true;
+        }
         Opt::Cpus => {
             raw.benchmarking_option_set = true;
             let list = pgsurge_affinity::CpuList::parse(&lossy(arg))

@@ -68,6 +68,7 @@ pub enum Opt {
     Cpus,
     Workload,
     Mix,
+    Costs,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -182,6 +183,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("cpus", Required, Opt::Cpus),
     l("workload", Required, Opt::Workload),
     l("mix", Required, Opt::Mix),
+    l("costs", No, Opt::Costs),
 ];
 
 #[cfg(test)]

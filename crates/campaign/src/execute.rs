@@ -642,6 +642,8 @@ fn run_test_inner(
             &target.dbname,
         ),
     });
+    // The window of the per-transaction costs: the measured run alone.
+    let costs = pgsurge_observe::costs::CostProbe::start(&target.monitor, &target.dbname);
     let result = match &campaign.spec.distributed {
         None => {
             let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
@@ -659,6 +661,7 @@ fn run_test_inner(
     let (mut result, messages) = result?;
     settle(&mut monitor, &target.dbname, &since)?;
     let after = snapshot(&mut monitor, target)?;
+    record_costs(costs, campaign.spec.distributed.is_some(), &mut result, w);
     if let Some(before) = &pack_before {
         pack_metrics(s.workload, target, &spec, before, &mut result)?;
     }
@@ -888,6 +891,32 @@ fn record_outcome(
     w.metric_info = sampler::describe_all(&w.metrics);
     for e in sampled.errors {
         w.warnings.push(warning("sampler", e));
+    }
+}
+
+/// The run's per-transaction costs into its result (stored with it); without the
+/// client's when generators ran the clients.
+fn record_costs(
+    probe: pgsurge_observe::Result<pgsurge_observe::costs::CostProbe>,
+    distributed: bool,
+    result: &mut RunResult,
+    w: &mut RunWrite,
+) {
+    match probe {
+        Ok(probe) => {
+            let mut costs = probe.finish(result.totals.transactions);
+            if distributed {
+                costs.costs.retain(|c| !c.name.starts_with("client_"));
+                costs
+                    .unavailable
+                    .push("client CPU and context switches: the clients ran in generators".into());
+            }
+            result.txn_costs = Some(costs);
+        }
+        Err(e) => w.warnings.push(warning(
+            "sampler",
+            format!("per-transaction costs not measured: {e}"),
+        )),
     }
 }
 

@@ -552,6 +552,7 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
         generators: generators.iter().map(GeneratorLine::to_document).collect(),
         // Each generator read the server's metrics over its own run: not additive.
         workload_metrics: Vec::new(),
+        txn_costs: None,
         output_errors: Vec::new(),
     };
     Ok(MergedRun {

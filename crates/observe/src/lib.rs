@@ -15,6 +15,7 @@
 //! | [`hostmetrics`] | server-host metrics: local /proc, node_exporter, pg_read_file |
 //! | [`waits`] | active sessions by wait event, sampled several times a second |
 //! | [`statements`] | the top statements of a test from `pg_stat_statements` |
+//! | [`costs`] | what a measured window cost: server and client CPU, context switches, WAL, buffers, temporary bytes |
 //! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples beside a test |
 //! | [`error`] | [`ObserveError`] |
 //!
@@ -22,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+pub mod costs;
 pub mod error;
 pub mod hostmetrics;
 pub mod manifest;

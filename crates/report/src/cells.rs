@@ -215,6 +215,9 @@ pub struct Cell {
     /// A workload pack's metrics (NOPM…) over the successful repeats, in the pack's
     /// order; empty for pgbench scripts.
     pub workload_metrics: Vec<CellMetric>,
+    /// Per-transaction costs (server CPU µs, WAL bytes…) over the successful repeats
+    /// that measured them, in `pgsurge_results::COST_KINDS` order.
+    pub txn_costs: Vec<CellMetric>,
     /// Each successful repeat: when and in which round it ran, its figures and what its
     /// stored data says about its validity (for pairing rounds and stating validity).
     #[serde(skip)]
@@ -334,6 +337,28 @@ fn cell_metrics(runs: &[&Run]) -> Vec<CellMetric> {
     out
 }
 
+/// The per-transaction costs of `runs`, gathered per cost (a finite value per repeat).
+fn cell_costs(runs: &[&Run]) -> Vec<CellMetric> {
+    let mut out: Vec<CellMetric> = pgsurge_results::COST_KINDS
+        .iter()
+        .map(|k| CellMetric {
+            name: k.name.to_string(),
+            unit: k.unit.to_string(),
+            description: k.description.to_string(),
+            values: Vec::new(),
+        })
+        .collect();
+    for costs in runs.iter().filter_map(|r| r.txn_costs()) {
+        for c in costs.costs.iter().filter(|c| c.per_txn.is_finite()) {
+            if let Some(m) = out.iter_mut().find(|m| m.name == c.name) {
+                m.values.push(c.per_txn);
+            }
+        }
+    }
+    out.retain(|m| !m.values.is_empty());
+    out
+}
+
 /// The stored facts of the sets of `runs` that bear on validity, by run.
 fn fact_flags(store: &mut Store, runs: &[Run]) -> Result<FactFlags, StoreError> {
     let sets: BTreeSet<i64> = runs.iter().map(|r| r.record.set_id).collect();
@@ -417,6 +442,7 @@ pub fn build_cells(
                 .count(),
             workload_metrics: cell_metrics(&ok),
             samples: ok.iter().map(|r| flags.sample(r)).collect(),
+            txn_costs: cell_costs(&ok),
         });
     }
     Ok(cells)

@@ -168,6 +168,24 @@ pub struct CompareRow {
     /// A workload pack's throughput metrics (NOPM…) both sides have, compared as tps is.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workload_metrics: Vec<WorkloadComparison>,
+    /// Per-transaction costs both sides measured (lower is better), compared as tps is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub txn_costs: Vec<CostComparison>,
+}
+
+/// One per-transaction cost of a compared cell (`server_cpu_user_us`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CostComparison {
+    /// A `pgsurge_results::COST_KINDS` name.
+    pub name: String,
+    /// Unit of one transaction's share (`µs`, `bytes`, `count`).
+    pub unit: String,
+    /// Repeats of A that measured it.
+    pub a_n: usize,
+    /// Repeats of B that measured it.
+    pub b_n: usize,
+    /// The comparison (lower is better).
+    pub comparison: MetricComparison,
 }
 
 /// One workload pack metric of a compared cell.
@@ -194,10 +212,20 @@ struct Side {
     samples: Vec<RunSample>,
     /// Throughput metrics of a workload pack: (name, unit, values).
     workload: Vec<(String, String, Vec<f64>)>,
+    /// Per-transaction costs: (name, unit, values).
+    costs: Vec<(String, String, Vec<f64>)>,
 }
 
 impl Side {
     fn add_metrics(&mut self, cell: &Cell) {
+        for m in &cell.txn_costs {
+            match self.costs.iter_mut().find(|(n, _, _)| *n == m.name) {
+                Some((_, _, v)) => v.extend(&m.values),
+                None => self
+                    .costs
+                    .push((m.name.clone(), m.unit.clone(), m.values.clone())),
+            }
+        }
         for m in cell.workload_metrics.iter().filter(|m| m.is_throughput()) {
             match self.workload.iter_mut().find(|(n, _, _)| *n == m.name) {
                 Some((_, _, v)) => v.extend(&m.values),
@@ -206,6 +234,23 @@ impl Side {
                     .push((m.name.clone(), m.unit.clone(), m.values.clone())),
             }
         }
+    }
+
+    /// The costs both sides measured, compared (lower is better).
+    fn compare_costs(&self, b: &Side) -> Vec<CostComparison> {
+        self.costs
+            .iter()
+            .filter_map(|(name, unit, a)| {
+                let (_, _, bv) = b.costs.iter().find(|(n, _, _)| n == name)?;
+                Some(CostComparison {
+                    name: name.clone(),
+                    unit: unit.clone(),
+                    a_n: a.len(),
+                    b_n: bv.len(),
+                    comparison: compare_metric(a, bv, &[], false, Margin::default()),
+                })
+            })
+            .collect()
     }
 
     /// The metrics both sides have, compared.
@@ -575,6 +620,7 @@ fn compare_cell(
         warnings: Vec::new(),
         validity,
         workload_metrics: side_a.compare_workload(side_b),
+        txn_costs: side_a.compare_costs(side_b),
     };
     row.warnings = row.warnings_now();
     row
@@ -1023,6 +1069,13 @@ pub fn render_text(c: &Comparison) -> String {
         );
         out.push_str(&aligned(&table, 2));
     }
+    if let Some(table) = costs_table(c) {
+        let _ = writeln!(
+            out,
+            "\nper-transaction costs (lower is better; geometric means of the repeats, compared as tps)"
+        );
+        out.push_str(&aligned(&table, 2));
+    }
     if !c.cells.is_empty() {
         let _ = writeln!(
             out,
@@ -1078,6 +1131,47 @@ pub fn workload_table(c: &Comparison) -> Option<Vec<[String; 9]>> {
                 format!("{} ({})", w.name, w.unit),
                 value_text(m.a, 1),
                 value_text(m.b, 1),
+                format!("{}/{}", w.a_n, w.b_n),
+                pct(m.change),
+                interval(m.ci_low, m.ci_high),
+                p_text(m.p_value),
+                m.verdict.name().into(),
+            ]);
+        }
+    }
+    (rows.len() > 1).then_some(rows)
+}
+
+/// Headers of the per-transaction costs table (text and Markdown).
+pub const COSTS_COLUMNS: [&str; 9] = [
+    "cell",
+    "cost per transaction",
+    "A",
+    "B",
+    "n",
+    "change",
+    "95% CI",
+    "p",
+    "verdict",
+];
+
+/// The per-transaction costs table's rows, header first; None when no cell has one.
+/// A cost's verdict reads as tps's does: `slower` when B costs more.
+pub fn costs_table(c: &Comparison) -> Option<Vec<[String; 9]>> {
+    let mut rows: Vec<[String; 9]> = vec![COSTS_COLUMNS.map(String::from)];
+    for r in &c.cells {
+        for w in &r.txn_costs {
+            let m = &w.comparison;
+            let unit = if w.unit == "count" {
+                String::new()
+            } else {
+                format!(" ({})", w.unit)
+            };
+            rows.push([
+                r.label.clone(),
+                format!("{}{unit}", w.name),
+                value_text(m.a, 2),
+                value_text(m.b, 2),
                 format!("{}/{}", w.a_n, w.b_n),
                 pct(m.change),
                 interval(m.ci_low, m.ci_high),
@@ -1160,6 +1254,19 @@ pub fn render_markdown(c: &Comparison) -> String {
         let _ = writeln!(
             out,
             "\nWorkload metrics (higher is better; A, B: geometric means of the repeats):\n"
+        );
+        for (i, row) in table.iter().enumerate() {
+            let cells: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+            if i == 0 {
+                let _ = writeln!(out, "|:--|:--|--:|--:|--:|--:|:-:|--:|:--|");
+            }
+        }
+    }
+    if let Some(table) = costs_table(c) {
+        let _ = writeln!(
+            out,
+            "\nPer-transaction costs (lower is better; A, B: geometric means of the repeats):\n"
         );
         for (i, row) in table.iter().enumerate() {
             let cells: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
@@ -1271,6 +1378,7 @@ mod tests {
                     },
                 })
                 .collect(),
+            txn_costs: Vec::new(),
         }
     }
 
@@ -1321,6 +1429,47 @@ mod tests {
         assert!(!render_text(&plain).contains("workload metrics"));
         let json = serde_json::to_value(&plain).unwrap();
         assert!(json["cells"][0].get("workload_metrics").is_none());
+    }
+
+    #[test]
+    fn per_transaction_costs_are_compared_with_lower_being_better() {
+        let mut a = cell("base", 8, &[100.0, 110.0, 105.0], &[]);
+        let mut b = cell("patched", 8, &[100.0, 110.0, 105.0], &[]);
+        a.txn_costs = vec![
+            pack_metric("server_cpu_user_us", "µs", &[200.0, 202.0, 198.0]),
+            pack_metric("wal_bytes", "bytes", &[500.0, 501.0, 499.0]),
+        ];
+        b.txn_costs = vec![
+            pack_metric("server_cpu_user_us", "µs", &[240.0, 242.0, 238.0]),
+            pack_metric("wal_bytes", "bytes", &[400.0, 401.0, 399.0]),
+        ];
+        let c = compare("base", &[a], "patched", &[b], &Along::targets());
+        let costs = &c.cells[0].txn_costs;
+        assert_eq!(costs.len(), 2, "{costs:?}");
+        let cpu = &costs[0];
+        assert_eq!(
+            (cpu.name.as_str(), cpu.a_n, cpu.b_n),
+            ("server_cpu_user_us", 3, 3)
+        );
+        assert!((cpu.comparison.change.unwrap() - 0.2).abs() < 0.01);
+        assert_eq!(cpu.comparison.verdict, Verdict::Slower, "B costs more");
+        assert_eq!(
+            costs[1].comparison.verdict,
+            Verdict::Faster,
+            "B writes less WAL"
+        );
+        let text = render_text(&c);
+        let line = text
+            .lines()
+            .find(|l| l.contains("server_cpu_user_us (µs)"))
+            .unwrap_or_else(|| panic!("no server CPU line in\n{text}"));
+        assert!(line.contains("slower") && line.contains("+20.0"), "{line}");
+        assert!(render_markdown(&c).contains("| wal_bytes (bytes) |"));
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["cells"][0]["txn_costs"][1]["name"], "wal_bytes");
+        let schema: serde_json::Value = serde_json::from_str(SCHEMA).unwrap();
+        let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+        assert!(validator.is_valid(&json), "{json}");
     }
 
     #[test]

@@ -1303,6 +1303,17 @@ pub fn comparison_html(c: &Comparison) -> String {
             .collect();
         s.push_str(&table(rows[0].as_ref(), &body));
     }
+    if let Some(rows) = crate::compare::costs_table(c) {
+        s.push_str(
+            "<p class=\"muted\">Per-transaction costs (lower is better; geometric means of \
+             the repeats, compared as tps).</p>",
+        );
+        let body: Vec<Vec<String>> = rows[1..]
+            .iter()
+            .map(|r| r.iter().map(|t| escape(t)).collect())
+            .collect();
+        s.push_str(&table(rows[0].as_ref(), &body));
+    }
     let _ = write!(s, "<p class=\"summary\">{}", escape(&c.summary_text()));
     if let Some(n) = c.noise_floor_text() {
         let _ = write!(s, "<br>{}", escape(&n));

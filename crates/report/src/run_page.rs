@@ -586,6 +586,7 @@ pub(crate) fn run_page(
     body.push_str(&crate::replay_compare::run_page_section(run));
     body.push_str(&options_section(run));
     body.push_str(&scripts_section(run));
+    body.push_str(&costs_section(run));
     body.push_str(&counters_section(run));
     body.push_str(&settings_section(run));
     body.push_str(&environment_section(run));
@@ -1284,6 +1285,41 @@ fn settings_section(run: &LoadedRun) -> String {
             &["name", "setting", "unit", "source", "boot value"].map(String::from),
             &rows,
         ));
+    }
+    body
+}
+
+/// What each transaction of the test cost (server and client CPU, context switches,
+/// WAL, buffers, temporary bytes), and what could not be measured.
+fn costs_section(run: &LoadedRun) -> String {
+    let Some(costs) = run.run.txn_costs() else {
+        return String::new();
+    };
+    let mut body = format!(
+        "<h2>Per-transaction costs</h2><p class=\"muted\">Over the measured window's {} \
+         transactions.</p>",
+        costs.transactions
+    );
+    let rows: Vec<Vec<String>> = costs
+        .costs
+        .iter()
+        .map(|c| {
+            let kind = pgsurge_results::costs::cost_kind(&c.name);
+            vec![
+                escape(&c.name),
+                num(c.per_txn, 3),
+                escape(kind.map_or("", |k| k.unit)),
+                num(c.total, 0),
+                escape(kind.map_or("", |k| k.description)),
+            ]
+        })
+        .collect();
+    body.push_str(&table(
+        &["cost", "per transaction", "unit", "total", "what"].map(String::from),
+        &rows,
+    ));
+    if !costs.unavailable.is_empty() {
+        body.push_str(&text_list("not measured", &costs.unavailable));
     }
     body
 }

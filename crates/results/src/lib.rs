@@ -18,6 +18,7 @@
 //! | `txn` | one transaction's sample and the sums over transactions (`TxnStats`) |
 //! | [`stats`] | per-thread, per-script, per-command statistics |
 //! | [`progress_counters`] | cross-thread progress counters and interval samples |
+//! | [`costs`] | per-transaction costs of a run: their names, units and values |
 //! | [`result`] | the serializable `RunResult` |
 //! | [`generator`] | a distributed run's generator identity and clock |
 //! | [`report`] | the pgbench final report |
@@ -30,7 +31,7 @@
 //! | [`error`] | the crate's error type |
 //!
 //! Each module uses only modules below it in this order: `simple`, `error`, `output`,
-//! `pgfmt`, `nullable`, `options` ← `percentile` ← `histogram` ← `txn` ←
+//! `pgfmt`, `nullable` ← `costs`, `options` ← `percentile` ← `histogram` ← `txn` ←
 //! `progress_counters` ← `stats` ← `generator` ← `result` ← the renderers (`report`,
 //! `progress`, `txnlog`, `hdrlog`, `json`).
 //!
@@ -60,6 +61,7 @@
 //!    [`write_json`].
 #![warn(missing_docs)]
 
+pub mod costs;
 pub mod error;
 pub mod generator;
 pub mod hdrlog;
@@ -79,6 +81,7 @@ pub mod stats;
 mod txn;
 pub mod txnlog;
 
+pub use costs::{TxnCost, TxnCosts, COST_KINDS};
 pub use error::ResultsError;
 pub use generator::{GeneratorInfo, MergedGenerator};
 pub use hdrlog::{HdrIntervalLogWriter, HdrLogUnit};

@@ -274,6 +274,10 @@ pub struct RunResult {
     /// before and after it; empty (and absent from the JSON) otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workload_metrics: Vec<WorkloadMetric>,
+    /// Per-transaction costs of the measured window (`bench --costs`, every campaign
+    /// test); absent from the JSON when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub txn_costs: Option<crate::costs::TxnCosts>,
     /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),
     /// one message each: the caller reports them and exits non-zero. Not part of
     /// the JSON document.
@@ -355,6 +359,7 @@ impl RunResult {
             generator: None,
             generators: Vec::new(),
             workload_metrics: Vec::new(),
+            txn_costs: None,
             output_errors: Vec::new(),
         }
     }

@@ -346,6 +346,15 @@ impl Run {
             .and_then(|m| serde_json::from_value(m.clone()).ok())
             .unwrap_or_default()
     }
+
+    /// The run's per-transaction costs, when they were measured.
+    pub fn txn_costs(&self) -> Option<pgsurge_results::TxnCosts> {
+        self.record
+            .result_json
+            .as_ref()
+            .and_then(|doc| doc.get("txn_costs"))
+            .and_then(|m| serde_json::from_value(m.clone()).ok())
+    }
 }
 
 record! {

@@ -280,6 +280,31 @@ fn campaign_stores_every_test_with_intervals_metrics_and_manifest() {
                 "{m} not described in metrics_info"
             );
         }
+        // Per-transaction costs, stored with the result: the throwaway server runs
+        // here, so its CPU is measured; select-only reads shared buffers.
+        let costs = full
+            .run
+            .txn_costs()
+            .expect("txn_costs stored with the result");
+        assert_eq!(
+            costs.transactions,
+            full.run.record.transactions.unwrap() as u64,
+            "{}",
+            r.test_key
+        );
+        for name in [
+            "server_cpu_user_us",
+            "client_cpu_user_us",
+            "shared_blks_hit",
+            "server_context_switches",
+        ] {
+            assert!(
+                costs.per_txn(name).is_some_and(|v| v > 0.0),
+                "{}: {name} in {costs:?}",
+                r.test_key
+            );
+        }
+        assert!(costs.unavailable.is_empty(), "{costs:?}");
         // Counters (before/after snapshots) and settings in force.
         for c in [
             "pg.db.xact_commit",
