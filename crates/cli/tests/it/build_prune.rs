@@ -87,14 +87,17 @@ impl Drop for StopAll {
     }
 }
 
-fn prune(cache: &Path, state: &Path) -> String {
+/// `server builds --prune`'s stderr, once it exited with `status`: 0 when it removed a
+/// build, 3 (nothing to act on) when it kept them all.
+fn prune(cache: &Path, state: &Path, status: i32) -> String {
     let out = pgsurge(cache)
         .args(["server", "builds", "--prune", "--state-dir"])
         .arg(state)
         .output()
         .unwrap();
-    ok(&out, "prune");
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(status), "prune: {said}");
+    said
 }
 
 #[test]
@@ -143,14 +146,14 @@ fn prune_keeps_and_names_the_builds_servers_use() {
     assert_eq!(ok(&plpgsql(), "psql").lines().last().unwrap_or(""), "42");
 
     // The server is recorded: kept, and named by its data directory.
-    let said = prune(&cache, &state);
+    let said = prune(&cache, &state, 3);
     assert!(said.contains("removed 0 builds"), "{said}");
     assert!(
         said.contains("kept build ") && said.contains(": in use by server "),
         "{said}"
     );
     // Without its record, its processes still hold the build.
-    let said = prune(&cache, &empty_state);
+    let said = prune(&cache, &empty_state, 3);
     assert!(said.contains("removed 0 builds"), "{said}");
     assert!(
         said.contains(": in use by ") && said.contains("processes: "),
@@ -177,7 +180,7 @@ fn prune_keeps_and_names_the_builds_servers_use() {
         .output()
         .unwrap();
     ok(&stopped, "stop");
-    let said = prune(&cache, &state);
+    let said = prune(&cache, &state, 0);
     assert!(said.contains("removed 1 build "), "{said}");
     assert!(!said.contains("kept build"), "{said}");
 }
