@@ -27,7 +27,7 @@ pub struct ProtocolError(pub String);
 /// One session's protocol state.
 #[derive(Debug, Default)]
 pub struct SessionMachine {
-    /// The replay's own name of each prepared statement text of this session.
+    /// The replay's own name of each prepared statement text of the session it drives.
     prepared: HashMap<Arc<str>, Box<[u8]>>,
     /// A named statement whose `Parse` is in the request under way.
     parsing: Option<(Arc<str>, Box<[u8]>)>,

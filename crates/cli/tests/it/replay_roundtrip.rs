@@ -49,7 +49,7 @@ pub fn log_files(srv: &TestServer) -> [PathBuf; 3] {
 
 /// Where each log file ends, once every session that connected has its disconnection
 /// in all three (the logging collector writes a little after the sessions): a slice
-/// from here holds no line of an earlier session.
+/// from here holds no line of a session that connected before it.
 pub fn log_marks(srv: &TestServer) -> [u64; 3] {
     let started = Instant::now();
     loop {
