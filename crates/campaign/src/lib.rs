@@ -11,7 +11,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`error`] | [`CampaignError`] |
-//! | [`replay_run`] | a replay of PostgreSQL logs as a workload, and a replay's report as a stored run |
+//! | [`replay_run`] | a replay of PostgreSQL logs as a test of the matrix |
 //! | [`distributed`] | `[distributed]`: a test run by several generators (`local`, `ssh`, and [`distributed::kube`]) |
 //! | [`hooks`] | campaign `[hooks]`: shell commands around tests |
 //! | [`pinning`] | `[pinning]`: CPUs of throwaway servers and of the load generator |

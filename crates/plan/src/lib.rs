@@ -1,6 +1,6 @@
 //! The campaign file, before anything runs: its types, reading and validating it,
-//! the ordered tests it plans, its thresholds, and a pgbench-tools `config` converted
-//! into one. What it plans is run by `pgsurge-campaign`; what it describes is read
+//! the ordered tests it plans, its thresholds, a replay's report as the run it is
+//! stored as, and a pgbench-tools `config` converted into one. What it plans is run by `pgsurge-campaign`; what it describes is read
 //! back from a stored set by `pgsurge-records` (a set's `[capacity]` objective), with
 //! no runner in between.
 //!
@@ -12,6 +12,7 @@
 //! | [`spec`] | the campaign file's types (serde), a loaded [`Campaign`], [`SpecError`] |
 //! | [`thresholds`] | `[thresholds]`: CI gates per test |
 //! | [`replay`] | a replay of PostgreSQL logs as a workload of the matrix: its log, pace, name and spec |
+//! | [`replay_record`] | a replay's report as a stored run (a campaign's test of a replay, `replay --store`) |
 //! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle, the data a test needs |
 //! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
 //! | [`load`] | reading a campaign file: interpolation, parsing, validation |
@@ -24,6 +25,7 @@ pub mod kube;
 pub mod load;
 pub mod matrix;
 pub mod replay;
+pub mod replay_record;
 pub mod spec;
 pub mod thresholds;
 

@@ -3,7 +3,7 @@
 //! the merged latency histogram, the whole fidelity report and the log's digest as
 //! facts — so `results show`, `report` and `compare` find it like any other run.
 
-use pgsurge_campaign::replay_run;
+use pgsurge_plan::{replay::workload_name, replay_record};
 use pgsurge_replay::report::ReplayReport;
 use pgsurge_store::{default_location, run_status, RunRecord, Store, TargetRecord};
 
@@ -41,12 +41,12 @@ pub fn store_replay(
         repeat_no: 1,
         status: run_status::OK.into(),
         script: Some(replay_name(report)),
-        scripts: Some(replay_run::scripts_json(report)),
+        scripts: Some(replay_record::scripts_json(report)),
         options: Some(serde_json::json!({ "replay": report.settings })),
         command_line: Some(pgsurge_store::redact_text(command_line)),
         ..Default::default()
     };
-    let write = replay_run::record(report, run);
+    let write = replay_record::record(report, run);
     let run_id = store.write_run(&write).map_err(|e| e.to_string())?;
     Ok(format!(
         "pgsurge: stored as run {run_id} in set {set_id} (\"{name}\") of {shown}"
@@ -65,5 +65,5 @@ fn replay_name(report: &ReplayReport) -> String {
                 .unwrap_or_else(|| l.path.clone())
         })
         .unwrap_or_default();
-    replay_run::workload_name(&file, report.settings.max, report.settings.speed)
+    workload_name(&file, report.settings.max, report.settings.speed)
 }

@@ -566,7 +566,7 @@ fn warn_impossible(runs: &[Run]) {
 }
 
 /// The `[capacity]` table of a stored campaign spec, if it has one.
-pub fn capacity_section(spec: &str) -> Option<pgsurge_campaign::spec::CapacitySection> {
+pub fn capacity_section(spec: &str) -> Option<pgsurge_plan::spec::CapacitySection> {
     let value: toml::Value = toml::from_str(spec).ok()?;
     value.get("capacity")?.clone().try_into().ok()
 }

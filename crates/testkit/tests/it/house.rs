@@ -989,8 +989,8 @@ fn no_product_file_is_over_1000_lines() {
 }
 
 #[test]
-fn the_campaign_file_statistics_and_supervisor_do_not_depend_on_campaign() {
-    for krate in ["plan", "analysis", "supervisor"] {
+fn the_campaign_file_statistics_supervisor_and_records_do_not_depend_on_campaign() {
+    for krate in ["plan", "analysis", "supervisor", "records"] {
         let deps = dependencies(krate);
         assert!(
             !deps.iter().any(|d| d.ends_with("(campaign)")),
