@@ -127,7 +127,9 @@ struct StartArgs {
     /// Use PostgreSQL version V (17 or 18.1): installed if available, else downloaded.
     #[arg(long, value_name = "V")]
     pg_version: Option<String>,
-    /// Server setting, repeatable (e.g. --set shared_buffers=1GB).
+    /// Server setting, repeatable (e.g. --set shared_buffers=1GB). pg_stat_statements is
+    /// preloaded and created in the database unless shared_preload_libraries is set
+    /// (--set shared_preload_libraries= loads nothing).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
     settings: Vec<(String, String)>,
     /// Data directory (created and initialized if missing, reused if it holds a cluster;
@@ -315,6 +317,7 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
         .settings(a.settings)
         .database(a.database.clone())
         .data_checksums(a.data_checksums)
+        .statements(true)
         .detached(true);
     if let Some(d) = &a.data {
         b = b.data_dir(d);

@@ -140,3 +140,54 @@ fn server_start_port_zero_picks_a_free_port() {
     let (code, _, err) = run(&["stop", "--state-dir", sd]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// A started server counts statements as campaign targets do: pg_stat_statements is
+/// preloaded and its view exists in the database the connection string names.
+#[test]
+fn server_start_loads_pg_stat_statements_in_its_database() {
+    let bin = pgsurge_server::PgBinaries::discover().unwrap();
+    if !bin.has_extension("pg_stat_statements") {
+        pgsurge_testkit::missing_prerequisite("pg_stat_statements is not installed");
+        return;
+    }
+    let state = pgsurge_testkit::scratch_dir("cli");
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    let (code, out, err) = run(&["start", "--state-dir", sd, "--database", "b2"]);
+    assert_eq!(code, 0, "{err}");
+    let conninfo = out.trim().to_string();
+    assert_eq!(
+        psql(&conninfo, "show shared_preload_libraries"),
+        "pg_stat_statements"
+    );
+    assert_eq!(
+        psql(
+            &conninfo,
+            "select count(*) from pg_extension where extname = 'pg_stat_statements'"
+        ),
+        "1"
+    );
+    psql(&conninfo, "select 6*7");
+    assert_eq!(
+        psql(
+            &conninfo,
+            "select count(*) > 0 from pg_stat_statements where query like 'select $1%'"
+        ),
+        "t"
+    );
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+
+    // Settings that choose the preloaded libraries win: here none.
+    let (code, out, err) = run(&[
+        "start",
+        "--state-dir",
+        sd,
+        "--set",
+        "shared_preload_libraries=",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(psql(out.trim(), "show shared_preload_libraries"), "");
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+}
