@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Writes a synthetic PostgreSQL stderr log (prefix '%m|%u|%d|%c|') to stdout for
+bench/replay_memory.sh: SESSIONS sessions running STATEMENTS statements in all, dealt
+round-robin and interleaved as concurrent sessions are, a few statement shapes with
+constants that vary: simple queries and extended-protocol executions with parameters.
+
+Usage: replay_log.py STATEMENTS SESSIONS
+"""
+
+import sys
+from datetime import datetime, timedelta, timezone
+
+
+def main() -> None:
+    total, sessions = int(sys.argv[1]), int(sys.argv[2])
+    t0 = datetime(2026, 11, 28, 18, 0, 0, tzinfo=timezone.utc)
+    out = sys.stdout
+    write = out.write
+
+    def prefix(us: int, s: int) -> str:
+        t = t0 + timedelta(microseconds=us)
+        return f"{t:%Y-%m-%d %H:%M:%S}.{t.microsecond // 1000:03d} UTC|alice|shop|6a0.{s:x}|"
+
+    for s in range(sessions):
+        write(prefix(s, s) + "LOG:  connection authorized: user=alice database=shop\n")
+    us = sessions
+    for i in range(total):
+        s = i % sessions
+        p = prefix(us, s)
+        k = i % 4
+        if k == 0:
+            write(f"{p}LOG:  statement: select {i % 1000} + 1 as x\n")
+        elif k == 1:
+            write(f"{p}LOG:  execute <unnamed>: select $1::int * 2, $2::text\n")
+            write(f"{p}DETAIL:  parameters: $1 = '{i % 997}', $2 = 'v{i % 13}'\n")
+        elif k == 2:
+            write(f"{p}LOG:  statement: select length('{'x' * (i % 40)}')\n")
+        else:
+            write(f"{p}LOG:  execute <unnamed>: select $1::bigint + {i % 7}\n")
+            write(f"{p}DETAIL:  parameters: $1 = '{i}'\n")
+        # 50 µs of log per statement: 10 million statements span about 8 minutes.
+        us += 50
+    for s in range(sessions):
+        write(
+            prefix(us, s)
+            + "LOG:  disconnection: session time: 0:08:20.000 user=alice database=shop host=[local]\n"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Memory of `pgsurge replay` on a large log: the log is streamed, not loaded, so the
+# peak RSS of a log of $STATEMENTS statements is about that of a log ten times smaller.
+#
+# A stderr log is written by bench/replay_log.py: $SESSIONS sessions, each a stream of
+# simple queries and extended-protocol executions with their parameters (constants that
+# vary, a few statement shapes), interleaved as concurrent sessions are. Then:
+#
+# * `--check` (read and fingerprint everything, connect nowhere) on a tenth of the
+#   statements and on all of them: peak RSS and read rate;
+# * a real replay (`--max -j 2`) of the whole log onto a throwaway cluster: peak RSS,
+#   statements per second, and the statements the report counts as replayed.
+#
+# Usage: bench/replay_memory.sh   (env: PGSURGE, STATEMENTS=10000000, SESSIONS=16,
+#                                  REPLAY=1: 0 skips the real replay)
+source "$(dirname "$0")/lib.sh"
+STATEMENTS=${STATEMENTS:-10000000}
+SESSIONS=${SESSIONS:-16}
+REPLAY=${REPLAY:-1}
+[ -x "$PGSURGE" ] || { echo "build first: cargo build --release -p pgsurge" >&2; exit 1; }
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+GEN="python3 $(dirname "$0")/replay_log.py"
+
+row() { # NAME STATEMENTS LOGFILE CMD...: one measured command
+    local name=$1 n=$2 log=$3; shift 3
+    local t0 t1 u s rss
+    t0=$(date +%s.%N)
+    read -r u s rss < <(measure "$W/$name" "$@")
+    t1=$(date +%s.%N)
+    local replayed
+    replayed=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["replay"]["statements"] if r["replay"]["sessions"] else r["read"]["statements"])' "$W/$name.json")
+    printf '%-22s %11d %11s %9.1f %12.0f %10d %9.1f\n' "$name" "$n" "$replayed" \
+        "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+        "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { print n / (b - a) }')" "$rss" \
+        "$(awk -v b="$(stat -c %s "$log")" 'BEGIN { print b / 1048576 }')"
+}
+
+$GEN "$((STATEMENTS / 10))" "$SESSIONS" >"$W/small.log"
+$GEN "$STATEMENTS" "$SESSIONS" >"$W/large.log"
+printf '%-22s %11s %11s %9s %12s %10s %9s\n' run statements counted "wall s" "statements/s" "rss kB" "log MB"
+row check-tenth "$((STATEMENTS / 10))" "$W/small.log" "$PGSURGE" replay --check --json "$W/check-tenth.json" "$W/small.log"
+row check-all "$STATEMENTS" "$W/large.log" "$PGSURGE" replay --check --json "$W/check-all.json" "$W/large.log"
+if [ "$REPLAY" = 1 ]; then
+    start_cluster
+    trap 'stop_cluster; rm -rf "$W"' EXIT
+    "$PGBIN/psql" -X -q -c "CREATE DATABASE shop" >/dev/null
+    row replay-max-all "$STATEMENTS" "$W/large.log" "$PGSURGE" replay --max -j 2 -U postgres -d shop \
+        --json "$W/replay-max-all.json" "$W/large.log"
+fi
