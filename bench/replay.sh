@@ -18,7 +18,8 @@
 # them (sums of balances, history rows). The last lines print pgsurge's rate over
 # pgreplay's (goal: ≥ 3×). Medians over $ROUNDS rounds.
 #
-# Usage: bench/replay.sh   (env: PGSURGE, PGBENCH, PGREPLAY=/usr/bin/pgreplay,
+# Usage: bench/replay.sh   (env: PGSURGE, PGBENCH, PGREPLAY=/usr/bin/pgreplay, TOOLS (a subset of
+#                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1"),
 #                           DURATION=10, CLIENTS=4, SCALE=1, ROUNDS=3, FAST=1000, SEED=11)
 source "$(dirname "$0")/lib.sh"
 PGREPLAY=${PGREPLAY:-/usr/bin/pgreplay}
@@ -77,7 +78,7 @@ span=$(awk -F'|' 'NR == 1 { first = $1 } { last = $1 } END {
     cmd = "date -d \"" last "\" +%s.%N"; cmd | getline b; close(cmd); printf "%.3f", b - a }' "$W/bench.log")
 echo "log: $statements statements over $span s ($(stat -c %s "$W/bench.log") bytes), $CLIENTS clients"
 
-TOOLS=(pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1)
+read -r -a TOOLS <<<"${TOOLS:-pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1}"
 for ((r = 1; r <= ROUNDS; r++)); do
     for tool in "${TOOLS[@]}"; do
         case $tool in
@@ -88,7 +89,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
         esac
         fresh_copy
         t0=$(date +%s.%N)
-        read -r u s rss < <(measure "$W/$tool.$r" "${cmd[@]}" || echo "0 0 0")
+        # A tool that fails (or is stopped) is a row of zeros and "NO", not the end.
+        read -r u s rss < <(measure "$W/$tool.$r" "${cmd[@]}" 2>/dev/null | grep -E '^[0-9.]+ [0-9.]+ [0-9]+$' || echo "0 0 0")
         t1=$(date +%s.%N)
         same=$([ "$(state)" = "$expected" ] && echo yes || echo NO)
         wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
