@@ -510,12 +510,12 @@ impl Drop for MountedTmpfs {
     }
 }
 
-/// A filesystem held in memory, for the data directory warning: a tmpfs the test
-/// mounts (CI runs as root), else /dev/shm when it is one.
-fn memory_dir() -> Option<(std::path::PathBuf, Option<MountedTmpfs>)> {
+/// A filesystem held in memory, for the data directory warning: a tmpfs of `size` the
+/// test mounts (CI runs as root), else /dev/shm when it is one.
+fn memory_dir(size: &str) -> Option<(std::path::PathBuf, Option<MountedTmpfs>)> {
     let dir = pgsurge_testkit::scratch_dir("tmpfs");
     let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
         .arg(dir.path())
         .status()
         .is_ok_and(|s| s.success());
@@ -531,7 +531,7 @@ fn memory_dir() -> Option<(std::path::PathBuf, Option<MountedTmpfs>)> {
 
 #[test]
 fn plan_warns_about_a_data_directory_in_memory_and_lists_the_swept_dimensions() {
-    let Some((mem, _mount)) = memory_dir() else {
+    let Some((mem, _mount)) = memory_dir("1m") else {
         pgsurge_testkit::missing_prerequisite("no tmpfs to test with (not root, no /dev/shm)");
         return;
     };
@@ -602,6 +602,88 @@ settings = {{ shared_buffers = ["16MB", "32MB"] }}
     if fs_type != "tmpfs" && fs_type != "ramfs" {
         assert!(about_targets(&doc).is_empty(), "{fs_type}: {doc}");
     }
+}
+
+/// Removes a directory when the test ends, also by panic.
+struct RemoveDir(std::path::PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `campaign run` on a terminal: a target's warning (its data directory in memory,
+/// stored with each of its tests) is said once however many tests carry it, no warning
+/// line is said twice, and the run ends with the commands that come next.
+#[test]
+fn campaign_run_says_each_warning_once_and_ends_with_what_comes_next() {
+    let Some((mem, _mount)) = memory_dir("512m") else {
+        pgsurge_testkit::missing_prerequisite("no tmpfs to test with (not root, no /dev/shm)");
+        return;
+    };
+    let data = mem.join(format!("pgsurge-warn-once-{}", std::process::id()));
+    let _remove = RemoveDir(data.clone());
+    let dir = pgsurge_testkit::scratch_dir("cli-outputs");
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "once"
+[[target]]
+name = "mem"
+data_dir = "{}"
+settings = {{ max_wal_size = "64MB", min_wal_size = "32MB" }}
+[matrix]
+scales = [1]
+clients = [1, 2]
+scripts = ["select-only"]
+repeats = 2
+[run]
+duration = 1
+"#,
+            data.join("pgdata").display()
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let out = run(&["campaign", "run", file.to_str().unwrap(), "--store", &store]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.matches("the data directory").count(),
+        1,
+        "the target's warning, once: {err}"
+    );
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert!(warnings.iter().any(|w| w.contains("(in memory)")), "{err}");
+    for w in &warnings {
+        assert_eq!(
+            warnings.iter().filter(|x| x == &w).count(),
+            1,
+            "{w:?} said more than once: {err}"
+        );
+    }
+    // Four tests ran, each said once.
+    assert_eq!(err.matches("tps, latency avg").count(), 4, "{err}");
+    // The end: what to run next, with this store, the last lines of the output.
+    let next: Vec<&str> = err.lines().skip_while(|l| *l != "next:").collect();
+    assert!(next.len() >= 3, "no next: lines at the end: {err}");
+    assert!(
+        next[1..].iter().all(|l| l.starts_with("  pgsurge ")),
+        "{next:?}"
+    );
+    assert!(
+        next.iter().any(|l| l.contains("pgsurge report --set")),
+        "{next:?}"
+    );
+    assert!(
+        next.iter()
+            .any(|l| l.contains("pgsurge results show") && l.contains(&store)),
+        "{next:?}"
+    );
 }
 
 /// pgsurge's own commands end a wrong command line the same way: status 2, the message
