@@ -26,7 +26,7 @@ main{padding:18px 28px}
 h1{font-size:22px;margin:0}h2{font-size:18px;margin:26px 0 8px}h3{font-size:15px;margin:18px 0 6px}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,600px),1fr));gap:14px}.chart{background:#fff;border:1px solid #dde1e7;border-radius:6px;padding:6px;min-width:0}.chart>svg{display:block;width:100%;height:auto}
 .answer{display:flex;flex-wrap:wrap;gap:10px 28px;align-items:flex-start}.answer>.verdicts{flex:3 1 720px;min-width:0;overflow-x:auto}.answer>.provenance{flex:1 1 360px;min-width:0;overflow-x:auto}
-.verdicts td:first-child{white-space:nowrap}.verdicts td:last-child{text-align:left;min-width:16em}
+.verdicts td:first-child{white-space:nowrap}.verdicts>table:first-of-type td:last-child,.verdicts>table:first-of-type th:last-child{text-align:left;min-width:16em}
 table{border-collapse:collapse;background:#fff;font-size:13px;margin:6px 0 14px}
 th,td{border:1px solid #dde1e7;padding:4px 8px;text-align:right;vertical-align:top}th{background:#eef1f5}
 td.l,th.l{text-align:left}pre{background:#fff;border:1px solid #dde1e7;padding:10px;overflow:auto;font-size:12px}

@@ -410,6 +410,20 @@ const CPU_STATES: [(&str, usize, Dash); 4] = [
     ("steal", 4, Dash::LongDash),
 ];
 
+/// The colour and dash of a CPU state's metric (`….cpu.user_pct`, …), the same on every
+/// chart; idle time, drawn only among all the sampled metrics, has its own.
+fn cpu_state_style(name: &str) -> Option<(usize, Dash)> {
+    let (_, state) = name.rsplit_once(".cpu.")?;
+    let state = state.strip_suffix("_pct")?;
+    if state == "idle" {
+        return Some((7, Dash::Solid));
+    }
+    CPU_STATES
+        .into_iter()
+        .find(|(part, _, _)| *part == state)
+        .map(|(_, colour, dash)| (colour, dash))
+}
+
 /// Who used the server host's CPU, per sample, in percent of all its CPUs: the
 /// target's PostgreSQL processes (`os.postgres.cpu_pct`), pgsurge (its process, when it
 /// ran on that host) and everything else (the host's user + system time less those
@@ -578,6 +592,7 @@ pub(crate) fn run_page(
     body.push_str(&all_metrics_section(
         rec.server_version_num,
         &names,
+        shared,
         &drawn,
         info,
         &mk,
@@ -1112,10 +1127,13 @@ fn latency_series(view: &IntervalView<'_>) -> Vec<Series> {
     lat
 }
 
-/// Every sampled metric: one chart per family and unit.
+/// Every sampled metric: one chart per family and unit. When server and client share a
+/// host (`shared`), its CPU is drawn once (`os.cpu`, not again as `client.cpu`); a CPU
+/// state keeps the colour and dash it has on the CPU charts above.
 fn all_metrics_section(
     version_num: Option<i64>,
     names: &BTreeSet<&str>,
+    shared: bool,
     drawn: &Drawn<'_>,
     info: &BTreeMap<String, MetricInfo>,
     mk: ChartMaker<'_>,
@@ -1125,6 +1143,9 @@ fn all_metrics_section(
     let mut body = String::new();
     let mut families: BTreeMap<(String, String), Vec<&str>> = BTreeMap::new();
     for name in names {
+        if shared && name.starts_with("client.cpu.") {
+            continue;
+        }
         families
             .entry((metric_family(name, info), metric_unit(name, info)))
             .or_default()
@@ -1170,6 +1191,9 @@ fn all_metrics_section(
                         .unwrap_or(name);
                     let mut s = Series::line(short, points[name].clone());
                     s.dash = Dash::nth(k / 8);
+                    if let Some((colour, dash)) = cpu_state_style(name) {
+                        (s.color, s.dash) = (Some(colour), dash);
+                    }
                     s
                 })
                 .collect();

@@ -37,6 +37,7 @@ mod replay_campaign;
 mod replay_input;
 mod replay_order;
 mod replay_roundtrip;
+mod report_look;
 mod script_bytes_diff;
 mod script_diff;
 mod store_integrity;
