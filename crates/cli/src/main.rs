@@ -7,6 +7,7 @@
 //! | `tree` | the one command tree (help, completions, man pages) |
 //! | `quickstart` | `pgsurge quickstart`: campaign, results table and report in one command |
 //! | `replay` | `pgsurge replay`: options → a replay spec, the engine's replay, the fidelity report |
+//! | `replay_capture` | `pgsurge replay capture`: the logging a replay needs for a while, settings put back, the log collected |
 //! | `bisect` | `pgsurge bisect`: the first commit where a campaign's cell got worse (campaign + compare) |
 //! | `pipes` | a closed stdout ends the process quietly |
 
@@ -15,6 +16,7 @@ mod dispatch;
 mod pipes;
 mod quickstart;
 mod replay;
+mod replay_capture;
 mod tree;
 
 fn main() {

@@ -96,6 +96,8 @@ struct Cli {
 /// The clap definition (for the top-level command tree).
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+        .subcommand(crate::replay_capture::command())
+        .args_conflicts_with_subcommands(true)
 }
 
 /// `I/N` → the generator's share.
@@ -149,6 +151,9 @@ fn spec_of(cli: &Cli) -> Result<ReplaySpec, String> {
 
 /// Runs `pgsurge replay` with the arguments after `replay`.
 pub fn main(args: &[OsString]) -> i32 {
+    if args.first().is_some_and(|a| a == "capture") {
+        return crate::replay_capture::main(&args[1..]);
+    }
     let cli: Cli = match pgsurge_command::parse("pgsurge replay", args) {
         Ok(c) => c,
         Err(status) => return status,

@@ -34,6 +34,7 @@ mod pinning;
 mod quickstart;
 mod quickstart_fetch;
 mod replay_campaign;
+mod replay_capture;
 mod replay_input;
 mod replay_order;
 mod replay_roundtrip;
