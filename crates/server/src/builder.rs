@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::binaries::PgBinaries;
-use crate::cluster::{free_port, register, Cluster, Inner, RunState};
+use crate::cluster::{free_port, quote_conninfo, register, Cluster, Inner, RunState};
 use crate::config_files::{
     check_setting_name, prepend_hba, write_auto_conf, write_files, OwnerMarker,
 };
@@ -89,6 +89,28 @@ pub struct ClusterBuilder {
     detached: bool,
     temp_prefix: String,
     statements: bool,
+    standby: Option<Standby>,
+}
+
+/// The primary a standby streams from: where to reach it and the name it knows the
+/// standby by (`application_name`, as `synchronous_standby_names` lists it).
+#[derive(Debug, Clone)]
+struct Standby {
+    socket_dir: PathBuf,
+    port: u16,
+    user: String,
+    name: String,
+}
+
+impl Standby {
+    /// `primary_conninfo`, over the primary's Unix socket.
+    fn conninfo(&self) -> String {
+        format!(
+            "{} application_name={}",
+            crate::cluster::conninfo_no_db(&self.socket_dir, self.port, &self.user),
+            quote_conninfo(&self.name)
+        )
+    }
 }
 
 impl Default for ClusterBuilder {
@@ -116,6 +138,7 @@ impl Default for ClusterBuilder {
             detached: false,
             temp_prefix: "pgsurge-".into(),
             statements: false,
+            standby: None,
         }
     }
 }
@@ -260,6 +283,49 @@ impl ClusterBuilder {
         self
     }
 
+    /// Makes the server a streaming standby of `primary`: its data directory (which must
+    /// be new) is a base backup of the primary instead of an initdb, it streams the
+    /// primary's WAL under `name` (its `application_name`), answers read-only queries,
+    /// and never waits for standbys of its own once promoted.
+    pub fn standby_of(mut self, primary: &Cluster, name: impl Into<String>) -> Self {
+        self.standby = Some(Standby {
+            socket_dir: primary.socket_dir().to_path_buf(),
+            port: primary.port(),
+            user: primary.superuser().to_string(),
+            name: name.into(),
+        });
+        self
+    }
+
+    /// The builder of a standby of `primary` called `name`: the same binaries, user,
+    /// settings and CPUs, a temporary data directory, its own port (`port_offset` above
+    /// the primary's when the primary's port was given, else a free one).
+    pub(crate) fn for_standby(&self, primary: &Cluster, name: &str, port_offset: u16) -> Self {
+        let mut b = self.clone();
+        b.data_dir = None;
+        b.keep_data = None;
+        b.socket_dir = None;
+        b.database = None;
+        b.statements = false;
+        b.port = self.port.map(|p| p + port_offset);
+        b.source = BinarySource::Binaries(primary.binaries().clone());
+        b.standby_of(primary, name)
+    }
+
+    /// The port asked for, if any.
+    pub(crate) fn requested_port(&self) -> Option<u16> {
+        self.port
+    }
+
+    /// The value of a setting as given, if it was.
+    pub(crate) fn setting_value(&self, name: &str) -> Option<&str> {
+        self.settings
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// Whether `pg_stat_statements` is preloaded (its setting added by [`start`]).
     ///
     /// [`start`]: ClusterBuilder::start
@@ -281,6 +347,22 @@ impl ClusterBuilder {
             && binaries.has_extension(STATEMENTS)
         {
             self.settings.push((PRELOAD.into(), STATEMENTS.into()));
+        }
+        if let Some(s) = &self.standby {
+            let standby_settings = [
+                ("primary_conninfo", s.conninfo()),
+                ("synchronous_standby_names", String::new()),
+                ("hot_standby", "on".into()),
+                // Replay progress reported every second, for the lag figures.
+                ("wal_receiver_status_interval", "1s".into()),
+            ];
+            for (n, v) in standby_settings {
+                self.settings.retain(|(name, _)| name != n);
+                self.settings.push((n.into(), v));
+            }
+            self.settings_target = SettingsTarget::AutoConf;
+            self.files.push(("standby.signal".into(), Vec::new()));
+            self.database = None;
         }
         let run_as = RunAs::resolve(self.run_as.as_deref())?;
         let mut cleanup = Cleanup::default();
@@ -347,7 +429,17 @@ impl ClusterBuilder {
             if self.data_dir.is_some() && !data_dir.exists() {
                 cleanup.paths.push(data_dir.clone());
             }
-            self.initdb(&binaries, ra, &data_dir)?;
+            match &self.standby {
+                Some(s) => self.base_backup(&binaries, ra, &data_dir, s)?,
+                None => self.initdb(&binaries, ra, &data_dir)?,
+            }
+        } else if self.standby.is_some() {
+            return Err(ServerError::BadDataDir {
+                data_dir: data_dir.clone(),
+                reason: "a standby starts from a base backup into a new data directory; \
+                         this one already holds a cluster"
+                    .into(),
+            });
         }
         if self.settings_target == SettingsTarget::AutoConf && !self.settings.is_empty() {
             write_auto_conf(&data_dir, &self.settings, ra)?;
@@ -446,6 +538,28 @@ impl ClusterBuilder {
         run_checked(cmd, "initdb")
     }
 
+    /// Copies the primary into `data` with `pg_basebackup` (fast checkpoint, WAL
+    /// streamed alongside).
+    fn base_backup(
+        &self,
+        binaries: &PgBinaries,
+        ra: Option<&RunAs>,
+        data: &Path,
+        from: &Standby,
+    ) -> Result<()> {
+        let mut cmd = server_command(binaries.program("pg_basebackup"), ra, data);
+        cmd.arg("-D")
+            .arg(data)
+            .arg("-h")
+            .arg(&from.socket_dir)
+            .arg("-p")
+            .arg(from.port.to_string())
+            .arg("-U")
+            .arg(&from.user)
+            .args(["-X", "stream", "-c", "fast", "--no-sync", "-w"]);
+        run_checked(cmd, "pg_basebackup")
+    }
+
     fn spawn_and_wait(
         &self,
         binaries: &PgBinaries,
@@ -519,7 +633,12 @@ impl ClusterBuilder {
                 // PostgreSQL 10+ writes its status on line 8 once it accepts
                 // connections; until then the file is shorter. (Older servers, which
                 // never write it, are not supported: PgVersion rejects them.)
-                let ready = pf.status.as_deref() == Some("ready");
+                // A standby says `standby` once it accepts read-only connections.
+                let ready = match pf.status.as_deref() {
+                    Some("ready") => true,
+                    Some("standby") => self.standby.is_some(),
+                    _ => false,
+                };
                 if pf.pid == pid && ready {
                     return Ok(child);
                 }

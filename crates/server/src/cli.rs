@@ -148,6 +148,14 @@ struct StartArgs {
     /// Initialize with data page checksums.
     #[arg(long)]
     data_checksums: bool,
+    /// Also start N streaming standbys of the server (from the same binaries, each on
+    /// its own port; stopped with it). The printed connection string lists them all
+    /// with `target_session_attrs=read-write`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    replicas: usize,
+    /// Commits wait until one of the standbys has flushed them (synchronous replication).
+    #[arg(long, requires = "replicas")]
+    sync: bool,
 }
 
 #[derive(Debug, Args)]
@@ -329,27 +337,38 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
     if let Some(u) = a.run_as {
         b = b.run_as(u);
     }
-    let cluster = b.start()?;
-    let rec = ServerRecord {
-        data_dir: cluster.data_dir().to_path_buf(),
-        pid: cluster.pid(),
-        port: cluster.port(),
-        socket_dir: cluster.socket_dir().to_path_buf(),
-        bin_dir: cluster.binaries().bin_dir().to_path_buf(),
-        version_num: cluster.binaries().version().num(),
-        superuser: cluster.superuser().to_string(),
-        database: a.database.clone(),
-        log_file: cluster.log_file().to_path_buf(),
-        remove_on_stop: cluster.removable_paths().to_vec(),
-        started_at_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
+    let (cluster, replicas) = if a.replicas > 0 {
+        crate::topology::Topology::start(b, a.replicas, a.sync)?.into_parts()
+    } else {
+        (b.start()?, Vec::new())
     };
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let record = |c: &crate::cluster::Cluster, database: &str| ServerRecord {
+        data_dir: c.data_dir().to_path_buf(),
+        pid: c.pid(),
+        port: c.port(),
+        socket_dir: c.socket_dir().to_path_buf(),
+        bin_dir: c.binaries().bin_dir().to_path_buf(),
+        version_num: c.binaries().version().num(),
+        superuser: c.superuser().to_string(),
+        database: database.to_string(),
+        log_file: c.log_file().to_path_buf(),
+        remove_on_stop: c.removable_paths().to_vec(),
+        started_at_ms: now_ms,
+        replicas: Vec::new(),
+    };
+    let mut rec = record(&cluster, &a.database);
+    rec.replicas = replicas.iter().map(|r| record(r, &a.database)).collect();
     if let Err(e) = state::save(state_dir, &rec) {
         cluster.stop();
+        for r in &replicas {
+            r.stop();
+        }
         return Err(e);
     }
-    let _ = writeln!(out, "{}", cluster.conninfo(&a.database));
+    let _ = writeln!(out, "{}", record_conninfo(&rec));
     let _ = writeln!(
         err,
         "pgsurge: PostgreSQL {} running (pid {}, port {}, data {}, log {}); stop it with `{}`",
@@ -360,8 +379,39 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
         rec.log_file.display(),
         stop_command(a.data.is_some().then_some(rec.data_dir.as_path())),
     );
+    for (i, r) in rec.replicas.iter().enumerate() {
+        let _ = writeln!(
+            err,
+            "pgsurge: {} ({}) streaming from it (pid {}, port {}, log {})",
+            crate::topology::replica_name(i),
+            if a.sync {
+                "synchronous"
+            } else {
+                "asynchronous"
+            },
+            r.pid,
+            r.port,
+            r.log_file.display()
+        );
+    }
     cluster.detach();
+    for r in replicas {
+        r.detach();
+    }
     Ok(0)
+}
+
+/// A record's connection string: over its socket, or over every server's socket with
+/// `target_session_attrs=read-write` when it has standbys.
+fn record_conninfo(r: &ServerRecord) -> String {
+    if r.replicas.is_empty() {
+        return conninfo(&r.socket_dir, r.port, &r.superuser, &r.database);
+    }
+    let servers: Vec<(String, u16)> = std::iter::once(r)
+        .chain(r.replicas.iter())
+        .map(|s| (s.socket_dir.to_string_lossy().into_owned(), s.port))
+        .collect();
+    crate::topology::multi_host_conninfo(&servers, &r.superuser, &r.database)
 }
 
 /// The recorded servers a command applies to: the one of `--data`, every one with
@@ -395,6 +445,7 @@ fn select(state_dir: &Path, a: &SelectArgs, err: &mut dyn Write) -> Result<Vec<S
                 log_file: d.join("pgsurge.log"),
                 remove_on_stop: Vec::new(),
                 started_at_ms: 0,
+                replicas: Vec::new(),
             }]),
             None => Err(ServerError::Invalid(format!(
                 "{}: no server recorded for this data directory and no postmaster.pid in it",
@@ -468,6 +519,21 @@ fn stop(state_dir: &Path, a: SelectArgs, out: &mut dyn Write, err: &mut dyn Writ
         for p in &r.remove_on_stop {
             let _ = std::fs::remove_dir_all(p);
         }
+        for replica in &r.replicas {
+            if let Some(pid) = live_pid(replica) {
+                if !stop_postmaster(pid, None, StopTimeouts::default()) {
+                    let _ = writeln!(
+                        err,
+                        "pgsurge: error: replica pid {pid} on {} did not exit",
+                        replica.data_dir.display()
+                    );
+                    code = 1;
+                }
+            }
+            for p in &replica.remove_on_stop {
+                let _ = std::fs::remove_dir_all(p);
+            }
+        }
         state::remove(state_dir, &r.data_dir)?;
     }
     Ok(code)
@@ -496,8 +562,19 @@ fn status(state_dir: &Path, a: SelectArgs, out: &mut dyn Write) -> Result<i32> {
                     "running  pid {pid}  port {}  data {}\n         {}",
                     r.port,
                     r.data_dir.display(),
-                    conninfo(&r.socket_dir, r.port, &r.superuser, &r.database)
+                    record_conninfo(&r)
                 );
+                for (i, replica) in r.replicas.iter().enumerate() {
+                    let _ = match live_pid(replica) {
+                        Some(pid) => writeln!(
+                            out,
+                            "  {}  running  pid {pid}  port {}",
+                            crate::topology::replica_name(i),
+                            replica.port
+                        ),
+                        None => writeln!(out, "  {}  stopped", crate::topology::replica_name(i)),
+                    };
+                }
             }
             None => {
                 let _ = writeln!(out, "stopped  data {}", r.data_dir.display());
@@ -534,18 +611,27 @@ fn shell_quote(v: &str) -> String {
 /// The `export` lines of a running server: libpq's variables, which `pgsurge bench`
 /// reads as pgbench does.
 fn env_lines(r: &ServerRecord) -> String {
-    let host = if r.socket_dir.as_os_str().is_empty() {
-        "127.0.0.1".to_string()
-    } else {
-        r.socket_dir.display().to_string()
+    let host = |r: &ServerRecord| {
+        if r.socket_dir.as_os_str().is_empty() {
+            "127.0.0.1".to_string()
+        } else {
+            r.socket_dir.display().to_string()
+        }
     };
-    let mut s = String::new();
-    for (k, v) in [
-        ("PGHOST", host),
-        ("PGPORT", r.port.to_string()),
+    let servers: Vec<&ServerRecord> = std::iter::once(r).chain(r.replicas.iter()).collect();
+    let hosts: Vec<String> = servers.iter().map(|s| host(s)).collect();
+    let ports: Vec<String> = servers.iter().map(|s| s.port.to_string()).collect();
+    let mut vars = vec![
+        ("PGHOST", hosts.join(",")),
+        ("PGPORT", ports.join(",")),
         ("PGUSER", r.superuser.clone()),
         ("PGDATABASE", r.database.clone()),
-    ] {
+    ];
+    if !r.replicas.is_empty() {
+        vars.push(("PGTARGETSESSIONATTRS", "read-write".into()));
+    }
+    let mut s = String::new();
+    for (k, v) in vars {
         s.push_str(&format!("export {k}={}\n", shell_quote(&v)));
     }
     s
@@ -615,6 +701,7 @@ mod tests {
             log_file: "/d/log".into(),
             remove_on_stop: Vec::new(),
             started_at_ms: 1_795_000_000_000,
+            replicas: Vec::new(),
         };
         assert_eq!(
             env_lines(&r),

@@ -203,6 +203,85 @@ impl Cluster {
         )
         .map(|_| ())
     }
+    /// Ends recovery on a standby (`pg_promote`, waiting up to a minute): it becomes a
+    /// primary that accepts writes.
+    pub fn promote(&self) -> Result<()> {
+        let out = self.psql("postgres", "SELECT pg_promote(true, 60)")?;
+        if out.trim() == "t" {
+            Ok(())
+        } else {
+            Err(ServerError::CommandFailed {
+                what: format!("promoting the standby on port {}", self.inner.port),
+                detail: format!("pg_promote did not finish within 60 s ({})", out.trim()),
+            })
+        }
+    }
+
+    /// Whether the server is a standby in recovery.
+    pub fn in_recovery(&self) -> Result<bool> {
+        Ok(self.psql("postgres", "SELECT pg_is_in_recovery()")?.trim() == "t")
+    }
+
+    /// Pauses (`true`) or resumes WAL replay on a standby; WAL keeps arriving.
+    pub fn pause_replay(&self, pause: bool) -> Result<()> {
+        let sql = if pause {
+            "SELECT pg_wal_replay_pause()"
+        } else {
+            "SELECT pg_wal_replay_resume()"
+        };
+        self.psql("postgres", sql).map(|_| ())
+    }
+
+    /// Immediate shutdown (SIGQUIT to the postmaster: no checkpoint, crash recovery at
+    /// the next start), waiting up to `timeout` for it to exit. Temporary directories
+    /// stay until the value is dropped.
+    pub fn stop_immediate(&self, timeout: std::time::Duration) -> bool {
+        self.signal_and_wait(nix::sys::signal::Signal::SIGQUIT, false, timeout)
+    }
+
+    /// SIGKILL to the postmaster and every process of its group (its backends), as a
+    /// lost machine would end them. Temporary directories stay until the value is
+    /// dropped.
+    pub fn kill(&self) -> bool {
+        self.signal_and_wait(
+            nix::sys::signal::Signal::SIGKILL,
+            true,
+            std::time::Duration::from_secs(10),
+        )
+    }
+
+    fn signal_and_wait(
+        &self,
+        signal: nix::sys::signal::Signal,
+        group: bool,
+        timeout: std::time::Duration,
+    ) -> bool {
+        use nix::unistd::Pid;
+        let pid = self.inner.pid;
+        let target = if group { -pid } else { pid };
+        let _ = nix::sys::signal::kill(Pid::from_raw(target), signal);
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let gone = {
+                let mut st = match self.inner.state.lock() {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                match st.child.as_mut() {
+                    Some(c) => !matches!(c.try_wait(), Ok(None)),
+                    None => !crate::postmaster::is_alive(pid),
+                }
+            };
+            if gone {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// Stops the server now (fast, then immediate) and removes its temporary
     /// directories. Returns false if the postmaster could not be made to exit.
     pub fn stop(&self) -> bool {
@@ -273,6 +352,16 @@ pub(crate) fn conninfo(socket_dir: &Path, port: u16, user: &str, dbname: &str) -
         quote_conninfo(&socket_dir.to_string_lossy()),
         quote_conninfo(user),
         quote_conninfo(dbname)
+    )
+}
+
+/// Keyword/value conninfo for a socket directory, without a database (a replication
+/// connection's).
+pub(crate) fn conninfo_no_db(socket_dir: &Path, port: u16, user: &str) -> String {
+    format!(
+        "host={} port={port} user={}",
+        quote_conninfo(&socket_dir.to_string_lossy()),
+        quote_conninfo(user),
     )
 }
 

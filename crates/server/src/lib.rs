@@ -10,7 +10,8 @@
 //! Modules: `binaries` (finding binaries and their version), `fetch` and
 //! `fetch_archive` (a requested version, downloaded when not installed), `cluster`
 //! (throwaway clusters), `builder` (configuring and starting one), `config_files`
-//! (settings and `pg_hba.conf` before each start), `datadir` (temporary and socket
+//! (settings and `pg_hba.conf` before each start), `topology` (a primary and its
+//! streaming standbys), `datadir` (temporary and socket
 //! directories, reusing a data directory), `run_as` (dropping root), `postmaster` (the
 //! running postmaster seen from outside), `watchdog` (stopping a server whose starter
 //! died), `sweep` (cleaning up after killed runs), `state` (what `server start` leaves
@@ -56,6 +57,7 @@ pub mod source_build;
 mod state;
 mod sweep;
 pub mod testing;
+mod topology;
 mod watchdog;
 
 use std::ffi::OsString;
@@ -68,6 +70,7 @@ pub use postmaster::{is_alive, PidFile};
 pub use run_as::RunAs;
 pub use state::{ServerRecord, STATE_DIR_ENV};
 pub use sweep::sweep_stale_temp_clusters;
+pub use topology::{check_topology, multi_host_conninfo, replica_name, Topology, MAX_REPLICAS};
 
 /// `pgsurge server ...` writing to the given streams instead of the process's stdout and
 /// stderr (for tests and embedding); returns the exit code like [`server_main`].

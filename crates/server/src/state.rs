@@ -38,6 +38,10 @@ pub struct ServerRecord {
     /// field: the record file's time stands in).
     #[serde(default)]
     pub started_at_ms: u64,
+    /// The streaming standbys started with it (`server start --replicas N`), stopped
+    /// with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ServerRecord>,
 }
 
 /// The default state directory.
@@ -135,6 +139,7 @@ mod tests {
             log_file: "/tmp/l".into(),
             remove_on_stop: vec!["/tmp/s".into()],
             started_at_ms: 1_795_000_000_000,
+            replicas: Vec::new(),
         };
         save(dir.path(), &rec).unwrap();
         assert_eq!(load_all(dir.path()), vec![rec.clone()]);

@@ -13,3 +13,4 @@ mod fixture;
 mod fixture_exit;
 mod lifecycle;
 mod meson_build;
+mod replicas;
