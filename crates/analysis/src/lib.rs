@@ -16,6 +16,7 @@
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
 //! | [`capacity`] | the highest rate meeting a latency objective, searched step by step |
+//! | [`outage`] | a failure's cost: the stretch without commits, the steady rate, the recovery |
 //!
 //! Each module uses only modules above it in this list.
 #![warn(missing_docs)]
@@ -24,6 +25,7 @@ pub mod capacity;
 pub mod describe;
 pub mod interval;
 pub mod limits;
+pub mod outage;
 pub mod outliers;
 pub mod power;
 pub mod rank;

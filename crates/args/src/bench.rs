@@ -527,7 +527,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         workload.as_ref().map(|w| &w.0).zip(before.as_ref()),
         &mut result,
     )
-    .map(|lines| lines + &txn_costs(costs, &mut result));
+    .map(|lines| lines + &txn_costs(costs, &mut result) + &failure_cost(&mut result));
     write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
     let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
@@ -572,6 +572,30 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         code = 1;
     }
     code
+}
+
+/// `--reconnect`: the longest stretch without a commit and the recovery after it, put
+/// into `result` (for `--json`) and returned as the report's lines (none without it).
+fn failure_cost(result: &mut RunResult) -> String {
+    let Some(t) = result.commit_timeline.as_ref() else {
+        return String::new();
+    };
+    let bucket_s = pgsurge_results::failure::COMMIT_BUCKET_US as f64 / 1e6;
+    let outage = pgsurge_analysis::outage::outage(&t.counts, bucket_s, 0.0).map(|o| {
+        pgsurge_results::failure::OutageWindow::from_seconds(
+            t.origin_unix_us,
+            o.last_commit_before_s,
+            o.first_commit_after_s,
+            o.steady_tps,
+            o.recovery_s,
+        )
+    });
+    let lines = outage.as_ref().map(|o| o.render()).unwrap_or_default();
+    result.failure_cost = Some(pgsurge_results::failure::FailureCost {
+        outage,
+        ..Default::default()
+    });
+    lines
 }
 
 /// `--costs`: the run's costs, put into `result` (for `--json`) and returned as the

@@ -140,6 +140,12 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            CPU (user, system), context switches, WAL bytes and
                            records, shared buffer hits and reads, temporary bytes;
                            printed after the report and in --json (txn_costs)
+  --reconnect              a client whose connection is lost (or whose server
+                           turned read-only, or cancelled its statement) counts
+                           its transaction as failed, connects again (a multi-host
+                           conninfo with target_session_attrs=read-write finds the
+                           new primary) and goes on; the report adds the failures
+                           by class and the longest stretch without a commit
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

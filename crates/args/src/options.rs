@@ -117,6 +117,10 @@ pub struct Extensions {
     /// context switches, WAL, buffers, temporary bytes), report them and put them in
     /// `--json` (`txn_costs`).
     pub costs: bool,
+    /// `--reconnect`: a client whose connection is lost (or whose server refuses writes
+    /// or cancels its statement) counts its transaction as failed by class, connects
+    /// again and goes on; the report gives the longest stretch without a commit.
+    pub reconnect: bool,
 }
 
 /// Default list of `--percentiles` without a value.
@@ -281,6 +285,7 @@ impl BenchOptions {
             verbose_errors: self.verbose_errors,
             exit_on_abort: self.exit_on_abort,
             debug: self.debug_level > 0,
+            reconnect: self.extensions.reconnect,
         };
         spec.output = OutputSpec {
             progress,

@@ -780,6 +780,10 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
             raw.benchmarking_option_set = true;
             raw.extensions.costs = true;
         }
+        Opt::Reconnect => {
+            raw.benchmarking_option_set = true;
+            raw.extensions.reconnect = true;
+        }
         Opt::Cpus => {
             raw.benchmarking_option_set = true;
             let list = pgsurge_affinity::CpuList::parse(&lossy(arg))

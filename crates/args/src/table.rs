@@ -69,6 +69,7 @@ pub enum Opt {
     Workload,
     Mix,
     Costs,
+    Reconnect,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -184,6 +185,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("workload", Required, Opt::Workload),
     l("mix", Required, Opt::Mix),
     l("costs", No, Opt::Costs),
+    l("reconnect", No, Opt::Reconnect),
 ];
 
 #[cfg(test)]

@@ -183,6 +183,7 @@ pub fn run_spec(
         verbose_errors: flags.verbose_errors,
         exit_on_abort: flags.exit_on_abort,
         debug: false,
+        reconnect: flags.reconnect,
     };
     spec.output.per_command = flags.per_command;
     spec.output.percentiles = Some(CAMPAIGN_PERCENTILES.to_vec());

@@ -49,6 +49,8 @@ pub struct LiveTarget {
     pub bin_dir: Option<String>,
     /// The cluster, stopped when dropped (throwaway).
     pub cluster: Option<Cluster>,
+    /// Its streaming standbys (`replicas = N`), stopped with it.
+    pub replicas: Vec<Cluster>,
     /// The data the database holds now, as the last test prepared it (None: unknown,
     /// check or re-initialize before the next test).
     pub current_data: Option<Dataset>,
@@ -182,6 +184,7 @@ pub fn start(
         context: format!("target \"{}\"", spec.name),
         message,
     };
+    let mut replicas = Vec::new();
     let (cluster, conninfo, conn, monitor, bin_dir) = match &spec.conninfo {
         Some(ci) => {
             let conn = conn_config(ci).map_err(|e| match e {
@@ -218,16 +221,29 @@ pub fn start(
             if let Some(dir) = &spec.data_dir {
                 builder = builder.data_dir(dir);
             }
-            let cluster = builder
+            let builder = builder
                 .binaries(source)
                 .settings(spec.settings_text())
                 .data_checksums(spec.data_checksums)
                 .statements(true)
                 .cpus(pinning.server_cpus())
                 .database(database)
-                .temp_prefix(format!("pgsurge-campaign-{}", spec.name))
-                .start()?;
-            let conninfo = cluster.conninfo(database);
+                .temp_prefix(format!("pgsurge-campaign-{}", spec.name));
+            let (cluster, conninfo) = if spec.replicas > 0 {
+                let topology = pgsurge_server::Topology::start(
+                    builder,
+                    spec.replicas as usize,
+                    spec.sync_replication(),
+                )?;
+                let conninfo = topology.conninfo(database);
+                let (primary, standbys) = topology.into_parts();
+                replicas = standbys;
+                (primary, conninfo)
+            } else {
+                let cluster = builder.start()?;
+                let conninfo = cluster.conninfo(database);
+                (cluster, conninfo)
+            };
             let conn = conn_config(&conninfo)?;
             let monitor = conn_config(&cluster.conninfo("postgres"))?;
             let bin = cluster.binaries().bin_dir().display().to_string();
@@ -301,6 +317,7 @@ pub fn start(
         monitor,
         bin_dir,
         cluster,
+        replicas,
         current_data: None,
         data_changed: None,
         swept_settings: Vec::new(),

@@ -844,6 +844,9 @@ fn step_once<H: ScriptHost>(
                     s.write_interest = false;
                     s.client.connected(&mut s.io);
                 }
+                Err(_) if dctx.plan.config.reconnect => {
+                    s.client.reconnect_failed(dctx.clock.now());
+                }
                 Err(msg) => {
                     s.client
                         .connect_failed(&mut env.thread_ctx(timer_exceeded), msg.trim_end());

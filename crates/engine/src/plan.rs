@@ -158,6 +158,8 @@ pub struct MachineConfig {
     pub verbose_errors: bool,
     /// `-C`.
     pub connect_per_txn: bool,
+    /// `--reconnect`: a lost connection is opened again and the run goes on.
+    pub reconnect: bool,
     /// `--debug` trace lines.
     pub debug: bool,
     /// How scripts are drawn (`--mix`).
@@ -176,6 +178,7 @@ impl Default for MachineConfig {
             per_command: false,
             verbose_errors: false,
             connect_per_txn: false,
+            reconnect: false,
             debug: false,
             mix: Mix::Random,
         }
@@ -254,6 +257,7 @@ pub fn build_plan(spec: &RunSpec) -> Result<Plan, EngineError> {
         per_command: spec.output.per_command,
         verbose_errors: spec.errors.verbose_errors,
         connect_per_txn: spec.connect_per_transaction,
+        reconnect: spec.errors.reconnect,
         debug: spec.errors.debug,
         mix: spec.mix,
     };

@@ -1,6 +1,7 @@
 //! The real [`Recorder`]: feeds each thread's `pgsurge-results` statistics (and through
 //! them the shared progress counters), and the thread's `-l` transaction or aggregate log.
 
+use pgsurge_results::failure::COMMIT_BUCKET_US;
 use pgsurge_results::stats::{FailureKind, ThreadStats, TxnOutcome, TxnSample};
 use pgsurge_results::txnlog::{AggregateLogWriter, TxnLogEntry, TxnLogWriter};
 
@@ -30,6 +31,8 @@ pub struct ThreadRecorder {
     pub log: Option<ThreadLog>,
     /// First log write error (reported at the end).
     pub log_error: Option<std::io::Error>,
+    /// `--reconnect`: commits per [`COMMIT_BUCKET_US`] of the run clock.
+    pub commits: Option<Vec<u32>>,
     clock: RunClock,
 }
 
@@ -40,8 +43,16 @@ impl ThreadRecorder {
             stats,
             log,
             log_error: None,
+            commits: None,
             clock,
         }
+    }
+
+    /// Counts commits per [`COMMIT_BUCKET_US`] (`--reconnect`: the outage is the longest
+    /// stretch without one).
+    pub fn with_commit_timeline(mut self) -> Self {
+        self.commits = Some(Vec::new());
+        self
     }
 
     /// Adds `-C` connection time (µs).
@@ -56,7 +67,24 @@ fn outcome(s: TxnStatus) -> TxnOutcome {
         TxnStatus::Skipped => TxnOutcome::Skipped,
         TxnStatus::Serialization => TxnOutcome::Failed(FailureKind::Serialization),
         TxnStatus::Deadlock => TxnOutcome::Failed(FailureKind::Deadlock),
+        TxnStatus::ConnectionLost => TxnOutcome::Failed(FailureKind::ConnectionLost),
+        TxnStatus::ReadOnly => TxnOutcome::Failed(FailureKind::ReadOnly),
+        TxnStatus::Cancelled => TxnOutcome::Failed(FailureKind::Cancelled),
     }
+}
+
+/// Adds a successful transaction to its bucket (the vector grows as the run goes on).
+#[cold]
+#[inline(never)]
+fn count_commit(commits: &mut Vec<u32>, t: &TxnEnd) {
+    if t.status != TxnStatus::Success || t.now < 0 {
+        return;
+    }
+    let i = (t.now / COMMIT_BUCKET_US) as usize;
+    if commits.len() <= i {
+        commits.resize(i + 1 + i / 4, 0);
+    }
+    commits[i] += 1;
 }
 
 impl Recorder for ThreadRecorder {
@@ -71,6 +99,9 @@ impl Recorder for ThreadRecorder {
             latency_us: t.latency_us as f64,
             lag_us: t.lag_us as f64,
         });
+        if let Some(commits) = &mut self.commits {
+            count_commit(commits, t);
+        }
         let Some(log) = &mut self.log else { return };
         let entry = TxnLogEntry {
             client_id: t.client as u32,

@@ -114,6 +114,7 @@ pub fn run_options(spec: &RunSpec) -> RunOptions {
         progress_s: out.progress.map(|p| p.interval_s),
         progress_timestamp: out.progress.is_some_and(|p| p.timestamp),
         failures_detailed: spec.errors.failures_detailed,
+        reconnect: spec.errors.reconnect,
         report_per_command: out.per_command,
         log: log.is_some(),
         sampling_rate: log.and_then(|l| l.sampling_rate),
@@ -251,6 +252,11 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
             throttle: thread_seeds.throttle,
         };
         let recorder = ThreadRecorder::new(stats, log, clock);
+        let recorder = if spec.errors.reconnect {
+            recorder.with_commit_timeline()
+        } else {
+            recorder
+        };
         threads.push(ThreadSetup {
             slots,
             streams,
@@ -316,6 +322,8 @@ struct ThreadOutput {
     aborted: bool,
     loop_end: LoopEnd,
     log_error: Option<String>,
+    /// `--reconnect`: commits per bucket.
+    commits: Option<Vec<u32>>,
 }
 
 /// Phase 2: open the thread's connections (unless `-C`), then wait for every thread.
@@ -468,6 +476,7 @@ fn drive_thread(
         aborted,
         loop_end,
         log_error,
+        commits: rec.commits,
     })
 }
 
@@ -768,7 +777,17 @@ fn merge(
     let mut first_start = i64::MAX;
     let mut last_end = i64::MIN;
     let mut aborted = false;
+    let mut timeline = spec
+        .errors
+        .reconnect
+        .then(|| pgsurge_results::failure::CommitTimeline {
+            origin_unix_us: clock.to_epoch_us(0),
+            counts: Vec::new(),
+        });
     for out in outputs {
+        if let (Some(t), Some(c)) = (timeline.as_mut(), out.commits.as_deref()) {
+            t.add(c);
+        }
         first_start = first_start.min(out.bench_start);
         last_end = last_end.max(out.bench_end);
         aborted |= out.aborted || out.loop_end == LoopEnd::PollFailed;
@@ -818,5 +837,6 @@ fn merge(
     let mut result = RunResult::build(info, &merged, intervals);
     result.generator = generator_info(&spec.generator, clock, first_start, end);
     result.output_errors = log_errors;
+    result.commit_timeline = timeline;
     Ok(result)
 }

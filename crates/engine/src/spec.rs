@@ -169,6 +169,11 @@ pub struct ErrorSpec {
     pub exit_on_abort: bool,
     /// `--debug`: trace lines for every message sent and received.
     pub debug: bool,
+    /// `--reconnect` (pgsurge's own): a client whose connection is lost counts the
+    /// transaction under way as failed (connection lost, read-only, cancelled), opens
+    /// a new connection (through a multi-host conninfo, to whichever server accepts
+    /// it) and goes on.
+    pub reconnect: bool,
 }
 
 /// What the database under test looks like, found out before the run by
@@ -504,6 +509,7 @@ impl RunSpec {
             (errors.verbose_errors, "--verbose-errors"),
             (errors.exit_on_abort, "--exit-on-abort"),
             (errors.debug, "--debug"),
+            (errors.reconnect, "--reconnect"),
             (self.output.per_command, "--report-per-command"),
         ] {
             if on {

@@ -63,11 +63,21 @@ fn check_txn(t: &TxnSummary, label: &str, what: &str) -> Result<(), MergeError> 
     let kinds = t
         .serialization_failures
         .checked_add(t.deadlock_failures)
-        .and_then(|s| s.checked_add(t.other_sql_failures));
+        .and_then(|s| s.checked_add(t.other_sql_failures))
+        .and_then(|s| s.checked_add(t.connection_lost_failures))
+        .and_then(|s| s.checked_add(t.read_only_failures))
+        .and_then(|s| s.checked_add(t.cancelled_failures));
     if kinds != Some(t.failures) {
         return Err(bad(format!(
-            "count {} failures but {} serialization, {} deadlock and {} other failures",
-            t.failures, t.serialization_failures, t.deadlock_failures, t.other_sql_failures
+            "count {} failures but {} serialization, {} deadlock, {} other, {} connection lost, \
+             {} read-only and {} cancelled",
+            t.failures,
+            t.serialization_failures,
+            t.deadlock_failures,
+            t.other_sql_failures,
+            t.connection_lost_failures,
+            t.read_only_failures,
+            t.cancelled_failures
         )));
     }
     check_latency(&t.latency, t.transactions, label, what, "latency", &bad)?;

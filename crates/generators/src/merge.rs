@@ -253,6 +253,9 @@ fn merge_txn(
         serialization_failures: sum("serialization failures", |p| p.serialization_failures)?,
         deadlock_failures: sum("deadlock failures", |p| p.deadlock_failures)?,
         other_sql_failures: sum("other failures", |p| p.other_sql_failures)?,
+        connection_lost_failures: sum("connection lost failures", |p| p.connection_lost_failures)?,
+        read_only_failures: sum("read-only failures", |p| p.read_only_failures)?,
+        cancelled_failures: sum("cancelled failures", |p| p.cancelled_failures)?,
         retried: sum("retried transactions", |p| p.retried)?,
         retries: sum("retries", |p| p.retries)?,
         late: sum("late transactions", |p| p.late)?,
@@ -553,6 +556,8 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
         // Each generator read the server's metrics over its own run: not additive.
         workload_metrics: Vec::new(),
         txn_costs: None,
+        failure_cost: None,
+        commit_timeline: None,
         output_errors: Vec::new(),
     };
     Ok(MergedRun {

@@ -554,6 +554,36 @@ impl Campaign {
                     "data_dir is for throwaway servers; an existing server keeps its own",
                 ));
             }
+            if t.replicas > 0 && t.conninfo.is_some() {
+                return Err(self.invalid(
+                    &format!("{key}.replicas"),
+                    "replicas are started with a throwaway server; an existing server (conninfo) has its own",
+                ));
+            }
+            if t.replicas as usize > pgsurge_server::MAX_REPLICAS {
+                return Err(self.invalid(
+                    &format!("{key}.replicas"),
+                    format!(
+                        "{} replicas asked for; at most {} (each takes one of the primary's WAL senders)",
+                        t.replicas,
+                        pgsurge_server::MAX_REPLICAS
+                    ),
+                ));
+            }
+            if let Some(r) = t.replication.as_deref() {
+                if r != "sync" && r != "async" {
+                    return Err(self.invalid(
+                        &format!("{key}.replication"),
+                        format!("\"{r}\" is not a replication mode (async or sync)"),
+                    ));
+                }
+                if t.replicas == 0 {
+                    return Err(self.invalid(
+                        &format!("{key}.replication"),
+                        "is the mode of the target's replicas: add replicas = N",
+                    ));
+                }
+            }
             if let Some(i) = t.init.as_deref().filter(|i| InitMode::parse(i).is_none()) {
                 return Err(self.invalid(
                     &format!("{key}.init"),
@@ -992,6 +1022,8 @@ pub struct ExtraFlags {
     pub connect_per_transaction: bool,
     /// `--mix=random|deck`: how scripts are drawn (a workload pack's own mix otherwise).
     pub mix: Option<pgsurge_engine::Mix>,
+    /// `--reconnect` (always on in a campaign with `[[fault]]`s).
+    pub reconnect: bool,
 }
 
 /// Reads `[run] extra_args` into [`ExtraFlags`], or says which entry is not supported.
@@ -1006,11 +1038,13 @@ pub fn extra_flags(args: &[String]) -> std::result::Result<ExtraFlags, String> {
             "-C" | "--connect" => flags.connect_per_transaction = true,
             "--mix=random" => flags.mix = Some(pgsurge_engine::Mix::Random),
             "--mix=deck" => flags.mix = Some(pgsurge_engine::Mix::Deck),
+            "--reconnect" => flags.reconnect = true,
             other => {
                 return Err(format!(
                     "\"{other}\" is not supported; extra_args may hold --failures-detailed, \
                      --verbose-errors, --exit-on-abort, --report-per-command (-r), \
-                     --connect (-C) and --mix=random|deck; use the [run] keys for the other \
+                     --connect (-C), --reconnect and --mix=random|deck; use the [run] keys \
+                     for the other \
                      options"
                 ))
             }

@@ -427,6 +427,19 @@ pub struct TargetSpec {
     /// the scale are not there with the right size), `always`, `never`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<String>,
+    /// Throwaway server: streaming standbys started with it (same binaries, settings
+    /// and CPUs, each on its own port), stopped with it; the tests connect through a
+    /// multi-host connection string that finds the one accepting writes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replicas: u32,
+    /// `async` (default) or `sync`: whether commits wait until a standby has flushed
+    /// them (`synchronous_standby_names = 'ANY 1 (…)'`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// `init` of a target.
@@ -486,7 +499,14 @@ impl TargetSpec {
             node_exporter_ca: None,
             host_metrics: None,
             init: None,
+            replicas: 0,
+            replication: None,
         }
+    }
+
+    /// Whether commits wait for a standby (`replication = "sync"`).
+    pub fn sync_replication(&self) -> bool {
+        self.replication.as_deref() == Some("sync")
     }
 
     /// The build request of a target with a `source`.
@@ -1500,6 +1520,38 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         ))
         .unwrap();
         assert_eq!(c.spec.capacity.unwrap().max_rate(), 10_000_000.0);
+    }
+
+    #[test]
+    fn replicas_belong_to_throwaway_servers_and_are_bounded() {
+        let throwaway = |keys: &str| {
+            parse(&GOOD.replace(
+                "conninfo = \"dbname=x\"",
+                &format!("pg_bin = \"/usr/bin\"\n{keys}"),
+            ))
+        };
+        let c = throwaway("replicas = 2\nreplication = \"sync\"").unwrap();
+        assert_eq!(c.spec.targets[0].replicas, 2);
+        assert!(c.spec.targets[0].sync_replication());
+        assert!(!throwaway("replicas = 1").unwrap().spec.targets[0].sync_replication());
+        for (keys, says) in [
+            ("replicas = 9", "at most 8"),
+            (
+                "replicas = 1\nreplication = \"quorum\"",
+                "not a replication mode",
+            ),
+            ("replication = \"sync\"", "add replicas = N"),
+        ] {
+            let e = throwaway(keys).unwrap_err().to_string();
+            assert!(e.contains(says), "{keys}: {e}");
+        }
+        let e = parse(&GOOD.replace(
+            "conninfo = \"dbname=x\"",
+            "conninfo = \"dbname=x\"\nreplicas = 1",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("target[0].replicas"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! | [`stats`] | per-thread, per-script, per-command statistics |
 //! | [`progress_counters`] | cross-thread progress counters and interval samples |
 //! | [`costs`] | per-transaction costs of a run: their names, units and values |
+//! | [`failure`] | what a failure cost a run: commits over time, outage, faults, lag, lost commits |
 //! | [`result`] | the serializable `RunResult` |
 //! | [`generator`] | a distributed run's generator identity and clock |
 //! | [`report`] | the pgbench final report |
@@ -31,7 +32,7 @@
 //! | [`error`] | the crate's error type |
 //!
 //! Each module uses only modules below it in this order: `simple`, `error`, `output`,
-//! `pgfmt`, `nullable` ← `costs`, `options` ← `percentile` ← `histogram` ← `txn` ←
+//! `pgfmt`, `nullable` ← `costs`, `failure`, `options` ← `percentile` ← `histogram` ← `txn` ←
 //! `progress_counters` ← `stats` ← `generator` ← `result` ← the renderers (`report`,
 //! `progress`, `txnlog`, `hdrlog`, `json`).
 //!
@@ -63,6 +64,7 @@
 
 pub mod costs;
 pub mod error;
+pub mod failure;
 pub mod generator;
 pub mod hdrlog;
 pub mod histogram;

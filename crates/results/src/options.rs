@@ -52,6 +52,9 @@ pub struct RunOptions {
     pub progress_timestamp: bool,
     /// `--failures-detailed`.
     pub failures_detailed: bool,
+    /// `--reconnect`: clients survive a lost connection (absent when off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reconnect: bool,
     /// `-r`.
     pub report_per_command: bool,
     /// `-l`.

@@ -28,6 +28,9 @@ pub struct ReportOptions {
     pub per_command: bool,
     /// `--failures-detailed`: serialization/deadlock lines.
     pub failures_detailed: bool,
+    /// `--reconnect`: the lines of the failures it survives (connection lost,
+    /// read-only, cancelled).
+    pub reconnect: bool,
     /// `--percentiles`: ranks to add as extra lines (empty: none, pgbench output).
     pub percentiles: Vec<f64>,
     /// Layout to reproduce.
@@ -40,6 +43,7 @@ impl ReportOptions {
         ReportOptions {
             per_command: r.options.report_per_command,
             failures_detailed: r.options.failures_detailed,
+            reconnect: r.options.reconnect,
             percentiles: r.options.percentiles.clone(),
             compat: PgCompat::Pg18,
         }
@@ -85,6 +89,7 @@ fn failure_lines(
     s: &TxnSummary,
     total: u64,
     detailed: bool,
+    reconnect: bool,
 ) -> io::Result<()> {
     writeln!(
         out,
@@ -105,6 +110,19 @@ fn failure_lines(
             s.deadlock_failures,
             pct(s.deadlock_failures, total)
         )?;
+    }
+    if reconnect {
+        for (what, n) in [
+            ("connection-lost", s.connection_lost_failures),
+            ("read-only", s.read_only_failures),
+            ("cancelled", s.cancelled_failures),
+        ] {
+            writeln!(
+                out,
+                "{prefix}number of {what} failures: {n} ({}%)",
+                pct(n, total)
+            )?;
+        }
     }
     Ok(())
 }
@@ -172,7 +190,14 @@ pub fn write_pgbench_report(
     if !pg17 && total_cnt == 0 {
         return interrupted_line(r, out);
     }
-    failure_lines(out, "", totals, total_cnt, opts.failures_detailed)?;
+    failure_lines(
+        out,
+        "",
+        totals,
+        total_cnt,
+        opts.failures_detailed,
+        opts.reconnect,
+    )?;
     if options.max_tries != 1 {
         retry_lines(out, "", totals, total_cnt)?;
     }
@@ -287,7 +312,14 @@ fn script_section(
         f1(100.0 * f64::from(s.weight) / total_weight as f64)
     )?;
     let sections = |out: &mut dyn Write| -> io::Result<()> {
-        failure_lines(out, " - ", st, script_total, opts.failures_detailed)?;
+        failure_lines(
+            out,
+            " - ",
+            st,
+            script_total,
+            opts.failures_detailed,
+            opts.reconnect,
+        )?;
         if o.max_tries != 1 {
             retry_lines(out, " - ", st, script_total)?;
         }

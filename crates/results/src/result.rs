@@ -128,6 +128,10 @@ fn encode_hdr(h: &hdrhistogram::Histogram<u64>) -> Option<String> {
     Some(base64::engine::general_purpose::STANDARD.encode(buf))
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Counts and latencies of a set of transactions.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -144,6 +148,15 @@ pub struct TxnSummary {
     pub deadlock_failures: u64,
     /// Other SQL failures (always 0 with pgbench 18 semantics).
     pub other_sql_failures: u64,
+    /// Failures by a lost connection (`--reconnect`; absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub connection_lost_failures: u64,
+    /// Failures of writes refused as read-only (`--reconnect`; absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_only_failures: u64,
+    /// Failures by a cancelled statement (`--reconnect`; absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cancelled_failures: u64,
     /// Transactions retried at least once.
     pub retried: u64,
     /// Total number of retries.
@@ -165,6 +178,9 @@ impl TxnSummary {
             serialization_failures: s.serialization_failures,
             deadlock_failures: s.deadlock_failures,
             other_sql_failures: s.other_sql_failures,
+            connection_lost_failures: s.connection_lost_failures,
+            read_only_failures: s.read_only_failures,
+            cancelled_failures: s.cancelled_failures,
             retried: s.retried,
             retries: s.retries,
             late: s.late,
@@ -278,6 +294,12 @@ pub struct RunResult {
     /// test); absent from the JSON when not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub txn_costs: Option<crate::costs::TxnCosts>,
+    /// What a failure cost the run (`bench --reconnect`, a campaign's faults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_cost: Option<crate::failure::FailureCost>,
+    /// Commits per 10 ms (`--reconnect`), for [`RunResult::failure_cost`]; not in JSON.
+    #[serde(skip)]
+    pub commit_timeline: Option<crate::failure::CommitTimeline>,
     /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),
     /// one message each: the caller reports them and exits non-zero. Not part of
     /// the JSON document.
@@ -360,6 +382,8 @@ impl RunResult {
             generators: Vec::new(),
             workload_metrics: Vec::new(),
             txn_costs: None,
+            failure_cost: None,
+            commit_timeline: None,
             output_errors: Vec::new(),
         }
     }

@@ -19,6 +19,14 @@ pub enum FailureKind {
     /// these, so the pgbench 18 engine never records it; kept for a later
     /// `--continue-on-error` (pgbench 19) and counted in `failures` when used.
     OtherSql,
+    /// `--reconnect`: the connection was lost with the transaction under way (closed,
+    /// a shutting-down server's FATAL, SQLSTATE class 08 or 57P01–57P03).
+    ConnectionLost,
+    /// `--reconnect`: the server refused a write as read-only (SQLSTATE 25006, a
+    /// standby or a demoted primary).
+    ReadOnly,
+    /// `--reconnect`: the statement was cancelled (SQLSTATE 57014).
+    Cancelled,
 }
 
 /// How one transaction (one script execution, or one skipped schedule slot) ended.
@@ -66,6 +74,12 @@ pub struct TxnStats {
     pub deadlock_failures: u64,
     /// Failed with another SQL error (never in pgbench 18 mode).
     pub other_sql_failures: u64,
+    /// Failed by a lost connection (`--reconnect`).
+    pub connection_lost_failures: u64,
+    /// Failed as read-only (`--reconnect`).
+    pub read_only_failures: u64,
+    /// Failed by a cancel (`--reconnect`).
+    pub cancelled_failures: u64,
     /// Successes later than `-L`.
     pub late: u64,
     /// Latency of successful transactions (µs; zeros when not "detailed").
@@ -89,6 +103,9 @@ impl TxnStats {
             serialization_failures: 0,
             deadlock_failures: 0,
             other_sql_failures: 0,
+            connection_lost_failures: 0,
+            read_only_failures: 0,
+            cancelled_failures: 0,
             late: 0,
             latency: SimpleStats::default(),
             lag: SimpleStats::default(),
@@ -99,7 +116,12 @@ impl TxnStats {
 
     /// Failed transactions of every kind.
     pub fn failures(&self) -> u64 {
-        self.serialization_failures + self.deadlock_failures + self.other_sql_failures
+        self.serialization_failures
+            + self.deadlock_failures
+            + self.other_sql_failures
+            + self.connection_lost_failures
+            + self.read_only_failures
+            + self.cancelled_failures
     }
 
     /// `cnt + skipped + failures`: every transaction that ended one way or another.
@@ -141,6 +163,9 @@ impl TxnStats {
             TxnOutcome::Failed(FailureKind::Serialization) => self.serialization_failures += 1,
             TxnOutcome::Failed(FailureKind::Deadlock) => self.deadlock_failures += 1,
             TxnOutcome::Failed(FailureKind::OtherSql) => self.other_sql_failures += 1,
+            TxnOutcome::Failed(FailureKind::ConnectionLost) => self.connection_lost_failures += 1,
+            TxnOutcome::Failed(FailureKind::ReadOnly) => self.read_only_failures += 1,
+            TxnOutcome::Failed(FailureKind::Cancelled) => self.cancelled_failures += 1,
         }
         self.count_tries(s.tries);
     }
@@ -162,6 +187,9 @@ impl TxnStats {
         self.serialization_failures += o.serialization_failures;
         self.deadlock_failures += o.deadlock_failures;
         self.other_sql_failures += o.other_sql_failures;
+        self.connection_lost_failures += o.connection_lost_failures;
+        self.read_only_failures += o.read_only_failures;
+        self.cancelled_failures += o.cancelled_failures;
         self.late += o.late;
         self.latency.merge(&o.latency);
         self.lag.merge(&o.lag);

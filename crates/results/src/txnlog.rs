@@ -92,6 +92,9 @@ fn result_word(outcome: TxnOutcome, detailed: bool) -> &'static str {
         (TxnOutcome::Failed(FailureKind::Serialization), true) => "serialization",
         (TxnOutcome::Failed(FailureKind::Deadlock), true) => "deadlock",
         (TxnOutcome::Failed(FailureKind::OtherSql), true) => "other",
+        (TxnOutcome::Failed(FailureKind::ConnectionLost), true) => "connection_lost",
+        (TxnOutcome::Failed(FailureKind::ReadOnly), true) => "read_only",
+        (TxnOutcome::Failed(FailureKind::Cancelled), true) => "cancelled",
         (TxnOutcome::Success, _) => "",
     }
 }
@@ -289,7 +292,7 @@ impl<W: Write> AggregateLogWriter<W> {
             }
             TxnOutcome::Failed(FailureKind::Serialization) => c.serialization += 1,
             TxnOutcome::Failed(FailureKind::Deadlock) => c.deadlock += 1,
-            TxnOutcome::Failed(FailureKind::OtherSql) | TxnOutcome::Skipped => {}
+            TxnOutcome::Failed(_) | TxnOutcome::Skipped => {}
         }
         Ok(())
     }

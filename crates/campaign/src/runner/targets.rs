@@ -47,8 +47,13 @@ pub(super) const INIT_S_PER_SCALE: f64 = 0.5;
 /// Takes a started target out of its slot and stops its server when it is a throwaway
 /// one (dropping it would too; this stops it now, before what comes next).
 pub(super) fn stop_target(slot: &mut Option<LiveTarget>) {
-    if let Some(c) = slot.take().and_then(|t| t.cluster) {
-        c.stop();
+    if let Some(t) = slot.take() {
+        if let Some(c) = &t.cluster {
+            c.stop();
+        }
+        for r in &t.replicas {
+            r.stop();
+        }
     }
 }
 

@@ -22,6 +22,7 @@ mod dist_group;
 mod dist_local;
 mod dist_ssh_netns;
 mod exit_statuses;
+mod failover;
 mod fresh_cluster;
 mod hdr_log_unit;
 mod init_jobs;

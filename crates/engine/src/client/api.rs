@@ -66,6 +66,12 @@ pub enum TxnStatus {
     Serialization,
     /// Failed with a deadlock after its last try.
     Deadlock,
+    /// `--reconnect`: its connection was lost while it was under way.
+    ConnectionLost,
+    /// `--reconnect`: a write was refused as read-only (the server is a standby).
+    ReadOnly,
+    /// `--reconnect`: a statement was cancelled.
+    Cancelled,
 }
 
 /// One finished (or skipped, or failed) transaction.
@@ -164,8 +170,9 @@ pub enum Wait {
     /// Runnable again: it ended [`MAX_IMMEDIATE_TXNS`](super::MAX_IMMEDIATE_TXNS)
     /// transactions in one call without waiting (a script without SQL).
     Yield,
-    /// Open a connection (`-C`), then call [`Client::connected`] or
-    /// [`Client::connect_failed`].
+    /// Open a connection (`-C`, or `--reconnect` after a lost one), then call
+    /// [`Client::connected`] or [`Client::connect_failed`] (with `--reconnect`,
+    /// [`Client::reconnect_failed`]).
     Connect,
     /// Close the connection (`-C` end of transaction), then call `advance` again.
     Disconnect,

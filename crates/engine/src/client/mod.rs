@@ -15,6 +15,7 @@
 //! | `api.rs` | what the machine exchanges with its driver: [`ClientIo`], [`Wait`], the host, recorder and diagnostics traits |
 //! | `read.rs` | reading the server's answers: prepare round trips, results, `\gset`/`\aset`, the ROLLBACK after an error |
 //! | `reply.rs` | framing one command's answer into libpq-like results and pgbench's error classification |
+//! | `reconnect.rs` | `--reconnect`: a lost transaction counted by class, a new connection, the run going on |
 //! | `tests.rs` | the machine against a fake clock and scripted server bytes |
 
 pub use self::api::*;
@@ -29,11 +30,13 @@ use pgsurge_wire::TransactionStatus;
 mod api;
 mod pacing;
 mod read;
+mod reconnect;
 mod reply;
 #[cfg(test)]
 mod tests;
 
 use read::ReadOutcome;
+pub use reconnect::RECONNECT_PAUSE_US;
 
 /// Transactions one [`Client::advance`] call may end before it yields.
 pub const MAX_IMMEDIATE_TXNS: u32 = 8;
@@ -77,6 +80,10 @@ pub enum ClientState {
     Retry,
     /// Count the transaction as failed.
     Failure,
+    /// `--reconnect`: the transaction under way was lost (counted at the next step).
+    Lost,
+    /// `--reconnect`: dropping the connection and opening another.
+    Reconnect,
     /// Stopped because of an error.
     Aborted,
     /// Stopped normally.
@@ -165,6 +172,8 @@ pub struct Client<H> {
     aset_text: Vec<u8>,
     /// Its card deck and think-time draws, when the run has either.
     pacing: Option<Box<Pacing>>,
+    /// `--reconnect`: how the transaction lost in [`ClientState::Lost`] failed.
+    lost_as: TxnStatus,
 }
 
 /// Which statements a connection has prepared, by script and command. Up to 4 scripts
@@ -258,6 +267,7 @@ impl<H: ScriptHost> Client<H> {
             aborted: false,
             resuming_after_prepare: false,
             pacing: None,
+            lost_as: TxnStatus::ConnectionLost,
         }
     }
 
@@ -323,6 +333,9 @@ impl<H: ScriptHost> Client<H> {
         self.in_flight.clear();
         self.syncs_pending = 0;
         self.prepared.clear();
+        if self.state == ClientState::Reconnect {
+            self.state = ClientState::ChooseScript;
+        }
     }
 
     /// A `-C` connection attempt failed: the client aborts (the run goes on).
@@ -484,6 +497,16 @@ impl<H: ScriptHost> Client<H> {
                     };
                 }
                 ClientState::StartTx => {
+                    if plan.config.reconnect && (io.lost || !io.connected) {
+                        if plan.config.connect_per_txn && !io.connected {
+                            if now.get() < self.sleep_until {
+                                return Wait::Until(self.sleep_until);
+                            }
+                            return Wait::Connect;
+                        }
+                        self.reconnect_between_txns(ctx);
+                        continue;
+                    }
                     if !io.connected {
                         if plan.config.connect_per_txn {
                             return Wait::Connect;
@@ -522,8 +545,18 @@ impl<H: ScriptHost> Client<H> {
                                 ClientState::Error
                             }
                             ErrorStatus::Other => {
-                                self.abort();
-                                ClientState::Aborted
+                                match reconnect::failure_class(self.reply.error_code())
+                                    .filter(|_| plan.config.reconnect)
+                                {
+                                    Some(class) => {
+                                        self.lost_as = class;
+                                        ClientState::Lost
+                                    }
+                                    None => {
+                                        self.abort();
+                                        ClientState::Aborted
+                                    }
+                                }
                             }
                         };
                     }
@@ -559,6 +592,10 @@ impl<H: ScriptHost> Client<H> {
                     };
                     self.process_xact(ctx, now.get(), status);
                     if !io.connected || io.lost && io.in_pos >= io.inbuf.len() {
+                        if plan.config.reconnect {
+                            self.reconnect_between_txns(ctx);
+                            continue;
+                        }
                         ctx.diag.error("perhaps the backend died while processing");
                         ctx.diag.error(&format!(
                             "client {} aborted while receiving the transaction status",
@@ -633,6 +670,20 @@ impl<H: ScriptHost> Client<H> {
                         self.verbose_try_message(ctx, now.get(), false);
                     }
                     self.state = ClientState::EndTx;
+                }
+                ClientState::Lost => self.fail_and_reconnect(ctx, now.get()),
+                ClientState::Reconnect => {
+                    if io.connected {
+                        return Wait::Disconnect;
+                    }
+                    if ctx.timer_exceeded {
+                        self.state = ClientState::Finished;
+                        continue;
+                    }
+                    if now.get() < self.sleep_until {
+                        return Wait::Until(self.sleep_until);
+                    }
+                    return Wait::Connect;
                 }
                 ClientState::Aborted | ClientState::Finished => return Wait::Done,
             }
@@ -730,6 +781,10 @@ impl<H: ScriptHost> Client<H> {
             return;
         }
         if io.lost && io.in_pos >= io.inbuf.len() || !io.connected {
+            if ctx.plan.config.reconnect {
+                self.lose(TxnStatus::ConnectionLost);
+                return;
+            }
             ctx.diag.error("perhaps the backend died while processing");
             ctx.diag.error(&format!(
                 "client {} aborted while receiving the transaction status",
@@ -849,6 +904,10 @@ impl<H: ScriptHost> Client<H> {
                     }
                 }
                 if io.lost || !io.connected {
+                    if plan.config.reconnect {
+                        self.lose(TxnStatus::ConnectionLost);
+                        return None;
+                    }
                     ctx.diag.error(&format!(
                         "client {} aborted in command {} (SQL) of script {}; SQL command send failed",
                         self.id, self.command, self.script

@@ -3,7 +3,8 @@
 //! pipeline, and the query text libpq would show under an error. A child module of
 //! `client` so it shares the machine's private state.
 
-use super::{Client, ClientState, ErrorStatus, ScriptHost, ThreadCtx};
+use super::reconnect::failure_class;
+use super::{Client, ClientState, ErrorStatus, ScriptHost, ThreadCtx, TxnStatus};
 use crate::client::api::ClientIo;
 use crate::client::reply::Reply;
 use crate::plan::{Capture, CommandKind, Plan, QueryMode, SqlForm};
@@ -15,7 +16,7 @@ pub(super) enum ReadOutcome {
     NeedMore,
     /// The awaited answer is complete.
     Done,
-    /// The client aborted (state already set).
+    /// The client aborted, or lost its transaction under `--reconnect` (state already set).
     Abort,
 }
 
@@ -197,6 +198,9 @@ impl<H: ScriptHost> Client<H> {
                                 ));
                             }
                         }
+                        // With --reconnect an error it survives is counted, not printed.
+                        _ if ctx.plan.config.reconnect
+                            && failure_class(self.reply.error_code()).is_some() => {}
                         _ => ctx.diag.error(&format!(
                             "client {id} script {script} aborted in command {cmd} query {q}: {text}"
                         )),
@@ -311,6 +315,10 @@ impl<H: ScriptHost> Client<H> {
 
     /// The connection ended while an answer was awaited: the client aborts.
     fn backend_died(&mut self, ctx: &mut ThreadCtx<'_>) -> ReadOutcome {
+        if ctx.plan.config.reconnect {
+            self.lose(self.lost_class());
+            return ReadOutcome::Abort;
+        }
         if self.estatus == ErrorStatus::Other {
             // The error already reported was the server's last word (a FATAL such as
             // pg_terminate_backend's): pgbench aborts without a second line.
@@ -327,6 +335,10 @@ impl<H: ScriptHost> Client<H> {
 
     /// The connection ended while a rollback or a pipeline discard was awaited.
     fn rollback_lost(&mut self, ctx: &mut ThreadCtx<'_>) -> ReadOutcome {
+        if ctx.plan.config.reconnect {
+            self.lose(TxnStatus::ConnectionLost);
+            return ReadOutcome::Abort;
+        }
         self.rollback_failed(ctx, "perhaps the backend died while processing")
     }
 

@@ -61,6 +61,8 @@ struct Captured {
     /// The last ErrorResponse as `PQerrorMessage` renders it, without the trailing newline
     /// (pgbench's logging drops it).
     error: String,
+    /// Its SQLSTATE.
+    code: [u8; 5],
     names: Vec<u8>,
     name_ends: Vec<usize>,
     row: Vec<u8>,
@@ -94,6 +96,11 @@ impl ReplyState {
     /// The text of the last [`Reply::Error`].
     pub fn error_text(&self) -> &str {
         &self.cap.error
+    }
+
+    /// The SQLSTATE of the last [`Reply::Error`].
+    pub fn error_code(&self) -> &[u8; 5] {
+        &self.cap.code
     }
 
     /// Rows captured in the most recent result that had a row description.
@@ -234,6 +241,10 @@ impl ReplyState {
                     text.pop();
                 }
                 self.cap.error = text;
+                let code = f.code().as_bytes();
+                self.cap.code = [0; 5];
+                let n = code.len().min(5);
+                self.cap.code[..n].copy_from_slice(&code[..n]);
                 Reply::Error(status)
             }
             BackendMessage::NoticeResponse(f) => {

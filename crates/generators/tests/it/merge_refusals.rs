@@ -280,7 +280,7 @@ fn totals_that_disagree_with_their_own_histogram_are_refused() {
     assert_eq!(
         err(&rs, &labels),
         "gen-3.json: not a consistent result document: its totals count 7 failures but 3 \
-         serialization, 0 deadlock and 0 other failures"
+         serialization, 0 deadlock, 0 other, 0 connection lost, 0 read-only and 0 cancelled"
     );
 }
 

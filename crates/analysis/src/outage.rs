@@ -1,0 +1,149 @@
+//! What a failure cost the clients, from the commits they were told of over time:
+//! the longest stretch without an acknowledged commit (the outage window), the steady
+//! rate before it, and when the rate came back to 90 % of it.
+//!
+//! Input: commits counted per bucket of a fixed width (10 ms in a run), from the run's
+//! start. Bucket resolution bounds every time given here.
+
+use serde::{Deserialize, Serialize};
+
+/// The share of the steady rate before an outage that counts as recovered.
+pub const RECOVERED_SHARE: f64 = 0.9;
+
+/// Seconds before an outage whose rate is its steady rate (fewer when the run is
+/// younger, but never its first second, a warm-up).
+pub const STEADY_WINDOW_S: f64 = 5.0;
+
+/// An outage and its cost, in seconds from the run's start.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Outage {
+    /// The end of the last bucket with a commit before the outage (the last commit
+    /// acknowledged before it is at most one bucket earlier).
+    pub last_commit_before_s: f64,
+    /// The start of the first bucket with a commit after it.
+    pub first_commit_after_s: f64,
+    /// `first_commit_after_s - last_commit_before_s`.
+    pub seconds: f64,
+    /// Commits per second over the seconds before the outage (none when the outage
+    /// began in the run's first second).
+    pub steady_tps: Option<f64>,
+    /// Seconds from the last commit before the outage until the first one-second window
+    /// after it that holds [`RECOVERED_SHARE`] of the steady rate (none: never, or no
+    /// steady rate).
+    pub recovery_s: Option<f64>,
+}
+
+/// The longest stretch without a commit that starts at or after `from_s` (a fault's
+/// time; 0 for any), between two buckets with commits. None when no commit comes
+/// after such a stretch, or when there is no gap at all.
+pub fn outage(counts: &[u32], bucket_s: f64, from_s: f64) -> Option<Outage> {
+    if !(bucket_s > 0.0) {
+        return None;
+    }
+    let nonempty: Vec<usize> = (0..counts.len()).filter(|&i| counts[i] > 0).collect();
+    // A gap counts from the last commit before `from_s` on (the fault may strike while
+    // the clients are between commits).
+    let (before, after) = nonempty
+        .windows(2)
+        .map(|w| (w[0], w[1]))
+        .filter(|&(a, b)| b > a + 1 && (b as f64) * bucket_s > from_s)
+        .max_by_key(|&(a, b)| (b - a, std::cmp::Reverse(a)))?;
+    let last = (before + 1) as f64 * bucket_s;
+    let first = after as f64 * bucket_s;
+    let steady_tps = steady_rate(counts, bucket_s, before + 1);
+    let recovery_s = steady_tps.and_then(|tps| {
+        let window = (1.0 / bucket_s).round().max(1.0) as usize;
+        let need = RECOVERED_SHARE * tps * window as f64 * bucket_s;
+        let mut sum: u64 = counts[after..]
+            .iter()
+            .take(window)
+            .map(|&c| u64::from(c))
+            .sum();
+        let mut start = after;
+        loop {
+            if start + window > counts.len() {
+                return None;
+            }
+            if sum as f64 >= need {
+                return Some(start as f64 * bucket_s - last);
+            }
+            sum -= u64::from(counts[start]);
+            if let Some(&next) = counts.get(start + window) {
+                sum += u64::from(next);
+            }
+            start += 1;
+        }
+    });
+    Some(Outage {
+        last_commit_before_s: last,
+        first_commit_after_s: first,
+        seconds: first - last,
+        steady_tps,
+        recovery_s,
+    })
+}
+
+/// Commits per second in the [`STEADY_WINDOW_S`] before bucket `end` (exclusive),
+/// leaving out the run's first second.
+fn steady_rate(counts: &[u32], bucket_s: f64, end: usize) -> Option<f64> {
+    let first = (1.0 / bucket_s).round() as usize;
+    let span = (STEADY_WINDOW_S / bucket_s).round() as usize;
+    let start = end.saturating_sub(span).max(first);
+    if end <= start {
+        return None;
+    }
+    let n: u64 = counts[start..end].iter().map(|&c| u64::from(c)).sum();
+    Some(n as f64 / ((end - start) as f64 * bucket_s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100 commits a second (one per 10 ms bucket) for `secs` seconds.
+    fn steady(secs: usize) -> Vec<u32> {
+        vec![1; secs * 100]
+    }
+
+    #[test]
+    fn the_longest_gap_after_the_fault_is_the_outage() {
+        let mut c = steady(3);
+        c.extend(vec![0; 150]); // 1.5 s without a commit
+        c.extend(vec![1; 300]);
+        let o = outage(&c, 0.01, 2.0).unwrap();
+        assert!((o.last_commit_before_s - 3.0).abs() < 1e-9, "{o:?}");
+        assert!((o.first_commit_after_s - 4.5).abs() < 1e-9, "{o:?}");
+        assert!((o.seconds - 1.5).abs() < 1e-9);
+        assert!((o.steady_tps.unwrap() - 100.0).abs() < 1e-9);
+        // Back at full rate at once.
+        assert!((o.recovery_s.unwrap() - 1.5).abs() < 1e-9, "{o:?}");
+    }
+
+    #[test]
+    fn a_slow_return_counts_until_ninety_percent() {
+        let mut c = steady(3);
+        c.extend(vec![0; 100]);
+        // Half the rate for two seconds, then full.
+        c.extend((0..200).map(|i| ((i + 1) % 2) as u32));
+        c.extend(vec![1; 300]);
+        let o = outage(&c, 0.01, 0.0).unwrap();
+        assert!((o.seconds - 1.0).abs() < 1e-9);
+        // The first second holding 90 commits starts 1.8 s into the half rate.
+        let r = o.recovery_s.unwrap();
+        assert!(r > 2.5 && r < 3.0 + 1e-9, "{r}");
+    }
+
+    #[test]
+    fn gaps_before_the_fault_and_runs_without_gaps_are_not_outages() {
+        let mut c = steady(2);
+        c[50] = 0;
+        c[51] = 0;
+        assert!(outage(&c, 0.01, 1.0).is_none());
+        assert!(outage(&steady(2), 0.01, 0.0).is_none());
+        assert!(outage(&[], 0.01, 0.0).is_none());
+        // No commit after the gap: no outage window to give.
+        let mut c = steady(2);
+        c.extend(vec![0; 100]);
+        assert!(outage(&c, 0.01, 0.0).is_none());
+    }
+}

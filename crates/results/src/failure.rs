@@ -1,0 +1,140 @@
+//! What a failure cost a run (`bench --reconnect`, a campaign's `[[fault]]`s): the
+//! commits of each 10 ms of the run ([`CommitTimeline`], in memory only), and, in the
+//! result, the outage window, the faults applied, the standbys' lag per second and
+//! the acknowledged commits the surviving primary lacks ([`FailureCost`]).
+
+use serde::{Deserialize, Serialize};
+
+/// Width of a [`CommitTimeline`] bucket, in µs.
+pub const COMMIT_BUCKET_US: i64 = 10_000;
+
+/// Commits acknowledged in each [`COMMIT_BUCKET_US`] of a run, from `origin_unix_us`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CommitTimeline {
+    /// The start of the first bucket, Unix epoch µs.
+    pub origin_unix_us: i64,
+    /// Commits per bucket.
+    pub counts: Vec<u32>,
+}
+
+impl CommitTimeline {
+    /// Adds another thread's counts bucket by bucket.
+    pub fn add(&mut self, counts: &[u32]) {
+        if self.counts.len() < counts.len() {
+            self.counts.resize(counts.len(), 0);
+        }
+        for (a, b) in self.counts.iter_mut().zip(counts) {
+            *a = a.saturating_add(*b);
+        }
+    }
+}
+
+/// What a failure cost a run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct FailureCost {
+    /// The longest stretch without an acknowledged commit (after the first fault, when
+    /// there are faults); absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage: Option<OutageWindow>,
+    /// The faults applied during the run, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultApplied>,
+    /// The standbys' lag, sampled every second on the primary while it answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lag: Vec<LagSample>,
+    /// Acknowledged commits checked on the primary after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledged_checked: Option<u64>,
+    /// Of those, the ones it lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledged_lost: Option<u64>,
+}
+
+/// The outage window and the recovery after it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct OutageWindow {
+    /// The last commit acknowledged before the outage (end of its 10 ms bucket), Unix
+    /// epoch µs.
+    pub last_commit_before_unix_us: i64,
+    /// The first commit acknowledged after it (start of its bucket), Unix epoch µs.
+    pub first_commit_after_unix_us: i64,
+    /// Its length in seconds.
+    pub seconds: f64,
+    /// Commits per second over the 5 s before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_tps: Option<f64>,
+    /// Seconds from its start until a one-second window held 90 % of the steady rate
+    /// again; absent: not within the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_s: Option<f64>,
+}
+
+impl OutageWindow {
+    /// The window from times in seconds after `origin_unix_us`.
+    pub fn from_seconds(
+        origin_unix_us: i64,
+        last_before_s: f64,
+        first_after_s: f64,
+        steady_tps: Option<f64>,
+        recovery_s: Option<f64>,
+    ) -> Self {
+        let at = |s: f64| origin_unix_us + (s * 1e6).round() as i64;
+        OutageWindow {
+            last_commit_before_unix_us: at(last_before_s),
+            first_commit_after_unix_us: at(first_after_s),
+            seconds: first_after_s - last_before_s,
+            steady_tps,
+            recovery_s,
+        }
+    }
+
+    /// The report's lines (`bench --reconnect`).
+    pub fn render(&self) -> String {
+        let mut s = format!("longest stretch without a commit = {:.3} s\n", self.seconds);
+        if let Some(tps) = self.steady_tps {
+            s.push_str(&format!("tps before it = {tps:.1}\n"));
+        }
+        match self.recovery_s {
+            Some(r) => s.push_str(&format!("back to 90% of it after = {r:.3} s\n")),
+            None if self.steady_tps.is_some() => {
+                s.push_str("back to 90% of it after = not within the run\n")
+            }
+            None => {}
+        }
+        s
+    }
+}
+
+/// One fault, as applied.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct FaultApplied {
+    /// Its planned time, seconds after the run's start.
+    pub at_s: f64,
+    /// What it did (`promote`, `stop`, `kill`, `restart`, `pause-replay`, `resume-replay`,
+    /// `command`).
+    pub action: String,
+    /// When it was done, Unix epoch µs.
+    pub done_unix_us: i64,
+    /// Why it failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One standby's lag at one second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct LagSample {
+    /// Seconds after the run's start.
+    pub t_s: f64,
+    /// The standby (`application_name`).
+    pub replica: String,
+    /// WAL the primary wrote that the standby has not replayed, in bytes.
+    pub bytes: i64,
+    /// `pg_stat_replication.replay_lag` in seconds (absent when the primary has no
+    /// figure: nothing replayed recently).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
