@@ -37,7 +37,7 @@ pub struct Outage {
 /// time; 0 for any), between two buckets with commits. None when no commit comes
 /// after such a stretch, or when there is no gap at all.
 pub fn outage(counts: &[u32], bucket_s: f64, from_s: f64) -> Option<Outage> {
-    if !(bucket_s > 0.0) {
+    if bucket_s.is_nan() || bucket_s <= 0.0 {
         return None;
     }
     let nonempty: Vec<usize> = (0..counts.len()).filter(|&i| counts[i] > 0).collect();

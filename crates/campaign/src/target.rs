@@ -172,6 +172,57 @@ pub fn choose_host_source(
     })
 }
 
+/// Starts a throwaway target: its server (and standbys, with `replicas`); returns them
+/// with the benchmark database's connection string (multi-host with standbys).
+fn start_throwaway(
+    spec: &TargetSpec,
+    database: &str,
+    build: Option<&Built>,
+    pinning: &Pinning,
+) -> Result<(Cluster, Vec<Cluster>, String)> {
+    let source = match (&spec.pg_bin, &spec.pg_version) {
+        _ if spec.source.is_some() => match build {
+            Some(b) => BinarySource::Dir(b.bin_dir.clone()),
+            None => {
+                return Err(CampaignError::Other(format!(
+                    "target \"{}\": its source is not built yet",
+                    spec.name
+                )))
+            }
+        },
+        (Some(dir), _) => BinarySource::Dir(dir.clone()),
+        (None, Some(v)) => BinarySource::Version(v.clone()),
+        (None, None) => BinarySource::Auto,
+    };
+    let mut builder = ClusterBuilder::new();
+    if let Some(dir) = &spec.data_dir {
+        builder = builder.data_dir(dir);
+    }
+    let builder = builder
+        .binaries(source)
+        .settings(spec.settings_text())
+        .data_checksums(spec.data_checksums)
+        .statements(true)
+        .cpus(pinning.server_cpus())
+        .database(database)
+        .temp_prefix(format!("pgsurge-campaign-{}", spec.name));
+    let started = if spec.replicas > 0 {
+        let topology = pgsurge_server::Topology::start(
+            builder,
+            spec.replicas as usize,
+            spec.sync_replication(),
+        )?;
+        let conninfo = topology.conninfo(database);
+        let (primary, standbys) = topology.into_parts();
+        (primary, standbys, conninfo)
+    } else {
+        let cluster = builder.start()?;
+        let conninfo = cluster.conninfo(database);
+        (cluster, Vec::new(), conninfo)
+    };
+    Ok(started)
+}
+
 /// Starts (throwaway) or connects to (conninfo) a target.
 pub fn start(
     spec: &TargetSpec,
@@ -203,47 +254,8 @@ pub fn start(
             (None, ci.clone(), conn, monitor, None)
         }
         None => {
-            let source = match (&spec.pg_bin, &spec.pg_version) {
-                _ if spec.source.is_some() => match build {
-                    Some(b) => BinarySource::Dir(b.bin_dir.clone()),
-                    None => {
-                        return Err(CampaignError::Other(format!(
-                            "target \"{}\": its source is not built yet",
-                            spec.name
-                        )))
-                    }
-                },
-                (Some(dir), _) => BinarySource::Dir(dir.clone()),
-                (None, Some(v)) => BinarySource::Version(v.clone()),
-                (None, None) => BinarySource::Auto,
-            };
-            let mut builder = ClusterBuilder::new();
-            if let Some(dir) = &spec.data_dir {
-                builder = builder.data_dir(dir);
-            }
-            let builder = builder
-                .binaries(source)
-                .settings(spec.settings_text())
-                .data_checksums(spec.data_checksums)
-                .statements(true)
-                .cpus(pinning.server_cpus())
-                .database(database)
-                .temp_prefix(format!("pgsurge-campaign-{}", spec.name));
-            let (cluster, conninfo) = if spec.replicas > 0 {
-                let topology = pgsurge_server::Topology::start(
-                    builder,
-                    spec.replicas as usize,
-                    spec.sync_replication(),
-                )?;
-                let conninfo = topology.conninfo(database);
-                let (primary, standbys) = topology.into_parts();
-                replicas = standbys;
-                (primary, conninfo)
-            } else {
-                let cluster = builder.start()?;
-                let conninfo = cluster.conninfo(database);
-                (cluster, conninfo)
-            };
+            let (cluster, standbys, conninfo) = start_throwaway(spec, database, build, pinning)?;
+            replicas = standbys;
             let conn = conn_config(&conninfo)?;
             let monitor = conn_config(&cluster.conninfo("postgres"))?;
             let bin = cluster.binaries().bin_dir().display().to_string();

@@ -482,6 +482,42 @@ impl Campaign {
     }
 
     /// The `[[target]]` tables: names, and one kind of server each with its keys.
+    /// A target's `replicas` and `replication`: a throwaway server's, bounded, and a
+    /// known mode only with replicas.
+    fn validate_replicas(&self, key: &str, t: &crate::spec::TargetSpec) -> Result<(), SpecError> {
+        if t.replicas > 0 && t.conninfo.is_some() {
+            return Err(self.invalid(
+                &format!("{key}.replicas"),
+                "replicas are started with a throwaway server; an existing server (conninfo) has its own",
+            ));
+        }
+        if t.replicas as usize > pgsurge_server::MAX_REPLICAS {
+            return Err(self.invalid(
+                &format!("{key}.replicas"),
+                format!(
+                    "{} replicas asked for; at most {} (each takes one of the primary's WAL senders)",
+                    t.replicas,
+                    pgsurge_server::MAX_REPLICAS
+                ),
+            ));
+        }
+        if let Some(r) = t.replication.as_deref() {
+            if r != "sync" && r != "async" {
+                return Err(self.invalid(
+                    &format!("{key}.replication"),
+                    format!("\"{r}\" is not a replication mode (async or sync)"),
+                ));
+            }
+            if t.replicas == 0 {
+                return Err(self.invalid(
+                    &format!("{key}.replication"),
+                    "is the mode of the target's replicas: add replicas = N",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn validate_targets(&self) -> Result<(), SpecError> {
         let spec = &self.spec;
         if spec.targets.is_empty() {
@@ -554,36 +590,7 @@ impl Campaign {
                     "data_dir is for throwaway servers; an existing server keeps its own",
                 ));
             }
-            if t.replicas > 0 && t.conninfo.is_some() {
-                return Err(self.invalid(
-                    &format!("{key}.replicas"),
-                    "replicas are started with a throwaway server; an existing server (conninfo) has its own",
-                ));
-            }
-            if t.replicas as usize > pgsurge_server::MAX_REPLICAS {
-                return Err(self.invalid(
-                    &format!("{key}.replicas"),
-                    format!(
-                        "{} replicas asked for; at most {} (each takes one of the primary's WAL senders)",
-                        t.replicas,
-                        pgsurge_server::MAX_REPLICAS
-                    ),
-                ));
-            }
-            if let Some(r) = t.replication.as_deref() {
-                if r != "sync" && r != "async" {
-                    return Err(self.invalid(
-                        &format!("{key}.replication"),
-                        format!("\"{r}\" is not a replication mode (async or sync)"),
-                    ));
-                }
-                if t.replicas == 0 {
-                    return Err(self.invalid(
-                        &format!("{key}.replication"),
-                        "is the mode of the target's replicas: add replicas = N",
-                    ));
-                }
-            }
+            self.validate_replicas(&key, t)?;
             if let Some(i) = t.init.as_deref().filter(|i| InitMode::parse(i).is_none()) {
                 return Err(self.invalid(
                     &format!("{key}.init"),
