@@ -128,8 +128,8 @@ struct StartArgs {
     #[arg(long, value_name = "V")]
     pg_version: Option<String>,
     /// Server setting, repeatable (e.g. --set shared_buffers=1GB). pg_stat_statements is
-    /// preloaded and created in the database unless shared_preload_libraries is set
-    /// (--set shared_preload_libraries= loads nothing).
+    /// preloaded and created in the database unless shared_preload_libraries names other
+    /// libraries (--set shared_preload_libraries= loads nothing).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
     settings: Vec<(String, String)>,
     /// Data directory (created and initialized if missing, reused if it holds a cluster;
