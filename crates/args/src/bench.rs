@@ -499,9 +499,9 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     let outcome = run(&spec, hooks);
     let mut result = match outcome {
         Ok(r) => r,
-        Err(EngineError::ClientConnection(msg)) => {
-            if !msg.is_empty() {
-                err_line(&msg);
+        Err(EngineError::ClientConnection { message, .. }) => {
+            if !message.is_empty() {
+                err_line(&message);
             }
             return 1;
         }

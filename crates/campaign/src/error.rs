@@ -1,5 +1,7 @@
 //! The campaign's error type.
 
+use pgsurge_wire::ErrorClass;
+
 /// Errors of campaigns, their tests and their targets.
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
@@ -23,9 +25,29 @@ pub enum CampaignError {
         /// The server's or libpq-style message.
         message: String,
     },
+    /// The benchmark run failed or a client aborted.
+    #[error("{message}")]
+    Run {
+        /// The engine's error and the clients' messages.
+        message: String,
+        /// `Connection` when the server went away (a lost or refused connection).
+        class: ErrorClass,
+    },
     /// Anything else, with a message a person can act on.
     #[error("{0}")]
     Other(String),
+}
+
+impl CampaignError {
+    /// `Connection` when the error says the server was out of reach or the connection
+    /// to it was lost, as `pgsurge_wire` classed it: an outage, not the test's failure.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            CampaignError::Observe(e) => e.class(),
+            CampaignError::Run { class, .. } => *class,
+            _ => ErrorClass::Other,
+        }
+    }
 }
 
 /// Result alias of the campaign crate.

@@ -20,6 +20,7 @@ use pgsurge_store::{
     convert, epoch_to_rfc3339, facts, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord,
     RunWrite, SettingRecord, WarningRecord,
 };
+use pgsurge_wire::ErrorClass;
 
 use crate::error::{CampaignError, Result};
 use crate::load::extra_flags;
@@ -450,21 +451,40 @@ pub fn engine_run(
     };
     let result = pgsurge_engine::run(spec, hooks);
     let messages = std::mem::take(&mut *messages.lock().unwrap_or_else(|p| p.into_inner()));
-    let result = result.map_err(|e| {
-        CampaignError::Other(if messages.is_empty() {
+    let result = result.map_err(|e| CampaignError::Run {
+        class: match &e {
+            pgsurge_engine::EngineError::ClientConnection { class, .. } => *class,
+            _ => ErrorClass::Other,
+        },
+        message: if messages.is_empty() {
             format!("benchmark run: {e}")
         } else {
             format!("benchmark run: {e}:\n{}", messages.text())
-        })
+        },
     })?;
     if result.aborted {
-        return Err(CampaignError::Other(if messages.is_empty() {
-            "benchmark run aborted (no client reported an error)".into()
-        } else {
-            format!("benchmark run aborted:\n{}", messages.text())
-        }));
+        return Err(CampaignError::Run {
+            message: if messages.is_empty() {
+                "benchmark run aborted (no client reported an error)".into()
+            } else {
+                format!("benchmark run aborted:\n{}", messages.text())
+            },
+            class: if result.connection_lost {
+                ErrorClass::Connection
+            } else {
+                ErrorClass::Other
+            },
+        });
     }
     Ok((result, messages))
+}
+
+/// A test run by [`run_test`]: what to store, and the class of its error when it failed.
+pub struct Tested {
+    /// The stored form (a failed test's status and error included).
+    pub write: RunWrite,
+    /// Why it failed: `Connection` when the server went away during it.
+    pub failure: Option<ErrorClass>,
 }
 
 /// Outcome of [`run_test`] when it did not produce a storable test.
@@ -480,13 +500,14 @@ pub fn run_test(
     target: &mut LiveTarget,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IntervalSample),
-) -> std::result::Result<RunWrite, Interrupted> {
+) -> std::result::Result<Tested, Interrupted> {
     let started = now_epoch();
     let mut w = RunWrite {
         run: base_record(s, target, started),
         environment: Some(target.manifest.clone()),
         ..Default::default()
     };
+    let mut failure = None;
     match run_test_inner(s, target, stop, on_interval, &mut w) {
         Ok(()) => {}
         Err(_) if stop.is_raised() => return Err(Interrupted::Stopped),
@@ -495,6 +516,7 @@ pub fn run_test(
             target.current_data = None;
             w.run.status = run_status::FAILED.into();
             w.run.error = Some(e.to_string());
+            failure = Some(e.class());
         }
     }
     if stop.is_raised() && w.run.status != run_status::FAILED {
@@ -503,7 +525,7 @@ pub fn run_test(
     let end = now_epoch();
     w.run.end_epoch = Some(end);
     w.run.finished_at = Some(epoch_to_rfc3339(end));
-    Ok(w)
+    Ok(Tested { write: w, failure })
 }
 
 fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecord {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use pgsurge_wire::{ConnConfig, Connection};
+use pgsurge_wire::{ConnConfig, Connection, ErrorClass};
 
 use crate::cancel::CancelRequests;
 use crate::client::{Client, ClientIo, ScriptHost, ThreadCtx, Wait};
@@ -176,10 +176,12 @@ impl crate::client::ThreadRng for ThreadStreams {
     }
 }
 
-/// Opens a client connection in non-blocking mode.
-pub fn open_connection(cfg: &ConnConfig) -> Result<Connection, String> {
-    let mut c = Connection::connect(cfg).map_err(|e| e.to_string())?;
-    c.set_nonblocking(true).map_err(|e| e.to_string())?;
+/// Opens a client connection in non-blocking mode; on failure, libpq's text and
+/// whether the server was out of reach ([`ErrorClass`]).
+pub fn open_connection(cfg: &ConnConfig) -> Result<Connection, (String, ErrorClass)> {
+    let mut c = Connection::connect(cfg).map_err(|e| (e.to_string(), e.class()))?;
+    c.set_nonblocking(true)
+        .map_err(|e| (e.to_string(), ErrorClass::Connection))?;
     Ok(c)
 }
 
@@ -847,7 +849,12 @@ fn step_once<H: ScriptHost>(
                 Err(_) if dctx.plan.config.reconnect => {
                     s.client.reconnect_failed(dctx.clock.now());
                 }
-                Err(msg) => {
+                Err((msg, class)) => {
+                    if class == ErrorClass::Connection {
+                        // Told apart at the run's end: a client that could not reach
+                        // the server aborted with its connection gone.
+                        s.client.connection_lost(&mut s.io);
+                    }
                     s.client
                         .connect_failed(&mut env.thread_ctx(timer_exceeded), msg.trim_end());
                 }
@@ -1170,7 +1177,7 @@ fn end_stopped<H>(poll: &Poll, s: &mut Slot<H>) {
 pub fn connect_all<H: ScriptHost>(
     cfg: &ConnConfig,
     slots: &mut [Slot<H>],
-) -> Result<(), (usize, String)> {
+) -> Result<(), (usize, String, ErrorClass)> {
     for s in slots.iter_mut() {
         match open_connection(cfg) {
             Ok(c) => {
@@ -1178,7 +1185,7 @@ pub fn connect_all<H: ScriptHost>(
                 s.conn = Some(c);
                 s.client.connected(&mut s.io);
             }
-            Err(m) => return Err((s.client.id, m)),
+            Err((m, class)) => return Err((s.client.id, m, class)),
         }
     }
     Ok(())

@@ -71,9 +71,15 @@ pub enum EngineError {
     #[error("{0}")]
     Setup(String),
     /// A client's initial connection failed (message already complete; may be empty
-    /// when it was printed already).
-    #[error("{0}")]
-    ClientConnection(String),
+    /// when it was printed already); `class` tells a server out of reach from, say, a
+    /// refused password.
+    #[error("{message}")]
+    ClientConnection {
+        /// pgbench's text.
+        message: String,
+        /// `Connection` when the server could not be reached.
+        class: pgsurge_wire::ErrorClass,
+    },
     /// The [`RunSpec`] breaks a rule (see [`RunSpec::validate`]).
     #[error("invalid run: {0}")]
     InvalidSpec(String),

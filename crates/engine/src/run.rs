@@ -29,6 +29,7 @@ use pgsurge_results::stats::{StatsConfig, ThreadStats};
 use pgsurge_results::txnlog::{log_file_path, AggregateLogWriter, LogOptions, TxnLogWriter};
 use pgsurge_results::{HdrIntervalLogWriter, LatencyHistogram};
 use pgsurge_script::{Prng, SeedStreams, Variables};
+use pgsurge_wire::ErrorClass;
 
 use crate::client::{Client, Pacing};
 use crate::clock::RunClock;
@@ -304,7 +305,7 @@ struct Shared<'a> {
 enum ThreadFailure {
     /// Its (or another thread's) initial connections failed; the message is complete,
     /// or empty when another thread reports it.
-    Connect(String),
+    Connect(String, ErrorClass),
     /// A client of this thread aborted under `--exit-on-abort`.
     ExitOnAbort(usize),
     /// The thread panicked (the panic hook printed why).
@@ -320,6 +321,8 @@ struct ThreadOutput {
     /// When its clients were done and their connections closed.
     bench_end: i64,
     aborted: bool,
+    /// A client aborted with its connection lost or not made ([`ErrorClass::Connection`]).
+    connection_lost: bool,
     loop_end: LoopEnd,
     log_error: Option<String>,
     /// `--reconnect`: commits per bucket.
@@ -327,21 +330,29 @@ struct ThreadOutput {
 }
 
 /// Phase 2: open the thread's connections (unless `-C`), then wait for every thread.
-fn connect_thread(shared: &Shared<'_>, slots: &mut [Slot<ClientScript>]) -> Result<(), String> {
+fn connect_thread(
+    shared: &Shared<'_>,
+    slots: &mut [Slot<ClientScript>],
+) -> Result<(), (String, ErrorClass)> {
     let mut err = None;
     if !shared.plan.config.connect_per_txn {
-        if let Err((id, msg)) = connect_all(&shared.spec.conn, slots) {
+        if let Err((id, msg, class)) = connect_all(&shared.spec.conn, slots) {
             shared.connect_failed.store(true, Ordering::SeqCst);
-            err = Some(format!(
-                "{}\npgbench: error: could not create connection for client {id}",
-                msg.trim_end()
+            err = Some((
+                format!(
+                    "{}\npgbench: error: could not create connection for client {id}",
+                    msg.trim_end()
+                ),
+                class,
             ));
         }
     }
     shared.barrier.wait();
     match err {
         Some(e) => Err(e),
-        None if shared.connect_failed.load(Ordering::SeqCst) => Err(String::new()),
+        None if shared.connect_failed.load(Ordering::SeqCst) => {
+            Err((String::new(), ErrorClass::Other))
+        }
         None => Ok(()),
     }
 }
@@ -423,9 +434,9 @@ fn drive_thread(
     // The poll set first: see `run_loop`.
     let poll = mio::Poll::new();
     let connected = connect_thread(shared, &mut setup.slots);
-    if let Err(msg) = connected {
+    if let Err((msg, class)) = connected {
         shared.finished.fetch_add(1, Ordering::SeqCst);
-        return Err(ThreadFailure::Connect(msg));
+        return Err(ThreadFailure::Connect(msg, class));
     }
     shared.gate.wait(shared.clock, shared.stop);
     let bench_start = shared.clock.now();
@@ -462,6 +473,12 @@ fn drive_thread(
     let bench_end = shared.clock.now();
     let aborted = setup.slots.iter().any(|s| s.client.is_aborted())
         || !matches!(loop_end, LoopEnd::AllDone | LoopEnd::Stopped);
+    // The driver marks a connection lost when the transport failed (EOF, an I/O error,
+    // a connection that could not be made): an abort then is the server's going away.
+    let connection_lost = setup
+        .slots
+        .iter()
+        .any(|s| s.client.is_aborted() && s.io.lost);
     let log_error = finish_thread_log(&mut rec, shared.clock);
     shared.finished.fetch_add(1, Ordering::SeqCst);
     if loop_end == LoopEnd::ExitOnAbort {
@@ -474,6 +491,7 @@ fn drive_thread(
         bench_start,
         bench_end,
         aborted,
+        connection_lost,
         loop_end,
         log_error,
         commits: rec.commits,
@@ -743,7 +761,7 @@ fn merge(
     let clock = &prepared.clock;
     let end = clock.now();
     let mut outputs = Vec::with_capacity(joined.len());
-    let mut connect_error: Option<String> = None;
+    let mut connect_error: Option<(String, ErrorClass)> = None;
     let mut exit_on_abort = None;
     for thread in joined {
         match thread {
@@ -751,26 +769,31 @@ fn merge(
             Err(ThreadFailure::ExitOnAbort(t)) => {
                 exit_on_abort.get_or_insert(t);
             }
-            Err(ThreadFailure::Connect(msg)) => {
+            Err(ThreadFailure::Connect(msg, class)) => {
                 if !msg.is_empty() && connect_error.is_none() {
-                    connect_error = Some(msg);
+                    connect_error = Some((msg, class));
                 }
             }
             // The panic hook printed the reason already: fail without a message.
-            Err(ThreadFailure::Panicked) => connect_error.get_or_insert_with(String::new).clear(),
+            Err(ThreadFailure::Panicked) => {
+                connect_error = Some((String::new(), ErrorClass::Other));
+            }
             Err(ThreadFailure::Spawn(msg)) => {
-                connect_error.get_or_insert(msg);
+                connect_error.get_or_insert((msg, ErrorClass::Other));
             }
         }
     }
     if let Some(thread) = exit_on_abort {
         return Err(EngineError::ExitOnAbort { thread });
     }
-    if let Some(msg) = connect_error {
-        return Err(EngineError::ClientConnection(msg));
+    if let Some((message, class)) = connect_error {
+        return Err(EngineError::ClientConnection { message, class });
     }
     if shared.connect_failed.load(Ordering::SeqCst) {
-        return Err(EngineError::ClientConnection(String::new()));
+        return Err(EngineError::ClientConnection {
+            message: String::new(),
+            class: ErrorClass::Other,
+        });
     }
     let mut merged: Option<ThreadStats> = None;
     let mut log_errors = Vec::new();
@@ -784,6 +807,7 @@ fn merge(
             origin_unix_us: clock.to_epoch_us(0),
             counts: Vec::new(),
         });
+    let mut connection_lost = false;
     for out in outputs {
         if let (Some(t), Some(c)) = (timeline.as_mut(), out.commits.as_deref()) {
             t.add(c);
@@ -791,6 +815,7 @@ fn merge(
         first_start = first_start.min(out.bench_start);
         last_end = last_end.max(out.bench_end);
         aborted |= out.aborted || out.loop_end == LoopEnd::PollFailed;
+        connection_lost |= out.connection_lost;
         if let Some(e) = &out.log_error {
             log_errors.push(format!("could not write to log file: {e}"));
         }
@@ -838,5 +863,6 @@ fn merge(
     result.generator = generator_info(&spec.generator, clock, first_start, end);
     result.output_errors = log_errors;
     result.commit_timeline = timeline;
+    result.connection_lost = connection_lost;
     Ok(result)
 }

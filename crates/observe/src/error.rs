@@ -10,7 +10,18 @@ pub enum ObserveError {
         context: String,
         /// The server's or libpq-style message (passwords masked).
         message: String,
+        /// Whether the server was out of reach or the connection lost.
+        class: pgsurge_wire::ErrorClass,
     },
+}
+
+impl ObserveError {
+    /// `Connection` when the server could not be reached or the connection was lost.
+    pub fn class(&self) -> pgsurge_wire::ErrorClass {
+        match self {
+            ObserveError::Pg { class, .. } => *class,
+        }
+    }
 }
 
 /// Result alias of the observers.

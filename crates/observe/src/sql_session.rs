@@ -21,6 +21,7 @@ impl Pg {
         let mut conn = Connection::connect(config).map_err(|e| ObserveError::Pg {
             context: "connecting".into(),
             message: redact_with(e.to_string().trim_end(), &secrets),
+            class: e.class(),
         })?;
         conn.set_notice_handler(Box::new(|_| {}));
         Ok(Pg {
@@ -65,6 +66,7 @@ impl Pg {
         self.conn.execute(sql).map_err(|e| ObserveError::Pg {
             context: short(sql),
             message: e.pq_message().trim_end().to_string(),
+            class: e.class(),
         })
     }
 
@@ -73,6 +75,7 @@ impl Pg {
         let res = self.conn.simple_query(sql).map_err(|e| ObserveError::Pg {
             context: short(sql),
             message: e.pq_message().trim_end().to_string(),
+            class: e.class(),
         })?;
         Ok(res.into_iter().last().map(|r| r.rows).unwrap_or_default())
     }

@@ -305,6 +305,11 @@ pub struct RunResult {
     /// the JSON document.
     #[serde(skip)]
     pub output_errors: Vec<String>,
+    /// A client aborted because its connection was lost or could not be made (the
+    /// `Connection` class of `pgsurge_wire::ErrorClass`): the server went away, the
+    /// scripts did not fail. Not part of the JSON document.
+    #[serde(skip)]
+    pub connection_lost: bool,
 }
 
 impl RunResult {
@@ -385,6 +390,7 @@ impl RunResult {
             failure_cost: None,
             commit_timeline: None,
             output_errors: Vec::new(),
+            connection_lost: false,
         }
     }
 }

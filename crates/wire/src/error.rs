@@ -1,6 +1,7 @@
 //! Error types: invalid parameters ([`ConfigError`]), connection failures rendered like
 //! libpq's `PQerrorMessage`, and server errors kept structured ([`DbError`]) with libpq's
-//! default-verbosity text; the texts libpq gives to I/O errors.
+//! default-verbosity text; the texts libpq gives to I/O errors; the [`ErrorClass`] of
+//! each, which callers branch on instead of reading the text.
 //!
 //! pgbench prints libpq's messages verbatim (`pgbench: error: %s`, one trailing
 //! newline stripped), so the `Display` impls here produce exactly that text, without
@@ -36,6 +37,31 @@ pub(crate) fn strerror(e: &io::Error) -> String {
                 .into_owned()
         }
         None => e.to_string(),
+    }
+}
+
+/// What a failure says of the connection, for callers that branch on it (a campaign
+/// waits out an outage and runs the test again; a test failure is stored as one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The server could not be reached or the connection to it was lost: refused, reset,
+    /// closed, timed out, or the server shutting down, starting up or in recovery
+    /// (SQLSTATE class 08, `57P01`…`57P03`). Nothing the statements did.
+    Connection,
+    /// Anything else: an error of the statement, bad parameters, authentication, TLS.
+    Other,
+}
+
+impl ErrorClass {
+    /// The class of a SQLSTATE: class 08 (connection exception) and the shutdowns and
+    /// start-ups of class 57 (`57P01` admin shutdown, `57P02` crash shutdown, `57P03`
+    /// cannot connect now) are [`ErrorClass::Connection`].
+    pub fn of_sqlstate(code: &str) -> ErrorClass {
+        if code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03") {
+            ErrorClass::Connection
+        } else {
+            ErrorClass::Other
+        }
     }
 }
 
@@ -100,6 +126,16 @@ impl ConnectError {
     /// The SQLSTATE of the server's error, if any (e.g. `28P01`, `3D000`).
     pub fn code(&self) -> Option<&str> {
         self.db_error.as_deref().map(|e| e.code.as_str())
+    }
+
+    /// [`ErrorClass::Connection`] when the server was out of reach (I/O, timeout) or
+    /// refused the connection because it is not accepting any ([`DbError::class`]).
+    pub fn class(&self) -> ErrorClass {
+        match self.kind {
+            ConnectErrorKind::Io | ConnectErrorKind::Timeout => ErrorClass::Connection,
+            ConnectErrorKind::Server => self.db_error().map_or(ErrorClass::Other, DbError::class),
+            _ => ErrorClass::Other,
+        }
     }
 }
 
@@ -179,6 +215,11 @@ impl DbError {
     pub fn is_retryable(&self) -> bool {
         self.code == "40001" || self.code == "40P01"
     }
+
+    /// The class of its SQLSTATE ([`ErrorClass::of_sqlstate`]).
+    pub fn class(&self) -> ErrorClass {
+        ErrorClass::of_sqlstate(&self.code)
+    }
 }
 
 impl fmt::Display for DbError {
@@ -242,6 +283,16 @@ impl QueryError {
     pub fn code(&self) -> Option<&str> {
         self.db_error().map(|e| e.code.as_str())
     }
+
+    /// [`ErrorClass::Connection`] for a lost connection and for a server error of that
+    /// class; [`ErrorClass::Other`] otherwise.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            QueryError::ConnectionLost { .. } => ErrorClass::Connection,
+            QueryError::Db(e) => e.class(),
+            _ => ErrorClass::Other,
+        }
+    }
 }
 
 impl<'a> Report<'a> {
@@ -265,4 +316,47 @@ impl<'a> Report<'a> {
 fn is_error_severity(e: &DbError) -> bool {
     let sev = e.severity_nonlocalized.as_deref().unwrap_or(&e.severity);
     matches!(sev, "ERROR" | "FATAL" | "PANIC")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_errors_are_told_from_others_by_kind_and_sqlstate() {
+        let db = |code: &str| DbError {
+            severity: "FATAL".into(),
+            code: code.into(),
+            ..Default::default()
+        };
+        for code in ["57P01", "57P02", "57P03", "08006", "08001"] {
+            assert_eq!(db(code).class(), ErrorClass::Connection, "{code}");
+        }
+        for code in ["42P01", "28P01", "40001", "57014", "3D000"] {
+            assert_eq!(db(code).class(), ErrorClass::Other, "{code}");
+        }
+        let lost = QueryError::ConnectionLost {
+            message: SERVER_CLOSED.into(),
+            db_error: None,
+        };
+        assert_eq!(lost.class(), ErrorClass::Connection);
+        assert_eq!(
+            QueryError::Db(Box::new(db("42601"))).class(),
+            ErrorClass::Other
+        );
+        assert_eq!(
+            ConnectError::new(ConnectErrorKind::Io, "refused").class(),
+            ErrorClass::Connection
+        );
+        assert_eq!(
+            ConnectError::new(ConnectErrorKind::Auth, "no password").class(),
+            ErrorClass::Other
+        );
+        let mut starting = ConnectError::new(ConnectErrorKind::Server, "starting up");
+        starting.db_error = Some(Box::new(db("57P03")));
+        assert_eq!(starting.class(), ErrorClass::Connection);
+        let mut refused = ConnectError::new(ConnectErrorKind::Server, "bad password");
+        refused.db_error = Some(Box::new(db("28P01")));
+        assert_eq!(refused.class(), ErrorClass::Other);
+    }
 }

@@ -91,6 +91,6 @@ pub use conninfo::{
     FALLBACK_SOCKET_DIR,
 };
 pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttrs};
-pub use error::{ConnectError, ConnectErrorKind, DbError, QueryError};
+pub use error::{ConnectError, ConnectErrorKind, DbError, ErrorClass, QueryError};
 pub use pgbench::{simple_prompt, PasswordPrompt, PgbenchConnector};
 pub use transport::{read_plain, write_plain};

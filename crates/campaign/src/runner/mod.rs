@@ -50,7 +50,6 @@ use targets::stop_target;
 use test_loop::run_tests;
 
 pub use options::{Outcome, RunOptions, SetIdentity};
-pub use outage::looks_like_connection_loss;
 pub use storing::stored_spec;
 pub use targets::server_record;
 pub use test_hooks::HOOK_LEFTOVER;

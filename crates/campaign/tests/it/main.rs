@@ -5,6 +5,7 @@ mod campaign_e2e;
 mod capacity;
 mod existing_server;
 mod matrix_hooks;
+mod outage;
 mod pg_versions;
 mod remote_server;
 mod series;

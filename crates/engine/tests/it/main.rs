@@ -4,4 +4,5 @@
 //! `tests/no_alloc.rs` is a binary of its own: it installs a counting global
 //! allocator.
 
+mod connection_loss;
 mod run_spec;
