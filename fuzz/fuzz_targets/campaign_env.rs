@@ -1,9 +1,9 @@
 //! Campaign files with `${VAR}` references, loaded with a few variables set: parse,
 //! interpolate, expand and store without panicking, the stored text holding no value
 //! of the environment and the hooks as written
-//! (`pgsurge_campaign::fuzzing::campaign_env_one`).
+//! (`pgsurge_plan::fuzzing::campaign_env_one`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| pgsurge_campaign::fuzzing::campaign_env_one(data));
+fuzz_target!(|data: &[u8]| pgsurge_plan::fuzzing::campaign_env_one(data));

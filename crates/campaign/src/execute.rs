@@ -630,7 +630,7 @@ fn run_test_inner(
     let since = server_now(&mut monitor)?;
     ensure_data(s, target)?;
     let mut pg = Pg::connect(&target.conn)?;
-    hygiene_before(s, target, &mut pg, w)?;
+    crate::hygiene::before_test(s, target, &mut pg, w)?;
     if let Some(r) = &s.workload.replay {
         drop(pg);
         // A replay changes the data it runs on: the next test loads it again (with
@@ -699,79 +699,6 @@ fn run_test_inner(
     }
     w.run.cleanup_s = Some(t0.elapsed().as_secs_f64());
     Ok(())
-}
-
-/// `[hygiene]` before a test: the history emptied, VACUUM ANALYZE, CHECKPOINT (said
-/// when the role may not), statistics reset.
-fn hygiene_before(
-    s: &TestSetup<'_>,
-    target: &LiveTarget,
-    pg: &mut Pg,
-    w: &mut RunWrite,
-) -> Result<()> {
-    let plan = s.plan;
-    let hygiene = &s.campaign.spec.hygiene;
-    // pgbench's history table is pgbench's; a workload pack's tables, or a replay's,
-    // are all vacuumed.
-    let pack = s.workload.pack.is_some() || s.workload.replay.is_some();
-    if hygiene.truncate_history && !pack {
-        pg.exec("TRUNCATE pgbench_history")?;
-    }
-    if hygiene.vacuum {
-        pg.exec(if pack {
-            "VACUUM ANALYZE"
-        } else {
-            "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history"
-        })?;
-    }
-    if hygiene.checkpoint {
-        // CHECKPOINT needs a superuser (or, from PostgreSQL 15, pg_checkpoint): a role
-        // without it still benchmarks, with the skipped step said.
-        let allowed = pg.value(
-            "SELECT rolsuper OR EXISTS (SELECT 1 FROM pg_roles c \
-             WHERE c.rolname = 'pg_checkpoint' AND pg_has_role(current_user, c.oid, 'MEMBER')) \
-             FROM pg_roles WHERE rolname = current_user",
-        )?;
-        if allowed.as_deref() == Some("t") {
-            pg.exec("CHECKPOINT")?;
-        } else {
-            w.warnings.push(warning(
-                "checkpoint_skipped",
-                format!(
-                    "test {}: CHECKPOINT skipped before the test: role \"{}\" may not run it \
-                     (it needs superuser or pg_checkpoint), so buffers dirtied by earlier \
-                     tests may be written during this one",
-                    plan.key,
-                    pg.value("SELECT current_user")?.unwrap_or_default()
-                ),
-            ));
-        }
-    }
-    if hygiene.resets_stats(target.cluster.is_some()) {
-        pg.exec(&pgstats::reset_sql(target.version_num))?;
-    }
-    if hygiene.drop_caches {
-        if let Err(why) = drop_os_caches() {
-            w.warnings.push(warning(
-                "drop_caches_skipped",
-                format!(
-                    "test {}: the OS page cache was not dropped before the test: {why}",
-                    plan.key
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// `sync`, then `echo 3 > /proc/sys/vm/drop_caches`: the next test reads from disk.
-fn drop_os_caches() -> std::result::Result<(), String> {
-    if !rustix::process::geteuid().is_root() {
-        return Err("dropping it needs root".into());
-    }
-    rustix::fs::sync();
-    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
-        .map_err(|e| format!("/proc/sys/vm/drop_caches: {e}"))
 }
 
 /// `run.warmup`: a separate run before the measured one, discarded but for its
@@ -1004,7 +931,7 @@ fn record_settings(pg: &mut Pg, w: &mut RunWrite) -> Result<()> {
     Ok(())
 }
 
-fn warning(code: &str, message: String) -> WarningRecord {
+pub(crate) fn warning(code: &str, message: String) -> WarningRecord {
     WarningRecord {
         set_id: None,
         run_id: None,

@@ -19,11 +19,11 @@
 //! | [`target`] | throwaway or existing servers for a campaign, and building their pgbench tables |
 //! | [`target_lock`] | one campaign per server at a time |
 //! | [`inputs`] | the inputs a campaign names (scripts, packs, commits, patches), their digests, and the set a run resumes by them |
+//! | [`hygiene`] | `[hygiene]` before a test: vacuum, checkpoint, statistics reset, page cache |
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
 //! | `campaign_cli` | `pgsurge campaign run|plan|new|convert` |
-//! | `fuzzing` | the body of the campaign-file fuzz target |
 
 #![warn(missing_docs)]
 
@@ -32,9 +32,8 @@ pub mod capacity;
 pub mod distributed;
 pub mod error;
 pub mod execute;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod hooks;
+pub mod hygiene;
 pub mod inputs;
 pub mod pinning;
 pub mod replay_run;
@@ -45,7 +44,7 @@ pub mod target_lock;
 
 use std::ffi::OsString;
 
-pub use pgsurge_plan::{convert, load, matrix, spec, thresholds};
+pub use pgsurge_plan::{convert, load, matrix, spec, stored, thresholds};
 
 pub use error::{CampaignError, Result};
 pub use runner::{run_campaign, Outcome, RunOptions, SetIdentity};

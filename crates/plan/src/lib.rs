@@ -17,16 +17,21 @@
 //! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
 //! | [`load`] | reading a campaign file: interpolation, parsing, validation |
 //! | [`convert`] | a pgbench-tools `config` (read, not executed) as a campaign file |
+//! | [`stored`] | the campaign file as kept with its set: as written, passwords masked |
+//! | `fuzzing` | the bodies of the campaign-file fuzz targets |
 
 #![warn(missing_docs)]
 
 pub mod convert;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod kube;
 pub mod load;
 pub mod matrix;
 pub mod replay;
 pub mod replay_record;
 pub mod spec;
+pub mod stored;
 pub mod thresholds;
 
 pub use spec::{Campaign, SpecError};

@@ -50,7 +50,6 @@ use targets::stop_target;
 use test_loop::run_tests;
 
 pub use options::{Outcome, RunOptions, SetIdentity};
-pub use storing::stored_spec;
 pub use targets::server_record;
 pub use test_hooks::HOOK_LEFTOVER;
 
@@ -113,7 +112,7 @@ pub fn run_campaign(
             kind: kind.clone(),
             description: spec.campaign.description.clone(),
             spec_hash: Some(hash.clone()),
-            spec: Some(stored_spec(campaign)),
+            spec: Some(pgsurge_plan::stored::stored_spec(campaign)),
             planned_tests: Some(matrix.tests.len() as i64),
             status: set_status::RUNNING.into(),
             created_at: now_rfc3339(),

@@ -14,8 +14,8 @@ const TARGETS: [(&str, Body); 7] = [
     ("parse_eval", pgsurge_script::fuzz_bytes),
     ("decode", pgsurge_wire::fuzzing::decode_one),
     ("conninfo", pgsurge_wire::fuzzing::conninfo_one),
-    ("campaign", pgsurge_campaign::fuzzing::campaign_one),
-    ("campaign_env", pgsurge_campaign::fuzzing::campaign_env_one),
+    ("campaign", pgsurge_plan::fuzzing::campaign_one),
+    ("campaign_env", pgsurge_plan::fuzzing::campaign_env_one),
     ("import", pgsurge_records::fuzzing::import_one),
     (
         "merge_documents",

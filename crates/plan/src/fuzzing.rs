@@ -24,7 +24,7 @@ pub fn campaign_one(data: &[u8]) {
     let _ = campaign.identity_hash();
     let _ = campaign.limit();
     let _ = campaign.thresholds();
-    let stored = crate::runner::stored_spec(&campaign);
+    let stored = crate::stored::stored_spec(&campaign);
     let _ = Campaign::parse_with_env(&stored, "stored.toml", Path::new("/nonexistent"), &no_env);
 }
 
@@ -71,7 +71,7 @@ pub fn campaign_env_one(data: &[u8]) {
     let _ = campaign.identity_hash();
     let _ = campaign.limit();
     let _ = campaign.thresholds();
-    let stored = crate::runner::stored_spec(&campaign);
+    let stored = crate::stored::stored_spec(&campaign);
     assert!(
         !stored.contains(FUZZ_SECRET) || text.contains(FUZZ_SECRET),
         "a value from the environment is in the stored campaign: {stored}"
@@ -120,7 +120,7 @@ mod tests {
                 Campaign::parse_with_env(&text, "seed.toml", Path::new("/nonexistent"), &fuzz_env);
             if let Ok(c) = parsed {
                 loaded += 1;
-                assert!(!crate::runner::stored_spec(&c).contains(FUZZ_SECRET));
+                assert!(!crate::stored::stored_spec(&c).contains(FUZZ_SECRET));
             }
             campaign_env_one(text.as_bytes());
         }
