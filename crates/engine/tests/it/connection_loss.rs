@@ -73,7 +73,7 @@ fn a_server_stopped_mid_run_aborts_its_clients_as_connection_lost() {
 fn terminated_backends_are_a_lost_connection_and_a_failing_statement_is_not() {
     let srv = TestServer::shared();
     let db = srv.create_database("terminated");
-    let spec = sleeping(&srv, &db, "SELECT pg_sleep(0.01);\n");
+    let spec = sleeping(srv, &db, "SELECT pg_sleep(0.01);\n");
     let result = std::thread::scope(|s| {
         let running = s.spawn(|| run(&spec, RunHooks::default()));
         wait_for_clients(srv, &db);
