@@ -460,6 +460,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     }
     let workload = o.workload.clone().zip(o.extensions.workload.clone());
     let costs_wanted = o.extensions.costs;
+    let profile_hz = o.extensions.profile_hz;
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,
@@ -486,6 +487,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     let Ok(costs) = costs_probe(&spec, costs_wanted) else {
         return 1;
     };
+    let profiler = profile_hz.and_then(|hz| start_profiler(&spec, hz));
     // With --store, every interval and its histogram is kept for the store.
     let mut samples: Vec<(IntervalSample, LatencyHistogram)> = Vec::new();
     let mut keep = |s: &IntervalSample, h: &LatencyHistogram| samples.push((s.clone(), h.clone()));
@@ -527,7 +529,12 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         workload.as_ref().map(|w| &w.0).zip(before.as_ref()),
         &mut result,
     )
-    .map(|lines| lines + &txn_costs(costs, &mut result) + &failure_cost(&mut result));
+    .map(|lines| {
+        lines
+            + &txn_costs(costs, &mut result)
+            + &failure_cost(&mut result)
+            + &profiles(profiler, &mut result)
+    });
     write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
     let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
@@ -607,6 +614,45 @@ fn txn_costs(probe: Option<pgsurge_observe::costs::CostProbe>, result: &mut RunR
     let costs = probe.finish(result.totals.transactions);
     let lines = costs.render();
     result.txn_costs = Some(costs);
+    lines
+}
+
+/// `--profile`: the recording of the server's and the client's stacks, started just
+/// before the run; `None` (after a warning: the run goes on without it) when it cannot
+/// be taken.
+fn start_profiler(spec: &RunSpec, hz: u32) -> Option<pgsurge_observe::profile::Profiler> {
+    let request = pgsurge_observe::profile::ProfileRequest {
+        frequency_hz: hz,
+        server: true,
+        client: true,
+        off_cpu: false,
+    };
+    match pgsurge_observe::profile::Profiler::start(&spec.conn, request) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("pgbench: warning: --profile: no profile is taken: {e}");
+            None
+        }
+    }
+}
+
+/// `--profile`: the profiles into `result` (for `--store`) and their hottest functions
+/// as the report's lines; what could not be profiled goes to stderr.
+fn profiles(
+    profiler: Option<pgsurge_observe::profile::Profiler>,
+    result: &mut RunResult,
+) -> String {
+    let Some(profiler) = profiler else {
+        return String::new();
+    };
+    let outcome = profiler.finish();
+    for f in &outcome.failures {
+        let _ = std::io::stdout().flush();
+        eprintln!("pgbench: warning: --profile: {f}");
+    }
+    let lines: String = outcome.profiles.iter().map(|p| p.render(10)).collect();
+    result.profiles = outcome.profiles;
     lines
 }
 

@@ -146,6 +146,10 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            conninfo with target_session_attrs=read-write finds the
                            new primary) and goes on; the report adds the failures
                            by class and the longest stretch without a commit
+  --profile[=HZ]           sample the call stacks of the server's processes and of
+                           the client on the CPU over the run (perf, default 499 Hz);
+                           the hottest functions are printed after the report and
+                           --store keeps the whole profiles
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

@@ -121,6 +121,9 @@ pub struct Extensions {
     /// or cancels its statement) counts its transaction as failed by class, connects
     /// again and goes on; the report gives the longest stretch without a commit.
     pub reconnect: bool,
+    /// `--profile[=HZ]`: profile the server's processes and the client on the CPU over
+    /// the run, at HZ samples per second per running thread.
+    pub profile_hz: Option<u32>,
 }
 
 /// Default list of `--percentiles` without a value.

@@ -784,6 +784,25 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
             raw.benchmarking_option_set = true;
             raw.extensions.reconnect = true;
         }
+        Opt::Profile => {
+            raw.benchmarking_option_set = true;
+            let hz = match value {
+                None => pgsurge_observe::profile::DEFAULT_FREQUENCY_HZ,
+                Some(v) => match lossy(v).parse::<u32>() {
+                    Ok(hz) if (1..=20_000).contains(&hz) => hz,
+                    _ => {
+                        return Err(fatal(
+                            ctx,
+                            &format!(
+                                "invalid --profile frequency: \"{}\" (a number of Hz from 1 to 20000)",
+                                lossy(v)
+                            ),
+                        ));
+                    }
+                },
+            };
+            raw.extensions.profile_hz = Some(hz);
+        }
         Opt::Cpus => {
             raw.benchmarking_option_set = true;
             let list = pgsurge_affinity::CpuList::parse(&lossy(arg))

@@ -70,6 +70,7 @@ pub enum Opt {
     Mix,
     Costs,
     Reconnect,
+    Profile,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -186,6 +187,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("mix", Required, Opt::Mix),
     l("costs", No, Opt::Costs),
     l("reconnect", No, Opt::Reconnect),
+    l("profile", Optional, Opt::Profile),
 ];
 
 #[cfg(test)]

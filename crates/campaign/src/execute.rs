@@ -667,6 +667,7 @@ fn run_test_inner(
     });
     // The window of the per-transaction costs: the measured run alone.
     let costs = pgsurge_observe::costs::CostProbe::start(&target.monitor, &target.dbname);
+    let profiler = start_profiler(campaign, target, w);
     let result = match &campaign.spec.distributed {
         None => {
             let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
@@ -680,8 +681,10 @@ fn run_test_inner(
         }
         Some(d) => run_distributed(s, target, &spec, d, stop, on_interval, w),
     };
+    let profiles = profiler.map(pgsurge_observe::profile::Profiler::finish);
     let sampled = sampler.finish();
     let (mut result, messages) = result?;
+    record_profiles(profiles, &mut result, w);
     settle(&mut monitor, &target.dbname, &since)?;
     let after = snapshot(&mut monitor, target)?;
     record_costs(costs, campaign.spec.distributed.is_some(), &mut result, w);
@@ -844,6 +847,51 @@ fn record_outcome(
     }
 }
 
+/// `[profile]`: the recording of the measured run's stacks, started just before it;
+/// `None` without `[profile]`, or (with a warning: the test goes on without a profile)
+/// when it cannot be taken.
+fn start_profiler(
+    campaign: &Campaign,
+    target: &LiveTarget,
+    w: &mut RunWrite,
+) -> Option<pgsurge_observe::profile::Profiler> {
+    use crate::spec::ProfileProcesses;
+    let p = campaign.spec.profile.as_ref().filter(|p| p.on)?;
+    let request = pgsurge_observe::profile::ProfileRequest {
+        frequency_hz: p
+            .frequency
+            .unwrap_or(pgsurge_observe::profile::DEFAULT_FREQUENCY_HZ),
+        server: p.processes != ProfileProcesses::Client,
+        client: p.processes != ProfileProcesses::Server,
+        off_cpu: p.off_cpu,
+    };
+    match pgsurge_observe::profile::Profiler::start(&target.monitor, request) {
+        Ok(profiler) => Some(profiler),
+        Err(e) => {
+            w.warnings
+                .push(warning("profile", format!("no profile is taken: {e}")));
+            None
+        }
+    }
+}
+
+/// The profiles of the measured run into its result (stored with it); what could not
+/// be profiled as warnings.
+fn record_profiles(
+    outcome: Option<pgsurge_observe::profile::ProfileOutcome>,
+    result: &mut RunResult,
+    w: &mut RunWrite,
+) {
+    let Some(outcome) = outcome else {
+        return;
+    };
+    for f in outcome.failures {
+        w.warnings
+            .push(warning("profile", format!("not profiled: {f}")));
+    }
+    result.profiles = outcome.profiles;
+}
+
 /// The run's per-transaction costs into its result (stored with it); without the
 /// client's when generators ran the clients.
 fn record_costs(
@@ -899,6 +947,7 @@ fn record_counters(
     w.run.db_size_end = after.get("pg.db.size_bytes").map(|v| *v as i64);
     convert::fill_run(&mut w.run, result);
     w.histograms = convert::histograms(result);
+    w.profiles = convert::profiles(result);
     if let (Some(server), Some(client)) = (w.run.server_commits, w.run.transactions) {
         let pct = 100.0 * (server - client).abs() as f64 / (client.max(1)) as f64;
         w.run.commit_mismatch_pct = Some(pct);

@@ -103,6 +103,7 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
         capacity: None,
         distributed: None,
         pinning: Default::default(),
+        profile: None,
     }
 }
 

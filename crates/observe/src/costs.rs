@@ -77,23 +77,7 @@ impl ServerProcs {
     /// The server of the session `pg`: the parent of its backend, when that is a
     /// postmaster running here.
     fn find(pg: &mut Pg) -> Result<ServerProcs, String> {
-        let backend: i32 = pg
-            .value("SELECT pg_backend_pid()")
-            .map_err(|e| e.to_string())?
-            .and_then(|v| v.parse().ok())
-            .ok_or("pg_backend_pid() gave no process id")?;
-        let stat = |pid: i32| {
-            procfs::process::Process::new(pid)
-                .and_then(|p| p.stat())
-                .map_err(|_| "the server does not run on this machine (its backend's process is not visible here)".to_string())
-        };
-        let postmaster = stat(backend)?.ppid;
-        let comm = stat(postmaster)?.comm;
-        if comm != "postgres" && comm != "postmaster" {
-            return Err(format!(
-                "the parent of backend {backend} is {comm} (pid {postmaster}), not a postmaster"
-            ));
-        }
+        let (postmaster, backend) = local_postmaster(pg)?;
         Ok(ServerProcs {
             postmaster,
             monitor: backend,
@@ -102,25 +86,8 @@ impl ServerProcs {
         })
     }
 
-    /// The postmaster's children, from `/proc/PID/task/PID/children` (or a scan of
-    /// every process when the kernel does not list children).
     fn children(&self) -> Vec<i32> {
-        let pm = self.postmaster;
-        match std::fs::read_to_string(format!("/proc/{pm}/task/{pm}/children")) {
-            Ok(text) => text
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect(),
-            Err(_) => procfs::process::all_processes()
-                .map(|all| {
-                    all.flatten()
-                        .filter_map(|p| p.stat().ok())
-                        .filter(|st| st.ppid == pm)
-                        .map(|st| st.pid)
-                        .collect()
-                })
-                .unwrap_or_default(),
-        }
+        children_of(self.postmaster)
     }
 
     /// Reads every process's context switches; `start` marks them as there before the
@@ -177,6 +144,49 @@ impl ServerProcs {
             }
         }
         Ok((user / hz * 1e6, system / hz * 1e6))
+    }
+}
+
+/// The postmaster of the session `pg` when it runs on this machine (the parent of the
+/// session's backend), and the backend: `(postmaster, backend)`; `Err` says why not.
+pub(crate) fn local_postmaster(pg: &mut Pg) -> Result<(i32, i32), String> {
+    let backend: i32 = pg
+        .value("SELECT pg_backend_pid()")
+        .map_err(|e| e.to_string())?
+        .and_then(|v| v.parse().ok())
+        .ok_or("pg_backend_pid() gave no process id")?;
+    let stat = |pid: i32| {
+        procfs::process::Process::new(pid)
+            .and_then(|p| p.stat())
+            .map_err(|_| "the server does not run on this machine (its backend's process is not visible here)".to_string())
+    };
+    let postmaster = stat(backend)?.ppid;
+    let comm = stat(postmaster)?.comm;
+    if comm != "postgres" && comm != "postmaster" {
+        return Err(format!(
+            "the parent of backend {backend} is {comm} (pid {postmaster}), not a postmaster"
+        ));
+    }
+    Ok((postmaster, backend))
+}
+
+/// The children of process `pm`, from `/proc/PID/task/PID/children` (or a scan of
+/// every process when the kernel does not list children).
+pub(crate) fn children_of(pm: i32) -> Vec<i32> {
+    match std::fs::read_to_string(format!("/proc/{pm}/task/{pm}/children")) {
+        Ok(text) => text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect(),
+        Err(_) => procfs::process::all_processes()
+            .map(|all| {
+                all.flatten()
+                    .filter_map(|p| p.stat().ok())
+                    .filter(|st| st.ppid == pm)
+                    .map(|st| st.pid)
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 

@@ -16,6 +16,7 @@
 //! | [`waits`] | active sessions by wait event, sampled several times a second |
 //! | [`statements`] | the top statements of a test from `pg_stat_statements` |
 //! | [`costs`] | what a measured window cost: server and client CPU, context switches, WAL, buffers, temporary bytes |
+//! | [`profile`] | profiles of a measured window with `perf`: on-CPU stacks of the server and the client, the server's off-CPU time, folded |
 //! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples beside a test |
 //! | [`error`] | [`ObserveError`] |
 //!
@@ -28,6 +29,7 @@ pub mod error;
 pub mod hostmetrics;
 pub mod manifest;
 pub mod pgstats;
+pub mod profile;
 pub mod sampler;
 pub mod sql_session;
 pub mod statements;

@@ -452,8 +452,33 @@ impl Campaign {
         self.validate_run()?;
         self.validate_init()?;
         self.validate_pinning()?;
+        self.validate_profile()?;
         self.validate_hygiene()?;
         self.validate_observation()
+    }
+
+    /// `[profile]`: a frequency perf can sample at; the client profiled only where it
+    /// runs in this process.
+    fn validate_profile(&self) -> Result<(), SpecError> {
+        let Some(p) = &self.spec.profile else {
+            return Ok(());
+        };
+        if let Some(hz) = p.frequency {
+            if !(1..=20_000).contains(&hz) {
+                return Err(self.invalid(
+                    "profile.frequency",
+                    format!("{hz} Hz: give a frequency from 1 to 20000"),
+                ));
+            }
+        }
+        if self.spec.distributed.is_some() && p.processes != crate::spec::ProfileProcesses::Server {
+            return Err(self.invalid(
+                "profile.processes",
+                "the clients run in generator processes under [distributed]: profile the \
+                 server only (processes = \"server\")",
+            ));
+        }
+        Ok(())
     }
 
     /// `[pinning]`: CPU lists of online CPUs; server pinning needs throwaway servers.

@@ -84,6 +84,45 @@ pub struct CampaignSpec {
     /// `[pinning]`: the CPUs of throwaway servers and of the load generator.
     #[serde(default, skip_serializing_if = "PinningSection::is_empty")]
     pub pinning: PinningSection,
+    /// `[profile]`: call stacks of the server and the client over each test's measured
+    /// run (see `docs/profiles.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileSection>,
+}
+
+/// `[profile]`: what each test profiles over its measured run, with `perf`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSection {
+    /// Profiles are taken (the default once the section is there).
+    #[serde(default = "profile_on")]
+    pub on: bool,
+    /// On-CPU samples per second per running thread (default 499).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency: Option<u32>,
+    /// Whose stacks: `server` (the default), `client` or `both`.
+    #[serde(default)]
+    pub processes: ProfileProcesses,
+    /// The server's time off the CPU too (scheduler switches; needs root).
+    #[serde(default)]
+    pub off_cpu: bool,
+}
+
+fn profile_on() -> bool {
+    true
+}
+
+/// `[profile] processes`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfileProcesses {
+    /// The target's postmaster and every process it has.
+    #[default]
+    Server,
+    /// The load generator (this process).
+    Client,
+    /// Both.
+    Both,
 }
 
 /// `[pinning]`: CPU lists (`"0-3"`, `"4,6"`) for throwaway servers (the postmaster and

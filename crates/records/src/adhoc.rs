@@ -232,6 +232,7 @@ fn run_write(
     let mut write = RunWrite {
         run,
         histograms: convert::histograms(result),
+        profiles: convert::profiles(result),
         ..Default::default()
     };
     for (sample, histogram) in samples {

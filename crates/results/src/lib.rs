@@ -20,6 +20,7 @@
 //! | [`progress_counters`] | cross-thread progress counters and interval samples |
 //! | [`costs`] | per-transaction costs of a run: their names, units and values |
 //! | [`failure`] | what a failure cost a run: commits over time, outage, faults, lag, lost commits |
+//! | [`profile`] | folded call stacks of a run's measured window (server, client, off-CPU) |
 //! | [`result`] | the serializable `RunResult` |
 //! | [`generator`] | a distributed run's generator identity and clock |
 //! | [`report`] | the pgbench final report |
@@ -32,7 +33,7 @@
 //! | [`error`] | the crate's error type |
 //!
 //! Each module uses only modules below it in this order: `simple`, `error`, `output`,
-//! `pgfmt`, `nullable` ← `costs`, `failure`, `options` ← `percentile` ← `histogram` ← `txn` ←
+//! `pgfmt`, `nullable` ← `costs`, `failure`, `profile`, `options` ← `percentile` ← `histogram` ← `txn` ←
 //! `progress_counters` ← `stats` ← `generator` ← `result` ← the renderers (`report`,
 //! `progress`, `txnlog`, `hdrlog`, `json`).
 //!
@@ -74,6 +75,7 @@ mod options;
 pub mod output;
 pub mod percentile;
 pub mod pgfmt;
+pub mod profile;
 pub mod progress;
 pub mod progress_counters;
 pub mod report;

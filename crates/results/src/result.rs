@@ -300,6 +300,10 @@ pub struct RunResult {
     /// Commits per 10 ms (`--reconnect`), for [`RunResult::failure_cost`]; not in JSON.
     #[serde(skip)]
     pub commit_timeline: Option<crate::failure::CommitTimeline>,
+    /// Profiles of the measured window (`bench --profile`, a campaign's `[profile]`).
+    /// Not part of the JSON document: the store keeps them.
+    #[serde(skip)]
+    pub profiles: Vec<crate::profile::Profile>,
     /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),
     /// one message each: the caller reports them and exits non-zero. Not part of
     /// the JSON document.
@@ -389,6 +393,7 @@ impl RunResult {
             txn_costs: None,
             failure_cost: None,
             commit_timeline: None,
+            profiles: Vec::new(),
             output_errors: Vec::new(),
             connection_lost: false,
         }

@@ -3,7 +3,8 @@
 //! tests, `bench --store`, distributed runs.
 
 use crate::{
-    histogram_encoding, HistogramRecord, IntervalHistogramRecord, IntervalRecord, RunRecord,
+    histogram_encoding, HistogramRecord, IntervalHistogramRecord, IntervalRecord, ProfileRecord,
+    RunRecord,
 };
 use base64::Engine as _;
 use pgsurge_results::percentile::latency_ms_at;
@@ -83,6 +84,12 @@ pub fn histograms(r: &RunResult) -> Vec<HistogramRecord> {
         }
     }
     out
+}
+
+/// The run's profiles (`bench --profile`, a campaign's `[profile]`), encoded for
+/// `run_profiles`.
+pub fn profiles(r: &RunResult) -> Vec<ProfileRecord> {
+    r.profiles.iter().map(crate::profile::encode).collect()
 }
 
 /// The latency histogram of a stored interval (None when it recorded nothing).

@@ -19,12 +19,13 @@
 //! | [`histogram`] | HdrHistogram blobs: encoding, decoding, merging |
 //! | [`activity`] | wait-event metrics and top statements: names and JSON shape |
 //! | [`facts`] | names of the per-test facts (`run_facts`) |
+//! | [`profile`] | profiles' folded stacks, deflated for `run_profiles`, and back |
 //! | [`convert`] | `RunResult` and interval samples → run, histogram and interval records |
 //! | `error` | [`StoreError`] |
 //!
 //! Each module uses only modules below it in this order: `error` ← `value` ← `model` ←
 //! `pgconn` ← `backend` ← `schema` ← `write` ← `lock`, `read` ← the public modules
-//! (`histogram`, `activity`, `facts`, `convert`). [`Store`] itself is defined in the
+//! (`histogram`, `activity`, `facts`, `profile`, `convert`). [`Store`] itself is defined in the
 //! crate root; `read`, `write` and `lock` add its methods.
 //!
 //! ```no_run
@@ -48,7 +49,8 @@
 //! `run_interval_histograms` (version 3: one compressed histogram per interval, so
 //! percentiles over any window of a run, or of several repeats, are exact),
 //! `run_metrics` (long format: run, ts, metric, value) with `metrics_info`,
-//! `run_counters`, `run_settings`, `run_environment` (JSON manifest), `warnings`.
+//! `run_counters`, `run_settings`, `run_environment` (JSON manifest), `warnings`,
+//! `run_facts`, `run_profiles` (version 6: folded call stacks of the measured window).
 
 #![warn(missing_docs)]
 
@@ -61,6 +63,7 @@ pub mod histogram;
 mod lock;
 mod model;
 mod pgconn;
+pub mod profile;
 mod read;
 mod schema;
 mod value;

@@ -567,6 +567,26 @@ impl FactRecord {
     }
 }
 
+record! {
+    /// A profile of a run's measured window (`run_profiles`); see [`crate::profile`].
+    pub struct ProfileRecord {
+        /// `server-cpu`, `client-cpu` or `server-offcpu`.
+        kind: String,
+        /// What a count is: `samples` or `us`.
+        unit: String,
+        /// On-CPU sampling frequency, Hz.
+        frequency_hz: Option<i64>,
+        /// Sum of the counts.
+        total: i64,
+        /// Notes for a reader, one per line.
+        notes: Option<String>,
+        /// `folded-deflate`.
+        encoding: String,
+        /// The folded stacks, encoded.
+        data: Vec<u8>,
+    }
+}
+
 /// Everything about one test, written in one transaction by [`crate::Store::write_run`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunWrite {
@@ -594,6 +614,10 @@ pub struct RunWrite {
     /// Named facts (`run_facts`, schema with 0005_run_facts.sql).
     #[serde(default)]
     pub facts: Vec<FactRecord>,
+    /// Profiles of the measured window (`run_profiles`, schema with
+    /// 0006_run_profiles.sql).
+    #[serde(default)]
+    pub profiles: Vec<ProfileRecord>,
 }
 
 /// A run with everything stored about it, as returned by [`crate::Store::load_run`].

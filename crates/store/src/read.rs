@@ -392,6 +392,22 @@ impl Store {
         })
     }
 
+    /// The profiles stored with a run, by kind (empty on stores older than
+    /// `run_profiles`); decode them with [`crate::profile::decode`].
+    pub fn profiles(&mut self, run_id: i64) -> Result<Vec<ProfileRecord>> {
+        if self.version < crate::schema::RUN_PROFILES_SINCE {
+            return Ok(Vec::new());
+        }
+        self.children(
+            &format!(
+                "SELECT {} FROM run_profiles x WHERE x.run_id = ? ORDER BY x.kind",
+                ProfileRecord::select_list("x")
+            ),
+            &[Value::Int(run_id)],
+            ProfileRecord::from_row,
+        )
+    }
+
     /// The facts of the runs of a set, as (run id, name, value) ordered by run and name
     /// (empty on stores older than `run_facts`).
     pub fn set_facts(&mut self, set_id: i64) -> Result<Vec<(i64, FactRecord)>> {

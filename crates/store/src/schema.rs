@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_interval_histograms.sql"),
     include_str!("../migrations/0004_set_locks.sql"),
     include_str!("../migrations/0005_run_facts.sql"),
+    include_str!("../migrations/0006_run_profiles.sql"),
 ];
 
 /// The newest schema version this build knows.
@@ -21,6 +22,9 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The version that added `run_facts` (0005_run_facts.sql).
 pub(crate) const RUN_FACTS_SINCE: i64 = 5;
+
+/// The version that added `run_profiles` (0006_run_profiles.sql).
+pub(crate) const RUN_PROFILES_SINCE: i64 = 6;
 
 /// Replaces the type placeholders of a migration with the dialect's types.
 pub(crate) fn render(sql: &str, dialect: Dialect) -> String {

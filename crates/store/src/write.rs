@@ -212,6 +212,7 @@ const RUN_CHILDREN: &[(&str, i64)] = &[
     ("run_environment", 1),
     ("warnings", 1),
     ("run_facts", crate::schema::RUN_FACTS_SINCE),
+    ("run_profiles", crate::schema::RUN_PROFILES_SINCE),
 ];
 
 fn delete_run_in(b: &mut dyn Backend, version: i64, run_id: i64) -> Result<()> {
@@ -369,6 +370,13 @@ fn write_run_in(b: &mut dyn Backend, version: i64, w: &RunWrite, replace: bool) 
             "run_facts",
             &prefixed(FactRecord::COLUMNS),
             &with_run_id(run_id, w.facts.iter().map(|x| x.values()).collect()),
+        )?;
+    }
+    if version >= crate::schema::RUN_PROFILES_SINCE {
+        b.insert_many(
+            "run_profiles",
+            &prefixed(ProfileRecord::COLUMNS),
+            &with_run_id(run_id, w.profiles.iter().map(|x| x.values()).collect()),
         )?;
     }
     for warning in &w.warnings {

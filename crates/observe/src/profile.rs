@@ -1,0 +1,532 @@
+//! Profiles of a measured window, taken with Linux `perf` (Debian package
+//! `linux-perf`): [`Profiler::start`] just before the run, [`Profiler::finish`] when it
+//! has returned.
+//!
+//! * On-CPU: `perf record -e cpu-clock -F HZ -g` (the software clock: it works in
+//!   virtual machines without hardware counters), attached to the target's postmaster
+//!   and every process it has at the start (backends, auxiliary processes) and, for
+//!   the client, to this process (every thread). Processes and threads born during the
+//!   window are followed (perf's counters are inherited), so the run's own backends,
+//!   forked after the start, are in.
+//! * Off-CPU (server only): `perf record -e sched:sched_switch -g --switch-events` on
+//!   the same processes: the stack a process leaves the CPU with, weighted by the time
+//!   until it is switched back in (µs).
+//!
+//! When the run ends the recordings are symbolized at once (`perf script`: the
+//! binaries may be gone later) and folded (`inferno`), so what is kept is text. A
+//! profile that cannot be taken (no `perf`, `perf_event_paranoid` too strict, a server
+//! on another machine) is an `Err` with why: the caller says so and runs without it.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use inferno::collapse::Collapse;
+use pgsurge_results::profile::{parse_folded, Profile, ProfileKind};
+use pgsurge_wire::ConnConfig;
+
+use crate::costs::{children_of, local_postmaster};
+use crate::sql_session::Pg;
+
+/// The on-CPU sampling frequency when none is given, in Hz (per running thread).
+pub const DEFAULT_FREQUENCY_HZ: u32 = 499;
+/// How long `perf record` may take to attach before the profile is given up.
+const ATTACH_WAIT: Duration = Duration::from_secs(30);
+/// How long `perf record` may take to write its data once told to stop.
+const STOP_WAIT: Duration = Duration::from_secs(120);
+
+/// What to profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfileRequest {
+    /// On-CPU sampling frequency, Hz.
+    pub frequency_hz: u32,
+    /// The server's processes (on-CPU).
+    pub server: bool,
+    /// This process, every thread (on-CPU).
+    pub client: bool,
+    /// The server's processes' time off the CPU.
+    pub off_cpu: bool,
+}
+
+/// One `perf record` running, and what it records.
+struct Recording {
+    kind: ProfileKind,
+    child: Child,
+    data: PathBuf,
+    stderr: PathBuf,
+}
+
+/// Profiles being recorded over a window.
+pub struct Profiler {
+    request: ProfileRequest,
+    dir: TempDir,
+    recordings: Vec<Recording>,
+    /// Why a part asked for is not recorded.
+    notes: Vec<String>,
+}
+
+/// The profiles of a window and what could not be profiled.
+#[derive(Debug, Default)]
+pub struct ProfileOutcome {
+    /// The profiles taken.
+    pub profiles: Vec<Profile>,
+    /// What was asked and not taken, and why (one line each).
+    pub failures: Vec<String>,
+}
+
+/// A directory removed with everything in it when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `perf` on `PATH`.
+fn perf_binary() -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("perf"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| "perf is not installed (Debian and Ubuntu: package linux-perf)".into())
+}
+
+/// Why this process may not profile, from `kernel.perf_event_paranoid`: `Err` when the
+/// setting allows unprivileged users no profiling at all (`off_cpu`: when it allows
+/// them no tracepoints).
+fn check_permission(off_cpu: bool) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return Ok(());
+    }
+    let level: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(2);
+    if level > 2 {
+        return Err(format!(
+            "kernel.perf_event_paranoid is {level}: profiling needs root here, or \
+             `sysctl kernel.perf_event_paranoid=2` (or lower)"
+        ));
+    }
+    if off_cpu && level > -1 {
+        return Err(format!(
+            "the off-CPU view reads scheduler tracepoints: it needs root, or \
+             kernel.perf_event_paranoid at -1 (it is {level})"
+        ));
+    }
+    Ok(())
+}
+
+impl Profiler {
+    /// Starts recording what `request` asks for: the server is the one `monitor`
+    /// connects to (it must run on this machine). `Err` when nothing asked for can be
+    /// recorded; a part that cannot is named in [`ProfileOutcome::failures`].
+    pub fn start(monitor: &ConnConfig, request: ProfileRequest) -> Result<Profiler, String> {
+        let perf = perf_binary()?;
+        check_permission(false)?;
+        let dir = std::env::temp_dir().join(format!(
+            "pgsurge-profile-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let dir = TempDir(dir);
+        let mut profiler = Profiler {
+            request,
+            dir,
+            recordings: Vec::new(),
+            notes: Vec::new(),
+        };
+        if request.server || request.off_cpu {
+            match server_processes(monitor) {
+                Ok(procs) => profiler.start_server(&perf, procs),
+                Err(e) => profiler.notes.push(format!("server: {e}")),
+            }
+        }
+        if request.client {
+            let pid = std::process::id().to_string();
+            let freq = request.frequency_hz.to_string();
+            let args = ["-e", "cpu-clock", "-F", &freq, "-g"];
+            match profiler.record(&perf, ProfileKind::ClientCpu, &pid, &args) {
+                Ok(r) => profiler.recordings.push(r),
+                Err(e) => profiler.notes.push(format!("client: {e}")),
+            }
+        }
+        if profiler.recordings.is_empty() {
+            return Err(profiler.notes.join("; "));
+        }
+        Ok(profiler)
+    }
+
+    fn start_server(&mut self, perf: &Path, procs: (i32, i32)) {
+        if self.request.server {
+            let freq = self.request.frequency_hz.to_string();
+            let args = ["-e", "cpu-clock", "-F", &freq, "-g"];
+            match self.record_server(perf, ProfileKind::ServerCpu, procs, &args) {
+                Ok(r) => self.recordings.push(r),
+                Err(e) => self.notes.push(format!("server: {e}")),
+            }
+        }
+        if self.request.off_cpu {
+            let args = ["-e", "sched:sched_switch", "-g", "--switch-events"];
+            match check_permission(true)
+                .and_then(|()| self.record_server(perf, ProfileKind::ServerOffCpu, procs, &args))
+            {
+                Ok(r) => self.recordings.push(r),
+                Err(e) => self.notes.push(format!("server off-CPU: {e}")),
+            }
+        }
+    }
+
+    /// [`Profiler::record`] on the server's processes (`(postmaster, left out)`), listed
+    /// afresh for each of a few tries: a session that ends between the listing and
+    /// perf's attaching makes perf give up.
+    fn record_server(
+        &self,
+        perf: &Path,
+        kind: ProfileKind,
+        (postmaster, left_out): (i32, i32),
+        event_args: &[&str],
+    ) -> Result<Recording, String> {
+        let mut last = String::new();
+        for _ in 0..5 {
+            let mut pids = vec![postmaster];
+            pids.extend(
+                children_of(postmaster)
+                    .into_iter()
+                    .filter(|p| *p != left_out),
+            );
+            let list: Vec<String> = pids.iter().map(i32::to_string).collect();
+            match self.record(perf, kind, &list.join(","), event_args) {
+                Ok(r) => return Ok(r),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// Starts `perf record` of `kind` on `pids` and waits until it has attached.
+    fn record(
+        &self,
+        perf: &Path,
+        kind: ProfileKind,
+        pids: &str,
+        event_args: &[&str],
+    ) -> Result<Recording, String> {
+        let data = self.dir.0.join(format!("{}.data", kind.name()));
+        let stderr = self.dir.0.join(format!("{}.err", kind.name()));
+        let err_file = std::fs::File::create(&stderr).map_err(|e| e.to_string())?;
+        let child = Command::new(perf)
+            .arg("record")
+            .args(event_args)
+            .args(["-p", pids, "--no-buildid-cache", "-o"])
+            .arg(&data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err_file)
+            .spawn()
+            .map_err(|e| format!("{}: {e}", perf.display()))?;
+        let mut rec = Recording {
+            kind,
+            child,
+            data,
+            stderr,
+        };
+        match wait_attached(&mut rec) {
+            Ok(()) => Ok(rec),
+            Err(e) => {
+                stop(&mut rec);
+                Err(e)
+            }
+        }
+    }
+
+    /// Stops recording and turns what was recorded into profiles.
+    pub fn finish(mut self) -> ProfileOutcome {
+        let mut outcome = ProfileOutcome {
+            failures: std::mem::take(&mut self.notes),
+            ..Default::default()
+        };
+        for rec in &mut self.recordings {
+            stop(rec);
+        }
+        for rec in &self.recordings {
+            match symbolize(rec) {
+                Ok(stacks) => {
+                    let mut profile = Profile {
+                        kind: rec.kind,
+                        frequency_hz: (rec.kind != ProfileKind::ServerOffCpu)
+                            .then_some(self.request.frequency_hz),
+                        stacks,
+                        notes: Vec::new(),
+                    };
+                    profile.notes = stack_notes(&profile);
+                    outcome.profiles.push(profile);
+                }
+                Err(e) => outcome.failures.push(format!("{}: {e}", rec.kind.title())),
+            }
+        }
+        outcome
+    }
+}
+
+/// The postmaster of the server `monitor` reaches, and the backend of the session
+/// that found it (gone once this returns).
+fn server_processes(monitor: &ConnConfig) -> Result<(i32, i32), String> {
+    let mut pg = Pg::connect(monitor).map_err(|e| e.to_string())?;
+    local_postmaster(&mut pg)
+}
+
+/// Waits until `perf record` holds its counters open (sampling has begun); `Err` with
+/// perf's own message when it exits first.
+fn wait_attached(rec: &mut Recording) -> Result<(), String> {
+    let deadline = Instant::now() + ATTACH_WAIT;
+    let pid = rec.child.id();
+    loop {
+        if let Ok(Some(status)) = rec.child.try_wait() {
+            return Err(format!(
+                "perf record exited ({status}): {}",
+                perf_message(&rec.stderr)
+            ));
+        }
+        let attached = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|dir| {
+                dir.flatten().any(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|l| l.to_string_lossy().contains("perf_event"))
+                })
+            })
+            .unwrap_or(false);
+        if attached {
+            // perf reads the processes' memory maps right after opening its counters.
+            std::thread::sleep(Duration::from_millis(300));
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err("perf record did not attach within 30 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The end of perf's messages, on one line.
+fn perf_message(stderr: &Path) -> String {
+    let text = std::fs::read_to_string(stderr).unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(3)..];
+    if tail.is_empty() {
+        "no message".into()
+    } else {
+        tail.join(" ")
+    }
+}
+
+/// Tells `perf record` to stop (SIGINT, as Ctrl-C) and waits for it to write its data.
+fn stop(rec: &mut Recording) {
+    if let Ok(Some(_)) = rec.child.try_wait() {
+        return;
+    }
+    if let Ok(pid) = i32::try_from(rec.child.id()) {
+        // SAFETY: kill sends a signal to the child this recording started and owns.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+    }
+    let deadline = Instant::now() + STOP_WAIT;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = rec.child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = rec.child.kill();
+    let _ = rec.child.wait();
+}
+
+/// `perf script` of a recording, folded.
+fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
+    let perf = perf_binary()?;
+    if !rec.data.is_file() {
+        return Err(format!(
+            "perf record wrote no data: {}",
+            perf_message(&rec.stderr)
+        ));
+    }
+    let mut cmd = Command::new(perf);
+    cmd.arg("script")
+        .arg("-i")
+        .arg(&rec.data)
+        .arg("--no-inline");
+    let off_cpu = rec.kind == ProfileKind::ServerOffCpu;
+    if off_cpu {
+        cmd.args(["--show-switch-events", "-F", "comm,tid,time,event,ip,sym"]);
+    } else {
+        cmd.args(["-F", "comm,pid,tid,time,period,event,ip,sym,dso"]);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("perf script: {e}"))?;
+    let mut text = String::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|mut out| out.read_to_string(&mut text));
+    let status = child.wait().map_err(|e| format!("perf script: {e}"))?;
+    if !status.success() || !matches!(read, Some(Ok(_))) {
+        return Err(format!("perf script failed ({status})"));
+    }
+    if off_cpu {
+        return Ok(fold_off_cpu(&text));
+    }
+    let mut folded = Vec::new();
+    let mut options = inferno::collapse::perf::Options::default();
+    options.nthreads = 1;
+    inferno::collapse::perf::Folder::from(options)
+        .collapse(text.as_bytes(), &mut folded)
+        .map_err(|e| format!("folding the stacks: {e}"))?;
+    parse_folded(&String::from_utf8_lossy(&folded))
+}
+
+/// Off-CPU stacks from `perf script --show-switch-events -F comm,tid,time,event,ip,sym`:
+/// each `sched_switch` sample's stack (innermost first) waits for its thread's next
+/// `PERF_RECORD_SWITCH IN`, and weighs the time between them, in µs.
+pub fn fold_off_cpu(text: &str) -> BTreeMap<String, u64> {
+    let mut pending: BTreeMap<u64, (f64, String)> = BTreeMap::new();
+    let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+    let mut current: Option<(u64, f64, String, Vec<String>)> = None;
+    let close = |cur: Option<(u64, f64, String, Vec<String>)>,
+                 pending: &mut BTreeMap<u64, (f64, String)>| {
+        if let Some((tid, t, comm, frames)) = cur {
+            let mut stack = comm;
+            for f in frames.iter().rev() {
+                stack.push(';');
+                stack.push_str(f);
+            }
+            pending.insert(tid, (t, stack));
+        }
+    };
+    for line in text.lines() {
+        if line.starts_with('\t') {
+            let frame = line.split_whitespace().nth(1).unwrap_or("[unknown]");
+            if let Some(cur) = &mut current {
+                cur.3.push(frame.replace(';', ":"));
+            }
+            continue;
+        }
+        let Some((tid, time, comm, rest)) = event_header(line) else {
+            close(current.take(), &mut pending);
+            continue;
+        };
+        close(current.take(), &mut pending);
+        if rest.starts_with("PERF_RECORD_SWITCH IN") {
+            if let Some((out, stack)) = pending.remove(&tid) {
+                let us = ((time - out) * 1e6).round().max(0.0) as u64;
+                if us > 0 {
+                    *folded.entry(stack).or_insert(0) += us;
+                }
+            }
+        } else if rest.starts_with("sched:sched_switch") {
+            current = Some((tid, time, comm, Vec::new()));
+        }
+    }
+    folded
+}
+
+/// `comm tid time: rest` → its parts (the comm may hold spaces).
+fn event_header(line: &str) -> Option<(u64, f64, String, &str)> {
+    let colon = line.find(": ")?;
+    let (head, rest) = (&line[..colon], line[colon + 2..].trim_start());
+    let mut words = head.split_whitespace().rev();
+    let time: f64 = words.next()?.parse().ok()?;
+    let tid: u64 = words.next()?.parse().ok()?;
+    let comm: Vec<&str> = words.rev().collect();
+    Some((tid, time, comm.join(" "), rest))
+}
+
+/// What a reader of the profile should know: stacks that stop short of `main` (no
+/// frame pointers), frames without a symbol.
+fn stack_notes(profile: &Profile) -> Vec<String> {
+    let total = profile.total();
+    if total == 0 || profile.kind == ProfileKind::ServerOffCpu {
+        return if total == 0 {
+            vec!["no samples: the processes did not run during the window".into()]
+        } else {
+            Vec::new()
+        };
+    }
+    let mut notes = Vec::new();
+    let roots = [
+        "main",
+        "_start",
+        "__libc_start_main",
+        "__libc_start_call_main",
+    ];
+    let threads = ["start_thread", "clone", "clone3", "__clone"];
+    let user_stacks: Vec<(&String, &u64)> = profile
+        .stacks
+        .iter()
+        .filter(|(s, _)| !s.ends_with("_[k]") && s.split(';').nth(1).is_some())
+        .collect();
+    let user_total: u64 = user_stacks.iter().map(|(_, n)| **n).sum();
+    let whole: u64 = user_stacks
+        .iter()
+        .filter(|(s, _)| {
+            s.split(';')
+                .any(|f| roots.contains(&f) || threads.contains(&f))
+        })
+        .map(|(_, n)| **n)
+        .sum();
+    if user_total > 0 && (whole as f64) < 0.5 * user_total as f64 {
+        notes.push(format!(
+            "stacks cut short: {:.0} % of the samples reach main; the binaries have no frame \
+             pointers (a server built with `pgsurge server build --profiling` has them), so \
+             inclusive times are too low and callers are missing",
+            whole as f64 * 100.0 / user_total as f64
+        ));
+    }
+    let unknown: u64 = profile
+        .self_counts()
+        .iter()
+        .filter(|(f, _)| f.starts_with("[unknown]") || f.starts_with("0x"))
+        .map(|(_, n)| *n)
+        .sum();
+    if unknown as f64 > 0.25 * total as f64 {
+        notes.push(format!(
+            "{:.0} % of the samples are in code without symbols",
+            unknown as f64 * 100.0 / total as f64
+        ));
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn off_cpu_time_is_the_gap_until_the_thread_is_back() {
+        let text = "postgres 10 100.000000: sched:sched_switch: \n\
+             \tffffffff821f8b58 __schedule\n\
+             \t    55d5 pg_usleep\n\
+             \t    55d6 PostgresMain\n\
+             \n\
+             postgres 10 100.000010: PERF_RECORD_SWITCH OUT\n\
+             postgres 11 100.001000: PERF_RECORD_SWITCH IN\n\
+             postgres 10 100.002000: PERF_RECORD_SWITCH IN         \n";
+        let folded = fold_off_cpu(text);
+        assert_eq!(folded.len(), 1);
+        assert_eq!(folded["postgres;PostgresMain;pg_usleep;__schedule"], 2000);
+    }
+}
