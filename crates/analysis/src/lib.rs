@@ -15,6 +15,7 @@
 //! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
+//! | [`profile_diff`] | what grew between two sides' profiles: per function, the change of its cost per transaction and its interval |
 //! | [`capacity`] | the highest rate meeting a latency objective, searched step by step |
 //! | [`outage`] | a failure's cost: the stretch without commits, the steady rate, the recovery |
 //!
@@ -28,6 +29,7 @@ pub mod limits;
 pub mod outage;
 pub mod outliers;
 pub mod power;
+pub mod profile_diff;
 pub mod rank;
 pub mod validity;
 pub mod verdict;

@@ -175,6 +175,12 @@ pub struct CompareArgs {
     /// Equivalence margin of the verdicts: no-difference only when the whole interval lies within +-PCT (an A/A noise floor wider than it replaces it) [default: 2%]
     #[arg(long, value_name = "PCT", value_parser = parse_margin)]
     pub margin: Option<f64>,
+    /// Under the verdicts, the functions whose cost per transaction changed most in the profiles stored with the repeats (self and inclusive, with their intervals)
+    #[arg(long)]
+    pub explain: bool,
+    /// Write a differential flame graph (B against A, repeats pooled) of every compared cell whose sides were profiled into DIR
+    #[arg(long = "profile-diff", value_name = "DIR")]
+    pub profile_diff: Option<std::path::PathBuf>,
 }
 
 fn parse<T: Parser>(name: &str, args: &[OsString]) -> Result<T, i32> {
@@ -363,9 +369,27 @@ pub fn run_compare(a: &CompareArgs) -> Result<Comparison, String> {
 /// [`run_compare`], adding to `skipped` each run left out (which, and why).
 fn run_compare_noting(a: &CompareArgs, skipped: &mut Vec<String>) -> Result<Comparison, String> {
     let mut store = open(a.store.as_deref())?;
-    let compared = request_of(&mut store, a).and_then(|request| {
-        compare_sides(&mut store, &request, skipped).map_err(|e| e.to_string())
-    });
+    let compared = request_of(&mut store, a)
+        .and_then(|request| {
+            compare_sides(&mut store, &request, skipped).map_err(|e| e.to_string())
+        })
+        .and_then(|mut c| {
+            if a.explain {
+                crate::explain::attach(&mut store, &mut c)?;
+            }
+            if let Some(dir) = &a.profile_diff {
+                let written = crate::explain::write_diffs(&mut store, &c, dir)?;
+                if written.is_empty() {
+                    eprintln!(
+                        "pgsurge: warning: --profile-diff: no compared cell has profiles on both sides"
+                    );
+                }
+                for w in written {
+                    eprintln!("pgsurge: differential flame graph written: {}", w.display());
+                }
+            }
+            Ok(c)
+        });
     skipped.extend(store.skipped_runs().iter().map(|u| u.to_string()));
     compared
 }

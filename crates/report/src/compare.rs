@@ -171,6 +171,15 @@ pub struct CompareRow {
     /// Per-transaction costs both sides measured (lower is better), compared as tps is.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub txn_costs: Vec<CostComparison>,
+    /// `--explain`: what changed in the profiles stored with the repeats, by kind.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub explanations: Vec<crate::explain::Explanation>,
+    /// Run ids of A's repeats.
+    #[serde(skip)]
+    pub a_run_ids: Vec<i64>,
+    /// Run ids of B's repeats.
+    #[serde(skip)]
+    pub b_run_ids: Vec<i64>,
 }
 
 /// One per-transaction cost of a compared cell (`server_cpu_user_us`).
@@ -621,6 +630,9 @@ fn compare_cell(
         validity,
         workload_metrics: side_a.compare_workload(side_b),
         txn_costs: side_a.compare_costs(side_b),
+        explanations: Vec::new(),
+        a_run_ids: side_a.samples.iter().map(|s| s.run_id).collect(),
+        b_run_ids: side_b.samples.iter().map(|s| s.run_id).collect(),
     };
     row.warnings = row.warnings_now();
     row
@@ -1076,6 +1088,7 @@ pub fn render_text(c: &Comparison) -> String {
         );
         out.push_str(&aligned(&table, 2));
     }
+    out.push_str(&crate::explain::text_section(c, false));
     if !c.cells.is_empty() {
         let _ = writeln!(
             out,
@@ -1276,6 +1289,7 @@ pub fn render_markdown(c: &Comparison) -> String {
             }
         }
     }
+    out.push_str(&crate::explain::text_section(c, true));
     let _ = writeln!(out, "\n{}", md_escape(&c.summary_text()));
     if let Some(n) = c.noise_floor_text() {
         let _ = writeln!(out, "\n{}", md_escape(&n));

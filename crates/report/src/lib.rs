@@ -8,6 +8,8 @@
 //!   of one test;
 //! * [`replay_compare`] compares two stored replays of one log, fingerprint by
 //!   fingerprint;
+//! * [`explain`] says why a cell changed from the profiles stored with its repeats
+//!   (`compare --explain`, differential flame graphs);
 //! * [`sides`] is `compare` as a typed function: sides (run ids, filters, another
 //!   store) resolved into cells and compared;
 //! * `cli` holds the command lines of `pgsurge report` and `pgsurge compare`.
@@ -18,6 +20,7 @@ pub mod cells;
 pub mod charts;
 mod cli;
 pub mod compare;
+pub mod explain;
 pub mod html;
 pub mod pages;
 pub mod replay_compare;

@@ -68,6 +68,8 @@ interval = 0.5
             format: pgsurge_report::Format::Json,
             fail_on: None,
             margin: None,
+            explain: false,
+            profile_diff: None,
         })
         .unwrap()
     };

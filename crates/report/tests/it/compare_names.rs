@@ -74,6 +74,8 @@ fn markdown_escapes_html_in_target_names() {
         format: Format::Markdown,
         fail_on: None,
         margin: None,
+        explain: false,
+        profile_diff: None,
     })
     .expect("compare");
     let md = render_markdown(&c);
@@ -104,6 +106,8 @@ fn names_holding_a_slash_are_selectable() {
         format: Format::Json,
         fail_on: None,
         margin: None,
+        explain: false,
+        profile_diff: None,
     })
     .expect("compare");
     assert_eq!(c.a_label, "names · eu/db1");

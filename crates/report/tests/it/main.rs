@@ -4,6 +4,7 @@
 mod common;
 
 mod agreement;
+mod compare_explain;
 mod compare_names;
 mod report_html;
 mod report_layout;

@@ -565,6 +565,8 @@ fn compare_json_is_versioned_valid_and_the_schema_rejects_old_shapes() {
         format: pgsurge_report::Format::Json,
         fail_on: None,
         margin: None,
+        explain: false,
+        profile_diff: None,
     };
     let c = pgsurge_report::run_compare(&args).unwrap();
     let v = serde_json::to_value(&c).unwrap();

@@ -61,6 +61,8 @@ pub fn assert_compare_and_report_agree(store: &Path, expected_title: &str) -> us
         format: Format::Json,
         fail_on: None,
         margin: None,
+        explain: false,
+        profile_diff: None,
     };
     let c = run_compare(&args).expect("compare");
     assert_eq!(c.title, expected_title);
