@@ -459,8 +459,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         return 1;
     }
     let workload = o.workload.clone().zip(o.extensions.workload.clone());
-    let costs_wanted = o.extensions.costs;
-    let profile_hz = o.extensions.profile_hz;
+    let (costs_wanted, profile_hz) = (o.extensions.costs, o.extensions.profile_hz);
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,
@@ -484,10 +483,9 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         return 1;
     }
     let _watcher = SignalWatcher::install(stop.clone()).ok();
-    let Ok(costs) = costs_probe(&spec, costs_wanted) else {
+    let Ok((costs, profiler)) = probes(&spec, costs_wanted, profile_hz) else {
         return 1;
     };
-    let profiler = profile_hz.and_then(|hz| start_profiler(&spec, hz));
     // With --store, every interval and its histogram is kept for the store.
     let mut samples: Vec<(IntervalSample, LatencyHistogram)> = Vec::new();
     let mut keep = |s: &IntervalSample, h: &LatencyHistogram| samples.push((s.clone(), h.clone()));
@@ -615,6 +613,16 @@ fn txn_costs(probe: Option<pgsurge_observe::costs::CostProbe>, result: &mut RunR
     let lines = costs.render();
     result.txn_costs = Some(costs);
     lines
+}
+
+/// `--costs` and `--profile`, started just before the run; `Err` after the error line.
+type Probes = (
+    Option<pgsurge_observe::costs::CostProbe>,
+    Option<pgsurge_observe::profile::Profiler>,
+);
+fn probes(spec: &RunSpec, costs: bool, profile_hz: Option<u32>) -> Result<Probes, ()> {
+    let costs = costs_probe(spec, costs)?;
+    Ok((costs, profile_hz.and_then(|hz| start_profiler(spec, hz))))
 }
 
 /// `--profile`: the recording of the server's and the client's stacks, started just

@@ -793,7 +793,7 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
                     _ => {
                         return Err(fatal(
                             ctx,
-                            &format!(
+                            format!(
                                 "invalid --profile frequency: \"{}\" (a number of Hz from 1 to 20000)",
                                 lossy(v)
                             ),

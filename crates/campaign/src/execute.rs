@@ -667,7 +667,7 @@ fn run_test_inner(
     });
     // The window of the per-transaction costs: the measured run alone.
     let costs = pgsurge_observe::costs::CostProbe::start(&target.monitor, &target.dbname);
-    let profiler = start_profiler(campaign, target, w);
+    let profiler = crate::profiling::start(campaign, &target.monitor, w);
     let result = match &campaign.spec.distributed {
         None => {
             let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
@@ -684,7 +684,7 @@ fn run_test_inner(
     let profiles = profiler.map(pgsurge_observe::profile::Profiler::finish);
     let sampled = sampler.finish();
     let (mut result, messages) = result?;
-    record_profiles(profiles, &mut result, w);
+    crate::profiling::record(profiles, &mut result, w);
     settle(&mut monitor, &target.dbname, &since)?;
     let after = snapshot(&mut monitor, target)?;
     record_costs(costs, campaign.spec.distributed.is_some(), &mut result, w);
@@ -845,51 +845,6 @@ fn record_outcome(
     for e in sampled.errors {
         w.warnings.push(warning("sampler", e));
     }
-}
-
-/// `[profile]`: the recording of the measured run's stacks, started just before it;
-/// `None` without `[profile]`, or (with a warning: the test goes on without a profile)
-/// when it cannot be taken.
-fn start_profiler(
-    campaign: &Campaign,
-    target: &LiveTarget,
-    w: &mut RunWrite,
-) -> Option<pgsurge_observe::profile::Profiler> {
-    use crate::spec::ProfileProcesses;
-    let p = campaign.spec.profile.as_ref().filter(|p| p.on)?;
-    let request = pgsurge_observe::profile::ProfileRequest {
-        frequency_hz: p
-            .frequency
-            .unwrap_or(pgsurge_observe::profile::DEFAULT_FREQUENCY_HZ),
-        server: p.processes != ProfileProcesses::Client,
-        client: p.processes != ProfileProcesses::Server,
-        off_cpu: p.off_cpu,
-    };
-    match pgsurge_observe::profile::Profiler::start(&target.monitor, request) {
-        Ok(profiler) => Some(profiler),
-        Err(e) => {
-            w.warnings
-                .push(warning("profile", format!("no profile is taken: {e}")));
-            None
-        }
-    }
-}
-
-/// The profiles of the measured run into its result (stored with it); what could not
-/// be profiled as warnings.
-fn record_profiles(
-    outcome: Option<pgsurge_observe::profile::ProfileOutcome>,
-    result: &mut RunResult,
-    w: &mut RunWrite,
-) {
-    let Some(outcome) = outcome else {
-        return;
-    };
-    for f in outcome.failures {
-        w.warnings
-            .push(warning("profile", format!("not profiled: {f}")));
-    }
-    result.profiles = outcome.profiles;
 }
 
 /// The run's per-transaction costs into its result (stored with it); without the

@@ -20,6 +20,7 @@
 //! | [`target_lock`] | one campaign per server at a time |
 //! | [`inputs`] | the inputs a campaign names (scripts, packs, commits, patches), their digests, and the set a run resumes by them |
 //! | [`hygiene`] | `[hygiene]` before a test: vacuum, checkpoint, statistics reset, page cache |
+//! | [`profiling`] | `[profile]`: the profiles of a test's measured run |
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
@@ -36,6 +37,7 @@ pub mod hooks;
 pub mod hygiene;
 pub mod inputs;
 pub mod pinning;
+pub mod profiling;
 pub mod replay_run;
 pub mod runner;
 pub mod sources;

@@ -238,8 +238,10 @@ pub fn differential_svg(
     let text = |m: &BTreeMap<String, u64>| pgsurge_results::profile::folded_text(m);
     let (ta, tb) = (text(a), text(b));
     let mut folded = Vec::new();
-    let mut opt = inferno::differential::Options::default();
-    opt.normalize = true;
+    let opt = inferno::differential::Options {
+        normalize: true,
+        ..Default::default()
+    };
     inferno::differential::from_readers(opt, ta.as_bytes(), tb.as_bytes(), &mut folded)
         .map_err(|e| e.to_string())?;
     let mut svg = Vec::new();

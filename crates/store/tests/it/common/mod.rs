@@ -132,6 +132,7 @@ pub fn sample_run(set_id: i64, target_id: Option<i64>, key: &str) -> RunWrite {
             FactRecord::new("server_host_metrics_source", "node_exporter"),
             FactRecord::new("client_bound", "false"),
         ],
+        profiles: Vec::new(),
     }
 }
 
