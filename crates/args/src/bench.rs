@@ -12,6 +12,9 @@
 use std::ffi::OsString;
 use std::io::Write;
 
+use pgsurge_observe::costs::CostProbe;
+use pgsurge_observe::profile::Profiler;
+
 use pgsurge_engine::layout::{self, LayoutError};
 use pgsurge_engine::stop::{signal_name, SignalWatcher, StopCause, StopFlag};
 use pgsurge_engine::{
@@ -527,12 +530,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         workload.as_ref().map(|w| &w.0).zip(before.as_ref()),
         &mut result,
     )
-    .map(|lines| {
-        lines
-            + &txn_costs(costs, &mut result)
-            + &failure_cost(&mut result)
-            + &profiles(profiler, &mut result)
-    });
+    .map(|lines| lines + &after_report(costs, profiler, &mut result));
     write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
     let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
@@ -615,11 +613,18 @@ fn txn_costs(probe: Option<pgsurge_observe::costs::CostProbe>, result: &mut RunR
     lines
 }
 
+/// The lines after the pack's metrics: `--costs`, `--reconnect`'s failure cost and
+/// `--profile`, each put into `result` too.
+fn after_report(
+    costs: Option<CostProbe>,
+    profiler: Option<Profiler>,
+    result: &mut RunResult,
+) -> String {
+    txn_costs(costs, result) + &failure_cost(result) + &profiles(profiler, result)
+}
+
 /// `--costs` and `--profile`, started just before the run; `Err` after the error line.
-type Probes = (
-    Option<pgsurge_observe::costs::CostProbe>,
-    Option<pgsurge_observe::profile::Profiler>,
-);
+type Probes = (Option<CostProbe>, Option<Profiler>);
 fn probes(spec: &RunSpec, costs: bool, profile_hz: Option<u32>) -> Result<Probes, ()> {
     let costs = costs_probe(spec, costs)?;
     Ok((costs, profile_hz.and_then(|hz| start_profiler(spec, hz))))
