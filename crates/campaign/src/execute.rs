@@ -184,7 +184,8 @@ pub fn run_spec(
         verbose_errors: flags.verbose_errors,
         exit_on_abort: flags.exit_on_abort,
         debug: false,
-        reconnect: flags.reconnect,
+        // A test with faults survives them: its clients reconnect.
+        reconnect: flags.reconnect || !s.campaign.spec.faults.is_empty(),
     };
     spec.output.per_command = flags.per_command;
     spec.output.percentiles = Some(CAMPAIGN_PERCENTILES.to_vec());
@@ -668,7 +669,8 @@ fn run_test_inner(
     // The window of the per-transaction costs: the measured run alone.
     let costs = pgsurge_observe::costs::CostProbe::start(&target.monitor, &target.dbname);
     let profiler = crate::profiling::start(campaign, &target.monitor, w);
-    let result = match &campaign.spec.distributed {
+    let shared: &LiveTarget = target;
+    let run = || match &campaign.spec.distributed {
         None => {
             let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
                 let interval = convert::interval(iv, false, 0.0);
@@ -679,14 +681,19 @@ fn run_test_inner(
             };
             engine_run(&spec, stop, &mut cb)
         }
-        Some(d) => run_distributed(s, target, &spec, d, stop, on_interval, w),
+        Some(d) => run_distributed(s, shared, &spec, d, stop, on_interval, w),
     };
+    let (result, beside) = crate::faults::during(&campaign.spec.faults, shared, stop, run);
     let profiles = profiler.map(pgsurge_observe::profile::Profiler::finish);
     let sampled = sampler.finish();
     let (mut result, messages) = result?;
     crate::profiling::record(profiles, &mut result, w);
-    settle(&mut monitor, &target.dbname, &since)?;
-    let after = snapshot(&mut monitor, target)?;
+    let after = match beside {
+        None => settle(&mut monitor, &target.dbname, &since)
+            .and_then(|()| snapshot(&mut monitor, target))?,
+        Some(beside) => crate::faults::record(beside, &mut result, target, snapshot)
+            .unwrap_or_else(|| before.clone()),
+    };
     record_costs(costs, campaign.spec.distributed.is_some(), &mut result, w);
     if let Some(before) = &pack_before {
         pack_metrics(s.workload, target, &spec, before, &mut result)?;

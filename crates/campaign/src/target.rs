@@ -51,6 +51,9 @@ pub struct LiveTarget {
     pub cluster: Option<Cluster>,
     /// Its streaming standbys (`replicas = N`), stopped with it.
     pub replicas: Vec<Cluster>,
+    /// A test's `[[fault]]`s changed the servers (a standby promoted, the primary
+    /// stopped): they are started again before the next test.
+    pub faulted: bool,
     /// The data the database holds now, as the last test prepared it (None: unknown,
     /// check or re-initialize before the next test).
     pub current_data: Option<Dataset>,
@@ -330,6 +333,7 @@ pub fn start(
         bin_dir,
         cluster,
         replicas,
+        faulted: false,
         current_data: None,
         data_changed: None,
         swept_settings: Vec::new(),

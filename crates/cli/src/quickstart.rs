@@ -104,6 +104,7 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
         distributed: None,
         pinning: Default::default(),
         profile: None,
+        faults: Vec::new(),
     }
 }
 

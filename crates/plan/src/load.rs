@@ -442,6 +442,7 @@ impl Campaign {
             return Err(self.invalid("campaign.name", "must not be empty"));
         }
         self.validate_targets()?;
+        self.validate_faults()?;
         self.validate_matrix_numbers()?;
         self.validate_capacity()?;
         if let Some(d) = &spec.distributed {
@@ -538,6 +539,81 @@ impl Campaign {
                     &format!("{key}.replication"),
                     "is the mode of the target's replicas: add replicas = N",
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `[[fault]]`s: a known action at a time inside the run, on targets that have what
+    /// it acts on.
+    fn validate_faults(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let run_s = match (&spec.run.duration, spec.run.transactions) {
+            (_, Some(_)) => None,
+            (Some(d), None) => d.seconds().ok(),
+            (None, None) => Some(60.0),
+        };
+        for (i, f) in spec.faults.iter().enumerate() {
+            let key = format!("fault[{i}]");
+            let at =
+                f.at.seconds()
+                    .map_err(|m| self.invalid(&format!("{key}.at"), m))?;
+            if let Some(end) = run_s.filter(|&end| at >= end) {
+                return Err(self.invalid(
+                    &format!("{key}.at"),
+                    format!("{at} s is past the run's end (run.duration = {end} s)"),
+                ));
+            }
+            if !crate::spec::FAULT_ACTIONS.contains(&f.action.as_str()) {
+                return Err(self.invalid(
+                    &format!("{key}.action"),
+                    format!(
+                        "\"{}\" is not a fault ({})",
+                        f.action,
+                        crate::spec::FAULT_ACTIONS.join(", ")
+                    ),
+                ));
+            }
+            let on_replica = matches!(
+                f.action.as_str(),
+                "promote" | "pause-replay" | "resume-replay"
+            );
+            if f.replica.is_some() && !on_replica {
+                return Err(self.invalid(
+                    &format!("{key}.replica"),
+                    format!("{} acts on the primary, not on a replica", f.action),
+                ));
+            }
+            if (f.action == "command") != f.command.is_some() {
+                return Err(self.invalid(
+                    &format!("{key}.command"),
+                    "a command is what action = \"command\" runs, and only it",
+                ));
+            }
+            let n = f.replica.unwrap_or(1);
+            for t in &spec.targets {
+                if f.action != "command" && !t.is_throwaway() {
+                    return Err(self.invalid(
+                        &key,
+                        format!(
+                            "{} needs a throwaway target; target \"{}\" is an existing server: \
+                             give its fault as action = \"command\"",
+                            f.action, t.name
+                        ),
+                    ));
+                }
+                if on_replica && t.replicas < n {
+                    return Err(self.invalid(
+                        &key,
+                        format!(
+                            "{} needs replica{n}; target \"{}\" has {} replica{}",
+                            f.action,
+                            t.name,
+                            t.replicas,
+                            if t.replicas == 1 { "" } else { "s" }
+                        ),
+                    ));
+                }
             }
         }
         Ok(())

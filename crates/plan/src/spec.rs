@@ -88,6 +88,10 @@ pub struct CampaignSpec {
     /// run (see `docs/profiles.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileSection>,
+    /// `[[fault]]`: what is done to the servers at times of every test's run (the
+    /// clients then reconnect, see `--reconnect`).
+    #[serde(default, rename = "fault", skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultSpec>,
 }
 
 /// `[profile]`: what each test profiles over its measured run, with `perf`.
@@ -124,6 +128,35 @@ pub enum ProfileProcesses {
     /// Both.
     Both,
 }
+
+/// `[[fault]]`: something done to a test's servers at a time after its run started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// When, after the run's start: seconds or a duration (`"5s"`, `"1m30s"`).
+    pub at: DurationValue,
+    /// `promote` (a standby), `stop` (immediate shutdown of the primary), `kill`
+    /// (SIGKILL of the primary and its processes), `pause-replay`, `resume-replay` (on
+    /// a standby), or `command` (a shell command: the fault on an existing server).
+    pub action: String,
+    /// The standby of `promote`, `pause-replay`, `resume-replay`: 1 (`replica1`, the
+    /// default), 2…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
+    /// `command`: the shell command (`sh -c`; `PGSURGE_TARGET` names the target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+/// The actions of a `[[fault]]`.
+pub const FAULT_ACTIONS: &[&str] = &[
+    "promote",
+    "stop",
+    "kill",
+    "pause-replay",
+    "resume-replay",
+    "command",
+];
 
 /// `[pinning]`: CPU lists (`"0-3"`, `"4,6"`) for throwaway servers (the postmaster and
 /// every backend) and for the load generator (its client threads and samplers).
@@ -1559,6 +1592,53 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         ))
         .unwrap();
         assert_eq!(c.spec.capacity.unwrap().max_rate(), 10_000_000.0);
+    }
+
+    #[test]
+    fn faults_are_refused_past_the_run_and_without_what_they_act_on() {
+        let with = |target_keys: &str, fault: &str| {
+            parse(&format!(
+                "{}\n[[fault]]\n{fault}\n",
+                GOOD.replace(
+                    "conninfo = \"dbname=x\"",
+                    &format!("pg_bin = \"/usr/bin\"\n{target_keys}")
+                )
+            ))
+        };
+        let c = with("replicas = 1", "at = \"1s\"\naction = \"promote\"").unwrap();
+        assert_eq!(c.spec.faults[0].action, "promote");
+        for (target, fault, says) in [
+            (
+                "replicas = 1",
+                "at = \"5s\"\naction = \"stop\"",
+                "past the run's end",
+            ),
+            (
+                "",
+                "at = 1\naction = \"promote\"",
+                "needs replica1; target \"a\" has 0 replicas",
+            ),
+            (
+                "replicas = 1",
+                "at = 1\naction = \"pause-replay\"\nreplica = 2",
+                "needs replica2",
+            ),
+            ("", "at = 1\naction = \"explode\"", "not a fault"),
+            ("", "at = 1\naction = \"command\"", "only it"),
+            ("", "at = \"soon\"\naction = \"kill\"", "not a duration"),
+        ] {
+            let e = with(target, fault).unwrap_err().to_string();
+            assert!(e.contains(says), "{fault}: {e}");
+        }
+        // An existing server takes its faults as commands.
+        let e = parse(&format!("{GOOD}\n[[fault]]\nat = 1\naction = \"kill\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("action = \"command\""), "{e}");
+        parse(&format!(
+            "{GOOD}\n[[fault]]\nat = 1\naction = \"command\"\ncommand = \"true\"\n"
+        ))
+        .unwrap();
     }
 
     #[test]

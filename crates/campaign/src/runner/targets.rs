@@ -71,7 +71,7 @@ pub(super) fn start_target(
     let plan = at.plan;
     let restart = live[plan.target]
         .as_ref()
-        .is_some_and(|t| t.cluster.is_some() && t.swept_settings != plan.settings);
+        .is_some_and(|t| t.cluster.is_some() && (t.swept_settings != plan.settings || t.faulted));
     if restart || wants_fresh_cluster(campaign, live[plan.target].as_ref(), plan) {
         // A throwaway server takes the next value of a swept setting by restarting, and
         // `fresh_cluster` replaces it (a new data directory, initdb, data loaded again).

@@ -133,3 +133,56 @@ fn unix_us() -> i64 {
         .unwrap()
         .as_micros() as i64
 }
+
+#[test]
+fn a_campaign_promotes_a_sync_replica_mid_run_and_stores_what_it_cost() {
+    let dir = pgsurge_testkit::scratch_dir("failover-campaign");
+    let file = dir.path().join("failover.toml");
+    std::fs::write(
+        &file,
+        r#"
+[campaign]
+name = "failover"
+[[target]]
+name = "pg"
+replicas = 1
+replication = "sync"
+settings = { fsync = false, synchronous_commit = "on", max_connections = 50, shared_buffers = "64MB" }
+[matrix]
+scales = [1]
+clients = [4]
+[run]
+duration = 15
+[[fault]]
+at = "5s"
+action = "stop"
+[[fault]]
+at = "5s"
+action = "promote"
+"#,
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
+        .env_remove("PGSURGE_STORE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let cost = &run["result_json"]["failure_cost"];
+    let faults = cost["faults"].as_array().expect("the faults applied");
+    assert_eq!(faults.len(), 2, "{cost}");
+    assert!(faults.iter().all(|f| f["error"].is_null()), "{cost}");
+    let stopped = faults[0]["done_unix_us"].as_i64().unwrap();
+    // No commit between the primary's end and the promotion: the outage covers it.
+    let o = &cost["outage"];
+    let after = o["first_commit_after_unix_us"].as_i64().expect("an outage");
+    assert!(after + 10_000 >= stopped, "{cost}");
+    assert!(run["transactions"].as_i64().unwrap() > 0);
+    // The standby's lag was sampled while the primary answered.
+    assert!(!cost["lag"].as_array().unwrap().is_empty(), "{cost}");
+}
