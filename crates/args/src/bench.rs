@@ -583,16 +583,7 @@ fn failure_cost(result: &mut RunResult) -> String {
     let Some(t) = result.commit_timeline.as_ref() else {
         return String::new();
     };
-    let bucket_s = pgsurge_results::failure::COMMIT_BUCKET_US as f64 / 1e6;
-    let outage = pgsurge_analysis::outage::outage(&t.counts, bucket_s, 0.0).map(|o| {
-        pgsurge_results::failure::OutageWindow::from_seconds(
-            t.origin_unix_us,
-            o.last_commit_before_s,
-            o.first_commit_after_s,
-            o.steady_tps,
-            o.recovery_s,
-        )
-    });
+    let outage = pgsurge_faults::outage(t, None);
     let lines = outage.as_ref().map(|o| o.render()).unwrap_or_default();
     result.failure_cost = Some(pgsurge_results::failure::FailureCost {
         outage,

@@ -683,7 +683,13 @@ fn run_test_inner(
         }
         Some(d) => run_distributed(s, shared, &spec, d, stop, on_interval, w),
     };
-    let (result, beside) = crate::faults::during(&campaign.spec.faults, shared, stop, run);
+    let servers = pgsurge_faults::Servers {
+        primary: shared.cluster.as_ref(),
+        replicas: &shared.replicas,
+        monitor: &shared.monitor,
+        target: &shared.name,
+    };
+    let (result, beside) = pgsurge_faults::during(&campaign.fault_schedule(), &servers, stop, run);
     let profiles = profiler.map(pgsurge_observe::profile::Profiler::finish);
     let sampled = sampler.finish();
     let (mut result, messages) = result?;
@@ -691,8 +697,18 @@ fn run_test_inner(
     let after = match beside {
         None => settle(&mut monitor, &target.dbname, &since)
             .and_then(|()| snapshot(&mut monitor, target))?,
-        Some(beside) => crate::faults::record(beside, &mut result, target, snapshot)
-            .unwrap_or_else(|| before.clone()),
+        // The servers are not what they were: the next test starts them again, and the
+        // counters are read where the clients ended, when they can be.
+        Some(beside) => {
+            result.failure_cost = Some(pgsurge_faults::cost(
+                beside,
+                result.commit_timeline.as_ref(),
+            ));
+            (target.faulted, target.current_data) = (true, None);
+            let pg = Pg::connect(&target.conn).ok();
+            pg.and_then(|mut pg| snapshot(&mut pg, target).ok())
+                .unwrap_or_else(|| before.clone())
+        }
     };
     record_costs(costs, campaign.spec.distributed.is_some(), &mut result, w);
     if let Some(before) = &pack_before {

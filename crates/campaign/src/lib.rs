@@ -20,7 +20,6 @@
 //! | [`target_lock`] | one campaign per server at a time |
 //! | [`inputs`] | the inputs a campaign names (scripts, packs, commits, patches), their digests, and the set a run resumes by them |
 //! | [`hygiene`] | `[hygiene]` before a test: vacuum, checkpoint, statistics reset, page cache |
-//! | [`faults`] | `[[fault]]`s applied during a test, the standbys' lag, the failure's cost |
 //! | [`profiling`] | `[profile]`: the profiles of a test's measured run |
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
@@ -34,7 +33,6 @@ pub mod capacity;
 pub mod distributed;
 pub mod error;
 pub mod execute;
-pub mod faults;
 pub mod hooks;
 pub mod hygiene;
 pub mod inputs;

@@ -15,7 +15,7 @@ use pgsurge_observe::hostmetrics::{self, Exporter, HostSource};
 use pgsurge_observe::sampler::SamplerConfig;
 use pgsurge_observe::{manifest, ObserveError, Pg};
 use pgsurge_server::source_build::Built;
-use pgsurge_server::{BinarySource, Cluster, ClusterBuilder};
+use pgsurge_server::{Cluster, ClusterBuilder};
 use pgsurge_store::{facts, FactRecord};
 use pgsurge_wire::redact::{passwords, redact, redact_with};
 use pgsurge_wire::ConnConfig;
@@ -105,19 +105,6 @@ pub fn conn_config(conninfo: &str) -> Result<ConnConfig> {
     })
 }
 
-/// True when the parameters reach a server on this machine (Unix socket or loopback).
-pub fn is_local(cfg: &ConnConfig) -> bool {
-    let hosts = cfg.hosts();
-    !hosts.is_empty()
-        && hosts.iter().all(|h| {
-            let addr = h.hostaddr.as_deref().unwrap_or(&h.host);
-            matches!(h.kind, pgsurge_wire::HostKind::UnixSocket)
-                || addr == "localhost"
-                || addr == "::1"
-                || addr.starts_with("127.")
-        })
-}
-
 /// The target's node_exporter endpoint, when it gives one.
 fn exporter(spec: &TargetSpec) -> Option<Exporter> {
     spec.node_exporter_url().map(|url| Exporter {
@@ -144,7 +131,7 @@ pub fn choose_host_source(
             "role \"{user}\" may not read the server's files (neither superuser nor a member of pg_read_server_files)"
         )
     };
-    let local = spec.is_throwaway() || (spec.conninfo.is_some() && is_local(conn));
+    let local = spec.is_throwaway() || (spec.conninfo.is_some() && conn.is_local());
     Ok(match wanted {
         "local" => HostSource::Local,
         "none" => HostSource::None("host_metrics = \"none\"".into()),
@@ -183,20 +170,8 @@ fn start_throwaway(
     build: Option<&Built>,
     pinning: &Pinning,
 ) -> Result<(Cluster, Vec<Cluster>, String)> {
-    let source = match (&spec.pg_bin, &spec.pg_version) {
-        _ if spec.source.is_some() => match build {
-            Some(b) => BinarySource::Dir(b.bin_dir.clone()),
-            None => {
-                return Err(CampaignError::Other(format!(
-                    "target \"{}\": its source is not built yet",
-                    spec.name
-                )))
-            }
-        },
-        (Some(dir), _) => BinarySource::Dir(dir.clone()),
-        (None, Some(v)) => BinarySource::Version(v.clone()),
-        (None, None) => BinarySource::Auto,
-    };
+    let built = build.map(|b| b.bin_dir.as_path());
+    let source = spec.binary_source(built).map_err(CampaignError::Other)?;
     let mut builder = ClusterBuilder::new();
     if let Some(dir) = &spec.data_dir {
         builder = builder.data_dir(dir);
@@ -209,21 +184,12 @@ fn start_throwaway(
         .cpus(pinning.server_cpus())
         .database(database)
         .temp_prefix(format!("pgsurge-campaign-{}", spec.name));
-    let started = if spec.replicas > 0 {
-        let topology = pgsurge_server::Topology::start(
-            builder,
-            spec.replicas as usize,
-            spec.sync_replication(),
-        )?;
-        let conninfo = topology.conninfo(database);
-        let (primary, standbys) = topology.into_parts();
-        (primary, standbys, conninfo)
-    } else {
-        let cluster = builder.start()?;
-        let conninfo = cluster.conninfo(database);
-        (cluster, Vec::new(), conninfo)
-    };
-    Ok(started)
+    // Without replicas, a topology of the primary alone.
+    let replicas = spec.replicas as usize;
+    let topology = pgsurge_server::Topology::start(builder, replicas, spec.sync_replication())?;
+    let conninfo = topology.conninfo(database);
+    let (primary, standbys) = topology.into_parts();
+    Ok((primary, standbys, conninfo))
 }
 
 /// Starts (throwaway) or connects to (conninfo) a target.

@@ -316,7 +316,7 @@ impl LogFiles {
             });
         }
         let dir = Path::new(&data).join(&log_dir);
-        let local = pgsurge_campaign::target::is_local(config);
+        let local = config.is_local();
         if local
             && std::fs::read_dir(&dir).is_ok()
             && destination.split(',').any(|d| d.trim() == "stderr")

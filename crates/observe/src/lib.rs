@@ -17,6 +17,7 @@
 //! | [`statements`] | the top statements of a test from `pg_stat_statements` |
 //! | [`costs`] | what a measured window cost: server and client CPU, context switches, WAL, buffers, temporary bytes |
 //! | [`profile`] | profiles of a measured window with `perf`: on-CPU stacks of the server and the client, the server's off-CPU time, folded |
+//! | [`lag`] | the standbys' replication lag per second, in bytes and in time, read on the primary |
 //! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples beside a test |
 //! | [`error`] | [`ObserveError`] |
 //!
@@ -27,6 +28,7 @@
 pub mod costs;
 pub mod error;
 pub mod hostmetrics;
+pub mod lag;
 pub mod manifest;
 pub mod pgstats;
 pub mod profile;

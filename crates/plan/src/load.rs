@@ -544,6 +544,12 @@ impl Campaign {
         Ok(())
     }
 
+    /// The `[[fault]]`s as each test's run applies them.
+    pub fn fault_schedule(&self) -> Vec<pgsurge_faults::Scheduled> {
+        let faults = self.spec.faults.iter();
+        faults.filter_map(|f| f.scheduled().ok()).collect()
+    }
+
     /// `[[fault]]`s: a known action at a time inside the run, on targets that have what
     /// it acts on.
     fn validate_faults(&self) -> Result<(), SpecError> {
@@ -555,39 +561,35 @@ impl Campaign {
         };
         for (i, f) in spec.faults.iter().enumerate() {
             let key = format!("fault[{i}]");
-            let at =
-                f.at.seconds()
-                    .map_err(|m| self.invalid(&format!("{key}.at"), m))?;
+            if (f.action == "command") != f.command.is_some() {
+                return Err(self.invalid(
+                    &format!("{key}.command"),
+                    "a command is what action = \"command\" runs, and only it",
+                ));
+            }
+            let field = if f.at.seconds().is_err() {
+                "at"
+            } else {
+                "action"
+            };
+            let scheduled = f
+                .scheduled()
+                .map_err(|m| self.invalid(&format!("{key}.{field}"), m))?;
+            let at = scheduled.at_s;
             if let Some(end) = run_s.filter(|&end| at >= end) {
                 return Err(self.invalid(
                     &format!("{key}.at"),
                     format!("{at} s is past the run's end (run.duration = {end} s)"),
                 ));
             }
-            if !crate::spec::FAULT_ACTIONS.contains(&f.action.as_str()) {
-                return Err(self.invalid(
-                    &format!("{key}.action"),
-                    format!(
-                        "\"{}\" is not a fault ({})",
-                        f.action,
-                        crate::spec::FAULT_ACTIONS.join(", ")
-                    ),
-                ));
-            }
-            let on_replica = matches!(
-                f.action.as_str(),
-                "promote" | "pause-replay" | "resume-replay"
-            );
+            let on_replica = match &scheduled.action {
+                pgsurge_faults::Action::Server(fault) => fault.replica().is_some(),
+                pgsurge_faults::Action::Command(_) => false,
+            };
             if f.replica.is_some() && !on_replica {
                 return Err(self.invalid(
                     &format!("{key}.replica"),
                     format!("{} acts on the primary, not on a replica", f.action),
-                ));
-            }
-            if (f.action == "command") != f.command.is_some() {
-                return Err(self.invalid(
-                    &format!("{key}.command"),
-                    "a command is what action = \"command\" runs, and only it",
                 ));
             }
             let n = f.replica.unwrap_or(1);

@@ -158,6 +158,29 @@ pub const FAULT_ACTIONS: &[&str] = &[
     "command",
 ];
 
+impl FaultSpec {
+    /// The fault at its time as a run applies it, or what is wrong with its time or
+    /// its action.
+    pub fn scheduled(&self) -> Result<pgsurge_faults::Scheduled, String> {
+        use pgsurge_faults::Action;
+        let at_s = self.at.seconds()?;
+        let replica = self.replica.map(|n| n as usize);
+        let action = match (self.action.as_str(), &self.command) {
+            ("command", Some(command)) => Action::Command(command.clone()),
+            (other, _) => {
+                Action::Server(pgsurge_server::Fault::parse(other, replica).ok_or_else(|| {
+                    format!("\"{other}\" is not a fault ({})", FAULT_ACTIONS.join(", "))
+                })?)
+            }
+        };
+        Ok(pgsurge_faults::Scheduled {
+            at_s,
+            name: self.action.clone(),
+            action,
+        })
+    }
+}
+
 /// `[pinning]`: CPU lists (`"0-3"`, `"4,6"`) for throwaway servers (the postmaster and
 /// every backend) and for the load generator (its client threads and samplers).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -552,6 +575,30 @@ impl CampaignSection {
 }
 
 impl TargetSpec {
+    /// Where a throwaway target's binaries come from: `built`, its `source` once built
+    /// (None before: an error naming the target), `pg_bin`, `pg_version`, or found on
+    /// this machine.
+    pub fn binary_source(
+        &self,
+        built: Option<&std::path::Path>,
+    ) -> Result<pgsurge_server::BinarySource, String> {
+        use pgsurge_server::BinarySource;
+        Ok(match (&self.pg_bin, &self.pg_version) {
+            _ if self.source.is_some() => match built {
+                Some(dir) => BinarySource::Dir(dir.to_path_buf()),
+                None => {
+                    return Err(format!(
+                        "target \"{}\": its source is not built yet",
+                        self.name
+                    ))
+                }
+            },
+            (Some(dir), _) => BinarySource::Dir(dir.clone()),
+            (None, Some(v)) => BinarySource::Version(v.clone()),
+            (None, None) => BinarySource::Auto,
+        })
+    }
+
     /// A throwaway-server target named `name`, every other key at its default
     /// (local binaries found by discovery, default settings).
     pub fn throwaway(name: &str) -> TargetSpec {

@@ -11,7 +11,8 @@
 //! `fetch_archive` (a requested version, downloaded when not installed), `cluster`
 //! (throwaway clusters), `builder` (configuring and starting one), `config_files`
 //! (settings and `pg_hba.conf` before each start), `topology` (a primary and its
-//! streaming standbys), `datadir` (temporary and socket
+//! streaming standbys), `fault` (the faults a topology takes: promote, pause or resume
+//! replay, immediate stop, kill), `datadir` (temporary and socket
 //! directories, reusing a data directory), `run_as` (dropping root), `postmaster` (the
 //! running postmaster seen from outside), `watchdog` (stopping a server whose starter
 //! died), `sweep` (cleaning up after killed runs), `state` (what `server start` leaves
@@ -48,6 +49,7 @@ mod cluster;
 mod config_files;
 mod datadir;
 mod error;
+mod fault;
 pub mod fetch;
 #[cfg(feature = "fetch")]
 mod fetch_archive;
@@ -66,6 +68,7 @@ pub use binaries::{PgBinaries, PgVersion, PG_BIN_ENV};
 pub use builder::{BinarySource, ClusterBuilder, SettingsTarget};
 pub use cluster::{free_port, quote_conninfo, quote_ident, stop_all, Cluster, StopHandle};
 pub use error::{Result, ServerError};
+pub use fault::Fault;
 pub use postmaster::{is_alive, PidFile};
 pub use run_as::RunAs;
 pub use state::{ServerRecord, STATE_DIR_ENV};

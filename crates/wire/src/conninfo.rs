@@ -404,6 +404,18 @@ impl ConnConfig {
         &self.hosts
     }
 
+    /// True when every host is on this machine (a Unix socket or a loopback address).
+    pub fn is_local(&self) -> bool {
+        !self.hosts.is_empty()
+            && self.hosts.iter().all(|h| {
+                let addr = h.hostaddr.as_deref().unwrap_or(&h.host);
+                matches!(h.kind, HostKind::UnixSocket)
+                    || addr == "localhost"
+                    || addr == "::1"
+                    || addr.starts_with("127.")
+            })
+    }
+
     /// The first host as `PQhost` would show it before connecting.
     pub fn host(&self) -> &str {
         self.hosts.first().map(HostSpec::display_host).unwrap_or("")

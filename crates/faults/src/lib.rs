@@ -1,0 +1,285 @@
+//! Faults at chosen times beside a run, and what the failure cost it.
+//!
+//! A [`Scheduled`] fault is a throwaway topology's fault ([`pgsurge_server::Fault`]:
+//! promote, pause or resume replay, immediate stop, kill) or a shell command (the fault
+//! of a server pgsurge did not start). [`during`] applies each at its time after the
+//! run's start while the run goes on, with the standbys' lag sampled on the primary
+//! ([`pgsurge_observe::lag`]); [`cost`] turns what happened into the run's
+//! [`FailureCost`], with the outage the clients saw ([`outage`], over the run's commit
+//! timeline, shared with `bench --reconnect`).
+//!
+//! The crate has one module, this one.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use pgsurge_engine::stop::StopFlag;
+use pgsurge_observe::lag::LagSampler;
+use pgsurge_results::failure::{
+    CommitTimeline, FailureCost, FaultApplied, LagSample, OutageWindow, COMMIT_BUCKET_US,
+};
+use pgsurge_server::{Cluster, Fault};
+use pgsurge_wire::ConnConfig;
+
+/// How long a fault given as a shell command may run.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What a fault does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// A fault of the throwaway topology.
+    Server(Fault),
+    /// A shell command (`sh -c`).
+    Command(String),
+}
+
+/// A fault at its time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scheduled {
+    /// Seconds after the run's start.
+    pub at_s: f64,
+    /// Its name as recorded (`promote`, `stop`, `command`…).
+    pub name: String,
+    /// What it does.
+    pub action: Action,
+}
+
+/// The servers faults act on.
+pub struct Servers<'a> {
+    /// The throwaway primary (None: an existing server, faults are commands).
+    pub primary: Option<&'a Cluster>,
+    /// Its standbys, `replica1` first.
+    pub replicas: &'a [Cluster],
+    /// Where the standbys' lag is read (the primary's monitoring connection).
+    pub monitor: &'a ConnConfig,
+    /// The target's name, `PGSURGE_TARGET` in a command's environment.
+    pub target: &'a str,
+}
+
+/// What happened beside a run: the faults as applied, the lag samples, and when the
+/// run started.
+pub struct Beside {
+    /// The faults, in the order applied.
+    pub faults: Vec<FaultApplied>,
+    /// The standbys' lag per second.
+    pub lag: Vec<LagSample>,
+    /// The run's start, Unix epoch µs.
+    pub start_unix_us: i64,
+}
+
+/// Runs `run` with the faults of `schedule` applied at their times and the standbys'
+/// lag sampled beside it; none of it without faults. A fault whose time comes after
+/// the run ended, or after `stop` was raised, is not applied.
+pub fn during<T>(
+    schedule: &[Scheduled],
+    servers: &Servers<'_>,
+    stop: &StopFlag,
+    run: impl FnOnce() -> T,
+) -> (T, Option<Beside>) {
+    if schedule.is_empty() {
+        return (run(), None);
+    }
+    let done = AtomicBool::new(false);
+    let start = Instant::now();
+    let start_unix_us = unix_us();
+    let lag = (!servers.replicas.is_empty()).then(|| LagSampler::start(servers.monitor));
+    std::thread::scope(|scope| {
+        let applier = scope.spawn(|| apply_all(schedule, servers, start, &done, stop));
+        let out = run();
+        done.store(true, Ordering::SeqCst);
+        let beside = Beside {
+            faults: applier.join().unwrap_or_default(),
+            lag: lag.map(LagSampler::finish).unwrap_or_default(),
+            start_unix_us,
+        };
+        (out, Some(beside))
+    })
+}
+
+fn unix_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+/// Sleeps until `until` unless the run ends first; false when it ended.
+fn wait_until(until: Instant, done: &AtomicBool, stop: &StopFlag) -> bool {
+    loop {
+        if done.load(Ordering::SeqCst) || stop.is_raised() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return true;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(20)));
+    }
+}
+
+fn apply_all(
+    schedule: &[Scheduled],
+    servers: &Servers<'_>,
+    start: Instant,
+    done: &AtomicBool,
+    stop: &StopFlag,
+) -> Vec<FaultApplied> {
+    let mut order: Vec<&Scheduled> = schedule.iter().collect();
+    order.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+    let mut applied = Vec::new();
+    for f in order {
+        if !wait_until(start + Duration::from_secs_f64(f.at_s.max(0.0)), done, stop) {
+            break;
+        }
+        let error = apply(&f.action, servers).err();
+        applied.push(FaultApplied {
+            at_s: f.at_s,
+            action: f.name.clone(),
+            done_unix_us: unix_us(),
+            error,
+        });
+    }
+    applied
+}
+
+/// Applies one fault; the error says why it failed.
+fn apply(action: &Action, servers: &Servers<'_>) -> Result<(), String> {
+    match action {
+        Action::Server(fault) => {
+            let primary = servers
+                .primary
+                .ok_or("the target is not a throwaway server")?;
+            fault
+                .apply(primary, servers.replicas)
+                .map_err(|e| e.to_string())
+        }
+        Action::Command(command) => {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(command);
+            cmd.env("PGSURGE_TARGET", servers.target);
+            let finished = pgsurge_supervisor::run(cmd, COMMAND_TIMEOUT, 0)
+                .map_err(|e| format!("the command could not run: {e}"))?;
+            // Its output stays out of the record: it may hold a password.
+            match finished.ending {
+                pgsurge_supervisor::Ending::Exited(0) => Ok(()),
+                pgsurge_supervisor::Ending::Exited(code) => {
+                    Err(format!("the command exited with status {code}"))
+                }
+                pgsurge_supervisor::Ending::Signaled => {
+                    Err("the command was killed by a signal".to_string())
+                }
+                pgsurge_supervisor::Ending::TimedOut => Err(format!(
+                    "the command ran past {} s and was killed",
+                    COMMAND_TIMEOUT.as_secs()
+                )),
+            }
+        }
+    }
+}
+
+/// The longest stretch without a commit in `timeline` from `from_unix_us` on (the
+/// whole run when None), and the recovery after it.
+pub fn outage(timeline: &CommitTimeline, from_unix_us: Option<i64>) -> Option<OutageWindow> {
+    let from_s = from_unix_us.map_or(0.0, |f| (f - timeline.origin_unix_us) as f64 / 1e6);
+    let bucket_s = COMMIT_BUCKET_US as f64 / 1e6;
+    pgsurge_analysis::outage::outage(&timeline.counts, bucket_s, from_s).map(|o| {
+        OutageWindow::from_seconds(
+            timeline.origin_unix_us,
+            o.last_commit_before_s,
+            o.first_commit_after_s,
+            o.steady_tps,
+            o.recovery_s,
+        )
+    })
+}
+
+/// The run's failure cost: the outage the clients saw from the first fault's time on,
+/// the faults and the lag.
+pub fn cost(beside: Beside, timeline: Option<&CommitTimeline>) -> FailureCost {
+    let first_fault_us = beside
+        .faults
+        .first()
+        .map(|f| beside.start_unix_us + (f.at_s * 1e6) as i64);
+    FailureCost {
+        outage: timeline.and_then(|t| outage(t, first_fault_us)),
+        faults: beside.faults,
+        lag: beside.lag,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(at_s: f64, command: &str) -> Scheduled {
+        Scheduled {
+            at_s,
+            name: "command".to_string(),
+            action: Action::Command(command.to_string()),
+        }
+    }
+
+    #[test]
+    fn faults_are_applied_in_time_order_while_the_run_goes_on_and_not_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mark, last) = (dir.path().join("mark"), dir.path().join("last"));
+        let monitor = ConnConfig::parse("host=/nonexistent dbname=x").unwrap();
+        let servers = Servers {
+            primary: None,
+            replicas: &[],
+            monitor: &monitor,
+            target: "pg",
+        };
+        let schedule = [
+            command(3600.0, "exit 0"),
+            command(0.4, &format!("touch '{}'", last.display())),
+            command(0.2, "exit 3"),
+            command(
+                0.0,
+                &format!("echo \"$PGSURGE_TARGET\" > '{}'", mark.display()),
+            ),
+            Scheduled {
+                at_s: 0.3,
+                name: "promote".to_string(),
+                action: Action::Server(Fault::Promote(1)),
+            },
+        ];
+        // The run ends once the fault at 0.4 s was applied.
+        let (out, beside) = during(&schedule, &servers, &StopFlag::new(), || {
+            while !last.exists() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            "ran"
+        });
+        assert_eq!(out, "ran");
+        let faults = beside.expect("faults were scheduled").faults;
+        let at: Vec<f64> = faults.iter().map(|f| f.at_s).collect();
+        assert_eq!(at, [0.0, 0.2, 0.3, 0.4], "{faults:?}");
+        assert_eq!(std::fs::read_to_string(&mark).unwrap().trim(), "pg");
+        let errors: Vec<Option<&str>> = faults.iter().map(|f| f.error.as_deref()).collect();
+        assert_eq!(errors[0], None);
+        assert_eq!(errors[1], Some("the command exited with status 3"));
+        assert!(
+            errors[2].unwrap().contains("not a throwaway server"),
+            "{errors:?}"
+        );
+        assert_eq!(errors[3], None);
+        assert!(faults
+            .windows(2)
+            .all(|w| w[0].done_unix_us <= w[1].done_unix_us));
+    }
+
+    #[test]
+    fn without_faults_the_run_is_only_run() {
+        let monitor = ConnConfig::parse("dbname=x").unwrap();
+        let servers = Servers {
+            primary: None,
+            replicas: &[],
+            monitor: &monitor,
+            target: "pg",
+        };
+        let (out, beside) = during(&[], &servers, &StopFlag::new(), || 7);
+        assert_eq!((out, beside.is_none()), (7, true));
+    }
+}
