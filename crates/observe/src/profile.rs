@@ -370,7 +370,9 @@ fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
     if off_cpu {
         cmd.args(["--show-switch-events", "-F", "comm,tid,time,event,ip,sym"]);
     } else {
-        cmd.args(["-F", "comm,pid,tid,time,period,event,ip,sym,dso"]);
+        // No `period` field: with it inferno would weigh each sample by its period
+        // (nanoseconds of the clock); without it a count is one sample.
+        cmd.args(["-F", "comm,pid,tid,time,event,ip,sym,dso"]);
     }
     let mut child = cmd
         .stdin(Stdio::null())

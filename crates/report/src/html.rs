@@ -34,7 +34,7 @@ td.l,th.l{text-align:left}pre{background:#fff;border:1px solid #dde1e7;padding:1
 .legend{list-style:none;padding:0 8px;margin:4px 0;font-size:12px;max-width:720px}.legend li{display:inline-block;margin:2px 12px 2px 0}
 .swatch{display:inline-block}
 .hints{margin:4px 0 14px;padding-left:22px;max-width:900px;font-size:14px;line-height:1.45}.hints li{margin:3px 0}
-.warn{color:#8a5300}.muted{color:#667}.note{font-size:11px;color:#667;margin:2px 8px;max-width:700px}
+.flame{display:block;width:100%;background:#fff;border:1px solid #dde1e7}.warn{color:#8a5300}.muted{color:#667}.note{font-size:11px;color:#667;margin:2px 8px;max-width:700px}
 .legend svg.swatch{width:28px;height:12px;margin:0 6px 0 0;vertical-align:middle}
 svg text{font-family:sans-serif}svg .k{fill:none;stroke:#000;stroke-width:1}svg .g{stroke:#e4e4e4;stroke-width:1}nav.contents ul{list-style:none;padding:0;margin:8px 0;font-size:13px}nav.contents li{display:inline-block;margin:0 14px 4px 0}
 ";

@@ -8,6 +8,8 @@
 //!   of one test;
 //! * [`replay_compare`] compares two stored replays of one log, fingerprint by
 //!   fingerprint;
+//! * `flames` draws the report's flame graphs (per test, per cell pooled, B against A)
+//!   from the profiles stored with the tests;
 //! * [`explain`] says why a cell changed from the profiles stored with its repeats
 //!   (`compare --explain`, differential flame graphs);
 //! * [`sides`] is `compare` as a typed function: sides (run ids, filters, another
@@ -21,6 +23,7 @@ pub mod charts;
 mod cli;
 pub mod compare;
 pub mod explain;
+mod flames;
 pub mod html;
 pub mod pages;
 pub mod replay_compare;

@@ -99,6 +99,7 @@ pub fn write_report(
         })?);
     }
     let runs = without_impossible(store, runs);
+    let mut flames = crate::flames::Flames::load(store, &runs, out)?;
     let info: BTreeMap<String, pgsurge_store::MetricInfo> = store
         .metrics_info()?
         .into_iter()
@@ -122,8 +123,13 @@ pub fn write_report(
             .iter()
             .find(|s| s.id == run.record.set_id)
             .map(|s| s.record.name.clone());
-        let (html, n) =
-            crate::run_page::run_page(&loaded, set_name.as_deref().unwrap_or("?"), &info);
+        let profiles = flames.run_section(run.id)?;
+        let (html, n) = crate::run_page::run_page(
+            &loaded,
+            set_name.as_deref().unwrap_or("?"),
+            &info,
+            &profiles,
+        );
         charts += n;
         let path = out.join(format!("run-{}.html", run.id));
         pgsurge_store::write_output(&path, html.as_bytes()).map_err(io(&path))?;
@@ -162,6 +168,7 @@ pub fn write_report(
             &target_order,
             &hosts,
             "",
+            &mut flames,
         )?;
         charts += n;
         pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
@@ -192,6 +199,7 @@ pub fn write_report(
                 &target_order,
                 &hosts,
                 "<a href=\"index.html\">← all sets</a>",
+                &mut flames,
             )?;
             charts += n;
             let path = out.join(set_page(set.id));
@@ -203,6 +211,7 @@ pub fn write_report(
         pgsurge_store::write_output(&index, index_html.as_bytes()).map_err(io(&index))?;
     }
     files.insert(0, index.clone());
+    files.append(&mut flames.files);
     Ok(ReportFiles {
         index,
         files,
@@ -429,12 +438,13 @@ fn index_page(
     target_order: &BTreeMap<i64, Vec<String>>,
     hosts: &BTreeMap<i64, String>,
     nav: &str,
-) -> Result<(String, usize), StoreError> {
+    flames: &mut crate::flames::Flames,
+) -> Result<(String, usize), ReportError> {
     let mut body = String::new();
     let mut n = 0;
     body.push_str(&sets_section(sets, runs, hosts));
     let targets = targets_section(store, sets)?;
-    let comparisons = comparisons_section(sets, cells, target_order);
+    let comparisons = comparisons_section(sets, cells, target_order, flames)?;
     if comparisons.is_empty() {
         body.push_str(&targets);
     } else {
@@ -1091,13 +1101,14 @@ fn comparisons_section(
     sets: &[Set],
     cells: &[Cell],
     target_order: &BTreeMap<i64, Vec<String>>,
-) -> String {
+    flames: &mut crate::flames::Flames,
+) -> Result<String, ReportError> {
     let mut body = String::new();
     for c in &comparisons(sets, cells, target_order) {
         body.push_str(&comparison_html(c));
+        body.push_str(&flames.comparison_html(c)?);
     }
-
-    body
+    Ok(body)
 }
 
 /// Every test, linking to its page.

@@ -549,6 +549,7 @@ pub(crate) fn run_page(
     run: &LoadedRun,
     set_name: &str,
     info: &BTreeMap<String, MetricInfo>,
+    profiles: &str,
 ) -> (String, usize) {
     let rec = &run.run.record;
     let mut n = 0;
@@ -589,6 +590,7 @@ pub(crate) fn run_page(
         run, &view, &drawn, &cpus, wal_name, &mk, &mut n,
     ));
     body.push_str(&where_time_goes(run, &points, &mk, &mut n));
+    body.push_str(profiles);
     body.push_str(&all_metrics_section(
         rec.server_version_num,
         &names,

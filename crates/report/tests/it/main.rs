@@ -6,6 +6,7 @@ mod common;
 mod agreement;
 mod compare_explain;
 mod compare_names;
+mod report_flames;
 mod report_html;
 mod report_layout;
 mod where_time_goes;
