@@ -725,27 +725,7 @@ fn workload_metrics(
         return Ok(String::new());
     };
     let after = workload_snapshot(spec, pack).map_err(|_| ())?;
-    let shape = pgsurge_workload::metrics::RunShape {
-        duration_s: result.bench_duration_us as f64 / 1e6,
-        scale: result.scale,
-        think_times: !spec.pauses.is_empty(),
-    };
-    let mut values = pgsurge_workload::metrics::metric_values(pack, before, &after, &shape);
-    let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
-        .scripts
-        .iter()
-        .map(|s| (s.name.as_str(), &s.stats.latency))
-        .collect();
-    values.extend(pgsurge_workload::metrics::latency_limits(pack, &latencies));
-    result.workload_metrics = values
-        .iter()
-        .map(|v| pgsurge_results::WorkloadMetric {
-            name: v.name.clone(),
-            value: v.value,
-            unit: v.unit.to_string(),
-            description: v.description.clone(),
-        })
-        .collect();
+    let values = pgsurge_workload::run::record_metrics(pack, before, &after, spec, result);
     Ok(pgsurge_workload::metrics::render(&values))
 }
 
@@ -759,25 +739,8 @@ fn stored_command_line(
 ) -> String {
     match workload {
         None => spec.pgbench_command_line(dbname),
-        Some((pack, arg)) => spec.command_line_as(
-            "pgsurge bench",
-            &pack_lead(pack, arg, spec.mix),
-            |a| !pack.is_own_arg(a),
-            dbname,
-        ),
+        Some((pack, arg)) => pgsurge_workload::run::command_line(pack, arg, spec, dbname),
     }
-}
-
-/// The words that start a pack's stored command line: `--workload=ARG`, and
-/// `--mix=random` when the run overrode the pack's deck.
-fn pack_lead(pack: &pgsurge_workload::Pack, arg: &str, mix: pgsurge_engine::Mix) -> Vec<String> {
-    let mut lead = vec![format!("--workload={arg}")];
-    if mix == pgsurge_engine::Mix::Random
-        && pack.manifest.mix == pgsurge_workload::manifest::Mix::Deck
-    {
-        lead.push("--mix=random".into());
-    }
-    lead
 }
 
 /// Reads the pack's metrics on a connection of its own; `Err` is the exit code after
@@ -786,41 +749,11 @@ fn workload_snapshot(
     spec: &RunSpec,
     pack: &pgsurge_workload::Pack,
 ) -> Result<pgsurge_workload::metrics::Snapshot, i32> {
-    let mut conn = Connection::connect(&spec.conn).map_err(|e| {
+    pgsurge_workload::run::snapshot_at(pack, &spec.conn).map_err(|e| {
         err_line(&e.to_string());
         1
-    })?;
-    let snap = pgsurge_workload::metrics::snapshot(pack, &mut conn).map_err(|e| {
-        err_line(&e.to_string());
-        1
-    });
-    conn.close();
-    snap
+    })
 }
 
 /// Options parsed by `pgsurge-args` that the engine does not implement (none today).
 const UNSUPPORTED: &[&str] = &[];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stored_pack_run_names_a_mix_other_than_the_packs() {
-        let tpcc = pgsurge_workload::Pack::resolve("tpcc").unwrap();
-        let ycsb = pgsurge_workload::Pack::resolve("ycsb-a").unwrap();
-        use pgsurge_engine::Mix;
-        assert_eq!(pack_lead(&tpcc, "tpcc", Mix::Deck), ["--workload=tpcc"]);
-        assert_eq!(
-            pack_lead(&tpcc, "tpcc", Mix::Random),
-            ["--workload=tpcc", "--mix=random"]
-        );
-        assert_eq!(
-            pack_lead(&ycsb, "ycsb-a", Mix::Random),
-            ["--workload=ycsb-a"]
-        );
-        // The deck the pack deals from anyway is not repeated; another pack's is.
-        assert!(tpcc.is_own_arg("--mix=deck"));
-        assert!(!ycsb.is_own_arg("--mix=deck"));
-    }
-}

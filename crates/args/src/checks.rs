@@ -5,7 +5,7 @@
 
 use crate::options::*;
 use crate::parser::{
-    add_builtin, add_script, builtin_or_exit, ensure_open_files, fatal, lossy, Ctx, Exit, Raw, Step,
+    add_builtin, builtin_or_exit, ensure_open_files, fatal, lossy, Ctx, Exit, Raw, Step,
 };
 use crate::scripts;
 use crate::seed::SeedSource;
@@ -20,7 +20,8 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         Some(name) => Some(workload_scripts(ctx, &mut raw, &name)?),
         None => None,
     };
-    if raw.scripts.is_empty() && !raw.is_init_mode {
+    // A pack's scripts join the run in `into_run_spec`.
+    if raw.scripts.is_empty() && !raw.is_init_mode && workload.is_none() {
         let b = builtin_or_exit(ctx, b"tpcb-like")?;
         add_builtin(ctx, &mut raw, b, 1)?;
         raw.benchmarking_option_set = true;
@@ -33,7 +34,7 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         }
     }
     let total_weight: u64 = raw.scripts.iter().map(|s| u64::from(s.weight)).sum();
-    if total_weight == 0 && !raw.is_init_mode {
+    if total_weight == 0 && !raw.is_init_mode && workload.is_none() {
         return Err(fatal(ctx, "total script weight must not be zero"));
     }
     if raw.extensions.generator_split && !raw.is_init_mode {
@@ -79,7 +80,12 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         ));
     }
     bench_checks(ctx, &raw)?;
-    let (mix, pauses) = pacing(ctx, &raw, workload.as_ref())?;
+    deck_size(ctx, &raw)?;
+    let pack_run = workload
+        .as_ref()
+        .map(|pack| pgsurge_workload::run::PackRun::new(pack, &raw.variables, raw.extensions.mix))
+        .transpose()
+        .map_err(|e| fatal(ctx, e.to_string()))?;
     let limit = if raw.duration > 0 {
         RunLimit::Duration(raw.duration)
     } else {
@@ -122,26 +128,16 @@ pub(crate) fn post_parse(ctx: &mut Ctx<'_>, mut raw: Raw, operands: &[&[u8]]) ->
         extensions: raw.extensions,
         options_given: raw.options_given,
         workload,
-        mix,
-        pauses,
+        pack_run,
     }))
 }
 
-/// The run's mix (`--mix`, else the pack's, else random) and its scripts' keying and
-/// think times (a pack's, with `-D think_times=1`; none for scripts of `-f`/`-b`).
-fn pacing(
-    ctx: &mut Ctx<'_>,
-    raw: &Raw,
-    pack: Option<&pgsurge_workload::Pack>,
-) -> Step<(pgsurge_engine::Mix, Vec<pgsurge_engine::Pauses>)> {
-    use pgsurge_engine::{Mix, Pauses, MAX_DECK_CARDS};
-    let pack_mix = pack.map(|p| match p.manifest.mix {
-        pgsurge_workload::manifest::Mix::Random => Mix::Random,
-        pgsurge_workload::manifest::Mix::Deck => Mix::Deck,
-    });
-    let mix = raw.extensions.mix.or(pack_mix).unwrap_or_default();
+/// `--mix=deck` over the scripts of `-f`/`-b`: a deck of more than
+/// [`pgsurge_engine::MAX_DECK_CARDS`] cards is refused before anything connects.
+fn deck_size(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
+    use pgsurge_engine::{Mix, MAX_DECK_CARDS};
     let cards: u64 = raw.scripts.iter().map(|s| u64::from(s.weight)).sum();
-    if mix == Mix::Deck && cards > MAX_DECK_CARDS {
+    if raw.extensions.mix == Some(Mix::Deck) && cards > MAX_DECK_CARDS {
         return Err(fatal(
             ctx,
             format!(
@@ -149,64 +145,16 @@ fn pacing(
             ),
         ));
     }
-    let Some(pack) = pack else {
-        return Ok((mix, Vec::new()));
-    };
-    let times = pack
-        .pauses(&raw.variables)
-        .map_err(|e| fatal(ctx, e.to_string()))?;
-    let Some(times) = times else {
-        return Ok((mix, Vec::new()));
-    };
-    let us = |secs: f64| (secs * 1e6).round() as i64;
-    let pauses = raw
-        .scripts
-        .iter()
-        .map(|entry| match &entry.origin {
-            ScriptOrigin::Workload { file, .. } => pack
-                .manifest
-                .scripts
-                .iter()
-                .zip(&times)
-                .find(|(s, _)| &s.file == file)
-                .map(|(_, &(keying, think))| Pauses {
-                    keying_us: us(keying),
-                    think_mean_us: us(think),
-                })
-                .unwrap_or_default(),
-            _ => Pauses::default(),
-        })
-        .collect();
-    Ok((mix, pauses))
+    Ok(())
 }
 
-/// `--workload`: reads the pack; outside `-i`, adds its scripts with their weights and
-/// its parameters as `-D` defaults (a `-D` of the same name wins).
+/// `--workload`: reads the pack. Its scripts, parameters, mix and pauses join the run
+/// in `into_run_spec` (`pgsurge_workload::run::PackRun`, made after the checks).
 fn workload_scripts(ctx: &mut Ctx<'_>, raw: &mut Raw, name: &str) -> Step<pgsurge_workload::Pack> {
     let pack = pgsurge_workload::Pack::resolve(name).map_err(|e| fatal(ctx, e.to_string()))?;
-    if raw.is_init_mode {
-        return Ok(pack);
+    if !raw.is_init_mode {
+        raw.benchmarking_option_set = true;
     }
-    for s in &pack.manifest.scripts {
-        add_script(
-            ctx,
-            raw,
-            pack.script_desc(&s.file),
-            pack.file(&s.file).to_string(),
-            ScriptOrigin::Workload {
-                pack: name.to_string(),
-                file: s.file.clone(),
-            },
-            s.weight,
-        )?;
-    }
-    raw.benchmarking_option_set = true;
-    let defaults: Vec<(String, String)> = pack
-        .parameters()
-        .into_iter()
-        .filter(|(k, _)| !raw.variables.iter().any(|(n, _)| n == k))
-        .collect();
-    raw.variables.splice(0..0, defaults);
     Ok(pack)
 }
 

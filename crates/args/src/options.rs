@@ -44,13 +44,6 @@ pub enum ScriptOrigin {
     File(PathBuf),
     /// `-f -`.
     Stdin,
-    /// A script of `--workload`'s pack: the pack as given and the script's path in it.
-    Workload {
-        /// `--workload`'s value.
-        pack: String,
-        /// The script's path inside the pack.
-        file: String,
-    },
 }
 
 /// One script to run, in command-line order.
@@ -198,15 +191,11 @@ pub struct BenchOptions {
     /// appearance, e.g. `["client", "rate", "json"]`. Lets the engine refuse, by name,
     /// an option whose behaviour it does not implement yet instead of ignoring it.
     pub options_given: Vec<&'static str>,
-    /// `--workload`: the pack, read and checked; its scripts are in `scripts`, its
-    /// parameters in `variables`.
+    /// `--workload`: the pack, read and checked.
     pub workload: Option<pgsurge_workload::Pack>,
-    /// How each transaction's script is drawn: `--mix`, else the pack's `mix`, else
-    /// `random`.
-    pub mix: pgsurge_engine::Mix,
-    /// The keying and think times of the scripts, one entry per script of `scripts`
-    /// (the pack's, with `-D think_times=1`); empty: none.
-    pub pauses: Vec<pgsurge_engine::Pauses>,
+    /// What the pack gives the run (its scripts, the run's variables, mix and
+    /// pauses), joined to it in [`BenchOptions::into_run_spec`].
+    pub pack_run: Option<pgsurge_workload::run::PackRun>,
 }
 
 /// `-i --workload`: what the pack's loader needs besides the connection.
@@ -248,7 +237,9 @@ impl BenchOptions {
     /// The run these options describe, for the engine: the command line's values in the
     /// engine's types (the parsed scripts move over, nothing is parsed again). `conn`
     /// is the resolved connection (the password, once prompted for, included);
-    /// `database` is what setup found (see `pgsurge_engine::layout::detect`).
+    /// `database` is what setup found (see `pgsurge_engine::layout::detect`). A
+    /// `--workload` pack is applied to the run as campaigns apply it
+    /// ([`pgsurge_workload::run::PackRun`]).
     pub fn into_run_spec(self, conn: ConnConfig, database: DatabaseInfo) -> RunSpec {
         let scripts = self
             .scripts
@@ -301,8 +292,10 @@ impl BenchOptions {
         };
         spec.database = database;
         spec.generator = self.extensions.generator;
-        spec.mix = self.mix;
-        spec.pauses = self.pauses;
+        spec.mix = self.extensions.mix.unwrap_or_default();
+        if let Some(pack_run) = self.pack_run {
+            pack_run.apply_to(&mut spec);
+        }
         spec
     }
 }

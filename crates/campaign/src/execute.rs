@@ -93,16 +93,33 @@ pub fn run_spec(
     limit: Limit,
     database: DatabaseInfo,
 ) -> Result<RunSpec> {
+    let mut conn = target.conn.clone();
+    if target.cluster.is_none() && !s.plan.settings.is_empty() {
+        // An existing server is not reconfigured: each session gets the values.
+        conn.add_options(&session_settings_options(&s.plan.settings));
+    }
+    spec_on(s, conn, limit, database)
+}
+
+/// The [`RunSpec`] of a test on the connection `conn`: the campaign's values, and
+/// a workload pack applied to it as `pgsurge bench --workload` applies it
+/// ([`pgsurge_workload::run::apply`]).
+pub fn spec_on(
+    s: &TestSetup<'_>,
+    conn: pgsurge_wire::ConnConfig,
+    limit: Limit,
+    database: DatabaseInfo,
+) -> Result<RunSpec> {
     let run = &s.campaign.spec.run;
     let plan = s.plan;
-    let mut conn = target.conn.clone();
-    if target.cluster.is_none() && !plan.settings.is_empty() {
-        // An existing server is not reconfigured: each session gets the values.
-        conn.add_options(&session_settings_options(&plan.settings));
-    }
-    let scripts = s
-        .workload
-        .parts
+    let other = |e: &dyn std::fmt::Display| CampaignError::Other(e.to_string());
+    // A pack's scripts join the run when the pack is applied to it.
+    let parts = if s.workload.pack.is_some() {
+        &[][..]
+    } else {
+        &s.workload.parts[..]
+    };
+    let scripts = parts
         .iter()
         .map(|part| match &part.source {
             ScriptSource::Builtin(name) => RunScript::builtin(name, part.weight),
@@ -115,7 +132,7 @@ pub fn run_spec(
             ScriptSource::Pack { desc, text } => RunScript::parse(desc, text, part.weight),
         })
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| CampaignError::Other(e.to_string()))?;
+        .map_err(|e| other(&e))?;
     let flags = extra_flags(&run.extra_args).map_err(CampaignError::Other)?;
     let mut spec = RunSpec::new(conn, scripts);
     spec.clients = plan.clients;
@@ -135,48 +152,19 @@ pub fn run_spec(
         spec.max_tries = tries;
     }
     spec.connect_per_transaction = flags.connect_per_transaction;
-    // A pack's parameters are defaults: `[run] defines` of the same name win.
-    let defines: Vec<(String, String)> = run
+    spec.variables = run
         .defines
         .iter()
         .map(|(name, value)| {
-            let text = match value {
-                toml::Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            (name.clone(), text)
+            (
+                name.clone(),
+                pgsurge_workload::manifest::parameter_text(value),
+            )
         })
         .collect();
-    let mut variables: Vec<(String, String)> = s
-        .workload
-        .pack
-        .iter()
-        .flat_map(|p| p.pack.parameters())
-        .filter(|(name, _)| !defines.iter().any(|(n, _)| n == name))
-        .collect();
-    variables.extend(defines);
-    spec.variables = variables;
-    // A pack's scripts are the run's, in manifest order: its deck and its keying and
-    // think times (`think_times = 1` in its parameters or the defines) apply to them.
+    spec.mix = flags.mix.unwrap_or_default();
     if let Some(p) = &s.workload.pack {
-        if p.pack.manifest.mix == pgsurge_workload::manifest::Mix::Deck {
-            spec.mix = pgsurge_engine::Mix::Deck;
-        }
-        let times = p
-            .pack
-            .pauses(&spec.variables)
-            .map_err(|e| CampaignError::Other(e.to_string()))?;
-        spec.pauses = times
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(keying, think)| pgsurge_engine::Pauses {
-                keying_us: (keying * 1e6).round() as i64,
-                think_mean_us: (think * 1e6).round() as i64,
-            })
-            .collect();
-    }
-    if let Some(mix) = flags.mix {
-        spec.mix = mix;
+        pgsurge_workload::run::apply(&p.pack, &mut spec, flags.mix).map_err(|e| other(&e))?;
     }
     spec.random_seed = plan.seed;
     spec.errors = ErrorSpec {
@@ -279,7 +267,7 @@ fn snapshot(monitor: &mut Pg, target: &LiveTarget) -> Result<BTreeMap<String, f6
     Ok(m)
 }
 
-/// The workload pack's metric queries before a test (None without a pack).
+/// The workload pack's metric queries before or after a test (None without a pack).
 fn pack_snapshot(
     workload: &Workload,
     target: &LiveTarget,
@@ -287,8 +275,7 @@ fn pack_snapshot(
     let Some(p) = &workload.pack else {
         return Ok(None);
     };
-    let mut pg = Pg::connect(&target.conn)?;
-    pgsurge_workload::metrics::snapshot(&p.pack, pg.connection())
+    pgsurge_workload::run::snapshot_at(&p.pack, &target.conn)
         .map(Some)
         .map_err(|e| CampaignError::Pg {
             context: format!(
@@ -298,47 +285,6 @@ fn pack_snapshot(
             ),
             message: e.to_string(),
         })
-}
-
-/// The workload pack's metrics over the measured run, into the result document (its
-/// `workload_metrics`, stored with the run).
-fn pack_metrics(
-    workload: &Workload,
-    target: &LiveTarget,
-    spec: &RunSpec,
-    before: &pgsurge_workload::metrics::Snapshot,
-    result: &mut RunResult,
-) -> Result<()> {
-    let Some(after) = pack_snapshot(workload, target)? else {
-        return Ok(());
-    };
-    let Some(p) = &workload.pack else {
-        return Ok(());
-    };
-    let shape = pgsurge_workload::metrics::RunShape {
-        duration_s: result.bench_duration_us as f64 / 1e6,
-        scale: result.scale,
-        think_times: !spec.pauses.is_empty(),
-    };
-    let mut values = pgsurge_workload::metrics::metric_values(&p.pack, before, &after, &shape);
-    let latencies: Vec<(&str, &pgsurge_results::LatencySummary)> = result
-        .scripts
-        .iter()
-        .map(|s| (s.name.as_str(), &s.stats.latency))
-        .collect();
-    values.extend(pgsurge_workload::metrics::latency_limits(
-        &p.pack, &latencies,
-    ));
-    result.workload_metrics = values
-        .into_iter()
-        .map(|v| pgsurge_results::WorkloadMetric {
-            name: v.name,
-            value: v.value,
-            unit: v.unit.to_string(),
-            description: v.description,
-        })
-        .collect();
-    Ok(())
 }
 
 /// How long [`settle`] waits for the sessions of a test to end.
@@ -659,12 +605,7 @@ fn run_test_inner(
     let spec = run_spec(s, target, campaign.limit(), database)?;
     w.run.command_line = Some(match &s.workload.pack {
         None => spec.pgbench_command_line(&target.dbname),
-        Some(p) => spec.command_line_as(
-            "pgsurge bench",
-            &[format!("--workload={}", p.arg)],
-            |a| !p.pack.is_own_arg(a),
-            &target.dbname,
-        ),
+        Some(p) => pgsurge_workload::run::command_line(&p.pack, &p.arg, &spec, &target.dbname),
     });
     // The window of the per-transaction costs: the measured run alone.
     let costs = pgsurge_observe::costs::CostProbe::start(&target.monitor, &target.dbname);
@@ -711,8 +652,10 @@ fn run_test_inner(
         }
     };
     record_costs(costs, campaign.spec.distributed.is_some(), &mut result, w);
-    if let Some(before) = &pack_before {
-        pack_metrics(s.workload, target, &spec, before, &mut result)?;
+    if let (Some(before), Some(p)) = (&pack_before, &s.workload.pack) {
+        if let Some(after) = pack_snapshot(s.workload, target)? {
+            pgsurge_workload::run::record_metrics(&p.pack, before, &after, &spec, &mut result);
+        }
     }
     record_outcome(s, target, &result, &messages, statements, sampled, w);
     record_counters(s, &before, &after, &result, w);

@@ -4,14 +4,15 @@
 //! `tpcc-procedures`, `ycsb-a`…`ycsb-f`, `oltp-read-write` and the other sysbench-like
 //! ones) are the same files, compiled into the binary (`crates/workload/packs/`).
 //!
-//! `pgsurge bench --workload` uses [`Pack::resolve`], [`load::load`] (`-i`),
-//! [`Pack::parameters`] and the scripts (a run), and [`metrics`] around a run;
+//! `pgsurge bench --workload` and campaigns use [`Pack::resolve`], [`load::load`] (`-i`)
+//! and [`run`]: the one way from a pack to a run (its scripts, parameters, mix and
+//! pauses applied to the engine's `RunSpec`, its metrics read around the run);
 //! `pgsurge workload` is [`workload_main`].
 //!
 //! Modules: `error` ([`WorkloadError`]), `manifest` (the manifest's types and its
 //! reading), `pack` (a pack's files, the built-in packs), `load` (the loader),
 //! `marker` (the record of a finished load, checked before a run), `metrics` (numbers
-//! read before and after a run), `scale` (the loaded scale), `check` (consistency
+//! read before and after a run), `run` (a pack applied to a run), `scale` (the loaded scale), `check` (consistency
 //! conditions), `cli` (`pgsurge workload`).
 #![warn(missing_docs)]
 
@@ -23,6 +24,7 @@ pub mod manifest;
 pub mod marker;
 pub mod metrics;
 mod pack;
+pub mod run;
 mod scale;
 
 pub use cli::{connect, new_pack, workload_cli, workload_main, WorkloadArgs};

@@ -28,7 +28,7 @@ pub struct Manifest {
     /// How a run draws each transaction's script: `random` (pgbench's weighted draw,
     /// the default) or `deck` (a shuffled deck of `weight` cards per script per
     /// client); `--mix` overrides it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "mix_by_name")]
     pub mix: Mix,
     /// The transaction scripts, run with their weights.
     #[serde(default)]
@@ -83,15 +83,17 @@ pub enum Per {
     Unit,
 }
 
-/// How a run draws each transaction's script.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mix {
-    /// pgbench's weighted random draw.
-    #[default]
-    Random,
-    /// A card deck per client.
-    Deck,
+/// How a run draws each transaction's script: the engine's type, read by its name.
+pub use pgsurge_engine::Mix;
+
+/// `mix = "random"` or `mix = "deck"`.
+fn mix_by_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Mix, D::Error> {
+    let name = String::deserialize(d)?;
+    Mix::parse(&name).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "unknown mix \"{name}\": expected \"random\" or \"deck\""
+        ))
+    })
 }
 
 /// The parameter that turns a pack's keying and think times on (`1`) or off (`0`).

@@ -216,7 +216,7 @@ impl Pack {
     /// line says `--workload=NAME` instead of these.
     pub fn is_own_arg(&self, arg: &str) -> bool {
         if arg == "--mix=deck" {
-            return self.manifest.mix == crate::manifest::Mix::Deck;
+            return self.manifest.mix == pgsurge_engine::Mix::Deck;
         }
         if let Some(script) = arg.strip_prefix("--file=") {
             return self

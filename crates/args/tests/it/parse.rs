@@ -782,18 +782,24 @@ fn script_errors_are_reported_in_option_order() {
 #[test]
 fn mix_and_think_times_come_from_the_options_and_the_pack() {
     use pgsurge_engine::{Mix, Pauses};
-    assert_eq!(bench(&["-t", "1"]).mix, Mix::Random);
-    assert_eq!(bench(&["--mix=deck", "-t", "1"]).mix, Mix::Deck);
+    let spec = |args: &[&str]| {
+        bench(args).into_run_spec(
+            pgsurge_wire::ConnConfig::parse("host=/nonexistent dbname=x").unwrap(),
+            pgsurge_engine::DatabaseInfo::default(),
+        )
+    };
+    assert_eq!(spec(&["-t", "1"]).mix, Mix::Random);
+    assert_eq!(spec(&["--mix=deck", "-t", "1"]).mix, Mix::Deck);
     // The tpcc pack deals from a deck unless --mix=random says otherwise.
-    let pack = bench(&["--workload", "tpcc"]);
+    let pack = spec(&["--workload", "tpcc"]);
     assert_eq!(pack.mix, Mix::Deck);
     assert!(pack.pauses.is_empty());
     assert_eq!(
-        bench(&["--workload", "tpcc", "--mix=random"]).mix,
+        spec(&["--workload", "tpcc", "--mix=random"]).mix,
         Mix::Random
     );
     // -D think_times=1: each script's keying and mean think time, in µs, scaled.
-    let paced = bench(&[
+    let paced = spec(&[
         "--workload",
         "tpcc",
         "-D",
@@ -810,13 +816,20 @@ fn mix_and_think_times_come_from_the_options_and_the_pack() {
         seconds,
         [(9.0, 6.0), (1.5, 6.0), (1.0, 5.0), (1.0, 2.5), (1.0, 2.5)]
     );
-    let spec = paced.into_run_spec(
-        pgsurge_wire::ConnConfig::parse("host=/nonexistent dbname=x").unwrap(),
-        pgsurge_engine::DatabaseInfo::default(),
-    );
-    assert_eq!(spec.pauses.len(), 5);
-    assert_eq!(spec.mix, Mix::Deck);
-    assert_eq!(spec.validate(), Ok(()));
+    assert_eq!(paced.mix, Mix::Deck);
+    assert_eq!(paced.validate(), Ok(()));
+    // A script given beside the pack runs first and does not pause.
+    let beside = spec(&[
+        "-b",
+        "select-only",
+        "--workload",
+        "tpcc",
+        "-D",
+        "think_times=1",
+    ]);
+    assert_eq!(beside.scripts.len(), 6);
+    assert_eq!(beside.pauses[0], Pauses::default());
+    assert_eq!(beside.pauses[1].keying_us, 18_000_000);
     fails(
         &["--mix=shuffle"],
         &error("invalid --mix \"shuffle\": expected \"random\" or \"deck\""),

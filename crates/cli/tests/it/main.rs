@@ -48,5 +48,6 @@ mod wait_events;
 mod workload_common;
 mod workload_load_marker;
 mod workload_packs;
+mod workload_run_spec;
 mod workload_tpcc;
 mod workload_tpcc_pacing;
