@@ -462,7 +462,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         return 1;
     }
     let workload = o.workload.clone().zip(o.extensions.workload.clone());
-    let (costs_wanted, profile_hz) = (o.extensions.costs, o.extensions.profile_hz);
+    let wanted = wanted(&o.extensions);
     let spec = match prepare(o) {
         Ok(s) => s,
         Err(code) => return code,
@@ -486,7 +486,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         return 1;
     }
     let _watcher = SignalWatcher::install(stop.clone()).ok();
-    let Ok((costs, profiler)) = probes(&spec, costs_wanted, profile_hz) else {
+    let Ok(probes) = probes(&spec, wanted) else {
         return 1;
     };
     // With --store, every interval and its histogram is kept for the store.
@@ -530,7 +530,7 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         workload.as_ref().map(|w| &w.0).zip(before.as_ref()),
         &mut result,
     )
-    .map(|lines| lines + &after_report(costs, profiler, &mut result));
+    .map(|lines| lines + &after_report(probes, &spec, &mut result));
     write_report(&result, metrics.as_deref().unwrap_or(""), json_on_stdout);
     let mut output_failed = metrics.is_err();
     for e in &result.output_errors {
@@ -577,18 +577,35 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     code
 }
 
-/// `--reconnect`: the longest stretch without a commit and the recovery after it, put
-/// into `result` (for `--json`) and returned as the report's lines (none without it).
-fn failure_cost(result: &mut RunResult) -> String {
+/// `--reconnect`: the longest stretch without a commit and the recovery after it, and
+/// with `--check-commits` the acknowledged commits the server lacks, put into `result`
+/// (for `--json`) and returned as the report's lines (none without it). A check that
+/// cannot be made is one of the run's output errors.
+fn failure_cost(check_commits: Option<&str>, spec: &RunSpec, result: &mut RunResult) -> String {
     let Some(t) = result.commit_timeline.as_ref() else {
         return String::new();
     };
-    let outage = pgsurge_faults::outage(t, None);
-    let lines = outage.as_ref().map(|o| o.render()).unwrap_or_default();
-    result.failure_cost = Some(pgsurge_results::failure::FailureCost {
-        outage,
+    let mut cost = pgsurge_results::failure::FailureCost {
+        outage: pgsurge_faults::outage(t, None),
         ..Default::default()
-    });
+    };
+    let mut lines = cost.outage.as_ref().map(|o| o.render()).unwrap_or_default();
+    if let Some(table) = check_commits {
+        match pgsurge_faults::lost_commits(&spec.conn, table, &t.acknowledged) {
+            Ok(c) => {
+                cost.acknowledged_checked = Some(c.checked);
+                cost.acknowledged_lost = Some(c.lost);
+                lines.push_str(&format!(
+                    "acknowledged commits checked = {}\nacknowledged commits lost = {}\n",
+                    c.checked, c.lost
+                ));
+            }
+            Err(e) => result.output_errors.push(format!(
+                "--check-commits: the acknowledged commits were not checked: {e}"
+            )),
+        }
+    }
+    result.failure_cost = Some(cost);
     lines
 }
 
@@ -606,19 +623,25 @@ fn txn_costs(probe: Option<pgsurge_observe::costs::CostProbe>, result: &mut RunR
 
 /// The lines after the pack's metrics: `--costs`, `--reconnect`'s failure cost and
 /// `--profile`, each put into `result` too.
-fn after_report(
-    costs: Option<CostProbe>,
-    profiler: Option<Profiler>,
-    result: &mut RunResult,
-) -> String {
-    txn_costs(costs, result) + &failure_cost(result) + &profiles(profiler, result)
+fn after_report(probes: Probes, spec: &RunSpec, result: &mut RunResult) -> String {
+    let (costs, profiler, check_commits) = probes;
+    let failure = failure_cost(check_commits.as_deref(), spec, result);
+    txn_costs(costs, result) + &failure + &profiles(profiler, result)
 }
 
 /// `--costs` and `--profile`, started just before the run; `Err` after the error line.
-type Probes = (Option<CostProbe>, Option<Profiler>);
-fn probes(spec: &RunSpec, costs: bool, profile_hz: Option<u32>) -> Result<Probes, ()> {
+/// With the `--check-commits` table, looked at after the run.
+type Probes = (Option<CostProbe>, Option<Profiler>, Option<String>);
+/// `--costs`, `--profile` and `--check-commits` as asked for.
+type Wanted = (bool, Option<u32>, Option<String>);
+fn wanted(e: &crate::options::Extensions) -> Wanted {
+    (e.costs, e.profile_hz, e.check_commits.clone())
+}
+fn probes(spec: &RunSpec, wanted: Wanted) -> Result<Probes, ()> {
+    let (costs, profile_hz, check_commits) = wanted;
     let costs = costs_probe(spec, costs)?;
-    Ok((costs, profile_hz.and_then(|hz| start_profiler(spec, hz))))
+    let profiler = profile_hz.and_then(|hz| start_profiler(spec, hz));
+    Ok((costs, profiler, check_commits))
 }
 
 /// `--profile`: the recording of the server's and the client's stacks, started just

@@ -377,6 +377,9 @@ fn bench_checks(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
     if raw.max_tries == 0 && raw.latency_limit_us == 0 && raw.duration == 0 {
         return Err(fatal(ctx, "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)"));
     }
+    if raw.extensions.check_commits.is_some() && !raw.extensions.reconnect {
+        return Err(fatal(ctx, "--check-commits requires --reconnect"));
+    }
     if raw.extensions.set.is_some() && raw.extensions.store.is_none() {
         return Err(fatal(ctx, "--set requires --store"));
     }

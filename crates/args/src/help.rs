@@ -146,6 +146,10 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            conninfo with target_session_attrs=read-write finds the
                            new primary) and goes on; the report adds the failures
                            by class and the longest stretch without a commit
+  --check-commits=TABLE    with --reconnect: after the run, look for every
+                           transaction a client was told committed in TABLE
+                           (columns client_id, txn_seq: the script inserts
+                           :client_id, :txn_seq) and count those missing
   --profile[=HZ]           sample the call stacks of the server's processes and of
                            the client on the CPU over the run (perf, default 499 Hz);
                            the hottest functions are printed after the report and

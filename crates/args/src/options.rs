@@ -114,6 +114,11 @@ pub struct Extensions {
     /// or cancels its statement) counts its transaction as failed by class, connects
     /// again and goes on; the report gives the longest stretch without a commit.
     pub reconnect: bool,
+    /// `--check-commits=TABLE`: after a `--reconnect` run, the transactions each client
+    /// was told were committed are looked for in TABLE (columns `client_id`, `txn_seq`,
+    /// written by the script) on the server the connection reaches; those missing are
+    /// counted as acknowledged commits lost.
+    pub check_commits: Option<String>,
     /// `--profile[=HZ]`: profile the server's processes and the client on the CPU over
     /// the run, at HZ samples per second per running thread.
     pub profile_hz: Option<u32>,

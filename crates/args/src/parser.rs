@@ -784,6 +784,24 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
             raw.benchmarking_option_set = true;
             raw.extensions.reconnect = true;
         }
+        Opt::CheckCommits => {
+            raw.benchmarking_option_set = true;
+            let table = lossy(value.unwrap_or_default());
+            let part = |p: &str| {
+                p.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && p.chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            };
+            if table.split('.').count() > 2 || !table.split('.').all(part) {
+                return Err(fatal(
+                    ctx,
+                    format!("invalid --check-commits table: \"{table}\" (a name, or schema.name)"),
+                ));
+            }
+            raw.extensions.check_commits = Some(table);
+        }
         Opt::Profile => {
             raw.benchmarking_option_set = true;
             let hz = match value {

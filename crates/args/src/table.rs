@@ -70,6 +70,7 @@ pub enum Opt {
     Mix,
     Costs,
     Reconnect,
+    CheckCommits,
     Profile,
 }
 
@@ -187,6 +188,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("mix", Required, Opt::Mix),
     l("costs", No, Opt::Costs),
     l("reconnect", No, Opt::Reconnect),
+    l("check-commits", Required, Opt::CheckCommits),
     l("profile", Optional, Opt::Profile),
 ];
 

@@ -1,7 +1,7 @@
 //! The real [`Recorder`]: feeds each thread's `pgsurge-results` statistics (and through
 //! them the shared progress counters), and the thread's `-l` transaction or aggregate log.
 
-use pgsurge_results::failure::COMMIT_BUCKET_US;
+use pgsurge_results::failure::{AckRecorder, COMMIT_BUCKET_US};
 use pgsurge_results::stats::{FailureKind, ThreadStats, TxnOutcome, TxnSample};
 use pgsurge_results::txnlog::{AggregateLogWriter, TxnLogEntry, TxnLogWriter};
 
@@ -33,6 +33,8 @@ pub struct ThreadRecorder {
     pub log_error: Option<std::io::Error>,
     /// `--reconnect`: commits per [`COMMIT_BUCKET_US`] of the run clock.
     pub commits: Option<Vec<u32>>,
+    /// `--reconnect`: the transactions each client was told were committed.
+    pub acks: AckRecorder,
     clock: RunClock,
 }
 
@@ -44,6 +46,7 @@ impl ThreadRecorder {
             log,
             log_error: None,
             commits: None,
+            acks: AckRecorder::default(),
             clock,
         }
     }
@@ -73,13 +76,15 @@ fn outcome(s: TxnStatus) -> TxnOutcome {
     }
 }
 
-/// Adds a successful transaction to its bucket (the vector grows as the run goes on).
+/// Adds a successful transaction to its bucket (the vector grows as the run goes on)
+/// and to its client's acknowledged transactions.
 #[cold]
 #[inline(never)]
-fn count_commit(commits: &mut Vec<u32>, t: &TxnEnd) {
+fn count_commit(commits: &mut Vec<u32>, acks: &mut AckRecorder, t: &TxnEnd) {
     if t.status != TxnStatus::Success || t.now < 0 {
         return;
     }
+    acks.acknowledged(t.client as u32, t.txn_no);
     let i = (t.now / COMMIT_BUCKET_US) as usize;
     if commits.len() <= i {
         commits.resize(i + 1 + i / 4, 0);
@@ -100,7 +105,7 @@ impl Recorder for ThreadRecorder {
             lag_us: t.lag_us as f64,
         });
         if let Some(commits) = &mut self.commits {
-            count_commit(commits, t);
+            count_commit(commits, &mut self.acks, t);
         }
         let Some(log) = &mut self.log else { return };
         let entry = TxnLogEntry {

@@ -70,7 +70,8 @@ pub struct RunHooks<'a> {
 }
 
 /// Initial variables of every client: `-D` values (as strings), then the automatic
-/// variables unless `-D` defined them.
+/// variables unless `-D` defined them, and with `--reconnect` `:txn_seq` (see
+/// [`crate::client::ScriptHost::set_txn_seq`]).
 fn client_variables(spec: &RunSpec, seeds: &SeedStreams) -> Result<Vec<Variables>, EngineError> {
     let mut base = Variables::new();
     for (name, value) in &spec.variables {
@@ -91,6 +92,10 @@ fn client_variables(spec: &RunSpec, seeds: &SeedStreams) -> Result<Vec<Variables
                 vars.set_int("option", name, value)
                     .map_err(|e| EngineError::Script(e.to_string()))?;
             }
+        }
+        if spec.errors.reconnect {
+            vars.set_int("option", crate::script_host::TXN_SEQ, 0)
+                .map_err(|e| EngineError::Script(e.to_string()))?;
         }
         out.push(vars);
     }
@@ -327,6 +332,8 @@ struct ThreadOutput {
     log_error: Option<String>,
     /// `--reconnect`: commits per bucket.
     commits: Option<Vec<u32>>,
+    /// `--reconnect`: the transactions its clients were told were committed.
+    acks: Vec<pgsurge_results::failure::AckRange>,
 }
 
 /// Phase 2: open the thread's connections (unless `-C`), then wait for every thread.
@@ -495,6 +502,7 @@ fn drive_thread(
         loop_end,
         log_error,
         commits: rec.commits,
+        acks: rec.acks.into_ranges(),
     })
 }
 
@@ -806,11 +814,13 @@ fn merge(
         .then(|| pgsurge_results::failure::CommitTimeline {
             origin_unix_us: clock.to_epoch_us(0),
             counts: Vec::new(),
+            acknowledged: Vec::new(),
         });
     let mut connection_lost = false;
     for out in outputs {
         if let (Some(t), Some(c)) = (timeline.as_mut(), out.commits.as_deref()) {
             t.add(c);
+            t.acknowledged.extend_from_slice(&out.acks);
         }
         first_start = first_start.min(out.bench_start);
         last_end = last_end.max(out.bench_end);

@@ -12,6 +12,9 @@ use pgsurge_script::{
 
 use crate::client::{MetaFailure, MetaValue, ScriptHost};
 
+/// `--reconnect`: the variable holding the number of the client's transaction under way.
+pub const TXN_SEQ: &str = "txn_seq";
+
 const EVAL_FAILED: &str = "evaluation of meta-command failed";
 const ASSIGN_FAILED: &str = "assignment of meta-command failed";
 const EXEC_FAILED: &str = "execution of meta-command failed";
@@ -155,6 +158,11 @@ impl ScriptHost for ClientScript {
 
     fn save_random_state(&mut self) {
         self.saved = self.prng;
+    }
+
+    fn set_txn_seq(&mut self, seq: i64) {
+        // The variable exists from the start (`client_variables`): no allocation here.
+        let _ = self.vars.set_int("option", TXN_SEQ, seq);
     }
 
     fn heap_hint(&self) -> *const u8 {

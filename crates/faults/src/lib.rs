@@ -6,10 +6,12 @@
 //! run's start while the run goes on, with the standbys' lag sampled on the primary
 //! ([`pgsurge_observe::lag`]); [`cost`] turns what happened into the run's
 //! [`FailureCost`], with the outage the clients saw ([`outage`], over the run's commit
-//! timeline, shared with `bench --reconnect`).
+//! timeline, shared with `bench --reconnect`); [`lost_commits`] counts the acknowledged
+//! commits a server lacks.
 //!
 //! The crate has one module, this one.
 
+use std::fmt::Write as _;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 use pgsurge_engine::stop::StopFlag;
 use pgsurge_observe::lag::LagSampler;
 use pgsurge_results::failure::{
-    CommitTimeline, FailureCost, FaultApplied, LagSample, OutageWindow, COMMIT_BUCKET_US,
+    AckRange, CommitTimeline, FailureCost, FaultApplied, LagSample, OutageWindow, COMMIT_BUCKET_US,
 };
 use pgsurge_server::{Cluster, Fault};
 use pgsurge_wire::ConnConfig;
@@ -206,6 +208,50 @@ pub fn cost(beside: Beside, timeline: Option<&CommitTimeline>) -> FailureCost {
         lag: beside.lag,
         ..Default::default()
     }
+}
+
+/// Acknowledged commits, looked for after the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LostCommits {
+    /// The acknowledged transactions looked for.
+    pub checked: u64,
+    /// Those the server lacks.
+    pub lost: u64,
+}
+
+/// Looks for each acknowledged transaction of `acked` in `table` on the server `conn`
+/// reaches (after a failover: the primary that took over), by the table's columns
+/// `client_id` and `txn_seq`, and counts those missing. `table` is a name, optionally
+/// schema-qualified (`acks`, `bench.acks`); each part is quoted as an identifier.
+pub fn lost_commits(
+    conn: &ConnConfig,
+    table: &str,
+    acked: &[AckRange],
+) -> Result<LostCommits, String> {
+    let checked: u64 = acked.iter().map(|r| (r.last - r.first + 1) as u64).sum();
+    if acked.is_empty() {
+        return Ok(LostCommits { checked, lost: 0 });
+    }
+    let quoted: Vec<String> = table.split('.').map(pgsurge_server::quote_ident).collect();
+    let mut values = String::with_capacity(acked.len() * 24);
+    for (i, r) in acked.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "," };
+        let _ = write!(values, "{sep}({},{},{})", r.client, r.first, r.last);
+    }
+    let sql = format!(
+        "SELECT count(*) FROM (VALUES {values}) AS r(client_id, first, last) \
+         CROSS JOIN LATERAL generate_series(r.first::bigint, r.last::bigint) AS s(txn_seq) \
+         WHERE NOT EXISTS (SELECT 1 FROM {} AS t \
+         WHERE t.client_id = r.client_id AND t.txn_seq = s.txn_seq)",
+        quoted.join(".")
+    );
+    let mut pg = pgsurge_observe::Pg::connect(conn).map_err(|e| e.to_string())?;
+    let lost = pg
+        .value(&sql)
+        .map_err(|e| e.to_string())?
+        .and_then(|v| v.parse().ok())
+        .ok_or("the count of missing transactions could not be read")?;
+    Ok(LostCommits { checked, lost })
 }
 
 #[cfg(test)]

@@ -15,6 +15,55 @@ pub struct CommitTimeline {
     pub origin_unix_us: i64,
     /// Commits per bucket.
     pub counts: Vec<u32>,
+    /// The transactions each client was told were committed, by their numbers
+    /// (`:txn_seq`), as ranges.
+    pub acknowledged: Vec<AckRange>,
+}
+
+/// Transactions `first..=last` of a client (its `:txn_seq` numbers), each acknowledged
+/// as committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckRange {
+    /// The client (`:client_id`).
+    pub client: u32,
+    /// Its first transaction number in the range.
+    pub first: i64,
+    /// Its last, included.
+    pub last: i64,
+}
+
+/// A thread's acknowledged transactions as they come, one range per run of consecutive
+/// numbers of a client: a commit extends its client's range, a gap (a failed or skipped
+/// transaction) starts another.
+#[derive(Debug, Clone, Default)]
+pub struct AckRecorder {
+    ranges: Vec<AckRange>,
+    /// Each client's range being extended, by client.
+    open: std::collections::HashMap<u32, usize>,
+}
+
+impl AckRecorder {
+    /// Client `client` was told transaction `seq` committed.
+    pub fn acknowledged(&mut self, client: u32, seq: i64) {
+        if let Some(&i) = self.open.get(&client) {
+            let r = &mut self.ranges[i];
+            if r.last + 1 == seq {
+                r.last = seq;
+                return;
+            }
+        }
+        self.open.insert(client, self.ranges.len());
+        self.ranges.push(AckRange {
+            client,
+            first: seq,
+            last: seq,
+        });
+    }
+
+    /// The ranges, in the order they started.
+    pub fn into_ranges(self) -> Vec<AckRange> {
+        self.ranges
+    }
 }
 
 impl CommitTimeline {

@@ -715,6 +715,16 @@ fn pgsurge_extensions() {
     );
     fails(&["--percentiles=0,50"], &error("invalid percentile list: \"0,50\" (expected comma-separated numbers above 0 and at most 100, e.g. 50,90,99,99.9)"));
     fails(&["--percentiles="], &error("invalid percentile list: \"\" (expected comma-separated numbers above 0 and at most 100, e.g. 50,90,99,99.9)"));
+    let b = bench(&["--reconnect", "--check-commits=bench.acks"]);
+    assert_eq!(b.extensions.check_commits.as_deref(), Some("bench.acks"));
+    fails(
+        &["--check-commits=acks"],
+        &error("--check-commits requires --reconnect"),
+    );
+    fails(
+        &["--reconnect", "--check-commits=acks;drop"],
+        &error("invalid --check-commits table: \"acks;drop\" (a name, or schema.name)"),
+    );
     // pgbench's own abbreviations keep their meaning: --j is --jobs, --h is --host
     assert_eq!(bench(&["--j", "1"]).threads, 1);
     assert_eq!(bench(&["--h", "x"]).connection.host.as_deref(), Some("x"));

@@ -1,7 +1,9 @@
 //! Failures under load on a real primary with a streaming standby: `bench --reconnect`
 //! carries on through a failover (its lost transactions counted by class, the run
-//! completing on the promoted standby).
+//! completing on the promoted standby), its outage agrees with the servers' logs, and
+//! `--check-commits` counts exactly the acknowledged commits the new primary lacks.
 
+use std::collections::BTreeSet;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,8 @@ fn topology(sync: bool) -> Topology {
         .settings(pgsurge_server::testing::TEST_SETTINGS.iter().copied())
         .setting("synchronous_commit", "on")
         .setting("log_timezone", "UTC")
+        .setting("log_min_messages", "log")
+        .setting("log_line_prefix", "%m ")
         .database("bench");
     Topology::start(builder, 1, sync).expect("a primary and a standby")
 }
@@ -185,4 +189,258 @@ action = "promote"
     assert!(run["transactions"].as_i64().unwrap() > 0);
     // The standby's lag was sampled while the primary answered.
     assert!(!cost["lag"].as_array().unwrap().is_empty(), "{cost}");
+}
+
+/// A tpcb-like update whose transaction also writes an identifiable row: the client and
+/// its transaction's number.
+const ACKED_SCRIPT: &str = "\\set aid random(1, 100000 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+INSERT INTO acks (client_id, txn_seq) VALUES (:client_id, :txn_seq);
+END;
+";
+
+/// Initializes the primary, creates the table of identifiable rows and starts a 15 s
+/// `--reconnect --check-commits` run with a transaction log in `dir`.
+fn start_acked_run(topo: &Topology, dir: &std::path::Path) -> std::thread::JoinHandle<Output> {
+    let conninfo = topo.conninfo("bench");
+    let init = pgsurge(&["bench", "-i", "-s", "1", "-q", &conninfo]);
+    assert!(init.status.success(), "{}", text(&init));
+    topo.primary()
+        .psql("bench", "CREATE TABLE acks (client_id int, txn_seq bigint)")
+        .unwrap();
+    std::fs::write(dir.join("acked.sql"), ACKED_SCRIPT).unwrap();
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+            .args([
+                "bench",
+                "--reconnect",
+                "--check-commits=acks",
+                "-n",
+                "-f",
+                "acked.sql",
+                "-c",
+                "4",
+                "-j",
+                "2",
+                "-T",
+                "15",
+                "-l",
+                "--json=run.json",
+                &conninfo,
+            ])
+            .current_dir(&dir)
+            .env_remove("PGTARGETSESSIONATTRS")
+            .output()
+            .expect("run pgsurge")
+    })
+}
+
+/// Rows of `acks` on a server.
+fn acks(c: &pgsurge_server::Cluster) -> i64 {
+    c.psql("bench", "SELECT count(*) FROM acks")
+        .expect("count acks")
+        .trim()
+        .parse()
+        .expect("a count")
+}
+
+/// Waits (generously) until `acks` holds at least `n` rows on `c`.
+fn wait_for_acks(c: &pgsurge_server::Cluster, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while acks(c) < n {
+        assert!(
+            Instant::now() < deadline,
+            "fewer than {n} commits on the primary"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The transactions the run's `-l` logs show as committed: (client, transaction number).
+fn logged_commits(dir: &std::path::Path) -> BTreeSet<(i64, i64)> {
+    let mut out = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("pgbench_log.") {
+            continue;
+        }
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // client_id transaction_no time script_no epoch us: a number of µs when it
+            // committed, `failed` or `skipped` when not.
+            if f.len() >= 3 && f[2].parse::<i64>().is_ok() {
+                out.insert((f[0].parse().unwrap(), f[1].parse().unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// The (client, transaction number) rows of `acks` on a server.
+fn stored_commits(c: &pgsurge_server::Cluster) -> BTreeSet<(i64, i64)> {
+    let text = c
+        .psql("bench", "SELECT client_id || ' ' || txn_seq FROM acks")
+        .unwrap();
+    text.lines()
+        .filter_map(|l| l.trim().split_once(' '))
+        .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+        .collect()
+}
+
+/// The time (Unix µs) of the first line of `log` after `after` that contains `needle`,
+/// converted by `server` from the `%m` prefix (`2026-01-02 03:04:05.678 UTC`).
+fn log_time(
+    log: &std::path::Path,
+    after: Option<&str>,
+    needle: &str,
+    server: &pgsurge_server::Cluster,
+) -> i64 {
+    let text = std::fs::read_to_string(log).unwrap();
+    let from = after.map_or(0, |a| text.find(a).unwrap_or_else(|| panic!("{a}: {text}")));
+    let line = text[from..]
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no \"{needle}\" in {}:\n{text}", log.display()));
+    let stamp = line.split(" UTC ").next().unwrap();
+    let sql = format!("SELECT (extract(epoch FROM timestamptz '{stamp} UTC') * 1000000)::bigint");
+    server
+        .psql("postgres", &sql)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn read_json(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_sync_failover_at_5_s_loses_no_acknowledged_commit_and_its_outage_matches_the_logs() {
+    let topo = topology(true);
+    let dir = pgsurge_testkit::scratch_dir("failover-sync-acks");
+    let started = Instant::now();
+    let run = start_acked_run(&topo, dir.path());
+    let (primary, standby) = (topo.primary(), &topo.replicas()[0]);
+    wait_for_acks(primary, 200);
+    if let Some(rest) = Duration::from_secs(5).checked_sub(started.elapsed()) {
+        std::thread::sleep(rest);
+    }
+    assert!(primary.stop_immediate(Duration::from_secs(30)));
+    standby.promote().expect("promote the standby");
+    let out = run.join().expect("the bench thread");
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let r = read_json(dir.path());
+    let cost = &r["failure_cost"];
+    // Every commit a client was told of is on the promoted standby: the log's and the
+    // table's view agree with the run's count.
+    let logged = logged_commits(dir.path());
+    let stored = stored_commits(standby);
+    assert!(logged.len() > 200, "{}", logged.len());
+    assert_eq!(logged.difference(&stored).count(), 0);
+    assert_eq!(cost["acknowledged_checked"], logged.len() as u64, "{cost}");
+    assert_eq!(cost["acknowledged_lost"], 0, "{cost}");
+    assert!(
+        stdout.contains(&format!(
+            "acknowledged commits checked = {}\nacknowledged commits lost = 0\n",
+            logged.len()
+        )),
+        "{stdout}"
+    );
+    // The outage runs from the primary's shutdown to the promoted standby's first
+    // moment as a primary, as their logs tell them, to half a second.
+    let shutdown = log_time(
+        primary.log_file(),
+        None,
+        "received immediate shutdown request",
+        standby,
+    );
+    let ready = log_time(
+        standby.log_file(),
+        Some("received promote request"),
+        "database system is ready to accept connections",
+        standby,
+    );
+    let o = &cost["outage"];
+    let before = o["last_commit_before_unix_us"].as_i64().expect("an outage");
+    let after = o["first_commit_after_unix_us"].as_i64().unwrap();
+    assert!(
+        (before - shutdown).abs() <= 500_000,
+        "{o}: shutdown at {shutdown}"
+    );
+    assert!((after - ready).abs() <= 500_000, "{o}: ready at {ready}");
+}
+
+#[test]
+fn an_async_primary_killed_ahead_of_its_standby_loses_exactly_the_commits_counted() {
+    let topo = topology(false);
+    let dir = pgsurge_testkit::scratch_dir("failover-async-acks");
+    let run = start_acked_run(&topo, dir.path());
+    let (primary, standby) = (topo.primary(), &topo.replicas()[0]);
+    wait_for_acks(primary, 200);
+    // The standby stops receiving WAL, so the commits the primary acknowledges from
+    // here on exist only there: asynchronous replication's loss, made certain.
+    standby
+        .psql("postgres", "ALTER SYSTEM SET primary_conninfo = ''")
+        .unwrap();
+    standby.psql("postgres", "SELECT pg_reload_conf()").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while standby
+        .psql("postgres", "SELECT count(*) FROM pg_stat_wal_receiver")
+        .unwrap()
+        .trim()
+        != "0"
+    {
+        assert!(Instant::now() < deadline, "the standby still receives WAL");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cut = acks(primary);
+    wait_for_acks(primary, cut + 200);
+    assert!(primary.kill());
+    standby.promote().expect("promote the standby");
+    let out = run.join().expect("the bench thread");
+    assert!(out.status.success(), "{}", text(&out));
+    let r = read_json(dir.path());
+    let cost = &r["failure_cost"];
+    let logged = logged_commits(dir.path());
+    let missing = logged.difference(&stored_commits(standby)).count() as u64;
+    assert!(missing >= 200, "{missing} acknowledged commits missing");
+    assert_eq!(cost["acknowledged_checked"], logged.len() as u64, "{cost}");
+    assert_eq!(cost["acknowledged_lost"], missing, "{cost}");
+}
+
+#[test]
+fn a_check_without_its_table_is_an_error_after_the_report() {
+    let srv = pgsurge_server::testing::TestServer::shared();
+    let db = srv.create_database("check_commits");
+    let conninfo = srv.conninfo(&db);
+    let init = pgsurge(&["bench", "-i", "-s", "1", "-q", &conninfo]);
+    assert!(init.status.success(), "{}", text(&init));
+    let out = pgsurge(&[
+        "bench",
+        "--reconnect",
+        "--check-commits=no_such_acks",
+        "-t",
+        "5",
+        &conninfo,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("number of transactions actually processed: 5/5"),
+        "{}",
+        text(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--check-commits: the acknowledged commits were not checked")
+            && stderr.contains("no_such_acks"),
+        "{}",
+        text(&out)
+    );
 }

@@ -19,6 +19,10 @@ pub trait ScriptHost {
     fn save_random_state(&mut self);
     /// Restores the state saved by [`ScriptHost::save_random_state`].
     fn restore_random_state(&mut self);
+    /// `--reconnect`: sets `:txn_seq`, the number of the transaction starting (the
+    /// client's transactions counted, this one included), which a script writes to make
+    /// its rows identifiable and the run records when the commit is acknowledged.
+    fn set_txn_seq(&mut self, _seq: i64) {}
     /// Where the state a transaction reads lies outside the client, if anywhere: the
     /// driver asks for it to be brought into cache before the client runs.
     fn heap_hint(&self) -> *const u8 {

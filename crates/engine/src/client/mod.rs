@@ -519,6 +519,9 @@ impl<H: ScriptHost> Client<H> {
                         continue;
                     }
                     self.host.save_random_state();
+                    if plan.config.reconnect {
+                        self.host.set_txn_seq(self.cnt + 1);
+                    }
                     self.txn_begin = now.get();
                     if !plan.config.throttle {
                         self.txn_scheduled = self.txn_begin;
