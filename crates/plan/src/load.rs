@@ -678,6 +678,7 @@ impl Campaign {
                     ("ref", t.git_ref.is_some()),
                     ("patches", !t.patches.is_empty()),
                     ("configure", !t.configure.is_empty()),
+                    ("profiling", t.profiling),
                 ] {
                     if given {
                         return Err(self.invalid(

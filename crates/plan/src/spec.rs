@@ -492,6 +492,10 @@ pub struct TargetSpec {
     /// Arguments for `configure` (or `meson setup`) when building `source`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configure: Vec<String>,
+    /// Build `source` for profiling (frame pointers and debug symbols, see
+    /// `pgsurge server build --profiling`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profiling: bool,
     /// Settings for a throwaway server (`postgresql.auto.conf`).
     #[serde(default)]
     pub settings: BTreeMap<String, toml::Value>,
@@ -611,6 +615,7 @@ impl TargetSpec {
             git_ref: None,
             patches: Vec::new(),
             configure: Vec::new(),
+            profiling: false,
             settings: BTreeMap::new(),
             data_checksums: false,
             data_dir: None,
@@ -636,6 +641,7 @@ impl TargetSpec {
             git_ref: self.git_ref.clone(),
             patches: self.patches.clone(),
             configure: self.configure.clone(),
+            profiling: self.profiling,
             ..Default::default()
         })
     }

@@ -79,6 +79,10 @@ struct BuildArgs {
     /// Parallel compile jobs (default: the online CPUs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
+    /// Build for profiling: frame pointers and debug symbols (-fno-omit-frame-pointer
+    /// -g) added to the compiler's flags, the optimisation unchanged; cached apart.
+    #[arg(long)]
+    profiling: bool,
 }
 
 #[derive(Debug, Args)]
@@ -226,6 +230,7 @@ fn build(a: BuildArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> 
             .contrib
             .map(|list| list.into_iter().filter(|m| m != "none").collect()),
         jobs: a.jobs.map(usize::from),
+        profiling: a.profiling,
     };
     let built = crate::source_build::build(&req, err)?;
     if built.cached {
@@ -293,7 +298,11 @@ fn builds(
             i.source,
             if patches.is_empty() { "none".to_string() } else { patches.join(", ") },
             if i.configure.is_empty() { "(defaults)".to_string() } else { i.configure.join(" ") },
-            i.compiler,
+            if i.profiling {
+                format!("{} (for profiling: {})", i.compiler, crate::source_build::PROFILING_CFLAGS)
+            } else {
+                i.compiler.clone()
+            },
             b.bytes as f64 / 1e6,
             crate::source_build::elapsed_text(
                 std::time::Duration::try_from_secs_f64(i.seconds).unwrap_or_default()

@@ -33,6 +33,7 @@ mod patch_ab;
 mod pgbench_tools_compare;
 mod pgbench_tools_runset;
 mod pinning;
+mod profiling_build;
 mod quickstart;
 mod quickstart_fetch;
 mod replay_campaign;

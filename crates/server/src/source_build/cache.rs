@@ -23,6 +23,7 @@ pub(super) struct KeyParts<'a> {
     pub(super) system: BuildSystem,
     pub(super) contrib: &'a [String],
     pub(super) compiler: &'a str,
+    pub(super) profiling: bool,
 }
 
 /// The cache key of a build (hex SHA-256 of its inputs; patch names are left out, their
@@ -48,6 +49,10 @@ pub(super) fn key(parts: &KeyParts) -> String {
         field("contrib", c);
     }
     field("compiler", parts.compiler);
+    // Only builds for profiling have the field, so other keys stay what they were.
+    if parts.profiling {
+        field("profiling", super::PROFILING_CFLAGS);
+    }
     hex(&h.finalize())[..32].to_string()
 }
 
@@ -323,6 +328,7 @@ mod tests {
             system: BuildSystem::Auto,
             contrib: &[],
             compiler: "gcc 12",
+            profiling: false,
         }
     }
 
@@ -334,6 +340,11 @@ mod tests {
         };
         let base = key(&parts("git:abc", &[], &[]));
         assert_eq!(base, key(&parts("git:abc", &[], &[])));
+        let profiling = KeyParts {
+            profiling: true,
+            ..parts("git:abc", &[], &[])
+        };
+        assert_ne!(base, key(&profiling));
         assert_ne!(base, key(&parts("git:abd", &[], &[])));
         let one = key(&parts("git:abc", &[p("a.patch", "11")], &[]));
         assert_ne!(base, one);

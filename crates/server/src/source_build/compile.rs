@@ -289,6 +289,8 @@ pub(super) struct CompilePlan<'a> {
     pub(super) contrib: &'a [String],
     pub(super) jobs: usize,
     pub(super) system: BuildSystem,
+    /// Flags added to the compiler's (after the optimisation configure chose).
+    pub(super) extra_cflags: Option<&'a str>,
 }
 
 impl CompilePlan<'_> {
@@ -298,6 +300,11 @@ impl CompilePlan<'_> {
     fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(self.build);
+        if let Some(flags) = self.extra_cflags {
+            // PostgreSQL's makefiles append COPT to every compile's CFLAGS, after the
+            // optimisation configure chose (configure and meson do not read it).
+            cmd.env("COPT", flags);
+        }
         if std::env::var_os("CCACHE_BASEDIR").is_none() {
             cmd.env("CCACHE_BASEDIR", self.src.parent().unwrap_or(self.src));
         }
@@ -400,9 +407,15 @@ impl CompilePlan<'_> {
             ));
         }
         let _ = writeln!(progress, "  configuring (meson)");
+        let mut setup = self.command("meson");
+        if let Some(flags) = self.extra_cflags {
+            // CFLAGS from the environment join the flags of meson's buildtype.
+            let cflags = std::env::var("CFLAGS").unwrap_or_default();
+            setup.env("CFLAGS", format!("{cflags} {flags}").trim());
+        }
         log.run_watched(
             "meson setup",
-            self.command("meson")
+            setup
                 .arg("setup")
                 .arg(self.build)
                 .arg(self.src)

@@ -59,7 +59,14 @@ pub struct BuildRequest {
     pub contrib: Option<Vec<String>>,
     /// Parallel jobs (default: the online CPUs).
     pub jobs: Option<usize>,
+    /// Built for profiling: [`PROFILING_CFLAGS`] added to the compiler's flags (the
+    /// optimisation is left as it is), in a cache entry of its own.
+    pub profiling: bool,
 }
+
+/// The compiler flags of a build for profiling: frame pointers, so that a profiler
+/// can walk every stack to `main`, and debug symbols.
+pub const PROFILING_CFLAGS: &str = "-fno-omit-frame-pointer -g";
 
 /// A finished (or cached) build.
 #[derive(Debug, Clone)]
@@ -167,6 +174,7 @@ fn compile_into(
         contrib: &inputs.contrib,
         jobs: req.jobs.unwrap_or_else(online_cpus).max(1),
         system,
+        extra_cflags: req.profiling.then_some(PROFILING_CFLAGS),
     };
     let files_compiled = plan.run(&mut log, progress)?;
     let bin_dir = entry.bin_dir();
@@ -183,6 +191,7 @@ fn compile_into(
         system: system.name().to_owned(),
         contrib: inputs.contrib.clone(),
         compiler: inputs.compiler.clone(),
+        profiling: req.profiling,
         timing_hazards: timing_hazards(
             &format!("{} {pg_configure}", req.configure.join(" ")),
             &cflags,
@@ -289,6 +298,7 @@ impl Inputs {
             system: req.system,
             contrib: &contrib,
             compiler: &compiler,
+            profiling: req.profiling,
         });
         Ok(Inputs {
             source,

@@ -27,6 +27,9 @@ pub struct BuildInfo {
     pub contrib: Vec<String>,
     /// The compiler's version line.
     pub compiler: String,
+    /// Built for profiling (frame pointers and debug symbols added to the flags).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profiling: bool,
     /// `pg_config --configure` of the result.
     pub pg_configure: String,
     /// `pg_config --version` of the result.

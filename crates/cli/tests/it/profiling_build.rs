@@ -1,0 +1,275 @@
+//! Finding a patch's cost in the profiles: PostgreSQL built from the release tarball
+//! with a patch that spends CPU time in a function of its own on every simple-protocol
+//! query, built for profiling (`server build --profiling`: frame pointers and debug
+//! symbols, in a cache entry of its own), against the same tarball as released (the
+//! patch test's cached build) in one campaign with `[profile]`. `compare --explain`
+//! names the patch's function first, and the differential flame graph, opened in
+//! headless Chromium, shows it grown. The profiling build's stacks reach `main`
+//! through the function's callers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The patch test's configure arguments: its base build is this test's base.
+const CONFIGURE: &str = r#"["--without-icu", "--without-readline", "--without-zlib"]"#;
+
+/// The function the patch adds.
+const BURNER: &str = "burn_cpu_for_profile";
+
+fn pgsurge(cache: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
+    c.env("PGSURGE_CACHE_DIR", cache);
+    c
+}
+
+fn ok(out: &Output, what: &str) -> String {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn chromium_dom(page: &Path) -> String {
+    let bin = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("headless Chromium is required: apt-get install chromium");
+    let out = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn campaign_file(dir: &Path, tarball: &Path, patch: &Path, profiling: bool) -> PathBuf {
+    let file = dir.join(format!("burn-{profiling}.toml"));
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "burn"
+
+[[target]]
+name = "base"
+source = "{tarball}"
+configure = {CONFIGURE}
+
+[[target]]
+name = "patched"
+source = "{tarball}"
+patches = ["{patch}"]
+configure = {CONFIGURE}
+profiling = {profiling}
+
+[matrix]
+scales = [1]
+clients = [2]
+scripts = ["select-only"]
+repeats = 3
+
+[run]
+duration = 2
+query_mode = "simple"
+
+[profile]
+frequency = 999
+"#,
+            tarball = tarball.display(),
+            patch = patch.display(),
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() {
+    let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
+        return;
+    };
+    if pgsurge_testkit::command_path("perf").is_none() {
+        return;
+    }
+    let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
+    let cache = pgsurge_testkit::build_cache_dir();
+    std::fs::create_dir_all(&cache).unwrap();
+    let dir = pgsurge_testkit::scratch_dir("profiling-build");
+    let patch =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/burn-cpu-simple-query.patch");
+
+    // The campaign builds the patched target for profiling (or finds it cached); the
+    // same target without `profiling` is another build, which it would have to make.
+    let profiled = campaign_file(dir.path(), &tarball, &patch, true);
+    let store = dir.path().join("r.db");
+    let out = pgsurge(&cache)
+        .args(["campaign", "run", "--quiet", "--store"])
+        .arg(&store)
+        .arg(&profiled)
+        .output()
+        .unwrap();
+    ok(&out, "campaign run");
+    let plan = |file: &Path| {
+        ok(
+            &pgsurge(&cache)
+                .args(["campaign", "plan"])
+                .arg(file)
+                .output()
+                .unwrap(),
+            "campaign plan",
+        )
+    };
+    let with = plan(&profiled);
+    assert!(with.contains("target \"patched\": cached build"), "{with}");
+    let without = plan(&campaign_file(dir.path(), &tarball, &patch, false));
+    assert!(
+        without.contains("target \"patched\": will be built"),
+        "{without}"
+    );
+
+    // `server build --profiling` with the same inputs is that build, from the cache.
+    let out = pgsurge(&cache)
+        .args(["server", "build", "--profiling", "--source"])
+        .arg(&tarball)
+        .arg("--patch")
+        .arg(&patch)
+        .args([
+            "--configure=--without-icu",
+            "--configure=--without-readline",
+            "--configure=--without-zlib",
+        ])
+        .output()
+        .unwrap();
+    let bin = PathBuf::from(ok(&out, "server build --profiling").lines().last().unwrap());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cached build") && !err.contains("compiling"),
+        "{err}"
+    );
+    let info: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(bin.parent().unwrap().parent().unwrap().join("build.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(info["profiling"], true, "{info:#}");
+
+    // The build records that it is for profiling; `server builds` says so.
+    let builds = ok(
+        &pgsurge(&cache).args(["server", "builds"]).output().unwrap(),
+        "server builds",
+    );
+    assert!(
+        builds.contains("(for profiling: -fno-omit-frame-pointer -g)"),
+        "{builds}"
+    );
+
+    // compare --explain: the patch's function first, its self time grown.
+    let out = pgsurge(&cache)
+        .args([
+            "compare",
+            "target:base",
+            "target:patched",
+            "--explain",
+            "--format",
+            "json",
+            "--store",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&ok(&out, "compare --explain")).unwrap();
+    let cell = &doc["cells"][0];
+    let server = cell["explanations"]
+        .as_array()
+        .and_then(|e| e.iter().find(|x| x["kind"] == "server-cpu"))
+        .unwrap_or_else(|| panic!("no server-cpu explanation: {cell:#}"));
+    let first = &server["functions"][0];
+    assert_eq!(first["function"], BURNER, "{server:#}");
+    assert!(
+        first["self_us"]["change"].as_f64().unwrap() > 0.0,
+        "{first:#}"
+    );
+
+    // The patched build's stacks are whole: the function under its callers, down to
+    // main, and no note that they are cut short.
+    let mut s = pgsurge_store::Store::open(store.to_str().unwrap()).unwrap();
+    let runs = s.list_runs(&Default::default()).unwrap();
+    let targets = s.targets(runs[0].record.set_id).unwrap();
+    let patched = targets
+        .iter()
+        .find(|t| t.record.name == "patched")
+        .unwrap()
+        .id;
+    let patched: Vec<i64> = runs
+        .iter()
+        .filter(|r| r.record.target_id == Some(patched))
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(patched.len(), 3);
+    for id in patched {
+        let profiles: Vec<_> = s
+            .profiles(id)
+            .unwrap()
+            .iter()
+            .map(|r| pgsurge_store::profile::decode(r).unwrap())
+            .collect();
+        let p = &profiles[0];
+        assert!(
+            !p.notes.iter().any(|n| n.contains("cut short")),
+            "{:?}",
+            p.notes
+        );
+        let through = format!("PostgresMain;exec_simple_query;{BURNER}");
+        assert!(
+            p.stacks
+                .keys()
+                .any(|k| k.contains(&through) && k.split(';').any(|f| f == "main")),
+            "no stack through {through} from main: {:?}",
+            p.stacks.keys().take(10).collect::<Vec<_>>()
+        );
+    }
+    drop(s);
+
+    // The differential flame graph: the function's frame grew.
+    let diffs = dir.path().join("diffs");
+    let out = pgsurge(&cache)
+        .args(["compare", "target:base", "target:patched", "--store"])
+        .arg(&store)
+        .arg(format!("--profile-diff={}", diffs.display()))
+        .output()
+        .unwrap();
+    ok(&out, "compare --profile-diff");
+    let svg = std::fs::read_dir(&diffs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-server-cpu.svg"))
+        .expect("a differential graph of the server's profiles");
+    let dom = chromium_dom(&svg);
+    let grown = regex::Regex::new(&format!(
+        r"<title>{BURNER} \([\d,]+ samples, [\d.]+%; \+([\d.]+)%\)</title>"
+    ))
+    .unwrap();
+    let change: f64 = grown
+        .captures(&dom)
+        .unwrap_or_else(|| panic!("no grown {BURNER} frame in {}", svg.display()))[1]
+        .parse()
+        .unwrap();
+    assert!(change > 0.0, "{change}");
+}
