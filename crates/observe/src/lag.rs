@@ -41,11 +41,10 @@ impl LagSampler {
                 if rx.recv_timeout(wait) != Err(RecvTimeoutError::Timeout) {
                     return out;
                 }
-                let t_s = start.elapsed().as_secs_f64();
-                let Ok(rows) = pg.rows(LAG_SQL) else {
+                let Ok(samples) = read(&mut pg, start.elapsed().as_secs_f64()) else {
                     return out;
                 };
-                out.extend(rows.iter().map(|row| sample(t_s, row)));
+                out.extend(samples);
                 next += Duration::from_secs(1);
             }
         });
@@ -57,6 +56,15 @@ impl LagSampler {
         let _ = self.done.send(());
         self.thread.join().unwrap_or_default()
     }
+}
+
+/// One reading of every standby's lag on the primary `pg`, stamped `t_s`.
+pub fn read(pg: &mut Pg, t_s: f64) -> crate::Result<Vec<LagSample>> {
+    Ok(pg
+        .rows(LAG_SQL)?
+        .iter()
+        .map(|row| sample(t_s, row))
+        .collect())
 }
 
 fn sample(t_s: f64, row: &[Option<String>]) -> LagSample {

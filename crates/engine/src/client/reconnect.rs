@@ -10,16 +10,18 @@ use super::{Client, ClientState, ErrorStatus, ScriptHost, ThreadCtx, TxnStatus};
 pub const RECONNECT_PAUSE_US: i64 = 50_000;
 
 /// The failure class of an error a client survives with `--reconnect`, by SQLSTATE:
-/// read-only (25006), cancelled (57014), connection lost (class 08, and 57P01–57P03: a
-/// server shutting down or starting up). Other errors abort the client as they do
-/// without it.
+/// read-only (25006), cancelled (57014), connection lost (what
+/// [`pgsurge_wire::ErrorClass::of_sqlstate`] calls a connection error). Other errors
+/// abort the client as they do without it.
 pub(crate) fn failure_class(code: &[u8; 5]) -> Option<TxnStatus> {
     match code {
         b"25006" => Some(TxnStatus::ReadOnly),
         b"57014" => Some(TxnStatus::Cancelled),
-        b"57P01" | b"57P02" | b"57P03" => Some(TxnStatus::ConnectionLost),
-        [b'0', b'8', ..] => Some(TxnStatus::ConnectionLost),
-        _ => None,
+        _ => {
+            let code = std::str::from_utf8(code).ok()?;
+            (pgsurge_wire::ErrorClass::of_sqlstate(code) == pgsurge_wire::ErrorClass::Connection)
+                .then_some(TxnStatus::ConnectionLost)
+        }
     }
 }
 
@@ -88,6 +90,34 @@ impl<H: ScriptHost> Client<H> {
         self.sleep_until = now + RECONNECT_PAUSE_US;
         if self.state != ClientState::StartTx {
             self.state = ClientState::Reconnect;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_a_client_survives_are_classed_as_the_wire_classes_them() {
+        for (code, class) in [
+            (b"25006", Some(TxnStatus::ReadOnly)),
+            (b"57014", Some(TxnStatus::Cancelled)),
+            (b"57P01", Some(TxnStatus::ConnectionLost)),
+            (b"57P02", Some(TxnStatus::ConnectionLost)),
+            (b"57P03", Some(TxnStatus::ConnectionLost)),
+            (b"08006", Some(TxnStatus::ConnectionLost)),
+            (b"08P01", Some(TxnStatus::ConnectionLost)),
+            (b"40001", None),
+            (b"23505", None),
+            (b"57P04", None),
+        ] {
+            assert_eq!(
+                failure_class(code),
+                class,
+                "{}",
+                String::from_utf8_lossy(code)
+            );
         }
     }
 }

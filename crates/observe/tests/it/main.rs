@@ -2,3 +2,4 @@
 //! build and link for all of them, and one shared test server per run.
 
 mod host_through_server;
+mod lag;
