@@ -162,7 +162,7 @@ impl OutageWindow {
 pub struct FaultApplied {
     /// Its planned time, seconds after the run's start.
     pub at_s: f64,
-    /// What it did (`promote`, `stop`, `kill`, `restart`, `pause-replay`, `resume-replay`,
+    /// What it did (`promote`, `stop`, `kill`, `pause-replay`, `resume-replay`,
     /// `command`).
     pub action: String,
     /// When it was done, Unix epoch µs.
