@@ -169,7 +169,7 @@ pub(crate) struct Estimate {
 impl Estimate {
     pub(crate) fn of(campaign: &Campaign, m: &crate::matrix::Matrix) -> Estimate {
         let per_test = match campaign.limit() {
-            crate::spec::Limit::Duration(d) => Some(f64::from(d) + campaign.warmup_s()),
+            crate::spec::Limit::Duration(d) => Some(f64::from(d) + campaign.warmup_worst_s()),
             _ => None,
         };
         let (inits, init_s, init_rule) = initializations(campaign, m);

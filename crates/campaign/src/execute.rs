@@ -602,7 +602,14 @@ fn run_test_inner(
     let before = snapshot(&mut monitor, target)?;
     let pack_before = pack_snapshot(s.workload, target)?;
     let sampler = Sampler::start(target.sampler_config(sampling));
-    let spec = run_spec(s, target, campaign.limit(), database)?;
+    // An automatic warm-up is part of the measured run: it may last `warmup_max` more.
+    let limit = match campaign.limit() {
+        Limit::Duration(d) if campaign.warmup_auto() => {
+            Limit::Duration(d.saturating_add(campaign.warmup_max_s().round() as u32))
+        }
+        other => other,
+    };
+    let spec = run_spec(s, target, limit, database)?;
     w.run.command_line = Some(match &s.workload.pack {
         None => spec.pgbench_command_line(&target.dbname),
         Some(p) => pgsurge_workload::run::command_line(&p.pack, &p.arg, &spec, &target.dbname),
@@ -612,16 +619,7 @@ fn run_test_inner(
     let profiler = crate::profiling::start(campaign, &target.monitor, w);
     let shared: &LiveTarget = target;
     let run = || match &campaign.spec.distributed {
-        None => {
-            let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
-                let interval = convert::interval(iv, false, 0.0);
-                w.interval_histograms
-                    .extend(convert::interval_histogram(&interval, histogram));
-                w.intervals.push(interval);
-                on_interval(iv);
-            };
-            engine_run(&spec, stop, &mut cb)
-        }
+        None => measured_run(s, &spec, stop, on_interval, w),
         Some(d) => run_distributed(s, shared, &spec, d, stop, on_interval, w),
     };
     let servers = pgsurge_faults::Servers {
@@ -659,8 +657,12 @@ fn run_test_inner(
     }
     record_outcome(s, target, &result, &messages, statements, sampled, w);
     record_counters(s, &before, &after, &result, w);
+    if campaign.warmup_auto() {
+        crate::warmup::keep_steady_window(&result, w, &s.plan.key);
+    }
     let mut pg = Pg::connect(&target.conn)?;
     record_settings(&mut pg, w)?;
+    checkpoint_in_short_window(&s.plan.key, &before, &after, w);
     // Cleanup (timed): leave the history table empty for the next test.
     let t0 = Instant::now();
     if campaign.spec.hygiene.truncate_history && s.workload.pack.is_none() {
@@ -668,6 +670,54 @@ fn run_test_inner(
     }
     w.run.cleanup_s = Some(t0.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The measured run in-process, its intervals and their histograms kept for the store.
+/// With `warmup = "auto"` it is watched: stopped once its steady window has lasted the
+/// duration (a stop of its own, so the campaign's is not raised; the campaign's stop
+/// still ends it, at the next interval).
+fn measured_run(
+    s: &TestSetup<'_>,
+    spec: &RunSpec,
+    stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    w: &mut RunWrite,
+) -> Result<(RunResult, ClientMessages)> {
+    let campaign = s.campaign;
+    let mut watch = match campaign.limit() {
+        Limit::Duration(d) if campaign.warmup_auto() => {
+            Some(crate::warmup::Watch::new(f64::from(d)))
+        }
+        _ => None,
+    };
+    let run_stop = if watch.is_some() {
+        StopFlag::new()
+    } else {
+        stop.clone()
+    };
+    let mut reached = false;
+    let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
+        let interval = convert::interval(iv, false, 0.0);
+        w.interval_histograms
+            .extend(convert::interval_histogram(&interval, histogram));
+        w.intervals.push(interval);
+        on_interval(iv);
+        if let Some(watch) = watch.as_mut() {
+            if watch.push(iv) && !reached {
+                reached = true;
+                run_stop.raise();
+            }
+            if stop.is_raised() {
+                run_stop.raise();
+            }
+        }
+    };
+    let mut out = engine_run(spec, &run_stop, &mut cb)?;
+    if reached && !stop.is_raised() {
+        // Stopped by its own watch: the run is complete, not interrupted.
+        out.0.interrupted = false;
+    }
+    Ok(out)
 }
 
 /// `run.warmup`: a separate run before the measured one, discarded but for its
@@ -735,7 +785,9 @@ fn run_distributed(
         stop,
     };
     crate::distributed::run(spec, d, &target.conninfo, exe, &test).map(|outcome| {
-        let result = outcome.result;
+        let mut result = outcome.result;
+        // The merged series judged as one run's.
+        result.steady_state = pgsurge_engine::steady::judge(&result);
         for m in outcome.warnings {
             w.warnings.push(warning("distributed", m));
         }
@@ -882,6 +934,70 @@ fn record_counters(
             ));
         }
     }
+}
+
+/// The length of one checkpoint cycle in seconds: `checkpoint_timeout`, or less when
+/// the test's WAL rate fills `max_wal_size` sooner.
+fn checkpoint_cycle_s(w: &RunWrite) -> Option<f64> {
+    let setting = |name: &str| {
+        w.settings
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| Some((s.setting.as_deref()?.parse::<f64>().ok()?, s.unit.clone())))
+    };
+    let (timeout, unit) = setting("checkpoint_timeout")?;
+    let timeout_s = match unit.as_deref() {
+        Some("min") => timeout * 60.0,
+        Some("ms") => timeout / 1000.0,
+        _ => timeout,
+    };
+    let by_wal = setting("max_wal_size").and_then(|(size, unit)| {
+        let bytes = size
+            * match unit.as_deref() {
+                Some("MB") => 1024.0 * 1024.0,
+                Some("kB") => 1024.0,
+                Some("GB") => 1024.0 * 1024.0 * 1024.0,
+                _ => return None,
+            };
+        let rate = w.run.wal_bytes? as f64 / w.run.measured_s.filter(|m| *m > 0.0)?;
+        (rate > 0.0).then(|| bytes / rate)
+    });
+    Some(by_wal.map_or(timeout_s, |b| b.min(timeout_s)))
+}
+
+/// A checkpoint that ran inside a measured window shorter than one checkpoint cycle:
+/// the test saw part of the cycle (the expensive part), not its average, as pgbench's
+/// documentation warns. Named by a warning and the fact the verdicts' validity reads.
+fn checkpoint_in_short_window(
+    key: &str,
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+    w: &mut RunWrite,
+) {
+    let moved = |k: &str| Some(after.get(k)? - before.get(k)?);
+    // PostgreSQL 18 counts skipped checkpoints in timed/requested; `done` are those run.
+    let checkpoints = moved("pg.checkpointer.done").unwrap_or_else(|| {
+        moved("pg.checkpointer.timed").unwrap_or(0.0)
+            + moved("pg.checkpointer.requested").unwrap_or(0.0)
+    });
+    let (Some(cycle), Some(window)) = (checkpoint_cycle_s(w), w.run.measured_s) else {
+        return;
+    };
+    if checkpoints < 1.0 || window >= cycle {
+        return;
+    }
+    w.facts.push(pgsurge_store::FactRecord::new(
+        facts::CHECKPOINT_IN_SHORT_WINDOW,
+        "true",
+    ));
+    w.warnings.push(warning(
+        "checkpoint_in_window",
+        format!(
+            "test {key}: {checkpoints:.0} checkpoint(s) ran inside its {window:.0} s window, \
+             shorter than one checkpoint cycle ({cycle:.0} s): the test saw part of the cycle, \
+             not its average; run at least one cycle (pgbench's documentation advises it)"
+        ),
+    ));
 }
 
 /// The server's settings in force during the test.

@@ -5,7 +5,8 @@
 //!
 //! It does not parse the command line (`pgsurge-args` does, and depends on this crate,
 //! never the reverse), interpret scripts (`pgsurge-script`), hold statistics or render
-//! reports (`pgsurge-results`), nor establish connections or encode and decode protocol
+//! reports (`pgsurge-results`), judge them (`pgsurge-analysis`), nor establish
+//! connections or encode and decode protocol
 //! messages (`pgsurge-wire`). It never ends the process: outcomes such as
 //! `--exit-on-abort` are errors the binary maps to exit codes.
 //!
@@ -26,6 +27,7 @@
 //! | [`recorder`] | a thread's statistics and `-l` log, fed by its clients |
 //! | [`script_host`] | a client's variables, meta commands and `\shell` processes |
 //! | [`sqltext`] | `:name` references in SQL, scanned once for the hot path |
+//! | [`steady`] | the run's steady state put into its result: the series judged by `pgsurge-analysis`, the steady window's figures |
 //! | [`start_at`] | `--start-at`: the common start of a distributed run's generators |
 //! | [`stderr`] | pgbench's diagnostics on stderr, or to an in-process caller |
 //! | [`replay`] | replaying PostgreSQL logs: the reader and driver threads of a replay |
@@ -47,6 +49,7 @@ pub mod spec;
 pub mod sqltext;
 pub mod start_at;
 pub mod stderr;
+pub mod steady;
 pub mod stop;
 pub mod throttle;
 pub mod timer;

@@ -592,6 +592,13 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     drop(sampler);
     let mut result = merge(spec, &prepared, &shared, joined, intervals)?;
     result.output_errors.extend(output_errors);
+    result.steady_state = crate::steady::judge(&result);
+    if spec.output.json.is_none() {
+        // Kept for the steady window only: the document that carries them was not asked.
+        for i in &mut result.intervals {
+            i.histogram = None;
+        }
+    }
     Ok(result)
 }
 
@@ -632,7 +639,9 @@ impl<'h> IntervalSampler<'h> {
         let progress = spec.output.progress;
         Ok(IntervalSampler {
             period_us: i64::from(progress.map_or(1, |p| p.interval_s)) * 1_000_000,
-            histograms_in_samples: spec.output.json.is_some(),
+            // The JSON document carries them; a library caller's run (a campaign's) has
+            // its steady window's percentiles read from them, and they are dropped after.
+            histograms_in_samples: spec.output.json.is_some() || on_interval.is_some(),
             progress: progress.map(|_| ProgressOptions::for_run(&prepared.options)),
             percentiles: spec.output.percentiles.clone().unwrap_or_default(),
             hdr_log,

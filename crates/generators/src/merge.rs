@@ -555,7 +555,8 @@ pub fn merge(results: &[RunResult], labels: &[String]) -> Result<MergedRun, Merg
         generators: generators.iter().map(GeneratorLine::to_document).collect(),
         // Each generator read the server's metrics over its own run: not additive.
         workload_metrics: Vec::new(),
-        // Costs, failure costs and output errors are each process's own.
+        // Costs, failure costs, output errors and the steady state (judged by the
+        // caller from the merged series) are each process's own.
         ..Default::default()
     };
     Ok(MergedRun {

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::spec::{
-    limits, Campaign, CampaignSpec, DistributedSection, InitMode, ScriptPart, ScriptSpec,
-    SpecError, ThreadsValue,
+    limits, Campaign, CampaignSpec, DistributedSection, DurationValue, InitMode, ScriptPart,
+    ScriptSpec, SpecError, ThreadsValue, AUTO_WARMUP,
 };
 
 /// The keys whose string values take `${VAR}` references: where a server, a host or a
@@ -995,9 +995,32 @@ impl Campaign {
         if let Some(ThreadsValue::Count(j)) = &r.threads {
             range("run.threads", in_range(*j, limits::THREADS, " threads"))?;
         }
+        let auto = matches!(&r.warmup, Some(DurationValue::Text(t)) if t.trim() == AUTO_WARMUP);
+        if auto && r.transactions.is_some() {
+            return Err(self.invalid(
+                "run.warmup",
+                "\"auto\" needs a duration (it runs until the steady window has lasted it), not transactions",
+            ));
+        }
+        if auto && self.spec.distributed.is_some() {
+            return Err(self.invalid(
+                "run.warmup",
+                "\"auto\" is not available with [distributed]: the generators' runs are not watched",
+            ));
+        }
+        if r.warmup_max.is_some() && !auto {
+            return Err(self.invalid("run.warmup_max", "applies only with warmup = \"auto\""));
+        }
+        if let Some(m) = &r.warmup_max {
+            let secs = m.seconds().map_err(|e| self.invalid("run.warmup_max", e))?;
+            if secs <= 0.0 {
+                return Err(self.invalid("run.warmup_max", "must be more than 0"));
+            }
+            range("run.warmup_max", in_range(secs, limits::WAIT_S, " seconds"))?;
+        }
         for (key, v) in [
             ("run.latency_limit", &r.latency_limit),
-            ("run.warmup", &r.warmup),
+            ("run.warmup", if auto { &None } else { &r.warmup }),
             ("run.outage_wait", &r.outage_wait),
         ] {
             if let Some(v) = v {

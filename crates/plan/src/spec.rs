@@ -821,9 +821,15 @@ pub struct RunSection {
     /// `-L`: transactions slower than this count as late (skipped under a rate).
     #[serde(default)]
     pub latency_limit: Option<DurationValue>,
-    /// Time run before each test and discarded (a separate, unrecorded run).
+    /// Time run before each test and discarded (a separate, unrecorded run), or
+    /// `"auto"`: the test runs until its detected steady window has lasted `duration`
+    /// (at most `warmup_max` longer).
     #[serde(default)]
     pub warmup: Option<DurationValue>,
+    /// With `warmup = "auto"`: the most a test may run beyond `duration` while its
+    /// warm-up lasts (default 10 minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_max: Option<DurationValue>,
     /// `--max-tries`.
     #[serde(default)]
     pub max_tries: Option<u32>,
@@ -860,6 +866,7 @@ impl Default for RunSection {
             query_mode: default_mode(),
             latency_limit: None,
             warmup: None,
+            warmup_max: None,
             max_tries: None,
             defines: BTreeMap::new(),
             database: default_db(),
@@ -1170,6 +1177,11 @@ pub mod limits {
     pub const WAIT_TIMEOUT_S: (u32, u32) = (1, 86_400);
 }
 
+/// `run.warmup`'s value for a warm-up detected in the test's own run.
+pub const AUTO_WARMUP: &str = "auto";
+/// Default `run.warmup_max`, seconds.
+pub const DEFAULT_WARMUP_MAX_S: f64 = 600.0;
+
 /// A parsed and validated campaign with where it came from. Made by [`crate::load`]
 /// ([`Campaign::load`], [`Campaign::parse`], [`Campaign::from_spec`]).
 #[derive(Debug, Clone)]
@@ -1211,7 +1223,32 @@ impl Campaign {
         std::time::Duration::from_secs_f64(secs)
     }
 
-    /// Warm-up seconds (0 when none).
+    /// True for `warmup = "auto"`: the warm-up is detected in the test's own run.
+    pub fn warmup_auto(&self) -> bool {
+        matches!(&self.spec.run.warmup, Some(DurationValue::Text(t)) if t.trim() == AUTO_WARMUP)
+    }
+
+    /// With `warmup = "auto"`: the most seconds a test runs beyond its duration
+    /// (`warmup_max`, default [`DEFAULT_WARMUP_MAX_S`]); 0 otherwise.
+    pub fn warmup_max_s(&self) -> f64 {
+        if !self.warmup_auto() {
+            return 0.0;
+        }
+        self.spec
+            .run
+            .warmup_max
+            .as_ref()
+            .and_then(|w| w.seconds().ok())
+            .unwrap_or(DEFAULT_WARMUP_MAX_S)
+    }
+
+    /// The longest warm-up a test can have: the fixed one, or the cap of an automatic
+    /// one (what plans and estimates count).
+    pub fn warmup_worst_s(&self) -> f64 {
+        self.warmup_s() + self.warmup_max_s()
+    }
+
+    /// Warm-up seconds of a fixed warm-up (0 when none, or automatic).
     pub fn warmup_s(&self) -> f64 {
         self.spec
             .run
@@ -1453,6 +1490,71 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         let e = kube_campaign(|t| t.replace("image = \"registry.example/pgsurge:0.1.0\"\n", ""))
             .unwrap_err();
         assert!(e.to_string().contains("missing field `image`"), "{e}");
+    }
+
+    #[test]
+    fn an_automatic_warm_up_is_capped_and_needs_a_duration() {
+        let auto = |extra: &str| {
+            parse(&GOOD.replace(
+                "threads = \"auto\"",
+                &format!("threads = \"auto\"\nwarmup = \"auto\"\n{extra}"),
+            ))
+        };
+        let c = auto("").unwrap();
+        assert!(c.warmup_auto());
+        assert_eq!(
+            (c.warmup_s(), c.warmup_max_s()),
+            (0.0, DEFAULT_WARMUP_MAX_S)
+        );
+        assert_eq!(c.warmup_worst_s(), DEFAULT_WARMUP_MAX_S);
+        let c = auto("warmup_max = \"90s\"").unwrap();
+        assert_eq!(c.warmup_worst_s(), 90.0);
+        // A fixed warm-up is what it says; its identity is unchanged by the new key.
+        let fixed = parse(&GOOD.replace("threads = \"auto\"", "warmup = \"10s\"")).unwrap();
+        assert!(!fixed.warmup_auto());
+        assert_eq!((fixed.warmup_s(), fixed.warmup_worst_s()), (10.0, 10.0));
+        assert!(!serde_json::to_string(&fixed.spec)
+            .unwrap()
+            .contains("warmup_max"));
+        let cases = [
+            (
+                auto("warmup_max = 0").unwrap_err(),
+                "run.warmup_max",
+                "must be more than 0",
+            ),
+            (
+                auto("warmup_max = \"2days\"").unwrap_err(),
+                "run.warmup_max",
+                "give 0 to 86400 seconds",
+            ),
+            (
+                parse(&GOOD.replace("threads = \"auto\"", "warmup_max = \"1m\"")).unwrap_err(),
+                "run.warmup_max",
+                "applies only with warmup = \"auto\"",
+            ),
+            (
+                parse(&GOOD.replace("duration = \"2s\"", "transactions = 100\nwarmup = \"auto\""))
+                    .unwrap_err(),
+                "run.warmup",
+                "needs a duration",
+            ),
+            (
+                parse(&GOOD.replace("threads = \"auto\"", "warmup = \"often\"")).unwrap_err(),
+                "run.warmup",
+                "often",
+            ),
+        ];
+        for (e, key, message) in cases {
+            match e {
+                SpecError::Invalid {
+                    key: k, message: m, ..
+                } => {
+                    assert_eq!(k, key, "{m}");
+                    assert!(m.contains(message), "{m}");
+                }
+                other => panic!("expected {key}: {message}, got {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -160,6 +160,8 @@ pub struct LineChart {
     pub note: String,
     /// X range to show whatever the data (e.g. the whole test on a time axis).
     pub x_bounds: Option<(f64, f64)>,
+    /// An x range shaded behind the data (e.g. a run's warm-up), with its legend label.
+    pub shade: Option<(f64, f64, String)>,
 }
 
 const WIDTH: u32 = 720;
@@ -176,6 +178,9 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
     RGBColor(23, 190, 207),
 ];
+
+/// The fill of a shaded x range (a warm-up): light, under the grid's grey.
+const SHADE: RGBColor = RGBColor(236, 236, 236);
 
 /// The colour of the grid lines (and its hex spelling in plotters' SVG).
 const GRID: RGBColor = RGBColor(228, 228, 228);
@@ -363,6 +368,13 @@ impl LineChart {
                 crate::html::escape(&self.marker_label)
             ));
         }
+        if let Some((_, _, label)) = &self.shade {
+            let RGBColor(r, g, b) = SHADE;
+            out.push_str(&format!(
+                "<li><svg class=\"swatch\" width=\"28\" height=\"12\"><rect width=\"28\" height=\"12\" fill=\"rgb({r},{g},{b})\"/></svg>{}</li>",
+                crate::html::escape(label)
+            ));
+        }
         out.push_str("</ul>");
         if !self.note.is_empty() {
             out.push_str(&format!(
@@ -395,6 +407,17 @@ impl LineChart {
         let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = self.axes(&root, &drawn, x_range, y_range, empty)?;
+        if let Some((from, to, _)) = &self.shade {
+            let (x0, x1) = (self.tx(*from).max(x_range.0), self.tx(*to).min(x_range.1));
+            if x0.is_finite() && x1.is_finite() && x1 > x0 {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x0, y_range.0), (x1, y_range.1)],
+                        SHADE.filled(),
+                    )))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
         for (ci, s) in &drawn {
             let c = color(*ci);
             self.draw_band(&mut chart, s, c)?;
@@ -430,6 +453,9 @@ impl LineChart {
         }
         let empty_data = xs.is_empty();
         xs.extend(self.markers.iter().map(|m| self.tx(*m)));
+        if let Some((from, to, _)) = &self.shade {
+            xs.extend([self.tx(*from), self.tx(*to)]);
+        }
         if let Some((lo, hi)) = self.x_bounds {
             xs.extend([self.tx(lo), self.tx(hi)]);
         }
@@ -659,6 +685,27 @@ pub(crate) mod tests {
                 p[start..end].split_whitespace().count()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_shaded_range_is_drawn_behind_the_data_and_named_in_the_legend() {
+        let series = vec![Series::line(
+            "tps",
+            (0..30).map(|i| (f64::from(i), 100.0)).collect(),
+        )];
+        let plain = chart(series.clone()).to_svg();
+        assert!(!plain.contains("#ECECEC"), "{plain}");
+        let mut c = chart(series);
+        c.shade = Some((0.0, 8.0, "warm-up".into()));
+        let svg = c.to_svg();
+        let rect = svg.find("#ECECEC").expect("the shade");
+        let line = svg.find("<polyline").expect("the data");
+        assert!(rect < line, "the shade is drawn first: {svg}");
+        let html = c.to_html();
+        assert!(
+            html.contains("fill=\"rgb(236,236,236)\"/></svg>warm-up</li>"),
+            "{html}"
+        );
     }
 
     #[test]

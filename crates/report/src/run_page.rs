@@ -6,7 +6,9 @@
 //! the environment manifest.
 //!
 //! Every chart of the page shares one time base: seconds since the test's measured
-//! start (the warm-up is not drawn), with checkpoint moments marked. Per-interval
+//! start (a warm-up left out of the measured run is not drawn; one detected inside it
+//! is shaded, and the summary states the steady window's figures), with checkpoint
+//! moments marked. Per-interval
 //! values are rates over the interval's own length (a partial last or first interval
 //! is scaled to its length; one shorter than half the nominal interval is left out
 //! and the chart says so); a missing interval or sample breaks the line.
@@ -560,8 +562,10 @@ pub(crate) fn run_page(
     let points = metric_points(&run.metrics, t0);
     let names: BTreeSet<&str> = points.keys().copied().collect();
     let end = time_axis_end(run, &points);
+    let shade = detected_warmup(run, &view);
     let mk = |title: &str, y: &str, series: Vec<Series>, note: String| LineChart {
         x_bounds: Some((0.0, end)),
+        shade: shade.clone(),
         title: title.into(),
         x_label: "seconds since the measured start".into(),
         y_label: y.into(),
@@ -618,6 +622,51 @@ pub(crate) fn run_page(
     )
 }
 
+/// The run's steady state as stored in its result document, if judged.
+fn steady_state(run: &LoadedRun) -> Option<pgsurge_results::result::SteadyState> {
+    let doc = run.run.record.result_json.as_ref()?.get("steady_state")?;
+    serde_json::from_value(doc.clone()).ok()
+}
+
+/// The warm-up detected inside the drawn window, shaded on every time chart: from the
+/// start to where the steady window begins. A warm-up already left out of the
+/// measured run (a fixed one, or `warmup = "auto"`) is not drawn, so not shaded.
+fn detected_warmup(run: &LoadedRun, view: &IntervalView<'_>) -> Option<(f64, f64, String)> {
+    let st = steady_state(run)?;
+    (view.warmup == 0 && st.warmup_s > 0.0).then(|| {
+        (
+            0.0,
+            st.warmup_s,
+            format!(
+                "detected warm-up ({:.0} s, MSER-5): in the raw figures, not in the steady window's",
+                st.warmup_s
+            ),
+        )
+    })
+}
+
+/// The summary's line on the steady state: the warm-up, the window's figures, or why
+/// the run is not steady.
+fn steady_line(run: &LoadedRun) -> Option<String> {
+    let st = steady_state(run)?;
+    let p99 = st
+        .percentiles
+        .iter()
+        .find(|p| p.percentile == 99.0)
+        .map(|p| format!(", p99 {} ms", num(p.latency_ms, 3)))
+        .unwrap_or_default();
+    let mut line = format!(
+        "warm-up {:.0} s (MSER-5); steady window {:.0} s: {} tps{p99}",
+        st.warmup_s,
+        st.window_s,
+        num(st.tps, 3)
+    );
+    if !st.steady {
+        line.push_str(&format!("; not steady: {}", st.reasons.join("; ")));
+    }
+    Some(line)
+}
+
 /// The end of every time axis: the whole measured test, whatever a chart's samples
 /// cover.
 fn time_axis_end(run: &LoadedRun, points: &BTreeMap<&str, Vec<(f64, f64)>>) -> f64 {
@@ -669,6 +718,7 @@ fn summary_section(run: &LoadedRun, set_name: &str) -> String {
         ),
         ("tps".into(), num(rec.tps.unwrap_or(f64::NAN), 3)),
     ];
+    summary.extend(steady_line(run).map(|l| ("steady state".to_string(), l)));
     // A workload pack's metrics (NOPM…) right under the tps.
     for m in run.run.workload_metrics() {
         let note = if m.description.is_empty() {

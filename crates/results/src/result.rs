@@ -122,6 +122,42 @@ pub fn encode_histogram(h: &LatencyHistogram) -> Option<String> {
     encode_hdr(&h.to_hdr())
 }
 
+/// The histogram of an encoded [`LatencySummary::histogram`] or interval histogram;
+/// None when it is not one.
+fn decode_histogram(encoded: &str) -> Option<hdrhistogram::Histogram<u64>> {
+    use hdrhistogram::serialization::Deserializer;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+}
+
+/// Latency percentiles at `ranks` of the encoded histograms merged (intervals of a
+/// window); empty when one is missing, cannot be decoded, or all are empty.
+pub fn percentiles_of_encoded<'a>(
+    encoded: impl IntoIterator<Item = Option<&'a str>>,
+    ranks: &[f64],
+) -> Vec<Percentile> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for e in encoded {
+        let Some(h) = e.and_then(decode_histogram) else {
+            return Vec::new();
+        };
+        match merged.as_mut() {
+            None => merged = Some(h),
+            Some(m) => {
+                if m.add(&h).is_err() {
+                    return Vec::new();
+                }
+            }
+        }
+    }
+    match merged {
+        Some(h) if !h.is_empty() => crate::percentile::latency_percentiles(&h, ranks),
+        _ => Vec::new(),
+    }
+}
+
 fn encode_hdr(h: &hdrhistogram::Histogram<u64>) -> Option<String> {
     let mut buf = Vec::new();
     V2DeflateSerializer::new().serialize(h, &mut buf).ok()?;
@@ -304,6 +340,10 @@ pub struct RunResult {
     /// Not part of the JSON document: the store keeps them.
     #[serde(skip)]
     pub profiles: Vec<crate::profile::Profile>,
+    /// Where the run's warm-up ended and its figures after it (judged from
+    /// `intervals`); absent when the run has too few intervals to judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
     /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),
     /// one message each: the caller reports them and exits non-zero. Not part of
     /// the JSON document.
@@ -394,10 +434,48 @@ impl RunResult {
             failure_cost: None,
             commit_timeline: None,
             profiles: Vec::new(),
+            steady_state: None,
             output_errors: Vec::new(),
             connection_lost: false,
         }
     }
+}
+
+/// A run's steady state: where its warm-up ended (detected from its per-interval
+/// throughput and latency), whether the rest is steady, and the run's figures over
+/// that steady window, beside the raw ones of the whole run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SteadyState {
+    /// How the warm-up end was found (`mser-5`).
+    pub method: String,
+    /// Length of the detected warm-up, seconds from the first interval's start.
+    pub warmup_s: f64,
+    /// Length of the steady window (the intervals after the warm-up), seconds.
+    pub window_s: f64,
+    /// Intervals judged.
+    pub intervals: usize,
+    /// Intervals of warm-up.
+    pub warmup_intervals: usize,
+    /// True when the run settled in its first half and its steady window does not
+    /// drift.
+    pub steady: bool,
+    /// Why it is not steady, in words (empty when it is).
+    pub reasons: Vec<String>,
+    /// Successful transactions per second over the steady window.
+    #[serde(deserialize_with = "nullable_f64")]
+    pub tps: f64,
+    /// Successful transactions in the steady window.
+    pub transactions: u64,
+    /// Mean latency (ms) over the steady window.
+    pub latency_mean_ms: Option<f64>,
+    /// Latency percentiles over the steady window, from the merged interval
+    /// histograms (empty when the intervals carry none).
+    pub percentiles: Vec<Percentile>,
+    /// Fitted change of the throughput from the window's start to its end, relative
+    /// to its mean (−0.1 = falling by 10 %).
+    pub throughput_drift: Option<f64>,
+    /// Two-sided p-value of that drift's slope.
+    pub throughput_drift_p: Option<f64>,
 }
 
 /// One metric of a workload pack's run (`NOPM`).

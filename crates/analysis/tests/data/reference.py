@@ -101,8 +101,48 @@ def power():
     n = next(n for n in range(2, 10000) if q(n - 1) * 0.02 / np.sqrt(n) <= target)
     print(f"repeats needed, paired, sd 0.02, 2 %: {n}")
 
+def noise(i, amp):
+    return amp * (np.sin(1.7 * i) * 0.6 + np.cos(0.37 * i + 1.0) * 0.4)
+
+def mser_stat(v):
+    """White's MSER statistic of each truncation d: sum((v[d:] - mean)^2) / (n - d)^2."""
+    n = len(v)
+    return np.array([np.sum((v[d:] - v[d:].mean()) ** 2) / (n - d) ** 2 for d in range(n)])
+
+def mser5(x, batch=5):
+    """MSER-5 over the first half (batches), refined by MSER on the raw values within
+    one batch either side."""
+    k = len(x) // batch
+    z = np.asarray(x[: k * batch]).reshape(k, batch).mean(axis=1)
+    limit = k // 2
+    stats = mser_stat(z)[: limit + 1]
+    d = int(np.argmin(stats))
+    raw_limit = len(x) // 2
+    lo, hi = min(max(d - 1, 0) * batch, raw_limit), min((d + 1) * batch, raw_limit)
+    raw = mser_stat(np.asarray(x))
+    at = lo + int(np.argmin(raw[lo : hi + 1]))
+    return at, stats[d], d == limit
+
+def steady():
+    section("steady")
+    i = np.arange(120)
+    warm = np.where(i < 20, 200.0 + 40.0 * i, 1000.0) + noise(i, 20.0)
+    at, stat, lim = mser5(warm)
+    print(f"mser-5 warm-up 20: at={at} statistic={stat:.10g} at_limit={lim}")
+    i = np.arange(100)
+    falling = 1000.0 - 2.0 * i + noise(i, 15.0)
+    z = falling.reshape(20, 5).mean(axis=1)
+    x = np.arange(20) * 5 + 2.0
+    r = st.linregress(x, z)
+    print(f"drift falling: slope={r.slope:.10g} p={r.pvalue:.6g} "
+          f"change={r.slope * (x[-1] - x[0]) / falling.mean():.10g}")
+    i = np.arange(80)
+    decay = 300.0 + 700.0 * np.exp(-i / 60.0) + noise(i, 2.0)
+    print(f"mser-5 decay: {mser5(decay)}")
+
 if __name__ == "__main__":
     intervals()
     rank()
     outliers()
     power()
+    steady()

@@ -15,7 +15,7 @@ pub(super) const OVERHEAD_S: u64 = 3;
 
 pub(super) fn planned_seconds(c: &Campaign) -> u64 {
     match c.limit() {
-        Limit::Duration(d) => u64::from(d) + c.warmup_s().round() as u64 + OVERHEAD_S,
+        Limit::Duration(d) => u64::from(d) + c.warmup_worst_s().round() as u64 + OVERHEAD_S,
         Limit::Transactions(_) => 10,
     }
 }

@@ -44,6 +44,7 @@ mod replay_roundtrip;
 mod report_look;
 mod script_bytes_diff;
 mod script_diff;
+mod steady_state;
 mod store_integrity;
 mod wait_events;
 mod workload_common;
