@@ -699,7 +699,7 @@ pub(crate) mod tests {
         c.shade = Some((0.0, 8.0, "warm-up".into()));
         let svg = c.to_svg();
         let rect = svg.find("#ECECEC").expect("the shade");
-        let line = svg.find("<polyline").expect("the data");
+        let line = svg.find("#1F77B4").expect("the data");
         assert!(rect < line, "the shade is drawn first: {svg}");
         let html = c.to_html();
         assert!(
