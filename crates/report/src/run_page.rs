@@ -623,7 +623,7 @@ pub(crate) fn run_page(
 }
 
 /// The run's steady state as stored in its result document, if judged.
-fn steady_state(run: &LoadedRun) -> Option<pgsurge_results::result::SteadyState> {
+fn stored_steady_state(run: &LoadedRun) -> Option<pgsurge_results::result::SteadyState> {
     let doc = run.run.record.result_json.as_ref()?.get("steady_state")?;
     serde_json::from_value(doc.clone()).ok()
 }
@@ -632,7 +632,7 @@ fn steady_state(run: &LoadedRun) -> Option<pgsurge_results::result::SteadyState>
 /// start to where the steady window begins. A warm-up already left out of the
 /// measured run (a fixed one, or `warmup = "auto"`) is not drawn, so not shaded.
 fn detected_warmup(run: &LoadedRun, view: &IntervalView<'_>) -> Option<(f64, f64, String)> {
-    let st = steady_state(run)?;
+    let st = stored_steady_state(run)?;
     (view.warmup == 0 && st.warmup_s > 0.0).then(|| {
         (
             0.0,
@@ -648,7 +648,7 @@ fn detected_warmup(run: &LoadedRun, view: &IntervalView<'_>) -> Option<(f64, f64
 /// The summary's line on the steady state: the warm-up, the window's figures, or why
 /// the run is not steady.
 fn steady_line(run: &LoadedRun) -> Option<String> {
-    let st = steady_state(run)?;
+    let st = stored_steady_state(run)?;
     let p99 = st
         .percentiles
         .iter()
