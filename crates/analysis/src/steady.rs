@@ -36,8 +36,9 @@ use serde::Serialize;
 
 /// Intervals per batch mean (MSER-5).
 pub const BATCH: usize = 5;
-/// Fewest complete batches a series needs to be judged (20 one-second intervals).
-pub const MIN_BATCHES: usize = 4;
+/// Fewest complete batches a series needs to be judged (50 one-second intervals): with
+/// fewer, a batch more or less moves the cut by five seconds at a time.
+pub const MIN_BATCHES: usize = 10;
 /// Significance level of the drift test.
 pub const DRIFT_ALPHA: f64 = 0.05;
 /// Smallest fitted change across the steady window, relative to its mean, that counts
@@ -380,8 +381,8 @@ mod tests {
 
     #[test]
     fn short_or_broken_series_are_not_judged() {
-        assert!(detect(&[1.0; 19], None).is_none());
-        assert!(detect(&[1.0; 20], None).is_some());
+        assert!(detect(&[1.0; 49], None).is_none());
+        assert!(detect(&[1.0; 50], None).is_some());
         let mut s = vec![1.0; 40];
         s[3] = f64::NAN;
         assert!(detect(&s, None).is_none());
@@ -391,9 +392,9 @@ mod tests {
     #[test]
     fn the_window_is_reached_only_after_the_warm_up_and_the_duration() {
         let s = warm_then_flat();
-        // 20 intervals of warm-up: a 30-interval window needs at least 50.
-        assert!(!window_reached(&s[..45], None, 30));
-        assert!(window_reached(&s[..60], None, 30));
+        // 20 intervals of warm-up: a 40-interval window needs at least 60.
+        assert!(!window_reached(&s[..55], None, 40));
+        assert!(window_reached(&s[..60], None, 40));
         assert!(!window_reached(&s[..60], None, 50));
     }
 }

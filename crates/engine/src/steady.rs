@@ -36,7 +36,7 @@ pub fn series(intervals: &[IntervalSample]) -> (Vec<f64>, Option<Vec<f64>>) {
 }
 
 /// The steady state of `result` from its intervals; None when they are too few to
-/// judge (fewer than 20).
+/// judge (fewer than 50).
 pub fn judge(result: &RunResult) -> Option<SteadyState> {
     let (tps, latency) = series(judged_intervals(&result.intervals));
     let steady = detect(&tps, latency.as_deref())?;
@@ -115,15 +115,15 @@ mod tests {
 
     #[test]
     fn the_window_is_summed_from_the_intervals_after_the_warm_up() {
-        // 10 s at 100 tps, 30 s at 500 (alternating 490/510), then a short 0.2 s.
-        let mut intervals: Vec<IntervalSample> = (0..40)
+        // 10 s at 100 tps, 60 s at 500 (alternating 490/510), then a short 0.2 s.
+        let mut intervals: Vec<IntervalSample> = (0..70)
             .map(|i| match i {
                 i if i < 10 => second(i, 100, 20.0),
                 _ if i % 2 == 0 => second(i, 490, 4.1),
                 _ => second(i, 510, 3.9),
             })
             .collect();
-        let mut last = second(40, 100, 4.0);
+        let mut last = second(70, 100, 4.0);
         last.duration_s = 0.2;
         intervals.push(last);
         let result = RunResult {
@@ -132,13 +132,13 @@ mod tests {
         };
         let st = judge(&result).unwrap();
         assert_eq!(st.method, "mser-5");
-        assert_eq!((st.intervals, st.warmup_intervals), (40, 10), "{st:?}");
+        assert_eq!((st.intervals, st.warmup_intervals), (70, 10), "{st:?}");
         assert!(st.steady, "{st:?}");
         assert_eq!(st.warmup_s, 10.0);
-        assert!((st.window_s - 30.2).abs() < 1e-9, "{st:?}");
-        assert_eq!(st.transactions, 15 * 490 + 15 * 510 + 100);
-        assert!((st.tps - 15_100.0 / 30.2).abs() < 1e-9, "{st:?}");
-        let mean = (15.0 * 490.0 * 4.1 + 15.0 * 510.0 * 3.9 + 400.0) / 15_100.0;
+        assert!((st.window_s - 60.2).abs() < 1e-9, "{st:?}");
+        assert_eq!(st.transactions, 30 * 490 + 30 * 510 + 100);
+        assert!((st.tps - 30_100.0 / 60.2).abs() < 1e-9, "{st:?}");
+        let mean = (30.0 * 490.0 * 4.1 + 30.0 * 510.0 * 3.9 + 400.0) / 30_100.0;
         assert!((st.latency_mean_ms.unwrap() - mean).abs() < 1e-9, "{st:?}");
         // No interval carries a histogram: no percentiles, rather than wrong ones.
         assert!(st.percentiles.is_empty());
@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn too_few_intervals_are_not_judged() {
         let result = RunResult {
-            intervals: (0..19).map(|i| second(i, 100, 1.0)).collect(),
+            intervals: (0..49).map(|i| second(i, 100, 1.0)).collect(),
             ..Default::default()
         };
         assert!(judge(&result).is_none());

@@ -341,7 +341,7 @@ pub struct RunResult {
     #[serde(skip)]
     pub profiles: Vec<crate::profile::Profile>,
     /// Where the run's warm-up ended and its figures after it (judged from
-    /// `intervals`); absent when the run has too few intervals to judge.
+    /// `intervals`); absent when the run has too few intervals to judge (fewer than 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyState>,
     /// Outputs written during the run that failed (e.g. `--hdr-log` on a full disk),

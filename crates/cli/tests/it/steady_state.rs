@@ -94,7 +94,7 @@ fn bench_json_finds_a_known_warm_up_and_states_the_window_beside_the_raw_figures
             "-j",
             "2",
             "-T",
-            "30",
+            "60",
             "-D",
             &format!("warm={WARM}"),
             "-f",
@@ -213,11 +213,11 @@ fn a_campaign_with_automatic_warm_up_runs_until_the_window_lasted_its_duration()
     );
     // Stopped by its watch, long before the cap: the window lasted the duration.
     let measured = r.measured_s.unwrap();
-    assert!((10.0..30.0).contains(&measured), "window {measured} s");
+    assert!((10.0..70.0).contains(&measured), "window {measured} s");
     let doc = r.result_json.as_ref().unwrap();
     assert_eq!(doc["interrupted"], false);
     let whole = doc["bench_duration_us"].as_f64().unwrap() / 1e6;
-    assert!(whole < 60.0, "ran {whole} s");
+    assert!(whole < 100.0, "ran {whole} s");
     // The stored figures are the window's; the raw ones stay in the document.
     assert_eq!(r.tps, doc["steady_state"]["tps"].as_f64());
     assert!(r.tps.unwrap() > doc["tps"].as_f64().unwrap());
