@@ -456,8 +456,8 @@ pub struct SteadyState {
     pub intervals: usize,
     /// Intervals of warm-up.
     pub warmup_intervals: usize,
-    /// True when the run settled in its first half and its steady window does not
-    /// drift.
+    /// True when its steady window (the whole run when it did not settle within its
+    /// first half) does not drift.
     pub steady: bool,
     /// Why it is not steady, in words (empty when it is).
     pub reasons: Vec<String>,

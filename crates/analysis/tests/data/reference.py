@@ -109,26 +109,101 @@ def mser_stat(v):
     n = len(v)
     return np.array([np.sum((v[d:] - v[d:].mean()) ** 2) / (n - d) ** 2 for d in range(n)])
 
-def mser5(x, batch=5):
-    """MSER-5 over the first half (batches), refined by MSER on the raw values within
-    one batch either side."""
+def robust_sd(v):
+    """Scaled median absolute deviation (SciPy), the sample standard deviation when it is 0."""
+    mad = st.median_abs_deviation(v, scale="normal")
+    return mad if mad > 0 else np.std(v, ddof=1)
+
+def clip(x):
+    """Clipped to the median of the second half +- 4 robust standard deviations of it."""
+    half = x[len(x) // 2:]
+    level, sd = np.median(half), robust_sd(half)
+    return np.clip(x, level - 4 * sd, level + 4 * sd) if sd > 0 else x
+
+def warm_up(x, batch=5):
+    """The warm-up end as docs/report-and-compare.md states the rule: MSER-5's minimum
+    over the clipped batch means fixes the window; the warm-up is the leading run of
+    batches whose median differs from the window's level beyond noise (t at 1 %, the
+    noise the larger of the MAD-based and the line-residual estimates) and by more than
+    1 %; a run reaching the last batch before the half is unsettled; refined to one
+    interval by the 3-sd band."""
+    x = np.asarray(x, dtype=float)
     k = len(x) // batch
-    z = np.asarray(x[: k * batch]).reshape(k, batch).mean(axis=1)
+    z = clip(x)[: k * batch].reshape(k, batch).mean(axis=1)
     limit = k // 2
     stats = mser_stat(z)[: limit + 1]
     d = int(np.argmin(stats))
-    raw_limit = len(x) // 2
-    lo, hi = min(max(d - 1, 0) * batch, raw_limit), min((d + 1) * batch, raw_limit)
-    raw = mser_stat(np.asarray(x))
-    at = lo + int(np.argmin(raw[lo : hi + 1]))
-    return at, stats[d], d == limit
+    med = np.median(x[: k * batch].reshape(k, batch), axis=1)
+    w, raw = med[d:], x[d * batch:]
+    level = np.median(w)
+    noise = np.sqrt(np.pi / 2) * robust_sd(raw) / np.sqrt(batch)
+    if len(w) >= 3:
+        r = st.linregress(np.arange(len(w)), w)
+        res = w - (r.intercept + r.slope * np.arange(len(w)))
+        noise = max(noise, np.sqrt(np.sum(res ** 2) / (len(w) - 2)))
+    q = st.t.ppf(0.995, max(0.37 * (len(raw) - 1), 1.0))
+    threshold = max(q * noise, 0.01 * abs(level))
+    warm = 0
+    while warm < min(limit + 1, k) and abs(med[warm] - level) > threshold:
+        warm += 1
+    unsettled = warm > 0 and warm + 1 >= limit
+    if warm == 0 or unsettled:
+        return 0, d, stats[d], unsettled
+    window = x[warm * batch:]
+    wl, sd = np.median(window), robust_sd(window)
+    out = [i + 1 for i in range((warm - 1) * batch, warm * batch) if abs(x[i] - wl) > 3 * sd]
+    at = max(out) if out else (warm - 1) * batch
+    if at == warm * batch:
+        while at < min((warm + 1) * batch, len(x)) and abs(x[at] - wl) > 3 * sd:
+            at += 1
+    return at, d, stats[d], unsettled
+
+def drift(x, batch=5):
+    """Least-squares line through the batch means (SciPy's linregress): slope, p, change."""
+    k = len(x) // batch
+    z = np.asarray(x[: k * batch]).reshape(k, batch).mean(axis=1)
+    t = np.arange(k) * batch + (batch - 1) / 2
+    r = st.linregress(t, z)
+    change = r.slope * (t[-1] - t[0]) / np.mean(x)
+    return r.slope, r.pvalue, change, r.pvalue < 0.01 and abs(change) > 0.05
+
+def detect(tps):
+    """One series: the trend rule (a cut after which the clipped series drifts, MSER's
+    minimum in the second half of the searched range, is dropped), then the drift of
+    the clipped window."""
+    at, d, stat, unsettled = warm_up(tps)
+    c = clip(np.asarray(tps, dtype=float))
+    limit = len(tps) // 5 // 2
+    if at > 0 and 2 * d >= limit and drift(c[at:])[3]:
+        at, unsettled = 0, True
+    return at, unsettled, drift(c[at:])
+
+def series():
+    """The synthetic series of the unit tests (same formulas)."""
+    i120, i100 = np.arange(120), np.arange(100)
+    flat = 500.0 + noise(np.arange(60), 10.0)
+    spiky = 1000.0 + noise(i120, 15.0)
+    for at in (7, 23, 41, 77, 103):
+        spiky[at] = 450.0
+    return {
+        "warm-up 20": np.where(i120 < 20, 200.0 + 40.0 * i120, 1000.0) + noise(i120, 20.0),
+        "flat": flat,
+        "flat with spikes": spiky,
+        "exponential": 1000.0 - 800.0 * np.exp(-i120 / 3.0) + noise(i120, 15.0),
+        "linear drift": 1000.0 - 2.0 * i100 + noise(i100, 15.0),
+        "step at 30": np.where(i120 < 30, 1200.0, 1000.0) + noise(i120, 15.0),
+        "step at 80": np.where(i120 < 80, 1000.0, 800.0) + noise(i120, 15.0),
+        "never settles": 300.0 + 700.0 * np.exp(-np.arange(80) / 60.0) + noise(np.arange(80), 2.0),
+    }
 
 def steady():
     section("steady")
-    i = np.arange(120)
-    warm = np.where(i < 20, 200.0 + 40.0 * i, 1000.0) + noise(i, 20.0)
-    at, stat, lim = mser5(warm)
-    print(f"mser-5 warm-up 20: at={at} statistic={stat:.10g} at_limit={lim}")
+    for name, x in series().items():
+        at, d, stat, unsettled = warm_up(x)
+        at2, uns2, (slope, p, change, drifting) = detect(x)
+        print(f"{name}: cut={at} mser_batches={d} statistic={stat:.10g} unsettled={unsettled} "
+              f"| judged cut={at2} unsettled={uns2} drift change={change:.10g} p={p:.6g} "
+              f"drifting={drifting}")
     i = np.arange(100)
     falling = 1000.0 - 2.0 * i + noise(i, 15.0)
     z = falling.reshape(20, 5).mean(axis=1)
@@ -136,9 +211,6 @@ def steady():
     r = st.linregress(x, z)
     print(f"drift falling: slope={r.slope:.10g} p={r.pvalue:.6g} "
           f"change={r.slope * (x[-1] - x[0]) / falling.mean():.10g}")
-    i = np.arange(80)
-    decay = 300.0 + 700.0 * np.exp(-i / 60.0) + noise(i, 2.0)
-    print(f"mser-5 decay: {mser5(decay)}")
 
 if __name__ == "__main__":
     intervals()
