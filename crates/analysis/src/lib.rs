@@ -12,7 +12,7 @@
 //! | [`rank`] | Mann–Whitney U, the Hodges–Lehmann shift and its interval |
 //! | [`outliers`] | repeats far from their cell, by the median absolute deviation |
 //! | [`power`] | the smallest detectable change, the repeats a spread needs |
-//! | [`steady`] | where a run's warm-up ends (MSER-5), whether the rest drifts |
+//! | [`steady`] | where a run's warm-up ends (MSER-5's window, the batches that differ from it), whether the rest drifts |
 //! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
