@@ -12,6 +12,7 @@
 //! | [`rank`] | Mann–Whitney U, the Hodges–Lehmann shift and its interval |
 //! | [`outliers`] | repeats far from their cell, by the median absolute deviation |
 //! | [`power`] | the smallest detectable change, the repeats a spread needs |
+//! | [`precision`] | how precisely a cell's repeats pin its figure down, the repeats a precision needs |
 //! | [`steady`] | where a run's warm-up ends (MSER-5's window, the batches that differ from it), whether the rest drifts |
 //! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
@@ -30,6 +31,7 @@ pub mod limits;
 pub mod outage;
 pub mod outliers;
 pub mod power;
+pub mod precision;
 pub mod profile_diff;
 pub mod rank;
 pub mod steady;

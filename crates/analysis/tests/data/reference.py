@@ -212,9 +212,20 @@ def steady():
     print(f"drift falling: slope={r.slope:.10g} p={r.pvalue:.6g} "
           f"change={r.slope * (x[-1] - x[0]) / falling.mean():.10g}")
 
+def precision():
+    section("precision")
+    x = np.array([1000.0, 1010.0, 990.0, 1004.0])
+    ci = st.ttest_1samp(x, 0.0).confidence_interval(0.95)
+    print(f"half-width relative to the median: {(ci.high - ci.low) / 2 / np.median(x):.10g}")
+    x = np.array([990.0, 1010.0])
+    s = np.std(x, ddof=1) / np.median(x)
+    n = next(n for n in range(2, 10000) if st.t.ppf(0.975, n - 1) * s / np.sqrt(n) <= 0.02)
+    print(f"repeats for 2 %: {n}")
+
 if __name__ == "__main__":
     intervals()
     rank()
     outliers()
     power()
     steady()
+    precision()
