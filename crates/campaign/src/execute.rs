@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use pgsurge_engine::layout;
+use pgsurge_engine::steady::Watch;
 use pgsurge_engine::{
     DatabaseInfo, Diagnostic, DiagnosticLevel, DiagnosticSink, ErrorSpec, QueryMode, RunHooks,
     RunLimit, RunScript, RunSpec, SpecError, StopFlag,
@@ -17,8 +18,8 @@ use pgsurge_observe::sampler::{self, Sampler};
 use pgsurge_observe::{pgstats, statements, Pg};
 use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
 use pgsurge_store::{
-    convert, epoch_to_rfc3339, facts, now_epoch, now_rfc3339, run_status, CounterRecord, RunRecord,
-    RunWrite, SettingRecord, WarningRecord,
+    convert, epoch_to_rfc3339, facts, now_epoch, now_rfc3339, run_status, RunRecord, RunWrite,
+    WarningRecord,
 };
 use pgsurge_wire::ErrorClass;
 
@@ -248,23 +249,6 @@ fn detect_database(pg: &mut Pg, target: &LiveTarget, workload: &Workload) -> Res
         partitions: found.partitions,
         server_version: Some(target.server_version.clone()),
     })
-}
-
-/// Reads counters (name → value) through the monitoring connection.
-fn snapshot(monitor: &mut Pg, target: &LiveTarget) -> Result<BTreeMap<String, f64>> {
-    let mut m: BTreeMap<String, f64> = BTreeMap::new();
-    for sql in pgstats::counters_sql(target.version_num, &target.dbname) {
-        // A view this role cannot read only loses its own counters (the sampler reports it).
-        if let Ok(pairs) = monitor.pairs(&sql) {
-            m.extend(pairs);
-        }
-    }
-    for (k, v) in monitor.pairs(&pgstats::gauges_sql(&target.dbname))? {
-        if k == "pg.db.size_bytes" {
-            m.insert(k, v);
-        }
-    }
-    Ok(m)
 }
 
 /// The workload pack's metric queries before or after a test (None without a pack).
@@ -599,17 +583,10 @@ fn run_test_inner(
     // settled with the warm-up's.
     let statements = sampling.pg.then(|| statements::before(&target.conn));
     settle(&mut monitor, &target.dbname, &since)?;
-    let before = snapshot(&mut monitor, target)?;
+    let before = pgstats::read_counters(&mut monitor, target.version_num, &target.dbname)?;
     let pack_before = pack_snapshot(s.workload, target)?;
     let sampler = Sampler::start(target.sampler_config(sampling));
-    // An automatic warm-up is part of the measured run: it may last `warmup_max` more.
-    let limit = match campaign.limit() {
-        Limit::Duration(d) if campaign.warmup_auto() => {
-            Limit::Duration(d.saturating_add(campaign.warmup_max_s().round() as u32))
-        }
-        other => other,
-    };
-    let spec = run_spec(s, target, limit, database)?;
+    let spec = run_spec(s, target, campaign.measured_limit(), database)?;
     w.run.command_line = Some(match &s.workload.pack {
         None => spec.pgbench_command_line(&target.dbname),
         Some(p) => pgsurge_workload::run::command_line(&p.pack, &p.arg, &spec, &target.dbname),
@@ -634,8 +611,9 @@ fn run_test_inner(
     let (mut result, messages) = result?;
     crate::profiling::record(profiles, &mut result, w);
     let after = match beside {
-        None => settle(&mut monitor, &target.dbname, &since)
-            .and_then(|()| snapshot(&mut monitor, target))?,
+        None => settle(&mut monitor, &target.dbname, &since).and_then(|()| {
+            pgstats::read_counters(&mut monitor, target.version_num, &target.dbname)
+        })?,
         // The servers are not what they were: the next test starts them again, and the
         // counters are read where the clients ended, when they can be.
         Some(beside) => {
@@ -645,8 +623,10 @@ fn run_test_inner(
             ));
             (target.faulted, target.current_data) = (true, None);
             let pg = Pg::connect(&target.conn).ok();
-            pg.and_then(|mut pg| snapshot(&mut pg, target).ok())
-                .unwrap_or_else(|| before.clone())
+            pg.and_then(|mut pg| {
+                pgstats::read_counters(&mut pg, target.version_num, &target.dbname).ok()
+            })
+            .unwrap_or_else(|| before.clone())
         }
     };
     record_costs(costs, campaign.spec.distributed.is_some(), &mut result, w);
@@ -658,11 +638,11 @@ fn run_test_inner(
     record_outcome(s, target, &result, &messages, statements, sampled, w);
     record_counters(s, &before, &after, &result, w);
     if campaign.warmup_auto() {
-        crate::warmup::keep_steady_window(&result, w, &s.plan.key);
+        pgsurge_store::window::keep_steady_window(&result, w, &s.plan.key);
     }
     let mut pg = Pg::connect(&target.conn)?;
-    record_settings(&mut pg, w)?;
-    checkpoint_in_short_window(&s.plan.key, &before, &after, w);
+    w.settings = pgstats::read_settings(&mut pg)?;
+    pgsurge_store::window::checkpoint_in_short_window(w, &s.plan.key);
     // Cleanup (timed): leave the history table empty for the next test.
     let t0 = Instant::now();
     if campaign.spec.hygiene.truncate_history && s.workload.pack.is_none() {
@@ -672,10 +652,8 @@ fn run_test_inner(
     Ok(())
 }
 
-/// The measured run in-process, its intervals and their histograms kept for the store.
-/// With `warmup = "auto"` it is watched: stopped once its steady window has lasted the
-/// duration (a stop of its own, so the campaign's is not raised; the campaign's stop
-/// still ends it, at the next interval).
+/// The measured run in-process, its intervals and their histograms kept for the store;
+/// with `warmup = "auto"` watched until its steady window lasted the duration.
 fn measured_run(
     s: &TestSetup<'_>,
     spec: &RunSpec,
@@ -683,19 +661,8 @@ fn measured_run(
     on_interval: &mut dyn FnMut(&IntervalSample),
     w: &mut RunWrite,
 ) -> Result<(RunResult, ClientMessages)> {
-    let campaign = s.campaign;
-    let mut watch = match campaign.limit() {
-        Limit::Duration(d) if campaign.warmup_auto() => {
-            Some(crate::warmup::Watch::new(f64::from(d)))
-        }
-        _ => None,
-    };
-    let run_stop = if watch.is_some() {
-        StopFlag::new()
-    } else {
-        stop.clone()
-    };
-    let mut reached = false;
+    let mut watch = s.campaign.steady_window_s().map(|d| Watch::new(d, stop));
+    let run_stop = watch.as_ref().map_or(stop, Watch::stop).clone();
     let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
         let interval = convert::interval(iv, false, 0.0);
         w.interval_histograms
@@ -703,19 +670,12 @@ fn measured_run(
         w.intervals.push(interval);
         on_interval(iv);
         if let Some(watch) = watch.as_mut() {
-            if watch.push(iv) && !reached {
-                reached = true;
-                run_stop.raise();
-            }
-            if stop.is_raised() {
-                run_stop.raise();
-            }
+            watch.push(iv);
         }
     };
     let mut out = engine_run(spec, &run_stop, &mut cb)?;
-    if reached && !stop.is_raised() {
-        // Stopped by its own watch: the run is complete, not interrupted.
-        out.0.interrupted = false;
+    if let Some(watch) = &watch {
+        watch.finish(&mut out.0);
     }
     Ok(out)
 }
@@ -902,22 +862,7 @@ fn record_counters(
 ) {
     let plan = s.plan;
     let hygiene = &s.campaign.spec.hygiene;
-    // Counters and the server-side ground truth.
-    for (name, b) in before {
-        let a = after.get(name).copied();
-        w.counters.push(CounterRecord {
-            name: name.clone(),
-            before_value: Some(*b),
-            after_value: a,
-            delta: a.map(|a| a - b),
-        });
-    }
-    let delta = |k: &str| Some(after.get(k)? - before.get(k)?);
-    w.run.server_commits = delta("pg.db.xact_commit").map(|d| d as i64);
-    w.run.server_rollbacks = delta("pg.db.xact_rollback").map(|d| d as i64);
-    w.run.wal_bytes = delta("pg.wal.lsn_bytes").map(|d| d as i64);
-    w.run.db_size_start = before.get("pg.db.size_bytes").map(|v| *v as i64);
-    w.run.db_size_end = after.get("pg.db.size_bytes").map(|v| *v as i64);
+    convert::counters(w, before, after);
     convert::fill_run(&mut w.run, result);
     w.histograms = convert::histograms(result);
     w.profiles = convert::profiles(result);
@@ -934,87 +879,6 @@ fn record_counters(
             ));
         }
     }
-}
-
-/// The length of one checkpoint cycle in seconds: `checkpoint_timeout`, or less when
-/// the test's WAL rate fills `max_wal_size` sooner.
-fn checkpoint_cycle_s(w: &RunWrite) -> Option<f64> {
-    let setting = |name: &str| {
-        w.settings
-            .iter()
-            .find(|s| s.name == name)
-            .and_then(|s| Some((s.setting.as_deref()?.parse::<f64>().ok()?, s.unit.clone())))
-    };
-    let (timeout, unit) = setting("checkpoint_timeout")?;
-    let timeout_s = match unit.as_deref() {
-        Some("min") => timeout * 60.0,
-        Some("ms") => timeout / 1000.0,
-        _ => timeout,
-    };
-    let by_wal = setting("max_wal_size").and_then(|(size, unit)| {
-        let bytes = size
-            * match unit.as_deref() {
-                Some("MB") => 1024.0 * 1024.0,
-                Some("kB") => 1024.0,
-                Some("GB") => 1024.0 * 1024.0 * 1024.0,
-                _ => return None,
-            };
-        let rate = w.run.wal_bytes? as f64 / w.run.measured_s.filter(|m| *m > 0.0)?;
-        (rate > 0.0).then(|| bytes / rate)
-    });
-    Some(by_wal.map_or(timeout_s, |b| b.min(timeout_s)))
-}
-
-/// A checkpoint that ran inside a measured window shorter than one checkpoint cycle:
-/// the test saw part of the cycle (the expensive part), not its average, as pgbench's
-/// documentation warns. Named by a warning and the fact the verdicts' validity reads.
-fn checkpoint_in_short_window(
-    key: &str,
-    before: &BTreeMap<String, f64>,
-    after: &BTreeMap<String, f64>,
-    w: &mut RunWrite,
-) {
-    let moved = |k: &str| Some(after.get(k)? - before.get(k)?);
-    // PostgreSQL 18 counts skipped checkpoints in timed/requested; `done` are those run.
-    let checkpoints = moved("pg.checkpointer.done").unwrap_or_else(|| {
-        moved("pg.checkpointer.timed").unwrap_or(0.0)
-            + moved("pg.checkpointer.requested").unwrap_or(0.0)
-    });
-    let (Some(cycle), Some(window)) = (checkpoint_cycle_s(w), w.run.measured_s) else {
-        return;
-    };
-    if checkpoints < 1.0 || window >= cycle {
-        return;
-    }
-    w.facts.push(pgsurge_store::FactRecord::new(
-        facts::CHECKPOINT_IN_SHORT_WINDOW,
-        "true",
-    ));
-    w.warnings.push(warning(
-        "checkpoint_in_window",
-        format!(
-            "test {key}: {checkpoints:.0} checkpoint(s) ran inside its {window:.0} s window, \
-             shorter than one checkpoint cycle ({cycle:.0} s): the test saw part of the cycle, \
-             not its average; run at least one cycle (pgbench's documentation advises it)"
-        ),
-    ));
-}
-
-/// The server's settings in force during the test.
-fn record_settings(pg: &mut Pg, w: &mut RunWrite) -> Result<()> {
-    for r in pg.rows(pgstats::SETTINGS_SQL)? {
-        let get = |i: usize| r.get(i).cloned().flatten();
-        if let Some(name) = get(0) {
-            w.settings.push(SettingRecord {
-                name,
-                setting: get(1),
-                unit: get(2),
-                source: get(3),
-                boot_val: get(4),
-            });
-        }
-    }
-    Ok(())
 }
 
 pub(crate) fn warning(code: &str, message: String) -> WarningRecord {

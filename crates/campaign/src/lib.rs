@@ -21,7 +21,6 @@
 //! | [`inputs`] | the inputs a campaign names (scripts, packs, commits, patches), their digests, and the set a run resumes by them |
 //! | [`hygiene`] | `[hygiene]` before a test: vacuum, checkpoint, statistics reset, page cache |
 //! | [`profiling`] | `[profile]`: the profiles of a test's measured run |
-//! | [`warmup`] | `warmup = "auto"`: a run watched until its steady window lasted the duration, its figures the window's |
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
 //! | [`runner`] | a campaign: resume, progress, storing each test atomically |
@@ -44,7 +43,6 @@ pub mod runner;
 pub mod sources;
 pub mod target;
 pub mod target_lock;
-pub mod warmup;
 
 use std::ffi::OsString;
 

@@ -3,10 +3,14 @@
 //! drifts), and the run's figures over the steady window summed from the intervals
 //! after it — transactions over their seconds, latency percentiles from their merged
 //! histograms. Nothing is estimated here: the window's figures are exact sums.
+//! A [`Watch`] follows a run live and stops it once its steady window lasted long enough
+//! (`warmup = "auto"`).
 
-use pgsurge_analysis::steady::{detect, Steady};
+use pgsurge_analysis::steady::{detect, window_reached, Steady};
 use pgsurge_results::result::{percentiles_of_encoded, SteadyState, DEFAULT_PERCENTILES};
 use pgsurge_results::{IntervalSample, RunResult};
+
+use crate::StopFlag;
 
 /// The name of the method, as stated in outputs.
 pub const METHOD: &str = "mser-5";
@@ -87,6 +91,66 @@ fn window_figures(intervals: &[IntervalSample], steady: &Steady, asked: &[f64]) 
         percentiles,
         throughput_drift: steady.throughput_drift.map(|d| d.change),
         throughput_drift_p: steady.throughput_drift.map(|d| d.p_value),
+    }
+}
+
+/// A run watched interval by interval: its own stop is raised once the run has
+/// settled, does not drift, and its steady window has lasted the duration, or when
+/// the caller's stop is raised (at the next interval). The caller's stop is never
+/// raised by the watch.
+pub struct Watch {
+    duration_s: f64,
+    tps: Vec<f64>,
+    latency: Vec<f64>,
+    /// False once an interval completed no transaction (its latency is no value).
+    latency_usable: bool,
+    outer: StopFlag,
+    stop: StopFlag,
+    reached: bool,
+}
+
+impl Watch {
+    /// A watch for a run whose steady window must last `duration_s` seconds, ended
+    /// early by `outer`.
+    pub fn new(duration_s: f64, outer: &StopFlag) -> Watch {
+        Watch {
+            duration_s,
+            tps: Vec::new(),
+            latency: Vec::new(),
+            latency_usable: true,
+            outer: outer.clone(),
+            stop: StopFlag::new(),
+            reached: false,
+        }
+    }
+
+    /// The stop flag to run with.
+    pub fn stop(&self) -> &StopFlag {
+        &self.stop
+    }
+
+    /// Adds an interval; raises the run's stop when the window is reached.
+    pub fn push(&mut self, iv: &IntervalSample) {
+        self.tps.push(iv.tps);
+        self.latency.push(iv.latency_ms);
+        self.latency_usable &= iv.transactions > 0;
+        let window = (self.duration_s / iv.duration_s.max(1e-3)).ceil() as usize;
+        let latency = self.latency_usable.then_some(self.latency.as_slice());
+        if !self.reached && window_reached(&self.tps, latency, window) {
+            self.reached = true;
+            self.stop.raise();
+        }
+        if self.outer.is_raised() {
+            self.stop.raise();
+        }
+    }
+
+    /// A run stopped by its watch is complete, not interrupted (unless the caller's
+    /// stop was raised too).
+    pub fn finish(&self, result: &mut RunResult) {
+        if self.reached && !self.outer.is_raised() {
+            result.interrupted = false;
+        }
     }
 }
 

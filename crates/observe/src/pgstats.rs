@@ -6,9 +6,14 @@
 //! Names: `pg.db.*` (pg_stat_database of the benchmark database), `pg.checkpointer.*`,
 //! `pg.bgwriter.*`, `pg.wal.*` (pg_stat_wal, 14+), `pg.io.*` (pg_stat_io, 16+),
 //! `pg.wal.lsn_bytes`; gauges `pg.db.size_bytes`, `pg.backends.state.*`,
-//! `pg.backends.wait.*`.
+//! `pg.backends.wait.*`. [`read_counters`] and [`read_settings`] take the snapshots
+//! stored with a test.
 
-use crate::sql_session::literal;
+use std::collections::BTreeMap;
+
+use pgsurge_store::SettingRecord;
+
+use crate::sql_session::{literal, Pg};
 
 /// Queries returning (name, value) rows of cumulative counters for database `db` on a
 /// server of version `version_num`, one per view, so a view the role cannot read (or a
@@ -154,4 +159,43 @@ pub fn describe(metric: &str) -> (&'static str, &'static str) {
         "count"
     };
     (category, unit)
+}
+/// The cumulative counters of database `db` (name → value) and its size: the
+/// snapshot taken before and after a test. A view this role cannot read only loses its
+/// own counters (the sampler reports it).
+pub fn read_counters(
+    pg: &mut Pg,
+    version_num: i32,
+    db: &str,
+) -> crate::Result<BTreeMap<String, f64>> {
+    let mut m: BTreeMap<String, f64> = BTreeMap::new();
+    for sql in counters_sql(version_num, db) {
+        if let Ok(pairs) = pg.pairs(&sql) {
+            m.extend(pairs);
+        }
+    }
+    for (k, v) in pg.pairs(&gauges_sql(db))? {
+        if k == "pg.db.size_bytes" {
+            m.insert(k, v);
+        }
+    }
+    Ok(m)
+}
+
+/// The server's settings in force ([`SETTINGS_SQL`]), as stored with a test.
+pub fn read_settings(pg: &mut Pg) -> crate::Result<Vec<SettingRecord>> {
+    let mut out = Vec::new();
+    for r in pg.rows(SETTINGS_SQL)? {
+        let get = |i: usize| r.get(i).cloned().flatten();
+        if let Some(name) = get(0) {
+            out.push(SettingRecord {
+                name,
+                setting: get(1),
+                unit: get(2),
+                source: get(3),
+                boot_val: get(4),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -1242,6 +1242,26 @@ impl Campaign {
             .unwrap_or(DEFAULT_WARMUP_MAX_S)
     }
 
+    /// The limit of a test's measured run: with `warmup = "auto"` the automatic warm-up
+    /// is part of it, so it may last `warmup_max` beyond the duration.
+    pub fn measured_limit(&self) -> Limit {
+        match self.limit() {
+            Limit::Duration(d) if self.warmup_auto() => {
+                Limit::Duration(d.saturating_add(self.warmup_max_s().round() as u32))
+            }
+            other => other,
+        }
+    }
+
+    /// With `warmup = "auto"`: the seconds a test's steady window must last (its
+    /// duration); None otherwise.
+    pub fn steady_window_s(&self) -> Option<f64> {
+        match self.limit() {
+            Limit::Duration(d) if self.warmup_auto() => Some(f64::from(d)),
+            _ => None,
+        }
+    }
+
     /// The longest warm-up a test can have: the fixed one, or the cap of an automatic
     /// one (what plans and estimates count).
     pub fn warmup_worst_s(&self) -> f64 {

@@ -2,9 +2,11 @@
 //! a run, its histograms, its per-second intervals), for every writer: a campaign's
 //! tests, `bench --store`, distributed runs.
 
+use std::collections::BTreeMap;
+
 use crate::{
-    histogram_encoding, HistogramRecord, IntervalHistogramRecord, IntervalRecord, ProfileRecord,
-    RunRecord,
+    histogram_encoding, CounterRecord, HistogramRecord, IntervalHistogramRecord, IntervalRecord,
+    ProfileRecord, RunRecord, RunWrite,
 };
 use base64::Engine as _;
 use pgsurge_results::percentile::latency_ms_at;
@@ -64,6 +66,26 @@ fn record(
         count: i64::try_from(l.sums_us.count).unwrap_or(i64::MAX),
         data,
     })
+}
+
+/// The server's counters before and after a test: every counter with its change, and
+/// the run's server-side columns (commits, rollbacks, WAL, database size).
+pub fn counters(w: &mut RunWrite, before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) {
+    for (name, b) in before {
+        let a = after.get(name).copied();
+        w.counters.push(CounterRecord {
+            name: name.clone(),
+            before_value: Some(*b),
+            after_value: a,
+            delta: a.map(|a| a - b),
+        });
+    }
+    let delta = |k: &str| Some(after.get(k)? - before.get(k)?);
+    w.run.server_commits = delta("pg.db.xact_commit").map(|d| d as i64);
+    w.run.server_rollbacks = delta("pg.db.xact_rollback").map(|d| d as i64);
+    w.run.wal_bytes = delta("pg.wal.lsn_bytes").map(|d| d as i64);
+    w.run.db_size_start = before.get("pg.db.size_bytes").map(|v| *v as i64);
+    w.run.db_size_end = after.get("pg.db.size_bytes").map(|v| *v as i64);
 }
 
 /// Whole-run histograms: latency and lag, all scripts together and per script.

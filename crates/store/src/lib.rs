@@ -21,11 +21,12 @@
 //! | [`facts`] | names of the per-test facts (`run_facts`) |
 //! | [`profile`] | profiles' folded stacks, deflated for `run_profiles`, and back |
 //! | [`convert`] | `RunResult` and interval samples → run, histogram and interval records |
+//! | [`window`] | a run's measured window before it is stored: its figures made the steady window's (`warmup = "auto"`), a checkpoint inside a window shorter than one checkpoint cycle |
 //! | `error` | [`StoreError`] |
 //!
 //! Each module uses only modules below it in this order: `error` ← `value` ← `model` ←
 //! `pgconn` ← `backend` ← `schema` ← `write` ← `lock`, `read` ← the public modules
-//! (`histogram`, `activity`, `facts`, `profile`, `convert`). [`Store`] itself is defined in the
+//! (`histogram`, `activity`, `facts`, `profile`, `convert`, `window`). [`Store`] itself is defined in the
 //! crate root; `read`, `write` and `lock` add its methods.
 //!
 //! ```no_run
@@ -67,6 +68,7 @@ pub mod profile;
 mod read;
 mod schema;
 mod value;
+pub mod window;
 mod write;
 
 pub use backend::Dialect;
