@@ -59,7 +59,8 @@ pub fn precision(values: &[f64]) -> Option<Precision> {
 /// (0.02 = 2 %): at least 2; None with fewer than two values, a target that is not
 /// positive, or when even [`MAX_REPEATS`] would not do.
 pub fn repeats_for(values: &[f64], target: f64) -> Option<usize> {
-    if values.len() < 2 || !(target > 0.0) || values.iter().any(|v| !v.is_finite()) {
+    if values.len() < 2 || target.is_nan() || target <= 0.0 || values.iter().any(|v| !v.is_finite())
+    {
         return None;
     }
     let m = median(values).abs();
