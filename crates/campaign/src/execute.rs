@@ -611,9 +611,10 @@ fn run_test_inner(
     let (mut result, messages) = result?;
     crate::profiling::record(profiles, &mut result, w);
     let after = match beside {
-        None => settle(&mut monitor, &target.dbname, &since).and_then(|()| {
-            pgstats::read_counters(&mut monitor, target.version_num, &target.dbname)
-        })?,
+        None => {
+            settle(&mut monitor, &target.dbname, &since)?;
+            pgstats::read_counters(&mut monitor, target.version_num, &target.dbname)?
+        }
         // The servers are not what they were: the next test starts them again, and the
         // counters are read where the clients ended, when they can be.
         Some(beside) => {
