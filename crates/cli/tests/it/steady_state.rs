@@ -1,6 +1,7 @@
 //! A run whose warm-up has a known length: each transaction sleeps on the server for
-//! a time that falls from 50 ms to 5 ms over the first `warm` seconds after the run's
-//! first transaction (stamped in a table by the script itself), then stays at 5 ms. The
+//! a time that falls from 200 ms to 20 ms over the first `warm` seconds after the run's
+//! first transaction (stamped in a table by the script itself), then stays at 20 ms
+//! (long beside a transaction's own cost, so a busy machine moves the rate little). The
 //! detected warm-up of `bench --json` and of a campaign with `warmup = "auto"` ends
 //! within 2 s of `warm`; the campaign stops once the window after it has lasted its
 //! duration, and stores the window's figures with the warm-up's seconds marked. A
@@ -16,7 +17,7 @@ const WARM: f64 = 8.0;
 
 /// The script: stamp the first transaction, then sleep by the time since it.
 const SCRIPT: &str = "INSERT INTO warm_start SELECT clock_timestamp() WHERE NOT EXISTS (SELECT 1 FROM warm_start);\n\
-SELECT pg_sleep(0.005 + 0.045 * greatest(0.0, 1.0 - extract(epoch FROM clock_timestamp() - (SELECT min(t) FROM warm_start)) / :warm));\n";
+SELECT pg_sleep(0.02 + 0.18 * greatest(0.0, 1.0 - extract(epoch FROM clock_timestamp() - (SELECT min(t) FROM warm_start)) / :warm));\n";
 
 fn pgsurge(srv: &TestServer, args: &[&str]) -> (String, String, i32) {
     let out = srv
