@@ -8,8 +8,9 @@
 //! checkpoint inside a window shorter than a checkpoint cycle is named.
 
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
-use pgsurge_server::testing::TestServer;
+use pgsurge_server::testing::{TestServer, TestServerOptions};
 use pgsurge_store::{RunFilter, Store};
 
 /// Seconds of the script's warm-up.
@@ -18,6 +19,15 @@ const WARM: f64 = 8.0;
 /// The script: stamp the first transaction, then sleep by the time since it.
 const SCRIPT: &str = "INSERT INTO warm_start SELECT clock_timestamp() WHERE NOT EXISTS (SELECT 1 FROM warm_start);\n\
 SELECT pg_sleep(0.02 + 0.18 * greatest(0.0, 1.0 - extract(epoch FROM clock_timestamp() - (SELECT min(t) FROM warm_start)) / :warm));\n";
+
+/// Held by each test of this module for its whole run: a warm-up's rate is measured,
+/// and another of these tests (a server starting, tables loading, checkpoints) would
+/// move it.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn pgsurge(srv: &TestServer, args: &[&str]) -> (String, String, i32) {
     let out = srv
@@ -77,7 +87,10 @@ fn run_campaign(
 
 #[test]
 fn bench_json_finds_a_known_warm_up_and_states_the_window_beside_the_raw_figures() {
-    let srv = TestServer::shared();
+    let _alone = one_at_a_time();
+    // A server of its own: other tests' checkpoints would slow this one's rate.
+    let own = TestServer::start(TestServerOptions::default());
+    let srv = &own;
     let db = database(srv, "steady_bench");
     let dir = pgsurge_testkit::scratch_dir("steady-bench");
     let script = dir.path().join("warm.sql");
@@ -128,9 +141,14 @@ fn bench_json_finds_a_known_warm_up_and_states_the_window_beside_the_raw_figures
         .parse()
         .unwrap();
     let truth = stamped + WARM - start;
+    let rates: Vec<String> = doc["intervals"].as_array().unwrap()[..20]
+        .iter()
+        .map(|i| format!("{:.0}/{:.1}", i["tps"], i["latency_ms"].as_f64().unwrap()))
+        .collect();
     assert!(
         (warmup - truth).abs() <= 2.0,
-        "detected {warmup} s, true {truth} s: {st}"
+        "detected {warmup} s, true {truth} s: {st}; first seconds (tps/latency ms): {}",
+        rates.join(" ")
     );
     // The window's figures beside the raw ones: faster, since the slow start is left out.
     let (raw, window) = (doc["tps"].as_f64().unwrap(), st["tps"].as_f64().unwrap());
@@ -181,7 +199,10 @@ fn bench_json_finds_a_known_warm_up_and_states_the_window_beside_the_raw_figures
 
 #[test]
 fn a_campaign_with_automatic_warm_up_runs_until_the_window_lasted_its_duration() {
-    let srv = TestServer::shared();
+    let _alone = one_at_a_time();
+    // A server of its own: other tests' checkpoints would slow this one's rate.
+    let own = TestServer::start(TestServerOptions::default());
+    let srv = &own;
     let db = database(srv, "steady_campaign");
     let dir = pgsurge_testkit::scratch_dir("steady-campaign");
     std::fs::write(dir.path().join("warm.sql"), SCRIPT).unwrap();
@@ -250,6 +271,7 @@ fn a_campaign_with_automatic_warm_up_runs_until_the_window_lasted_its_duration()
 
 #[test]
 fn a_checkpoint_inside_a_window_shorter_than_its_cycle_is_named() {
+    let _alone = one_at_a_time();
     let srv = TestServer::shared();
     let db = srv.create_database("steady_checkpoint");
     let dir = pgsurge_testkit::scratch_dir("steady-checkpoint");
