@@ -236,14 +236,10 @@ pub fn main(args: &[OsString]) -> i32 {
 /// The command as given, for the store (passwords are masked there).
 fn command_line(args: &[OsString]) -> String {
     let words: Vec<String> = std::iter::once("pgsurge replay".to_string())
-        .chain(args.iter().map(|a| {
-            let a = a.to_string_lossy();
-            if a.is_empty() || a.contains([' ', '\'', '"']) {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            } else {
-                a.into_owned()
-            }
-        }))
+        .chain(
+            args.iter()
+                .map(|a| pgsurge_command::shell_word(&a.to_string_lossy())),
+        )
         .collect();
     words.join(" ")
 }

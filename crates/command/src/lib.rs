@@ -158,14 +158,20 @@ pub fn next_lines(steps: &[(String, String)]) -> String {
     out
 }
 
-/// `s` as one word for a POSIX shell: as is when it is plain, else single-quoted.
+/// `s` as one word for a POSIX shell, the one quoting of the suite's printed and
+/// remote command lines: as is when it holds only plain characters (so that
+/// `--define=k=v` reads as written), else quoted by `shlex` (which also steers clear
+/// of the interactive shells' `!` and `^`).
 pub fn shell_word(s: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:@=%+,".contains(c);
     if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
+        return s.to_string();
     }
+    // With NUL bytes allowed the quoter has no error to return.
+    shlex::Quoter::new()
+        .allow_nul(true)
+        .quote(s)
+        .map_or_else(|_| String::new(), std::borrow::Cow::into_owned)
 }
 
 #[cfg(test)]
@@ -184,7 +190,23 @@ mod tests {
              pgsurge results show 3 --json   the runs\n"
         );
         assert_eq!(shell_word("set:1/target:a"), "set:1/target:a");
-        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("it's"), "\"it's\"");
+        assert_eq!(shell_word("run 1"), "'run 1'");
+        assert_eq!(shell_word(""), "''");
+        for w in [
+            "it's",
+            "a b;$(rm -rf /)'x",
+            "!x^y",
+            "tab\there",
+            "--define=k=v",
+            "",
+        ] {
+            assert_eq!(
+                shlex::split(&shell_word(w)),
+                Some(vec![w.to_string()]),
+                "{w}"
+            );
+        }
     }
 
     #[derive(clap::Parser, Debug)]

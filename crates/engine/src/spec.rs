@@ -573,20 +573,9 @@ impl RunSpec {
         let kept = args.iter().map(String::as_str).filter(|a| keep(a));
         for word in lead.iter().map(String::as_str).chain(kept).chain([dbname]) {
             line.push(' ');
-            line.push_str(&shell_quote(word));
+            line.push_str(&pgsurge_command::shell_word(word));
         }
         line
-    }
-}
-
-/// `word` as a POSIX shell reads it back: as is when it holds only safe characters,
-/// else in single quotes.
-fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-+=@%:,./".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -672,7 +661,7 @@ mod tests {
             line.contains(" --builtin=select-only@1 '--file=my script.sql@2' "),
             "{line}"
         );
-        assert!(line.contains(" '--define=who=it'\\''s' "), "{line}");
+        assert!(line.contains(" \"--define=who=it's\" "), "{line}");
         assert!(line.ends_with(" --random-seed=0 db"), "{line}");
     }
 }

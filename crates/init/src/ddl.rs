@@ -3,6 +3,8 @@
 //! Pure string building: no I/O, no decisions that need the server (the COPY
 //! FREEZE choice is made by the runner and passed in).
 
+use pgsurge_wire::quote_identifier;
+
 use crate::spec::{InitSpec, PartitionMethod, NACCOUNTS, NBRANCHES, NTELLERS};
 
 /// Step `d`: one statement, so foreign keys between the tables don't matter.
@@ -76,21 +78,6 @@ const TABLES: [TableDdl; 4] = [
         fillfactor: true,
     },
 ];
-
-/// Quotes an identifier the way `PQescapeIdentifier` does: in double quotes,
-/// inner double quotes doubled.
-pub fn quote_identifier(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 2);
-    out.push('"');
-    for c in name.chars() {
-        if c == '"' {
-            out.push('"');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
 
 /// Step `t`: the four `create table` statements, in pgbench's order.
 pub fn create_table_statements(spec: &InitSpec) -> Vec<String> {

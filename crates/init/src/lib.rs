@@ -44,8 +44,8 @@ pub use wire_session::WireSession;
 pub mod sql {
     pub use crate::ddl::{
         copy_statement, create_table_statements, partition_statements, primary_key_statements,
-        quote_identifier, server_side_inserts, DROP_TABLES, FOREIGN_KEY_STATEMENTS, RELKIND_QUERY,
-        TRUNCATE_TABLES, VACUUM_STATEMENTS,
+        server_side_inserts, DROP_TABLES, FOREIGN_KEY_STATEMENTS, RELKIND_QUERY, TRUNCATE_TABLES,
+        VACUUM_STATEMENTS,
     };
 }
 

@@ -3,9 +3,13 @@
 //! benchmark's hot path.
 
 use pgsurge_wire::redact::redact_with;
-use pgsurge_wire::{ConnConfig, Connection};
+use pgsurge_wire::{ConnConfig, ConnectError, Connection};
 
 use crate::error::{ObserveError, Result};
+
+/// SQLSTATE `cannot_connect_now`: the server is starting up, in recovery or shutting
+/// down.
+const CANNOT_CONNECT_NOW: &str = "57P03";
 
 /// A connection with text-result helpers.
 pub struct Pg {
@@ -16,9 +20,17 @@ pub struct Pg {
 impl Pg {
     /// Connects with `config`.
     pub fn connect(config: &ConnConfig) -> Result<Pg> {
+        Pg::opened(config, Connection::connect(config))
+    }
+
+    /// The outcome of a connection attempt with `config`, as a [`Pg`] or an error.
+    fn opened(
+        config: &ConnConfig,
+        attempt: std::result::Result<Connection, ConnectError>,
+    ) -> Result<Pg> {
         // Messages never carry the password (it may be quoted out of context).
         let secrets: Vec<String> = config.password().map(str::to_string).into_iter().collect();
-        let mut conn = Connection::connect(config).map_err(|e| ObserveError::Pg {
+        let mut conn = attempt.map_err(|e| ObserveError::Pg {
             context: "connecting".into(),
             message: redact_with(e.to_string().trim_end(), &secrets),
             class: e.class(),
@@ -30,19 +42,19 @@ impl Pg {
         })
     }
 
-    /// Like [`Pg::connect`], retrying for up to `patience` while the server says it is
-    /// starting up (a server that just started may still be in recovery).
+    /// Like [`Pg::connect`], retrying for up to `patience` while the server refuses
+    /// connections for now (SQLSTATE 57P03, `cannot_connect_now`: a server that just
+    /// started may still be starting up or in recovery).
     pub fn connect_patiently(config: &ConnConfig, patience: std::time::Duration) -> Result<Pg> {
         let deadline = std::time::Instant::now() + patience;
         loop {
-            match Pg::connect(config) {
-                Err(ObserveError::Pg { message, .. })
-                    if message.contains("starting up") && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(200));
-                }
-                other => return other,
+            let attempt = Connection::connect(config);
+            let not_yet = matches!(&attempt, Err(e) if e.code() == Some(CANNOT_CONNECT_NOW));
+            if not_yet && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                continue;
             }
+            return Pg::opened(config, attempt);
         }
     }
 

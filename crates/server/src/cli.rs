@@ -599,21 +599,9 @@ fn stop_command(data: Option<&Path>) -> String {
     match data {
         Some(d) => format!(
             "pgsurge server stop --data {}",
-            shell_quote(&d.to_string_lossy())
+            pgsurge_command::shell_word(&d.to_string_lossy())
         ),
         None => "pgsurge server stop".to_string(),
-    }
-}
-
-/// Quotes `v` for a POSIX shell (single quotes; a `'` becomes `'\''`).
-fn shell_quote(v: &str) -> String {
-    if !v.is_empty()
-        && v.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-:=,+@".contains(&b))
-    {
-        v.to_string()
-    } else {
-        format!("'{}'", v.replace('\'', "'\\''"))
     }
 }
 
@@ -641,7 +629,7 @@ fn env_lines(r: &ServerRecord) -> String {
     }
     let mut s = String::new();
     for (k, v) in vars {
-        s.push_str(&format!("export {k}={}\n", shell_quote(&v)));
+        s.push_str(&format!("export {k}={}\n", pgsurge_command::shell_word(&v)));
     }
     s
 }
@@ -712,18 +700,41 @@ mod tests {
             started_at_ms: 1_795_000_000_000,
             replicas: Vec::new(),
         };
-        assert_eq!(
-            env_lines(&r),
-            "export PGHOST='/tmp/it'\\''s here'\nexport PGPORT=5433\nexport PGUSER=postgres\nexport PGDATABASE=pgsurge\n"
+        let lines = env_lines(&r);
+        assert!(
+            lines.ends_with(
+                "\nexport PGPORT=5433\nexport PGUSER=postgres\nexport PGDATABASE=pgsurge\n"
+            ),
+            "{lines}"
         );
+        // What sh makes of them: the socket directory as it is.
+        assert_eq!(
+            sh_words(&format!("{lines} printf '%s\\n' \"$PGHOST\"")),
+            ["/tmp/it's here"]
+        );
+    }
+
+    /// What `sh` prints running `script` (its lines).
+    fn sh_words(script: &str) -> Vec<String> {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
     fn the_stop_hint_is_quoted_for_the_shell() {
         assert_eq!(stop_command(None), "pgsurge server stop");
+        let hint = stop_command(Some(Path::new("/srv/my data/it's")));
+        assert!(hint.starts_with("pgsurge server stop --data "), "{hint}");
         assert_eq!(
-            stop_command(Some(Path::new("/srv/my data/it's"))),
-            "pgsurge server stop --data '/srv/my data/it'\\''s'"
+            sh_words(&format!("set -- {hint}; printf '%s\\n' \"$@\"")),
+            ["pgsurge", "server", "stop", "--data", "/srv/my data/it's"]
         );
         assert_eq!(
             stop_command(Some(Path::new("/srv/pg-18"))),

@@ -199,7 +199,7 @@ impl Cluster {
     pub fn create_database(&self, name: &str) -> Result<()> {
         self.psql(
             "postgres",
-            &format!("CREATE DATABASE {}", quote_ident(name)),
+            &format!("CREATE DATABASE {}", pgsurge_wire::quote_identifier(name)),
         )
         .map(|_| ())
     }
@@ -365,11 +365,6 @@ pub(crate) fn conninfo_no_db(socket_dir: &Path, port: u16, user: &str) -> String
     )
 }
 
-/// Double-quotes an SQL identifier.
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 /// A free TCP port on 127.0.0.1 (the kernel picks; the server may still lose a race, which
 /// the caller handles by retrying).
 pub fn free_port() -> Result<u16> {
@@ -394,6 +389,6 @@ mod tests {
             conninfo(Path::new("/tmp/s"), 5432, "postgres", "db"),
             "host=/tmp/s port=5432 user=postgres dbname=db"
         );
-        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(pgsurge_wire::quote_identifier("a\"b"), "\"a\"\"b\"");
     }
 }

@@ -8,11 +8,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::binaries::PgBinaries;
-use crate::cluster::quote_ident;
 use crate::config_files::OwnerMarker;
 use crate::error::{Result, ServerError};
 use crate::postmaster::{is_alive, looks_like_postgres, stop_postmaster, PidFile, StopTimeouts};
 use crate::run_as::{apply_opt, chown_opt, RunAs};
+use pgsurge_wire::quote_identifier;
 
 /// A command for a server program: run as the unprivileged user, in a directory it can
 /// read, without the caller's PG* variables (postgres reads PGDATA and PGPORT).
@@ -79,10 +79,14 @@ pub(crate) fn create_database_single_user(
     if let Some(mut stdin) = child.stdin.take() {
         // Extensions first, in template1: every database created later has them.
         for e in extensions {
-            let _ = writeln!(stdin, "CREATE EXTENSION IF NOT EXISTS {}", quote_ident(e));
+            let _ = writeln!(
+                stdin,
+                "CREATE EXTENSION IF NOT EXISTS {}",
+                quote_identifier(e)
+            );
         }
         if let Some(db) = db {
-            let _ = writeln!(stdin, "CREATE DATABASE {}", quote_ident(db));
+            let _ = writeln!(stdin, "CREATE DATABASE {}", quote_identifier(db));
         }
     }
     let out = child

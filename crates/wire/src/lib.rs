@@ -94,3 +94,9 @@ pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttr
 pub use error::{ConnectError, ConnectErrorKind, DbError, ErrorClass, QueryError};
 pub use pgbench::{simple_prompt, PasswordPrompt, PgbenchConnector};
 pub use transport::{read_plain, write_plain};
+
+/// An SQL identifier quoted as libpq's `PQescapeIdentifier` quotes it: in double
+/// quotes, inner double quotes doubled (`my "ts"` becomes `"my ""ts"""`).
+pub fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}

@@ -10,34 +10,25 @@ fn err(s: String) -> ConfigError {
     ConfigError(s)
 }
 
-/// Percent-decodes a URI component (libpq's `conninfo_uri_decode`).
+/// Percent-decodes a URI component (libpq's `conninfo_uri_decode`): every `%` must
+/// start two hex digits, and `%00` is refused, with libpq's errors; the decoding is
+/// the `percent-encoding` crate's.
 pub(crate) fn decode(s: &str) -> Result<String, ConfigError> {
     let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = |c: u8| (c as char).to_digit(16);
-            let (Some(h), Some(l)) = (
-                b.get(i + 1).and_then(|c| hex(*c)),
-                b.get(i + 2).and_then(|c| hex(*c)),
-            ) else {
-                return Err(err(format!("invalid percent-encoded token: \"{s}\"")));
-            };
-            let v = (h * 16 + l) as u8;
-            if v == 0 {
-                return Err(err(format!(
-                    "forbidden value %00 in percent-encoded value: \"{s}\""
-                )));
-            }
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
+    for (i, _) in s.match_indices('%') {
+        let hex = |k: usize| b.get(k).is_some_and(u8::is_ascii_hexdigit);
+        if !(hex(i + 1) && hex(i + 2)) {
+            return Err(err(format!("invalid percent-encoded token: \"{s}\"")));
+        }
+        if &s[i + 1..i + 3] == "00" {
+            return Err(err(format!(
+                "forbidden value %00 in percent-encoded value: \"{s}\""
+            )));
         }
     }
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    Ok(percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned())
 }
 
 /// Parses a URI into keyword/value pairs. It mirrors libpq's `conninfo_uri_parse_options`

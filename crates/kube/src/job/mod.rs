@@ -48,8 +48,9 @@ pub use checks::{
     refuse_passwords,
 };
 pub use manifest::{build_job, render, JobPlan, ResultSink};
-use next_steps::{clients_text, run_seconds, shell_word, store_group};
+use next_steps::{clients_text, run_seconds, store_group};
 pub use options::{Format, JobArgs, Spread};
+use pgsurge_command::shell_word;
 use start::{start_at, start_in};
 
 /// The annotation the Job controller sets on each pod of an Indexed Job.

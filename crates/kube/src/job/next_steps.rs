@@ -7,16 +7,6 @@ pub(super) fn store_group(bench: &[String]) -> Option<(&str, &str)> {
     Some((find("--store=")?, find("--group=")?))
 }
 
-/// `s` as one word for a POSIX shell: as is when it is plain, else single-quoted.
-pub(super) fn shell_word(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:@=%+,".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 /// `-T N` among the bench options (`-T N`, `-TN`, `--time=N`, `--time N`).
 pub(super) fn run_seconds(bench: &[String]) -> Option<i64> {
     let mut it = bench.iter();

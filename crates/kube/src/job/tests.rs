@@ -105,7 +105,7 @@ fn the_next_step_for_a_store_group() {
         "postgresql://u@h:5432/r"
     );
     assert_eq!(shell_word("run 1"), "'run 1'");
-    assert_eq!(shell_word("it's"), "'it'\\''s'");
+    assert_eq!(shell_word("it's"), "\"it's\"");
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! of its modules, no product function is longer than [`MAX_FN_LINES`] lines unless
 //! its doc says that it mirrors pgbench's or libpq's own code, inside each crate no
 //! more than [`MAX_CIRCLE`] files use each other's items in a circle, no product file
-//! holds more than [`MAX_FILE_LINES`] lines (but those of [`TOO_LONG`]), and `campaign`
-//! holds fewer than [`MAX_CAMPAIGN_LINES`].
+//! holds more than [`MAX_FILE_LINES`] lines (but those of [`TOO_LONG`]), `campaign`
+//! holds fewer than [`MAX_CAMPAIGN_LINES`], and the helpers of [`ONE_HOME`] have no
+//! hand-written copy outside their home.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -1020,4 +1021,98 @@ fn the_campaign_file_statistics_supervisor_and_records_do_not_depend_on_campaign
             "{krate} → campaign: {deps:?}"
         );
     }
+}
+
+/// The helpers with one home, each with the text that gives a hand-written copy away:
+/// (helper, its home, the texts that must all be in a file for it to hold a copy).
+const ONE_HOME: &[(&str, &str, &[&str])] = &[
+    (
+        "a percent-decoder (use the percent-encoding crate)",
+        "",
+        &["b'%'", "to_digit(16)"],
+    ),
+    (
+        "a percent-decoder (use the percent-encoding crate)",
+        "",
+        &["b'%'", "from_str_radix("],
+    ),
+    (
+        "shell quoting (use pgsurge_command::shell_word)",
+        "",
+        &["\"'\\\\''\""],
+    ),
+    (
+        "shell quoting (use pgsurge_command::shell_word)",
+        "",
+        &["r\"'\\''\""],
+    ),
+    (
+        "identifier quoting (use pgsurge_wire::quote_identifier)",
+        "crates/wire/src/lib.rs",
+        &["replace('\"', \"\\\"\\\"\")"],
+    ),
+];
+
+/// The helpers of [`ONE_HOME`] that `text` (the product code of `file`) holds a copy of.
+fn helper_copies(file: &str, text: &str) -> Vec<&'static str> {
+    ONE_HOME
+        .iter()
+        .filter(|(_, home, marks)| file != *home && marks.iter().all(|m| text.contains(m)))
+        .map(|(what, _, _)| *what)
+        .collect()
+}
+
+#[test]
+fn each_helper_has_one_home() {
+    let mut files = Vec::new();
+    for krate in crates() {
+        rust_files(
+            &workspace().join("crates").join(krate).join("src"),
+            &mut files,
+        );
+    }
+    let mut wrong = Vec::new();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy();
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let product: String = text
+            .lines()
+            .take_while(|l| !l.starts_with("#[cfg(test)]"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let shown = path
+            .strip_prefix(workspace())
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        for what in helper_copies(&shown, &product) {
+            wrong.push(format!("{shown}: {what}"));
+        }
+    }
+    assert!(wrong.is_empty(), "copies:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_one_home_rule_sees_a_copy() {
+    let decoder = "fn d(b: &[u8]) { if b[0] == b'%' { (b[1] as char).to_digit(16); } }";
+    assert_eq!(
+        helper_copies("x.rs", decoder),
+        ["a percent-decoder (use the percent-encoding crate)"]
+    );
+    let quote = "fn q(s: &str) -> String { format!(\"'{}'\", s.replace('\\'', \"'\\\\''\")) }";
+    assert_eq!(
+        helper_copies("x.rs", quote),
+        ["shell quoting (use pgsurge_command::shell_word)"]
+    );
+    let ident =
+        "fn i(s: &str) -> String { format!(\"\\\"{}\\\"\", s.replace('\"', \"\\\"\\\"\")) }";
+    assert_eq!(
+        helper_copies("x.rs", ident),
+        ["identifier quoting (use pgsurge_wire::quote_identifier)"]
+    );
+    assert!(helper_copies("crates/wire/src/lib.rs", ident).is_empty());
+    assert!(helper_copies("x.rs", "fn f() -> u32 { 16 }").is_empty());
 }
