@@ -232,7 +232,10 @@ pub fn lost_commits(
     if acked.is_empty() {
         return Ok(LostCommits { checked, lost: 0 });
     }
-    let quoted: Vec<String> = table.split('.').map(pgsurge_server::quote_ident).collect();
+    let quoted: Vec<String> = table
+        .split('.')
+        .map(pgsurge_wire::quote_identifier)
+        .collect();
     let mut values = String::with_capacity(acked.len() * 24);
     for (i, r) in acked.iter().enumerate() {
         let sep = if i == 0 { "" } else { "," };
