@@ -777,34 +777,27 @@ pub fn now_epoch() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Formats epoch seconds as RFC 3339 UTC text with milliseconds.
+/// Formats epoch seconds as RFC 3339 UTC text with milliseconds (always three digits,
+/// so stored times sort as text). An instant past the years ±9999 is clamped to the
+/// nearest end of that range.
 pub fn epoch_to_rfc3339(epoch: f64) -> String {
-    let millis_total = (epoch * 1000.0).round() as i64;
-    let secs = millis_total.div_euclid(1000);
-    let millis = millis_total.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
+    let millis = (epoch * 1000.0).round() as i128;
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos(millis.saturating_mul(1_000_000))
+        .unwrap_or(if millis < 0 {
+            time::PrimitiveDateTime::MIN.assume_utc()
+        } else {
+            time::PrimitiveDateTime::MAX.assume_utc()
+        });
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
     )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]
@@ -819,6 +812,12 @@ mod tests {
             epoch_to_rfc3339(1_795_307_482.123),
             "2026-11-22T00:31:22.123Z"
         );
+        assert_eq!(epoch_to_rfc3339(-0.25), "1969-12-31T23:59:59.750Z");
+        assert_eq!(
+            epoch_to_rfc3339(4_107_542_400.0),
+            "2100-03-01T00:00:00.000Z"
+        );
+        assert!(epoch_to_rfc3339(1e18).starts_with("9999-12-31T23:59:59.999"));
     }
 
     #[test]
