@@ -525,8 +525,12 @@ fn show(
             text.push_str(&format!("capacity: {}\n", r.line()));
         }
     }
+    // A target's warning is stored with each of its tests; it is said once.
+    let mut said = std::collections::HashSet::new();
     for w in store.warnings(Some(set_id)).map_err(|e| e.to_string())? {
-        text.push_str(&format!("warning: {}\n", w.record.message));
+        if said.insert(w.record.message.clone()) {
+            text.push_str(&format!("warning: {}\n", w.record.message));
+        }
     }
     write_stdout(safe(&text).as_bytes())?;
     warn_impossible(&runs);

@@ -131,12 +131,25 @@ duration = 2
         .output()
         .unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
-    // One table row per run (the "run N (…)" lines after the table are its facts).
+    // One table row per run: a row starts with its run id (the "run N (…)" lines after
+    // the table are its facts, and a warning may name a test too).
     let rows = show
         .lines()
-        .filter(|l| !l.starts_with("run ") && l.contains("fx/s1/select-only/"))
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<u64>().is_ok())
+                && l.contains("fx/s1/select-only/")
+        })
         .count();
     assert_eq!(rows, 6, "{show}");
+    // Each warning is said once, however many tests stored it.
+    let warnings: Vec<&str> = show
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    let distinct: std::collections::BTreeSet<&&str> = warnings.iter().collect();
+    assert_eq!(warnings.len(), distinct.len(), "{show}");
     let csv = pgsurge()
         .args(["results", "export", "--format", "csv", "--store", &store])
         .output()
