@@ -29,11 +29,32 @@ fn lag_bytes_grow_while_replay_is_paused_and_shrink_after_it_resumes() {
         let sql = format!("CREATE TABLE t{n} AS SELECT g, repeat('x', 100) AS pad FROM generate_series(1, 20000) g");
         primary.psql("bench", &sql).unwrap();
     };
-    write(1);
-    let paused = bytes(&mut pg);
-    write(2);
-    let more = bytes(&mut pg);
-    assert!(more > paused && paused > 0, "{paused} then {more}");
+    // A pause asked of an idle standby takes hold at its next record, and the standby
+    // reports what it replayed a little later: write until the lag shows.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut n = 0;
+    let paused = loop {
+        n += 1;
+        write(n);
+        let b = bytes(&mut pg);
+        if b > 0 {
+            break b;
+        }
+        assert!(Instant::now() < deadline, "no lag while replay is paused");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    write(n + 1);
+    let more = loop {
+        let b = bytes(&mut pg);
+        if b > paused {
+            break b;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{paused} then {b} bytes behind while replay is paused"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
     standby.pause_replay(false).unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
