@@ -1849,6 +1849,34 @@ store = "postgresql://bench@results-db:5432/pgsurge"
     }
 
     #[test]
+    fn build_keys_without_a_source_are_refused_at_load() {
+        for (key, value) in [
+            ("profiling", "true"),
+            ("patches", "[\"fix.patch\"]"),
+            ("configure", "[\"--without-icu\"]"),
+            ("ref", "\"REL_18_0\""),
+        ] {
+            let e = parse(&GOOD.replace(
+                "conninfo = \"dbname=x\"",
+                &format!("pg_bin = \"/usr/bin\"\n{key} = {value}"),
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains(&format!("target[0].{key}")) && e.contains("add source = \"PATH\""),
+                "{key}: {e}"
+            );
+        }
+        // With a source, `profiling` is taken.
+        let c = parse(&GOOD.replace(
+            "conninfo = \"dbname=x\"",
+            "source = \"/src/postgresql-18.tar.bz2\"\nprofiling = true",
+        ))
+        .unwrap();
+        assert!(c.spec.targets[0].profiling);
+    }
+
+    #[test]
     fn commit_tolerance_must_be_a_percentage() {
         let with = |v: &str| {
             parse(&GOOD.replace(

@@ -8,6 +8,8 @@
 //!   fail when `PGSURGE_REQUIRE_PREREQUISITES=1` (CI sets it, so nothing skips there).
 //! * [`PGBENCH`] and [`reference_pgbench`]: the real pgbench the differential tests
 //!   compare with, through that gate.
+//! * [`chromium`]: headless Chromium opening a page (a file or a local URL), with the
+//!   flags a container needs and a deadline.
 //! * [`hosts`]: simulated hosts in network namespaces (setup commands, ports, what the
 //!   machine needs).
 //! * [`scratch_dir`] (module `scratch`): the one way tests make files: a fresh
@@ -18,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod chromium;
 pub mod hosts;
 mod scratch;
 

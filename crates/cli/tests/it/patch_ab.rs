@@ -7,14 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Fewer libraries to need, less to compile; the server is the same for this test.
-const CONFIGURE: [&str; 3] = [
-    "--configure=--without-icu",
-    "--configure=--without-readline",
-    "--configure=--without-zlib",
-];
+/// Fewer libraries to need, less to compile; the server is the same for these tests.
+/// The profiling test builds its base with the same arguments, so it finds this
+/// test's build in the cache.
+pub(crate) const CONFIGURE_ARGS: [&str; 3] =
+    ["--without-icu", "--without-readline", "--without-zlib"];
 
-fn pgsurge(cache: &Path) -> Command {
+/// `pgsurge` with the build cache `cache`.
+pub(crate) fn pgsurge(cache: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
     c.env("PGSURGE_CACHE_DIR", cache);
     c
@@ -24,7 +24,8 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn ok(out: &Output, what: &str) -> String {
+/// The stdout of a command that must have succeeded; its outputs in the message if not.
+pub(crate) fn ok(out: &Output, what: &str) -> String {
     assert!(
         out.status.success(),
         "{what}: {}\n{}{}",
@@ -47,7 +48,10 @@ fn build(cache: &Path, tarball: &Path, patches: &[&Path]) -> Output {
     for p in patches {
         cmd.arg("--patch").arg(p);
     }
-    cmd.args(CONFIGURE).output().unwrap()
+    for c in CONFIGURE_ARGS {
+        cmd.arg(format!("--configure={c}"));
+    }
+    cmd.output().unwrap()
 }
 
 #[test]

@@ -8,57 +8,18 @@
 //! through the function's callers.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-/// The patch test's configure arguments: its base build is this test's base.
-const CONFIGURE: &str = r#"["--without-icu", "--without-readline", "--without-zlib"]"#;
+use super::patch_ab::{ok, pgsurge, CONFIGURE_ARGS};
 
 /// The function the patch adds.
 const BURNER: &str = "burn_cpu_for_profile";
 
-fn pgsurge(cache: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
-    c.env("PGSURGE_CACHE_DIR", cache);
-    c
-}
-
-fn ok(out: &Output, what: &str) -> String {
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
 fn chromium_dom(page: &Path) -> String {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("headless Chromium is required: apt-get install chromium");
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("run chromium");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    pgsurge_testkit::chromium::open_file(&["--dump-dom"], page).stdout
 }
 
 fn campaign_file(dir: &Path, tarball: &Path, patch: &Path, profiling: bool) -> PathBuf {
+    let configure = format!("{CONFIGURE_ARGS:?}");
     let file = dir.join(format!("burn-{profiling}.toml"));
     std::fs::write(
         &file,
@@ -70,13 +31,13 @@ name = "burn"
 [[target]]
 name = "base"
 source = "{tarball}"
-configure = {CONFIGURE}
+configure = {configure}
 
 [[target]]
 name = "patched"
 source = "{tarball}"
 patches = ["{patch}"]
-configure = {CONFIGURE}
+configure = {configure}
 profiling = {profiling}
 
 [matrix]
@@ -150,11 +111,7 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
         .arg(&tarball)
         .arg("--patch")
         .arg(&patch)
-        .args([
-            "--configure=--without-icu",
-            "--configure=--without-readline",
-            "--configure=--without-zlib",
-        ])
+        .args(CONFIGURE_ARGS.map(|c| format!("--configure={c}")))
         .output()
         .unwrap();
     let bin = PathBuf::from(ok(&out, "server build --profiling").lines().last().unwrap());

@@ -9,28 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn chromium(args: &[&str], page: &Path) -> String {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("headless Chromium is required for the report test: apt-get install chromium");
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-        ])
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("run chromium");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    pgsurge_testkit::chromium::open_file(args, page).stdout
 }
 
 /// One chart of a page: its title and its legend's entries (name, stroke, dash).

@@ -7,7 +7,6 @@
 //! their frames are PostgreSQL's functions.
 
 use std::path::Path;
-use std::process::Command;
 
 use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
@@ -16,28 +15,7 @@ use pgsurge_server::testing::{TestServer, TestServerOptions};
 use pgsurge_store::{RunFilter, Store};
 
 fn chromium(args: &[&str], page: &Path) -> String {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("headless Chromium is required for the report test: apt-get install chromium");
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--allow-file-access-from-files",
-        ])
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("run chromium");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    pgsurge_testkit::chromium::open_file(args, page).stdout
 }
 
 /// The frames of a flame graph as Chromium's DOM has them: the function of each

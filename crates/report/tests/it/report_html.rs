@@ -12,7 +12,6 @@ use pgsurge_report::{write_report, ReportRequest};
 use pgsurge_store::*;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Deterministic pseudo-random numbers (xorshift), so snapshots are stable.
 struct Rng(u64);
@@ -254,32 +253,8 @@ fn report_data_tables_snapshot() {
 
 /// Runs headless Chromium on `page` and returns (DOM after load, stderr).
 fn chromium(args: &[&str], page: &Path) -> (String, String) {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("headless Chromium is required for the report test: apt-get install chromium");
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("run chromium");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let shown = pgsurge_testkit::chromium::open_file(args, page);
+    (shown.stdout, shown.stderr)
 }
 
 #[test]

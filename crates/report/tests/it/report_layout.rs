@@ -10,7 +10,6 @@ use pgsurge_report::{write_report, ReportRequest};
 use pgsurge_store::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 const TARGETS: [&str; 2] = ["base", "patched"];
 const WORKLOADS: [&str; 2] = ["select-only", "tpcb-like"];
@@ -236,28 +235,7 @@ fn the_index_leads_with_the_comparison_and_names_shared_warnings_once() {
 }
 
 fn chromium(args: &[&str], page: &Path) -> String {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("headless Chromium is required for the report test: apt-get install chromium");
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-        ])
-        .args(args)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("run chromium");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    pgsurge_testkit::chromium::open_file(args, page).stdout
 }
 
 #[test]
