@@ -136,8 +136,9 @@ pub struct FaultSpec {
     /// When, after the run's start: seconds or a duration (`"5s"`, `"1m30s"`).
     pub at: DurationValue,
     /// `promote` (a standby), `stop` (immediate shutdown of the primary), `kill`
-    /// (SIGKILL of the primary and its processes), `pause-replay`, `resume-replay` (on
-    /// a standby), or `command` (a shell command: the fault on an existing server).
+    /// (SIGKILL of the primary and its processes), `restart` (the primary shut down
+    /// fast and started again in place), `pause-replay`, `resume-replay` (on a
+    /// standby), or `command` (a shell command: the fault on an existing server).
     pub action: String,
     /// The standby of `promote`, `pause-replay`, `resume-replay`: 1 (`replica1`, the
     /// default), 2…
@@ -153,6 +154,7 @@ pub const FAULT_ACTIONS: &[&str] = &[
     "promote",
     "stop",
     "kill",
+    "restart",
     "pause-replay",
     "resume-replay",
     "command",

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
+use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -498,7 +499,8 @@ impl ClusterBuilder {
             socket_dir,
             log_file,
             port,
-            pid,
+            pid: AtomicI32::new(pid),
+            spawner: self.clone(),
             superuser: self.superuser.clone(),
             database: self.database.clone(),
             remove,
@@ -558,6 +560,20 @@ impl ClusterBuilder {
             .arg(&from.user)
             .args(["-X", "stream", "-c", "fast", "--no-sync", "-w"]);
         run_checked(cmd, "pg_basebackup")
+    }
+
+    /// Starts the postmaster of a stopped `cluster` again on its data directory, port
+    /// and socket directory, and waits until it accepts connections.
+    pub(crate) fn spawn_again(&self, cluster: &Inner) -> Result<Child> {
+        self.spawn_and_wait(
+            &cluster.binaries,
+            cluster.run_as.as_ref(),
+            &cluster.data_dir,
+            &cluster.socket_dir,
+            &cluster.log_file,
+            cluster.port,
+        )
+        .map_err(|(StartError::PortInUse(e) | StartError::Other(e))| e)
     }
 
     fn spawn_and_wait(

@@ -9,10 +9,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::binaries::PgBinaries;
 use crate::builder::ClusterBuilder;
+use crate::config_files::OwnerMarker;
 use crate::datadir::log_tail_since;
 use crate::error::{Result, ServerError};
 use crate::postmaster::{stop_postmaster, StopTimeouts};
@@ -35,7 +37,10 @@ pub(crate) struct Inner {
     pub(crate) socket_dir: PathBuf,
     pub(crate) log_file: PathBuf,
     pub(crate) port: u16,
-    pub(crate) pid: i32,
+    /// The postmaster's pid (another after a restart in place).
+    pub(crate) pid: AtomicI32,
+    /// How the postmaster was started, to start it again in place.
+    pub(crate) spawner: ClusterBuilder,
     pub(crate) superuser: String,
     pub(crate) database: Option<String>,
     pub(crate) remove: Vec<PathBuf>,
@@ -45,19 +50,24 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    fn stop(&self) -> bool {
-        let mut st = match self.state.lock() {
+    fn state(&self) -> MutexGuard<'_, RunState> {
+        match self.state.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
-        };
+        }
+    }
+
+    fn pid(&self) -> i32 {
+        self.pid.load(Ordering::SeqCst)
+    }
+
+    fn stop(&self) -> bool {
+        let mut st = self.state();
         if st.stopped {
             return true;
         }
         st.stopped = true;
-        let gone = match st.child.as_mut() {
-            Some(child) => stop_postmaster(self.pid, Some(child), self.stop_timeouts),
-            None => stop_postmaster(self.pid, None, self.stop_timeouts),
-        };
+        let gone = stop_postmaster(self.pid(), st.child.as_mut(), self.stop_timeouts);
         for p in &self.remove {
             let _ = std::fs::remove_dir_all(p);
         }
@@ -120,7 +130,7 @@ impl Cluster {
     }
     /// The postmaster's pid.
     pub fn pid(&self) -> i32 {
-        self.inner.pid
+        self.inner.pid()
     }
     /// The bootstrap superuser.
     pub fn superuser(&self) -> &str {
@@ -257,16 +267,13 @@ impl Cluster {
         timeout: std::time::Duration,
     ) -> bool {
         use nix::unistd::Pid;
-        let pid = self.inner.pid;
+        let pid = self.inner.pid();
         let target = if group { -pid } else { pid };
         let _ = nix::sys::signal::kill(Pid::from_raw(target), signal);
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let gone = {
-                let mut st = match self.inner.state.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
+                let mut st = self.inner.state();
                 match st.child.as_mut() {
                     Some(c) => !matches!(c.try_wait(), Ok(None)),
                     None => !crate::postmaster::is_alive(pid),
@@ -282,6 +289,52 @@ impl Cluster {
         }
     }
 
+    /// Restarts the server in place: a fast shutdown (what runs is rolled back, a
+    /// checkpoint is written), then the same data directory started again on the same
+    /// port and socket directory, with the same settings and CPUs; returns once it
+    /// accepts connections. A server already down (stopped immediately, killed) is only
+    /// started, recovering from its crash first.
+    pub fn restart(&self) -> Result<()> {
+        let inner = &self.inner;
+        let mut st = inner.state();
+        if st.stopped {
+            return Err(ServerError::Invalid(format!(
+                "the server on port {} was stopped; it cannot be restarted",
+                inner.port
+            )));
+        }
+        if !stop_postmaster(inner.pid(), st.child.as_mut(), inner.stop_timeouts) {
+            return Err(ServerError::CommandFailed {
+                what: format!("restarting the server on port {}", inner.port),
+                detail: "its postmaster did not exit".to_string(),
+            });
+        }
+        if let Some(w) = st.watchdog.as_mut() {
+            w.disarm();
+        }
+        st.watchdog = None;
+        let child = inner.spawner.spawn_again(inner)?;
+        let pid = child.id() as i32;
+        inner.pid.store(pid, Ordering::SeqCst);
+        st.child = Some(child);
+        if !inner.detached {
+            let remove: Vec<PathBuf> = inner
+                .remove
+                .iter()
+                .filter(|p| p.exists())
+                .cloned()
+                .collect();
+            st.watchdog = Some(Watchdog::spawn(pid, &remove)?);
+        }
+        let marker = OwnerMarker {
+            owner_pid: std::process::id() as i32,
+            watchdog_pid: st.watchdog.as_ref().map(Watchdog::pid),
+            detached: inner.detached,
+        };
+        marker.write(&inner.data_dir, inner.run_as.as_ref())?;
+        Ok(())
+    }
+
     /// Stops the server now (fast, then immediate) and removes its temporary
     /// directories. Returns false if the postmaster could not be made to exit.
     pub fn stop(&self) -> bool {
@@ -290,10 +343,7 @@ impl Cluster {
     /// Leaves the server running after this value is dropped (for `pgsurge server start`).
     /// Its watchdog, if any, is told to exit.
     pub fn detach(self) {
-        let mut st = match self.inner.state.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let mut st = self.inner.state();
         st.stopped = true;
         if let Some(w) = st.watchdog.as_mut() {
             w.disarm();

@@ -1,6 +1,7 @@
 //! The faults a throwaway topology takes while a load runs on it ([`Fault`]): a
-//! standby promoted, its replay paused or resumed, the primary shut down immediately
-//! or killed with its processes, applied to a primary and its standbys.
+//! standby promoted, its replay paused or resumed, the primary shut down immediately,
+//! killed with its processes or restarted in place, applied to a primary and its
+//! standbys.
 
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use crate::error::{Result, ServerError};
 /// How long an immediate shutdown of the primary may take.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// One fault, named as a campaign names it (`promote`, `stop`, `kill`, `pause-replay`,
-/// `resume-replay`); a standby by its number (1 = `replica1`).
+/// One fault, named as a campaign names it (`promote`, `stop`, `kill`, `restart`,
+/// `pause-replay`, `resume-replay`); a standby by its number (1 = `replica1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// `pg_promote` on the standby: it ends recovery and accepts writes.
@@ -24,6 +25,9 @@ pub enum Fault {
     Stop,
     /// SIGKILL of the primary's postmaster and every process of its group.
     Kill,
+    /// Fast shutdown of the primary and a start of the same data directory on the same
+    /// port ([`Cluster::restart`]).
+    Restart,
 }
 
 impl Fault {
@@ -37,6 +41,7 @@ impl Fault {
             "resume-replay" => Fault::ResumeReplay(n),
             "stop" => Fault::Stop,
             "kill" => Fault::Kill,
+            "restart" => Fault::Restart,
             _ => return None,
         })
     }
@@ -45,12 +50,13 @@ impl Fault {
     pub fn replica(self) -> Option<usize> {
         match self {
             Fault::Promote(n) | Fault::PauseReplay(n) | Fault::ResumeReplay(n) => Some(n),
-            Fault::Stop | Fault::Kill => None,
+            Fault::Stop | Fault::Kill | Fault::Restart => None,
         }
     }
 
     /// Applies the fault to `primary` or to one of `replicas`, and returns when it is
-    /// done (the standby promoted, the primary's postmaster gone).
+    /// done (the standby promoted, the primary's postmaster gone, or back and accepting
+    /// connections).
     pub fn apply(self, primary: &Cluster, replicas: &[Cluster]) -> Result<()> {
         let standby = |n: usize| {
             replicas.get(n.wrapping_sub(1)).ok_or_else(|| {
@@ -73,6 +79,7 @@ impl Fault {
             Fault::ResumeReplay(n) => standby(n)?.pause_replay(false),
             Fault::Stop => gone(primary.stop_immediate(STOP_TIMEOUT), "stopping"),
             Fault::Kill => gone(primary.kill(), "killing"),
+            Fault::Restart => primary.restart(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Throwaway topologies: a primary and streaming standbys started from the same
 //! binaries ([`Topology`]), each on its own port and socket directory, pinned like the
-//! primary, synchronous (`ANY 1` of them) or asynchronous, stopped together; and the
-//! multi-host connection string that finds whichever of them accepts writes.
+//! primary, synchronous (`ANY 1` of them) or asynchronous, its primary restarted in
+//! place, stopped together; and the multi-host connection string that finds whichever
+//! of them accepts writes.
 
 use std::time::{Duration, Instant};
 
@@ -167,6 +168,13 @@ impl Topology {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Restarts the primary in place ([`Cluster::restart`]) and waits until its
+    /// standbys stream from it again (with `sync`, until its commits wait for one).
+    pub fn restart_primary(&self) -> Result<()> {
+        self.primary.restart()?;
+        self.settle()
     }
 
     /// The primary.

@@ -1,7 +1,8 @@
 //! Failures under load on a real primary with a streaming standby: `bench --reconnect`
 //! carries on through a failover (its lost transactions counted by class, the run
 //! completing on the promoted standby), its outage agrees with the servers' logs, and
-//! `--check-commits` counts exactly the acknowledged commits the new primary lacks.
+//! `--check-commits` counts exactly the acknowledged commits the new primary lacks; a
+//! campaign's primary restarted in place mid-run is carried through the same way.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
@@ -189,6 +190,56 @@ action = "promote"
     assert!(run["transactions"].as_i64().unwrap() > 0);
     // The standby's lag was sampled while the primary answered.
     assert!(!cost["lag"].as_array().unwrap().is_empty(), "{cost}");
+}
+
+#[test]
+fn a_campaign_restarts_its_primary_mid_run_and_its_clients_carry_on() {
+    let dir = pgsurge_testkit::scratch_dir("failover-restart");
+    let file = dir.path().join("restart.toml");
+    std::fs::write(
+        &file,
+        r#"
+[campaign]
+name = "restart"
+[[target]]
+name = "pg"
+settings = { fsync = false, max_connections = 50, shared_buffers = "64MB" }
+[matrix]
+scales = [1]
+clients = [4]
+[run]
+duration = 12
+[[fault]]
+at = "4s"
+action = "restart"
+"#,
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
+        .env_remove("PGSURGE_STORE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let cost = &run["result_json"]["failure_cost"];
+    let faults = cost["faults"].as_array().expect("the faults applied");
+    assert_eq!(faults.len(), 1, "{cost}");
+    assert_eq!(faults[0]["action"], "restart", "{cost}");
+    assert!(faults[0]["error"].is_null(), "{cost}");
+    // The restart returned once the server accepted connections again: nothing
+    // committed while it was down, and the clients committed again after it.
+    let restarted = faults[0]["done_unix_us"].as_i64().unwrap();
+    let o = &cost["outage"];
+    let before = o["last_commit_before_unix_us"].as_i64().expect("an outage");
+    let after = o["first_commit_after_unix_us"].as_i64().unwrap();
+    assert!(before <= restarted && before < after, "{cost}");
+    assert!(o["seconds"].as_f64().unwrap() > 0.0, "{cost}");
+    assert!(run["transactions"].as_i64().unwrap() > 0);
 }
 
 /// A tpcb-like update whose transaction also writes an identifiable row: the client and

@@ -1,5 +1,5 @@
 //! Primaries with streaming standbys: `pgsurge server start --replicas N [--sync]`, and
-//! the faults a topology takes (promote, pause replay, kill).
+//! the faults a topology takes (promote, pause replay, kill, restart in place).
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
@@ -181,6 +181,46 @@ fn a_topology_pauses_replay_promotes_a_standby_and_loses_its_killed_primary() {
     replica.psql("bench", "insert into t values (2)").unwrap();
     assert_eq!(psql(&rconn, "select count(*) from t"), "2");
     assert!(psql(&topo.conninfo("bench"), "select pg_is_in_recovery()") == "f");
+    drop(topo);
+    for d in dirs {
+        assert!(!d.exists(), "{} left behind", d.display());
+    }
+}
+
+#[test]
+fn a_primary_restarted_in_place_keeps_its_port_and_data_and_its_standby_streams_again() {
+    let builder = ClusterBuilder::new()
+        .settings(pgsurge_server::testing::TEST_SETTINGS.iter().copied())
+        .setting("synchronous_commit", "on")
+        .database("bench");
+    let topo = Topology::start(builder, 1, true).unwrap();
+    let primary = topo.primary();
+    let dirs = primary.removable_paths().to_vec();
+    let (port, pid) = (primary.port(), primary.pid());
+    primary.psql("bench", "create table t(i int)").unwrap();
+    primary.psql("bench", "insert into t values (1)").unwrap();
+
+    topo.restart_primary().unwrap();
+    assert_eq!(primary.port(), port);
+    assert_ne!(primary.pid(), pid, "a new postmaster");
+    assert!(wait_gone(pid, 30), "the old postmaster is gone");
+    // A commit waits for the standby: it streams again.
+    primary.psql("bench", "insert into t values (2)").unwrap();
+    let rconn = topo.replicas()[0].conninfo("bench");
+    eventually(&rconn, "select count(*) from t", "2");
+
+    // A killed primary is only started, recovering what it committed.
+    let pid = primary.pid();
+    assert!(primary.kill());
+    primary.restart().unwrap();
+    assert_ne!(primary.pid(), pid);
+    assert_eq!(
+        primary
+            .psql("bench", "select count(*) from t")
+            .unwrap()
+            .trim(),
+        "2"
+    );
     drop(topo);
     for d in dirs {
         assert!(!d.exists(), "{} left behind", d.display());
