@@ -162,6 +162,9 @@ pub struct LineChart {
     pub x_bounds: Option<(f64, f64)>,
     /// An x range shaded behind the data (e.g. a run's warm-up), with its legend label.
     pub shade: Option<(f64, f64, String)>,
+    /// An x range marked behind the data as a failure (a run's outage: no commit
+    /// acknowledged), with its legend label; drawn a few pixels wide however short.
+    pub outage: Option<(f64, f64, String)>,
 }
 
 const WIDTH: u32 = 720;
@@ -181,6 +184,13 @@ const PALETTE: [RGBColor; 8] = [
 
 /// The fill of a shaded x range (a warm-up): light, under the grid's grey.
 const SHADE: RGBColor = RGBColor(236, 236, 236);
+
+/// The fill of an outage: a light red, told from the warm-up's grey.
+const OUTAGE: RGBColor = RGBColor(250, 200, 200);
+
+/// The narrowest an outage is drawn, in pixels of the chart's width (the plot,
+/// inside the axes, is a little narrower).
+const OUTAGE_MIN_PX: f64 = 4.0;
 
 /// The colour of the grid lines (and its hex spelling in plotters' SVG).
 const GRID: RGBColor = RGBColor(228, 228, 228);
@@ -368,12 +378,13 @@ impl LineChart {
                 crate::html::escape(&self.marker_label)
             ));
         }
-        if let Some((_, _, label)) = &self.shade {
-            let RGBColor(r, g, b) = SHADE;
-            out.push_str(&format!(
-                "<li><svg class=\"swatch\" width=\"28\" height=\"12\"><rect width=\"28\" height=\"12\" fill=\"rgb({r},{g},{b})\"/></svg>{}</li>",
-                crate::html::escape(label)
-            ));
+        for (range, RGBColor(r, g, b)) in [(&self.shade, SHADE), (&self.outage, OUTAGE)] {
+            if let Some((_, _, label)) = range {
+                out.push_str(&format!(
+                    "<li><svg class=\"swatch\" width=\"28\" height=\"12\"><rect width=\"28\" height=\"12\" fill=\"rgb({r},{g},{b})\"/></svg>{}</li>",
+                    crate::html::escape(label)
+                ));
+            }
         }
         out.push_str("</ul>");
         if !self.note.is_empty() {
@@ -408,15 +419,17 @@ impl LineChart {
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = self.axes(&root, &drawn, x_range, y_range, empty)?;
         if let Some((from, to, _)) = &self.shade {
-            let (x0, x1) = (self.tx(*from).max(x_range.0), self.tx(*to).min(x_range.1));
-            if x0.is_finite() && x1.is_finite() && x1 > x0 {
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x0, y_range.0), (x1, y_range.1)],
-                        SHADE.filled(),
-                    )))
-                    .map_err(|e| e.to_string())?;
-            }
+            self.draw_range(&mut chart, (*from, *to), 0.0, SHADE, (x_range, y_range))?;
+        }
+        if let Some((from, to, _)) = &self.outage {
+            let min_width = (x_range.1 - x_range.0) * OUTAGE_MIN_PX / f64::from(WIDTH);
+            self.draw_range(
+                &mut chart,
+                (*from, *to),
+                min_width,
+                OUTAGE,
+                (x_range, y_range),
+            )?;
         }
         for (ci, s) in &drawn {
             let c = color(*ci);
@@ -426,6 +439,33 @@ impl LineChart {
         }
         self.draw_event_markers(&mut chart, y_range)?;
         root.present().map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// An x range filled with `fill` over the plot's height, at least `min_width` wide
+    /// (widened about its middle), clipped to the plot.
+    fn draw_range(
+        &self,
+        chart: &mut Chart<'_, '_>,
+        (from, to): (f64, f64),
+        min_width: f64,
+        fill: RGBColor,
+        (x_range, y_range): ((f64, f64), (f64, f64)),
+    ) -> Result<(), String> {
+        let (mut x0, mut x1) = (self.tx(from), self.tx(to));
+        if x1 - x0 < min_width {
+            let mid = (x0 + x1) / 2.0;
+            (x0, x1) = (mid - min_width / 2.0, mid + min_width / 2.0);
+        }
+        let (x0, x1) = (x0.max(x_range.0), x1.min(x_range.1));
+        if x0.is_finite() && x1.is_finite() && x1 > x0 {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x0, y_range.0), (x1, y_range.1)],
+                    fill.filled(),
+                )))
+                .map_err(|e| e.to_string())?;
+        }
         Ok(())
     }
 
@@ -453,7 +493,7 @@ impl LineChart {
         }
         let empty_data = xs.is_empty();
         xs.extend(self.markers.iter().map(|m| self.tx(*m)));
-        if let Some((from, to, _)) = &self.shade {
+        for (from, to, _) in self.shade.iter().chain(&self.outage) {
             xs.extend([self.tx(*from), self.tx(*to)]);
         }
         if let Some((lo, hi)) = self.x_bounds {
@@ -706,6 +746,49 @@ pub(crate) mod tests {
             html.contains("fill=\"rgb(236,236,236)\"/></svg>warm-up</li>"),
             "{html}"
         );
+    }
+
+    /// The x and width of the first `<rect>` filled with `fill`.
+    fn rect_x(svg: &str, fill: &str) -> (f64, f64) {
+        let rect = svg
+            .split("<rect")
+            .skip(1)
+            .find(|r| r[..r.find("/>").unwrap()].contains(fill))
+            .expect("the rectangle");
+        let attr = |name: &str| -> f64 {
+            let at = rect.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            rect[at..at + rect[at..].find('"').unwrap()]
+                .parse()
+                .unwrap()
+        };
+        (attr("x"), attr("width"))
+    }
+
+    #[test]
+    fn an_outage_is_marked_where_it_was_and_stays_visible_however_short() {
+        let flat = |n: i32| -> Vec<(f64, f64)> { (0..=n).map(|i| (f64::from(i), 100.0)).collect() };
+        let mut c = chart(vec![Series::line("tps", flat(30))]);
+        c.x_bounds = Some((0.0, 30.0));
+        c.shade = Some((0.0, 6.0, "warm-up".into()));
+        c.outage = Some((10.0, 20.0, "outage 10 s".into()));
+        let svg = c.to_svg();
+        let (shade_x, shade_w) = rect_x(&svg, "#ECECEC");
+        let (x, w) = rect_x(&svg, "#FAC8C8");
+        // The same axis: 6 s of warm-up from 0, 10 s of outage from 10 s.
+        let px_per_s = shade_w / 6.0;
+        assert!((w / px_per_s - 10.0).abs() < 0.5, "{svg}");
+        assert!(((x - shade_x) / px_per_s - 10.0).abs() < 0.5, "{svg}");
+        assert!(svg.find("#FAC8C8").unwrap() < svg.find("#1F77B4").unwrap());
+        let html = c.to_html();
+        assert!(
+            html.contains("fill=\"rgb(250,200,200)\"/></svg>outage 10 s</li>"),
+            "{html}"
+        );
+        // 10 ms of a 30 s axis is still drawn.
+        c.outage = Some((15.0, 15.01, "outage 0.01 s".into()));
+        let (x, w) = rect_x(&c.to_svg(), "#FAC8C8");
+        assert!(w >= 3.0, "{w}");
+        assert!(((x + w / 2.0 - shade_x) / px_per_s - 15.0).abs() < 0.5);
     }
 
     #[test]

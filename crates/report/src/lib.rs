@@ -5,7 +5,7 @@
 //! * [`compare`] states whether B differs from A, with the intervals and verdicts of
 //!   `pgsurge-analysis`;
 //! * [`charts`], [`html`] and [`pages`] render the offline report, `run_page` the page
-//!   of one test;
+//!   of one test, `failure` what a failure cost it (the outage marked, the figures);
 //! * [`replay_compare`] compares two stored replays of one log, fingerprint by
 //!   fingerprint;
 //! * `flames` draws the report's flame graphs (per test, per cell pooled, B against A)
@@ -23,6 +23,7 @@ pub mod charts;
 mod cli;
 pub mod compare;
 pub mod explain;
+mod failure;
 mod flames;
 pub mod html;
 pub mod pages;

@@ -8,7 +8,8 @@
 //! Every chart of the page shares one time base: seconds since the test's measured
 //! start (a warm-up left out of the measured run is not drawn; one detected inside it
 //! is shaded, and the summary states the steady window's figures), with checkpoint
-//! moments marked. Per-interval
+//! moments marked and a run's outage marked in red (its figures in the summary).
+//! Per-interval
 //! values are rates over the interval's own length (a partial last or first interval
 //! is scaled to its length; one shorter than half the nominal interval is left out
 //! and the chart says so); a missing interval or sample breaks the line.
@@ -563,9 +564,11 @@ pub(crate) fn run_page(
     let names: BTreeSet<&str> = points.keys().copied().collect();
     let end = time_axis_end(run, &points);
     let shade = detected_warmup(run, &view);
+    let outage = crate::failure::outage_range(run, t0);
     let mk = |title: &str, y: &str, series: Vec<Series>, note: String| LineChart {
         x_bounds: Some((0.0, end)),
         shade: shade.clone(),
+        outage: outage.clone(),
         title: title.into(),
         x_label: "seconds since the measured start".into(),
         y_label: y.into(),
@@ -584,7 +587,7 @@ pub(crate) fn run_page(
     let wal_name = ["pg.wal.lsn_bytes_per_s", "pg.wal.bytes_per_s"]
         .into_iter()
         .find(|n| points.contains_key(n));
-    body.push_str(&summary_section(run, set_name));
+    body.push_str(&summary_section(run, set_name, t0));
     body.push_str(&limits_section(
         run, &view, &points, &names, &markers, &cpus, wal_name,
     ));
@@ -695,7 +698,7 @@ fn metric_series(
 }
 
 /// The summary: what the test was and its headline numbers, and its warnings.
-fn summary_section(run: &LoadedRun, set_name: &str) -> String {
+fn summary_section(run: &LoadedRun, set_name: &str, t0: f64) -> String {
     let rec = &run.run.record;
     let mut body = String::new();
     let mut summary = vec![
@@ -761,11 +764,12 @@ fn summary_section(run: &LoadedRun, set_name: &str) -> String {
                     .unwrap_or_default()
             ),
         ),
-        (
-            "command line".into(),
-            rec.command_line.clone().unwrap_or_default(),
-        ),
     ]);
+    summary.extend(crate::failure::summary_rows(run, t0));
+    summary.push((
+        "command line".into(),
+        rec.command_line.clone().unwrap_or_default(),
+    ));
     body.push_str("<h2>Summary</h2>");
     body.push_str(&kv_table(&summary));
     if !run.warnings.is_empty() {

@@ -2,7 +2,8 @@
 //! carries on through a failover (its lost transactions counted by class, the run
 //! completing on the promoted standby), its outage agrees with the servers' logs, and
 //! `--check-commits` counts exactly the acknowledged commits the new primary lacks; a
-//! campaign's primary restarted in place mid-run is carried through the same way.
+//! campaign's primary restarted in place mid-run is carried through the same way, and
+//! the report's test page marks the outage on its time charts.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
@@ -193,7 +194,7 @@ action = "promote"
 }
 
 #[test]
-fn a_campaign_restarts_its_primary_mid_run_and_its_clients_carry_on() {
+fn a_campaign_restarts_its_primary_mid_run_its_clients_carry_on_and_its_report_marks_the_outage() {
     let dir = pgsurge_testkit::scratch_dir("failover-restart");
     let file = dir.path().join("restart.toml");
     std::fs::write(
@@ -238,8 +239,71 @@ action = "restart"
     let before = o["last_commit_before_unix_us"].as_i64().expect("an outage");
     let after = o["first_commit_after_unix_us"].as_i64().unwrap();
     assert!(before <= restarted && before < after, "{cost}");
-    assert!(o["seconds"].as_f64().unwrap() > 0.0, "{cost}");
+    let seconds = o["seconds"].as_f64().unwrap();
+    assert!(seconds > 0.0, "{cost}");
     assert!(run["transactions"].as_i64().unwrap() > 0);
+    outage_marked_on_the_test_page(dir.path(), &store, seconds);
+}
+
+/// The report's test page in headless Chromium: every time chart marks the outage with
+/// a visible red range inside its plot and names it in its legend, and the summary
+/// gives its length as stored.
+fn outage_marked_on_the_test_page(dir: &std::path::Path, store: &str, seconds: f64) {
+    let out = dir.join("report");
+    let report = pgsurge(&["report", "--store", store, "-o", out.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", text(&report));
+    let page = std::fs::read_to_string(out.join("run-1.html")).unwrap();
+    let length = format!("{seconds:.3} s, from ");
+    assert!(page.contains(&length), "no outage row saying {length:?}");
+    let probe = r#"<script>
+      window.addEventListener('load', () => {
+        const rows = [];
+        for (const chart of document.querySelectorAll('.chart')) {
+          const svg = chart.querySelector('svg');
+          const rect = [...chart.querySelectorAll('rect')]
+            .find(r => (r.getAttribute('fill') || '').toUpperCase() === '#FAC8C8');
+          const legend = [...chart.querySelectorAll('.legend li')]
+            .some(li => li.textContent.startsWith('outage: no commit for'));
+          if (!rect && !legend) continue;
+          const s = svg.getBoundingClientRect();
+          const r = rect ? rect.getBoundingClientRect() : {left: -1, right: -1, width: 0};
+          rows.push([legend ? 1 : 0, r.width, r.left - s.left, s.right - r.right]
+            .map(v => v.toFixed(1)).join(','));
+        }
+        document.body.setAttribute('data-outages', rows.join(' '));
+      });
+    </script></body>"#;
+    let probe_page = out.join("run-1.probe.html");
+    std::fs::write(&probe_page, page.replace("</body>", probe)).unwrap();
+    let dom = pgsurge_testkit::chromium::open_file(
+        &[
+            "--dump-dom",
+            "--virtual-time-budget=5000",
+            "--window-size=1600,1200",
+        ],
+        &probe_page,
+    )
+    .stdout;
+    let found = regex::Regex::new(r#"data-outages="([-\d.,  ]*)""#)
+        .unwrap()
+        .captures(&dom)
+        .unwrap_or_else(|| panic!("no probe in the DOM: {}", &dom[..dom.len().min(2000)]))[1]
+        .to_string();
+    let charts: Vec<Vec<f64>> = found
+        .split_whitespace()
+        .map(|c| c.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert!(
+        charts.len() >= 2,
+        "the outage on the time charts: {found:?}"
+    );
+    for c in &charts {
+        let [legend, width, left, right] = c[..] else {
+            panic!("{found:?}")
+        };
+        assert_eq!(legend, 1.0, "a marked range without its legend: {found:?}");
+        assert!(width >= 2.0 && left > 0.0 && right > 0.0, "{found:?}");
+    }
 }
 
 /// A tpcb-like update whose transaction also writes an identifiable row: the client and
