@@ -14,6 +14,7 @@ use pgsurge_engine::{
     DatabaseInfo, Diagnostic, DiagnosticLevel, DiagnosticSink, ErrorSpec, QueryMode, RunHooks,
     RunLimit, RunScript, RunSpec, SpecError, StopFlag,
 };
+use pgsurge_events::Second;
 use pgsurge_observe::sampler::{self, Sampler};
 use pgsurge_observe::{pgstats, statements, Pg};
 use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
@@ -430,7 +431,7 @@ pub fn run_test(
     s: &TestSetup<'_>,
     target: &mut LiveTarget,
     stop: &StopFlag,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn FnMut(&Second),
 ) -> std::result::Result<Tested, Interrupted> {
     let started = now_epoch();
     let mut w = RunWrite {
@@ -553,7 +554,7 @@ fn run_test_inner(
     s: &TestSetup<'_>,
     target: &mut LiveTarget,
     stop: &StopFlag,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn FnMut(&Second),
     w: &mut RunWrite,
 ) -> Result<()> {
     let campaign = s.campaign;
@@ -659,7 +660,7 @@ fn measured_run(
     s: &TestSetup<'_>,
     spec: &RunSpec,
     stop: &StopFlag,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn FnMut(&Second),
     w: &mut RunWrite,
 ) -> Result<(RunResult, ClientMessages)> {
     let mut watch = s.campaign.steady_window_s().map(|d| Watch::new(d, stop));
@@ -669,7 +670,7 @@ fn measured_run(
         w.interval_histograms
             .extend(convert::interval_histogram(&interval, histogram));
         w.intervals.push(interval);
-        on_interval(iv);
+        on_interval(&Second::of(iv, Some(histogram), false));
         if let Some(watch) = watch.as_mut() {
             watch.push(iv);
         }
@@ -687,7 +688,7 @@ fn warm_up(
     s: &TestSetup<'_>,
     target: &LiveTarget,
     stop: &StopFlag,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn FnMut(&Second),
     database: DatabaseInfo,
     w: &mut RunWrite,
 ) -> Result<()> {
@@ -697,9 +698,9 @@ fn warm_up(
         return Ok(());
     }
     let spec = run_spec(s, target, Limit::Duration(warmup), database.clone())?;
-    let mut cb = |iv: &IntervalSample, _: &LatencyHistogram| {
+    let mut cb = |iv: &IntervalSample, histogram: &LatencyHistogram| {
         w.intervals.push(convert::interval(iv, true, 0.0));
-        on_interval(iv);
+        on_interval(&Second::of(iv, Some(histogram), true));
     };
     let (_, warm_messages) = engine_run(&spec, stop, &mut cb)?;
     if !warm_messages.is_empty() {
@@ -732,7 +733,7 @@ fn run_distributed(
     spec: &RunSpec,
     d: &crate::spec::DistributedSection,
     stop: &StopFlag,
-    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_interval: &mut dyn FnMut(&Second),
     w: &mut RunWrite,
 ) -> Result<(RunResult, ClientMessages)> {
     let (campaign, plan) = (s.campaign, s.plan);
@@ -773,7 +774,7 @@ fn run_distributed(
                 );
             }
             w.intervals.push(interval);
-            on_interval(iv);
+            on_interval(&Second::of(iv, None, false));
         }
         (result, ClientMessages::default())
     })

@@ -23,7 +23,7 @@
 //! | [`profiling`] | `[profile]`: the profiles of a test's measured run |
 //! | [`execute`] | one test: hygiene, snapshots, engine run, samplers |
 //! | [`capacity`] | `[capacity]`: the highest rate meeting a latency objective |
-//! | [`runner`] | a campaign: resume, progress, storing each test atomically |
+//! | [`runner`] | a campaign: resume, each test in steps, each step told as an event (stored and shown by the consumers of `pgsurge_events`) |
 //! | `campaign_cli` | `pgsurge campaign run|plan|new|convert` |
 
 #![warn(missing_docs)]
@@ -49,7 +49,7 @@ use std::ffi::OsString;
 pub use pgsurge_plan::{convert, load, matrix, spec, stored, thresholds};
 
 pub use error::{CampaignError, Result};
-pub use runner::{run_campaign, Outcome, RunOptions, SetIdentity};
+pub use runner::{run_campaign, run_campaign_telling, Outcome, RunOptions, SetIdentity};
 pub use spec::Campaign;
 pub use spec::SpecError;
 

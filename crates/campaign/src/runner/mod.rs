@@ -1,16 +1,17 @@
 //! Runs a campaign: finds or creates its set in the store, skips the tests already
 //! stored (resume), starts the targets it still needs, runs the remaining tests in the
-//! planned order with a progress bar, stores each test in one transaction as soon as it
-//! ends (failed tests too, with their error), and stops the throwaway servers.
+//! planned order, stores each test in one transaction as soon as it ends (failed tests
+//! too, with their error), and stops the throwaway servers. Each step is an event
+//! (`pgsurge_events`): the store, the terminal's progress and the caller's consumers
+//! take them.
 //!
 //! Files, ground floor first: each uses only files listed before it.
 //!
 //! | file | owns |
 //! |---|---|
 //! | `options` | what a run is asked for, and its [`Outcome`] |
-//! | `progress` | the progress bar and the lines said above it |
 //! | `storing` | failed tests that never ran, the campaign file kept with its set, masking |
-//! | `state` | what the test loop shares and keeps; where a test's outcome goes |
+//! | `state` | what the test loop shares and keeps, a test's place; where its outcome goes |
 //! | `test_hooks` | `set_start`, `before_test` and `after_test`, with their environment |
 //! | `targets` | a target started, recorded, held, loaded at a scale, stopped |
 //! | `outage` | a test run again after its server came back |
@@ -20,7 +21,6 @@
 
 mod options;
 mod outage;
-mod progress;
 mod search;
 mod state;
 mod storing;
@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pgsurge_command::terminal_safe;
 use pgsurge_engine::StopFlag;
+use pgsurge_events::{Consumer, Emitter, Event, Progress};
 use pgsurge_store::{
     now_rfc3339, run_status, set_kind, set_status, SetRecord, Store, WarningRecord,
 };
@@ -43,23 +44,35 @@ use crate::spec::Campaign;
 use crate::target::LiveTarget;
 use crate::target_lock::{holder_label, LockError, TargetLock};
 use crate::{inputs, target};
-use progress::progress_bar;
 use search::run_capacity;
 use state::RunCtx;
 use targets::stop_target;
 use test_loop::run_tests;
 
 pub use options::{Outcome, RunOptions, SetIdentity};
+pub use pgsurge_events::store_writer::HOOK_LEFTOVER;
 pub use targets::server_record;
-pub use test_hooks::HOOK_LEFTOVER;
 
-/// Runs (or resumes) `campaign` into `store`. `stop` is raised by Ctrl-C: the test in
-/// hand is abandoned (not stored) and the set stays resumable.
+/// Runs (or resumes) `campaign` into `store`, its progress on the terminal unless
+/// `opts.quiet`. `stop` is raised by Ctrl-C: the test in hand is abandoned (not
+/// stored) and the set stays resumable.
 pub fn run_campaign(
     campaign: &Campaign,
     store: &mut Store,
     opts: &RunOptions,
     stop: &StopFlag,
+) -> Result<Outcome> {
+    run_campaign_telling(campaign, store, opts, stop, &mut [])
+}
+
+/// [`run_campaign`], its events told to `consumers` too (after the store and the
+/// terminal).
+pub fn run_campaign_telling(
+    campaign: &Campaign,
+    store: &mut Store,
+    opts: &RunOptions,
+    stop: &StopFlag,
+    consumers: &mut [&mut dyn Consumer],
 ) -> Result<Outcome> {
     let matrix = expand(campaign).map_err(CampaignError::Other)?;
     // Targets built from source are built (or found cached) before anything is
@@ -164,9 +177,22 @@ pub fn run_campaign(
         }
     }
     let fact = inputs::fact(&inputs);
+    let mut progress = (!opts.quiet).then(Progress::new);
+    let mut told: Vec<&mut dyn Consumer> = consumers.iter_mut().map(|c| &mut **c as _).collect();
+    told.extend(progress.as_mut().map(|p| p as &mut dyn Consumer));
+    let mut events = Emitter::new(store, set_id, told);
+    let (name, planned) = (&set_name, matrix.tests.len());
     let mut result = run_locked(
-        campaign, store, opts, stop, &matrix, set_id, &mut locks, &fact,
+        campaign,
+        &mut events,
+        opts,
+        stop,
+        &matrix,
+        (set_id, name, planned),
+        &mut locks,
+        &fact,
     );
+    drop(events);
     if let Ok(out) = &mut result {
         out.notices = notices;
     }
@@ -278,20 +304,29 @@ fn settle_earlier_sets(
 #[allow(clippy::too_many_arguments)]
 fn run_locked(
     campaign: &Campaign,
-    store: &mut Store,
+    events: &mut Emitter<'_>,
     opts: &RunOptions,
     stop: &StopFlag,
     matrix: &Matrix,
-    set_id: i64,
+    (set_id, name, planned): (i64, &str, usize),
     locks: &mut [Option<TargetLock>],
     inputs: &pgsurge_store::FactRecord,
 ) -> Result<Outcome> {
     let spec = &campaign.spec;
     if let Some(cap) = &spec.capacity {
         return run_capacity(
-            campaign, cap, store, opts, stop, matrix, set_id, locks, inputs,
+            campaign,
+            cap,
+            events,
+            opts,
+            stop,
+            matrix,
+            (set_id, name),
+            locks,
+            inputs,
         );
     }
+    let store = events.store();
     let stored = store.stored_tests(set_id)?;
     store.set_planned_tests(set_id, planned_in_set(opts, matrix, &stored))?;
     store.set_set_status(set_id, set_status::RUNNING, None)?;
@@ -305,46 +340,51 @@ fn run_locked(
         .iter()
         .filter(|t| !done.contains(&t.key))
         .collect();
+    let already_stored = planned - todo.len();
+    events.emit(Event::SetStarted {
+        set_id,
+        name,
+        planned,
+        already_stored,
+    })?;
     let mut out = Outcome {
         set_id,
-        planned: matrix.tests.len(),
-        already_stored: matrix.tests.len() - todo.len(),
+        planned,
+        already_stored,
         ..Default::default()
     };
-    if todo.is_empty() {
-        store.set_set_status(set_id, set_status::COMPLETE, Some(&now_rfc3339()))?;
-        return Ok(out);
-    }
-
-    let pb = progress_bar(campaign, matrix, &todo, opts.quiet);
     let mut live: Vec<Option<LiveTarget>> = (0..spec.targets.len()).map(|_| None).collect();
     let mut ctx = RunCtx {
         set_id,
-        pb: &pb,
         stop,
         quiet: opts.quiet,
         locks,
         set_start_facts: None,
         inputs: inputs.clone(),
     };
-    let result = run_tests(
-        campaign, store, matrix, &todo, &mut live, &mut ctx, &mut out,
-    );
-    pb.finish_and_clear();
+    let result = match todo.is_empty() {
+        true => Ok(()),
+        false => run_tests(
+            campaign, events, matrix, &todo, &mut live, &mut ctx, &mut out,
+        ),
+    };
     // Stop throwaway servers now (Drop does it too, on every path).
-    live.iter_mut().for_each(stop_target);
+    for slot in &mut live {
+        stop_target(slot, events)?;
+    }
     result?;
     out.remaining = todo.len() - out.ok - out.failed;
-    let status = if out.remaining == 0 {
+    let finished = out.remaining == 0;
+    let status = if finished {
         set_status::COMPLETE
     } else {
         set_status::INCOMPLETE
     };
-    store.set_set_status(
+    events.emit(Event::SetEnded {
         set_id,
         status,
-        (out.remaining == 0).then(now_rfc3339).as_deref(),
-    )?;
+        finished,
+    })?;
     Ok(out)
 }
 

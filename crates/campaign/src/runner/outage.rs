@@ -5,15 +5,15 @@
 
 use std::time::Duration;
 
-use indicatif::ProgressBar;
 use pgsurge_engine::StopFlag;
+use pgsurge_events::progress::human_duration;
+use pgsurge_events::{Event, Outage, Second};
 use pgsurge_observe::Pg;
-use pgsurge_store::{now_rfc3339, run_status, WarningRecord};
+use pgsurge_store::run_status;
 use pgsurge_wire::redact::redact;
 use pgsurge_wire::{ConnConfig, ErrorClass};
 
-use super::progress::{say, TestAt};
-use super::state::{LoopState, RunCtx, Sink};
+use super::state::{LoopState, RunCtx, Sink, TestAt};
 use crate::error::Result;
 use crate::execute::{run_test, Interrupted, TestSetup};
 use crate::spec::Campaign;
@@ -21,7 +21,8 @@ use crate::target::LiveTarget;
 
 /// Runs the test; a failure while the server is unreachable (restarting, the network
 /// gone) is not the test's result: the server is waited for and the test run again,
-/// up to [`MAX_OUTAGE_RETRIES`] times. `None` on Ctrl-C.
+/// up to [`MAX_OUTAGE_RETRIES`] times. Each second of its runs is told as it comes.
+/// `None` on Ctrl-C.
 pub(super) fn run_through_outages(
     campaign: &Campaign,
     setup: &TestSetup<'_>,
@@ -29,20 +30,21 @@ pub(super) fn run_through_outages(
     target: &mut LiveTarget,
     ctx: &mut RunCtx<'_>,
     state: &mut LoopState,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
 ) -> Result<Option<pgsurge_store::RunWrite>> {
     let plan = at.plan;
-    let pb = sink.pb;
-    let (base, per_test) = (at.base, state.per_test);
-    let mut ticks = 0u64;
-    let mut on_interval = |iv: &pgsurge_results::IntervalSample| {
-        ticks += 1;
-        pb.set_position((base + ticks).min(base + per_test));
-        pb.set_message(at.line(format!("{:.0} tps, {:.2} ms", iv.tps, iv.latency_ms)));
-    };
     let mut retries = 0;
     loop {
-        let (write, failure) = match run_test(setup, target, ctx.stop, &mut on_interval) {
+        let mut told = Ok(());
+        let mut on_interval = |second: &Second| {
+            let test = at.test();
+            if let (Ok(()), Err(e)) = (&told, sink.events.emit(Event::Interval { test, second })) {
+                told = Err(e);
+            }
+        };
+        let tested = run_test(setup, target, ctx.stop, &mut on_interval);
+        told?;
+        let (write, failure) = match tested {
             Ok(t) => (t.write, t.failure),
             Err(Interrupted::Stopped) => return Ok(None),
         };
@@ -60,30 +62,22 @@ pub(super) fn run_through_outages(
             return Ok(Some(write));
         }
         let reason = unreachable.unwrap_or_else(|| first_line(error).to_string());
-        match wait_for_target(target, &reason, state.wait, pb, sink.quiet, ctx.stop) {
-            Waited::Back(after) => {
-                retries += 1;
-                sink.say(&format!(
-                    "target \"{}\" is back after {:.0} s: running {} again",
-                    target.name,
-                    after.as_secs_f64(),
-                    plan.key
-                ));
-            }
+        let waited = wait_for_target(target, &reason, state.wait, sink, ctx.stop)?;
+        let outage = match &waited {
+            Waited::Back(after) => Outage::Back {
+                after: *after,
+                key: &plan.key,
+            },
             Waited::Stopped => return Ok(None),
-            Waited::Down(message) => {
-                state.down[plan.target] = true;
-                sink.say(&message);
-                // Kept with the set (results show), printed once.
-                sink.store.add_warning(&WarningRecord {
-                    set_id: Some(sink.set_id),
-                    run_id: None,
-                    code: "outage".into(),
-                    message,
-                    created_at: now_rfc3339(),
-                })?;
-                return Ok(Some(write));
-            }
+            // Kept with the set (results show), said once.
+            Waited::Down(message) => Outage::Down { message },
+        };
+        let target = &target.name;
+        sink.events.emit(Event::Outage { target, outage })?;
+        retries += 1;
+        if let Waited::Down(_) = waited {
+            state.down[plan.target] = true;
+            return Ok(Some(write));
         }
     }
 }
@@ -115,63 +109,48 @@ pub(super) fn first_line(s: &str) -> &str {
 }
 
 /// Waits (retrying with back-off) until `target` accepts a connection, for at most
-/// `wait`, saying so once.
+/// `wait`, telling so.
 pub(super) fn wait_for_target(
     target: &LiveTarget,
     reason: &str,
     wait: Duration,
-    pb: &ProgressBar,
-    quiet: bool,
+    sink: &mut Sink<'_, '_>,
     stop: &StopFlag,
-) -> Waited {
+) -> Result<Waited> {
     let started = std::time::Instant::now();
-    say(
-        pb,
-        quiet,
-        &format!(
-            "target \"{}\" is unreachable ({reason}); waiting up to {} for it to come back",
-            target.name,
-            human_duration(wait)
-        ),
-    );
+    let name = &target.name;
+    let outage = Outage::Unreachable { reason, wait };
+    sink.events.emit(Event::Outage {
+        target: name,
+        outage,
+    })?;
     let mut pause = Duration::from_millis(250);
     let mut last: String;
     loop {
         if stop.is_raised() {
-            return Waited::Stopped;
+            return Ok(Waited::Stopped);
         }
         match probe(&target.conn) {
-            Ok(()) => return Waited::Back(started.elapsed()),
+            Ok(()) => return Ok(Waited::Back(started.elapsed())),
             Err(e) => last = e,
         }
         let elapsed = started.elapsed();
         if elapsed >= wait {
-            return Waited::Down(format!(
-                "target \"{}\" stayed unreachable for {} ({last}): its remaining tests fail",
-                target.name,
+            return Ok(Waited::Down(format!(
+                "target \"{name}\" stayed unreachable for {} ({last}): its remaining tests fail",
                 human_duration(elapsed)
-            ));
+            )));
         }
-        pb.set_message(format!(
-            "waiting for target \"{}\" ({} of {})",
-            target.name,
-            human_duration(elapsed),
-            human_duration(wait)
-        ));
+        let outage = Outage::Waiting { elapsed, wait };
+        sink.events.emit(Event::Outage {
+            target: name,
+            outage,
+        })?;
         let slice = pause.min(wait - elapsed);
         let until = std::time::Instant::now() + slice;
         while std::time::Instant::now() < until && !stop.is_raised() {
             std::thread::sleep(Duration::from_millis(50));
         }
         pause = (pause * 2).min(MAX_BACKOFF);
-    }
-}
-
-pub(super) fn human_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{:.0}s", d.as_secs_f64())
     }
 }

@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 
 use pgsurge_engine::StopFlag;
-use pgsurge_store::{now_rfc3339, run_status, set_status, Store};
+use pgsurge_events::{Emitter, Event};
+use pgsurge_store::{run_status, set_status};
 
 use super::options::{Outcome, RunOptions};
-use super::progress::{progress_bar, say};
 use super::state::RunCtx;
 use super::targets::stop_target;
 use super::test_loop::run_tests;
@@ -24,33 +24,34 @@ use crate::target_lock::TargetLock;
 pub(super) fn run_capacity(
     campaign: &Campaign,
     cap: &CapacitySection,
-    store: &mut Store,
+    events: &mut Emitter<'_>,
     opts: &RunOptions,
     stop: &StopFlag,
     matrix: &Matrix,
-    set_id: i64,
+    (set_id, name): (i64, &str),
     locks: &mut [Option<TargetLock>],
     inputs: &pgsurge_store::FactRecord,
 ) -> Result<Outcome> {
     let spec = &campaign.spec;
+    let store = events.store();
     store.set_set_status(set_id, set_status::RUNNING, None)?;
     let templates = capacity::templates(&matrix.tests);
     let stored_before = store.stored_tests(set_id)?.len();
+    // The steps are planned as each search goes.
+    events.emit(Event::SetStarted {
+        set_id,
+        name,
+        planned: stored_before,
+        already_stored: stored_before,
+    })?;
     let mut out = Outcome {
         set_id,
         already_stored: stored_before,
         ..Default::default()
     };
-    // About eight steps per search.
-    let guess: Vec<&TestPlan> = templates
-        .iter()
-        .flat_map(|t| std::iter::repeat_n(*t, 8 * cap.repeats as usize))
-        .collect();
-    let pb = progress_bar(campaign, matrix, &guess, opts.quiet);
     let mut live: Vec<Option<LiveTarget>> = (0..spec.targets.len()).map(|_| None).collect();
     let mut ctx = RunCtx {
         set_id,
-        pb: &pb,
         stop,
         quiet: opts.quiet,
         locks,
@@ -65,7 +66,7 @@ pub(super) fn run_capacity(
         let searched = pgsurge_analysis::capacity::search(cell, &objective, |rate| {
             let plans = capacity::step_plans(template, rate, cap.repeats, spec.campaign.seed);
             let keys: BTreeSet<String> = plans.iter().map(|p| p.key.clone()).collect();
-            let stored = store.stored_tests(set_id)?;
+            let stored = events.store().stored_tests(set_id)?;
             let done: BTreeSet<&String> = stored
                 .iter()
                 .filter(|(_, st)| !(opts.retry_failed && st == run_status::FAILED))
@@ -74,13 +75,13 @@ pub(super) fn run_capacity(
             let todo: Vec<&TestPlan> = plans.iter().filter(|p| !done.contains(&p.key)).collect();
             if !todo.is_empty() {
                 run_tests(
-                    campaign, store, matrix, &todo, &mut live, &mut ctx, &mut out,
+                    campaign, events, matrix, &todo, &mut live, &mut ctx, &mut out,
                 )?;
             }
             if stop.is_raised() {
                 return Ok(None);
             }
-            let runs = store.list_runs(&pgsurge_store::RunFilter {
+            let runs = events.store().list_runs(&pgsurge_store::RunFilter {
                 set_id: Some(set_id),
                 ..Default::default()
             })?;
@@ -93,51 +94,48 @@ pub(super) fn run_capacity(
                 return Ok(None);
             }
             let step = pgsurge_analysis::capacity::judge(rate, &at, &objective);
-            say(
-                &pb,
-                opts.quiet,
-                &format!(
-                    "capacity {}: {} tps {} (p{} median {:.3} ms{})",
-                    capacity::cell_name(template),
-                    rate,
-                    if step.pass { "passes" } else { "fails" },
-                    cap.percentile,
-                    step.median_ms,
-                    if step.why.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; {}", step.why)
-                    }
-                ),
-            );
+            events.say(&format!(
+                "capacity {}: {} tps {} (p{} median {:.3} ms{})",
+                capacity::cell_name(template),
+                rate,
+                if step.pass { "passes" } else { "fails" },
+                cap.percentile,
+                step.median_ms,
+                if step.why.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", step.why)
+                }
+            ))?;
             Ok(Some(step))
         });
         match searched {
             Ok(Some(r)) => {
-                say(&pb, opts.quiet, &r.line());
+                events.say(&r.line())?;
                 results.push(r);
             }
             Ok(None) => {
                 interrupted = true;
                 break;
             }
-            Err(e) => {
-                pb.finish_and_clear();
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         }
     }
-    pb.finish_and_clear();
-    live.iter_mut().for_each(stop_target);
-    let stored = store.stored_tests(set_id)?.len();
-    out.planned = stored;
-    store.set_planned_tests(set_id, stored as i64)?;
-    if interrupted {
-        out.remaining = 1;
-        store.set_set_status(set_id, set_status::INCOMPLETE, None)?;
-    } else {
-        store.set_set_status(set_id, set_status::COMPLETE, Some(&now_rfc3339()))?;
+    for slot in &mut live {
+        stop_target(slot, events)?;
     }
+    let stored = events.store().stored_tests(set_id)?.len();
+    out.planned = stored;
+    events.store().set_planned_tests(set_id, stored as i64)?;
+    out.remaining = usize::from(interrupted);
+    events.emit(Event::SetEnded {
+        set_id,
+        status: match interrupted {
+            true => set_status::INCOMPLETE,
+            false => set_status::COMPLETE,
+        },
+        finished: !interrupted,
+    })?;
     out.capacity = results;
     Ok(out)
 }

@@ -1,23 +1,23 @@
 //! What the test loop shares and keeps: the invocation's context, the state carried
-//! from one test to the next, and the sink a test's outcome goes to (the store, the
-//! counts, the terminal).
+//! from one test to the next, a test's place in the invocation, and the sink a test's
+//! outcome goes to (the events, which the store and the terminal consume, and the
+//! counts).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use indicatif::ProgressBar;
 use pgsurge_engine::StopFlag;
-use pgsurge_store::Store;
+use pgsurge_events::{Emitter, Event, TestRef};
 
 use super::options::Outcome;
-use super::progress::say;
 use crate::error::Result;
+use crate::matrix::TestPlan;
+use crate::spec::{Campaign, Limit};
 use crate::target_lock::TargetLock;
 
 /// What every test of one invocation shares.
 pub(super) struct RunCtx<'a> {
     pub(super) set_id: i64,
-    pub(super) pb: &'a ProgressBar,
     pub(super) stop: &'a StopFlag,
     pub(super) quiet: bool,
     /// The server locks of the campaign's existing-server targets.
@@ -32,8 +32,6 @@ pub(super) struct RunCtx<'a> {
 pub(super) struct LoopState {
     /// The `set_start` hook's facts, stored with every test.
     pub(super) set_start_facts: Vec<pgsurge_store::FactRecord>,
-    /// Progress-bar units (seconds) one test is planned to take.
-    pub(super) per_test: u64,
     /// How long an outage is waited out.
     pub(super) wait: Duration,
     /// The store's location, for distributed generators that write to it.
@@ -47,6 +45,37 @@ pub(super) struct LoopState {
     pub(super) secs_per_scale: f64,
 }
 
+/// Seconds a test is expected to take besides its run (hygiene, snapshots).
+const OVERHEAD_S: u64 = 3;
+
+/// Seconds one test is planned to take.
+pub(super) fn planned_seconds(c: &Campaign) -> u64 {
+    match c.limit() {
+        Limit::Duration(d) => u64::from(d) + c.warmup_worst_s().round() as u64 + OVERHEAD_S,
+        Limit::Transactions(_) => 10,
+    }
+}
+
+/// One test of the loop: its place in the invocation and its plan.
+pub(super) struct TestAt<'p> {
+    /// Its number, from 1.
+    pub(super) n: usize,
+    /// Tests in this invocation.
+    pub(super) of: usize,
+    pub(super) plan: &'p TestPlan,
+}
+
+impl TestAt<'_> {
+    /// The test as events name it.
+    pub(super) fn test(&self) -> TestRef<'_> {
+        TestRef {
+            n: self.n,
+            of: self.of,
+            key: &self.plan.key,
+        }
+    }
+}
+
 /// Whether the loop goes on after a test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Flow {
@@ -54,33 +83,49 @@ pub(super) enum Flow {
     Stop,
 }
 
-/// Where a test's outcome goes: the store, the invocation's counts and the terminal.
-pub(super) struct Sink<'s> {
-    pub(super) store: &'s mut Store,
+/// Where a test's outcome goes: the events (the store, the terminal, other consumers)
+/// and the invocation's counts.
+pub(super) struct Sink<'s, 'e> {
+    pub(super) events: &'s mut Emitter<'e>,
     pub(super) out: &'s mut Outcome,
-    pub(super) pb: &'s ProgressBar,
     pub(super) quiet: bool,
     pub(super) set_id: i64,
 }
 
-impl Sink<'_> {
-    pub(super) fn say(&self, line: &str) {
-        say(self.pb, self.quiet, line);
+impl Sink<'_, '_> {
+    pub(super) fn say(&mut self, line: &str) -> Result<()> {
+        Ok(self.events.say(line)?)
     }
 
-    /// Stores a test that failed, counts it, and says `line` when there is one.
+    /// What the runner does now, for `at`.
+    pub(super) fn doing(&mut self, at: &TestAt<'_>, what: &str) -> Result<()> {
+        let test = Some(at.test());
+        Ok(self.events.emit(Event::Doing { test, what })?)
+    }
+
+    /// Ends a test: stored (by the store's consumer), its id kept, its outcome said
+    /// when `said`.
+    pub(super) fn ended(
+        &mut self,
+        at: &TestAt<'_>,
+        write: &pgsurge_store::RunWrite,
+        said: bool,
+    ) -> Result<()> {
+        let test = at.test();
+        self.events.emit(Event::TestEnded { test, write, said })?;
+        self.out.run_ids.extend(self.events.last_run_id());
+        Ok(())
+    }
+
+    /// Ends a test that failed before it ran, and counts it.
     pub(super) fn fail(
         &mut self,
+        at: &TestAt<'_>,
         write: pgsurge_store::RunWrite,
-        line: Option<String>,
+        said: bool,
     ) -> Result<()> {
-        self.out
-            .run_ids
-            .push(self.store.write_run_replacing(&write)?);
+        self.ended(at, &write, said)?;
         self.out.failed += 1;
-        if let Some(line) = line {
-            self.say(&line);
-        }
         Ok(())
     }
 }

@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use pgsurge_engine::StopFlag;
+use pgsurge_events::{Emitter, Event};
 use pgsurge_observe::hostmetrics::HostSource;
 use pgsurge_store::{ServerRecord, TargetRecord};
 
-use super::progress::{say, TestAt};
-use super::state::{LoopState, RunCtx, Sink};
+use super::state::{LoopState, RunCtx, Sink, TestAt};
 use super::storing::{failed_write, failed_write_unstarted, settings_label};
 use crate::error::Result;
 use crate::matrix::TestPlan;
@@ -45,8 +45,8 @@ pub fn server_record(manifest: &serde_json::Value) -> Option<ServerRecord> {
 pub(super) const INIT_S_PER_SCALE: f64 = 0.5;
 
 /// Takes a started target out of its slot and stops its server when it is a throwaway
-/// one (dropping it would too; this stops it now, before what comes next).
-pub(super) fn stop_target(slot: &mut Option<LiveTarget>) {
+/// one (dropping it would too; this stops it now, before what comes next), and tells so.
+pub(super) fn stop_target(slot: &mut Option<LiveTarget>, events: &mut Emitter<'_>) -> Result<()> {
     if let Some(t) = slot.take() {
         if let Some(c) = &t.cluster {
             c.stop();
@@ -54,7 +54,9 @@ pub(super) fn stop_target(slot: &mut Option<LiveTarget>) {
         for r in &t.replicas {
             r.stop();
         }
+        events.emit(Event::TargetStopped { target: &t.name })?;
     }
+    Ok(())
 }
 
 /// Starts the test's target when it is not running, or restarts a throwaway one for
@@ -65,7 +67,7 @@ pub(super) fn start_target(
     at: &TestAt<'_>,
     live: &mut [Option<LiveTarget>],
     state: &mut LoopState,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
 ) -> Result<bool> {
     let spec = &campaign.spec;
     let plan = at.plan;
@@ -75,28 +77,22 @@ pub(super) fn start_target(
     if restart || wants_fresh_cluster(campaign, live[plan.target].as_ref(), plan) {
         // A throwaway server takes the next value of a swept setting by restarting, and
         // `fresh_cluster` replaces it (a new data directory, initdb, data loaded again).
-        stop_target(&mut live[plan.target]);
+        stop_target(&mut live[plan.target], sink.events)?;
     }
     if live[plan.target].is_some() {
         return Ok(true);
     }
     let tspec = &spec.targets[plan.target];
     let pinning = Pinning::of(&spec.pinning)?;
-    sink.pb
-        .set_message(format!("starting target \"{}\"", tspec.name));
+    sink.doing(at, &format!("starting target \"{}\"", tspec.name))?;
     let swept = tspec.is_throwaway() && !plan.settings.is_empty();
     let refused = swept
         .then(|| state.not_started.get(&(plan.target, plan.settings.clone())))
         .flatten();
     if let Some(why) = refused {
         // The server refused these values already: their other tests fail alike.
-        let write = failed_write_unstarted(sink.store, sink.set_id, tspec, plan, why)?;
-        let line = at.line(format!(
-            "FAILED: target \"{}\" did not start with {} (see above)",
-            tspec.name,
-            settings_label(&plan.settings)
-        ));
-        sink.fail(write, Some(line))?;
+        let write = failed_write_unstarted(sink.events.store(), sink.set_id, tspec, plan, why)?;
+        sink.fail(at, write, true)?;
         return Ok(false);
     }
     let mut live_target = if swept {
@@ -113,11 +109,6 @@ pub(super) fn start_target(
         ) {
             Ok(mut t) => {
                 t.swept_settings = plan.settings.clone();
-                sink.say(&format!(
-                    "target \"{}\" started with {}",
-                    tspec.name,
-                    settings_label(&plan.settings)
-                ));
                 t
             }
             Err(e) => {
@@ -129,8 +120,9 @@ pub(super) fn start_target(
                     tspec.name,
                     settings_label(&plan.settings)
                 );
-                let write = failed_write_unstarted(sink.store, sink.set_id, tspec, plan, &why)?;
-                sink.fail(write, Some(at.line(format!("FAILED: {why}"))))?;
+                let store = sink.events.store();
+                let write = failed_write_unstarted(store, sink.set_id, tspec, plan, &why)?;
+                sink.fail(at, write, true)?;
                 state
                     .not_started
                     .insert((plan.target, plan.settings.clone()), why);
@@ -170,30 +162,19 @@ pub(super) fn wants_fresh_cluster(
     }
 }
 
-/// Says where a started target's host metrics come from and its warnings, and stores
-/// the target (and its server) with the set.
+/// Stores the target (and its server) with the set, and tells it started: where its
+/// host metrics come from, its warnings.
 pub(super) fn record_started_target(
     tspec: &crate::spec::TargetSpec,
     live_target: &mut LiveTarget,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
 ) -> Result<()> {
+    let store = sink.events.store();
     let server_id = match server_record(&live_target.manifest) {
-        Some(r) => Some(sink.store.upsert_server(&r)?),
+        Some(r) => Some(store.upsert_server(&r)?),
         None => None,
     };
-    sink.say(&format!(
-        "target \"{}\": server host metrics from {}{}",
-        live_target.name,
-        live_target.host_source.name(),
-        match &live_target.host_source {
-            HostSource::None(why) => format!(" ({why})"),
-            _ => String::new(),
-        }
-    ));
-    for (_, w) in &live_target.warnings {
-        sink.say(&format!("warning: {w}"));
-    }
-    live_target.target_id = sink.store.upsert_target(&TargetRecord {
+    live_target.target_id = store.upsert_target(&TargetRecord {
         set_id: sink.set_id,
         name: live_target.name.clone(),
         server_id,
@@ -215,6 +196,21 @@ pub(super) fn record_started_target(
                 .collect(),
         )),
     })?;
+    let host_metrics = match &live_target.host_source {
+        HostSource::None(why) => format!("{} ({why})", live_target.host_source.name()),
+        source => source.name().to_string(),
+    };
+    let warnings: Vec<String> = live_target
+        .warnings
+        .iter()
+        .map(|(_, w)| w.clone())
+        .collect();
+    sink.events.emit(Event::TargetStarted {
+        target: &live_target.name,
+        settings: &settings_label(&live_target.swept_settings),
+        host_metrics: &host_metrics,
+        warnings: &warnings,
+    })?;
     Ok(())
 }
 
@@ -226,7 +222,7 @@ pub(super) fn hold_existing_server(
     at: &TestAt<'_>,
     target: &mut LiveTarget,
     ctx: &mut RunCtx<'_>,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
 ) -> Result<bool> {
     let plan = at.plan;
     if campaign.spec.targets[plan.target].conninfo.is_none() {
@@ -240,7 +236,7 @@ pub(super) fn hold_existing_server(
         Ok(()) => Ok(true),
         Err(busy) => {
             let write = failed_write(sink.set_id, target, plan, &busy);
-            sink.fail(write, Some(at.line(format!("FAILED: {busy}"))))?;
+            sink.fail(at, write, true)?;
             Ok(false)
         }
     }
@@ -265,7 +261,7 @@ pub(super) fn load_scale(
     target: &mut LiveTarget,
     state: &mut LoopState,
     stop: &StopFlag,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
 ) -> Result<Loaded> {
     let plan = at.plan;
     let init = campaign.spec.init.for_scale(plan.scale);
@@ -297,16 +293,19 @@ pub(super) fn load_scale(
         "[{}/{}] initializing scale {} on \"{}\"",
         at.n, at.of, plan.scale, target.name
     );
-    let pb = sink.pb;
-    let show = |elapsed: Duration| {
-        let e = elapsed.as_secs_f64();
-        pb.set_message(format!(
-            "{label}: {e:.0} s, init ETA {:.0} s",
-            (eta - e).max(0.0)
-        ));
+    let what = format!("{label}: init ETA {eta:.0} s");
+    sink.events.emit(Event::Doing {
+        test: None,
+        what: &what,
+    })?;
+    // What the load says is told; a store error while it runs ends the campaign after it.
+    let mut told = Ok(());
+    let mut announce = |line: &str| {
+        if let (Ok(()), Err(e)) = (&told, sink.events.say(line)) {
+            told = Err(e);
+        }
     };
-    let quiet = sink.quiet;
-    let mut announce = |line: &str| say(pb, quiet, line);
+    let show = |_: Duration| {};
     let prepared = match &workload.pack {
         Some(p) => target::prepare_pack(
             target,
@@ -319,6 +318,7 @@ pub(super) fn load_scale(
         ),
         None => target::prepare_scale(target, plan.scale, &init, &mut announce, &show),
     };
+    told?;
     match prepared {
         Ok(o) => {
             if let Some(d) = o.duration_s {
@@ -330,8 +330,7 @@ pub(super) fn load_scale(
         Err(e) => {
             let write = failed_write(sink.set_id, target, plan, &e.to_string());
             // A target given up on was said once already.
-            let line = (!state.down[plan.target]).then(|| at.line(format!("FAILED: {e}")));
-            sink.fail(write, line)?;
+            sink.fail(at, write, !state.down[plan.target])?;
             Ok(Loaded::Failed)
         }
     }

@@ -2,18 +2,16 @@
 //! `after_test` around each test, with their environment and the warning of a hook that
 //! left processes running (running a hook is `crate::hooks`).
 
-use pgsurge_store::{now_rfc3339, Store, WarningRecord};
+use pgsurge_events::store_writer::HOOK_LEFTOVER;
+use pgsurge_events::{Emitter, Event};
+use pgsurge_store::{now_rfc3339, WarningRecord};
 
-use super::progress::say;
 use super::state::RunCtx;
 use crate::error::{CampaignError, Result};
 use crate::hooks;
 use crate::matrix::TestPlan;
 use crate::spec::Campaign;
 use crate::target::LiveTarget;
-
-/// Warning code of a hook that left processes running (they were killed).
-pub const HOOK_LEFTOVER: &str = "hook_leftover";
 
 /// The warning stored with a test whose hook left processes running.
 pub(super) fn hook_warning(o: &hooks::HookOutcome) -> Option<WarningRecord> {
@@ -61,11 +59,11 @@ pub(super) fn hook_env(
     env
 }
 
-/// Runs the `set_start` hook once per invocation; its facts go with every test it
-/// preceded.
+/// Runs the `set_start` hook once per invocation, and tells so (the store keeps the
+/// warning of processes it left running); its facts go with every test it preceded.
 pub(super) fn run_set_start_hook(
     campaign: &Campaign,
-    store: &mut Store,
+    events: &mut Emitter<'_>,
     ctx: &mut RunCtx<'_>,
 ) -> Result<Vec<pgsurge_store::FactRecord>> {
     if let Some(facts) = &ctx.set_start_facts {
@@ -74,7 +72,8 @@ pub(super) fn run_set_start_hook(
     let spec = &campaign.spec;
     let mut facts = Vec::new();
     if let Some(cmd) = &spec.hooks.set_start {
-        ctx.pb.set_message("running the set_start hook");
+        let what = "running the set_start hook";
+        events.emit(Event::Doing { test: None, what })?;
         let secrets: Vec<String> = spec
             .targets
             .iter()
@@ -88,16 +87,13 @@ pub(super) fn run_set_start_hook(
             spec.hooks.timeout(),
             &secrets,
         );
-        if let Some(message) = o.leftover_warning() {
-            say(ctx.pb, ctx.quiet, &format!("warning: {message}"));
-            store.add_warning(&WarningRecord {
-                set_id: Some(ctx.set_id),
-                run_id: None,
-                code: HOOK_LEFTOVER.into(),
-                message,
-                created_at: now_rfc3339(),
-            })?;
-        }
+        let (failure, leftover) = ((!o.ok()).then(|| o.failure()), o.leftover_warning());
+        events.emit(Event::HookRan {
+            hook: "set_start",
+            test: None,
+            failure: failure.as_deref(),
+            leftover: leftover.as_deref(),
+        })?;
         if !o.ok() {
             return Err(CampaignError::Other(o.failure()));
         }

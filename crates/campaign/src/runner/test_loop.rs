@@ -1,16 +1,16 @@
 //! The loop over a campaign's tests: each test as the same steps (target started, server
 //! held, scale loaded, `before_test`, the test through outages, `after_test`, stored and
-//! said).
+//! said), each step told as an event.
 
 use std::collections::BTreeMap;
 
-use pgsurge_store::{now_rfc3339, run_status, Store};
+use pgsurge_events::{Emitter, Event};
+use pgsurge_store::{now_rfc3339, run_status};
 use pgsurge_wire::redact::redact;
 
 use super::options::Outcome;
 use super::outage::run_through_outages;
-use super::progress::{planned_seconds, TestAt};
-use super::state::{Flow, LoopState, RunCtx, Sink};
+use super::state::{planned_seconds, Flow, LoopState, RunCtx, Sink, TestAt};
 use super::storing::failed_write;
 use super::targets::{hold_existing_server, load_scale, start_target, Loaded, INIT_S_PER_SCALE};
 use super::test_hooks::{hook_env, hook_warning, run_set_start_hook, run_test_hook};
@@ -25,42 +25,46 @@ use crate::target::LiveTarget;
 /// `before_test` hook, the test itself (run again after an outage), the `after_test`
 /// hook, and the outcome stored and said. A step that fails stores the test as failed
 /// and goes on with the next; Ctrl-C ends the loop with the test in hand unstored.
+/// Every test of `todo` is told planned first.
 pub(super) fn run_tests(
     campaign: &Campaign,
-    store: &mut Store,
+    events: &mut Emitter<'_>,
     matrix: &Matrix,
     todo: &[&TestPlan],
     live: &mut [Option<LiveTarget>],
     ctx: &mut RunCtx<'_>,
     out: &mut Outcome,
 ) -> Result<()> {
-    let mut set_start_facts = run_set_start_hook(campaign, store, ctx)?;
+    let planned_s = planned_seconds(campaign);
+    let at = |i: usize| TestAt {
+        n: i + 1,
+        of: todo.len(),
+        plan: todo[i],
+    };
+    for i in 0..todo.len() {
+        let at = at(i);
+        let test = at.test();
+        events.emit(Event::TestPlanned { test, planned_s })?;
+    }
+    let mut set_start_facts = run_set_start_hook(campaign, events, ctx)?;
     set_start_facts.push(ctx.inputs.clone());
     let mut state = LoopState {
         set_start_facts,
-        per_test: planned_seconds(campaign),
         wait: campaign.outage_wait(),
-        store_location: store.location().to_string(),
+        store_location: events.store().location().to_string(),
         down: vec![false; campaign.spec.targets.len()],
         not_started: BTreeMap::new(),
         secs_per_scale: INIT_S_PER_SCALE,
     };
-    for (i, plan) in todo.iter().enumerate() {
+    for i in 0..todo.len() {
         if ctx.stop.is_raised() {
             break;
         }
-        let at = TestAt {
-            n: i + 1,
-            of: todo.len(),
-            plan,
-            base: state.per_test * i as u64,
-        };
-        ctx.pb.set_position(at.base);
-        ctx.pb.set_message(format!("{} (starting)", at.head()));
+        let at = at(i);
+        events.emit(Event::TestStarted { test: at.test() })?;
         let mut sink = Sink {
-            store: &mut *store,
+            events: &mut *events,
             out: &mut *out,
-            pb: ctx.pb,
             quiet: ctx.quiet,
             set_id: ctx.set_id,
         };
@@ -80,7 +84,7 @@ pub(super) fn run_one_test(
     live: &mut [Option<LiveTarget>],
     ctx: &mut RunCtx<'_>,
     state: &mut LoopState,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
 ) -> Result<Flow> {
     let plan = at.plan;
     if !start_target(campaign, at, live, state, sink)? {
@@ -104,15 +108,16 @@ pub(super) fn run_one_test(
     let set_id = sink.set_id;
     let hook_env_of = |target: &LiveTarget| hook_env(set_id, Some((plan, target, workload_name)));
     if let Some(cmd) = &campaign.spec.hooks.before_test {
-        sink.pb.set_message(at.line("before_test hook"));
+        sink.doing(at, "before_test hook")?;
         let o = run_test_hook("before_test", cmd, &hook_env_of(target), campaign, target);
+        told_hook(sink, at, "before_test", &o)?;
         hook_facts.extend(o.facts());
         hook_warnings.extend(hook_warning(&o));
         if !o.ok() {
             let mut write = failed_write(sink.set_id, target, plan, &o.failure());
             write.facts.extend(hook_facts);
             write.warnings.extend(hook_warnings);
-            sink.fail(write, Some(at.line(format!("FAILED: {}", o.failure()))))?;
+            sink.fail(at, write, true)?;
             return Ok(Flow::Next);
         }
     }
@@ -130,6 +135,7 @@ pub(super) fn run_one_test(
     };
     if let Some(cmd) = &campaign.spec.hooks.after_test {
         let o = run_test_hook("after_test", cmd, &hook_env_of(target), campaign, target);
+        told_hook(sink, at, "after_test", &o)?;
         hook_facts.extend(o.facts());
         hook_warnings.extend(hook_warning(&o));
         if !o.ok() && write.run.status != run_status::FAILED {
@@ -145,13 +151,30 @@ pub(super) fn run_one_test(
     Ok(Flow::Next)
 }
 
+/// Tells that a test's hook ran.
+fn told_hook(
+    sink: &mut Sink<'_, '_>,
+    at: &TestAt<'_>,
+    hook: &str,
+    o: &crate::hooks::HookOutcome,
+) -> Result<()> {
+    let failure = (!o.ok()).then(|| o.failure());
+    let leftover = o.leftover_warning();
+    Ok(sink.events.emit(Event::HookRan {
+        hook,
+        test: Some(at.test()),
+        failure: failure.as_deref(),
+        leftover: leftover.as_deref(),
+    })?)
+}
+
 /// Stores a test that ran, with its target's facts and warnings, and says its result.
 pub(super) fn store_test(
     mut write: pgsurge_store::RunWrite,
     at: &TestAt<'_>,
     target: &LiveTarget,
     state: &mut LoopState,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink<'_, '_>,
 ) -> Result<()> {
     let plan = at.plan;
     write.facts.extend(target.facts.iter().cloned());
@@ -167,8 +190,6 @@ pub(super) fn store_test(
         });
     }
     let failed = write.run.status == run_status::FAILED;
-    let run_id = sink.store.write_run_replacing(&write)?;
-    sink.out.run_ids.push(run_id);
     for (k, w) in write.warnings.iter().enumerate() {
         // The store masks what it keeps; what is said and returned is masked alike.
         let message = redact(&w.message);
@@ -179,29 +200,20 @@ pub(super) fn store_test(
         // A target's were said when it started; the samplers' are not said here.
         let the_targets = k >= said_at_start;
         if !the_targets && w.code != "sampler" {
-            sink.say(&format!("warning: {message}"));
+            sink.say(&format!("warning: {message}"))?;
         }
         if !sink.quiet && (the_targets || w.code != "sampler") {
             sink.out.said_warnings.push(message.clone());
         }
         sink.out.warnings.push(message);
     }
+    // A target given up on was said once, when it was.
+    sink.ended(at, &write, !(failed && state.down[plan.target]))?;
     if failed {
         sink.out.failed += 1;
-        // A target given up on was said once, when it was.
-        if !state.down[plan.target] {
-            let error = redact(write.run.error.as_deref().unwrap_or(""));
-            sink.say(&at.line(format!("FAILED: {error}")));
-        }
     } else {
         sink.out.ok += 1;
         state.down[plan.target] = false;
-        sink.say(&at.line(format!(
-            "{:.1} tps, latency avg {:.3} ms, p99 {:.3} ms",
-            write.run.tps.unwrap_or(0.0),
-            write.run.latency_mean_ms.unwrap_or(0.0),
-            write.run.latency_p99_ms.unwrap_or(0.0)
-        )));
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 mod campaign_e2e;
 mod capacity;
+mod events;
 mod existing_server;
 mod matrix_hooks;
 mod outage;
