@@ -9,8 +9,13 @@
 //!   window are followed (perf's counters are inherited), so the run's own backends,
 //!   forked after the start, are in.
 //! * Off-CPU (server only): `perf record -e sched:sched_switch -g --switch-events` on
-//!   the same processes: the stack a process leaves the CPU with, weighted by the time
-//!   until it is switched back in (µs).
+//!   the postmaster, inherited by the processes it forks during the window (the run's
+//!   backends, autovacuum and parallel workers): the stack a process leaves the CPU
+//!   with, weighted by the time until it is switched back in (µs). The processes that
+//!   exist before the window (auxiliary processes, monitoring sessions) and the
+//!   postmaster itself wait for work, not for the run, and are left out. Kernel frames
+//!   are marked `_[k]`; the C library's system-call wrappers under the server's own
+//!   innermost frame are left out, so that frame is where the backend waited.
 //!
 //! When the run ends the recordings are symbolized at once (`perf script`: the
 //! binaries may be gone later) and folded (`inferno`), so what is kept is text. A
@@ -53,6 +58,8 @@ pub struct ProfileRequest {
 /// One `perf record` running, and what it records.
 struct Recording {
     kind: ProfileKind,
+    /// Threads whose samples are not counted.
+    left_out: Vec<u64>,
     child: Child,
     data: PathBuf,
     stderr: PathBuf,
@@ -175,11 +182,24 @@ impl Profiler {
             }
         }
         if self.request.off_cpu {
+            // The postmaster alone: the processes it forks during the window (the
+            // run's backends) inherit the recording; the processes it already has wait
+            // for work, not for the run. Its own waits are left out too.
+            let (postmaster, _) = procs;
             let args = ["-e", "sched:sched_switch", "-g", "--switch-events"];
-            match check_permission(true)
-                .and_then(|()| self.record_server(perf, ProfileKind::ServerOffCpu, procs, &args))
-            {
-                Ok(r) => self.recordings.push(r),
+            let recorded = check_permission(true).and_then(|()| {
+                self.record(
+                    perf,
+                    ProfileKind::ServerOffCpu,
+                    &postmaster.to_string(),
+                    &args,
+                )
+            });
+            match recorded {
+                Ok(mut r) => {
+                    r.left_out = u64::try_from(postmaster).into_iter().collect();
+                    self.recordings.push(r);
+                }
                 Err(e) => self.notes.push(format!("server off-CPU: {e}")),
             }
         }
@@ -235,6 +255,7 @@ impl Profiler {
             .map_err(|e| format!("{}: {e}", perf.display()))?;
         let mut rec = Recording {
             kind,
+            left_out: Vec::new(),
             child,
             data,
             stderr,
@@ -368,7 +389,11 @@ fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
         .arg("--no-inline");
     let off_cpu = rec.kind == ProfileKind::ServerOffCpu;
     if off_cpu {
-        cmd.args(["--show-switch-events", "-F", "comm,tid,time,event,ip,sym"]);
+        cmd.args([
+            "--show-switch-events",
+            "-F",
+            "comm,tid,time,event,ip,sym,dso",
+        ]);
     } else {
         // No `period` field: with it inferno would weigh each sample by its period
         // (nanoseconds of the clock); without it a count is one sample.
@@ -390,7 +415,7 @@ fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
         return Err(format!("perf script failed ({status})"));
     }
     if off_cpu {
-        return Ok(fold_off_cpu(&text));
+        return Ok(fold_off_cpu(&text, &rec.left_out));
     }
     let mut folded = Vec::new();
     let mut options = inferno::collapse::perf::Options::default();
@@ -401,37 +426,96 @@ fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
     parse_folded(&String::from_utf8_lossy(&folded))
 }
 
-/// Off-CPU stacks from `perf script --show-switch-events -F comm,tid,time,event,ip,sym`:
-/// each `sched_switch` sample's stack (innermost first) waits for its thread's next
-/// `PERF_RECORD_SWITCH IN`, and weighs the time between them, in µs.
-pub fn fold_off_cpu(text: &str) -> BTreeMap<String, u64> {
+/// One frame of a `perf script` stack: its name, and whether it is the kernel's or a
+/// shared library's.
+struct Frame {
+    name: String,
+    kernel: bool,
+    library: bool,
+}
+
+/// A frame line of `perf script -F …,ip,sym,dso`: `\tADDR SYMBOL (DSO)`.
+fn frame_of(line: &str) -> Frame {
+    let mut words: Vec<&str> = line.split_whitespace().collect();
+    let addr = if words.is_empty() {
+        ""
+    } else {
+        words.remove(0)
+    };
+    let dso = match words.last() {
+        Some(w) if w.starts_with('(') && w.ends_with(')') && words.len() > 1 => {
+            words.pop().unwrap_or_default()
+        }
+        _ => "",
+    };
+    let name = if words.is_empty() {
+        "[unknown]".to_string()
+    } else {
+        words.join(" ").replace(';', ":")
+    };
+    let kernel = dso.starts_with("([kernel")
+        || u64::from_str_radix(addr, 16).is_ok_and(|a| a >= 0xffff_8000_0000_0000);
+    let file = dso.trim_matches(|c| c == '(' || c == ')');
+    let library = !kernel && file.rsplit('/').next().is_some_and(|f| f.contains(".so"));
+    Frame {
+        name,
+        kernel,
+        library,
+    }
+}
+
+/// The folded stack of `comm` from `frames` (innermost first): kernel frames named with
+/// [`pgsurge_results::profile::KERNEL_FRAME`]; the shared libraries' frames between the
+/// kernel and the program's own innermost frame (system-call wrappers such as
+/// `epoll_wait`) left out, so the program's function that waited is the innermost frame
+/// outside the kernel.
+fn off_cpu_stack(comm: &str, frames: &[Frame]) -> String {
+    let user: Vec<&Frame> = frames.iter().filter(|f| !f.kernel).collect();
+    let wrappers = user.iter().take_while(|f| f.library).count();
+    let skip = if wrappers < user.len() { wrappers } else { 0 };
+    let mut kept: Vec<String> = user[skip..].iter().map(|f| f.name.clone()).collect();
+    kept.reverse();
+    let kernel = frames
+        .iter()
+        .filter(|f| f.kernel)
+        .rev()
+        .map(|f| format!("{}{}", f.name, pgsurge_results::profile::KERNEL_FRAME));
+    let mut stack = comm.to_string();
+    for f in kept.into_iter().chain(kernel) {
+        stack.push(';');
+        stack.push_str(&f);
+    }
+    stack
+}
+
+/// Off-CPU stacks from `perf script --show-switch-events -F comm,tid,time,event,ip,sym,dso`
+/// ([`off_cpu_stack`]): each `sched_switch` sample's stack waits for its thread's next
+/// `PERF_RECORD_SWITCH IN`, and weighs the time between them, in µs. The threads in
+/// `left_out` are not counted.
+pub fn fold_off_cpu(text: &str, left_out: &[u64]) -> BTreeMap<String, u64> {
     let mut pending: BTreeMap<u64, (f64, String)> = BTreeMap::new();
     let mut folded: BTreeMap<String, u64> = BTreeMap::new();
-    let mut current: Option<(u64, f64, String, Vec<String>)> = None;
-    let close = |cur: Option<(u64, f64, String, Vec<String>)>,
+    let mut current: Option<(u64, f64, String, Vec<Frame>)> = None;
+    let close = |cur: Option<(u64, f64, String, Vec<Frame>)>,
                  pending: &mut BTreeMap<u64, (f64, String)>| {
         if let Some((tid, t, comm, frames)) = cur {
-            let mut stack = comm;
-            for f in frames.iter().rev() {
-                stack.push(';');
-                stack.push_str(f);
-            }
-            pending.insert(tid, (t, stack));
+            pending.insert(tid, (t, off_cpu_stack(&comm, &frames)));
         }
     };
     for line in text.lines() {
         if line.starts_with('\t') {
-            let frame = line.split_whitespace().nth(1).unwrap_or("[unknown]");
             if let Some(cur) = &mut current {
-                cur.3.push(frame.replace(';', ":"));
+                cur.3.push(frame_of(line));
             }
             continue;
         }
+        close(current.take(), &mut pending);
         let Some((tid, time, comm, rest)) = event_header(line) else {
-            close(current.take(), &mut pending);
             continue;
         };
-        close(current.take(), &mut pending);
+        if left_out.contains(&tid) {
+            continue;
+        }
         if rest.starts_with("PERF_RECORD_SWITCH IN") {
             if let Some((out, stack)) = pending.remove(&tid) {
                 let us = ((time - out) * 1e6).round().max(0.0) as u64;
@@ -520,15 +604,33 @@ mod tests {
     #[test]
     fn off_cpu_time_is_the_gap_until_the_thread_is_back() {
         let text = "postgres 10 100.000000: sched:sched_switch: \n\
-             \tffffffff821f8b58 __schedule\n\
-             \t    55d5 pg_usleep\n\
-             \t    55d6 PostgresMain\n\
+             \tffffffff821f8b58 __schedule ([kernel.kallsyms])\n\
+             \tffffffff821f94c3 schedule ([kernel.kallsyms])\n\
+             \t    108ef3 epoll_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\
+             \t    44e488 WaitLatch (/usr/lib/postgresql/15/bin/postgres)\n\
+             \t    5038ea pg_sleep (/usr/lib/postgresql/15/bin/postgres)\n\
+             \t    4732d9 PostgresMain (/usr/lib/postgresql/15/bin/postgres)\n\
              \n\
              postgres 10 100.000010: PERF_RECORD_SWITCH OUT\n\
+             postgres 11 100.000500: sched:sched_switch: \n\
+             \tffffffff821f8b58 __schedule ([kernel.kallsyms])\n\
+             \t    108ef3 epoll_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\
+             \n\
              postgres 11 100.001000: PERF_RECORD_SWITCH IN\n\
-             postgres 10 100.002000: PERF_RECORD_SWITCH IN         \n";
-        let folded = fold_off_cpu(text);
-        assert_eq!(folded.len(), 1);
-        assert_eq!(folded["postgres;PostgresMain;pg_usleep;__schedule"], 2000);
+             postgres 10 100.002000: PERF_RECORD_SWITCH IN         \n\
+             postgres 9 100.002000: sched:sched_switch: \n\
+             \tffffffff821f8b58 __schedule ([kernel.kallsyms])\n\
+             \n\
+             postgres 9 100.003000: PERF_RECORD_SWITCH IN\n";
+        let folded = fold_off_cpu(text, &[9]);
+        assert_eq!(folded.len(), 2, "{folded:?}");
+        // The C library's wrapper is left out: the server's function that waited is
+        // the innermost frame outside the kernel.
+        assert_eq!(
+            folded["postgres;PostgresMain;pg_sleep;WaitLatch;schedule_[k];__schedule_[k]"],
+            2000
+        );
+        // A stack of a library alone keeps it.
+        assert_eq!(folded["postgres;epoll_wait;__schedule_[k]"], 500);
     }
 }

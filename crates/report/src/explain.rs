@@ -28,7 +28,8 @@ pub struct Explanation {
     pub b_n: usize,
     /// The functions whose cost per transaction changed most, largest self change
     /// first (µs per transaction: CPU time for on-CPU profiles, time off the CPU for
-    /// off-CPU ones).
+    /// off-CPU ones, where a function's self time is the time the server waited in it:
+    /// it was the innermost frame outside the kernel).
     pub functions: Vec<FunctionShift>,
     /// What the profiles say about themselves (stacks cut short…), each once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -166,8 +167,14 @@ pub fn text_section(c: &Comparison, markdown: bool) -> String {
         for e in &row.explanations {
             let title = ProfileKind::parse(&e.kind)
                 .map_or_else(|| e.kind.clone(), |k| k.title().to_string());
+            // Off the CPU, a function's self time is the time it waited.
+            let waited = if e.kind == ProfileKind::ServerOffCpu.name() {
+                "; self: time waited in the function"
+            } else {
+                ""
+            };
             let head = format!(
-                "Why {} ({title}, {} vs {} profiled repeats; change per transaction, B − A, {:.0} % interval):",
+                "Why {} ({title}, {} vs {} profiled repeats; change per transaction, B − A, {:.0} % interval{waited}):",
                 row.label,
                 e.a_n,
                 e.b_n,
@@ -229,11 +236,13 @@ fn file_stem(label: &str) -> String {
 }
 
 /// A differential flame graph of `a` against `b`: B's stacks, each frame coloured by
-/// the change of its share (red grew, blue shrank; A normalized to B's total).
+/// the change of its share (red grew, blue shrank; A normalized to B's total); `unit`
+/// names a count.
 pub fn differential_svg(
     title: &str,
     a: &BTreeMap<String, u64>,
     b: &BTreeMap<String, u64>,
+    unit: &str,
 ) -> Result<Vec<u8>, String> {
     let text = |m: &BTreeMap<String, u64>| pgsurge_results::profile::folded_text(m);
     let (ta, tb) = (text(a), text(b));
@@ -247,7 +256,7 @@ pub fn differential_svg(
     let mut svg = Vec::new();
     let mut options = inferno::flamegraph::Options::default();
     options.title = title.to_string();
-    options.count_name = "samples".to_string();
+    options.count_name = unit.to_string();
     inferno::flamegraph::from_reader(&mut options, folded.as_slice(), &mut svg)
         .map_err(|e| e.to_string())?;
     Ok(svg)
@@ -292,7 +301,7 @@ pub fn write_diffs(store: &mut Store, c: &Comparison, dir: &Path) -> Result<Vec<
                 c.b_label,
                 c.a_label
             );
-            let svg = differential_svg(&title, &sa, &sb)?;
+            let svg = differential_svg(&title, &sa, &sb, kind.unit())?;
             let path = dir.join(format!("{}-{}.svg", file_stem(&row.label), kind.name()));
             pgsurge_store::write_output(&path, &svg)
                 .map_err(|e| format!("{}: {e}", path.display()))?;

@@ -175,7 +175,8 @@ impl Flames {
                         c.a_label
                     );
                     let name = format!("diff-{a_id}-{b_id}-{}.svg", kind.name());
-                    let drawn = self.write(name, || differential_svg(&title, &sa, &sb))?;
+                    let drawn =
+                        self.write(name, || differential_svg(&title, &sa, &sb, kind.unit()))?;
                     links.push(link(&drawn, "B against A"));
                 }
                 let notes: Vec<String> = notes_a

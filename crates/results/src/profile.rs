@@ -87,9 +87,14 @@ impl Profile {
         folded_text(&self.stacks)
     }
 
-    /// Counts by the innermost frame (self time).
+    /// Counts by the innermost frame (self time); for an off-CPU profile, by the
+    /// innermost frame outside the kernel: the server's function that waited
+    /// ([`wait_site_counts`]).
     pub fn self_counts(&self) -> BTreeMap<String, u64> {
-        self_counts(&self.stacks)
+        match self.kind {
+            ProfileKind::ServerOffCpu => wait_site_counts(&self.stacks),
+            ProfileKind::ServerCpu | ProfileKind::ClientCpu => self_counts(&self.stacks),
+        }
     }
 
     /// Counts by every function on a stack, once per stack (inclusive time).
@@ -168,6 +173,32 @@ pub fn self_counts(stacks: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     m
 }
 
+/// The suffix of a kernel frame's name in off-CPU stacks (the flame-graph tools'
+/// convention).
+pub const KERNEL_FRAME: &str = "_[k]";
+
+/// Counts by the innermost frame of each stack that is not the kernel's (named with
+/// [`KERNEL_FRAME`]): where an off-CPU stack's process waited in its own code (the
+/// kernel part is the scheduler's, the same for every wait). The first frame names the
+/// process; a stack of kernel frames only counts under its innermost frame.
+pub fn wait_site_counts(stacks: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for (stack, n) in stacks {
+        let frames: Vec<&str> = stack.split(';').collect();
+        let leaf = frames.last().copied().unwrap_or(stack);
+        // The first frame names the process, not a function.
+        let site = frames
+            .iter()
+            .skip(1)
+            .rev()
+            .find(|f| !f.ends_with(KERNEL_FRAME))
+            .copied()
+            .unwrap_or(leaf);
+        *m.entry(site.to_string()).or_insert(0) += n;
+    }
+    m
+}
+
 /// Counts by every function on a stack, a function counted once per stack however
 /// often it recurses.
 pub fn inclusive_counts(stacks: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
@@ -213,6 +244,34 @@ mod tests {
         assert_eq!(inc["a"], 5);
         // b recurses in the last stack: counted once there.
         assert_eq!(inc["b"], 8);
+    }
+
+    #[test]
+    fn an_off_cpu_stack_counts_under_the_frame_that_waited() {
+        let s = parse_folded(
+            "postgres;main;pg_sleep;WaitLatch;do_epoll_wait_[k];__schedule_[k] 7\n\
+             postgres;main;secure_read;WaitEventSetWait;__schedule_[k] 2\n\
+             postgres;main;pg_usleep 1\n\
+             kworker;worker_thread_[k];__schedule_[k] 4\n",
+        )
+        .unwrap();
+        let p = Profile {
+            kind: ProfileKind::ServerOffCpu,
+            frequency_hz: None,
+            stacks: s.clone(),
+            notes: Vec::new(),
+        };
+        let sites = p.self_counts();
+        assert_eq!(sites["WaitLatch"], 7);
+        assert_eq!(sites["WaitEventSetWait"], 2);
+        assert_eq!(sites["pg_usleep"], 1);
+        assert_eq!(sites["__schedule_[k]"], 4);
+        // On-CPU, the innermost frame is the kernel's.
+        let on_cpu = Profile {
+            kind: ProfileKind::ServerCpu,
+            ..p
+        };
+        assert_eq!(on_cpu.self_counts()["__schedule_[k]"], 13);
     }
 
     #[test]

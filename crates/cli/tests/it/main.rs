@@ -29,6 +29,7 @@ mod hdr_log_unit;
 mod init_jobs;
 mod kube_fake_cluster;
 mod kube_job;
+mod off_cpu_profile;
 mod patch_ab;
 mod pgbench_tools_compare;
 mod pgbench_tools_runset;
