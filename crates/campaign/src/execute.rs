@@ -149,7 +149,8 @@ pub fn spec_on(
     })?;
     spec.rate_tps = plan.rate;
     // pgbench keeps -L as whole µs, truncating (`(int64)(ms * 1000)`).
-    spec.latency_limit_us = latency_limit_s(s.campaign).map(|secs| (secs * 1000.0 * 1000.0) as i64);
+    spec.latency_limit_us =
+        (s.campaign.latency_limit_s()).map(|secs| (secs * 1000.0 * 1000.0) as i64);
     if let Some(tries) = run.max_tries {
         spec.max_tries = tries;
     }
@@ -181,16 +182,6 @@ pub fn spec_on(
     spec.output.percentiles = Some(CAMPAIGN_PERCENTILES.to_vec());
     spec.database = database;
     Ok(spec)
-}
-
-/// `[run] latency_limit` in seconds.
-fn latency_limit_s(campaign: &Campaign) -> Option<f64> {
-    campaign
-        .spec
-        .run
-        .latency_limit
-        .as_ref()
-        .and_then(|l| l.seconds().ok())
 }
 
 /// Loads the test's data when the target does not hold it (after a failed test left
@@ -513,7 +504,7 @@ fn base_record(s: &TestSetup<'_>, target: &LiveTarget, started: f64) -> RunRecor
         threads: Some(i64::from(test_threads(c, p))),
         rate: p.rate,
         rate_per_client: p.rate_per_client,
-        latency_limit_ms: latency_limit_s(c).map(|secs| secs * 1000.0),
+        latency_limit_ms: c.latency_limit_s().map(|secs| secs * 1000.0),
         duration_s: match limit {
             Limit::Duration(d) => Some(f64::from(d)),
             Limit::Transactions(_) => None,
@@ -622,6 +613,7 @@ fn run_test_inner(
             result.failure_cost = Some(pgsurge_faults::cost(
                 beside,
                 result.commit_timeline.as_ref(),
+                (&target.conn, campaign.spec.run.check_commits.as_deref()),
             ));
             (target.faulted, target.current_data) = (true, None);
             let pg = Pg::connect(&target.conn).ok();

@@ -6,8 +6,8 @@
 //! run's start while the run goes on, with the standbys' lag sampled on the primary
 //! ([`pgsurge_observe::lag`]); [`cost`] turns what happened into the run's
 //! [`FailureCost`], with the outage the clients saw ([`outage`], over the run's commit
-//! timeline, shared with `bench --reconnect`); [`lost_commits`] counts the acknowledged
-//! commits a server lacks.
+//! timeline, shared with `bench --reconnect`), and the acknowledged commits a server
+//! lacks ([`lost_commits`]).
 //!
 //! The crate has one module, this one.
 
@@ -196,18 +196,34 @@ pub fn outage(timeline: &CommitTimeline, from_unix_us: Option<i64>) -> Option<Ou
 }
 
 /// The run's failure cost: the outage the clients saw from the first fault's time on,
-/// the faults and the lag.
-pub fn cost(beside: Beside, timeline: Option<&CommitTimeline>) -> FailureCost {
+/// the faults and the lag; with `check_table`, the acknowledged commits of the timeline
+/// looked for in it on the server `conn` reaches ([`lost_commits`]).
+pub fn cost(
+    beside: Beside,
+    timeline: Option<&CommitTimeline>,
+    (conn, check_table): (&ConnConfig, Option<&str>),
+) -> FailureCost {
     let first_fault_us = beside
         .faults
         .first()
         .map(|f| beside.start_unix_us + (f.at_s * 1e6) as i64);
-    FailureCost {
+    let mut cost = FailureCost {
         outage: timeline.and_then(|t| outage(t, first_fault_us)),
         faults: beside.faults,
         lag: beside.lag,
         ..Default::default()
+    };
+    if let Some(table) = check_table {
+        let acked = timeline.map_or(&[][..], |t| &t.acknowledged[..]);
+        match lost_commits(conn, table, acked) {
+            Ok(c) => {
+                (cost.acknowledged_checked, cost.acknowledged_lost) =
+                    (Some(c.checked), Some(c.lost))
+            }
+            Err(e) => cost.acknowledged_error = Some(e),
+        }
     }
+    cost
 }
 
 /// Acknowledged commits, looked for after the run.

@@ -559,6 +559,20 @@ impl Campaign {
             (Some(d), None) => d.seconds().ok(),
             (None, None) => Some(60.0),
         };
+        if let Some(table) = &spec.run.check_commits {
+            if spec.faults.is_empty() {
+                return Err(self.invalid(
+                    "run.check_commits",
+                    "counts the acknowledged commits [[fault]]s lose: add a [[fault]]",
+                ));
+            }
+            if table.split('.').any(|part| part.trim().is_empty()) || table.split('.').count() > 2 {
+                return Err(self.invalid(
+                    "run.check_commits",
+                    format!("\"{table}\" is not a table name (TABLE or SCHEMA.TABLE)"),
+                ));
+            }
+        }
         for (i, f) in spec.faults.iter().enumerate() {
             let key = format!("fault[{i}]");
             if (f.action == "command") != f.command.is_some() {

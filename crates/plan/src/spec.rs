@@ -850,6 +850,12 @@ pub struct RunSection {
     /// (default 3 minutes; 0 = do not wait). Not part of the campaign's identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage_wait: Option<DurationValue>,
+    /// With `[[fault]]`s: the table (`client_id`, `txn_seq` columns) whose rows the
+    /// test's script writes, one per transaction; after each test the transactions
+    /// its clients were told committed are looked for in it on the primary that
+    /// answers, and those missing are stored as acknowledged commits lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_commits: Option<String>,
 }
 
 fn default_mode() -> String {
@@ -874,6 +880,7 @@ impl Default for RunSection {
             database: default_db(),
             extra_args: Vec::new(),
             outage_wait: None,
+            check_commits: None,
         }
     }
 }
@@ -1228,6 +1235,12 @@ impl Campaign {
     /// True for `warmup = "auto"`: the warm-up is detected in the test's own run.
     pub fn warmup_auto(&self) -> bool {
         matches!(&self.spec.run.warmup, Some(DurationValue::Text(t)) if t.trim() == AUTO_WARMUP)
+    }
+
+    /// `[run] latency_limit` in seconds.
+    pub fn latency_limit_s(&self) -> Option<f64> {
+        let limit = self.spec.run.latency_limit.as_ref();
+        limit.and_then(|l| l.seconds().ok())
     }
 
     /// With `warmup = "auto"`: the most seconds a test runs beyond its duration
@@ -1816,6 +1829,31 @@ store = "postgresql://bench@results-db:5432/pgsurge"
             "{GOOD}\n[[fault]]\nat = 1\naction = \"command\"\ncommand = \"true\"\n"
         ))
         .unwrap();
+    }
+
+    #[test]
+    fn checking_acknowledged_commits_needs_faults_and_a_table_name() {
+        let with = |check: &str, fault: &str| {
+            parse(&format!(
+                "{}\n{fault}\n",
+                GOOD.replace("duration = \"2s\"", &format!("duration = \"2s\"\n{check}"))
+            ))
+        };
+        let fault = "[[fault]]\nat = 1\naction = \"command\"\ncommand = \"true\"";
+        let c = with("check_commits = \"bench.acks\"", fault).unwrap();
+        assert_eq!(c.spec.run.check_commits.as_deref(), Some("bench.acks"));
+        for (check, fault, says) in [
+            ("check_commits = \"acks\"", "", "add a [[fault]]"),
+            ("check_commits = \"\"", fault, "not a table name"),
+            ("check_commits = \"a..b\"", fault, "not a table name"),
+            ("check_commits = \"a.b.c\"", fault, "not a table name"),
+        ] {
+            let e = with(check, fault).unwrap_err().to_string();
+            assert!(
+                e.contains(says) && e.contains("run.check_commits"),
+                "{check}: {e}"
+            );
+        }
     }
 
     #[test]

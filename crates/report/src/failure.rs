@@ -69,12 +69,11 @@ pub(crate) fn summary_rows(run: &LoadedRun, t0: f64) -> Vec<(String, String)> {
     if !classes.is_empty() {
         rows.push(("failed by class".to_string(), classes.join(", ")));
     }
-    if let (Some(checked), Some(lost)) = (cost.acknowledged_checked, cost.acknowledged_lost) {
-        rows.push((
-            "acknowledged commits lost".to_string(),
-            format!("{lost} of {checked} checked"),
-        ));
-    }
+    let acknowledged = match (cost.acknowledged_checked, cost.acknowledged_lost) {
+        (Some(checked), Some(lost)) => Some(format!("{lost} of {checked} checked")),
+        _ => (cost.acknowledged_error.as_ref()).map(|e| format!("not checked: {e}")),
+    };
+    rows.extend(acknowledged.map(|a| ("acknowledged commits lost".to_string(), a)));
     if !cost.faults.is_empty() {
         let faults: Vec<String> = cost
             .faults

@@ -98,6 +98,9 @@ pub struct FailureCost {
     /// Of those, the ones it lacks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acknowledged_lost: Option<u64>,
+    /// Why the acknowledged commits could not be checked, when they were to be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledged_error: Option<String>,
 }
 
 /// The outage window and the recovery after it.

@@ -43,7 +43,12 @@ pub(super) fn hook_env(
     // Where the server is, without its password (a hook uses ~/.pgpass for that): the
     // test's server, whatever the launching shell's PG* variables say.
     let cfg = &target.conn;
-    put("PGHOST", cfg.host().to_string());
+    // Every host of a multi-host string (a primary and its standbys), as libpq takes them.
+    let hosts: Vec<&str> = cfg.hosts().iter().map(|h| h.display_host()).collect();
+    put("PGHOST", hosts.join(","));
+    if let Some(attrs) = cfg.get("target_session_attrs") {
+        put("PGTARGETSESSIONATTRS", attrs.to_string());
+    }
     if let Some(addr) = cfg.hosts().first().and_then(|h| h.hostaddr.clone()) {
         put("PGHOSTADDR", addr);
     }

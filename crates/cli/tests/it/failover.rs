@@ -316,6 +316,74 @@ INSERT INTO acks (client_id, txn_seq) VALUES (:client_id, :txn_seq);
 END;
 ";
 
+#[test]
+fn a_campaign_checks_its_acknowledged_commits_after_a_sync_failover_and_finds_none_lost() {
+    let dir = pgsurge_testkit::scratch_dir("failover-check-commits");
+    std::fs::write(dir.path().join("acked.sql"), ACKED_SCRIPT).unwrap();
+    let file = dir.path().join("check.toml");
+    std::fs::write(
+        &file,
+        r#"
+[campaign]
+name = "check-commits"
+[[target]]
+name = "pg"
+replicas = 1
+replication = "sync"
+settings = { fsync = false, synchronous_commit = "on", max_connections = 50, shared_buffers = "64MB" }
+[matrix]
+scales = [1]
+clients = [4]
+scripts = [{ file = "acked.sql" }]
+[run]
+duration = 12
+check_commits = "acks"
+[hooks]
+before_test = "psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE TABLE IF NOT EXISTS acks (client_id int, txn_seq bigint)'"
+[[fault]]
+at = "4s"
+action = "stop"
+[[fault]]
+at = "4s"
+action = "promote"
+"#,
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
+        .env_remove("PGSURGE_STORE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let cost = &run["result_json"]["failure_cost"];
+    assert!(
+        cost["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["error"].is_null()),
+        "{cost}"
+    );
+    // Every commit acknowledged before the failover and after it, looked for on the
+    // promoted standby: synchronous replication loses none.
+    let checked = cost["acknowledged_checked"].as_u64().expect("checked");
+    assert!(checked > 0, "{cost}");
+    assert_eq!(cost["acknowledged_lost"], 0, "{cost}");
+    let out_dir = dir.path().join("report");
+    let report = pgsurge(&["report", "--store", &store, "-o", out_dir.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", text(&report));
+    let page = std::fs::read_to_string(out_dir.join("run-1.html")).unwrap();
+    assert!(
+        page.contains(&format!("0 of {checked} checked")),
+        "no acknowledged commits row"
+    );
+}
+
 /// Initializes the primary, creates the table of identifiable rows and starts a 15 s
 /// `--reconnect --check-commits` run with a transaction log in `dir`.
 fn start_acked_run(topo: &Topology, dir: &std::path::Path) -> std::thread::JoinHandle<Output> {
