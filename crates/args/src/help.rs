@@ -151,7 +151,7 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            (columns client_id, txn_seq: the script inserts
                            :client_id, :txn_seq) and count those missing
   --profile[=HZ]           sample the call stacks of the server's processes and of
-                           the client on the CPU over the run (perf, default 499 Hz);
+                           the client on the CPU over the run (perf, default 99 Hz);
                            the hottest functions are printed after the report and
                            --store keeps the whole profiles
 

@@ -101,7 +101,7 @@ pub struct ProfileSection {
     /// Profiles are taken (the default once the section is there).
     #[serde(default = "profile_on")]
     pub on: bool,
-    /// On-CPU samples per second per running thread (default 499).
+    /// On-CPU samples per second per running thread (default 99).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frequency: Option<u32>,
     /// Whose stacks: `server` (the default), `client` or `both`.
