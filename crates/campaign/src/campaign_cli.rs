@@ -10,7 +10,7 @@ use pgsurge_command::terminal_safe;
 use pgsurge_engine::StopFlag;
 use pgsurge_store::Store;
 
-use crate::runner::{run_campaign, RunOptions};
+use crate::runner::{run_campaign_telling, RunOptions};
 use crate::spec::Campaign;
 use pgsurge_wire::redact::redact;
 
@@ -43,6 +43,9 @@ enum Cmd {
         /// No progress bar, no per-test lines.
         #[arg(long, short)]
         quiet: bool,
+        /// Serve a live view of the run, read-only, on ADDR [default: 127.0.0.1:8642].
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = pgsurge_live::DEFAULT_ADDR)]
+        live: Option<String>,
     },
     /// Print the tests of a campaign in the order they would run, and an estimate of
     /// the time the campaign takes.
@@ -653,10 +656,7 @@ pub fn main(args: &[OsString]) -> i32 {
                 }
                 0
             }
-            Err(e) => {
-                eprintln!("pgsurge: error: {}", terminal_safe(&redact(&e)));
-                1
-            }
+            Err(e) => command_error(&e),
         },
         Cmd::Run {
             file,
@@ -664,21 +664,16 @@ pub fn main(args: &[OsString]) -> i32 {
             new,
             retry_failed,
             quiet,
+            live,
         } => {
             let campaign = match Campaign::load(&file) {
                 Ok(c) => c,
-                Err(e) => {
-                    eprintln!("pgsurge: error: {}", terminal_safe(&redact(&e.to_string())));
-                    return 1;
-                }
+                Err(e) => return command_error(&e.to_string()),
             };
             let location = store.unwrap_or_else(pgsurge_store::default_location);
             let mut store = match Store::open(&location) {
                 Ok(s) => s,
-                Err(e) => {
-                    eprintln!("pgsurge: error: {}", redact(&e.to_string()));
-                    return 1;
-                }
+                Err(e) => return command_error(&e.to_string()),
             };
             let stop = StopFlag::new();
             let _watcher = pgsurge_engine::stop::SignalWatcher::install(stop.clone()).ok();
@@ -686,18 +681,24 @@ pub fn main(args: &[OsString]) -> i32 {
                 new_set: new,
                 retry_failed,
                 quiet,
-                kind: None,
-                into_set: None,
+                ..Default::default()
             };
-            match run_campaign(&campaign, &mut store, &opts, &stop) {
+            let mut view = match pgsurge_live::View::start(live.as_deref()) {
+                Ok(v) => v,
+                Err(e) => return command_error(&e.to_string()),
+            };
+            match run_campaign_telling(&campaign, &mut store, &opts, &stop, &mut view.consumers()) {
                 Ok(o) => finish_run(&campaign, &mut store, &location, &o, quiet),
-                Err(e) => {
-                    eprintln!("pgsurge: error: {}", terminal_safe(&redact(&e.to_string())));
-                    1
-                }
+                Err(e) => command_error(&e.to_string()),
             }
         }
     }
+}
+
+/// Says `message` as the command's error (masked, terminal-safe); the exit status 1.
+fn command_error(message: &str) -> i32 {
+    eprintln!("pgsurge: error: {}", terminal_safe(&redact(message)));
+    1
 }
 
 #[cfg(test)]

@@ -16,11 +16,10 @@ use crate::target::LiveTarget;
 /// The warning stored with a test whose hook left processes running.
 pub(super) fn hook_warning(o: &hooks::HookOutcome) -> Option<WarningRecord> {
     o.leftover_warning().map(|message| WarningRecord {
-        set_id: None,
-        run_id: None,
         code: HOOK_LEFTOVER.into(),
         message,
         created_at: now_rfc3339(),
+        ..Default::default()
     })
 }
 

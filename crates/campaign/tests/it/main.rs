@@ -5,6 +5,7 @@ mod campaign_e2e;
 mod capacity;
 mod events;
 mod existing_server;
+mod live_view;
 mod matrix_hooks;
 mod outage;
 mod pg_versions;

@@ -1,0 +1,252 @@
+//! What the live page shows, kept up to date from a campaign's events: the plan (done,
+//! running, left, the time left), the running test's seconds, the verdict of each
+//! ended test, the targets and their outages, the lines said. Errors and lines are
+//! masked before they are kept: no password reaches the page.
+
+use std::sync::{Arc, Mutex};
+
+use pgsurge_events::{Consumer, Event, Outage};
+use pgsurge_store::run_status;
+use pgsurge_wire::redact::redact;
+use serde::Serialize;
+
+/// Seconds of the running test the page keeps (its chart's width).
+const SECONDS_KEPT: usize = 600;
+/// Lines said that the page keeps, newest last.
+const LINES_KEPT: usize = 50;
+
+/// One test of the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRow {
+    /// Its key.
+    pub key: String,
+    /// `planned`, `running`, `ok`, `failed`.
+    pub status: String,
+    /// Seconds it is planned to take.
+    pub planned_s: u64,
+    /// Its rate, once ended ok.
+    pub tps: Option<f64>,
+    /// Its mean latency (ms), once ended ok.
+    pub latency_mean_ms: Option<f64>,
+    /// Its p99 latency (ms), once ended ok.
+    pub latency_p99_ms: Option<f64>,
+    /// Why it failed (masked).
+    pub error: Option<String>,
+}
+
+/// One second of the running test.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecondRow {
+    /// End of the second, seconds since its run began.
+    pub elapsed_s: f64,
+    /// A warm-up second.
+    pub warmup: bool,
+    /// Transactions per second.
+    pub tps: f64,
+    /// Mean latency, ms.
+    pub latency_mean_ms: f64,
+    /// p50, p90, p95, p99 (ms), from the second's own histogram.
+    pub percentiles: Vec<(f64, f64)>,
+    /// Failed transactions.
+    pub failures: u64,
+}
+
+/// What the page shows.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LiveState {
+    /// The set's id and name, once claimed.
+    pub set_id: Option<i64>,
+    /// The set's name.
+    pub set_name: String,
+    /// Tests stored before this invocation.
+    pub already_stored: usize,
+    /// Tests in the plan of this invocation.
+    pub tests: Vec<TestRow>,
+    /// The running test's key.
+    pub running: Option<String>,
+    /// What the runner does now.
+    pub doing: String,
+    /// The running test's seconds (the last [`SECONDS_KEPT`]).
+    pub seconds: Vec<SecondRow>,
+    /// Tests ended in this invocation.
+    pub done: usize,
+    /// Tests not started yet.
+    pub left: usize,
+    /// Seconds the plan still needs: the tests not ended, less what the running one
+    /// has run.
+    pub time_left_s: u64,
+    /// Targets up: name → `up`, `stopped`, `unreachable`, `down`.
+    pub targets: Vec<(String, String)>,
+    /// Outages, as said.
+    pub outages: Vec<String>,
+    /// Lines said (warnings, notes), masked.
+    pub lines: Vec<String>,
+    /// The set's status once the invocation ended.
+    pub ended: Option<String>,
+    /// Events taken (the page shows it moving).
+    pub events: u64,
+}
+
+impl LiveState {
+    fn row(&mut self, key: &str) -> Option<&mut TestRow> {
+        self.tests.iter_mut().find(|t| t.key == key)
+    }
+
+    fn target(&mut self, name: &str, status: &str) {
+        match self.targets.iter_mut().find(|(n, _)| n == name) {
+            Some(t) => t.1 = status.to_string(),
+            None => self.targets.push((name.to_string(), status.to_string())),
+        }
+    }
+
+    fn said(&mut self, line: &str) {
+        self.lines.push(redact(line));
+        if self.lines.len() > LINES_KEPT {
+            self.lines.remove(0);
+        }
+    }
+
+    fn count(&mut self) {
+        self.done = self
+            .tests
+            .iter()
+            .filter(|t| t.status == run_status::OK || t.status == run_status::FAILED)
+            .count();
+        self.left = self.tests.iter().filter(|t| t.status == "planned").count();
+        let running_s = self
+            .seconds
+            .iter()
+            .map(|s| s.elapsed_s.max(0.0))
+            .fold(0.0, f64::max) as u64;
+        let unended: u64 = self
+            .tests
+            .iter()
+            .filter(|t| t.status != run_status::OK && t.status != run_status::FAILED)
+            .map(|t| t.planned_s)
+            .sum();
+        self.time_left_s = unended.saturating_sub(running_s);
+    }
+
+    /// Takes one event.
+    pub fn take(&mut self, event: &Event<'_>) {
+        self.events += 1;
+        match event {
+            Event::SetStarted {
+                set_id,
+                name,
+                already_stored,
+                ..
+            } => {
+                self.set_id = Some(*set_id);
+                self.set_name = (*name).to_string();
+                self.already_stored = *already_stored;
+            }
+            Event::TestPlanned { test, planned_s } => self.tests.push(TestRow {
+                key: test.key.to_string(),
+                status: "planned".into(),
+                planned_s: *planned_s,
+                tps: None,
+                latency_mean_ms: None,
+                latency_p99_ms: None,
+                error: None,
+            }),
+            Event::TestStarted { test } => {
+                self.running = Some(test.key.to_string());
+                self.seconds.clear();
+                if let Some(r) = self.row(test.key) {
+                    r.status = "running".into();
+                }
+            }
+            Event::Doing { what, .. } => self.doing = redact(what),
+            Event::Interval { second, .. } => {
+                self.seconds.push(SecondRow {
+                    elapsed_s: second.elapsed_s,
+                    warmup: second.warmup,
+                    tps: second.tps,
+                    latency_mean_ms: second.latency_mean_ms,
+                    percentiles: second.percentiles.clone(),
+                    failures: second.failures,
+                });
+                if self.seconds.len() > SECONDS_KEPT {
+                    self.seconds.remove(0);
+                }
+            }
+            Event::TestEnded { test, write, .. } => {
+                let run = &write.run;
+                if let Some(r) = self.row(test.key) {
+                    r.status = run.status.clone();
+                    r.tps = run.tps;
+                    r.latency_mean_ms = run.latency_mean_ms;
+                    r.latency_p99_ms = run.latency_p99_ms;
+                    r.error = run.error.as_deref().map(redact);
+                }
+                self.running = None;
+            }
+            Event::TargetStarted { target, .. } => self.target(target, "up"),
+            Event::TargetStopped { target } => self.target(target, "stopped"),
+            Event::Outage { target, outage } => match outage {
+                Outage::Unreachable { reason, .. } => {
+                    self.target(target, "unreachable");
+                    self.outages
+                        .push(redact(&format!("{target}: unreachable ({reason})")));
+                }
+                Outage::Waiting { .. } => {}
+                Outage::Back { after, key } => {
+                    self.target(target, "up");
+                    self.outages.push(format!(
+                        "{target}: back after {:.0} s, {key} run again",
+                        after.as_secs_f64()
+                    ));
+                }
+                Outage::Down { message } => {
+                    self.target(target, "down");
+                    self.outages.push(redact(message));
+                }
+            },
+            Event::HookRan {
+                hook,
+                failure: Some(f),
+                ..
+            } => self.said(&format!("hook {hook} failed: {f}")),
+            Event::Said { line } => self.said(line),
+            Event::SetEnded { status, .. } => {
+                self.ended = Some((*status).to_string());
+                self.running = None;
+                self.doing.clear();
+            }
+            _ => {}
+        }
+        self.count();
+    }
+}
+
+/// The consumer that keeps a [`LiveState`] shared with the page's server.
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    state: Arc<Mutex<LiveState>>,
+}
+
+impl Live {
+    /// A live state to share with [`crate::serve`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The state, shared.
+    pub fn shared(&self) -> Arc<Mutex<LiveState>> {
+        Arc::clone(&self.state)
+    }
+
+    /// The state now, as JSON.
+    pub fn json(state: &Mutex<LiveState>) -> String {
+        let s = state.lock().unwrap_or_else(|p| p.into_inner());
+        serde_json::to_string(&*s).unwrap_or_else(|_| "{}".into())
+    }
+}
+
+impl Consumer for Live {
+    fn take(&mut self, event: &Event<'_>) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.take(event);
+    }
+}
