@@ -105,9 +105,16 @@ fn per_txn(
         .collect()
 }
 
-/// The functions whose cost per transaction changed most from `a` to `b`, at most
-/// `top`, largest absolute self change first (inclusive change breaking ties); empty
-/// when a side has no repeat with transactions and samples.
+/// Whether `frame` names a function: frames the profiler could not symbolize
+/// (`[unknown]`, a bare address `0x…`) are not ranked, since no one can act on them;
+/// their samples still count in every share.
+fn is_named(frame: &str) -> bool {
+    !(frame.starts_with("[unknown]") || frame.starts_with("0x"))
+}
+
+/// The named functions whose cost per transaction changed most from `a` to `b`, at
+/// most `top`, largest absolute self change first (inclusive change breaking ties);
+/// empty when a side has no repeat with transactions and samples.
 pub fn function_shifts(
     a: &[RepeatProfile],
     b: &[RepeatProfile],
@@ -122,6 +129,7 @@ pub fn function_shifts(
         .iter()
         .chain(b)
         .flat_map(|r| r.inclusive_counts.keys().chain(r.self_counts.keys()))
+        .filter(|f| is_named(f))
         .collect();
     let share = |side: &[RepeatProfile], f: &str| {
         let total: f64 = side.iter().map(RepeatProfile::total).sum();
@@ -219,5 +227,29 @@ mod tests {
         assert!(s[0].self_us.ci_low.is_none());
         // A side without samples explains nothing.
         assert!(function_shifts(&[], &b, 0.95, 3).is_empty());
+    }
+
+    #[test]
+    fn frames_without_a_name_are_not_ranked_but_count_in_the_shares() {
+        let a = [repeat(1000.0, &[("burn", 10.0), ("other", 90.0)], &[])];
+        let b = [repeat(
+            1000.0,
+            &[
+                ("burn", 50.0),
+                ("other", 90.0),
+                ("[unknown]", 400.0),
+                ("0x7f00beef", 60.0),
+            ],
+            &[("[unknown]", 400.0)],
+        )];
+        let s = function_shifts(&a, &b, 0.95, 5);
+        let names: Vec<&str> = s.iter().map(|f| f.function.as_str()).collect();
+        assert_eq!(names, ["burn", "other"]);
+        // burn's 50 samples of B's 600.
+        assert!(
+            (s[0].b_self_share - 50.0 / 600.0).abs() < 1e-12,
+            "{:?}",
+            s[0]
+        );
     }
 }
