@@ -308,6 +308,7 @@ pub fn dist_main(args: &[OsString]) -> i32 {
         _ => {
             eprintln!(
                 "usage: pgsurge dist local -n N [-c CLIENTS] [-R RATE] [--random-seed SEED] [--json FILE] -- BENCH OPTIONS\n       \
+                 pgsurge dist local -n N [--json FILE] -- replay [REPLAY OPTIONS] LOG…\n       \
                  pgsurge dist ssh --hosts H1,H2,… [-c CLIENTS] [-R RATE] [--random-seed SEED] [--json FILE] -- BENCH OPTIONS\n       \
                  pgsurge dist wait --store LOCATION --group NAME -n N [--timeout D] [--server CONNINFO] [--json FILE]"
             );

@@ -19,6 +19,7 @@
 //! | [`start`] | `--start-at` and `--start-in`: when the generators start, read one way by every command |
 //! | [`launch`] | what every launcher shares: workload options, generator arguments, the common start, presenting the merge |
 //! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
+//! | [`replay`] | a log replayed by many generators: each its share of the sessions, the reports merged |
 //! | [`group`] | `pgsurge dist wait`: generators' results from a store, merged |
 //! | [`ssh`] | `pgsurge dist ssh`: one generator per host over `ssh` |
 //! | `fuzzing` | the body of the fuzz target over result documents (`fuzz/fuzz_targets/merge_documents.rs`) |
@@ -35,6 +36,7 @@ pub mod launch;
 pub mod local;
 pub mod merge;
 pub mod merge_cli;
+pub mod replay;
 pub mod split;
 pub mod ssh;
 pub mod start;

@@ -1,7 +1,8 @@
 //! `pgsurge dist local -n N [options] -- BENCH OPTIONS…`: runs N `pgsurge bench`
 //! generator processes on this machine with one `--start-at`, each with its share
 //! of the clients, rate and seed ([`crate::split`]), then merges their `--json`
-//! results. For tests, and for single-host multi-process runs (one process per
+//! results. With `-- replay [REPLAY OPTIONS] LOG…` the generators replay a log, each
+//! its share of the sessions ([`crate::replay`]). For tests, and for single-host multi-process runs (one process per
 //! core group). Clients, rate, seed and JSON output belong to this command, not to
 //! the bench options, because they are split or set per generator; what is not
 //! specific to local processes lives in [`crate::launch`].
@@ -23,7 +24,7 @@ use crate::MergeError;
 #[derive(Debug, Parser)]
 #[command(
     name = "pgsurge dist local",
-    about = "Run N pgsurge bench generators on this machine with a common start, then merge"
+    about = "Run N pgsurge bench generators (or replays of a log's sessions, after `-- replay`) on this machine with a common start, then merge"
 )]
 pub struct LocalArgs {
     /// Number of generator processes.
@@ -39,15 +40,30 @@ pub struct LocalArgs {
     /// The pgsurge binary generators run (default: this one).
     #[arg(long = "pgsurge", value_name = "PATH")]
     pub pgsurge: Option<PathBuf>,
-    /// Options for each `pgsurge bench` (after `--`).
+    /// Options for each `pgsurge bench` (after `--`); or `replay`, the replay options
+    /// and the logs, for generators that each replay a share of the log's sessions.
     #[arg(last = true, value_name = "BENCH OPTIONS")]
     pub bench: Vec<OsString>,
 }
 
-/// Runs the generators, waits for all, and returns their JSON result paths.
+/// Runs the generators, waits for all, and returns their JSON result paths (bench
+/// results, or replay reports when the options after `--` are a replay's).
 pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
-    check_bench_options(&a.bench)?;
-    let shares = a.gen.shares(a.generators)?;
+    let replay = crate::replay::replay_options(&a.bench);
+    // The checks first: nothing is created for options that are refused.
+    let shares = match replay {
+        Some(opts) => {
+            crate::replay::check_options(opts, &a.gen)?;
+            if a.generators == 0 {
+                return Err(MergeError::Launch("-n: at least one generator".to_string()));
+            }
+            Vec::new()
+        }
+        None => {
+            check_bench_options(&a.bench)?;
+            a.gen.shares(a.generators)?
+        }
+    };
     let dir = a.gen.out_dir("")?;
     let exe = match &a.pgsurge {
         Some(p) => p.clone(),
@@ -58,24 +74,30 @@ pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
     let deadline = a.gen.deadline(start_at, &a.bench);
     let at = start_at.to_string();
     let mut children = Vec::new();
-    for s in &shares {
-        let name = format!("local-{}", s.index);
+    for index in 0..a.generators {
+        let name = format!("local-{index}");
         let json = dir.join(format!("{name}.json"));
         let _ = std::fs::remove_file(&json);
+        let args = match replay {
+            Some(opts) => {
+                crate::replay::generator_args(opts, index, a.generators, &at, json.as_os_str())
+            }
+            None => generator_args(
+                &a.bench,
+                &shares[index as usize],
+                a.generators,
+                &at,
+                &name,
+                json.as_os_str(),
+            ),
+        };
         let open = |ext: &str| {
             let p = dir.join(format!("{name}.{ext}"));
             std::fs::File::create(&p)
                 .map_err(|e| MergeError::Launch(format!("cannot create {}: {e}", p.display())))
         };
         let child = Command::new(&exe)
-            .args(generator_args(
-                &a.bench,
-                s,
-                a.generators,
-                &at,
-                &name,
-                json.as_os_str(),
-            ))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(open("out")?)
             .stderr(open("err")?)
@@ -126,6 +148,10 @@ pub fn local_main(args: &[OsString]) -> i32 {
         Ok(j) => j,
         Err(code) => return code,
     };
+    if crate::replay::replay_options(&a.bench).is_some() {
+        let merged = run_local(&a).and_then(|paths| crate::replay::merge_files(&paths));
+        return crate::replay::present("pgsurge dist local", merged, json);
+    }
     let merged = run_local(&a).and_then(|paths| merge_files(&paths));
     present("pgsurge dist local", merged, json)
 }

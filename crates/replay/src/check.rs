@@ -102,5 +102,6 @@ pub fn settings(spec: &ReplaySpec, threads: usize) -> ReplaySettings {
             .share
             .filter(|s| s.count > 1)
             .map(|s| (s.index, s.count)),
+        generators: None,
     }
 }

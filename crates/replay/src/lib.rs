@@ -20,6 +20,7 @@
 //! | [`fidelity`] | counts and latencies per fingerprint, lag per second |
 //! | [`report`] | the fidelity report: its document (`--json`, schema `replay`) and table |
 //! | [`check`] | reading logs through without replaying them (`--check`) |
+//! | [`merge`] | the reports of generators that each played a share, as one report |
 //!
 //! Modules use only those above them in this table.
 
@@ -31,6 +32,7 @@ pub mod fidelity;
 pub mod fingerprint;
 pub mod log;
 pub mod machine;
+pub mod merge;
 pub mod report;
 pub mod sessions;
 pub mod spec;

@@ -263,6 +263,9 @@ pub struct ReplaySettings {
     pub threads: usize,
     /// Generator `index` of `count`, when the sessions were split.
     pub generator: Option<(u32, u32)>,
+    /// How many generators' shares this report merges (`dist`), when it is a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generators: Option<u32>,
 }
 
 /// The fidelity report.
@@ -403,10 +406,11 @@ impl ReplayReport {
             s.order,
             s.threads,
             if s.threads == 1 { "" } else { "s" },
-            s.generator.map_or(String::new(), |(i, n)| format!(
-                ", generator {} of {n}",
-                i + 1
-            ))
+            match (s.generator, s.generators) {
+                (Some((i, n)), _) => format!(", generator {} of {n}", i + 1),
+                (None, Some(n)) => format!(", merged from {n} generators"),
+                (None, None) => String::new(),
+            }
         );
         let rate = if p.elapsed_s > 0.0 {
             p.statements as f64 / p.elapsed_s

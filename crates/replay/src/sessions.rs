@@ -286,7 +286,6 @@ impl Assembler {
             };
             (Arc::<str>::from(n), shared)
         });
-        self.counts.executes += 1;
         let (name, sql) = match name {
             Some((n, t)) => (Some(n), t),
             None => (None, Arc::from(sql)),
@@ -331,6 +330,9 @@ impl Assembler {
             return Ok(());
         }
         self.counts.statements += 1;
+        if matches!(request, Request::Execute { .. }) {
+            self.counts.executes += 1;
+        }
         let c = self.logged.of(fp);
         c.record(false, duration_us.map(|d| d + steps));
         if duration_us.is_some() {

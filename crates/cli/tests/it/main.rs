@@ -39,6 +39,7 @@ mod quickstart;
 mod quickstart_fetch;
 mod replay_campaign;
 mod replay_capture;
+mod replay_dist;
 mod replay_input;
 mod replay_order;
 mod replay_roundtrip;
