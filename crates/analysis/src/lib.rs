@@ -12,9 +12,9 @@
 //! | [`rank`] | Mann–Whitney U, the Hodges–Lehmann shift and its interval |
 //! | [`outliers`] | repeats far from their cell, by the median absolute deviation |
 //! | [`power`] | the smallest detectable change, the repeats a spread needs |
-//! | [`precision`] | how precisely a cell's repeats pin its figure down, the repeats a precision needs |
 //! | [`steady`] | where a run's warm-up ends (MSER-5's window, the batches that differ from it), whether the rest drifts |
 //! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
+//! | [`precision`] | how precisely a cell's repeats pin its figure down (its mean, or the change between its targets), the repeats a precision needs |
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
 //! | [`profile_diff`] | what grew between two sides' profiles: per function, the change of its cost per transaction and its interval |

@@ -1,6 +1,7 @@
 //! How precisely a cell's repeats pin its figure down, and how many repeats a precision
-//! asks for: the rule behind `[run] precision` (a cell repeats until it is precise
-//! enough, or reaches `max_repeats`).
+//! asks for: the rule behind `[repeats] until` (a cell repeats until it is precise
+//! enough, or reaches `max`). With several targets a cell's precision is that of the
+//! change between them, as `compare` states it ([`of_cell`]).
 //!
 //! The precision of a cell is the half-width of the 95 % Student's t interval of the
 //! mean of its repeats, relative to their median: `±2 %` means the interval reaches
@@ -12,6 +13,7 @@
 
 use crate::describe::{median, stddev};
 use crate::interval::t_quantile;
+use crate::verdict::{judge, Margin, Samples};
 use serde::Serialize;
 
 /// Confidence of the interval a precision is stated at.
@@ -75,6 +77,74 @@ pub fn repeats_for(values: &[f64], target: f64) -> Option<usize> {
     })
 }
 
+/// A cell's precision against the one its campaign asked for (`[repeats] until`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CellPrecision {
+    /// The precision asked (0.02 = ±2 %).
+    pub target: f64,
+    /// The half-width reached: of the change between targets, or of the cell's own mean
+    /// with one target; None when there is no interval yet.
+    pub half_width: Option<f64>,
+    /// Repeats it rests on (the fewest of any target).
+    pub repeats: usize,
+}
+
+impl CellPrecision {
+    /// True when the half-width is within the target.
+    pub fn reached(&self) -> bool {
+        self.half_width.is_some_and(|h| h <= self.target)
+    }
+
+    /// `reached (±1.4 % after 5 repeats)` or `not reached, ±3.1 % after 10 repeats`.
+    pub fn text(&self) -> String {
+        let n = self.repeats;
+        match self.half_width {
+            Some(h) if self.reached() => format!("reached (±{:.1} % after {n} repeats)", h * 100.0),
+            Some(h) => format!("not reached, ±{:.1} % after {n} repeats", h * 100.0),
+            None => format!("not reached, no interval after {n} repeats"),
+        }
+    }
+}
+
+/// The precision of a cell whose repeats are `sides` (per target, `(round, value)`;
+/// the first target the base), against `target`: with one target, the half-width of
+/// its mean's interval ([`precision`]); with more, the widest half-width of the change
+/// of each other target against the first, as `compare` judges it (paired by round when
+/// the rounds allow, [`crate::verdict::judge`]).
+pub fn of_cell(sides: &[Vec<(u32, f64)>], target: f64) -> CellPrecision {
+    let repeats = sides.iter().map(Vec::len).min().unwrap_or(0);
+    let values = |s: &[(u32, f64)]| s.iter().map(|(_, v)| *v).collect::<Vec<f64>>();
+    let half_width = match sides {
+        [] => None,
+        [one] => precision(&values(one)).map(|p| p.half_width),
+        [base, others @ ..] => others
+            .iter()
+            .map(|other| {
+                let rounds: Vec<(f64, f64)> = base
+                    .iter()
+                    .filter_map(|(r, a)| {
+                        let b = other.iter().find(|(q, _)| q == r)?;
+                        Some((*a, b.1))
+                    })
+                    .collect();
+                let (a, b) = (values(base), values(other));
+                let samples = Samples {
+                    a: &a,
+                    b: &b,
+                    rounds: &rounds,
+                    higher_is_better: true,
+                };
+                judge(samples, Margin::given(target)).half_width
+            })
+            .try_fold(0.0_f64, |w, h| Some(w.max(h?))),
+    };
+    CellPrecision {
+        target,
+        half_width,
+        repeats,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Reference values: `tests/data/reference.py`, section `precision`
@@ -109,5 +179,43 @@ mod tests {
         assert_eq!(repeats_for(&values, 0.5), Some(2));
         assert_eq!(repeats_for(&values, 0.0), None);
         assert_eq!(repeats_for(&[1.0, 1.0], 0.01), Some(2));
+    }
+    #[test]
+    fn a_cell_of_one_target_is_as_precise_as_its_mean() {
+        let one = vec![vec![(1, 1000.0), (2, 1010.0), (3, 990.0), (4, 1004.0)]];
+        let p = of_cell(&one, 0.02);
+        assert!((p.half_width.unwrap() - 0.013349674).abs() < 1e-8, "{p:?}");
+        assert_eq!(p.repeats, 4);
+        assert!(p.reached());
+        assert_eq!(p.text(), "reached (±1.3 % after 4 repeats)");
+        let wide = of_cell(&one, 0.01);
+        assert_eq!(wide.text(), "not reached, ±1.3 % after 4 repeats");
+        assert_eq!(
+            of_cell(&[vec![(1, 5.0)]], 0.02).text(),
+            "not reached, no interval after 1 repeats"
+        );
+    }
+
+    #[test]
+    fn a_cell_of_two_targets_is_as_precise_as_their_change() {
+        // B is A × 1.1 in every round but for a little noise: the paired interval
+        // is narrow although each side drifts 10 % over the rounds.
+        let a = vec![(1, 1000.0), (2, 950.0), (3, 900.0)];
+        let b = vec![(1, 1100.0), (2, 1046.0), (3, 989.0)];
+        let p = of_cell(&[a.clone(), b.clone()], 0.02);
+        let j = judge(
+            Samples {
+                a: &[1000.0, 950.0, 900.0],
+                b: &[1100.0, 1046.0, 989.0],
+                rounds: &[(1000.0, 1100.0), (950.0, 1046.0), (900.0, 989.0)],
+                higher_is_better: true,
+            },
+            Margin::given(0.02),
+        );
+        assert_eq!(p.half_width, j.half_width);
+        assert!(p.reached(), "{p:?}");
+        // A third target that wanders: the cell is as precise as its widest change.
+        let c = vec![(1, 1000.0), (2, 1300.0), (3, 700.0)];
+        assert!(!of_cell(&[a, b, c], 0.02).reached());
     }
 }

@@ -14,6 +14,7 @@
 //! | [`replay`] | a replay of PostgreSQL logs as a workload of the matrix: its log, pace, name and spec |
 //! | [`replay_record`] | a replay's report as a stored run (a campaign's test of a replay, `replay --store`) |
 //! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle, the data a test needs |
+//! | [`repeats`] | `[repeats] until`: whether a test's repeat is still needed, from its cell's stored repeats |
 //! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
 //! | [`load`] | reading a campaign file: interpolation, parsing, validation |
 //! | [`convert`] | a pgbench-tools `config` (read, not executed) as a campaign file |
@@ -28,6 +29,7 @@ pub mod fuzzing;
 pub mod kube;
 pub mod load;
 pub mod matrix;
+pub mod repeats;
 pub mod replay;
 pub mod replay_record;
 pub mod spec;

@@ -445,6 +445,7 @@ impl Campaign {
         self.validate_faults()?;
         self.validate_matrix_numbers()?;
         self.validate_capacity()?;
+        self.validate_repeats()?;
         if let Some(d) = &spec.distributed {
             self.validate_distributed(d)?;
         }
@@ -763,6 +764,32 @@ impl Campaign {
     }
 
     /// The `[matrix]` numbers: scales, clients, threads, repeats, rates and weights.
+    /// `[repeats]`: a precision, `2 ≤ min ≤ max`, a budget, and not with `matrix.repeats`.
+    fn validate_repeats(&self) -> Result<(), SpecError> {
+        let Some(r) = &self.spec.repeats else {
+            return Ok(());
+        };
+        if self.spec.matrix.repeats != 1 {
+            return Err(self.invalid(
+                "repeats",
+                "give matrix.repeats (a fixed number) or [repeats] (until precise), not both",
+            ));
+        }
+        r.precision()
+            .map_err(|e| self.invalid("repeats.until", format!("must be {e}")))?;
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
+        range("repeats.min", in_range(r.min, (2, limits::REPEATS.1), ""))?;
+        range(
+            "repeats.max",
+            in_range(r.max, (r.min, limits::REPEATS.1), " (at least min)"),
+        )?;
+        if let Some(b) = &r.budget {
+            let s = b.seconds().map_err(|e| self.invalid("repeats.budget", e))?;
+            range("repeats.budget", in_range(s, limits::DURATION_S, " s"))?;
+        }
+        Ok(())
+    }
+
     fn validate_matrix_numbers(&self) -> Result<(), SpecError> {
         let spec = &self.spec;
         let matrix = &spec.matrix;

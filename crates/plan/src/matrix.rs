@@ -572,7 +572,7 @@ fn test_key(
 /// by a seed of the campaign, the scale and the repeat (`shuffle = true`).
 fn rounds(campaign: &Campaign, scale: u32, cells: usize) -> Vec<(u32, Vec<usize>)> {
     let spec = &campaign.spec;
-    (1..=spec.matrix.repeats)
+    (1..=campaign.planned_repeats())
         .map(|repeat| {
             let mut order: Vec<usize> = (0..cells).collect();
             if spec.campaign.shuffle {

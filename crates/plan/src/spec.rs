@@ -92,6 +92,10 @@ pub struct CampaignSpec {
     /// clients then reconnect, see `--reconnect`).
     #[serde(default, rename = "fault", skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultSpec>,
+    /// `[repeats]`: each cell repeats until its figure is precise enough (instead of
+    /// `matrix.repeats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<RepeatsSection>,
 }
 
 /// `[profile]`: what each test profiles over its measured run, with `perf`.
@@ -353,6 +357,43 @@ pub struct CapacitySection {
     /// (default 0.05).
     #[serde(default = "five_hundredths")]
     pub resolution: f64,
+}
+
+/// `[repeats]`: repeats until precise. A cell stops repeating once the 95 % interval
+/// of the change between its targets (of its own mean, with one target) is within
+/// `until` either side, after at least `min` repeats; it never runs more than `max`,
+/// and once the campaign's `budget` of wall time is spent no cell starts a repeat
+/// beyond `min`. Rounds stay interleaved (and shuffled) across targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatsSection {
+    /// The precision, as a percentage: `"2%"`.
+    pub until: String,
+    /// Fewest repeats of every cell (default 3).
+    #[serde(default = "three")]
+    pub min: u32,
+    /// Most repeats of a cell (default 10).
+    #[serde(default = "ten")]
+    pub max: u32,
+    /// Wall time after which no cell starts a repeat beyond `min` (default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<DurationValue>,
+}
+
+impl RepeatsSection {
+    /// `until` as a fraction (0.02 for `"2%"`), or what is wrong with it.
+    pub fn precision(&self) -> Result<f64, String> {
+        let t = self.until.trim();
+        let number = t.strip_suffix('%').ok_or("a percentage such as \"2%\"")?;
+        match number.trim().parse::<f64>() {
+            Ok(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
+            _ => Err("a percentage above 0 and below 100, such as \"2%\"".into()),
+        }
+    }
+}
+
+fn ten() -> u32 {
+    10
 }
 
 fn ninety_nine() -> f64 {
@@ -1257,6 +1298,33 @@ impl Campaign {
             .unwrap_or(DEFAULT_WARMUP_MAX_S)
     }
 
+    /// The repeats each cell is planned for: `[repeats] max` (the worst case), else
+    /// `matrix.repeats`.
+    pub fn planned_repeats(&self) -> u32 {
+        self.spec
+            .repeats
+            .as_ref()
+            .map_or(self.spec.matrix.repeats, |r| r.max)
+    }
+
+    /// `[repeats] until` as a fraction (0.02 = ±2 %); None without `[repeats]`.
+    pub fn precision_target(&self) -> Option<f64> {
+        self.spec.repeats.as_ref()?.precision().ok()
+    }
+
+    /// `[repeats] budget` in seconds; None when there is none.
+    pub fn repeats_budget(&self) -> Option<std::time::Duration> {
+        let b = self
+            .spec
+            .repeats
+            .as_ref()?
+            .budget
+            .as_ref()?
+            .seconds()
+            .ok()?;
+        Some(std::time::Duration::from_secs_f64(b))
+    }
+
     /// The limit of a test's measured run: with `warmup = "auto"` the automatic warm-up
     /// is part of it, so it may last `warmup_max` beyond the duration.
     pub fn measured_limit(&self) -> Limit {
@@ -1590,6 +1658,45 @@ store = "postgresql://bench@results-db:5432/pgsurge"
                 other => panic!("expected {key}: {message}, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn repeats_until_precise_plan_the_worst_case_and_check_their_values() {
+        let with = |section: &str| {
+            parse(
+                &GOOD
+                    .replace("repeats = 2\n", "")
+                    .replace("[run]", &format!("[repeats]\n{section}\n[run]")),
+            )
+        };
+        let c = with("until = \"2%\"\nmin = 3\nmax = 6\nbudget = \"30m\"").unwrap();
+        assert_eq!(c.precision_target(), Some(0.02));
+        assert_eq!(c.planned_repeats(), 6);
+        assert_eq!(
+            c.repeats_budget(),
+            Some(std::time::Duration::from_secs(1800))
+        );
+        let m = crate::matrix::expand(&c).unwrap();
+        assert_eq!(m.tests.iter().map(|t| t.repeat).max(), Some(6));
+        let defaults = with("until = \"5%\"").unwrap();
+        assert_eq!(
+            defaults.spec.repeats.as_ref().map(|r| (r.min, r.max)),
+            Some((3, 10))
+        );
+        let invalid = |section: &str| match with(section).unwrap_err() {
+            SpecError::Invalid { key, message, .. } => (key, message),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(invalid("until = \"2\"").0, "repeats.until");
+        assert_eq!(invalid("until = \"0%\"").0, "repeats.until");
+        assert_eq!(invalid("until = \"2%\"\nmin = 1").0, "repeats.min");
+        assert_eq!(invalid("until = \"2%\"\nmin = 5\nmax = 4").0, "repeats.max");
+        assert_eq!(
+            invalid("until = \"2%\"\nbudget = \"soon\"").0,
+            "repeats.budget"
+        );
+        let both = parse(&GOOD.replace("[run]", "[repeats]\nuntil = \"2%\"\n[run]")).unwrap_err();
+        assert!(both.to_string().contains("not both"), "{both}");
     }
 
     #[test]
