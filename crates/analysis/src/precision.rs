@@ -14,7 +14,7 @@
 use crate::describe::{median, stddev};
 use crate::interval::t_quantile;
 use crate::verdict::{judge, Margin, Samples};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Confidence of the interval a precision is stated at.
 pub const CONFIDENCE: f64 = 0.95;
@@ -77,8 +77,9 @@ pub fn repeats_for(values: &[f64], target: f64) -> Option<usize> {
     })
 }
 
-/// A cell's precision against the one its campaign asked for (`[repeats] until`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// A cell's precision against the one its campaign asked for (`[repeats] until`), as
+/// a campaign stores it with the cell's runs once it stops repeating the cell.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CellPrecision {
     /// The precision asked (0.02 = ±2 %).
     pub target: f64,
@@ -87,6 +88,10 @@ pub struct CellPrecision {
     pub half_width: Option<f64>,
     /// Repeats it rests on (the fewest of any target).
     pub repeats: usize,
+    /// True when the campaign's `budget` of wall time ended the cell's repeats before
+    /// it was precise.
+    #[serde(default)]
+    pub budget_spent: bool,
 }
 
 impl CellPrecision {
@@ -95,14 +100,62 @@ impl CellPrecision {
         self.half_width.is_some_and(|h| h <= self.target)
     }
 
-    /// `reached (±1.4 % after 5 repeats)` or `not reached, ±3.1 % after 10 repeats`.
+    /// `reached (±1.4 % after 5 repeats)` or `not reached, ±3.1 % after 10 repeats`
+    /// (with `, budget spent` when the budget ended it).
     pub fn text(&self) -> String {
         let n = self.repeats;
-        match self.half_width {
-            Some(h) if self.reached() => format!("reached (±{:.1} % after {n} repeats)", h * 100.0),
+        let text = match self.half_width {
+            Some(h) if self.reached() => {
+                return format!("reached (±{:.1} % after {n} repeats)", h * 100.0)
+            }
             Some(h) => format!("not reached, ±{:.1} % after {n} repeats", h * 100.0),
             None => format!("not reached, no interval after {n} repeats"),
+        };
+        if self.budget_spent {
+            format!("{text}, budget spent")
+        } else {
+            text
         }
+    }
+
+    /// `until ±2 %: reached (±1.4 % after 5 repeats)`.
+    pub fn until_text(&self) -> String {
+        format!("until ±{} %: {}", percent(self.target), self.text())
+    }
+}
+
+/// `0.02` → `2`, `0.025` → `2.5`.
+fn percent(fraction: f64) -> String {
+    let s = format!("{:.2}", fraction * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// (A, B) of the rounds both `base` and `other` ran in.
+fn rounds_of(base: &[(u32, f64)], other: &[(u32, f64)]) -> Vec<(f64, f64)> {
+    base.iter()
+        .filter_map(|(r, a)| {
+            let b = other.iter().find(|(q, _)| q == r)?;
+            Some((*a, b.1))
+        })
+        .collect()
+}
+
+/// How many repeats a cell whose repeats are `sides` (as [`of_cell`] takes them) will
+/// need for `target`, from their spread ([`repeats_for`]): with one target that of its
+/// values; with more, the most any other target's per-round ratios to the first need.
+/// None when a side has fewer than two repeats (or rounds in common with the first).
+pub fn repeats_for_cell(sides: &[Vec<(u32, f64)>], target: f64) -> Option<usize> {
+    match sides {
+        [] => None,
+        [one] => repeats_for(&one.iter().map(|(_, v)| *v).collect::<Vec<_>>(), target),
+        [base, others @ ..] => others.iter().try_fold(2, |most, other| {
+            let ratios: Vec<f64> = rounds_of(base, other)
+                .iter()
+                .filter(|(a, _)| *a != 0.0)
+                .map(|(a, b)| b / a)
+                .collect();
+            Some(most.max(repeats_for(&ratios, target)?))
+        }),
     }
 }
 
@@ -120,13 +173,7 @@ pub fn of_cell(sides: &[Vec<(u32, f64)>], target: f64) -> CellPrecision {
         [base, others @ ..] => others
             .iter()
             .map(|other| {
-                let rounds: Vec<(f64, f64)> = base
-                    .iter()
-                    .filter_map(|(r, a)| {
-                        let b = other.iter().find(|(q, _)| q == r)?;
-                        Some((*a, b.1))
-                    })
-                    .collect();
+                let rounds = rounds_of(base, other);
                 let (a, b) = (values(base), values(other));
                 let samples = Samples {
                     a: &a,
@@ -142,6 +189,7 @@ pub fn of_cell(sides: &[Vec<(u32, f64)>], target: f64) -> CellPrecision {
         target,
         half_width,
         repeats,
+        budget_spent: false,
     }
 }
 
@@ -217,5 +265,37 @@ mod tests {
         // A third target that wanders: the cell is as precise as its widest change.
         let c = vec![(1, 1000.0), (2, 1300.0), (3, 700.0)];
         assert!(!of_cell(&[a, b, c], 0.02).reached());
+    }
+
+    #[test]
+    fn the_repeats_a_cell_needs_come_from_its_spread() {
+        // Reference: `reference.py`, "repeats of a change for 0.5 %": the spread of the
+        // per-round ratios, not of each side (which drifts 10 % over the rounds).
+        let a = vec![(1, 1000.0), (2, 950.0), (3, 900.0), (4, 1020.0)];
+        let b = vec![(1, 1100.0), (2, 1040.0), (3, 1000.0), (4, 1115.0)];
+        assert_eq!(repeats_for_cell(&[a.clone(), b], 0.005), Some(11));
+        let one: Vec<f64> = a.iter().map(|(_, v)| *v).collect();
+        assert_eq!(
+            repeats_for_cell(std::slice::from_ref(&a), 0.02),
+            repeats_for(&one, 0.02)
+        );
+        assert_eq!(repeats_for_cell(&[a, vec![(9, 1.0)]], 0.02), None);
+        assert_eq!(repeats_for_cell(&[], 0.02), None);
+    }
+
+    #[test]
+    fn a_stored_precision_reads_back_and_says_why_it_stopped() {
+        let p = CellPrecision {
+            target: 0.02,
+            half_width: Some(0.031),
+            repeats: 4,
+            budget_spent: true,
+        };
+        assert_eq!(
+            p.until_text(),
+            "until ±2 %: not reached, ±3.1 % after 4 repeats, budget spent"
+        );
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<CellPrecision>(&json).unwrap(), p);
     }
 }

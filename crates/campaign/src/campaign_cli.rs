@@ -12,6 +12,7 @@ use pgsurge_store::Store;
 
 use crate::runner::{run_campaign_telling, RunOptions};
 use crate::spec::Campaign;
+use pgsurge_plan::estimate::Estimate;
 use pgsurge_wire::redact::redact;
 
 #[derive(Parser, Debug)]
@@ -55,6 +56,10 @@ enum Cmd {
         /// `text`, or `json` (versioned: `pgsurge schema plan`).
         #[arg(long, value_enum, default_value = "text")]
         format: PlanFormat,
+        /// Results store holding earlier sets of the campaign, for `[repeats] until`'s
+        /// estimate [default: $PGSURGE_STORE or ./pgsurge-results.db].
+        #[arg(long)]
+        store: Option<String>,
     },
     /// Write a commented campaign template to FILE (refuses to overwrite), or to stdout.
     New {
@@ -145,161 +150,6 @@ pub const PLAN_SCHEMA: &str = include_str!("../schema/plan.v1.json");
 
 /// A commented template for `campaign new`: every section, the defaults stated.
 pub const TEMPLATE: &str = include_str!("../templates/campaign.toml");
-
-/// Seconds assumed between two tests for the hygiene steps (TRUNCATE, VACUUM ANALYZE,
-/// CHECKPOINT, statistics reset) and connecting: a rough figure for the estimate.
-const BETWEEN_TESTS_S: f64 = 5.0;
-
-/// What `campaign plan` estimates: the measured time is exact, the rest a rough guess.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Estimate {
-    /// Seconds of benchmark runs (warm-up + duration) over all tests; None when the
-    /// tests are limited by a transaction count.
-    pub run_s: Option<f64>,
-    /// Seconds assumed for the steps between tests.
-    pub between_s: f64,
-    /// Initializations: one per target and scale, or more with `fresh_cluster`.
-    pub initializations: usize,
-    /// Seconds assumed for them (a new cluster, then the data loaded).
-    pub init_s: f64,
-    /// What makes an initialization, for the estimate's line.
-    pub init_rule: &'static str,
-    /// In capacity mode: the most steps of a cell's search and the runs per step (the
-    /// times are then upper bounds).
-    pub capacity_steps: Option<(u32, u32)>,
-}
-
-impl Estimate {
-    pub(crate) fn of(campaign: &Campaign, m: &crate::matrix::Matrix) -> Estimate {
-        let per_test = match campaign.limit() {
-            crate::spec::Limit::Duration(d) => Some(f64::from(d) + campaign.warmup_worst_s()),
-            _ => None,
-        };
-        let (inits, init_s, init_rule) = initializations(campaign, m);
-        let capacity_steps = campaign.spec.capacity.as_ref().map(|cap| {
-            (
-                pgsurge_analysis::capacity::max_steps(&cap.objective()),
-                cap.repeats,
-            )
-        });
-        // A capacity search runs each cell's steps, each as `repeats` tests.
-        let tests = match capacity_steps {
-            Some((steps, repeats)) => {
-                crate::capacity::templates(&m.tests).len() as f64
-                    * f64::from(steps)
-                    * f64::from(repeats)
-            }
-            None => m.tests.len() as f64,
-        };
-        Estimate {
-            run_s: per_test.map(|p| p * tests),
-            between_s: BETWEEN_TESTS_S * tests,
-            initializations: inits,
-            init_s,
-            init_rule,
-            capacity_steps,
-        }
-    }
-
-    pub(crate) fn line(&self) -> String {
-        let inits = format!(
-            "plus {} initialization{} ({}; about {})",
-            self.initializations,
-            if self.initializations == 1 { "" } else { "s" },
-            self.init_rule,
-            human_duration(self.init_s)
-        );
-        match (self.run_s, self.capacity_steps) {
-            (Some(r), Some((steps, repeats))) => format!(
-                "estimated time: at most {} (a capacity search of at most {steps} steps of \
-                 {repeats} test{} per cell: {} of runs and warm-ups, about {} between tests), \
-                 {inits}",
-                human_duration(r + self.between_s),
-                if repeats == 1 { "" } else { "s" },
-                human_duration(r),
-                human_duration(self.between_s)
-            ),
-            (Some(r), None) => format!(
-                "estimated time: about {} ({} of runs and warm-ups, about {} between tests), {inits}",
-                human_duration(r + self.between_s),
-                human_duration(r),
-                human_duration(self.between_s)
-            ),
-            (None, _) => format!(
-                "estimated time: unknown (tests run a number of transactions), about {} between tests, {inits}",
-                human_duration(self.between_s)
-            ),
-        }
-    }
-}
-
-/// Seconds assumed for a new throwaway cluster (initdb and start).
-const NEW_CLUSTER_S: f64 = 3.0;
-/// Seconds assumed per scale unit of loading the pgbench tables.
-const LOAD_S_PER_SCALE: f64 = 0.5;
-
-/// How many times the tests' data is loaded, the time assumed for it, and the rule:
-/// once per target and scale, or, with `[hygiene] fresh_cluster`, for each new cluster
-/// of a throwaway target (every test, or every change of scale in the run order).
-fn initializations(campaign: &Campaign, m: &crate::matrix::Matrix) -> (usize, f64, &'static str) {
-    use crate::spec::FreshCluster;
-    let fresh = campaign.spec.hygiene.fresh_cluster();
-    let mut seen = std::collections::BTreeSet::new();
-    let mut last_scale: std::collections::BTreeMap<usize, u32> = Default::default();
-    let (mut count, mut seconds) = (0, 0.0);
-    let jobs = f64::from(campaign.spec.init.jobs.unwrap_or(1).max(1));
-    for t in &m.tests {
-        let throwaway = campaign.spec.targets[t.target].is_throwaway();
-        let workload = &m.workloads[t.workload];
-        let new = match fresh {
-            FreshCluster::Test if throwaway => true,
-            FreshCluster::Scale if throwaway => {
-                last_scale.insert(t.target, t.scale) != Some(t.scale)
-            }
-            // pgbench's tables and each workload pack's are loaded apart.
-            _ => seen.insert((t.target, workload.dataset(t.scale))),
-        };
-        if new {
-            count += 1;
-            let per_unit = match &workload.pack {
-                Some(p) => {
-                    let s = p.pack.manifest.load.seconds_per_unit.unwrap_or(1.0);
-                    s / jobs.min(f64::from(t.scale).max(1.0))
-                }
-                None => LOAD_S_PER_SCALE,
-            };
-            seconds += f64::from(t.scale) * per_unit
-                + if throwaway && fresh != FreshCluster::Never {
-                    NEW_CLUSTER_S
-                } else {
-                    0.0
-                };
-        }
-    }
-    let rule = match fresh {
-        FreshCluster::Test => "a new cluster and its data before every test",
-        FreshCluster::Scale => "a new cluster and its data whenever a target's scale changes",
-        FreshCluster::Never => "one per target, scale and workload pack",
-    };
-    (count, seconds, rule)
-}
-
-/// `3725.0` → `1h 2m 5s`.
-pub(crate) fn human_duration(s: f64) -> String {
-    let total = s.round() as u64;
-    let (h, m, sec) = (total / 3600, total / 60 % 60, total % 60);
-    let mut parts = Vec::new();
-    if h > 0 {
-        parts.push(format!("{h}h"));
-    }
-    if m > 0 {
-        parts.push(format!("{m}m"));
-    }
-    if sec > 0 || parts.is_empty() {
-        parts.push(format!("{sec}s"));
-    }
-    parts.join(" ")
-}
 
 /// A host with at most this many CPUs is small: a server and a load generator on it,
 /// unpinned, take CPU time from each other in every test.
@@ -403,6 +253,17 @@ fn finish_run(
             "set {}: {} tests planned, {} already stored, {} run now ({} failed), {} remaining; store {}",
             o.set_id, o.planned, o.already_stored, o.ok + o.failed, o.failed, o.remaining, store.location()
         );
+        if let Some(r) = &campaign.spec.repeats {
+            let ((reached, not), spent) = (
+                o.precise,
+                if o.budget_spent {
+                    ", the budget spent"
+                } else {
+                    ""
+                },
+            );
+            eprintln!("repeats until ±{}: {reached} cells reached it, {not} did not{spent}; {} tests not needed", r.until.trim(), o.not_needed);
+        }
         // Each warning was said once as it came; those that were not (the samplers')
         // are said here.
         for w in o.warnings.iter().filter(|w| !o.said_warnings.contains(w)) {
@@ -610,7 +471,11 @@ pub fn main(args: &[OsString]) -> i32 {
                 }
             }
         },
-        Cmd::Plan { file, format } => match Campaign::load(&file)
+        Cmd::Plan {
+            file,
+            format,
+            store,
+        } => match Campaign::load(&file)
             .map_err(|e| e.to_string())
             .and_then(|c| crate::matrix::expand(&c).map(|m| (c, m)))
             .and_then(|(c, m)| {
@@ -619,6 +484,8 @@ pub fn main(args: &[OsString]) -> i32 {
                     .map_err(|e| e.to_string())
             }) {
             Ok((c, m, (build_lines, build_warnings))) => {
+                let store = store.unwrap_or_else(pgsurge_store::default_location);
+                let repeats = pgsurge_plan::repeats::plan(&c, &store);
                 match format {
                     PlanFormat::Text => {
                         for t in &m.tests {
@@ -626,6 +493,9 @@ pub fn main(args: &[OsString]) -> i32 {
                         }
                         println!("{} tests", m.tests.len());
                         println!("{}", Estimate::of(&c, &m).line());
+                        if let Some(r) = &repeats {
+                            println!("{}", terminal_safe(&r.line()));
+                        }
                         if let Some(d) = &c.spec.distributed {
                             println!(
                                 "{}",
@@ -645,6 +515,9 @@ pub fn main(args: &[OsString]) -> i32 {
                     PlanFormat::Json => {
                         let mut doc = plan_json(&c, &m);
                         doc["builds"] = build_lines.into();
+                        if let Some(r) = &repeats {
+                            doc["repeats"] = serde_json::to_value(r).unwrap_or_default();
+                        }
                         if let Some(w) = doc["warnings"].as_array_mut() {
                             w.extend(build_warnings.into_iter().map(Into::into));
                         }
@@ -704,6 +577,9 @@ fn command_error(message: &str) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pgsurge_plan::estimate::{
+        human_duration, initializations, BETWEEN_TESTS_S, LOAD_S_PER_SCALE, NEW_CLUSTER_S,
+    };
 
     fn campaign(extra_run: &str) -> Campaign {
         let text = format!(

@@ -188,13 +188,7 @@ fn with_inputs(base: &str, inputs: &Inputs) -> String {
     format!("{base} inputs {}", &digest[..16])
 }
 
-/// Whether a stored `spec_hash` belongs to the campaign file identity `base`.
-pub fn same_file(spec_hash: &str, base: &str) -> bool {
-    spec_hash == base
-        || spec_hash
-            .strip_prefix(base)
-            .is_some_and(|rest| rest.starts_with(" inputs "))
-}
+pub use pgsurge_plan::stored::same_file;
 
 /// Chooses the identity of the set a run of the campaign file `base` with `inputs`
 /// goes to, among the sets of `kind` named `name`: the newest set (the one claiming its

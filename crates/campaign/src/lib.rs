@@ -1,6 +1,6 @@
 //! Campaigns (what pgbench-tools does with bash and psql, done in-process): a campaign
 //! file (read and planned by `pgsurge-plan`, whose modules `spec`, `load`, `matrix`,
-//! `thresholds` and `convert` this crate re-exports) describes targets and a matrix of
+//! `capacity`, `thresholds` and `convert` this crate re-exports) describes targets and a matrix of
 //! tests; this crate runs each test with the engine while `pgsurge-observe` watches the
 //! server and the hosts, and stores every test in `pgsurge-store`. `pgsurge campaign`
 //! is its command.
@@ -29,7 +29,6 @@
 #![warn(missing_docs)]
 
 mod campaign_cli;
-pub mod capacity;
 pub mod distributed;
 pub mod error;
 pub mod execute;
@@ -46,7 +45,7 @@ pub mod target_lock;
 
 use std::ffi::OsString;
 
-pub use pgsurge_plan::{convert, load, matrix, spec, stored, thresholds};
+pub use pgsurge_plan::{capacity, convert, load, matrix, spec, stored, thresholds};
 
 pub use error::{CampaignError, Result};
 pub use runner::{run_campaign, run_campaign_telling, Outcome, RunOptions, SetIdentity};

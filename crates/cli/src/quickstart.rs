@@ -105,6 +105,7 @@ fn campaign_spec(cli: &Cli) -> CampaignSpec {
         pinning: Default::default(),
         profile: None,
         faults: Vec::new(),
+        repeats: None,
     }
 }
 

@@ -10,20 +10,24 @@
 //! | module | owns |
 //! |---|---|
 //! | [`spec`] | the campaign file's types (serde), a loaded [`Campaign`], [`SpecError`] |
+//! | [`stored`] | the campaign file as kept with its set: as written, passwords masked; whether a stored set is of the same file |
 //! | [`thresholds`] | `[thresholds]`: CI gates per test |
 //! | [`replay`] | a replay of PostgreSQL logs as a workload of the matrix: its log, pace, name and spec |
 //! | [`replay_record`] | a replay's report as a stored run (a campaign's test of a replay, `replay --store`) |
 //! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle, the data a test needs |
-//! | [`repeats`] | `[repeats] until`: whether a test's repeat is still needed, from its cell's stored repeats |
+//! | [`capacity`] | `[capacity]`: the tests of each step of a cell's search for the highest rate meeting a latency objective |
+//! | [`repeats`] | `[repeats] until`: whether a test's repeat is still needed, from its cell's stored repeats; the precision each cell reached, stored with its runs; the repeats an earlier set says the precision needs |
+//! | [`estimate`] | what `campaign plan` estimates: the time of runs, of the steps between tests, of initializations |
 //! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
 //! | [`load`] | reading a campaign file: interpolation, parsing, validation |
 //! | [`convert`] | a pgbench-tools `config` (read, not executed) as a campaign file |
-//! | [`stored`] | the campaign file as kept with its set: as written, passwords masked |
 //! | `fuzzing` | the bodies of the campaign-file fuzz targets |
 
 #![warn(missing_docs)]
 
+pub mod capacity;
 pub mod convert;
+pub mod estimate;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod kube;

@@ -1,11 +1,17 @@
 //! `[repeats] until`: whether a test's repeat is still needed, from the repeats of its
-//! cell stored so far. A cell is its matrix cell across targets; its precision is
-//! judged by `pgsurge_analysis::precision::of_cell` on the rounds before the test's
-//! own, so every target of a round gets the same answer, and a round once started is
-//! finished.
+//! cell stored so far; the precision each cell reached, stored with its runs; and, for
+//! `campaign plan`, how many repeats an earlier set's spread says the precision needs.
+//! A cell is its matrix cell across targets; its precision is judged by
+//! `pgsurge_analysis::precision::of_cell` on the rounds before the test's own, so every
+//! target of a round gets the same answer, and a round once started is finished.
 
-use pgsurge_analysis::precision::{of_cell, CellPrecision};
-use pgsurge_store::{run_status, Run};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use pgsurge_analysis::precision::{of_cell, repeats_for_cell, CellPrecision};
+use pgsurge_store::{facts, run_status, FactRecord, Run, RunFilter, Store, StoreError};
 
 use crate::matrix::TestPlan;
 use crate::spec::Campaign;
@@ -17,8 +23,41 @@ pub fn cell_of(key: &str) -> Option<(&str, &str, u32)> {
     Some((target, cell, repeat.parse().ok()?))
 }
 
+/// The stored repeats of each cell, per target in the campaign's order (the first the
+/// base), as `(round, tps)`, those of rounds before `before` only.
+fn sides(
+    campaign: &Campaign,
+    stored: &[Run],
+    before: u32,
+) -> BTreeMap<String, Vec<Vec<(u32, f64)>>> {
+    let names: Vec<&str> = campaign
+        .spec
+        .targets
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    let mut cells: BTreeMap<String, Vec<Vec<(u32, f64)>>> = BTreeMap::new();
+    for run in stored.iter().filter(|r| r.record.status == run_status::OK) {
+        let Some((t, cell, repeat)) = cell_of(&run.record.test_key) else {
+            continue;
+        };
+        let (Some(i), Some(tps), true) = (
+            names.iter().position(|n| *n == t),
+            run.record.tps,
+            repeat < before,
+        ) else {
+            continue;
+        };
+        cells
+            .entry(cell.to_string())
+            .or_insert_with(|| vec![Vec::new(); names.len()])[i]
+            .push((repeat, tps));
+    }
+    cells
+}
+
 /// The precision of `cell` from `stored` runs of rounds before `before`, against
-/// `target` (the campaign's targets in order, the first the base).
+/// `target`.
 pub fn cell_precision(
     campaign: &Campaign,
     cell: &str,
@@ -26,23 +65,9 @@ pub fn cell_precision(
     before: u32,
     target: f64,
 ) -> CellPrecision {
-    let names: Vec<&str> = campaign
-        .spec
-        .targets
-        .iter()
-        .map(|t| t.name.as_str())
-        .collect();
-    let mut sides = vec![Vec::new(); names.len()];
-    for run in stored.iter().filter(|r| r.record.status == run_status::OK) {
-        let Some((t, c, repeat)) = cell_of(&run.record.test_key) else {
-            continue;
-        };
-        let side = names.iter().position(|n| *n == t);
-        if let (true, true, Some(i), Some(tps)) = (c == cell, repeat < before, side, run.record.tps)
-        {
-            sides[i].push((repeat, tps));
-        }
-    }
+    let sides = sides(campaign, stored, before)
+        .remove(cell)
+        .unwrap_or_default();
     of_cell(&sides, target)
 }
 
@@ -74,6 +99,204 @@ pub fn not_needed(
     } else {
         None
     }
+}
+
+/// One `campaign run`'s `[repeats] until`: when its budget began, the cells it left
+/// out a repeat of (and why, each said once), and the cells the budget ended.
+#[derive(Debug)]
+pub struct Until {
+    begun: Instant,
+    said: BTreeSet<String>,
+    unsaid: Vec<String>,
+    budget_ended: BTreeSet<String>,
+}
+
+impl Default for Until {
+    fn default() -> Self {
+        Until::start()
+    }
+}
+
+impl Until {
+    /// The budget counts from now.
+    pub fn start() -> Until {
+        Until {
+            begun: Instant::now(),
+            said: BTreeSet::new(),
+            unsaid: Vec::new(),
+            budget_ended: BTreeSet::new(),
+        }
+    }
+
+    /// True when `plan` of set `set_id` need not run ([`not_needed`], from the set's
+    /// runs stored so far); its reason is then kept for [`Until::to_say`] once per cell.
+    pub fn leaves_out(
+        &mut self,
+        campaign: &Campaign,
+        store: &mut Store,
+        plan: &TestPlan,
+        set_id: i64,
+    ) -> Result<bool, StoreError> {
+        if campaign.spec.repeats.is_none() {
+            return Ok(false);
+        }
+        let stored = store.list_runs(&RunFilter {
+            set_id: Some(set_id),
+            ..Default::default()
+        })?;
+        let spent = campaign
+            .repeats_budget()
+            .is_some_and(|b| self.begun.elapsed() >= b);
+        let Some(why) = not_needed(campaign, plan, &stored, spent) else {
+            return Ok(false);
+        };
+        if let (true, Some((_, cell, _))) = (why.contains(": budget spent, "), cell_of(&plan.key)) {
+            self.budget_ended.insert(cell.to_string());
+        }
+        if self.said.insert(why.clone()) {
+            self.unsaid.push(why);
+        }
+        Ok(true)
+    }
+
+    /// The reasons not said yet, in the order they came.
+    pub fn to_say(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.unsaid)
+    }
+
+    /// True when the budget ended some cell's repeats.
+    pub fn budget_spent(&self) -> bool {
+        !self.budget_ended.is_empty()
+    }
+
+    /// Stores with every run of each cell of set `set_id` the precision the cell
+    /// reached over all its stored repeats (fact [`facts::REPEATS_UNTIL`]); returns
+    /// how many cells reached it and how many did not.
+    pub fn store_reached(
+        &self,
+        campaign: &Campaign,
+        store: &mut Store,
+        set_id: i64,
+    ) -> Result<(usize, usize), StoreError> {
+        let Some(target) = campaign.precision_target() else {
+            return Ok((0, 0));
+        };
+        let stored = store.list_runs(&RunFilter {
+            set_id: Some(set_id),
+            ..Default::default()
+        })?;
+        let (mut reached, mut not) = (0, 0);
+        for (cell, sides) in sides(campaign, &stored, u32::MAX) {
+            let mut p = of_cell(&sides, target);
+            p.budget_spent = !p.reached() && self.budget_ended.contains(&cell);
+            *if p.reached() { &mut reached } else { &mut not } += 1;
+            let fact = FactRecord::new(
+                facts::REPEATS_UNTIL,
+                serde_json::to_string(&p).unwrap_or_default(),
+            );
+            for run in stored.iter().filter(|r| {
+                r.record.status == run_status::OK
+                    && cell_of(&r.record.test_key).is_some_and(|(_, c, _)| c == cell)
+            }) {
+                store.set_run_fact(run.id, &fact)?;
+            }
+        }
+        Ok((reached, not))
+    }
+}
+
+/// What `campaign plan` says of `[repeats] until`: the worst case (every cell at
+/// `max`) and, when the store holds an earlier set of the same campaign file, the
+/// repeats each of its cells needs by its spread
+/// (`pgsurge_analysis::precision::repeats_for_cell`, kept within `min` and `max`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepeatsPlan {
+    /// `until` as written (`"2%"`).
+    pub until: String,
+    /// Fewest repeats of a cell.
+    pub min: u32,
+    /// Most repeats of a cell: the worst case every test is planned at.
+    pub max: u32,
+    /// The earlier set the estimate comes from.
+    pub from_set: Option<i64>,
+    /// Per cell of that set, the repeats its precision needs.
+    pub needed: BTreeMap<String, usize>,
+}
+
+impl RepeatsPlan {
+    /// The plan's line.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "repeats: until ±{}, at least {} and at most {} per cell; planned at the worst \
+             case, every cell at {}",
+            self.until.trim(),
+            self.min,
+            self.max,
+            self.max
+        );
+        let needs = self.needed.values();
+        match (self.from_set, needs.clone().min(), needs.clone().max()) {
+            (Some(set), Some(least), Some(most)) => line.push_str(&format!(
+                "; by the spread of set {set}, {least} to {most} repeats per cell ({} rounds \
+                 of its {} cells instead of {})",
+                needs.sum::<usize>(),
+                self.needed.len(),
+                self.needed.len() * self.max as usize
+            )),
+            _ => line.push_str("; no earlier set of this campaign file to estimate from"),
+        }
+        line
+    }
+}
+
+/// [`RepeatsPlan`] of `campaign`, the earlier set looked for in the store at
+/// `location` (none when it cannot be opened); None without `[repeats]`.
+pub fn plan(campaign: &Campaign, location: &str) -> Option<RepeatsPlan> {
+    let r = campaign.spec.repeats.as_ref()?;
+    let target = campaign.precision_target()?;
+    let mut plan = RepeatsPlan {
+        until: r.until.clone(),
+        min: r.min,
+        max: r.max,
+        from_set: None,
+        needed: BTreeMap::new(),
+    };
+    let Some((set_id, runs)) = earlier_set(campaign, location) else {
+        return Some(plan);
+    };
+    for (cell, s) in sides(campaign, &runs, u32::MAX) {
+        let n = repeats_for_cell(&s, target)
+            .map_or(r.max as usize, |n| n.clamp(r.min as usize, r.max as usize));
+        plan.needed.insert(cell, n);
+    }
+    plan.from_set = (!plan.needed.is_empty()).then_some(set_id);
+    Some(plan)
+}
+
+/// The newest set of `campaign`'s file in the store at `location` holding runs, with
+/// them.
+fn earlier_set(campaign: &Campaign, location: &str) -> Option<(i64, Vec<Run>)> {
+    let mut store = Store::open_read_only(location).ok()?;
+    let base = campaign.identity_hash();
+    let mut sets = store.list_sets().ok()?;
+    sets.retain(|s| {
+        s.record.kind == pgsurge_store::set_kind::CAMPAIGN
+            && s.record.name == campaign.spec.campaign.name
+            && s.record
+                .spec_hash
+                .as_deref()
+                .is_some_and(|h| crate::stored::same_file(h, &base))
+    });
+    sets.sort_by_key(|s| std::cmp::Reverse(s.id));
+    sets.into_iter().find_map(|s| {
+        let runs = store
+            .list_runs(&RunFilter {
+                set_id: Some(s.id),
+                ..Default::default()
+            })
+            .ok()?;
+        (!runs.is_empty()).then_some((s.id, runs))
+    })
 }
 
 #[cfg(test)]

@@ -94,6 +94,16 @@ fn redact_comments(text: &str) -> String {
     out
 }
 
+/// Whether a stored `spec_hash` belongs to the campaign file identity `base`
+/// ([`crate::spec::Campaign::identity_hash`]): the same file, whatever the bytes of its
+/// inputs (`<base> inputs <digest>`).
+pub fn same_file(spec_hash: &str, base: &str) -> bool {
+    spec_hash == base
+        || spec_hash
+            .strip_prefix(base)
+            .is_some_and(|rest| rest.starts_with(" inputs "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

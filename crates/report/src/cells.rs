@@ -6,6 +6,7 @@
 //! merged and queried, not averaged. Owns no rendering.
 
 use pgsurge_analysis::describe;
+use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_analysis::validity::Evidence;
 use pgsurge_store::{facts, histogram, Run, Store, StoreError};
 use serde::Serialize;
@@ -218,6 +219,10 @@ pub struct Cell {
     /// Per-transaction costs (server CPU µs, WAL bytes…) over the successful repeats
     /// that measured them, in `pgsurge_results::COST_KINDS` order.
     pub txn_costs: Vec<CellMetric>,
+    /// `[repeats] until`: the precision the campaign stored for the cell when it stopped
+    /// repeating it (fact `repeats_until`); None when it asked for none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats_until: Option<CellPrecision>,
     /// Each successful repeat: when and in which round it ran, its figures and what its
     /// stored data says about its validity (for pairing rounds and stating validity).
     #[serde(skip)]
@@ -251,6 +256,7 @@ struct FactFlags {
     checkpoint: BTreeSet<i64>,
     autovacuum: BTreeSet<i64>,
     lag_growing: BTreeSet<i64>,
+    repeats_until: BTreeMap<i64, CellPrecision>,
 }
 
 impl FactFlags {
@@ -366,6 +372,13 @@ fn fact_flags(store: &mut Store, runs: &[Run]) -> Result<FactFlags, StoreError> 
     for set in sets {
         for (run_id, fact) in store.set_facts(set)? {
             let is_true = fact.value.as_deref() == Some("true");
+            if fact.name == facts::REPEATS_UNTIL {
+                let stored = fact.value.as_deref().map(serde_json::from_str);
+                if let Some(Ok(p)) = stored {
+                    out.repeats_until.insert(run_id, p);
+                }
+                continue;
+            }
             let slot = match fact.name.as_str() {
                 facts::CLIENT_BOUND if is_true => &mut out.client_bound,
                 facts::TIMING_HAZARDS => &mut out.debug_build,
@@ -443,6 +456,9 @@ pub fn build_cells(
             workload_metrics: cell_metrics(&ok),
             samples: ok.iter().map(|r| flags.sample(r)).collect(),
             txn_costs: cell_costs(&ok),
+            repeats_until: ok
+                .iter()
+                .find_map(|r| flags.repeats_until.get(&r.id).copied()),
         });
     }
     Ok(cells)

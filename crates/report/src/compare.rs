@@ -23,6 +23,7 @@
 use crate::cells::RunSample;
 use crate::cells::{Cell, CellKey};
 use pgsurge_analysis::describe::{self, geometric_mean};
+use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_analysis::rank::Shift;
 use pgsurge_analysis::validity::{self, Evidence, Reason};
 use pgsurge_analysis::verdict::{judge, Analysis, Margin, MarginSource, Samples};
@@ -140,6 +141,9 @@ pub struct MetricComparison {
     round_values: Vec<(f64, f64)>,
     #[serde(skip)]
     higher_is_better: bool,
+    /// `[repeats] until` in words, said with the basis of the cell's TPS verdict.
+    #[serde(skip)]
+    until: Option<String>,
 }
 
 /// One compared cell.
@@ -174,12 +178,43 @@ pub struct CompareRow {
     /// `--explain`: what changed in the profiles stored with the repeats, by kind.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub explanations: Vec<crate::explain::Explanation>,
+    /// `[repeats] until`: the precision each side's campaign reached for the cell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats_until: Option<RepeatsUntil>,
     /// Run ids of A's repeats.
     #[serde(skip)]
     pub a_run_ids: Vec<i64>,
     /// Run ids of B's repeats.
     #[serde(skip)]
     pub b_run_ids: Vec<i64>,
+}
+
+/// `[repeats] until` of a compared cell: what each side's campaign stored when it
+/// stopped repeating the cell (the same on both sides when they are targets of one
+/// campaign).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RepeatsUntil {
+    /// A's; None when A's campaign asked for no precision.
+    pub a: Option<CellPrecision>,
+    /// B's.
+    pub b: Option<CellPrecision>,
+}
+
+impl RepeatsUntil {
+    /// `until ±2 %: reached (±1.3 % after 4 repeats)`, or each side's when they differ.
+    pub fn text(&self) -> String {
+        match (self.a, self.b) {
+            (Some(a), Some(b)) if a == b => a.until_text(),
+            (a, b) => {
+                let side = |name: &str, p: Option<CellPrecision>| {
+                    p.map_or(format!("{name} none asked"), |p| {
+                        format!("{name} {}", p.until_text())
+                    })
+                };
+                format!("{}, {}", side("A", a), side("B", b))
+            }
+        }
+    }
 }
 
 /// One per-transaction cost of a compared cell (`server_cpu_user_us`).
@@ -223,6 +258,8 @@ struct Side {
     workload: Vec<(String, String, Vec<f64>)>,
     /// Per-transaction costs: (name, unit, values).
     costs: Vec<(String, String, Vec<f64>)>,
+    /// `[repeats] until`: the precision stored with the side's (first) cell.
+    repeats_until: Option<CellPrecision>,
 }
 
 impl Side {
@@ -428,6 +465,7 @@ fn compare_metric(
         b_outliers: Vec::new(),
         round_values: rounds.to_vec(),
         higher_is_better,
+        until: None,
     };
     m.judge(margin);
     m
@@ -504,6 +542,7 @@ impl MetricComparison {
         if !flagged.is_empty() {
             parts.push(format!("outliers (kept): {}", flagged.join(", ")));
         }
+        parts.extend(self.until.clone());
         parts.join("; ")
     }
 }
@@ -596,7 +635,13 @@ fn compare_cell(
     margin: Margin,
 ) -> CompareRow {
     let tps_rounds = paired_rounds(&side_a.samples, &side_b.samples, |s| s.tps);
-    let tps = compare_metric(&side_a.tps, &side_b.tps, &tps_rounds, true, margin);
+    let mut tps = compare_metric(&side_a.tps, &side_b.tps, &tps_rounds, true, margin);
+    let repeats_until = (side_a.repeats_until.is_some() || side_b.repeats_until.is_some())
+        .then_some(RepeatsUntil {
+            a: side_a.repeats_until,
+            b: side_b.repeats_until,
+        });
+    tps.until = repeats_until.map(|r| r.text());
     let p99_ms = (!side_a.p99.is_empty() && !side_b.p99.is_empty()).then(|| {
         let rounds = paired_rounds(&side_a.samples, &side_b.samples, |s| s.p99_ms);
         compare_metric(&side_a.p99, &side_b.p99, &rounds, false, margin)
@@ -631,6 +676,7 @@ fn compare_cell(
         workload_metrics: side_a.compare_workload(side_b),
         txn_costs: side_a.compare_costs(side_b),
         explanations: Vec::new(),
+        repeats_until,
         a_run_ids: side_a.samples.iter().map(|s| s.run_id).collect(),
         b_run_ids: side_b.samples.iter().map(|s| s.run_id).collect(),
     };
@@ -733,6 +779,7 @@ pub fn compare_with_margin(
             e.p99.extend(&c.p99_ms);
             e.latency_mean.extend(&c.latency_mean_ms);
             e.samples.extend(c.samples.iter().cloned());
+            e.repeats_until = e.repeats_until.or(c.repeats_until);
             e.add_metrics(c);
         }
         m
@@ -1393,7 +1440,55 @@ mod tests {
                 })
                 .collect(),
             txn_costs: Vec::new(),
+            repeats_until: None,
         }
+    }
+
+    #[test]
+    fn a_cell_says_whether_its_campaign_reached_the_precision_asked() {
+        let until = |h: f64, n: usize| CellPrecision {
+            target: 0.02,
+            half_width: Some(h),
+            repeats: n,
+            budget_spent: false,
+        };
+        let mut a = cell("a", 8, &[1000.0, 1010.0, 990.0], &[]);
+        let mut b = cell("b", 8, &[1100.0, 1111.0, 1089.0], &[]);
+        a.repeats_until = Some(until(0.013, 3));
+        b.repeats_until = Some(until(0.013, 3));
+        let c = compare("a", &[a.clone()], "b", &[b.clone()], &Along::targets());
+        let row = &c.cells[0];
+        assert!(
+            row.tps
+                .basis_text()
+                .ends_with("; until ±2 %: reached (±1.3 % after 3 repeats)"),
+            "{}",
+            row.tps.basis_text()
+        );
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["cells"][0]["repeats_until"]["a"]["repeats"], 3);
+        // Sides from two campaigns: each side's said apart.
+        b.repeats_until = Some(CellPrecision {
+            budget_spent: true,
+            ..until(0.031, 10)
+        });
+        let c = compare("a", &[a.clone()], "b", &[b], &Along::targets());
+        assert!(c.cells[0].tps.basis_text().ends_with(
+            "A until ±2 %: reached (±1.3 % after 3 repeats), B until ±2 %: not reached, \
+             ±3.1 % after 10 repeats, budget spent"
+        ));
+        // Without [repeats], nothing is said and the JSON has no such field.
+        a.repeats_until = None;
+        let plain = compare(
+            "a",
+            &[a],
+            "b",
+            &[cell("b", 8, &[1.0, 2.0], &[])],
+            &Along::targets(),
+        );
+        assert!(!plain.cells[0].tps.basis_text().contains("until"));
+        let json = serde_json::to_value(&plain).unwrap();
+        assert!(json["cells"][0].get("repeats_until").is_none());
     }
 
     fn pack_metric(name: &str, unit: &str, values: &[f64]) -> crate::cells::CellMetric {

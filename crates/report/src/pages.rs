@@ -1073,6 +1073,15 @@ fn table_entry(c: &&Cell) -> String {
             c.run_ids.len()
         );
     }
+    if let Some(p) = &c.repeats_until {
+        let class = if p.reached() { "muted" } else { "warn" };
+        let _ = write!(
+            failed,
+            "<br><span class=\"{class} until\" title=\"[repeats] until: the 95 % interval's \
+             half-width the campaign reached for this cell when it stopped repeating it\">{}</span>",
+            escape(&p.until_text())
+        );
+    }
     // A workload pack's throughput metrics (NOPM) beside the tps.
     let metrics: String = c
         .workload_metrics

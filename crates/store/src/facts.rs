@@ -52,6 +52,12 @@ pub const AUTOVACUUM_IN_WINDOW: &str = "autovacuum_in_window";
 /// `true` when the `-R` schedule lag grew over the test: the server fell behind the rate.
 pub const LAG_GROWING: &str = "lag_growing";
 
+/// `[repeats] until`: the precision the test's cell reached when the campaign stopped
+/// repeating it, the same on every run of the cell: the JSON of
+/// `pgsurge_analysis::precision::CellPrecision`, e.g.
+/// `{"target":0.02,"half_width":0.013,"repeats":4,"budget_spent":false}`.
+pub const REPEATS_UNTIL: &str = "repeats_until";
+
 /// A replay's whole fidelity report (the JSON of `pgsurge replay --json`).
 pub const REPLAY_REPORT: &str = "replay_report";
 /// The SHA-256s of a replay's log files, in order, joined by commas: two replays of the

@@ -162,6 +162,26 @@ impl Store {
         })
     }
 
+    /// Stores `fact` for a stored run, replacing a fact of the same name (facts known
+    /// only once later runs are stored, such as `[repeats] until`'s).
+    pub fn set_run_fact(&mut self, run_id: i64, fact: &FactRecord) -> Result<()> {
+        if self.version < crate::schema::RUN_FACTS_SINCE {
+            return Ok(());
+        }
+        self.transaction(|b| {
+            b.execute(
+                "INSERT INTO run_facts (run_id, name, value) VALUES (?, ?, ?) \
+                 ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value",
+                &[
+                    Value::Int(run_id),
+                    Value::Text(fact.name.clone()),
+                    fact.value.clone().map_or(Value::Null, Value::Text),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Deletes a run and everything about it.
     pub fn delete_run(&mut self, run_id: i64) -> Result<()> {
         let v = self.version;

@@ -221,6 +221,12 @@ def precision():
     s = np.std(x, ddof=1) / np.median(x)
     n = next(n for n in range(2, 10000) if st.t.ppf(0.975, n - 1) * s / np.sqrt(n) <= 0.02)
     print(f"repeats for 2 %: {n}")
+    a = np.array([1000.0, 950.0, 900.0, 1020.0])
+    b = np.array([1100.0, 1040.0, 1000.0, 1115.0])
+    r = b / a
+    s = np.std(r, ddof=1) / np.median(r)
+    n = next(n for n in range(2, 10000) if st.t.ppf(0.975, n - 1) * s / np.sqrt(n) <= 0.005)
+    print(f"repeats of a change for 0.5 %: {n}")
 
 if __name__ == "__main__":
     intervals()

@@ -373,7 +373,7 @@ fn run_locked(
         stop_target(slot, events)?;
     }
     result?;
-    out.remaining = todo.len() - out.ok - out.failed;
+    out.remaining = todo.len() - out.ok - out.failed - out.not_needed;
     let finished = out.remaining == 0;
     let status = if finished {
         set_status::COMPLETE

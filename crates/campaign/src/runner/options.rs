@@ -44,6 +44,12 @@ pub struct Outcome {
     pub failed: usize,
     /// Tests still missing (interrupted).
     pub remaining: usize,
+    /// Tests left out: their cell was precise enough, or `[repeats] budget` was spent.
+    pub not_needed: usize,
+    /// `[repeats] until`: the cells that reached the precision, and those that did not.
+    pub precise: (usize, usize),
+    /// True when `[repeats] budget` ended some cell's repeats.
+    pub budget_spent: bool,
     /// Warnings raised now, each once.
     pub warnings: Vec<String>,
     /// Those of [`Outcome::warnings`] said on the terminal as they came (none when

@@ -56,11 +56,19 @@ pub(super) fn run_tests(
         not_started: BTreeMap::new(),
         secs_per_scale: INIT_S_PER_SCALE,
     };
+    let mut until = pgsurge_plan::repeats::Until::start();
     for i in 0..todo.len() {
         if ctx.stop.is_raised() {
             break;
         }
         let at = at(i);
+        if until.leaves_out(campaign, events.store(), at.plan, ctx.set_id)? {
+            out.not_needed += 1;
+            for line in until.to_say() {
+                events.say(&line)?;
+            }
+            continue;
+        }
         events.emit(Event::TestStarted { test: at.test() })?;
         let mut sink = Sink {
             events: &mut *events,
@@ -73,6 +81,8 @@ pub(super) fn run_tests(
             break;
         }
     }
+    out.precise = until.store_reached(campaign, events.store(), ctx.set_id)?;
+    out.budget_spent = until.budget_spent();
     Ok(())
 }
 

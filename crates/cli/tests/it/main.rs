@@ -37,6 +37,7 @@ mod pinning;
 mod profiling_build;
 mod quickstart;
 mod quickstart_fetch;
+mod repeats_until;
 mod replay_campaign;
 mod replay_capture;
 mod replay_dist;
