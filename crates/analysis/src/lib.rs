@@ -20,11 +20,13 @@
 //! | [`profile_diff`] | what grew between two sides' profiles: per function, the change of its cost per transaction and its interval |
 //! | [`capacity`] | the highest rate meeting a latency objective, searched step by step |
 //! | [`outage`] | a failure's cost: the stretch without commits, the steady rate, the recovery |
+//! | [`change_points`] | where a series of levels (a cell over a campaign's sets) changed: E-divisive means, each change's size and p-value |
 //!
 //! Each module uses only modules above it in this list.
 #![warn(missing_docs)]
 
 pub mod capacity;
+pub mod change_points;
 pub mod describe;
 pub mod interval;
 pub mod limits;

@@ -1,5 +1,5 @@
 //! Results as records: reading the store from the command line (`pgsurge results
-//! list|show|export|import`), existing pgbench outputs imported into it, and one ad-hoc
+//! list|show|export|import|trend`), existing pgbench outputs imported into it, and one ad-hoc
 //! run stored by `pgsurge bench --store`. Campaigns write their tests themselves
 //! (`pgsurge-campaign`); this crate stores what is not a campaign and reads everything.
 //!
@@ -9,7 +9,8 @@
 //! | [`pgbench_tools`] | a pgbench-tools results database → sets, runs, metrics and facts |
 //! | [`adhoc`] | `bench --store` and `bench --store --group`: one run into a set |
 //! | [`replay_store`] | `replay --store`: a replay's report as a run into a set |
-//! | `results_cli` | `pgsurge results`: list, show (with where the time went), export, import |
+//! | [`trend`] | a campaign's cells over its sets: each cell's levels and where they changed |
+//! | `results_cli` | `pgsurge results`: list, show (with where the time went), export, import, trend |
 //! | `fuzzing` | the body of the `results import` fuzz target |
 
 #![warn(missing_docs)]
@@ -21,6 +22,7 @@ pub mod import;
 pub mod pgbench_tools;
 pub mod replay_store;
 mod results_cli;
+pub mod trend;
 
 use std::ffi::OsString;
 

@@ -94,6 +94,15 @@ enum Cmd {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Per cell of a campaign run again and again (its sets, oldest first): the sets
+    /// where its level (the median tps of its repeats in a set) changed, with the size
+    /// of the change and the evidence (E-divisive means; Welch's t p-value between the
+    /// levels before and after, kept below 0.001). Where the sets are builds of commits,
+    /// the `pgsurge bisect` command for the range.
+    Trend {
+        /// Only the cells whose `campaign · target · cell` label contains this.
+        filter: Option<String>,
+    },
     /// Import pgbench text reports (stdout of runs), each optionally with its log; or,
     /// with `--from pgbench-tools CONNINFO`, a pgbench-tools results database: every
     /// testset becomes a set named `<name>-<server>-set<set>`, every test a run (its
@@ -165,6 +174,7 @@ pub fn main(args: &[OsString]) -> i32 {
     };
     let r = match cli.cmd {
         Cmd::List => list(&mut store),
+        Cmd::Trend { filter } => trend(&mut store, filter.as_deref()),
         Cmd::Show {
             set,
             target,
@@ -212,6 +222,19 @@ pub fn main(args: &[OsString]) -> i32 {
 }
 
 type CliResult = Result<(), String>;
+
+/// `results trend`: each cell's trend, or a line saying there is none.
+fn trend(store: &mut Store, filter: Option<&str>) -> CliResult {
+    let trends = crate::trend::trends(store, filter).map_err(|e| e.to_string())?;
+    let mut text: String = trends
+        .iter()
+        .map(|t| safe(&t.text()).into_owned())
+        .collect();
+    if trends.is_empty() {
+        text = "no campaign cell matches\n".into();
+    }
+    write_stdout(text.as_bytes())
+}
 
 fn list(store: &mut Store) -> CliResult {
     let sets = store.list_sets().map_err(|e| e.to_string())?;

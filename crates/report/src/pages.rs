@@ -409,9 +409,10 @@ fn sets_index_page(sets: &[Set], cells: &[Cell]) -> (String, usize) {
                 s.marker = Marker::nth(k);
                 s.dash = Dash::Solid;
             }
+            let changes = mark_change_points(&mut chart);
             chart.note = format!(
                 "Median of each set's repeats; band: their min–max. Each set has its page \
-                 (the list above).{}",
+                 (the list above).{}{changes}",
                 single_repeat_note(at)
             );
             body.push_str(&chart_div(&chart, &mut n));
@@ -422,6 +423,34 @@ fn sets_index_page(sets: &[Set], cells: &[Cell]) -> (String, usize) {
         page(&format!("pgsurge report: {} sets", sets.len()), "", &body),
         n,
     )
+}
+
+/// Marks on `chart` (a chart of levels across sets) each series' change points
+/// (`pgsurge_analysis::change_points`, as `results trend` finds them): a dashed line
+/// between the last set of the old level and the first of the new. Returns them in
+/// words, for the chart's note.
+fn mark_change_points(chart: &mut LineChart) -> String {
+    let mut said = Vec::new();
+    for s in &chart.series {
+        let points: Vec<(f64, f64)> = s.segments().concat();
+        let levels: Vec<f64> = points.iter().map(|p| p.1).collect();
+        for c in pgsurge_analysis::change_points::change_points(&levels) {
+            let x = points[c.index].0;
+            chart.markers.push(x - 0.5);
+            said.push(format!(
+                "{}: from set {} on, {:+.1} % (p = {:.1e})",
+                s.name,
+                trim_float(x),
+                c.change * 100.0,
+                c.p_value
+            ));
+        }
+    }
+    if said.is_empty() {
+        return String::new();
+    }
+    chart.marker_label = "level changed".into();
+    format!(" Level changed (E-divisive means): {}.", said.join("; "))
 }
 
 /// The index page (or a set's page, when `nav` leads back to the index), section by

@@ -228,6 +228,58 @@ def precision():
     n = next(n for n in range(2, 10000) if st.t.ppf(0.975, n - 1) * s / np.sqrt(n) <= 0.005)
     print(f"repeats of a change for 0.5 %: {n}")
 
+def energy_q(x, tau):
+    """Matteson & James's Q for a split before tau (alpha = 1), from its definition."""
+    a, b = np.asarray(x[:tau]), np.asarray(x[tau:])
+    m, n = len(a), len(b)
+    between = np.abs(a[:, None] - b[None, :]).sum()
+    wa = np.abs(a[:, None] - a[None, :]).sum() / 2 / (m * (m - 1) / 2)
+    wb = np.abs(b[:, None] - b[None, :]).sum() / 2 / (n * (n - 1) / 2)
+    return m * n / (m + n) * (2 * between / (m * n) - wa - wb)
+
+def change_points():
+    section("change points")
+    wobble = [0.0, 6.0, -4.0, 9.0, -7.0, 3.0, -9.0, 5.0]
+    x = [(920.0 if i >= 10 else 1000.0) + wobble[i % 8] for i in range(16)]
+    print(f"Q(10)={energy_q(x, 10):.13g} Q(5)={energy_q(x, 5):.13g}")
+    qs = {t: energy_q(x, t) for t in range(2, 15)}
+    best = max(qs, key=lambda t: qs[t])
+    a, b = np.log(x[:best]), np.log(x[best:])
+    t = st.ttest_ind(b, a, equal_var=False)
+    print(f"best split={best} change={np.exp(b.mean() - a.mean()) - 1:.10g} p={t.pvalue:.7g}")
+    noise = [2.1, -1.3, 0.4, -2.8, 1.7, -0.2, 2.9, -1.9, 0.8, -0.6, 1.2, -2.4, 0.1, 2.5, -1.1,
+             -2.9, 1.9, 0.3, -0.9, 2.2]
+    flat = [1000.0 * (1 + n / 100) for n in noise]
+    qs = {t: energy_q(flat, t) for t in range(2, len(flat) - 1)}
+    best = max(qs, key=lambda t: qs[t])
+    t = st.ttest_ind(np.log(flat[best:]), np.log(flat[:best]), equal_var=False)
+    print(f"flat: best split={best} p={t.pvalue:.7g}")
+    print(f"detected: step={detect_changes(x)} flat={detect_changes(flat)} "
+          f"two steps={detect_changes([v * 1.1 if i >= 4 else v for i, v in enumerate(x)])}")
+
+def detect_changes(x, max_p=0.001, min_seg=2):
+    """E-divisive candidates by recursive bisection, then the weakest candidate whose
+    Welch p between its neighbours is not below max_p dropped until all hold."""
+    found, todo = [], [(0, len(x))]
+    while todo:
+        lo, hi = todo.pop()
+        taus = range(min_seg, hi - lo - min_seg + 1)
+        if not taus:
+            continue
+        tau = max(taus, key=lambda t: (energy_q(x[lo:hi], t), -t))
+        found.append(lo + tau)
+        todo += [(lo, lo + tau), (lo + tau, hi)]
+    found.sort()
+    while True:
+        b = [0] + found + [len(x)]
+        ps = [st.ttest_ind(np.log(x[c:b[k + 2]]), np.log(x[b[k]:c]), equal_var=False).pvalue
+              for k, c in enumerate(found)]
+        weak = [(p if not np.isnan(p) else 1.0, k) for k, p in enumerate(ps)
+                if not (p < max_p)]
+        if not weak:
+            return found
+        found.pop(max(weak)[1])
+
 if __name__ == "__main__":
     intervals()
     rank()
@@ -235,3 +287,4 @@ if __name__ == "__main__":
     power()
     steady()
     precision()
+    change_points()

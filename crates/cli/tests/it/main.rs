@@ -45,6 +45,7 @@ mod replay_input;
 mod replay_order;
 mod replay_roundtrip;
 mod report_look;
+mod results_trend;
 mod script_bytes_diff;
 mod script_diff;
 mod steady_state;

@@ -1,0 +1,143 @@
+//! `pgsurge results trend` and the report's trends on a store of nightly sets (real
+//! SQLite, written through the store's API as a campaign writes it): fourteen sets of
+//! one campaign, each a build of its own commit, with two cells of three repeats. One
+//! cell is 10 % slower from the ninth set on; the other stays level. Both wobble by up
+//! to ±1 % from set to set and repeat to repeat.
+
+use std::process::Command;
+
+use pgsurge_store::{facts, FactRecord, RunRecord, RunWrite, SetRecord, Store, TargetRecord};
+
+/// A fixed ±1 % wobble, so the test is the same on every run.
+const WOBBLE: [f64; 11] = [0.4, -0.7, 0.9, -0.2, 0.6, -1.0, 0.1, 0.8, -0.5, 0.3, -0.8];
+
+fn nightly_store(path: &str) {
+    let mut store = Store::open(path).unwrap();
+    for night in 1..=14i64 {
+        let set_id = store
+            .create_set(&SetRecord {
+                name: "nightly".into(),
+                kind: "campaign".into(),
+                status: "complete".into(),
+                created_at: format!("2026-11-{night:02}T02:00:00Z"),
+                ..Default::default()
+            })
+            .unwrap();
+        let target_id = store
+            .upsert_target(&TargetRecord {
+                set_id,
+                name: "pg".into(),
+                kind: "throwaway".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        for (clients, slower) in [(8i64, true), (1, false)] {
+            for repeat in 1..=3i64 {
+                let k = (night * 3 + repeat + clients) as usize;
+                let level = if slower && night >= 9 { 900.0 } else { 1000.0 };
+                let tps = level * clients as f64 * (1.0 + WOBBLE[k % WOBBLE.len()] / 100.0);
+                store
+                    .write_run(&RunWrite {
+                        run: RunRecord {
+                            set_id,
+                            target_id: Some(target_id),
+                            test_key: format!("pg/s1/select-only/c{clients}/r-/{repeat}"),
+                            repeat_no: repeat,
+                            status: "ok".into(),
+                            start_epoch: Some(1_790_000_000.0 + (night * 100 + repeat) as f64),
+                            script: Some("select-only".into()),
+                            scale: Some(1),
+                            clients: Some(clients),
+                            threads: Some(1),
+                            duration_s: Some(60.0),
+                            query_mode: Some("simple".into()),
+                            tps: Some(tps),
+                            transactions: Some((tps * 60.0) as i64),
+                            failures: Some(0),
+                            latency_mean_ms: Some(1000.0 * clients as f64 / tps),
+                            ..Default::default()
+                        },
+                        facts: vec![FactRecord::new(
+                            facts::BUILD_COMMIT,
+                            format!("c0mm1t{night:02}"),
+                        )],
+                        ..Default::default()
+                    })
+                    .unwrap();
+            }
+        }
+    }
+}
+
+fn pgsurge(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_cell_slower_from_one_set_on_has_its_change_point_there_and_nowhere_else() {
+    let dir = pgsurge_testkit::scratch_dir("results-trend");
+    let path = dir.path().join("r.db").display().to_string();
+    nightly_store(&path);
+    let (code, out, err) = pgsurge(&["results", "trend", "--store", &path]);
+    assert_eq!(code, 0, "{err}");
+    let cell = |name: &str| -> String {
+        let start = out
+            .find(&format!("nightly · pg · s1/select-only/{name}/r-:"))
+            .unwrap();
+        let rest = &out[start..];
+        let end = rest[1..].find("nightly · ").map_or(rest.len(), |e| e + 1);
+        rest[..end].to_string()
+    };
+    let slower = cell("c8");
+    assert!(
+        slower.starts_with("nightly · pg · s1/select-only/c8/r-: 14 sets\n"),
+        "{out}"
+    );
+    assert_eq!(slower.matches("level changed at set").count(), 1, "{out}");
+    assert!(
+        slower.contains("level changed at set 9 (2026-11-09T02:00:00Z): "),
+        "{out}"
+    );
+    assert!(slower.contains(" tps (-10.0 %), p = "), "{out}");
+    assert!(
+        slower.contains("(Welch's t over 8 sets before, 6 from it on)"),
+        "{out}"
+    );
+    assert!(
+        slower.contains(
+            "between commits c0mm1t08 (set 8) and c0mm1t09: pgsurge bisect CAMPAIGN.toml \
+             --good c0mm1t08 --bad c0mm1t09 --threshold 5"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        cell("c1"),
+        "nightly · pg · s1/select-only/c1/r-: 14 sets, no change of level\n"
+    );
+    // A filter keeps the cells whose label holds it.
+    let (code, only, _) = pgsurge(&["results", "trend", "--store", &path, "c1/"]);
+    assert_eq!(code, 0);
+    assert_eq!(only, cell("c1"));
+    let (_, none, _) = pgsurge(&["results", "trend", "--store", &path, "no such cell"]);
+    assert_eq!(none, "no campaign cell matches\n");
+
+    // The report's index (of a store of more than 12 sets: the sets' index) draws each
+    // cell across the sets and marks the change.
+    let report = dir.path().join("report");
+    let (code, _, err) = pgsurge(&["report", "--store", &path, "-o", report.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(
+        index.contains("Level changed (E-divisive means): pg · c=8: from set 9 on, -10.0 %"),
+        "{index}"
+    );
+    assert!(!index.contains("c=1: from set"), "{index}");
+}
