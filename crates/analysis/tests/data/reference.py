@@ -280,6 +280,22 @@ def detect_changes(x, max_p=0.001, min_seg=2):
             return found
         found.pop(max(weak)[1])
 
+def noise_levels():
+    section("noise levels")
+    # Kalibera & Jones, ISMM 2013, section 4: two-level variance components, written
+    # from the paper's definitions (groups cut to the fewest runs of any start).
+    for starts in ([[1001, 998, 1003], [1041, 1037, 1042], [979, 983, 978], [1022, 1019, 1021, 5000]],
+                   [[1000, 1030, 970, 1010], [990, 1020, 1005, 985], [1015, 975, 1000, 1010]]):
+        n1, n2 = min(len(s) for s in starts), len(starts)
+        g = np.array([s[:n1] for s in starts], dtype=float)
+        m = g.mean(axis=1)
+        s1 = ((g - m[:, None]) ** 2).sum() / (n2 * (n1 - 1))
+        s2 = ((m - m.mean()) ** 2).sum() / (n2 - 1)
+        t2 = max(s2 - s1 / n1, 0.0)
+        best = int(np.ceil(np.sqrt(60 * s1 / t2))) if t2 > 0 else None
+        print(f"T1^2={s1:.13g} T2^2={t2:.13g} share={t2 / (s1 + t2):.10g} "
+              f"runs per start (start = 60 runs)={best}")
+
 if __name__ == "__main__":
     intervals()
     rank()
@@ -288,3 +304,4 @@ if __name__ == "__main__":
     steady()
     precision()
     change_points()
+    noise_levels()
