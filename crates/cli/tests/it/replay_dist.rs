@@ -40,6 +40,8 @@ fn a_log_replayed_by_two_generators_ends_as_one_replay_and_merges_to_its_counts(
     let Some(pgbench) = pgsurge_testkit::reference_pgbench() else {
         return;
     };
+    // Replays at --max load the machine on purpose: not beside a measuring test.
+    let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
     let srv = logging_server();
     let dir = pgsurge_testkit::scratch_dir("replay-dist");
     let db = srv.create_database("rd");

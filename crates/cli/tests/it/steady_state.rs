@@ -25,8 +25,14 @@ SELECT pg_sleep(0.02 + 0.18 * greatest(0.0, 1.0 - extract(epoch FROM clock_times
 /// move it.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+/// The steady-state tests measure a rate: one at a time, and never beside a test that
+/// builds PostgreSQL or loads the machine on purpose (the binary's heavy tests).
+fn one_at_a_time() -> (MutexGuard<'static, ()>, MutexGuard<'static, ()>) {
+    let heavy = pgsurge_testkit::one_heavy_test_at_a_time();
+    (
+        heavy,
+        ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner()),
+    )
 }
 
 fn pgsurge(srv: &TestServer, args: &[&str]) -> (String, String, i32) {
