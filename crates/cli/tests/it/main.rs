@@ -48,7 +48,6 @@ mod report_look;
 mod results_trend;
 mod script_bytes_diff;
 mod script_diff;
-mod steady_state;
 mod store_integrity;
 mod wait_events;
 mod workload_common;

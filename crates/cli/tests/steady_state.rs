@@ -6,6 +6,9 @@
 //! within 2 s of `warm`; the campaign stops once the window after it has lasted its
 //! duration, and stores the window's figures with the warm-up's seconds marked. A
 //! checkpoint inside a window shorter than a checkpoint cycle is named.
+//!
+//! These tests measure a rate, so they are a test binary of their own: cargo runs test
+//! binaries one after another, and nothing of the other tests runs beside them.
 
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
@@ -20,19 +23,13 @@ const WARM: f64 = 8.0;
 const SCRIPT: &str = "INSERT INTO warm_start SELECT clock_timestamp() WHERE NOT EXISTS (SELECT 1 FROM warm_start);\n\
 SELECT pg_sleep(0.02 + 0.18 * greatest(0.0, 1.0 - extract(epoch FROM clock_timestamp() - (SELECT min(t) FROM warm_start)) / :warm));\n";
 
-/// Held by each test of this module for its whole run: a warm-up's rate is measured,
+/// Held by each test of this binary for its whole run: a warm-up's rate is measured,
 /// and another of these tests (a server starting, tables loading, checkpoints) would
 /// move it.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// The steady-state tests measure a rate: one at a time, and never beside a test that
-/// builds PostgreSQL or loads the machine on purpose (the binary's heavy tests).
-fn one_at_a_time() -> (MutexGuard<'static, ()>, MutexGuard<'static, ()>) {
-    let heavy = pgsurge_testkit::one_heavy_test_at_a_time();
-    (
-        heavy,
-        ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner()),
-    )
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn pgsurge(srv: &TestServer, args: &[&str]) -> (String, String, i32) {
@@ -235,9 +232,14 @@ fn a_campaign_with_automatic_warm_up_runs_until_the_window_lasted_its_duration()
         .parse()
         .unwrap();
     let truth = stamped + WARM - loaded.intervals[0].ts;
+    let counts: Vec<String> = loaded.intervals[..loaded.intervals.len().min(24)]
+        .iter()
+        .map(|i| i.transactions.to_string())
+        .collect();
     assert!(
         (warmup - truth).abs() <= 2.0,
-        "detected {warmup} s, true {truth} s"
+        "detected {warmup} s, true {truth} s; transactions per second: {}",
+        counts.join(" ")
     );
     // Stopped by its watch, long before the cap: the window lasted the duration.
     let measured = r.measured_s.unwrap();
