@@ -246,7 +246,7 @@ impl Cluster {
     /// the next start), waiting up to `timeout` for it to exit. Temporary directories
     /// stay until the value is dropped.
     pub fn stop_immediate(&self, timeout: std::time::Duration) -> bool {
-        self.signal_and_wait(nix::sys::signal::Signal::SIGQUIT, false, timeout)
+        self.signal_and_wait(rustix::process::Signal::QUIT, false, timeout)
     }
 
     /// SIGKILL to the postmaster and every process of its group (its backends), as a
@@ -254,7 +254,7 @@ impl Cluster {
     /// dropped.
     pub fn kill(&self) -> bool {
         self.signal_and_wait(
-            nix::sys::signal::Signal::SIGKILL,
+            rustix::process::Signal::KILL,
             true,
             std::time::Duration::from_secs(10),
         )
@@ -262,14 +262,18 @@ impl Cluster {
 
     fn signal_and_wait(
         &self,
-        signal: nix::sys::signal::Signal,
+        signal: rustix::process::Signal,
         group: bool,
         timeout: std::time::Duration,
     ) -> bool {
-        use nix::unistd::Pid;
         let pid = self.inner.pid();
-        let target = if group { -pid } else { pid };
-        let _ = nix::sys::signal::kill(Pid::from_raw(target), signal);
+        if let Some(target) = rustix::process::Pid::from_raw(pid) {
+            let _ = if group {
+                rustix::process::kill_process_group(target, signal)
+            } else {
+                rustix::process::kill_process(target, signal)
+            };
+        }
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let gone = {

@@ -63,7 +63,7 @@ pub fn cache_root() -> Result<std::path::PathBuf> {
     if let Some(dir) = std::env::var_os(CACHE_DIR_ENV).filter(|d| !d.is_empty()) {
         return Ok(dir.into());
     }
-    if nix::unistd::geteuid().is_root() {
+    if rustix::process::geteuid().is_root() {
         return Ok("/var/cache/pgsurge".into());
     }
     dirs::cache_dir().map(|d| d.join("pgsurge")).ok_or_else(|| {

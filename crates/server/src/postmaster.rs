@@ -5,8 +5,9 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
+use rustix::process::{kill_process, Pid, Signal};
+
+pub use pgsurge_supervisor::is_alive;
 
 /// What `postmaster.pid` says about a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,28 +45,6 @@ impl PidFile {
             socket_dir: field(4),
             status: field(7),
         })
-    }
-}
-
-/// True if `pid` names a running process (not a zombie waiting to be reaped).
-pub fn is_alive(pid: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    match kill(Pid::from_raw(pid), None) {
-        Ok(()) => {}
-        // Exists but belongs to someone else: alive.
-        Err(nix::errno::Errno::EPERM) => return true,
-        Err(_) => return false,
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state letter follows the parenthesised command name.
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.chars().next())
-            .map(|state| state != 'Z' && state != 'X')
-            .unwrap_or(true),
-        Err(_) => true,
     }
 }
 
@@ -110,11 +89,13 @@ pub fn stop_postmaster(pid: i32, mut child: Option<&mut Child>, timeouts: StopTi
         return true;
     }
     for (signal, limit) in [
-        (Signal::SIGINT, timeouts.fast),
-        (Signal::SIGQUIT, timeouts.immediate),
-        (Signal::SIGKILL, Duration::from_secs(5)),
+        (Signal::INT, timeouts.fast),
+        (Signal::QUIT, timeouts.immediate),
+        (Signal::KILL, Duration::from_secs(5)),
     ] {
-        let _ = kill(Pid::from_raw(pid), signal);
+        if let Some(pid) = Pid::from_raw(pid) {
+            let _ = kill_process(pid, signal);
+        }
         let deadline = Instant::now() + limit;
         loop {
             if is_gone(pid, &mut child) {
@@ -152,12 +133,5 @@ mod tests {
         assert_eq!(p.status.as_deref(), Some("ready"));
         assert!(PidFile::parse("").is_none());
         assert!(PidFile::parse("abc\n").is_none());
-    }
-
-    #[test]
-    fn own_process_is_alive_and_bogus_pid_is_not() {
-        assert!(is_alive(std::process::id() as i32));
-        assert!(!is_alive(0));
-        assert!(!is_alive(i32::MAX));
     }
 }

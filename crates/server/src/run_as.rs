@@ -26,11 +26,10 @@ impl RunAs {
     /// for another user is an error). Root: `user` if given, else `postgres`; an error if
     /// that account does not exist or is itself root.
     pub fn resolve(user: Option<&str>) -> Result<Option<RunAs>> {
-        let euid = nix::unistd::geteuid();
-        if !euid.is_root() {
+        if pgsurge_wire::os_user::effective_uid() != 0 {
             if let Some(name) = user {
-                let me = nix::unistd::User::from_uid(euid).ok().flatten();
-                if me.map(|u| u.name) != Some(name.to_string()) {
+                let me = pgsurge_wire::OsUser::effective();
+                if me.map(|u| u.name).as_deref() != Some(name) {
                     return Err(ServerError::RunAs(format!(
                         "--run-as {name}: only root can run the server as another user"
                     )));
@@ -39,24 +38,22 @@ impl RunAs {
             return Ok(None);
         }
         let name = user.unwrap_or("postgres");
-        let found = nix::unistd::User::from_name(name)
-            .map_err(|e| ServerError::RunAs(format!("looking up user `{name}`: {e}")))?;
-        let Some(u) = found else {
+        let Some(u) = pgsurge_wire::OsUser::by_name(name) else {
             return Err(ServerError::RunAs(format!(
                 "running as root, the server must run as an unprivileged user, but user `{name}` \
                  does not exist; create it (e.g. `useradd --system postgres`) or pass --run-as USER"
             )));
         };
-        if u.uid.is_root() {
+        if u.is_root() {
             return Err(ServerError::RunAs(format!(
                 "--run-as {name}: this user is root; PostgreSQL refuses to run as root"
             )));
         }
         Ok(Some(RunAs {
             name: u.name,
-            uid: u.uid.as_raw(),
-            gid: u.gid.as_raw(),
-            home: u.dir,
+            uid: u.uid,
+            gid: u.gid,
+            home: u.home,
         }))
     }
 

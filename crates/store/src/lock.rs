@@ -64,24 +64,6 @@ pub fn this_host() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// False only when the process surely does not exist (Linux `/proc`).
-fn pid_alive(pid: i64) -> bool {
-    if !std::path::Path::new("/proc/self").exists() {
-        return true;
-    }
-    if pid <= 0 {
-        return false;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // A zombie (killed, not yet reaped) or dead process no longer runs anything.
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
-
 fn random_token() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -103,7 +85,8 @@ impl LockHolder {
             return false;
         }
         if self.host == this_host() {
-            return self.pid == i64::from(std::process::id()) || pid_alive(self.pid);
+            return self.pid == i64::from(std::process::id())
+                || i32::try_from(self.pid).is_ok_and(pgsurge_supervisor::is_alive);
         }
         true
     }

@@ -15,6 +15,9 @@
 //!
 //! It knows nothing of what the command is for: the caller builds the [`Command`]
 //! (program, arguments, environment) and reads the [`Finished`] it gets back.
+//!
+//! Module `alive` answers whether a process still runs ([`is_alive`]), for every crate
+//! that keeps a pid.
 
 use std::io::{BufRead, Read};
 use std::os::fd::AsRawFd;
@@ -24,7 +27,10 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod alive;
 mod reaper;
+
+pub use alive::is_alive;
 
 /// How long past the timeout the helper is given to report before it is killed too.
 const HELPER_GRACE: Duration = Duration::from_secs(15);

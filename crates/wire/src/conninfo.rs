@@ -274,9 +274,11 @@ impl ConnConfig {
                 settings.remove(kw);
             }
         }
-        let home = env("HOME").map(PathBuf::from).or_else(home_from_passwd);
+        let home = env("HOME")
+            .map(PathBuf::from)
+            .or_else(|| crate::OsUser::effective().map(|u| u.home));
         if !settings.contains_key("user") {
-            match os_user_name() {
+            match crate::OsUser::effective().map(|u| u.name) {
                 Some(u) => {
                     settings.insert("user".into(), u);
                 }
@@ -722,35 +724,5 @@ pub(crate) fn parse_conninfo(s: &str) -> Result<Vec<(String, String)>, ConfigErr
 }
 
 /// `pg_fe_getusername`: the OS user name of the effective uid.
-fn os_user_name() -> Option<String> {
-    passwd_entry().map(|(name, _)| name)
-}
-
-fn home_from_passwd() -> Option<PathBuf> {
-    passwd_entry().map(|(_, home)| PathBuf::from(home))
-}
-
-fn passwd_entry() -> Option<(String, String)> {
-    // SAFETY: getpwuid_r with a caller-owned buffer is thread-safe; the returned
-    // pointers point into `buf`, which outlives their use here.
-    unsafe {
-        let uid = libc::geteuid();
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut buf = vec![0 as libc::c_char; 16384];
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
-        if rc != 0 || result.is_null() {
-            return None;
-        }
-        let name = std::ffi::CStr::from_ptr(pwd.pw_name)
-            .to_string_lossy()
-            .into_owned();
-        let home = std::ffi::CStr::from_ptr(pwd.pw_dir)
-            .to_string_lossy()
-            .into_owned();
-        Some((name, home))
-    }
-}
-
 #[cfg(test)]
 mod tests;

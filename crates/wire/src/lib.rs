@@ -17,7 +17,9 @@
 //! `PQerrorMessage`, because pgbench prints those verbatim.
 //!
 //! Modules: `conninfo` (parameters resolved as libpq does), `keywords` (the keywords
-//! libpq accepts), `uri` (`postgresql://` URIs), `service` (`pg_service.conf`), `pgpass` (the password file), `pgbench`
+//! libpq accepts), `uri` (`postgresql://` URIs), `service` (`pg_service.conf`), `pgpass`
+//! (the password file), `os_user` (the operating system's accounts: libpq's default user,
+//! the home of `~/.pgpass`, a server's run-as user), `pgbench`
 //! (pgbench's `doConnect` and password prompt), `auth` (connecting: host list,
 //! addresses, timeouts), `transport` (TCP or Unix socket, optionally TLS), `tls`
 //! (rustls setup by `sslmode`), `startup` (startup packet and authentication),
@@ -27,8 +29,8 @@
 //! (secrets masked in text that leaves the process), `fuzzing` (the bodies of the
 //! decode and conninfo fuzz targets).
 //!
-//! Each module uses only modules below it in this order: `transport`, `error_text`,
-//! `keywords` ← `error` ← `require_auth`, `uri`, `service` ← `conninfo` ← `pgpass`,
+//! Each module uses only modules below it in this order: `os_user`, `transport`,
+//! `error_text`, `keywords` ← `error` ← `require_auth`, `uri`, `service` ← `conninfo` ← `pgpass`,
 //! `redact`, `tls`, `codec`, `cancel` ← `connection` ← `startup` ← `auth` ← `pgbench`,
 //! `fuzzing`.
 //!
@@ -72,6 +74,7 @@ mod error_text;
 #[doc(hidden)]
 pub mod fuzzing;
 mod keywords;
+pub mod os_user;
 mod pgbench;
 mod pgpass;
 pub mod redact;
@@ -92,6 +95,7 @@ pub use conninfo::{
 };
 pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttrs};
 pub use error::{ConnectError, ConnectErrorKind, DbError, ErrorClass, QueryError};
+pub use os_user::OsUser;
 pub use pgbench::{simple_prompt, PasswordPrompt, PgbenchConnector};
 pub use transport::{read_plain, write_plain};
 

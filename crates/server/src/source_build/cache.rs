@@ -8,7 +8,6 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{Flock, FlockArg};
 use sha2::{Digest, Sha256};
 
 use super::compile::BuildSystem;
@@ -103,19 +102,17 @@ impl Entry {
     }
 
     /// Takes the key's lock, saying so when another build holds it.
-    pub(super) fn lock(&self, progress: &mut dyn Write) -> Result<Flock<File>> {
+    pub(super) fn lock(&self, progress: &mut dyn Write) -> Result<File> {
         let file = lock_file(&self.lock_path)?;
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => Ok(lock),
-            Err((file, _)) => {
-                let _ = writeln!(
-                    progress,
-                    "pgsurge: another build of the same inputs is running; waiting for it"
-                );
-                Flock::lock(file, FlockArg::LockExclusive)
-                    .map_err(|(_, e)| ServerError::io(&self.lock_path, e.into()))
-            }
+        if file.try_lock().is_err() {
+            let _ = writeln!(
+                progress,
+                "pgsurge: another build of the same inputs is running; waiting for it"
+            );
+            file.lock()
+                .map_err(|e| ServerError::io(&self.lock_path, e))?;
         }
+        Ok(file)
     }
 
     /// Removes what an unfinished build left.
@@ -277,11 +274,11 @@ pub fn prune_builds(users: &[BuildUser]) -> Result<Pruned> {
             continue;
         };
         let e = cache.entry(&key);
-        let Ok(_lock) = Flock::lock(lock_file(&e.lock_path)?, FlockArg::LockExclusiveNonblock)
-        else {
+        let lock = lock_file(&e.lock_path)?;
+        if lock.try_lock().is_err() {
             pruned.building += 1;
             continue;
-        };
+        }
         let real = fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
         let who: Vec<String> = users
             .iter()

@@ -154,13 +154,14 @@ impl BuildLog {
         // A build step dies with the pgsurge that started it (even on SIGKILL), so a
         // killed build leaves no make running into the work directory that the next
         // build of the same key clears and reuses.
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        // SAFETY: the closure makes one raw system call (prctl, async-signal-safe) and
+        // touches no memory of the parent.
         unsafe {
             cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::KILL,
+                ))
+                .map_err(std::io::Error::from)
             });
         }
         let mut child = cmd

@@ -403,7 +403,7 @@ pub(crate) fn open_regular(path: &Path, limit: u64, what: &str) -> Result<std::f
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .map_err(|e| ServerError::io(path, e))?;
     let meta = file.metadata().map_err(|e| ServerError::io(path, e))?;
