@@ -34,21 +34,8 @@ pub enum SeedFailure {
 }
 
 /// pgbench's `pg_time_now()`: the monotonic clock in microseconds.
-///
-/// Through libc rather than rustix: rustix's own vDSO lookup crashes under valgrind,
-/// which would make the client impossible to profile.
 fn monotonic_us() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into the valid local `ts`.
-    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
-        return 0;
-    }
-    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
-    let nanos = u64::try_from(ts.tv_nsec).unwrap_or(0);
-    secs.wrapping_mul(1_000_000).wrapping_add(nanos / 1_000)
+    u64::try_from(pgsurge_engine::clock::monotonic_ns() / 1_000).unwrap_or(0)
 }
 
 fn strong_random_u64() -> Option<u64> {
