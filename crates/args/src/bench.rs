@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use pgsurge_observe::costs::CostProbe;
+use pgsurge_observe::lag::LagSampler;
 use pgsurge_observe::profile::Profiler;
 
 use pgsurge_engine::layout::{self, LayoutError};
@@ -624,14 +625,32 @@ fn txn_costs(probe: Option<pgsurge_observe::costs::CostProbe>, result: &mut RunR
 /// The lines after the pack's metrics: `--costs`, `--reconnect`'s failure cost and
 /// `--profile`, each put into `result` too.
 fn after_report(probes: Probes, spec: &RunSpec, result: &mut RunResult) -> String {
-    let (costs, profiler, check_commits) = probes;
+    let (costs, profiler, check_commits, lag) = probes;
     let failure = failure_cost(check_commits.as_deref(), spec, result);
-    txn_costs(costs, result) + &failure + &profiles(profiler, result)
+    txn_costs(costs, result) + &failure + &replica_reads(lag, result) + &profiles(profiler, result)
+}
+
+/// `--replica-file`: the reads on a standby and the stale ones, with the standbys'
+/// lag sampled beside the run, put into `result` (for `--json`) and returned as the
+/// report's lines (none without it).
+fn replica_reads(lag: Option<LagSampler>, result: &mut RunResult) -> String {
+    let lag = lag.map(LagSampler::finish).unwrap_or_default();
+    let Some(reads) = result.replica_reads.as_mut() else {
+        return String::new();
+    };
+    reads.lag = lag;
+    reads.render()
 }
 
 /// `--costs` and `--profile`, started just before the run; `Err` after the error line.
 /// With the `--check-commits` table, looked at after the run.
-type Probes = (Option<CostProbe>, Option<Profiler>, Option<String>);
+/// With `--replica-file`, the standbys' lag sampled on the primary.
+type Probes = (
+    Option<CostProbe>,
+    Option<Profiler>,
+    Option<String>,
+    Option<LagSampler>,
+);
 /// `--costs`, `--profile` and `--check-commits` as asked for.
 type Wanted = (bool, Option<u32>, Option<String>);
 fn wanted(e: &crate::options::Extensions) -> Wanted {
@@ -641,7 +660,15 @@ fn probes(spec: &RunSpec, wanted: Wanted) -> Result<Probes, ()> {
     let (costs, profile_hz, check_commits) = wanted;
     let costs = costs_probe(spec, costs)?;
     let profiler = profile_hz.and_then(|hz| start_profiler(spec, hz));
-    Ok((costs, profiler, check_commits))
+    // The lag is read where the standbys stream from: the server not in recovery.
+    let lag = (!spec.replica_scripts.is_empty()).then(|| {
+        LagSampler::start(
+            &spec
+                .conn
+                .with_target_session_attrs(pgsurge_wire::TargetSessionAttrs::Primary),
+        )
+    });
+    Ok((costs, profiler, check_commits, lag))
 }
 
 /// `--profile`: the recording of the server's and the client's stacks, started just

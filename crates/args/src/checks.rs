@@ -380,6 +380,17 @@ fn bench_checks(ctx: &mut Ctx<'_>, raw: &Raw) -> Step<()> {
     if raw.extensions.check_commits.is_some() && !raw.extensions.reconnect {
         return Err(fatal(ctx, "--check-commits requires --reconnect"));
     }
+    if !raw.extensions.replica_scripts.is_empty() {
+        if raw.connect {
+            return Err(fatal(
+                ctx,
+                "--replica-file cannot be used with -C/--connect",
+            ));
+        }
+        if raw.extensions.workload.is_some() {
+            return Err(fatal(ctx, "--replica-file cannot be used with --workload"));
+        }
+    }
     if raw.extensions.set.is_some() && raw.extensions.store.is_none() {
         return Err(fatal(ctx, "--set requires --store"));
     }

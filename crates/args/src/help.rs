@@ -150,6 +150,13 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            transaction a client was told committed in TABLE
                            (columns client_id, txn_seq: the script inserts
                            :client_id, :txn_seq) and count those missing
+  --replica-file=FILENAME[@W]
+                           add a script whose transactions run on a standby: each
+                           client opens a second connection (to the first server
+                           of the host list in recovery) and sends this script's
+                           transactions on it; the report counts them and the
+                           stale reads among them (a query that returns rows
+                           returned none), with the standbys' lag per second
   --profile[=HZ]           sample the call stacks of the server's processes and of
                            the client on the CPU over the run (perf, default 99 Hz);
                            the hottest functions are printed after the report and

@@ -119,6 +119,9 @@ pub struct Extensions {
     /// written by the script) on the server the connection reaches; those missing are
     /// counted as acknowledged commits lost.
     pub check_commits: Option<String>,
+    /// `--replica-file=FILE[@W]`: the scripts (by index among all scripts) whose
+    /// transactions each client runs on its second connection, to a standby.
+    pub replica_scripts: Vec<usize>,
     /// `--profile[=HZ]`: profile the server's processes and the client on the CPU over
     /// the run, at HZ samples per second per running thread.
     pub profile_hz: Option<u32>,
@@ -298,6 +301,7 @@ impl BenchOptions {
         spec.database = database;
         spec.generator = self.extensions.generator;
         spec.mix = self.extensions.mix.unwrap_or_default();
+        spec.replica_scripts = self.extensions.replica_scripts;
         if let Some(pack_run) = self.pack_run {
             pack_run.apply_to(&mut spec);
         }

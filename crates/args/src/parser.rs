@@ -802,6 +802,12 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
             }
             raw.extensions.check_commits = Some(table);
         }
+        Opt::ReplicaFile => {
+            let (name, weight) = split_weight(ctx, arg)?;
+            raw.extensions.replica_scripts.push(raw.scripts.len());
+            add_file(ctx, raw, name, weight)?;
+            raw.benchmarking_option_set = true;
+        }
         Opt::Profile => {
             raw.benchmarking_option_set = true;
             let hz = match value {

@@ -71,6 +71,7 @@ pub enum Opt {
     Costs,
     Reconnect,
     CheckCommits,
+    ReplicaFile,
     Profile,
 }
 
@@ -189,6 +190,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("costs", No, Opt::Costs),
     l("reconnect", No, Opt::Reconnect),
     l("check-commits", Required, Opt::CheckCommits),
+    l("replica-file", Required, Opt::ReplicaFile),
     l("profile", Optional, Opt::Profile),
 ];
 

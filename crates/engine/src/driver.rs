@@ -63,6 +63,8 @@ pub struct Slot<H> {
     runnable: bool,
     done: bool,
     write_interest: bool,
+    /// `conn` is the standby connection (and `spare` the primary's).
+    on_replica: bool,
     /// The socket of an unencrypted connection, else -1: reads and writes on it need
     /// nothing from `conn`, which then stays out of cache.
     fd: i32,
@@ -75,6 +77,78 @@ pub struct Slot<H> {
     /// The client's script state machine (what it sends next, what it waits for).
     pub client: Client<H>,
     conn: Option<Connection>,
+    /// The client's other connection when it runs scripts on a standby
+    /// (`--replica-file`): swapped with `conn` between transactions.
+    spare: Option<Box<Spare>>,
+}
+
+/// The connection of a [`Slot`] not in use, and its plain socket (-1: none).
+struct Spare {
+    conn: Option<Connection>,
+    fd: i32,
+}
+
+impl<H> Slot<H> {
+    /// Sends on the connection the transaction under way runs on: swaps `conn` with
+    /// the spare one when the client starts a transaction on the other server. Between
+    /// transactions everything sent has been answered, so no byte is left on the
+    /// connection put aside.
+    #[inline]
+    fn route(&mut self) {
+        if self.io.replica != self.on_replica {
+            if let Some(spare) = self.spare.as_deref_mut() {
+                std::mem::swap(&mut self.conn, &mut spare.conn);
+                std::mem::swap(&mut self.fd, &mut spare.fd);
+                self.on_replica = self.io.replica;
+            }
+        }
+    }
+
+    /// Takes a new pair of connections: `primary` in use, `replica` put aside.
+    fn set_connections(&mut self, primary: Connection, replica: Option<Connection>) {
+        self.fd = primary.plain_fd().unwrap_or(-1);
+        self.conn = Some(primary);
+        self.on_replica = false;
+        self.spare = replica.map(|c| {
+            Box::new(Spare {
+                fd: c.plain_fd().unwrap_or(-1),
+                conn: Some(c),
+            })
+        });
+    }
+
+    /// Closes the connection put aside, if any.
+    fn close_spare(&mut self, poll: Option<&Poll>) {
+        if let Some(c) = self.spare.take().and_then(|s| s.conn) {
+            if let Some(poll) = poll {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
+                let _ = poll.registry().deregister(&mut SourceFd(&fd));
+            }
+            c.close();
+        }
+    }
+}
+
+/// Opens a client's connection, and with `replica` its standby connection.
+fn open_pair(
+    cfg: &ConnConfig,
+    replica: Option<&ConnConfig>,
+) -> Result<(Connection, Option<Connection>), (String, ErrorClass)> {
+    let primary = open_connection(cfg)?;
+    let replica = replica.map(open_connection).transpose()?;
+    Ok((primary, replica))
+}
+
+/// Registers a slot's spare connection, which wakes the slot like its own.
+fn register_spare<H>(poll: &Poll, s: &Slot<H>, i: usize) -> io::Result<()> {
+    match s.spare.as_deref().and_then(|sp| sp.conn.as_ref()) {
+        Some(c) => {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(c);
+            poll.registry()
+                .register(&mut SourceFd(&fd), Token(i), Interest::READABLE)
+        }
+        None => Ok(()),
+    }
 }
 
 /// Starts loading the cache lines of slot `i` up to its connection (of which only the
@@ -130,7 +204,9 @@ impl<H> Slot<H> {
             runnable: true,
             done: false,
             write_interest: false,
+            on_replica: false,
             fd: -1,
+            spare: None,
         }
     }
 }
@@ -141,6 +217,8 @@ pub struct DriverCtx<'a> {
     pub plan: &'a Plan,
     /// Connection parameters of every client connection.
     pub conn_config: &'a ConnConfig,
+    /// Those of each client's standby connection (`--replica-file`).
+    pub replica_config: Option<&'a ConnConfig>,
     /// Run clock.
     pub clock: &'a RunClock,
     /// Stop request (signals, library callers).
@@ -365,6 +443,10 @@ fn register_sources<H: ScriptHost>(
                 diag.error_line("invalid socket: could not register client socket");
                 return Err(LoopEnd::PollFailed);
             }
+        }
+        if register_spare(&poll, s, i).is_err() {
+            diag.error_line("invalid socket: could not register client socket");
+            return Err(LoopEnd::PollFailed);
         }
     }
     Ok((poll, timer))
@@ -818,6 +900,7 @@ fn step_once<H: ScriptHost>(
     let wait = s
         .client
         .advance(&mut env.thread_ctx(timer_exceeded), &mut s.io, now);
+    s.route();
     // A request about to go out whole on a plain socket, after which the client waits
     // for its answer: the send is timed.
     let timed = may_read_early
@@ -834,14 +917,14 @@ fn step_once<H: ScriptHost>(
         }
         Wait::Connect => {
             let t0 = dctx.clock.now();
-            match open_connection(dctx.conn_config) {
-                Ok(c) => {
+            match open_pair(dctx.conn_config, dctx.replica_config) {
+                Ok((c, replica)) => {
                     let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
                     let _ =
                         poll.registry()
                             .register(&mut SourceFd(&fd), Token(i), Interest::READABLE);
-                    s.fd = c.plain_fd().unwrap_or(-1);
-                    s.conn = Some(c);
+                    s.set_connections(c, replica);
+                    let _ = register_spare(poll, s, i);
                     s.out_pos = 0;
                     s.write_interest = false;
                     s.client.connected(&mut s.io);
@@ -1019,7 +1102,8 @@ fn fill<H>(s: &mut Slot<H>, closed: bool) -> bool {
 
 /// Stops watching the socket of a finished client whose connection stays open.
 fn quiet<H>(poll: &Poll, s: &mut Slot<H>) {
-    if let Some(c) = &s.conn {
+    let spare = s.spare.as_deref().and_then(|sp| sp.conn.as_ref());
+    for c in s.conn.iter().chain(spare) {
         let fd = std::os::fd::AsRawFd::as_raw_fd(c);
         let _ = poll.registry().deregister(&mut SourceFd(&fd));
     }
@@ -1032,10 +1116,14 @@ fn quiet<H>(poll: &Poll, s: &mut Slot<H>) {
 /// loop's poll set is gone by then).
 #[cold]
 pub fn take_open<H>(slots: &mut [Slot<H>]) -> impl Iterator<Item = Connection> + '_ {
-    slots.iter_mut().filter_map(|s| s.conn.take())
+    slots.iter_mut().flat_map(|s| {
+        let spare = s.spare.take().and_then(|sp| sp.conn);
+        s.conn.take().into_iter().chain(spare)
+    })
 }
 
 fn close<H>(poll: &Poll, s: &mut Slot<H>) {
+    s.close_spare(Some(poll));
     s.fd = -1;
     if let Some(c) = s.conn.take() {
         let fd = std::os::fd::AsRawFd::as_raw_fd(&c);
@@ -1176,13 +1264,13 @@ fn end_stopped<H>(poll: &Poll, s: &mut Slot<H>) {
 /// failing client id and the message.
 pub fn connect_all<H: ScriptHost>(
     cfg: &ConnConfig,
+    replica: Option<&ConnConfig>,
     slots: &mut [Slot<H>],
 ) -> Result<(), (usize, String, ErrorClass)> {
     for s in slots.iter_mut() {
-        match open_connection(cfg) {
-            Ok(c) => {
-                s.fd = c.plain_fd().unwrap_or(-1);
-                s.conn = Some(c);
+        match open_pair(cfg, replica) {
+            Ok((c, replica)) => {
+                s.set_connections(c, replica);
                 s.client.connected(&mut s.io);
             }
             Err((m, class)) => return Err((s.client.id, m, class)),

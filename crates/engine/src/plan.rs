@@ -164,6 +164,17 @@ pub struct MachineConfig {
     pub debug: bool,
     /// How scripts are drawn (`--mix`).
     pub mix: Mix,
+    /// Bit `i`: script `i`'s transactions run on the client's standby connection
+    /// (`--replica-file`); 0: a client has one connection.
+    pub replica_scripts: u128,
+}
+
+impl MachineConfig {
+    /// Script `script`'s transactions run on a standby.
+    #[inline]
+    pub fn on_replica(&self, script: usize) -> bool {
+        script < 128 && self.replica_scripts >> script & 1 != 0
+    }
 }
 
 impl Default for MachineConfig {
@@ -181,6 +192,7 @@ impl Default for MachineConfig {
             reconnect: false,
             debug: false,
             mix: Mix::Random,
+            replica_scripts: 0,
         }
     }
 }
@@ -260,6 +272,11 @@ pub fn build_plan(spec: &RunSpec) -> Result<Plan, EngineError> {
         reconnect: spec.errors.reconnect,
         debug: spec.errors.debug,
         mix: spec.mix,
+        replica_scripts: spec
+            .replica_scripts
+            .iter()
+            .filter(|&&i| i < 128)
+            .fold(0, |bits, &i| bits | 1u128 << i),
     };
     Ok(Plan::new(scripts, config))
 }

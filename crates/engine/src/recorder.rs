@@ -35,6 +35,9 @@ pub struct ThreadRecorder {
     pub commits: Option<Vec<u32>>,
     /// `--reconnect`: the transactions each client was told were committed.
     pub acks: AckRecorder,
+    /// `--replica-file`: per second of the run clock, the transactions committed on a
+    /// standby and the stale ones among them.
+    pub replica_reads: Vec<[u32; 2]>,
     clock: RunClock,
 }
 
@@ -47,6 +50,7 @@ impl ThreadRecorder {
             log_error: None,
             commits: None,
             acks: AckRecorder::default(),
+            replica_reads: Vec::new(),
             clock,
         }
     }
@@ -147,5 +151,15 @@ impl Recorder for ThreadRecorder {
 
     fn command_retry(&mut self, script: usize, cmd: usize) {
         self.stats.record_command_retry(script, cmd);
+    }
+
+    fn replica_read(&mut self, stale: bool, now: i64) {
+        let i = (now.max(0) / 1_000_000) as usize;
+        if self.replica_reads.len() <= i {
+            self.replica_reads.resize(i + 1, [0, 0]);
+        }
+        let c = &mut self.replica_reads[i];
+        c[0] += 1;
+        c[1] += u32::from(stale);
     }
 }

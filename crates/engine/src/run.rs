@@ -287,6 +287,9 @@ fn prepare_threads(spec: &RunSpec, hooks: &RunHooks<'_>) -> Result<PreparedRun, 
 /// What the driver threads share while they run.
 struct Shared<'a> {
     spec: &'a RunSpec,
+    /// Each client's standby connection (`--replica-file`): `spec.conn` asking for a
+    /// server in recovery.
+    replica_conn: Option<pgsurge_wire::ConnConfig>,
     plan: &'a Plan,
     clock: &'a RunClock,
     gate: &'a StartGate,
@@ -334,6 +337,8 @@ struct ThreadOutput {
     commits: Option<Vec<u32>>,
     /// `--reconnect`: the transactions its clients were told were committed.
     acks: Vec<pgsurge_results::failure::AckRange>,
+    /// `--replica-file`: reads and stale reads per second.
+    replica_reads: Vec<[u32; 2]>,
 }
 
 /// Phase 2: open the thread's connections (unless `-C`), then wait for every thread.
@@ -343,7 +348,9 @@ fn connect_thread(
 ) -> Result<(), (String, ErrorClass)> {
     let mut err = None;
     if !shared.plan.config.connect_per_txn {
-        if let Err((id, msg, class)) = connect_all(&shared.spec.conn, slots) {
+        if let Err((id, msg, class)) =
+            connect_all(&shared.spec.conn, shared.replica_conn.as_ref(), slots)
+        {
             shared.connect_failed.store(true, Ordering::SeqCst);
             err = Some((
                 format!(
@@ -454,6 +461,7 @@ fn drive_thread(
     let dctx = DriverCtx {
         plan: shared.plan,
         conn_config: &shared.spec.conn,
+        replica_config: shared.replica_conn.as_ref(),
         clock: shared.clock,
         stop: shared.stop,
         halt: &shared.halt,
@@ -503,6 +511,7 @@ fn drive_thread(
         log_error,
         commits: rec.commits,
         acks: rec.acks.into_ranges(),
+        replica_reads: rec.replica_reads,
     })
 }
 
@@ -541,6 +550,10 @@ pub fn run(spec: &RunSpec, hooks: RunHooks<'_>) -> Result<RunResult, EngineError
     let threads = std::mem::take(&mut prepared.threads);
     let shared = Shared {
         spec,
+        replica_conn: (!spec.replica_scripts.is_empty()).then(|| {
+            spec.conn
+                .with_target_session_attrs(pgsurge_wire::TargetSessionAttrs::Standby)
+        }),
         plan: &prepared.plan,
         clock: &prepared.clock,
         gate: &prepared.gate,
@@ -826,10 +839,18 @@ fn merge(
             acknowledged: Vec::new(),
         });
     let mut connection_lost = false;
+    let mut replica_reads: Vec<[u32; 2]> = Vec::new();
     for out in outputs {
         if let (Some(t), Some(c)) = (timeline.as_mut(), out.commits.as_deref()) {
             t.add(c);
             t.acknowledged.extend_from_slice(&out.acks);
+        }
+        if replica_reads.len() < out.replica_reads.len() {
+            replica_reads.resize(out.replica_reads.len(), [0, 0]);
+        }
+        for (a, b) in replica_reads.iter_mut().zip(&out.replica_reads) {
+            a[0] += b[0];
+            a[1] += b[1];
         }
         first_start = first_start.min(out.bench_start);
         last_end = last_end.max(out.bench_end);
@@ -883,5 +904,12 @@ fn merge(
     result.output_errors = log_errors;
     result.commit_timeline = timeline;
     result.connection_lost = connection_lost;
+    // Seconds from the run's start: the clock's origin comes first.
+    let skip = (first_start.max(0) / 1_000_000) as usize;
+    result.replica_reads = (!spec.replica_scripts.is_empty()).then(|| {
+        pgsurge_results::failure::ReplicaReads::from_seconds(
+            replica_reads.get(skip..).unwrap_or_default(),
+        )
+    });
     Ok(result)
 }

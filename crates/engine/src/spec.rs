@@ -262,6 +262,11 @@ pub struct RunSpec {
     pub pauses: Vec<Pauses>,
     /// When a client reads its connection right after sending a request.
     pub early_read: EarlyRead,
+    /// Scripts whose transactions run on a standby (`--replica-file`), by index in
+    /// [`RunSpec::scripts`]; empty: every transaction runs on the server `conn` reaches.
+    /// Each client then holds a second connection, to the first server of `conn`'s host
+    /// list that is in recovery, and sends these scripts' transactions on it.
+    pub replica_scripts: Vec<usize>,
 }
 
 /// When a client reads its connection right after sending a request, instead of
@@ -333,7 +338,32 @@ impl RunSpec {
             mix: Mix::Random,
             pauses: Vec::new(),
             early_read: EarlyRead::default(),
+            replica_scripts: Vec::new(),
         }
+    }
+
+    /// Scripts routed to a standby: existing ones, at most 128 (a bit each), and never
+    /// with `-C` (a client keeps its two connections for the whole run).
+    fn check_replica_scripts(&self) -> Result<(), SpecError> {
+        if self.replica_scripts.is_empty() {
+            return Ok(());
+        }
+        if let Some(i) = self
+            .replica_scripts
+            .iter()
+            .find(|&&i| i >= self.scripts.len().min(128))
+        {
+            return Err(SpecError(format!(
+                "script {i} routed to a standby: the run has {} scripts (at most 128 can be)",
+                self.scripts.len()
+            )));
+        }
+        if self.connect_per_transaction {
+            return Err(SpecError(
+                "scripts run on a standby keep their connections: not with -C".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Checks the rules pgbench's command line enforces, for specs built in code.
@@ -381,6 +411,7 @@ impl RunSpec {
         if self.clients == 0 {
             return fail("the number of clients must be at least 1".into());
         }
+        self.check_replica_scripts()?;
         if self.threads == 0 || self.threads > self.clients {
             return fail(format!(
                 "the number of threads must be between 1 and the number of clients ({}), not {}",
@@ -493,12 +524,15 @@ impl RunSpec {
         for (name, value) in &self.variables {
             args.push(format!("--define={name}={value}"));
         }
-        for script in &self.scripts {
+        for (i, script) in self.scripts.iter().enumerate() {
             let builtin = pgsurge_script::BUILTINS
                 .iter()
                 .find(|b| b.desc == script.desc);
             args.push(match builtin {
                 Some(b) => format!("--builtin={}@{}", b.name, script.weight),
+                None if self.replica_scripts.contains(&i) => {
+                    format!("--replica-file={}@{}", script.desc, script.weight)
+                }
                 None => format!("--file={}@{}", script.desc, script.weight),
             });
         }

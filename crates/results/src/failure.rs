@@ -1,7 +1,8 @@
 //! What a failure cost a run (`bench --reconnect`, a campaign's `[[fault]]`s): the
 //! commits of each 10 ms of the run ([`CommitTimeline`], in memory only), and, in the
 //! result, the outage window, the faults applied, the standbys' lag per second and
-//! the acknowledged commits the surviving primary lacks ([`FailureCost`]).
+//! the acknowledged commits the surviving primary lacks ([`FailureCost`]); and the
+//! transactions run on a standby, with the stale reads among them ([`ReplicaReads`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -189,4 +190,70 @@ pub struct LagSample {
     /// figure: nothing replayed recently).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
+}
+
+/// Transactions of scripts run on a standby (`bench --replica-file`): how many, how
+/// many were stale (a query of theirs that returns rows returned none: the standby had
+/// not yet replayed what it looked for), per second, and the standbys' lag per second
+/// beside them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ReplicaReads {
+    /// Committed transactions of scripts run on a standby.
+    pub reads: u64,
+    /// Of those, the stale ones.
+    pub stale: u64,
+    /// Per second of the run, in order (seconds with no read left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_second: Vec<ReplicaReadSecond>,
+    /// The standbys' lag, read on the primary every second of the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lag: Vec<LagSample>,
+}
+
+/// The reads on a standby in one second of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ReplicaReadSecond {
+    /// The second, counted from the run's start (0: the first).
+    pub second: u32,
+    /// Reads committed in it.
+    pub reads: u32,
+    /// Of those, the stale ones.
+    pub stale: u32,
+}
+
+impl ReplicaReads {
+    /// From per-second `[reads, stale]` counts.
+    pub fn from_seconds(counts: &[[u32; 2]]) -> Self {
+        let per_second: Vec<ReplicaReadSecond> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c[0] > 0)
+            .map(|(i, c)| ReplicaReadSecond {
+                second: i as u32,
+                reads: c[0],
+                stale: c[1],
+            })
+            .collect();
+        ReplicaReads {
+            reads: per_second.iter().map(|s| u64::from(s.reads)).sum(),
+            stale: per_second.iter().map(|s| u64::from(s.stale)).sum(),
+            per_second,
+            lag: Vec::new(),
+        }
+    }
+
+    /// The report's lines.
+    pub fn render(&self) -> String {
+        let share = if self.reads == 0 {
+            0.0
+        } else {
+            100.0 * self.stale as f64 / self.reads as f64
+        };
+        format!(
+            "transactions run on a standby = {}\nstale reads = {} ({share:.3}%)\n",
+            self.reads, self.stale
+        )
+    }
 }

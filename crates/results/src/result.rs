@@ -333,6 +333,10 @@ pub struct RunResult {
     /// What a failure cost the run (`bench --reconnect`, a campaign's faults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_cost: Option<crate::failure::FailureCost>,
+    /// Transactions run on a standby and the stale reads among them
+    /// (`bench --replica-file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_reads: Option<crate::failure::ReplicaReads>,
     /// Commits per 10 ms (`--reconnect`), for [`RunResult::failure_cost`]; not in JSON.
     #[serde(skip)]
     pub commit_timeline: Option<crate::failure::CommitTimeline>,
@@ -432,6 +436,7 @@ impl RunResult {
             workload_metrics: Vec::new(),
             txn_costs: None,
             failure_cost: None,
+            replica_reads: None,
             commit_timeline: None,
             profiles: Vec::new(),
             steady_state: None,

@@ -490,6 +490,24 @@ impl ConnConfig {
         self.target_session_attrs
     }
 
+    /// The same parameters asking for servers of another kind (`target_session_attrs`):
+    /// of a multi-host list, the first server that is one.
+    pub fn with_target_session_attrs(&self, attrs: TargetSessionAttrs) -> ConnConfig {
+        let mut c = self.clone();
+        c.target_session_attrs = attrs;
+        let name = match attrs {
+            TargetSessionAttrs::Any => "any",
+            TargetSessionAttrs::ReadWrite => "read-write",
+            TargetSessionAttrs::ReadOnly => "read-only",
+            TargetSessionAttrs::Primary => "primary",
+            TargetSessionAttrs::Standby => "standby",
+            TargetSessionAttrs::PreferStandby => "prefer-standby",
+        };
+        c.values
+            .insert("target_session_attrs".to_string(), name.to_string());
+        c
+    }
+
     /// The password file to consult (`passfile`/`PGPASSFILE`, else `~/.pgpass`).
     pub fn passfile(&self) -> Option<PathBuf> {
         match self.get("passfile") {

@@ -412,6 +412,22 @@ fn script_files() {
     let p = path.to_str().expect("utf-8 temp path");
     // the last @ splits the weight off, so a name containing @ needs an explicit weight
     let b = bench(&["-f", &format!("{p}@3")]);
+    assert!(b.extensions.replica_scripts.is_empty());
+    // A script run on a standby is a script like the others, its index noted.
+    let r = bench(&[
+        "-b",
+        "simple",
+        "-f",
+        &format!("{p}@3"),
+        &format!("--replica-file={p}@2"),
+    ]);
+    assert_eq!(r.scripts.len(), 3);
+    assert_eq!((r.scripts[2].desc.as_str(), r.scripts[2].weight), (p, 2));
+    assert_eq!(r.extensions.replica_scripts, [2]);
+    fails(
+        &["-C", &format!("--replica-file={p}@2")],
+        &error("--replica-file cannot be used with -C/--connect"),
+    );
     assert_eq!(b.scripts[0].desc, p);
     assert_eq!(b.scripts[0].weight, 3);
     assert_eq!(b.scripts[0].origin, ScriptOrigin::File(path.clone()));

@@ -44,6 +44,7 @@ mod replay_dist;
 mod replay_input;
 mod replay_order;
 mod replay_roundtrip;
+mod replica_reads;
 mod report_look;
 mod results_trend;
 mod script_bytes_diff;

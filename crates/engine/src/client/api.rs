@@ -109,6 +109,11 @@ pub trait Recorder {
     fn command_failure(&mut self, script: usize, cmd: usize);
     /// A retry was caused by an error in this command.
     fn command_retry(&mut self, script: usize, cmd: usize);
+    /// A transaction of a script run on a standby committed at `now` (µs, run clock);
+    /// `stale`: a query of it that returns rows returned none.
+    fn replica_read(&mut self, stale: bool, now: i64) {
+        let _ = (stale, now);
+    }
 }
 
 /// Where the machine's messages go (stderr in the real driver).
@@ -140,6 +145,9 @@ pub struct ClientIo {
     pub lost: bool,
     /// Backend process id of the connection (for messages), 0 if unknown.
     pub backend_pid: i32,
+    /// The transaction under way runs on the client's standby connection (set when it
+    /// starts; the driver sends on the connection this names).
+    pub replica: bool,
 }
 
 impl ClientIo {

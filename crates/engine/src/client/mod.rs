@@ -522,6 +522,10 @@ impl<H: ScriptHost> Client<H> {
                     if plan.config.reconnect {
                         self.host.set_txn_seq(self.cnt + 1);
                     }
+                    if plan.config.replica_scripts != 0 {
+                        io.replica = plan.config.on_replica(self.script);
+                        self.reply.empty_result = false;
+                    }
                     self.txn_begin = now.get();
                     if !plan.config.throttle {
                         self.txn_scheduled = self.txn_begin;
@@ -704,6 +708,9 @@ impl<H: ScriptHost> Client<H> {
             (0, 0)
         };
         self.cnt += 1;
+        if status == TxnStatus::Success && ctx.plan.config.on_replica(self.script) {
+            ctx.rec.replica_read(self.reply.empty_result, now);
+        }
         ctx.rec.txn(&TxnEnd {
             client: self.id,
             script: self.script,

@@ -48,6 +48,9 @@ pub(crate) struct ReplyState {
     cur_ntuples: u64,
     /// Its number of rows.
     pub last_ntuples: u64,
+    /// A result with a row description and no row ended since the client last
+    /// cleared this (at the start of each transaction run on a standby).
+    pub empty_result: bool,
     cap_ntuples: u64,
     /// Behind a pointer: with hundreds of clients, buffers inside the client would widen
     /// what each statement brings into cache.
@@ -85,6 +88,7 @@ impl ReplyState {
 
     /// Closes the current result.
     pub fn end_result(&mut self) {
+        self.empty_result |= self.cur_tuples && self.cur_ntuples == 0;
         self.last_had_tuples = self.cur_tuples;
         self.last_ntuples = self.cur_ntuples;
         self.cur_tuples = false;
