@@ -1,4 +1,5 @@
-//! `pgsurge campaign run FILE.toml [--store S] [--new] [--retry-failed] [--quiet]`,
+//! `pgsurge campaign run FILE.toml [--store S] [--new] [--retry-failed] [--quiet]
+//! [--live[=ADDR]]`, `pgsurge campaign watch [STORE]` (the live view from a store),
 //! `pgsurge campaign plan FILE.toml [--format text|json]` (the tests in order and a
 //! time estimate, without running) and `pgsurge campaign new [FILE]` (a template).
 
@@ -48,6 +49,18 @@ enum Cmd {
         #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = pgsurge_live::DEFAULT_ADDR)]
         live: Option<String>,
     },
+    /// Serve the live view of a campaign running in another process, read-only, from
+    /// its results store, until interrupted.
+    Watch {
+        /// The results store [default: $PGSURGE_STORE or ./pgsurge-results.db].
+        store: Option<String>,
+        /// The set, by id or name [default: the newest a campaign told anything].
+        #[arg(long)]
+        set: Option<String>,
+        /// Where to serve the page.
+        #[arg(long, value_name = "ADDR", default_value = pgsurge_live::DEFAULT_ADDR)]
+        listen: String,
+    },
     /// Print the tests of a campaign in the order they would run, and an estimate of
     /// the time the campaign takes.
     Plan {
@@ -89,50 +102,25 @@ enum ConvertFrom {
     PgbenchTools,
 }
 
-fn convert(config: &std::path::Path, output: Option<PathBuf>) -> i32 {
-    let text = match std::fs::read_to_string(config) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("pgsurge: error: reading {}: {e}", config.display());
-            return 1;
-        }
-    };
-    let dir = std::path::absolute(config)
-        .ok()
-        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
-        .unwrap_or_default();
-    let campaign = match crate::convert::convert_config(&text, &dir) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!(
-                "pgsurge: error: {}: {}",
-                config.display(),
-                terminal_safe(&e)
-            );
-            return 1;
-        }
-    };
-    let Some(path) = output else {
-        print!("{campaign}");
+/// Writes `text` to a new file at `path` (never replacing one), saying `then(path)`; or
+/// prints it when there is no path.
+fn write_new(path: Option<PathBuf>, text: &str, then: impl FnOnce(&str) -> String) -> i32 {
+    let Some(path) = path else {
+        print!("{text}");
         return 0;
     };
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&path)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, campaign.as_bytes()));
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+    let shown = path.display().to_string();
     match written {
         Ok(()) => {
-            eprintln!(
-                "wrote {}: check its notes, then `pgsurge campaign plan {0}`",
-                path.display()
-            );
+            eprintln!("wrote {shown}: {}", then(&shown));
             0
         }
-        Err(e) => {
-            eprintln!("pgsurge: error: cannot create {}: {e}", path.display());
-            1
-        }
+        Err(e) => command_error(&format!("cannot create {shown}: {e}")),
     }
 }
 
@@ -444,33 +432,22 @@ pub fn main(args: &[OsString]) -> i32 {
         Err(status) => return status,
     };
     match cli.cmd {
-        Cmd::Convert { config, output, .. } => convert(&config, output),
-        Cmd::New { file } => match file {
-            None => {
-                print!("{TEMPLATE}");
-                0
-            }
-            Some(path) => {
-                let written = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&path)
-                    .and_then(|mut f| std::io::Write::write_all(&mut f, TEMPLATE.as_bytes()));
-                match written {
-                    Ok(()) => {
-                        eprintln!(
-                            "wrote {}: edit it, then `pgsurge campaign plan {0}` and `pgsurge campaign run {0}`",
-                            path.display()
-                        );
-                        0
-                    }
-                    Err(e) => {
-                        eprintln!("pgsurge: error: cannot create {}: {e}", path.display());
-                        1
-                    }
-                }
-            }
+        Cmd::Convert { config, output, .. } => match crate::convert::convert_file(&config) {
+            Ok(text) => write_new(output, &text, |p| {
+                format!("check its notes, then `pgsurge campaign plan {p}`")
+            }),
+            Err(e) => command_error(&e),
         },
+        Cmd::Watch { store, set, listen } => {
+            let location = store.unwrap_or_else(pgsurge_store::default_location);
+            match pgsurge_live::watch(&location, set.as_deref(), &listen) {
+                Ok(never) => match never {},
+                Err(e) => command_error(&e.to_string()),
+            }
+        }
+        Cmd::New { file } => write_new(file, TEMPLATE, |p| {
+            format!("edit it, then `pgsurge campaign plan {p}` and `pgsurge campaign run {p}`")
+        }),
         Cmd::Plan {
             file,
             format,
@@ -539,6 +516,11 @@ pub fn main(args: &[OsString]) -> i32 {
             quiet,
             live,
         } => {
+            // A bad address is said before anything starts.
+            let mut view = match pgsurge_live::View::start(live.as_deref()) {
+                Ok(v) => v,
+                Err(e) => return command_error(&e.to_string()),
+            };
             let campaign = match Campaign::load(&file) {
                 Ok(c) => c,
                 Err(e) => return command_error(&e.to_string()),
@@ -555,10 +537,6 @@ pub fn main(args: &[OsString]) -> i32 {
                 retry_failed,
                 quiet,
                 ..Default::default()
-            };
-            let mut view = match pgsurge_live::View::start(live.as_deref()) {
-                Ok(v) => v,
-                Err(e) => return command_error(&e.to_string()),
             };
             match run_campaign_telling(&campaign, &mut store, &opts, &stop, &mut view.consumers()) {
                 Ok(o) => finish_run(&campaign, &mut store, &location, &o, quiet),

@@ -9,9 +9,10 @@
 //! | module | owns |
 //! |---|---|
 //! | [`second`] | one second of a running test: its rate and latency percentiles, exact from the second's histogram |
-//! | [`store_writer`] | the store as a consumer: ended tests, outages, leftover hooks, the set's status |
+//! | [`store_writer`] | the store as a consumer: ended tests, outages, leftover hooks, the set's status, and what a page is told of each event (for `campaign watch`) |
 //! | [`progress`] | the terminal as a consumer: the progress bar and the lines said above it |
 //! | [`recorder`] | a consumer that keeps the kind and test of every event (for tests and checks) |
+//! | [`told`] | what a page is told of each event: owned and masked, kept by the store for a reader in another process |
 
 #![warn(missing_docs)]
 
@@ -19,6 +20,7 @@ pub mod progress;
 pub mod recorder;
 pub mod second;
 pub mod store_writer;
+pub mod told;
 
 use std::time::Duration;
 
@@ -28,6 +30,7 @@ pub use progress::Progress;
 pub use recorder::Recorder;
 pub use second::Second;
 pub use store_writer::StoreWriter;
+pub use told::Told;
 
 /// One test of a campaign invocation, as events name it.
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@ use pgsurge_results::{IntervalSample, LatencyHistogram};
 pub const RANKS: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
 
 /// One second of a test.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Second {
     /// End of the second, seconds since the run began (the warm-up's are its own run's).
     pub elapsed_s: f64,

@@ -1,11 +1,14 @@
 //! The store as a consumer of a campaign's events: each ended test written in one
 //! transaction (replacing an earlier failure of the same key), an outage that gave up
 //! on a target and a hook's leftover processes kept as the set's warnings, and the
-//! set's status when the invocation ends.
+//! set's status when the invocation ends. What a page shows of each event is kept too
+//! (`live_events`, one small row, a second of a running test included), for `campaign
+//! watch` in another process; a test's seconds leave with the transaction that stores
+//! the test.
 
 use pgsurge_store::{now_rfc3339, Store, StoreError, WarningRecord};
 
-use crate::{Event, Outage};
+use crate::{Event, Outage, Told};
 
 /// Warning code of a hook that left processes running (they were killed).
 pub const HOOK_LEFTOVER: &str = "hook_leftover";
@@ -29,10 +32,22 @@ impl<'s> StoreWriter<'s> {
 
     /// Writes what `event` says is kept.
     pub fn take(&mut self, event: &Event<'_>) -> Result<(), StoreError> {
+        let told = Told::of(event);
         match event {
-            Event::TestEnded { write, .. } => {
-                self.last_run_id = Some(self.store.write_run_replacing(write)?);
+            Event::TestEnded { test, write, .. } => {
+                let set_id = self.set_id;
+                let id = self.store.all_or_nothing(|s| {
+                    let id = s.write_run_replacing(write)?;
+                    s.clear_live_seconds(set_id, test.key)?;
+                    if let Some(t) = &told {
+                        keep(s, set_id, t)?;
+                    }
+                    Ok::<_, StoreError>(id)
+                })??;
+                self.last_run_id = Some(id);
+                return Ok(());
             }
+            Event::SetStarted { .. } => self.store.clear_live_events(self.set_id)?,
             Event::Outage {
                 outage: Outage::Down { message },
                 ..
@@ -52,7 +67,10 @@ impl<'s> StoreWriter<'s> {
             }
             _ => {}
         }
-        Ok(())
+        match &told {
+            Some(t) => keep(self.store, self.set_id, t),
+            None => Ok(()),
+        }
     }
 
     fn set_warning(&mut self, code: &str, message: &str) -> Result<(), StoreError> {
@@ -75,4 +93,10 @@ impl<'s> StoreWriter<'s> {
     pub fn last_run_id(&self) -> Option<i64> {
         self.last_run_id
     }
+}
+
+/// Keeps what a page is told of an event, for a reader in another process.
+fn keep(store: &mut Store, set_id: i64, told: &Told) -> Result<(), StoreError> {
+    let body = serde_json::to_value(told).unwrap_or_default();
+    store.add_live_event(set_id, told.kind(), told.key(), &body)
 }

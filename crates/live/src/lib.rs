@@ -1,23 +1,27 @@
 //! The live view of a running campaign: a read-only page on a local address (the
 //! loopback by default) that asks every second for the campaign's state, kept by a
-//! consumer of the runner's events. Two routes: `/` (the page, its script and style
+//! consumer of the runner's events in the campaign's process, or read from the store
+//! by `campaign watch` in another. Two routes: `/` (the page, its script and style
 //! inline: nothing is fetched from the network) and `/state.json`.
 //!
 //! | module | owns |
 //! |---|---|
 //! | [`state`] | what the page shows, kept from the events ([`Live`], the consumer) |
+//! | [`watch`] | the page of a campaign running in another process, from its store |
 //! | `page` | the page itself |
 
 #![warn(missing_docs)]
 
 mod page;
 pub mod state;
+pub mod watch;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 pub use state::{Live, LiveState};
+pub use watch::{watch, Watch};
 
 /// The address `--live` binds when it is given none.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8642";
@@ -32,6 +36,21 @@ pub enum LiveError {
         addr: String,
         /// Why.
         message: String,
+    },
+    /// The store cannot be read (it is not a results store, or a set asked for is
+    /// not in it).
+    #[error(transparent)]
+    Store(#[from] pgsurge_store::StoreError),
+    /// The store was written by a pgsurge that kept no live events.
+    #[error(
+        "results store {location} is at schema version {version}, which keeps no live \
+         events: a campaign run by this pgsurge brings it up to date"
+    )]
+    NoLiveEvents {
+        /// The store (password masked).
+        location: String,
+        /// Its schema version.
+        version: i64,
     },
 }
 

@@ -16,6 +16,7 @@ td:first-child,th:first-child{text-align:left}
 svg{border:1px solid #ddd;background:#fafafa}
 </style></head><body>
 <h1 id="title">pgsurge live</h1>
+<div id="note"></div>
 <div id="plan"></div>
 <h2>Running: <span id="running">-</span></h2>
 <div id="doing"></div>
@@ -44,6 +45,7 @@ function span(text) { const s = document.createElement("span"); s.textContent = 
 function mins(s) { return s >= 60 ? Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s" : s + "s"; }
 function draw(s) {
   $("title").textContent = "pgsurge live: " + (s.set_name || "…") + (s.set_id ? " (set " + s.set_id + ")" : "");
+  $("note").textContent = s.note || "";
   const plan = $("plan"); plan.replaceChildren(
     span("done " + s.done + " / " + s.tests.length), span("running " + (s.running ? 1 : 0)),
     span("left " + s.left), span("time left " + mins(s.time_left_s)),

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use pgsurge_events::{Consumer, Event, Outage};
+use pgsurge_events::{Consumer, Event, Told};
 use pgsurge_store::run_status;
 use pgsurge_wire::redact::redact;
 use serde::Serialize;
@@ -85,6 +85,9 @@ pub struct LiveState {
     pub ended: Option<String>,
     /// Events taken (the page shows it moving).
     pub events: u64,
+    /// What the page says of where its figures come from, when they come from a store
+    /// (`campaign watch`): the store, or that no campaign runs in it.
+    pub note: Option<String>,
 }
 
 impl LiveState {
@@ -127,22 +130,26 @@ impl LiveState {
         self.time_left_s = unended.saturating_sub(running_s);
     }
 
-    /// Takes one event.
-    pub fn take(&mut self, event: &Event<'_>) {
+    /// Takes what a page is told of one event.
+    pub fn take(&mut self, told: &Told) {
         self.events += 1;
-        match event {
-            Event::SetStarted {
+        match told {
+            Told::SetStarted {
                 set_id,
                 name,
                 already_stored,
-                ..
             } => {
+                // An invocation starts (or starts again) the set: its plan is its own.
                 self.set_id = Some(*set_id);
-                self.set_name = (*name).to_string();
+                self.set_name = name.clone();
                 self.already_stored = *already_stored;
+                self.tests.clear();
+                self.seconds.clear();
+                self.running = None;
+                self.ended = None;
             }
-            Event::TestPlanned { test, planned_s } => self.tests.push(TestRow {
-                key: test.key.to_string(),
+            Told::TestPlanned { key, planned_s } => self.tests.push(TestRow {
+                key: key.clone(),
                 status: "planned".into(),
                 planned_s: *planned_s,
                 tps: None,
@@ -150,15 +157,15 @@ impl LiveState {
                 latency_p99_ms: None,
                 error: None,
             }),
-            Event::TestStarted { test } => {
-                self.running = Some(test.key.to_string());
+            Told::TestStarted { key } => {
+                self.running = Some(key.clone());
                 self.seconds.clear();
-                if let Some(r) = self.row(test.key) {
+                if let Some(r) = self.row(key) {
                     r.status = "running".into();
                 }
             }
-            Event::Doing { what, .. } => self.doing = redact(what),
-            Event::Interval { second, .. } => {
+            Told::Doing { what } => self.doing = redact(what),
+            Told::Interval { second, .. } => {
                 self.seconds.push(SecondRow {
                     elapsed_s: second.elapsed_s,
                     warmup: second.warmup,
@@ -171,52 +178,44 @@ impl LiveState {
                     self.seconds.remove(0);
                 }
             }
-            Event::TestEnded { test, write, .. } => {
-                let run = &write.run;
-                if let Some(r) = self.row(test.key) {
-                    r.status = run.status.clone();
-                    r.tps = run.tps;
-                    r.latency_mean_ms = run.latency_mean_ms;
-                    r.latency_p99_ms = run.latency_p99_ms;
-                    r.error = run.error.as_deref().map(redact);
+            Told::TestEnded {
+                key,
+                status,
+                tps,
+                latency_mean_ms,
+                latency_p99_ms,
+                error,
+            } => {
+                if let Some(r) = self.row(key) {
+                    r.status = status.clone();
+                    r.tps = *tps;
+                    r.latency_mean_ms = *latency_mean_ms;
+                    r.latency_p99_ms = *latency_p99_ms;
+                    r.error = error.as_deref().map(redact);
                 }
                 self.running = None;
             }
-            Event::TargetStarted { target, .. } => self.target(target, "up"),
-            Event::TargetStopped { target } => self.target(target, "stopped"),
-            Event::Outage { target, outage } => match outage {
-                Outage::Unreachable { reason, .. } => {
-                    self.target(target, "unreachable");
-                    self.outages
-                        .push(redact(&format!("{target}: unreachable ({reason})")));
+            Told::Target {
+                target,
+                state,
+                outage,
+            } => {
+                self.target(target, state);
+                if let Some(o) = outage {
+                    self.outages.push(redact(o));
                 }
-                Outage::Waiting { .. } => {}
-                Outage::Back { after, key } => {
-                    self.target(target, "up");
-                    self.outages.push(format!(
-                        "{target}: back after {:.0} s, {key} run again",
-                        after.as_secs_f64()
-                    ));
-                }
-                Outage::Down { message } => {
-                    self.target(target, "down");
-                    self.outages.push(redact(message));
-                }
-            },
-            Event::HookRan {
-                hook,
-                failure: Some(f),
-                ..
-            } => self.said(&format!("hook {hook} failed: {f}")),
-            Event::Said { line } => self.said(line),
-            Event::SetEnded { status, .. } => {
-                self.ended = Some((*status).to_string());
-                self.running = None;
-                self.doing.clear();
             }
-            _ => {}
+            Told::Said { line } => self.said(line),
+            Told::SetEnded { status } => self.end(status),
         }
         self.count();
+    }
+
+    /// The invocation ended with the set `status`.
+    pub(crate) fn end(&mut self, status: &str) {
+        self.ended = Some(status.to_string());
+        self.running = None;
+        self.doing.clear();
     }
 }
 
@@ -246,7 +245,9 @@ impl Live {
 
 impl Consumer for Live {
     fn take(&mut self, event: &Event<'_>) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.take(event);
+        if let Some(told) = Told::of(event) {
+            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            s.take(&told);
+        }
     }
 }

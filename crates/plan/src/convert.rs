@@ -291,6 +291,18 @@ const NOT_CARRIED: &[(&str, &str)] = &[
     ("TESTRESET", "a reset script before each test is a `[hooks]` command: add it there"),
 ];
 
+/// The campaign of the pgbench-tools `config` file at `config` (paths in it relative
+/// to its directory); an error names the file.
+pub fn convert_file(config: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(config)
+        .map_err(|e| format!("reading {}: {e}", config.display()))?;
+    let dir = std::path::absolute(config)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    convert_config(&text, &dir).map_err(|e| format!("{}: {e}", config.display()))
+}
+
 /// Converts a pgbench-tools config into a campaign file. `config_dir` is where the
 /// config lives (`BASEDIR`): scripts of its `tests/` directory are referenced from there.
 pub fn convert_config(text: &str, config_dir: &Path) -> Result<String, String> {

@@ -16,6 +16,7 @@
 //! | `schema` | migrations and the schema version |
 //! | `read`, `write` | queries and the one-transaction write of a run |
 //! | `lock` | the lock of a set held by the campaign writing it |
+//! | `live` | what a running campaign tells, kept for `campaign watch` in another process ([`LiveEvent`]) |
 //! | [`histogram`] | HdrHistogram blobs: encoding, decoding, merging |
 //! | [`activity`] | wait-event metrics and top statements: names and JSON shape |
 //! | [`facts`] | names of the per-test facts (`run_facts`) |
@@ -25,9 +26,9 @@
 //! | `error` | [`StoreError`] |
 //!
 //! Each module uses only modules below it in this order: `error` ← `value` ← `model` ←
-//! `pgconn` ← `backend` ← `schema` ← `write` ← `lock`, `read` ← the public modules
+//! `pgconn` ← `backend` ← `schema` ← `write` ← `lock`, `live`, `read` ← the public modules
 //! (`histogram`, `activity`, `facts`, `profile`, `convert`, `window`). [`Store`] itself is defined in the
-//! crate root; `read`, `write` and `lock` add its methods.
+//! crate root; `read`, `write`, `lock` and `live` add its methods.
 //!
 //! ```no_run
 //! use pgsurge_store::{Store, RunFilter};
@@ -51,7 +52,8 @@
 //! percentiles over any window of a run, or of several repeats, are exact),
 //! `run_metrics` (long format: run, ts, metric, value) with `metrics_info`,
 //! `run_counters`, `run_settings`, `run_environment` (JSON manifest), `warnings`,
-//! `run_facts`, `run_profiles` (version 6: folded call stacks of the measured window).
+//! `run_facts`, `run_profiles` (version 6: folded call stacks of the measured window),
+//! `live_events` (version 7: a running campaign's events, for `campaign watch`).
 
 #![warn(missing_docs)]
 
@@ -61,6 +63,7 @@ pub mod convert;
 mod error;
 pub mod facts;
 pub mod histogram;
+mod live;
 mod lock;
 mod model;
 mod pgconn;
@@ -73,10 +76,11 @@ mod write;
 
 pub use backend::Dialect;
 pub use error::{Result, StoreError};
+pub use live::{LiveEvent, INTERVAL_KIND};
 pub use lock::{this_host, LockHolder, SetLock, HEARTBEAT_EVERY, STALE_AFTER};
 pub use model::*;
 pub use pgsurge_results::write_output;
-pub use schema::SCHEMA_VERSION;
+pub use schema::{LIVE_EVENTS_SINCE, SCHEMA_VERSION};
 pub use value::{FromValue, Row, ToValue, Value};
 
 use backend::Backend;

@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0004_set_locks.sql"),
     include_str!("../migrations/0005_run_facts.sql"),
     include_str!("../migrations/0006_run_profiles.sql"),
+    include_str!("../migrations/0007_live_events.sql"),
 ];
 
 /// The newest schema version this build knows.
@@ -25,6 +26,9 @@ pub(crate) const RUN_FACTS_SINCE: i64 = 5;
 
 /// The version that added `run_profiles` (0006_run_profiles.sql).
 pub(crate) const RUN_PROFILES_SINCE: i64 = 6;
+
+/// The version that added `live_events` (0007_live_events.sql).
+pub const LIVE_EVENTS_SINCE: i64 = 7;
 
 /// Replaces the type placeholders of a migration with the dialect's types.
 pub(crate) fn render(sql: &str, dialect: Dialect) -> String {

@@ -188,7 +188,7 @@ impl Store {
         self.transaction(|b| delete_run_in(b, v, run_id))
     }
 
-    /// Deletes a set with its targets, runs and warnings.
+    /// Deletes a set with its targets, runs, warnings and live events.
     pub fn delete_set(&mut self, set_id: i64) -> Result<()> {
         let v = self.version;
         self.transaction(|b| {
@@ -207,6 +207,12 @@ impl Store {
                 "DELETE FROM targets WHERE set_id = ?",
                 &[Value::Int(set_id)],
             )?;
+            if v >= crate::schema::LIVE_EVENTS_SINCE {
+                b.execute(
+                    "DELETE FROM live_events WHERE set_id = ?",
+                    &[Value::Int(set_id)],
+                )?;
+            }
             let n = b.execute("DELETE FROM sets WHERE id = ?", &[Value::Int(set_id)])?;
             if n == 0 {
                 return Err(StoreError::NotFound {

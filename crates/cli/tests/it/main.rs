@@ -16,6 +16,7 @@ mod build_prune;
 mod campaign_distributed;
 mod campaign_faults;
 mod campaign_resume;
+mod campaign_watch;
 mod campaign_workload;
 mod cli_outputs;
 mod debug_trace;

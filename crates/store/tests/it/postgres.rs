@@ -32,6 +32,12 @@ fn postgres_store_refuses_duplicates_atomically() {
 }
 
 #[test]
+fn postgres_store_keeps_live_events() {
+    let mut store = Store::open(&fresh_store_location("store_live")).unwrap();
+    common::live_events(&mut store);
+}
+
+#[test]
 fn postgres_store_keeps_all_or_nothing_writes_together() {
     let mut store = Store::open(&fresh_store_location("store_aon")).unwrap();
     common::all_or_nothing(&mut store);

@@ -33,6 +33,12 @@ fn duplicate_test_is_refused_and_leaves_nothing_half_written() {
 }
 
 #[test]
+fn live_events_are_kept_read_after_an_id_and_forgotten() {
+    let mut store = Store::open(":memory:").unwrap();
+    common::live_events(&mut store);
+}
+
+#[test]
 fn writes_in_all_or_nothing_are_kept_together_or_not_at_all() {
     let mut store = Store::open(":memory:").unwrap();
     common::all_or_nothing(&mut store);

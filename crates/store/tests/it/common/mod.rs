@@ -531,3 +531,51 @@ pub fn all_or_nothing(store: &mut Store) {
     store.write_run(&sample_run(set_id, None, "t3")).unwrap();
     assert_eq!(store.stored_tests(set_id).unwrap().len(), 3);
 }
+
+/// Live events: kept in order with their passwords masked, read after an id, a
+/// test's seconds forgotten when asked, a set's all when it starts again or is
+/// deleted; the newest set with events is found.
+pub fn live_events(store: &mut Store) {
+    assert!(store.keeps_live_events());
+    assert_eq!(store.newest_live_set().unwrap(), None);
+    let set = store.create_set(&sample_set()).unwrap();
+    let body = |n: i64| serde_json::json!({"n": n, "line": "host=h password=live-secret"});
+    store
+        .add_live_event(set, "test_started", Some("t/1"), &body(1))
+        .unwrap();
+    for n in 2..=4 {
+        store
+            .add_live_event(set, INTERVAL_KIND, Some("t/1"), &body(n))
+            .unwrap();
+    }
+    store.add_live_event(set, "said", None, &body(5)).unwrap();
+    let all = store.live_events(set, 0).unwrap();
+    let ns: Vec<i64> = all
+        .iter()
+        .map(|e| {
+            serde_json::from_str::<serde_json::Value>(&e.body).unwrap()["n"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ns, [1, 2, 3, 4, 5]);
+    assert!(
+        all.iter().all(|e| !e.body.contains("live-secret")),
+        "{all:?}"
+    );
+    assert_eq!(
+        store.live_events(set, all[2].id).unwrap(),
+        all[3..].to_vec()
+    );
+    assert_eq!(store.newest_live_set().unwrap(), Some(set));
+
+    store.clear_live_seconds(set, "t/1").unwrap();
+    let left = store.live_events(set, 0).unwrap();
+    assert_eq!(left, vec![all[0].clone(), all[4].clone()]);
+    store.clear_live_events(set).unwrap();
+    assert!(store.live_events(set, 0).unwrap().is_empty());
+
+    store.add_live_event(set, "said", None, &body(6)).unwrap();
+    store.delete_set(set).unwrap();
+    assert_eq!(store.newest_live_set().unwrap(), None);
+}

@@ -1,0 +1,240 @@
+//! `pgsurge campaign watch`: a real campaign runs in one process, `campaign watch` on
+//! its store in another serves the live page from what the store receives; the test
+//! reads the page and its state over HTTP during the run, as a browser would, and sees
+//! the running test's seconds arrive, then the set end. The store ends as a campaign
+//! leaves it without a watcher: each test's intervals in its run, none kept twice. A
+//! file that is not a results store is refused with a clear error.
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pgsurge_server::testing::TestServer;
+use pgsurge_store::Store;
+
+const SECRET: &str = "campaign-watch-secret-pw";
+
+fn pgsurge() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+}
+
+fn get(url: &str) -> Option<String> {
+    let mut r = ureq::get(url).call().ok()?;
+    r.body_mut().read_to_string().ok()
+}
+
+/// A child process killed and reaped when the test ends, passed or failed.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits until the store at `location` exists as a store that keeps live events (the
+/// campaign has created it).
+fn wait_for_store(location: &str, campaign: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if Store::open_read_only(location).is_ok_and(|s| s.keeps_live_events()) {
+            return;
+        }
+        if let Ok(Some(status)) = campaign.try_wait() {
+            panic!("the campaign ended ({status}) before its store was made");
+        }
+        assert!(Instant::now() < deadline, "no store at {location}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The address `campaign watch` says it serves on (its first line on stderr).
+fn served_url(watch: &mut Child) -> String {
+    let stderr = watch.stderr.take().expect("stderr is piped");
+    let mut line = String::new();
+    std::io::BufReader::new(stderr)
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .strip_prefix("live view: ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address said: {line:?}"));
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    url.to_string()
+}
+
+#[test]
+fn a_campaign_in_another_process_is_watched_from_its_store() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_watch");
+    let dir = pgsurge_testkit::scratch_dir("campaign-watch");
+    let file = dir.path().join("c.toml");
+    // The server trusts local connections: the password is never needed, only kept
+    // out of what the page shows.
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "watched"
+shuffle = false
+[[target]]
+name = "existing"
+conninfo = "{} password={SECRET}"
+[matrix]
+scales = [1]
+clients = [1, 2]
+scripts = ["select-only"]
+[run]
+duration = 5
+[hygiene]
+vacuum = false
+checkpoint = false
+"#,
+            srv.conninfo(&db)
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let mut campaign = Killed(
+        pgsurge()
+            .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
+            .arg("--quiet")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_store(&store, &mut campaign.0);
+    let mut watch = Killed(
+        pgsurge()
+            .args(["campaign", "watch", &store, "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let url = served_url(&mut watch.0);
+    let page = get(&url).expect("the page is served");
+    assert!(page.contains("/state.json") && page.contains("<script>"));
+
+    // What a browser sees: the state every 200 ms, until the set has ended.
+    let mut states: Vec<serde_json::Value> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while states.last().is_none_or(|s| s["ended"].is_null()) {
+        assert!(Instant::now() < deadline, "the set never ended: {states:?}");
+        if let Some(text) = get(&format!("{url}state.json")) {
+            assert!(
+                !text.contains(SECRET),
+                "a password reached the page: {text}"
+            );
+            states.push(serde_json::from_str(&text).unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let ran = campaign.0.wait().unwrap();
+    let mut said = String::new();
+    std::io::Read::read_to_string(campaign.0.stderr.as_mut().unwrap(), &mut said).unwrap();
+    assert!(ran.success(), "{said}");
+
+    // Seen during the run: the running test and its seconds, each with its rate and
+    // the percentiles of that second's histogram.
+    let running: Vec<&serde_json::Value> = states
+        .iter()
+        .filter(|s| {
+            s["running"].is_string()
+                && s["seconds"].as_array().is_some_and(|v| {
+                    v.iter().any(|x| {
+                        x["tps"].as_f64().is_some_and(|t| t > 0.0)
+                            && x["percentiles"].as_array().is_some_and(|p| p.len() == 4)
+                    })
+                })
+        })
+        .collect();
+    assert!(!running.is_empty(), "no running second seen in {states:?}");
+    // The seconds arrive as they come: one fetch saw fewer of a test's seconds than a
+    // later one.
+    let counts: Vec<(String, usize)> = running
+        .iter()
+        .map(|s| {
+            let key = s["running"].as_str().unwrap().to_string();
+            (key, s["seconds"].as_array().unwrap().len())
+        })
+        .collect();
+    assert!(
+        counts
+            .windows(2)
+            .any(|w| w[0].0 == w[1].0 && w[0].1 < w[1].1),
+        "the seconds did not grow between fetches: {counts:?}"
+    );
+    for second in running[0]["seconds"].as_array().unwrap() {
+        let p: Vec<f64> = second["percentiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[1].as_f64().unwrap())
+            .collect();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{second}");
+    }
+    assert_eq!(running[0]["tests"].as_array().unwrap().len(), 2);
+    let last = states.last().unwrap();
+    assert_eq!(last["ended"], "complete", "{last}");
+    let statuses: Vec<&str> = last["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["ok", "ok"], "{last}");
+    assert_eq!(last["done"], 2);
+
+    // The store as a campaign leaves it: each test's seconds are its run's intervals,
+    // and no second is kept a second time.
+    let mut s = Store::open_read_only(&store).unwrap();
+    let sets = s.list_sets().unwrap();
+    let set = sets[0].id;
+    let live = s.live_events(set, 0).unwrap();
+    assert!(!live.is_empty());
+    assert!(
+        live.iter()
+            .all(|e| !e.body.contains(r#""kind":"interval""#)),
+        "seconds kept after their test was stored: {live:?}"
+    );
+    for run in s.list_runs(&Default::default()).unwrap() {
+        let loaded = s.load_run(run.id).unwrap();
+        assert!(loaded.intervals.len() >= 4, "{:?}", loaded.intervals);
+    }
+    assert!(live.iter().all(|e| !e.body.contains(SECRET)));
+}
+
+#[test]
+fn watch_refuses_what_is_not_a_results_store() {
+    let dir = pgsurge_testkit::scratch_dir("campaign-watch-refused");
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a database\n").unwrap();
+    let foreign = dir.path().join("other.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE customers (id INTEGER)")
+        .unwrap();
+    let missing = dir.path().join("missing.db");
+    for (path, says) in [
+        (&text, "is not a database"),
+        (&foreign, "not a pgsurge results store"),
+        (&missing, "does not exist"),
+    ] {
+        let out = pgsurge()
+            .args(["campaign", "watch", path.to_str().unwrap()])
+            .args(["--listen", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // Read-only: nothing was created or changed.
+    assert!(!missing.exists());
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), "not a database\n");
+}
