@@ -1,8 +1,9 @@
 //! Faults at chosen times beside a run, and what the failure cost it.
 //!
 //! A [`Scheduled`] fault is a throwaway topology's fault ([`pgsurge_server::Fault`]:
-//! promote, pause or resume replay, immediate stop, kill) or a shell command (the fault
-//! of a server pgsurge did not start). [`during`] applies each at its time after the
+//! promote, pause or resume replay, immediate stop, kill), a network link's delay or
+//! loss ([`LinkFault`], `tc netem`, removed again after the run) or a shell command
+//! (the fault of a server pgsurge did not start). [`during`] applies each at its time after the
 //! run's start while the run goes on, with the standbys' lag sampled on the primary
 //! ([`pgsurge_observe::lag`]); [`cost`] turns what happened into the run's
 //! [`FailureCost`], with the outage the clients saw ([`outage`], over the run's commit
@@ -28,12 +29,121 @@ use pgsurge_wire::ConnConfig;
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What a fault does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// A fault of the throwaway topology.
     Server(Fault),
     /// A shell command (`sh -c`).
     Command(String),
+    /// Packets leaving a network device delayed or lost.
+    Link(LinkFault),
+}
+
+/// `tc netem` on a network device: each packet it sends held `delay_us`, and
+/// `loss_pct` percent of them dropped; both 0 removes it. A device of a network
+/// namespace (`netns`) is reached through `ip netns exec`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkFault {
+    /// The namespace that holds the device, if not this process's.
+    pub netns: Option<String>,
+    /// The device (`veth0`…).
+    pub device: String,
+    /// How long each packet is held, µs.
+    pub delay_us: u64,
+    /// The share of packets dropped, percent.
+    pub loss_pct: f64,
+}
+
+impl LinkFault {
+    /// The fault, or what is wrong with its names or figures.
+    pub fn new(
+        netns: Option<String>,
+        device: String,
+        delay_s: f64,
+        loss_pct: f64,
+    ) -> Result<LinkFault, String> {
+        let name_ok = |n: &str, max: usize| {
+            !n.is_empty()
+                && n.len() <= max
+                && !n.starts_with('-')
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        };
+        if !name_ok(&device, 15) {
+            return Err(format!(
+                "\"{device}\" is not a network device name (up to 15 letters, digits, _ - .)"
+            ));
+        }
+        if let Some(ns) = netns.as_deref().filter(|ns| !name_ok(ns, 64)) {
+            return Err(format!(
+                "\"{ns}\" is not a network namespace name (letters, digits, _ - .)"
+            ));
+        }
+        if !(delay_s.is_finite() && (0.0..=60.0).contains(&delay_s)) {
+            return Err(format!("a delay of {delay_s} s: give one from 0 to 60 s"));
+        }
+        if !(loss_pct.is_finite() && (0.0..=100.0).contains(&loss_pct)) {
+            return Err(format!(
+                "a loss of {loss_pct}%: give a percentage from 0 to 100"
+            ));
+        }
+        Ok(LinkFault {
+            netns,
+            device,
+            delay_us: (delay_s * 1e6).round() as u64,
+            loss_pct,
+        })
+    }
+
+    /// Sets the device's netem (replacing what it had), or removes it when both
+    /// figures are 0.
+    pub fn apply(&self) -> Result<(), String> {
+        if self.delay_us == 0 && self.loss_pct == 0.0 {
+            return self.clear();
+        }
+        let delay = format!("{}us", self.delay_us);
+        let loss = format!("{}%", self.loss_pct);
+        self.tc(&[
+            "qdisc",
+            "replace",
+            "dev",
+            &self.device,
+            "root",
+            "netem",
+            "delay",
+            &delay,
+            "loss",
+            &loss,
+        ])
+    }
+
+    /// Removes the device's netem (its root queueing discipline).
+    pub fn clear(&self) -> Result<(), String> {
+        self.tc(&["qdisc", "del", "dev", &self.device, "root"])
+    }
+
+    fn tc(&self, args: &[&str]) -> Result<(), String> {
+        let mut cmd = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "tc"]);
+                c
+            }
+            None => Command::new("tc"),
+        };
+        cmd.args(args).stdin(std::process::Stdio::null());
+        let out = cmd
+            .output()
+            .map_err(|e| format!("tc could not run: {e} (it comes with iproute2)"))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(format!(
+            "tc {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
 }
 
 /// A fault at its time.
@@ -90,13 +200,34 @@ pub fn during<T>(
         let applier = scope.spawn(|| apply_all(schedule, servers, start, &done, stop));
         let out = run();
         done.store(true, Ordering::SeqCst);
+        let faults = applier.join().unwrap_or_default();
+        clear_links(schedule, &faults);
         let beside = Beside {
-            faults: applier.join().unwrap_or_default(),
+            faults,
             lag: lag.map(LagSampler::finish).unwrap_or_default(),
             start_unix_us,
         };
         (out, Some(beside))
     })
+}
+
+/// Removes the netem of every link a fault of `schedule` set (as `applied` says):
+/// the next run starts on the links as they were.
+fn clear_links(schedule: &[Scheduled], applied: &[FaultApplied]) {
+    let mut cleared: Vec<&LinkFault> = Vec::new();
+    for f in schedule {
+        let Action::Link(link) = &f.action else {
+            continue;
+        };
+        let set = applied
+            .iter()
+            .any(|a| a.at_s == f.at_s && a.action == f.name && a.error.is_none());
+        let same = |l: &&LinkFault| l.netns == link.netns && l.device == link.device;
+        if set && !cleared.iter().any(same) {
+            let _ = link.clear();
+            cleared.push(link);
+        }
+    }
 }
 
 fn unix_us() -> i64 {
@@ -155,6 +286,7 @@ fn apply(action: &Action, servers: &Servers<'_>) -> Result<(), String> {
                 .apply(primary, servers.replicas)
                 .map_err(|e| e.to_string())
         }
+        Action::Link(link) => link.apply(),
         Action::Command(command) => {
             let mut cmd = Command::new("sh");
             cmd.arg("-c").arg(command);
@@ -333,6 +465,25 @@ mod tests {
         assert!(faults
             .windows(2)
             .all(|w| w[0].done_unix_us <= w[1].done_unix_us));
+    }
+
+    #[test]
+    fn a_link_fault_takes_device_and_namespace_names_and_figures_in_range_only() {
+        let ok = LinkFault::new(Some("db".into()), "vs0".into(), 0.05, 1.5).unwrap();
+        assert_eq!((ok.delay_us, ok.loss_pct), (50_000, 1.5));
+        for (netns, device, delay, loss, says) in [
+            (None, "", 0.0, 0.0, "device name"),
+            (None, "a-name-past-15-chars", 0.0, 0.0, "device name"),
+            (None, "v 0", 0.0, 0.0, "device name"),
+            (Some("-x"), "v0", 0.0, 0.0, "namespace name"),
+            (None, "v0", 61.0, 0.0, "from 0 to 60 s"),
+            (None, "v0", f64::NAN, 0.0, "from 0 to 60 s"),
+            (None, "v0", 0.0, 100.5, "percentage"),
+        ] {
+            let e =
+                LinkFault::new(netns.map(String::from), device.into(), delay, loss).unwrap_err();
+            assert!(e.contains(says), "{device}: {e}");
+        }
     }
 
     #[test]

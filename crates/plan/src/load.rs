@@ -599,8 +599,9 @@ impl Campaign {
             }
             let on_replica = match &scheduled.action {
                 pgsurge_faults::Action::Server(fault) => fault.replica().is_some(),
-                pgsurge_faults::Action::Command(_) => false,
+                pgsurge_faults::Action::Command(_) | pgsurge_faults::Action::Link(_) => false,
             };
+            let on_server = matches!(scheduled.action, pgsurge_faults::Action::Server(_));
             if f.replica.is_some() && !on_replica {
                 return Err(self.invalid(
                     &format!("{key}.replica"),
@@ -609,7 +610,7 @@ impl Campaign {
             }
             let n = f.replica.unwrap_or(1);
             for t in &spec.targets {
-                if f.action != "command" && !t.is_throwaway() {
+                if on_server && !t.is_throwaway() {
                     return Err(self.invalid(
                         &key,
                         format!(

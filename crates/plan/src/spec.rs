@@ -151,6 +151,20 @@ pub struct FaultSpec {
     /// `command`: the shell command (`sh -c`; `PGSURGE_TARGET` names the target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// `delay`, `loss`: the network device whose outgoing packets are held or dropped
+    /// (`tc netem`), e.g. a standby's end of the veth pair that leads to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// `delay`, `loss`: the network namespace that holds `link`, if not pgsurge's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<String>,
+    /// `delay` (and with `loss`): how long each packet is held (`"50ms"`; 0 and no
+    /// loss removes the link's netem).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<DurationValue>,
+    /// `loss` (and with `delay`): the share of packets dropped, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
 }
 
 /// The actions of a `[[fault]]`.
@@ -161,6 +175,8 @@ pub const FAULT_ACTIONS: &[&str] = &[
     "restart",
     "pause-replay",
     "resume-replay",
+    "delay",
+    "loss",
     "command",
 ];
 
@@ -171,8 +187,18 @@ impl FaultSpec {
         use pgsurge_faults::Action;
         let at_s = self.at.seconds()?;
         let replica = self.replica.map(|n| n as usize);
+        let link_keys = self.link.is_some()
+            || self.netns.is_some()
+            || self.delay.is_some()
+            || self.loss.is_some();
         let action = match (self.action.as_str(), &self.command) {
             ("command", Some(command)) => Action::Command(command.clone()),
+            ("delay" | "loss", _) => Action::Link(self.link_fault()?),
+            (other, _) if link_keys => {
+                return Err(format!(
+                    "link, netns, delay and loss are keys of action = \"delay\" or \"loss\", not of \"{other}\""
+                ))
+            }
             (other, _) => {
                 Action::Server(pgsurge_server::Fault::parse(other, replica).ok_or_else(|| {
                     format!("\"{other}\" is not a fault ({})", FAULT_ACTIONS.join(", "))
@@ -184,6 +210,25 @@ impl FaultSpec {
             name: self.action.clone(),
             action,
         })
+    }
+
+    /// `delay` and `loss`: the link and its netem.
+    fn link_fault(&self) -> Result<pgsurge_faults::LinkFault, String> {
+        let device = self
+            .link
+            .clone()
+            .ok_or("needs link = \"DEVICE\": the network device whose packets it holds or drops")?;
+        let delay_s = match (&self.delay, self.action.as_str()) {
+            (Some(d), _) => d.seconds()?,
+            (None, "delay") => return Err("needs delay = \"50ms\" (0 removes it)".into()),
+            (None, _) => 0.0,
+        };
+        let loss = match (self.loss, self.action.as_str()) {
+            (Some(l), _) => l,
+            (None, "loss") => return Err("needs loss = a percentage (0 removes it)".into()),
+            (None, _) => 0.0,
+        };
+        pgsurge_faults::LinkFault::new(self.netns.clone(), device, delay_s, loss)
     }
 }
 
@@ -1923,6 +1968,36 @@ store = "postgresql://bench@results-db:5432/pgsurge"
             ("", "at = 1\naction = \"explode\"", "not a fault"),
             ("", "at = 1\naction = \"command\"", "only it"),
             ("", "at = \"soon\"\naction = \"kill\"", "not a duration"),
+            (
+                "",
+                "at = 1\naction = \"delay\"\ndelay = \"50ms\"",
+                "needs link",
+            ),
+            (
+                "",
+                "at = 1\naction = \"delay\"\nlink = \"v0\"",
+                "needs delay",
+            ),
+            (
+                "",
+                "at = 1\naction = \"loss\"\nlink = \"v0\"\nloss = 101.0",
+                "percentage",
+            ),
+            (
+                "",
+                "at = 1\naction = \"delay\"\nlink = \"v 0\"\ndelay = 1",
+                "device name",
+            ),
+            (
+                "",
+                "at = 1\naction = \"delay\"\nlink = \"v0\"\nnetns = \"-x\"\ndelay = 1",
+                "namespace name",
+            ),
+            (
+                "",
+                "at = 1\naction = \"stop\"\nlink = \"v0\"",
+                "keys of action",
+            ),
         ] {
             let e = with(target, fault).unwrap_err().to_string();
             assert!(e.contains(says), "{fault}: {e}");
@@ -1936,6 +2011,20 @@ store = "postgresql://bench@results-db:5432/pgsurge"
             "{GOOD}\n[[fault]]\nat = 1\naction = \"command\"\ncommand = \"true\"\n"
         ))
         .unwrap();
+        // A link's delay is no server's fault: an existing server's run takes it too.
+        let c = parse(&format!(
+            "{GOOD}\n[[fault]]\nat = 1\naction = \"delay\"\nlink = \"vs0\"\nnetns = \"db\"\ndelay = \"50ms\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            c.fault_schedule()[0].action,
+            pgsurge_faults::Action::Link(pgsurge_faults::LinkFault {
+                netns: Some("db".into()),
+                device: "vs0".into(),
+                delay_us: 50_000,
+                loss_pct: 0.0,
+            })
+        );
     }
 
     #[test]
