@@ -3,11 +3,16 @@
 //! has returned.
 //!
 //! * On-CPU: `perf record -e cpu-clock -F HZ -g` (the software clock: it works in
-//!   virtual machines without hardware counters), attached to the target's postmaster
-//!   and every process it has at the start (backends, auxiliary processes) and, for
-//!   the client, to this process (every thread). Processes and threads born during the
-//!   window are followed (perf's counters are inherited), so the run's own backends,
-//!   forked after the start, are in.
+//!   virtual machines without hardware counters). Where allowed (root, or
+//!   `perf_event_paranoid` ≤ 0) one recording of every CPU (`-a`), its samples sorted
+//!   by process when symbolized: the server's are those of the target's postmaster and
+//!   every process descended from it (from the forks perf records, so the run's own
+//!   backends are in), the client's those of this process. Elsewhere one recording per
+//!   side attached to the processes (`-p`): the postmaster and every process it has at
+//!   the start, and this process, followed into the processes and threads born during
+//!   the window. A per-process recording is switched with its processes at every
+//!   context switch, a cost the server pays many times per transaction; a recording of
+//!   every CPU is not.
 //! * Off-CPU (server only): `perf record -e sched:sched_switch -g --switch-events` on
 //!   the postmaster, inherited by the processes it forks during the window (the run's
 //!   backends, autovacuum and parallel workers): the stack a process leaves the CPU
@@ -62,12 +67,37 @@ pub struct ProfileRequest {
 
 /// One `perf record` running, and what it records.
 struct Recording {
-    kind: ProfileKind,
-    /// Threads whose samples are not counted.
-    left_out: Vec<u64>,
+    scope: Scope,
     child: Child,
     data: PathBuf,
     stderr: PathBuf,
+}
+
+/// What a recording holds and how its samples become profiles.
+enum Scope {
+    /// `-p PIDS` (followed into the processes they fork): one profile of `kind`, the
+    /// threads in `left_out` not counted.
+    Processes {
+        kind: ProfileKind,
+        left_out: Vec<u64>,
+    },
+    /// `-a`: every CPU of the machine, split when symbolized: the server's on-CPU
+    /// profile from the processes descended from `server` (its postmaster), the
+    /// client's from the process `client`.
+    Machine {
+        server: Option<u64>,
+        client: Option<u64>,
+    },
+}
+
+impl Scope {
+    /// What the recording is named by in a message.
+    fn title(&self) -> &'static str {
+        match self {
+            Scope::Processes { kind, .. } => kind.title(),
+            Scope::Machine { .. } => "on-CPU",
+        }
+    }
 }
 
 /// Profiles being recorded over a window.
@@ -106,18 +136,28 @@ fn perf_binary() -> Result<PathBuf, String> {
         .ok_or_else(|| "perf is not installed (Debian and Ubuntu: package linux-perf)".into())
 }
 
+/// `kernel.perf_event_paranoid` (2, the kernel's default, when it cannot be read).
+fn paranoid_level() -> i32 {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(2)
+}
+
+/// Whether this process is root.
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Why this process may not profile, from `kernel.perf_event_paranoid`: `Err` when the
 /// setting allows unprivileged users no profiling at all (`off_cpu`: when it allows
 /// them no tracepoints).
 fn check_permission(off_cpu: bool) -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if is_root() {
         return Ok(());
     }
-    let level: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(2);
+    let level = paranoid_level();
     if level > 2 {
         return Err(format!(
             "kernel.perf_event_paranoid is {level}: profiling needs root here, or \
@@ -131,6 +171,17 @@ fn check_permission(off_cpu: bool) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Whether the on-CPU samples are taken of every CPU (`-a`) rather than of the
+/// profiled processes (`-p`): allowed to root, or to anyone at
+/// `kernel.perf_event_paranoid` 0 or below. A recording per process is switched out
+/// and in with each of its processes at every context switch (its clock stopped and
+/// started), a cost paid by the server many times per transaction; a recording of
+/// every CPU ticks on whatever runs, and the samples are sorted by process when
+/// symbolized, after the window.
+fn machine_wide() -> bool {
+    is_root() || paranoid_level() <= 0
 }
 
 impl Profiler {
@@ -156,20 +207,48 @@ impl Profiler {
             recordings: Vec::new(),
             notes: Vec::new(),
         };
-        if request.server || request.off_cpu {
-            match server_processes(monitor) {
-                Ok(procs) => profiler.start_server(&perf, procs),
-                Err(e) => profiler.notes.push(format!("server: {e}")),
+        let procs = if request.server || request.off_cpu {
+            server_processes(monitor)
+                .map_err(|e| profiler.notes.push(format!("server: {e}")))
+                .ok()
+        } else {
+            None
+        };
+        let freq = request.frequency_hz.to_string();
+        let on_cpu = ["-e", "cpu-clock", "-F", &freq, "-g"];
+        if machine_wide() {
+            let server = procs
+                .filter(|_| request.server)
+                .and_then(|(postmaster, _)| u64::try_from(postmaster).ok());
+            let client = request.client.then(|| u64::from(std::process::id()));
+            if server.is_some() || client.is_some() {
+                let scope = Scope::Machine { server, client };
+                match profiler.record(&perf, scope, &["-a"], &on_cpu) {
+                    Ok(r) => profiler.recordings.push(r),
+                    Err(e) => profiler.notes.push(format!("on-CPU: {e}")),
+                }
+            }
+        } else {
+            if let (true, Some(procs)) = (request.server, procs) {
+                match profiler.record_server(&perf, procs, &on_cpu) {
+                    Ok(r) => profiler.recordings.push(r),
+                    Err(e) => profiler.notes.push(format!("server: {e}")),
+                }
+            }
+            if request.client {
+                let pid = std::process::id().to_string();
+                let scope = Scope::Processes {
+                    kind: ProfileKind::ClientCpu,
+                    left_out: Vec::new(),
+                };
+                match profiler.record(&perf, scope, &["-p", &pid], &on_cpu) {
+                    Ok(r) => profiler.recordings.push(r),
+                    Err(e) => profiler.notes.push(format!("client: {e}")),
+                }
             }
         }
-        if request.client {
-            let pid = std::process::id().to_string();
-            let freq = request.frequency_hz.to_string();
-            let args = ["-e", "cpu-clock", "-F", &freq, "-g"];
-            match profiler.record(&perf, ProfileKind::ClientCpu, &pid, &args) {
-                Ok(r) => profiler.recordings.push(r),
-                Err(e) => profiler.notes.push(format!("client: {e}")),
-            }
+        if let (true, Some((postmaster, _))) = (request.off_cpu, procs) {
+            profiler.start_off_cpu(&perf, postmaster);
         }
         if profiler.recordings.is_empty() {
             return Err(profiler.notes.join("; "));
@@ -177,36 +256,22 @@ impl Profiler {
         Ok(profiler)
     }
 
-    fn start_server(&mut self, perf: &Path, procs: (i32, i32)) {
-        if self.request.server {
-            let freq = self.request.frequency_hz.to_string();
-            let args = ["-e", "cpu-clock", "-F", &freq, "-g"];
-            match self.record_server(perf, ProfileKind::ServerCpu, procs, &args) {
-                Ok(r) => self.recordings.push(r),
-                Err(e) => self.notes.push(format!("server: {e}")),
-            }
-        }
-        if self.request.off_cpu {
-            // The postmaster alone: the processes it forks during the window (the
-            // run's backends) inherit the recording; the processes it already has wait
-            // for work, not for the run. Its own waits are left out too.
-            let (postmaster, _) = procs;
-            let args = ["-e", "sched:sched_switch", "-g", "--switch-events"];
-            let recorded = check_permission(true).and_then(|()| {
-                self.record(
-                    perf,
-                    ProfileKind::ServerOffCpu,
-                    &postmaster.to_string(),
-                    &args,
-                )
-            });
-            match recorded {
-                Ok(mut r) => {
-                    r.left_out = u64::try_from(postmaster).into_iter().collect();
-                    self.recordings.push(r);
-                }
-                Err(e) => self.notes.push(format!("server off-CPU: {e}")),
-            }
+    /// The server's time off the CPU: the postmaster alone, so that the processes it
+    /// forks during the window (the run's backends) inherit the recording; the
+    /// processes it already has wait for work, not for the run. Its own waits are left
+    /// out too.
+    fn start_off_cpu(&mut self, perf: &Path, postmaster: i32) {
+        let args = ["-e", "sched:sched_switch", "-g", "--switch-events"];
+        let scope = Scope::Processes {
+            kind: ProfileKind::ServerOffCpu,
+            left_out: u64::try_from(postmaster).into_iter().collect(),
+        };
+        let pid = postmaster.to_string();
+        let recorded =
+            check_permission(true).and_then(|()| self.record(perf, scope, &["-p", &pid], &args));
+        match recorded {
+            Ok(r) => self.recordings.push(r),
+            Err(e) => self.notes.push(format!("server off-CPU: {e}")),
         }
     }
 
@@ -216,7 +281,6 @@ impl Profiler {
     fn record_server(
         &self,
         perf: &Path,
-        kind: ProfileKind,
         (postmaster, left_out): (i32, i32),
         event_args: &[&str],
     ) -> Result<Recording, String> {
@@ -229,7 +293,11 @@ impl Profiler {
                     .filter(|p| *p != left_out),
             );
             let list: Vec<String> = pids.iter().map(i32::to_string).collect();
-            match self.record(perf, kind, &list.join(","), event_args) {
+            let scope = Scope::Processes {
+                kind: ProfileKind::ServerCpu,
+                left_out: Vec::new(),
+            };
+            match self.record(perf, scope, &["-p", &list.join(",")], event_args) {
                 Ok(r) => return Ok(r),
                 Err(e) => last = e,
             }
@@ -237,24 +305,30 @@ impl Profiler {
         Err(last)
     }
 
-    /// Starts `perf record` of `kind` on `pids` and waits until it has attached.
+    /// Starts `perf record` of `scope` on `target` (`-p PIDS` or `-a`) and waits until
+    /// it has attached.
     fn record(
         &self,
         perf: &Path,
-        kind: ProfileKind,
-        pids: &str,
+        scope: Scope,
+        target: &[&str],
         event_args: &[&str],
     ) -> Result<Recording, String> {
-        let data = self.dir.0.join(format!("{}.data", kind.name()));
-        let stderr = self.dir.0.join(format!("{}.err", kind.name()));
+        let name = match &scope {
+            Scope::Processes { kind, .. } => kind.name(),
+            Scope::Machine { .. } => "cpu",
+        };
+        let data = self.dir.0.join(format!("{name}.data"));
+        let stderr = self.dir.0.join(format!("{name}.err"));
         let err_file = std::fs::File::create(&stderr).map_err(|e| e.to_string())?;
         let child = Command::new(perf)
             .arg("record")
             .args(event_args)
+            .args(target)
             // No build ids: reading them back is a pass over the whole recording at
             // its end, and the recording is symbolized at once from the binaries on
             // disk.
-            .args(["-p", pids, "--no-buildid", "-o"])
+            .args(["--no-buildid", "-o"])
             .arg(&data)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -262,8 +336,7 @@ impl Profiler {
             .spawn()
             .map_err(|e| format!("{}: {e}", perf.display()))?;
         let mut rec = Recording {
-            kind,
-            left_out: Vec::new(),
+            scope,
             child,
             data,
             stderr,
@@ -288,18 +361,20 @@ impl Profiler {
         }
         for rec in &self.recordings {
             match symbolize(rec) {
-                Ok(stacks) => {
-                    let mut profile = Profile {
-                        kind: rec.kind,
-                        frequency_hz: (rec.kind != ProfileKind::ServerOffCpu)
-                            .then_some(self.request.frequency_hz),
-                        stacks,
-                        notes: Vec::new(),
-                    };
-                    profile.notes = stack_notes(&profile);
-                    outcome.profiles.push(profile);
+                Ok(profiles) => {
+                    for (kind, stacks) in profiles {
+                        let mut profile = Profile {
+                            kind,
+                            frequency_hz: (kind != ProfileKind::ServerOffCpu)
+                                .then_some(self.request.frequency_hz),
+                            stacks,
+                            notes: Vec::new(),
+                        };
+                        profile.notes = stack_notes(&profile);
+                        outcome.profiles.push(profile);
+                    }
                 }
-                Err(e) => outcome.failures.push(format!("{}: {e}", rec.kind.title())),
+                Err(e) => outcome.failures.push(format!("{}: {e}", rec.scope.title())),
             }
         }
         outcome
@@ -381,8 +456,8 @@ fn stop(rec: &mut Recording) {
     let _ = rec.child.wait();
 }
 
-/// `perf script` of a recording, folded.
-fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
+/// The profiles of a recording: `perf script`, folded.
+fn symbolize(rec: &Recording) -> Result<Vec<(ProfileKind, BTreeMap<String, u64>)>, String> {
     let perf = perf_binary()?;
     if !rec.data.is_file() {
         return Err(format!(
@@ -390,24 +465,76 @@ fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
             perf_message(&rec.stderr)
         ));
     }
-    let mut cmd = Command::new(perf);
-    cmd.arg("script")
-        .arg("-i")
-        .arg(&rec.data)
-        .arg("--no-inline");
-    let off_cpu = rec.kind == ProfileKind::ServerOffCpu;
-    if off_cpu {
-        cmd.args([
-            "--show-switch-events",
-            "-F",
-            "comm,tid,time,event,ip,sym,dso",
-        ]);
-    } else {
-        // No `period` field: with it inferno would weigh each sample by its period
-        // (nanoseconds of the clock); without it a count is one sample.
-        cmd.args(["-F", "comm,pid,tid,time,event,ip,sym,dso"]);
+    // No `period` field: with it inferno would weigh each sample by its period
+    // (nanoseconds of the clock); without it a count is one sample.
+    let on_cpu_fields = ["-F", "comm,pid,tid,time,event,ip,sym,dso"];
+    match &rec.scope {
+        Scope::Processes {
+            kind: ProfileKind::ServerOffCpu,
+            left_out,
+        } => {
+            let fields = [
+                "--show-switch-events",
+                "-F",
+                "comm,tid,time,event,ip,sym,dso",
+            ];
+            let text = perf_script(&perf, &rec.data, &fields)?;
+            Ok(vec![(
+                ProfileKind::ServerOffCpu,
+                fold_off_cpu(&text, left_out),
+            )])
+        }
+        Scope::Processes { kind, .. } => {
+            let text = perf_script(&perf, &rec.data, &on_cpu_fields)?;
+            Ok(vec![(*kind, fold_on_cpu(&text)?)])
+        }
+        Scope::Machine { server, client } => {
+            // The processes descended from the postmaster, from the forks perf saw
+            // (those before the window are synthesized at its start); then only their
+            // samples and the client's are symbolized.
+            let tasks = perf_script(
+                &perf,
+                &rec.data,
+                &["--show-task-events", "-F", "comm,pid,tid,time,event"],
+            )?;
+            let server_pids = server.map(|pm| descendants(&tasks, pm)).unwrap_or_default();
+            let mut wanted: Vec<String> = server_pids.iter().map(u64::to_string).collect();
+            wanted.extend(client.map(|c| c.to_string()));
+            let pid_filter = format!("--pid={}", wanted.join(","));
+            let mut args = vec![pid_filter.as_str()];
+            args.extend(on_cpu_fields);
+            let text = perf_script(&perf, &rec.data, &args)?;
+            let (mut server_text, mut client_text) = (String::new(), String::new());
+            for block in text.split("\n\n") {
+                let pid = block.lines().next().and_then(sample_pid);
+                let into = match pid {
+                    Some(p) if Some(p) == *client => &mut client_text,
+                    Some(p) if server_pids.contains(&p) => &mut server_text,
+                    _ => continue,
+                };
+                into.push_str(block.trim_matches('\n'));
+                into.push_str("\n\n");
+            }
+            let mut profiles = Vec::new();
+            if server.is_some() {
+                profiles.push((ProfileKind::ServerCpu, fold_on_cpu(&server_text)?));
+            }
+            if client.is_some() {
+                profiles.push((ProfileKind::ClientCpu, fold_on_cpu(&client_text)?));
+            }
+            Ok(profiles)
+        }
     }
-    let mut child = cmd
+}
+
+/// The text `perf script -i DATA ARGS…` writes.
+fn perf_script(perf: &Path, data: &Path, args: &[&str]) -> Result<String, String> {
+    let mut child = Command::new(perf)
+        .arg("script")
+        .arg("-i")
+        .arg(data)
+        .arg("--no-inline")
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -422,9 +549,11 @@ fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
     if !status.success() || !matches!(read, Some(Ok(_))) {
         return Err(format!("perf script failed ({status})"));
     }
-    if off_cpu {
-        return Ok(fold_off_cpu(&text, &rec.left_out));
-    }
+    Ok(text)
+}
+
+/// On-CPU samples of `perf script` folded by `inferno`.
+fn fold_on_cpu(text: &str) -> Result<BTreeMap<String, u64>, String> {
     let mut folded = Vec::new();
     let mut options = inferno::collapse::perf::Options::default();
     options.nthreads = 1;
@@ -432,6 +561,50 @@ fn symbolize(rec: &Recording) -> Result<BTreeMap<String, u64>, String> {
         .collapse(text.as_bytes(), &mut folded)
         .map_err(|e| format!("folding the stacks: {e}"))?;
     parse_folded(&String::from_utf8_lossy(&folded))
+}
+
+/// The process of a sample's header line, `COMM PID/TID TIME: EVENT…` (the comm may
+/// hold spaces).
+fn sample_pid(line: &str) -> Option<u64> {
+    let head = &line[..line.find(": ")?];
+    let ids = head.split_whitespace().rev().nth(1)?;
+    ids.split('/').next()?.parse().ok()
+}
+
+/// `root` and every process descended from it, from the
+/// `PERF_RECORD_FORK(CHILD:TID):(PARENT:TID)` lines of `perf script --show-task-events`
+/// (a thread's fork names its own process as the parent).
+pub fn descendants(tasks: &str, root: u64) -> std::collections::BTreeSet<u64> {
+    let mut children: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for line in tasks.lines() {
+        let Some(at) = line.find("PERF_RECORD_FORK(") else {
+            continue;
+        };
+        let rest = &line[at + "PERF_RECORD_FORK(".len()..];
+        let pid_of = |s: &str| {
+            s.split(':')
+                .next()
+                .and_then(|p| p.trim().parse::<u64>().ok())
+        };
+        let mut parts = rest.split("):(");
+        if let (Some(child), Some(parent)) =
+            (parts.next().and_then(pid_of), parts.next().and_then(pid_of))
+        {
+            if child != parent {
+                children.entry(parent).or_default().push(child);
+            }
+        }
+    }
+    let mut found = std::collections::BTreeSet::from([root]);
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for c in children.get(&p).into_iter().flatten() {
+            if found.insert(*c) {
+                todo.push(*c);
+            }
+        }
+    }
+    found
 }
 
 /// One frame of a `perf script` stack: its name, and whether it is the kernel's or a
@@ -551,6 +724,12 @@ fn event_header(line: &str) -> Option<(u64, f64, String, &str)> {
 
 /// What a reader of the profile should know: stacks that stop short of `main` (no
 /// frame pointers), frames without a symbol.
+///
+/// Only the server's stacks are judged cut short: they are what a build with frame
+/// pointers (`server build --profiling`) mends. The client's stacks pass through Rust's
+/// standard library and the C library, built without frame pointers wherever pgsurge
+/// comes from, so most of them stop short of `main` whatever is done; a note there
+/// would tell of nothing to fix.
 fn stack_notes(profile: &Profile) -> Vec<String> {
     let total = profile.total();
     if total == 0 || profile.kind == ProfileKind::ServerOffCpu {
@@ -582,7 +761,10 @@ fn stack_notes(profile: &Profile) -> Vec<String> {
         })
         .map(|(_, n)| **n)
         .sum();
-    if user_total > 0 && (whole as f64) < 0.5 * user_total as f64 {
+    if profile.kind == ProfileKind::ServerCpu
+        && user_total > 0
+        && (whole as f64) < 0.5 * user_total as f64
+    {
         notes.push(format!(
             "stacks cut short: {:.0} % of the samples reach main; the binaries have no frame \
              pointers (a server built with `pgsurge server build --profiling` has them), so \
@@ -640,5 +822,31 @@ mod tests {
         );
         // A stack of a library alone keeps it.
         assert_eq!(folded["postgres;epoll_wait;__schedule_[k]"], 500);
+    }
+
+    #[test]
+    fn the_server_is_the_postmaster_and_what_descends_from_it() {
+        let tasks = "\
+         swapper     0/0         0.000000: PERF_RECORD_FORK(1:1):(0:0)
+         systemd     1/1         0.000000: PERF_RECORD_FORK(100:100):(1:1)
+        postgres   100/100       0.000000: PERF_RECORD_FORK(101:101):(100:100)
+        postgres   100/100       0.000000: PERF_RECORD_FORK(100:102):(100:100)
+         systemd     1/1         0.000000: PERF_RECORD_FORK(200:200):(1:1)
+        postgres   101/101       5.000000: PERF_RECORD_FORK(103:103):(101:101)
+        postgres   200/200       5.000000: PERF_RECORD_FORK(201:201):(200:200)
+        postgres   100/100       6.000000: PERF_RECORD_FORK(104:104):(100:100)
+";
+        let server: Vec<u64> = descendants(tasks, 100).into_iter().collect();
+        // Its children and theirs, born before the window or in it; not the threads'
+        // ids, not another server's processes.
+        assert_eq!(server, [100, 101, 103, 104]);
+        assert_eq!(
+            sample_pid("opt cgu.00  1913/1989  59602.499709: cpu-clock: "),
+            Some(1913)
+        );
+        assert_eq!(
+            sample_pid("\t    4732d9 PostgresMain (/usr/bin/postgres)"),
+            None
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! `bench --profile` on a server of its own: the server's and the client's stacks over
 //! the run are sampled with perf, their hottest functions printed after the report and
-//! the whole profiles stored by `--store`; a frequency out of range is refused, and a
-//! machine without perf runs the benchmark without a profile, saying why.
+//! the whole profiles stored by `--store` (the client's without a note that its stacks
+//! are cut short: that is said of the server's only); a frequency out of range is
+//! refused, and a machine without perf runs the benchmark without a profile, saying why.
 
 use pgsurge_results::profile::ProfileKind;
 use pgsurge_server::testing::{TestServer, TestServerOptions};
@@ -88,6 +89,14 @@ fn profiles_of_the_server_and_the_client_are_printed_and_stored() {
         inclusive.contains_key("PostgresMain"),
         "no PostgresMain among {:?}",
         inclusive.keys().take(40).collect::<Vec<_>>()
+    );
+    // The client's stacks pass through libraries built without frame pointers
+    // wherever pgsurge runs: they are not judged cut short (the server's are, see
+    // profiling_build.rs).
+    assert!(
+        !client.notes.iter().any(|n| n.contains("cut short")),
+        "{:?}",
+        client.notes
     );
     // The client's stacks are this run's: pgsurge's own code is on them.
     assert!(

@@ -35,6 +35,7 @@ mod patch_ab;
 mod pgbench_tools_compare;
 mod pgbench_tools_runset;
 mod pinning;
+mod profile_permissions;
 mod profiling_build;
 mod quickstart;
 mod quickstart_fetch;

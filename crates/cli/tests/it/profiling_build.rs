@@ -5,7 +5,8 @@
 //! patch test's cached build) in one campaign with `[profile]`. `compare --explain`
 //! names the patch's function first, and the differential flame graph, opened in
 //! headless Chromium, shows it grown. The profiling build's stacks reach `main`
-//! through the function's callers.
+//! through the function's callers; the released build's profiles say their stacks are
+//! cut short.
 
 use std::path::{Path, PathBuf};
 
@@ -174,12 +175,23 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
         .find(|t| t.record.name == "patched")
         .unwrap()
         .id;
-    let patched: Vec<i64> = runs
+    let (patched, base): (Vec<_>, Vec<_>) = runs
         .iter()
-        .filter(|r| r.record.target_id == Some(patched))
-        .map(|r| r.id)
-        .collect();
+        .partition(|r| r.record.target_id == Some(patched));
+    let patched: Vec<i64> = patched.iter().map(|r| r.id).collect();
     assert_eq!(patched.len(), 3);
+    // The base is built as released (-O2, no frame pointers): each of its profiles
+    // says its stacks are cut short.
+    assert_eq!(base.len(), 3);
+    for run in base {
+        let profiles = s.profiles(run.id).unwrap();
+        let p = pgsurge_store::profile::decode(&profiles[0]).unwrap();
+        assert!(
+            p.notes.iter().any(|n| n.starts_with("stacks cut short")),
+            "{:?}",
+            p.notes
+        );
+    }
     for id in patched {
         let profiles: Vec<_> = s
             .profiles(id)
