@@ -456,8 +456,11 @@ fn stop(rec: &mut Recording) {
     let _ = rec.child.wait();
 }
 
+/// Folded stacks (`outer;…;inner` → samples) of one kind of profile.
+type Folded = (ProfileKind, BTreeMap<String, u64>);
+
 /// The profiles of a recording: `perf script`, folded.
-fn symbolize(rec: &Recording) -> Result<Vec<(ProfileKind, BTreeMap<String, u64>)>, String> {
+fn symbolize(rec: &Recording) -> Result<Vec<Folded>, String> {
     let perf = perf_binary()?;
     if !rec.data.is_file() {
         return Err(format!(
