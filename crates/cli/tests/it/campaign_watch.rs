@@ -49,13 +49,14 @@ fn wait_for_store(location: &str, campaign: &mut Child) {
     }
 }
 
-/// The address `campaign watch` says it serves on (its first line on stderr).
+/// The address the live view is said to be served on (the first line on stderr).
 fn served_url(watch: &mut Child) -> String {
     let stderr = watch.stderr.take().expect("stderr is piped");
+    let mut reader = std::io::BufReader::new(stderr);
     let mut line = String::new();
-    std::io::BufReader::new(stderr)
-        .read_line(&mut line)
-        .unwrap();
+    reader.read_line(&mut line).unwrap();
+    // The rest is read to its end, so the process never writes to a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
     let url = line
         .strip_prefix("live view: ")
         .and_then(|rest| rest.split_whitespace().next())
@@ -237,4 +238,56 @@ fn watch_refuses_what_is_not_a_results_store() {
     // Read-only: nothing was created or changed.
     assert!(!missing.exists());
     assert_eq!(std::fs::read_to_string(&text).unwrap(), "not a database\n");
+}
+
+/// `campaign run --live=ADDR`: a bad address is an error before anything starts (no
+/// store is made); a good one is said on stderr and serves the page while the
+/// campaign runs.
+#[test]
+fn campaign_run_live_says_its_address_and_refuses_a_bad_one_first() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_run_live");
+    let dir = pgsurge_testkit::scratch_dir("campaign-run-live");
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[campaign]\nname = \"flag\"\n[[target]]\nname = \"existing\"\nconninfo = \"{}\"\n\
+             [matrix]\nscales = [1]\nclients = [1]\nscripts = [\"select-only\"]\n\
+             [run]\nduration = 3\n[hygiene]\nvacuum = false\ncheckpoint = false\n",
+            srv.conninfo(&db)
+        ),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let store = dir.path().join("r.db");
+    let run = |live: &str| {
+        let mut c = pgsurge();
+        c.args(["campaign", "run", file, "--quiet", "--store"])
+            .arg(&store)
+            .arg(live);
+        c
+    };
+    for bad in ["--live=not-an-address", "--live=127.0.0.1:99999"] {
+        let out = run(bad).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {err}");
+        assert!(err.contains("live view: cannot listen on"), "{bad}: {err}");
+        assert!(!store.exists(), "{bad}: a store was made");
+    }
+
+    let mut campaign = Killed(
+        run("--live=127.0.0.1:0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let url = served_url(&mut campaign.0);
+    // Served before the campaign starts, and for as long as it runs.
+    let page = get(&url).expect("the page is served while the campaign runs");
+    assert!(page.contains("/state.json"), "{page}");
+    let ran = campaign.0.wait().unwrap();
+    assert!(ran.success(), "{ran}");
+    assert!(store.exists());
 }
