@@ -62,6 +62,7 @@ pub fn schema(name: &str) -> Result<&'static str, String> {
         "compare" => Ok(pgsurge_report::COMPARE_SCHEMA),
         "replay" => Ok(pgsurge_replay::report::REPLAY_SCHEMA),
         "replay-compare" => Ok(pgsurge_report::replay_compare::REPLAY_COMPARE_SCHEMA),
+        "trend" => Ok(pgsurge_records::trend::TREND_SCHEMA),
         other => Err(format!("unknown schema \"{other}\"")),
     }
 }

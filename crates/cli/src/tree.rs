@@ -17,6 +17,7 @@ pub const SCHEMA_NAMES: &[&str] = &[
     "compare",
     "replay",
     "replay-compare",
+    "trend",
 ];
 
 /// A command whose arguments are handed verbatim to a parser outside this tree.
@@ -107,7 +108,7 @@ pub fn tree() -> Command {
                     Arg::new("name")
                         .required(true)
                         .value_parser(SCHEMA_NAMES.to_vec())
-                        .help("run-result (bench --json), export (results export --format json), plan (campaign plan --format json), compare (compare --format json), replay (replay --json), replay-compare (compare --format json of two replays)"),
+                        .help("run-result (bench --json), export (results export --format json), plan (campaign plan --format json), compare (compare --format json), replay (replay --json), replay-compare (compare --format json of two replays), trend (results trend --json)"),
                 ),
         )
         .subcommand(

@@ -102,6 +102,9 @@ enum Cmd {
     Trend {
         /// Only the cells whose `campaign · target · cell` label contains this.
         filter: Option<String>,
+        /// Print one JSON document instead (versioned: `pgsurge schema trend`).
+        #[arg(long)]
+        json: bool,
     },
     /// Import pgbench text reports (stdout of runs), each optionally with its log; or,
     /// with `--from pgbench-tools CONNINFO`, a pgbench-tools results database: every
@@ -174,7 +177,7 @@ pub fn main(args: &[OsString]) -> i32 {
     };
     let r = match cli.cmd {
         Cmd::List => list(&mut store),
-        Cmd::Trend { filter } => trend(&mut store, filter.as_deref()),
+        Cmd::Trend { filter, json } => trend(&mut store, filter.as_deref(), json),
         Cmd::Show {
             set,
             target,
@@ -223,9 +226,16 @@ pub fn main(args: &[OsString]) -> i32 {
 
 type CliResult = Result<(), String>;
 
-/// `results trend`: each cell's trend, or a line saying there is none.
-fn trend(store: &mut Store, filter: Option<&str>) -> CliResult {
+/// `results trend`: each cell's trend, or a line saying there is none; with `json`,
+/// the versioned document.
+fn trend(store: &mut Store, filter: Option<&str>, json: bool) -> CliResult {
     let trends = crate::trend::trends(store, filter).map_err(|e| e.to_string())?;
+    if json {
+        let doc = crate::trend::document(&trends, filter);
+        let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+        text.push('\n');
+        return write_stdout(text.as_bytes());
+    }
     let mut text: String = trends
         .iter()
         .map(|t| safe(&t.text()).into_owned())

@@ -141,3 +141,73 @@ fn a_cell_slower_from_one_set_on_has_its_change_point_there_and_nowhere_else() {
     );
     assert!(!index.contains("c=1: from set"), "{index}");
 }
+
+#[test]
+fn results_trend_json_is_a_versioned_document_its_schema_describes() {
+    let dir = pgsurge_testkit::scratch_dir("results-trend-json");
+    let path = dir.path().join("r.db").display().to_string();
+    nightly_store(&path);
+    let (code, out, err) = pgsurge(&["results", "trend", "--store", &path, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (code, schema, err) = pgsurge(&["schema", "trend"]);
+    assert_eq!(code, 0, "{err}");
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}\n{doc:#}");
+    assert_eq!(doc["format"], "pgsurge-trend");
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["filter"], serde_json::Value::Null);
+    let cells = doc["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2, "{doc:#}");
+    let cell = |name: &str| {
+        cells
+            .iter()
+            .find(|c| c["cell"] == format!("s1/select-only/{name}/r-"))
+            .unwrap_or_else(|| panic!("no cell {name}: {doc:#}"))
+    };
+    // The slower cell: fourteen levels, one change at set 9, of about -10 %, with the
+    // bisect of the commits around it.
+    let slower = cell("c8");
+    assert_eq!(slower["label"], "nightly · pg · s1/select-only/c8/r-");
+    assert_eq!(slower["judged"], true);
+    let levels = slower["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 14);
+    assert_eq!(levels[8]["set_id"], 9);
+    assert_eq!(levels[8]["commit"], "c0mm1t09");
+    assert!((levels[0]["tps"].as_f64().unwrap() - 8000.0).abs() < 100.0);
+    let [change] = &slower["changes"].as_array().unwrap()[..] else {
+        panic!("one change expected: {slower:#}");
+    };
+    assert_eq!(change["set_id"], 9);
+    assert_eq!(change["index"], 8);
+    assert_eq!(change["created_at"], "2026-11-09T02:00:00Z");
+    assert!(
+        (change["change"].as_f64().unwrap() + 0.10).abs() < 0.005,
+        "{change}"
+    );
+    assert!(change["p_value"].as_f64().unwrap() < 0.001, "{change}");
+    assert_eq!(
+        (change["n_before"].clone(), change["n_after"].clone()),
+        (8.into(), 6.into())
+    );
+    assert_eq!(change["bisect"]["good"], "c0mm1t08");
+    assert_eq!(change["bisect"]["bad"], "c0mm1t09");
+    assert_eq!(change["bisect"]["threshold_pct"], 5.0);
+    assert_eq!(
+        change["bisect"]["command"],
+        "pgsurge bisect CAMPAIGN.toml --good c0mm1t08 --bad c0mm1t09 --threshold 5"
+    );
+    // The level one: none.
+    assert_eq!(cell("c1")["changes"], serde_json::json!([]));
+    // A filter is stated and keeps the cells whose label holds it.
+    let (code, out, err) = pgsurge(&["results", "trend", "--store", &path, "--json", "c1/"]);
+    assert_eq!(code, 0, "{err}");
+    let only: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(only["filter"], "c1/");
+    assert_eq!(only["cells"].as_array().unwrap().len(), 1, "{only:#}");
+}
