@@ -17,6 +17,10 @@
 //! variances): when starts are expensive and add little, many runs per start; when
 //! the starts hold the noise, one run per start and more starts. Unbalanced groups
 //! are cut to the fewest runs any start has, as the estimators need equal groups.
+//!
+//! [`of_runs`] judges a cell's repeats this way on the logarithms of their figures, so
+//! each level's variance is a relative one (its square root a per-cent spread), and
+//! advises with a start costing as much as a run: `n₁ = ⌈T₁ / T₂⌉`.
 
 use crate::describe::mean;
 use serde::Serialize;
@@ -66,6 +70,82 @@ impl Levels {
 
 /// The most runs per start [`Levels::best_runs_per_start`] advises.
 pub const MAX_RUNS_PER_START: usize = 100;
+
+/// Where a cell's noise lives: its levels on the logarithms of its figures, and what
+/// is cheapest to repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Advice {
+    /// The levels; `within` and `between` are variances of logarithms (relative).
+    #[serde(flatten)]
+    pub levels: Levels,
+    /// [`Levels::share_between`].
+    pub share_between: f64,
+    /// The runs per start that cost least, a start costing as much as a run.
+    pub advised_runs_per_start: usize,
+}
+
+impl Advice {
+    /// What is cheapest to repeat: `starts` (one run per start, more starts), `runs`
+    /// (within one start: the starts add nothing measurable), or `both`.
+    pub fn cheapest(&self) -> &'static str {
+        match self.advised_runs_per_start {
+            1 => "starts",
+            MAX_RUNS_PER_START => "runs",
+            _ => "both",
+        }
+    }
+
+    /// `96 % of the variance between server starts (±5.0 % a start, ±1.0 % a run
+    /// within one; 3 starts × 3 runs): cheapest to repeat starts, one run each`.
+    pub fn text(&self) -> String {
+        let l = &self.levels;
+        let advice = match self.cheapest() {
+            "starts" => "cheapest to repeat starts, one run each".to_string(),
+            "runs" => "cheapest to repeat runs within a start".to_string(),
+            _ => format!(
+                "cheapest to repeat starts of {} runs each",
+                self.advised_runs_per_start
+            ),
+        };
+        format!(
+            "{:.0} % of the variance between server starts (±{:.1} % a start, ±{:.1} % a run \
+             within one; {} starts × {} runs): {advice}",
+            self.share_between * 100.0,
+            l.between.sqrt() * 100.0,
+            l.within.sqrt() * 100.0,
+            l.starts,
+            l.runs_per_start
+        )
+    }
+}
+
+/// The levels of a cell's repeats, each given as (its server start, its figure), on
+/// the logarithms of the figures. Starts with a single run are left out (they hold no
+/// spread within a start); None with fewer than two starts of two runs or more, or a
+/// figure that is not positive.
+pub fn of_runs<K: PartialEq>(runs: &[(K, f64)]) -> Option<Advice> {
+    if !runs.iter().all(|(_, v)| v.is_finite() && *v > 0.0) {
+        return None;
+    }
+    let mut starts: Vec<(&K, Vec<f64>)> = Vec::new();
+    for (k, v) in runs {
+        match starts.iter_mut().find(|(s, _)| *s == k) {
+            Some((_, values)) => values.push(v.ln()),
+            None => starts.push((k, vec![v.ln()])),
+        }
+    }
+    let starts: Vec<Vec<f64>> = starts
+        .into_iter()
+        .map(|(_, v)| v)
+        .filter(|v| v.len() >= 2)
+        .collect();
+    let levels = two_levels(&starts)?;
+    Some(Advice {
+        levels,
+        share_between: levels.share_between(),
+        advised_runs_per_start: levels.best_runs_per_start(1.0, 1.0)?,
+    })
+}
 
 /// The two levels of `starts` (each start's runs); None with fewer than two starts or
 /// fewer than two runs in some start, or a value that is not finite.
@@ -131,5 +211,35 @@ mod tests {
         assert_eq!(l.best_runs_per_start(1.0, 10.0), Some(MAX_RUNS_PER_START));
         assert_eq!(two_levels(&[vec![1.0, 2.0]]), None);
         assert_eq!(two_levels(&[vec![1.0], vec![2.0, 3.0]]), None);
+    }
+
+    #[test]
+    fn a_cell_whose_starts_hold_the_noise_is_advised_to_repeat_starts() {
+        // Three starts 5 % apart on the log scale, runs ±1 % within each: the
+        // variance of the runs is 1e-4, that of the starts' means 25e-4, of which
+        // 1e-4 / 3 comes from the runs.
+        let mut runs = Vec::new();
+        for (start, s) in [(7, -0.05), (8, 0.0), (9, 0.05)] {
+            for r in [-0.01, 0.0, 0.01] {
+                runs.push((start, 1000.0 * f64::exp(s + r)));
+            }
+        }
+        runs.push((10, 5000.0)); // one run alone: left out
+        let a = of_runs(&runs).unwrap();
+        assert_eq!((a.levels.starts, a.levels.runs_per_start), (3, 3));
+        assert!((a.levels.within - 1e-4).abs() < 1e-12, "{a:?}");
+        assert!(
+            (a.levels.between - (25e-4 - 1e-4 / 3.0)).abs() < 1e-12,
+            "{a:?}"
+        );
+        assert_eq!(a.advised_runs_per_start, 1);
+        assert_eq!(a.cheapest(), "starts");
+        assert_eq!(
+            a.text(),
+            "96 % of the variance between server starts (±5.0 % a start, ±1.0 % a run \
+             within one; 3 starts × 3 runs): cheapest to repeat starts, one run each"
+        );
+        assert_eq!(of_runs(&runs[..3]), None);
+        assert_eq!(of_runs(&[(1, 1.0), (1, 0.0), (2, 1.0), (2, 1.0)]), None);
     }
 }

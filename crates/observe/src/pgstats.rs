@@ -160,8 +160,8 @@ pub fn describe(metric: &str) -> (&'static str, &'static str) {
     };
     (category, unit)
 }
-/// The cumulative counters of database `db` (name → value) and its size: the
-/// snapshot taken before and after a test. A view this role cannot read only loses its
+/// The cumulative counters of database `db` (name → value), its size and the server's
+/// start time: the snapshot taken before and after a test. A view this role cannot read only loses its
 /// own counters (the sampler reports it).
 pub fn read_counters(
     pg: &mut Pg,
@@ -178,6 +178,14 @@ pub fn read_counters(
         if k == "pg.db.size_bytes" {
             m.insert(k, v);
         }
+    }
+    // The server start the snapshot was taken in: runs of one start share it.
+    let start = format!(
+        "SELECT '{}', extract(epoch FROM pg_postmaster_start_time())::float8",
+        pgsurge_store::convert::SERVER_START_COUNTER
+    );
+    if let Ok(pairs) = pg.pairs(&start) {
+        m.extend(pairs);
     }
     Ok(m)
 }

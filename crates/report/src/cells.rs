@@ -244,6 +244,8 @@ pub struct RunSample {
     pub tps: Option<f64>,
     /// Its p99 latency, ms.
     pub p99_ms: Option<f64>,
+    /// The server start it ran in (fact `server_start`), when stored.
+    pub server_start: Option<String>,
     /// What its stored data says about it (`runs` = 1).
     pub evidence: Evidence,
 }
@@ -257,6 +259,7 @@ struct FactFlags {
     autovacuum: BTreeSet<i64>,
     lag_growing: BTreeSet<i64>,
     repeats_until: BTreeMap<i64, CellPrecision>,
+    server_start: BTreeMap<i64, String>,
 }
 
 impl FactFlags {
@@ -294,6 +297,7 @@ impl FactFlags {
                 .unwrap_or(run.id as f64),
             tps: r.tps,
             p99_ms: r.latency_p99_ms,
+            server_start: self.server_start.get(&run.id).cloned(),
             evidence: self.evidence(run),
         }
     }
@@ -377,6 +381,10 @@ fn fact_flags(store: &mut Store, runs: &[Run]) -> Result<FactFlags, StoreError> 
                 if let Some(Ok(p)) = stored {
                     out.repeats_until.insert(run_id, p);
                 }
+                continue;
+            }
+            if let (facts::SERVER_START, Some(v)) = (fact.name.as_str(), &fact.value) {
+                out.server_start.insert(run_id, v.clone());
                 continue;
             }
             let slot = match fact.name.as_str() {

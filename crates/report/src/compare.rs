@@ -23,6 +23,7 @@
 use crate::cells::RunSample;
 use crate::cells::{Cell, CellKey};
 use pgsurge_analysis::describe::{self, geometric_mean};
+use pgsurge_analysis::noise_levels::{self, Advice};
 use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_analysis::rank::Shift;
 use pgsurge_analysis::validity::{self, Evidence, Reason};
@@ -144,6 +145,9 @@ pub struct MetricComparison {
     /// `[repeats] until` in words, said with the basis of the cell's TPS verdict.
     #[serde(skip)]
     until: Option<String>,
+    /// Where the noise lives, in words, said with the basis of the cell's TPS verdict.
+    #[serde(skip)]
+    levels: Option<String>,
 }
 
 /// One compared cell.
@@ -181,12 +185,53 @@ pub struct CompareRow {
     /// `[repeats] until`: the precision each side's campaign reached for the cell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats_until: Option<RepeatsUntil>,
+    /// Where each side's TPS noise lives, when its repeats span several server starts
+    /// with several runs in each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_levels: Option<NoiseLevels>,
     /// Run ids of A's repeats.
     #[serde(skip)]
     pub a_run_ids: Vec<i64>,
     /// Run ids of B's repeats.
     #[serde(skip)]
     pub b_run_ids: Vec<i64>,
+}
+
+/// Where the noise of a compared cell's TPS lives, per side: within a server start or
+/// between starts (`pgsurge_analysis::noise_levels`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NoiseLevels {
+    /// A's; None when A's repeats do not span two starts of two runs.
+    pub a: Option<Advice>,
+    /// B's.
+    pub b: Option<Advice>,
+}
+
+impl NoiseLevels {
+    /// Of the two sides' samples; None when neither spans two starts of two runs.
+    fn of(a: &[RunSample], b: &[RunSample]) -> Option<NoiseLevels> {
+        let side = |s: &[RunSample]| {
+            let runs: Vec<(&str, f64)> = s
+                .iter()
+                .filter_map(|r| Some((r.server_start.as_deref()?, r.tps?)))
+                .collect();
+            noise_levels::of_runs(&runs)
+        };
+        let levels = NoiseLevels {
+            a: side(a),
+            b: side(b),
+        };
+        (levels.a.is_some() || levels.b.is_some()).then_some(levels)
+    }
+
+    /// `noise levels of A: 96 % of the variance between server starts (…)`, per side.
+    fn text(&self) -> String {
+        [("A", self.a), ("B", self.b)]
+            .iter()
+            .filter_map(|(side, l)| l.map(|l| format!("noise levels of {side}: {}", l.text())))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 /// `[repeats] until` of a compared cell: what each side's campaign stored when it
@@ -466,6 +511,7 @@ fn compare_metric(
         round_values: rounds.to_vec(),
         higher_is_better,
         until: None,
+        levels: None,
     };
     m.judge(margin);
     m
@@ -543,6 +589,7 @@ impl MetricComparison {
             parts.push(format!("outliers (kept): {}", flagged.join(", ")));
         }
         parts.extend(self.until.clone());
+        parts.extend(self.levels.clone());
         parts.join("; ")
     }
 }
@@ -642,6 +689,8 @@ fn compare_cell(
             b: side_b.repeats_until,
         });
     tps.until = repeats_until.map(|r| r.text());
+    let noise_levels = NoiseLevels::of(&side_a.samples, &side_b.samples);
+    tps.levels = noise_levels.map(|l| l.text());
     let p99_ms = (!side_a.p99.is_empty() && !side_b.p99.is_empty()).then(|| {
         let rounds = paired_rounds(&side_a.samples, &side_b.samples, |s| s.p99_ms);
         compare_metric(&side_a.p99, &side_b.p99, &rounds, false, margin)
@@ -677,6 +726,7 @@ fn compare_cell(
         txn_costs: side_a.compare_costs(side_b),
         explanations: Vec::new(),
         repeats_until,
+        noise_levels,
         a_run_ids: side_a.samples.iter().map(|s| s.run_id).collect(),
         b_run_ids: side_b.samples.iter().map(|s| s.run_id).collect(),
     };
@@ -1433,6 +1483,7 @@ mod tests {
                     start: i as f64 + if target == "b" { 100.0 } else { 0.0 },
                     tps: Some(*t),
                     p99_ms: p99.get(i).copied(),
+                    server_start: None,
                     evidence: Evidence {
                         runs: 1,
                         ..Evidence::default()

@@ -68,8 +68,13 @@ fn record(
     })
 }
 
-/// The server's counters before and after a test: every counter with its change, and
-/// the run's server-side columns (commits, rollbacks, WAL, database size).
+/// The counter holding the server's start time (epoch seconds), from which the
+/// [`crate::facts::SERVER_START`] fact is made.
+pub const SERVER_START_COUNTER: &str = "pg.server.start_epoch";
+
+/// The server's counters before and after a test: every counter with its change, the
+/// run's server-side columns (commits, rollbacks, WAL, database size), and the server
+/// start it ran in when the server did not restart during it.
 pub fn counters(w: &mut RunWrite, before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) {
     for (name, b) in before {
         let a = after.get(name).copied();
@@ -86,6 +91,17 @@ pub fn counters(w: &mut RunWrite, before: &BTreeMap<String, f64>, after: &BTreeM
     w.run.wal_bytes = delta("pg.wal.lsn_bytes").map(|d| d as i64);
     w.run.db_size_start = before.get("pg.db.size_bytes").map(|v| *v as i64);
     w.run.db_size_end = after.get("pg.db.size_bytes").map(|v| *v as i64);
+    if let (Some(b), Some(a)) = (
+        before.get(SERVER_START_COUNTER),
+        after.get(SERVER_START_COUNTER),
+    ) {
+        if a == b {
+            w.facts.push(crate::FactRecord::new(
+                crate::facts::SERVER_START,
+                format!("{b:.6}"),
+            ));
+        }
+    }
 }
 
 /// Whole-run histograms: latency and lag, all scripts together and per script.

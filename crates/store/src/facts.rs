@@ -52,6 +52,12 @@ pub const AUTOVACUUM_IN_WINDOW: &str = "autovacuum_in_window";
 /// `true` when the `-R` schedule lag grew over the test: the server fell behind the rate.
 pub const LAG_GROWING: &str = "lag_growing";
 
+/// The server start a test ran in: the server's `pg_postmaster_start_time()` as epoch
+/// seconds (`1795000000.123456`), when it was the same before and after the test. Runs
+/// with the same value ran in one start of one server; a restart or a fresh cluster
+/// is another.
+pub const SERVER_START: &str = "server_start";
+
 /// `[repeats] until`: the precision the test's cell reached when the campaign stopped
 /// repeating it, the same on every run of the cell: the JSON of
 /// `pgsurge_analysis::precision::CellPrecision`, e.g.

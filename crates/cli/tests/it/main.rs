@@ -30,6 +30,7 @@ mod hdr_log_unit;
 mod init_jobs;
 mod kube_fake_cluster;
 mod kube_job;
+mod noise_levels;
 mod off_cpu_profile;
 mod patch_ab;
 mod pgbench_tools_compare;

@@ -1,0 +1,127 @@
+//! Where a cell's noise lives, said by `compare` (text and JSON) and the report, on a
+//! store written through the store's API as a campaign writes it: target `a` ran its
+//! cell in three server starts of three runs each, the starts 5 % apart (on the log
+//! scale: −5 %, 0, +5 %) and the runs within each ±1 %; target `b` ran all nine in one
+//! start. So A's variance is known by construction — 1e-4 within a start, 25e-4 between
+//! the starts' means, of which 1e-4 / 3 is the runs' — and B's levels cannot be told
+//! apart.
+
+use std::process::Command;
+
+use pgsurge_store::{facts, FactRecord, RunRecord, RunWrite, SetRecord, Store, TargetRecord};
+
+fn levels_store(path: &str) {
+    let mut store = Store::open(path).unwrap();
+    let set_id = store
+        .create_set(&SetRecord {
+            name: "levels".into(),
+            kind: "campaign".into(),
+            status: "complete".into(),
+            created_at: "2026-11-01T02:00:00Z".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    for (target, starts) in [("a", [-0.05, 0.0, 0.05]), ("b", [0.0, 0.0, 0.0])] {
+        let target_id = store
+            .upsert_target(&TargetRecord {
+                set_id,
+                name: target.into(),
+                kind: "throwaway".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        for (j, level) in starts.iter().enumerate() {
+            for (k, run) in [-0.01, 0.0, 0.01].iter().enumerate() {
+                let repeat = (j * 3 + k + 1) as i64;
+                let tps = 1000.0 * f64::exp(level + run);
+                // B's runs all in one start; A's in a start per three repeats.
+                let start = if target == "a" { j } else { 0 };
+                store
+                    .write_run(&RunWrite {
+                        run: RunRecord {
+                            set_id,
+                            target_id: Some(target_id),
+                            test_key: format!("{target}/s1/select-only/c8/r-/{repeat}"),
+                            repeat_no: repeat,
+                            status: "ok".into(),
+                            start_epoch: Some(1_790_000_000.0 + (repeat * 100) as f64),
+                            script: Some("select-only".into()),
+                            scale: Some(1),
+                            clients: Some(8),
+                            threads: Some(1),
+                            duration_s: Some(60.0),
+                            query_mode: Some("simple".into()),
+                            tps: Some(tps),
+                            transactions: Some((tps * 60.0) as i64),
+                            failures: Some(0),
+                            latency_mean_ms: Some(8000.0 / tps),
+                            ..Default::default()
+                        },
+                        facts: vec![FactRecord::new(
+                            facts::SERVER_START,
+                            format!("{}.{start:06}", 1_789_000_000 + start * 1000),
+                        )],
+                        ..Default::default()
+                    })
+                    .unwrap();
+            }
+        }
+    }
+}
+
+fn pgsurge(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn compare_and_the_report_say_where_the_noise_lives_and_what_to_repeat() {
+    let dir = pgsurge_testkit::scratch_dir("noise-levels");
+    let path = dir.path().join("r.db").display().to_string();
+    levels_store(&path);
+    let said = "noise levels of A: 96 % of the variance between server starts (±5.0 % a \
+                start, ±1.0 % a run within one; 3 starts × 3 runs): cheapest to repeat \
+                starts, one run each";
+
+    let (code, text, err) = pgsurge(&["compare", "--store", &path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains(said), "{text}");
+    assert!(!text.contains("noise levels of B"), "{text}");
+
+    let (code, json, err) = pgsurge(&["compare", "--store", &path, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(pgsurge_report::COMPARE_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    let levels = &doc["cells"][0]["noise_levels"];
+    let a = &levels["a"];
+    assert_eq!(
+        (a["starts"].clone(), a["runs_per_start"].clone()),
+        (3.into(), 3.into())
+    );
+    assert!((a["within"].as_f64().unwrap() - 1e-4).abs() < 1e-10, "{a}");
+    assert!(
+        (a["between"].as_f64().unwrap() - (25e-4 - 1e-4 / 3.0)).abs() < 1e-10,
+        "{a}"
+    );
+    assert_eq!(a["advised_runs_per_start"], 1);
+    assert_eq!(levels["b"], serde_json::Value::Null, "{levels}");
+
+    let report = dir.path().join("report");
+    let (code, _, err) = pgsurge(&["report", "--store", &path, "-o", report.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(index.contains(said), "{index}");
+}
