@@ -3,12 +3,13 @@
 //! (an A/A campaign: none), and is B slower (B's server has a setting that makes its
 //! transaction sleep longer). Each transaction sleeps on the server for a fixed time
 //! (long beside its own cost, so the rate is steady and a busy machine moves it
-//! little); B's sleeps 1 ms more, about 5 % fewer transactions per second.
+//! little); B's sleeps 2.5 ms more, about 5 % fewer transactions per second.
 //!
 //! What is asserted is what the semantics guarantee: every A/A cell is judged
 //! `no-difference` with its smallest detectable change stated, and the slower B is
 //! judged `slower` once its cell reached the precision, within fewer repeats than a
-//! fixed `repeats = 10` would run. Never a timing.
+//! fixed `repeats = 10` would run. Never a timing. Each run stores the server start it
+//! ran in (the two targets are two starts).
 //!
 //! These tests measure rates, so they are a test binary of their own: cargo runs test
 //! binaries one after another, and nothing of the other tests runs beside them.
@@ -28,8 +29,8 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The script: sleep 20 ms, plus the server's `bench.extra_ms` when it has one.
-const SCRIPT: &str = "SELECT pg_sleep((20 + coalesce(current_setting('bench.extra_ms', true), '0')::float8) / 1000);\n";
+/// The script: sleep 50 ms, plus the server's `bench.extra_ms` when it has one.
+const SCRIPT: &str = "SELECT pg_sleep((50 + coalesce(current_setting('bench.extra_ms', true), '0')::float8) / 1000);\n";
 
 fn pgsurge(args: &[&str]) -> (String, String, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
@@ -133,6 +134,26 @@ fn an_a_a_campaign_until_two_per_cent_finds_no_difference_in_every_cell() {
             "{cell:#}"
         );
     }
+    // Each target's runs ran in one server start of its own, and say so.
+    let mut s = Store::open(&store).unwrap();
+    let mut starts: Vec<(String, String)> = Vec::new();
+    for r in s.list_runs(&RunFilter::default()).unwrap() {
+        let start = s
+            .load_run(r.id)
+            .unwrap()
+            .facts
+            .into_iter()
+            .find(|f| f.name == facts::SERVER_START)
+            .and_then(|f| f.value)
+            .unwrap_or_else(|| panic!("run {} has no server_start", r.id));
+        let target = r.record.test_key.split('/').next().unwrap().to_string();
+        if !starts.contains(&(target.clone(), start.clone())) {
+            starts.push((target, start));
+        }
+    }
+    starts.sort();
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    assert_ne!(starts[0].1, starts[1].1, "{starts:?}");
     // Both targets ran every round of a cell, and its runs hold the precision it
     // reached.
     for (cell, runs, stored) in stored_cells(&store) {
@@ -149,7 +170,7 @@ fn an_a_a_campaign_until_two_per_cent_finds_no_difference_in_every_cell() {
 fn a_slower_b_is_judged_slower_in_fewer_repeats_than_ten() {
     let _alone = one_at_a_time();
     let dir = pgsurge_testkit::scratch_dir("until-slower");
-    let store = run_campaign(dir.path(), "slower", "4", "\"bench.extra_ms\" = \"1\"");
+    let store = run_campaign(dir.path(), "slower", "4", "\"bench.extra_ms\" = \"2.5\"");
     let (doc, text) = compare(&store);
     let cells = doc["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 1, "{doc:#}");
