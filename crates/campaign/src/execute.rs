@@ -636,7 +636,7 @@ fn run_test_inner(
     }
     let mut pg = Pg::connect(&target.conn)?;
     w.settings = pgstats::read_settings(&mut pg)?;
-    pgsurge_store::window::checkpoint_in_short_window(w, &s.plan.key);
+    pgsurge_store::window::window_facts(w, &s.plan.key);
     // Cleanup (timed): leave the history table empty for the next test.
     let t0 = Instant::now();
     if campaign.spec.hygiene.truncate_history && s.workload.pack.is_none() {

@@ -160,8 +160,9 @@ pub fn describe(metric: &str) -> (&'static str, &'static str) {
     };
     (category, unit)
 }
-/// The cumulative counters of database `db` (name → value), its size and the server's
-/// start time: the snapshot taken before and after a test. A view this role cannot read only loses its
+/// The cumulative counters of database `db` (name → value), its size, its autovacuum
+/// runs and workers, and the server's start time: the snapshot taken before and after
+/// a test. A view this role cannot read only loses its
 /// own counters (the sampler reports it).
 pub fn read_counters(
     pg: &mut Pg,
@@ -178,6 +179,16 @@ pub fn read_counters(
         if k == "pg.db.size_bytes" {
             m.insert(k, v);
         }
+    }
+    // Autovacuum: runs completed on the database's tables, workers active now.
+    let autovacuum = format!(
+        "SELECT '{}', coalesce(sum(autovacuum_count + autoanalyze_count), 0)::float8 FROM pg_stat_all_tables \
+         UNION ALL SELECT '{}', count(*)::float8 FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
+        pgsurge_store::window::AUTOVACUUM_RUNS_COUNTER,
+        pgsurge_store::window::AUTOVACUUM_WORKERS_COUNTER
+    );
+    if let Ok(pairs) = pg.pairs(&autovacuum) {
+        m.extend(pairs);
     }
     // The server start the snapshot was taken in: runs of one start share it.
     let start = format!(

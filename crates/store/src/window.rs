@@ -3,7 +3,8 @@
 //! warm-up's intervals are kept, marked as warm-up and ending at elapsed 0 where the
 //! window begins; the raw figures of the whole run stay in the result document. A
 //! checkpoint that ran inside a window shorter than one checkpoint cycle is named by a
-//! fact and a warning.
+//! fact and a warning; so are an autovacuum during the test and a `-R` schedule lag
+//! that grew over it ([`window_facts`]).
 
 use pgsurge_results::RunResult;
 
@@ -147,4 +148,152 @@ pub fn checkpoint_in_short_window(w: &mut RunWrite, key: &str) {
              not its average; run at least one cycle (pgbench's documentation advises it)"
         ),
     ));
+}
+
+/// The facts of test `key`'s window that bear on its validity, from its stored
+/// counters, settings and intervals: a checkpoint inside a short window
+/// ([`checkpoint_in_short_window`]), an autovacuum during the test, a growing `-R`
+/// schedule lag.
+pub fn window_facts(w: &mut RunWrite, key: &str) {
+    checkpoint_in_short_window(w, key);
+    if autovacuum_in_window(w) {
+        w.facts
+            .push(FactRecord::new(facts::AUTOVACUUM_IN_WINDOW, "true"));
+    }
+    if let Some((first, last)) = lag_growing(w) {
+        w.facts.push(FactRecord::new(facts::LAG_GROWING, "true"));
+        w.warnings.push(warning(
+            "lag_growing",
+            format!(
+                "test {key}: the -R schedule lag grew from {first:.1} ms (mean of the window's \
+                 first quarter) to {last:.1} ms (its last): the server fell behind the rate"
+            ),
+        ));
+    }
+}
+
+/// Counter: autovacuum and autoanalyze runs completed on the benchmark database's
+/// tables (`pg_stat_all_tables`).
+pub const AUTOVACUUM_RUNS_COUNTER: &str = "pg.autovacuum.runs";
+/// Counter (a gauge): autovacuum workers active when the snapshot was taken.
+pub const AUTOVACUUM_WORKERS_COUNTER: &str = "pg.autovacuum.workers";
+
+/// Whether an autovacuum ran during the test: a run completed between the snapshots
+/// before and after it, or a worker was active at either.
+fn autovacuum_in_window(w: &RunWrite) -> bool {
+    let counter = |name: &str| w.counters.iter().find(|c| c.name == name);
+    let completed = counter(AUTOVACUUM_RUNS_COUNTER)
+        .and_then(|c| c.delta)
+        .is_some_and(|d| d > 0.0);
+    let active = counter(AUTOVACUUM_WORKERS_COUNTER)
+        .is_some_and(|c| c.before_value.unwrap_or(0.0) > 0.0 || c.after_value.unwrap_or(0.0) > 0.0);
+    completed || active
+}
+
+/// The fewest measured intervals with a lag for [`lag_growing`] to judge.
+const LAG_MIN_INTERVALS: usize = 8;
+
+/// The mean `-R` schedule lag of the measured window's first and last quarters when
+/// it grew: every second of the last quarter lagged more than every second of the
+/// first, by more than 10 ms. A server that keeps up with the rate holds its lag level
+/// (a burst of arrivals lifts some seconds, never all of a quarter); one that falls
+/// behind lets it grow without bound. None without a rate or with too few intervals.
+fn lag_growing(w: &RunWrite) -> Option<(f64, f64)> {
+    let lags: Vec<f64> = w
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .filter_map(|i| i.lag_mean_ms)
+        .filter(|l| l.is_finite())
+        .collect();
+    if lags.len() < LAG_MIN_INTERVALS {
+        return None;
+    }
+    let quarter = lags.len() / 4;
+    let (head, tail) = (&lags[..quarter], &lags[lags.len() - quarter..]);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let highest_first = head.iter().copied().fold(f64::MIN, f64::max);
+    let lowest_last = tail.iter().copied().fold(f64::MAX, f64::min);
+    (lowest_last - highest_first > 10.0).then(|| (mean(head), mean(tail)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CounterRecord, IntervalRecord};
+
+    fn with_lags(lags: &[f64]) -> RunWrite {
+        RunWrite {
+            intervals: lags
+                .iter()
+                .map(|l| IntervalRecord {
+                    lag_mean_ms: Some(*l),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn fact(w: &RunWrite, name: &str) -> bool {
+        w.facts.iter().any(|f| f.name == name)
+    }
+
+    #[test]
+    fn a_lag_that_grows_over_the_window_is_a_fact_and_a_level_one_is_not() {
+        let growing: Vec<f64> = (0..20).map(|s| 1.0 + 5.0 * s as f64).collect();
+        let mut w = with_lags(&growing);
+        window_facts(&mut w, "k");
+        assert!(fact(&w, facts::LAG_GROWING), "{:?}", w.facts);
+        assert!(
+            w.warnings[0].message.contains("grew from 11.0 ms"),
+            "{:?}",
+            w.warnings
+        );
+        let level: Vec<f64> = (0..20).map(|s| 2.0 + (s % 3) as f64).collect();
+        let mut w = with_lags(&level);
+        window_facts(&mut w, "k");
+        assert!(!fact(&w, facts::LAG_GROWING));
+        // Doubling from 1 ms to 3 ms is no server falling behind.
+        let small: Vec<f64> = (0..20).map(|s| 1.0 + s as f64 / 10.0).collect();
+        let mut w = with_lags(&small);
+        window_facts(&mut w, "k");
+        assert!(!fact(&w, facts::LAG_GROWING));
+        let mut w = with_lags(&growing[..7]);
+        window_facts(&mut w, "k");
+        assert!(!fact(&w, facts::LAG_GROWING));
+    }
+
+    #[test]
+    fn an_autovacuum_completed_or_active_during_the_test_is_a_fact() {
+        let counter = |name: &str, before: f64, after: f64| CounterRecord {
+            name: name.into(),
+            before_value: Some(before),
+            after_value: Some(after),
+            delta: Some(after - before),
+        };
+        for (runs, workers, expected) in [
+            ((3.0, 4.0), (0.0, 0.0), true),
+            ((3.0, 3.0), (0.0, 1.0), true),
+            ((3.0, 3.0), (1.0, 0.0), true),
+            ((3.0, 3.0), (0.0, 0.0), false),
+        ] {
+            let mut w = RunWrite {
+                counters: vec![
+                    counter(AUTOVACUUM_RUNS_COUNTER, runs.0, runs.1),
+                    counter(AUTOVACUUM_WORKERS_COUNTER, workers.0, workers.1),
+                ],
+                ..Default::default()
+            };
+            window_facts(&mut w, "k");
+            assert_eq!(
+                fact(&w, facts::AUTOVACUUM_IN_WINDOW),
+                expected,
+                "{runs:?} {workers:?}"
+            );
+        }
+        let mut w = RunWrite::default();
+        window_facts(&mut w, "k");
+        assert!(w.facts.is_empty());
+    }
 }
