@@ -462,6 +462,17 @@ impl ClusterBuilder {
             )?;
         }
 
+        // This process owns the directory from before its server starts: the marker a
+        // killed run left names a dead owner, and a sweep of killed runs' directories
+        // (another process's) reading it while the new server starts would stop that
+        // server as the killed run's orphan. The watchdog is added once it runs.
+        OwnerMarker {
+            owner_pid: std::process::id() as i32,
+            watchdog_pid: None,
+            detached: self.detached,
+        }
+        .write(&data_dir, ra)?;
+
         // Start, retrying on a port taken between our probe and the server's bind.
         let mut attempt = 0;
         let (child, port) = loop {
