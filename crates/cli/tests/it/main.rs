@@ -53,6 +53,7 @@ mod results_trend;
 mod script_bytes_diff;
 mod script_diff;
 mod store_integrity;
+mod stored_runs;
 mod validity_facts;
 mod wait_events;
 mod workload_common;

@@ -6,30 +6,15 @@
 //! the starts' means, of which 1e-4 / 3 is the runs' — and B's levels cannot be told
 //! apart.
 
-use std::process::Command;
+use pgsurge_store::{facts, FactRecord, RunWrite, Store};
 
-use pgsurge_store::{facts, FactRecord, RunRecord, RunWrite, SetRecord, Store, TargetRecord};
+use crate::stored_runs::{campaign_set, pgsurge, select_only_run, throwaway_target};
 
 fn levels_store(path: &str) {
     let mut store = Store::open(path).unwrap();
-    let set_id = store
-        .create_set(&SetRecord {
-            name: "levels".into(),
-            kind: "campaign".into(),
-            status: "complete".into(),
-            created_at: "2026-11-01T02:00:00Z".into(),
-            ..Default::default()
-        })
-        .unwrap();
+    let set_id = campaign_set(&mut store, "levels", "2026-11-01T02:00:00Z");
     for (target, starts) in [("a", [-0.05, 0.0, 0.05]), ("b", [0.0, 0.0, 0.0])] {
-        let target_id = store
-            .upsert_target(&TargetRecord {
-                set_id,
-                name: target.into(),
-                kind: "throwaway".into(),
-                ..Default::default()
-            })
-            .unwrap();
+        let target_id = throwaway_target(&mut store, set_id, target);
         for (j, level) in starts.iter().enumerate() {
             for (k, run) in [-0.01, 0.0, 0.01].iter().enumerate() {
                 let repeat = (j * 3 + k + 1) as i64;
@@ -38,25 +23,15 @@ fn levels_store(path: &str) {
                 let start = if target == "a" { j } else { 0 };
                 store
                     .write_run(&RunWrite {
-                        run: RunRecord {
+                        run: select_only_run(
                             set_id,
-                            target_id: Some(target_id),
-                            test_key: format!("{target}/s1/select-only/c8/r-/{repeat}"),
-                            repeat_no: repeat,
-                            status: "ok".into(),
-                            start_epoch: Some(1_790_000_000.0 + (repeat * 100) as f64),
-                            script: Some("select-only".into()),
-                            scale: Some(1),
-                            clients: Some(8),
-                            threads: Some(1),
-                            duration_s: Some(60.0),
-                            query_mode: Some("simple".into()),
-                            tps: Some(tps),
-                            transactions: Some((tps * 60.0) as i64),
-                            failures: Some(0),
-                            latency_mean_ms: Some(8000.0 / tps),
-                            ..Default::default()
-                        },
+                            target_id,
+                            format!("{target}/s1/select-only/c8/r-/{repeat}"),
+                            repeat,
+                            1_790_000_000.0 + (repeat * 100) as f64,
+                            8,
+                            tps,
+                        ),
                         facts: vec![FactRecord::new(
                             facts::SERVER_START,
                             format!("{}.{start:06}", 1_789_000_000 + start * 1000),
@@ -67,18 +42,6 @@ fn levels_store(path: &str) {
             }
         }
     }
-}
-
-fn pgsurge(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -4,9 +4,9 @@
 //! cell is 10 % slower from the ninth set on; the other stays level. Both wobble by up
 //! to ±1 % from set to set and repeat to repeat.
 
-use std::process::Command;
+use pgsurge_store::{facts, FactRecord, RunWrite, Store};
 
-use pgsurge_store::{facts, FactRecord, RunRecord, RunWrite, SetRecord, Store, TargetRecord};
+use crate::stored_runs::{campaign_set, pgsurge, select_only_run, throwaway_target};
 
 /// A fixed ±1 % wobble, so the test is the same on every run.
 const WOBBLE: [f64; 11] = [0.4, -0.7, 0.9, -0.2, 0.6, -1.0, 0.1, 0.8, -0.5, 0.3, -0.8];
@@ -14,23 +14,12 @@ const WOBBLE: [f64; 11] = [0.4, -0.7, 0.9, -0.2, 0.6, -1.0, 0.1, 0.8, -0.5, 0.3,
 fn nightly_store(path: &str) {
     let mut store = Store::open(path).unwrap();
     for night in 1..=14i64 {
-        let set_id = store
-            .create_set(&SetRecord {
-                name: "nightly".into(),
-                kind: "campaign".into(),
-                status: "complete".into(),
-                created_at: format!("2026-11-{night:02}T02:00:00Z"),
-                ..Default::default()
-            })
-            .unwrap();
-        let target_id = store
-            .upsert_target(&TargetRecord {
-                set_id,
-                name: "pg".into(),
-                kind: "throwaway".into(),
-                ..Default::default()
-            })
-            .unwrap();
+        let set_id = campaign_set(
+            &mut store,
+            "nightly",
+            &format!("2026-11-{night:02}T02:00:00Z"),
+        );
+        let target_id = throwaway_target(&mut store, set_id, "pg");
         for (clients, slower) in [(8i64, true), (1, false)] {
             for repeat in 1..=3i64 {
                 let k = (night * 3 + repeat + clients) as usize;
@@ -38,25 +27,15 @@ fn nightly_store(path: &str) {
                 let tps = level * clients as f64 * (1.0 + WOBBLE[k % WOBBLE.len()] / 100.0);
                 store
                     .write_run(&RunWrite {
-                        run: RunRecord {
+                        run: select_only_run(
                             set_id,
-                            target_id: Some(target_id),
-                            test_key: format!("pg/s1/select-only/c{clients}/r-/{repeat}"),
-                            repeat_no: repeat,
-                            status: "ok".into(),
-                            start_epoch: Some(1_790_000_000.0 + (night * 100 + repeat) as f64),
-                            script: Some("select-only".into()),
-                            scale: Some(1),
-                            clients: Some(clients),
-                            threads: Some(1),
-                            duration_s: Some(60.0),
-                            query_mode: Some("simple".into()),
-                            tps: Some(tps),
-                            transactions: Some((tps * 60.0) as i64),
-                            failures: Some(0),
-                            latency_mean_ms: Some(1000.0 * clients as f64 / tps),
-                            ..Default::default()
-                        },
+                            target_id,
+                            format!("pg/s1/select-only/c{clients}/r-/{repeat}"),
+                            repeat,
+                            1_790_000_000.0 + (night * 100 + repeat) as f64,
+                            clients,
+                            tps,
+                        ),
                         facts: vec![FactRecord::new(
                             facts::BUILD_COMMIT,
                             format!("c0mm1t{night:02}"),
@@ -67,18 +46,6 @@ fn nightly_store(path: &str) {
             }
         }
     }
-}
-
-fn pgsurge(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
