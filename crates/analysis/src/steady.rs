@@ -26,8 +26,9 @@
 //! window's batch medians about their straight line (which sees noise correlated
 //! across neighbouring seconds). A series with no warm-up therefore gets none, whatever
 //! MSER's minimum. The cut is then refined to one interval: after the last value
-//! beyond [`BAND`] standard deviations from the window's level in the last warm-up
-//! batch, and past any such values that open the first window batch.
+//! beyond [`BAND`] standard deviations (and beyond [`MIN_SHIFT`]) from the window's
+//! level in the last warm-up batch, and past any such values that open the first
+//! window batch.
 //!
 //! **Not settled.** Only the first half is searched: past it, too few values are left
 //! to judge. A leading run that reaches the last batch before that limit, or a cut
@@ -212,12 +213,16 @@ fn leading_warm_batches(values: &[f64], batch: usize, window: usize, limit: usiz
 }
 
 /// The first interval of the window after `warm` leading warm batches: after the last
-/// interval of the last warm batch that lies beyond [`BAND`] standard deviations from
-/// the window's level, and past such intervals that open the next batch.
+/// interval of the last warm batch that lies beyond [`BAND`] standard deviations (and
+/// beyond [`MIN_SHIFT`]) from the window's level, and past such intervals that open the
+/// next batch.
 fn refine(values: &[f64], batch: usize, warm: usize) -> usize {
     let window = &values[(warm * batch).min(values.len())..];
     let (level, sd) = (median(window), robust_sd(window));
-    let outside = |v: f64| (v - level).abs() > BAND * sd;
+    // A window far quieter than MIN_SHIFT would otherwise make a value a few tenths of
+    // a per cent off its level "still warming up", though no batch that close is.
+    let band = (BAND * sd).max(MIN_SHIFT * level.abs());
+    let outside = |v: f64| (v - level).abs() > band;
     let last_warm = (warm - 1) * batch..warm * batch;
     let mut at = last_warm
         .clone()
@@ -612,6 +617,35 @@ mod tests {
         let mut gap = lat.clone();
         gap[50] = 0.0;
         assert!(detect(&tps, Some(&gap)).unwrap().latency.is_none());
+    }
+
+    #[test]
+    fn a_sharp_warm_up_end_stays_put_when_the_window_is_far_quieter_than_one_per_cent() {
+        // A run whose server-side sleep falls to nothing at interval 8: whole-number
+        // throughputs, and a latency whose window varies by hundredths of a millisecond
+        // while its first seconds after the warm-up sit a few tenths of a per cent
+        // higher. Neither is warming up any more: a value within MIN_SHIFT of the
+        // window's level never extends the cut.
+        let head_tps = [20.0, 24.0, 24.0, 32.0, 40.0, 52.0, 72.0, 124.0];
+        let head_lat = [192.9, 170.2, 148.4, 126.7, 103.2, 79.7, 56.0, 32.5];
+        let tps: Vec<f64> = (0..60)
+            .map(|i| match head_tps.get(i) {
+                Some(v) => *v,
+                None => [192.0, 190.0, 192.0, 188.0, 192.0][i % 5],
+            })
+            .collect();
+        let lat: Vec<f64> = (0..60)
+            .map(|i| match head_lat.get(i) {
+                Some(v) => *v,
+                None if i < 13 => 21.06 - 0.01 * (i - 8) as f64,
+                None => 20.96 + noise(i, 0.02),
+            })
+            .collect();
+        let st = detect(&tps, Some(&lat)).unwrap();
+        assert_eq!(st.throughput.at, 8, "{st:?}");
+        assert_eq!(st.latency.unwrap().at, 8, "{st:?}");
+        assert_eq!(st.warmup_intervals, 8, "{st:?}");
+        assert!(st.steady, "{st:?}");
     }
 
     #[test]
