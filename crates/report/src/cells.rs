@@ -8,6 +8,7 @@
 use pgsurge_analysis::describe;
 use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_analysis::validity::Evidence;
+use pgsurge_results::failure::AcknowledgedCommits;
 use pgsurge_store::{facts, histogram, Run, Store, StoreError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -223,6 +224,10 @@ pub struct Cell {
     /// repeating it (fact `repeats_until`); None when it asked for none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats_until: Option<CellPrecision>,
+    /// Acknowledged commits lost over the successful repeats that checked theirs after
+    /// their faults (`check_commits`); None when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acknowledged: Option<AcknowledgedCommits>,
     /// Each successful repeat: when and in which round it ran, its figures and what its
     /// stored data says about its validity (for pairing rounds and stating validity).
     #[serde(skip)]
@@ -467,6 +472,9 @@ pub fn build_cells(
             repeats_until: ok
                 .iter()
                 .find_map(|r| flags.repeats_until.get(&r.id).copied()),
+            acknowledged: AcknowledgedCommits::over(
+                ok.iter().filter_map(|r| r.record.result_json.as_ref()),
+            ),
         });
     }
     Ok(cells)

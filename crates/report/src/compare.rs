@@ -28,6 +28,7 @@ use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_analysis::rank::Shift;
 use pgsurge_analysis::validity::{self, Evidence, Reason};
 use pgsurge_analysis::verdict::{judge, Analysis, Margin, MarginSource, Samples};
+use pgsurge_results::failure::AcknowledgedCommits;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -189,6 +190,10 @@ pub struct CompareRow {
     /// with several runs in each.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_levels: Option<NoiseLevels>,
+    /// Acknowledged commits lost after the faults of each side's repeats, when a side
+    /// checked them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acknowledged_lost: Option<AcknowledgedLost>,
     /// Run ids of A's repeats.
     #[serde(skip)]
     pub a_run_ids: Vec<i64>,
@@ -232,6 +237,16 @@ impl NoiseLevels {
             .collect::<Vec<_>>()
             .join("; ")
     }
+}
+
+/// Acknowledged commits lost in a compared cell, per side: summed over the repeats
+/// that checked theirs (None: no repeat of the side did).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AcknowledgedLost {
+    /// A's.
+    pub a: Option<AcknowledgedCommits>,
+    /// B's.
+    pub b: Option<AcknowledgedCommits>,
 }
 
 /// `[repeats] until` of a compared cell: what each side's campaign stored when it
@@ -305,6 +320,8 @@ struct Side {
     costs: Vec<(String, String, Vec<f64>)>,
     /// `[repeats] until`: the precision stored with the side's (first) cell.
     repeats_until: Option<CellPrecision>,
+    /// Acknowledged commits lost, over the side's cells that checked them.
+    acknowledged: Option<AcknowledgedCommits>,
 }
 
 impl Side {
@@ -727,6 +744,11 @@ fn compare_cell(
         explanations: Vec::new(),
         repeats_until,
         noise_levels,
+        acknowledged_lost: (side_a.acknowledged.is_some() || side_b.acknowledged.is_some())
+            .then_some(AcknowledgedLost {
+                a: side_a.acknowledged,
+                b: side_b.acknowledged,
+            }),
         a_run_ids: side_a.samples.iter().map(|s| s.run_id).collect(),
         b_run_ids: side_b.samples.iter().map(|s| s.run_id).collect(),
     };
@@ -830,6 +852,10 @@ pub fn compare_with_margin(
             e.latency_mean.extend(&c.latency_mean_ms);
             e.samples.extend(c.samples.iter().cloned());
             e.repeats_until = e.repeats_until.or(c.repeats_until);
+            e.acknowledged = [e.acknowledged, c.acknowledged]
+                .into_iter()
+                .flatten()
+                .reduce(std::ops::Add::add);
             e.add_metrics(c);
         }
         m
@@ -1209,6 +1235,7 @@ pub fn render_text(c: &Comparison) -> String {
             let _ = writeln!(out, "  {}: {}", r.label, r.tps.basis_text());
         }
     }
+    out.push_str(&crate::failure::compare_text(c));
     let warned: Vec<&CompareRow> = c.cells.iter().filter(|r| !r.warnings.is_empty()).collect();
     if !warned.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
@@ -1492,6 +1519,7 @@ mod tests {
                 .collect(),
             txn_costs: Vec::new(),
             repeats_until: None,
+            acknowledged: None,
         }
     }
 

@@ -1,17 +1,21 @@
 //! What a failure cost a test, on its page: the outage (the longest stretch without an
-//! acknowledged commit) marked on every time chart, and the failure-cost figures of
-//! its result in the summary table (outage, recovery, failed transactions by class,
-//! acknowledged commits lost, the faults as applied).
+//! acknowledged commit) marked on every time chart, the standbys' lag charted in
+//! bytes and in time, and the failure-cost figures of its result in the summary table
+//! (outage, recovery, failed transactions by class, acknowledged commits lost, the
+//! faults as applied).
 
-use pgsurge_results::failure::FailureCost;
+use std::collections::BTreeMap;
+
+use pgsurge_results::failure::{AcknowledgedCommits, FailureCost};
 use pgsurge_store::LoadedRun;
 
+use crate::charts::Series;
 use crate::html::num;
+use crate::run_page::ChartMaker;
 
 /// The run's failure cost as stored in its result document.
 fn stored(run: &LoadedRun) -> Option<FailureCost> {
-    let doc = run.run.record.result_json.as_ref()?.get("failure_cost")?;
-    serde_json::from_value(doc.clone()).ok()
+    FailureCost::of_result(run.run.record.result_json.as_ref()?)
 }
 
 /// The outage as an x range of the test's time charts (seconds since the measured
@@ -24,6 +28,52 @@ pub(crate) fn outage_range(run: &LoadedRun, t0: f64) -> Option<(f64, f64, String
         at(o.first_commit_after_unix_us),
         format!("outage: no commit for {} s", num(o.seconds, 3)),
     ))
+}
+
+/// The standbys' lag as stored (sampled on the primary every second of the run), drawn
+/// by `mk` in a row of two charts, one line per standby: WAL not replayed in bytes, and
+/// `replay_lag` in seconds (a second without a figure breaks the line). Nothing when no
+/// lag was stored.
+pub(crate) fn lag_section(run: &LoadedRun, mk: ChartMaker<'_>, n: &mut usize) -> String {
+    let lag = stored(run).map(|c| c.lag).unwrap_or_default();
+    if lag.is_empty() {
+        return String::new();
+    }
+    let mut bytes: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut seconds: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for s in &lag {
+        let replica = s.replica.as_str();
+        bytes
+            .entry(replica)
+            .or_default()
+            .push((s.t_s, s.bytes as f64));
+        let time = s.seconds.unwrap_or(f64::NAN);
+        seconds.entry(replica).or_default().push((s.t_s, time));
+    }
+    let series = |by: BTreeMap<&str, Vec<(f64, f64)>>| -> Vec<Series> {
+        by.into_iter().map(|(r, p)| Series::line(r, p)).collect()
+    };
+    let note = "read on the primary every second of the run (pg_stat_replication)";
+    let charts = [
+        mk(
+            "Replica lag in bytes",
+            "WAL not replayed (bytes)",
+            series(bytes),
+            format!("{note}: pg_current_wal_lsn() less replay_lsn"),
+        ),
+        mk(
+            "Replica lag in time",
+            "replay_lag (s)",
+            series(seconds),
+            format!("{note}: replay_lag, absent while nothing was replayed recently"),
+        ),
+    ];
+    let mut body = String::from("<div class=\"charts\">");
+    for chart in &charts {
+        body.push_str(&crate::pages::chart_div(chart, n));
+    }
+    body.push_str("</div>");
+    body
 }
 
 /// The summary rows of the failure cost; none for a run without one.
@@ -69,9 +119,9 @@ pub(crate) fn summary_rows(run: &LoadedRun, t0: f64) -> Vec<(String, String)> {
     if !classes.is_empty() {
         rows.push(("failed by class".to_string(), classes.join(", ")));
     }
-    let acknowledged = match (cost.acknowledged_checked, cost.acknowledged_lost) {
-        (Some(checked), Some(lost)) => Some(format!("{lost} of {checked} checked")),
-        _ => (cost.acknowledged_error.as_ref()).map(|e| format!("not checked: {e}")),
+    let acknowledged = match cost.acknowledged() {
+        Some(a) => Some(a.text()),
+        None => (cost.acknowledged_error.as_ref()).map(|e| format!("not checked: {e}")),
     };
     rows.extend(acknowledged.map(|a| ("acknowledged commits lost".to_string(), a)));
     if !cost.faults.is_empty() {
@@ -91,4 +141,35 @@ pub(crate) fn summary_rows(run: &LoadedRun, t0: f64) -> Vec<(String, String)> {
         rows.push(("faults".to_string(), faults.join("; ")));
     }
     rows
+}
+
+/// `compare`'s lines on the acknowledged commits lost, one per compared cell that
+/// checked them on a side; nothing when no cell did.
+pub(crate) fn compare_text(c: &crate::compare::Comparison) -> String {
+    let rows: Vec<String> = c
+        .cells
+        .iter()
+        .filter_map(|r| {
+            let lost = r.acknowledged_lost?;
+            let side = |name: &str, a: Option<AcknowledgedCommits>| {
+                format!(
+                    "{name} {}",
+                    a.map_or("not checked".to_string(), |a| a.text())
+                )
+            };
+            Some(format!(
+                "  {}: {}, {}\n",
+                r.label,
+                side("A", lost.a),
+                side("B", lost.b)
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nacknowledged commits lost after the faults (summed over the repeats that checked them):\n{}",
+        rows.concat()
+    )
 }

@@ -596,6 +596,7 @@ pub(crate) fn run_page(
     body.push_str(&limits_charts(
         run, &view, &drawn, &cpus, wal_name, &mk, &mut n,
     ));
+    body.push_str(&crate::failure::lag_section(run, &mk, &mut n));
     body.push_str(&where_time_goes(run, &points, &mk, &mut n));
     body.push_str(profiles);
     body.push_str(&all_metrics_section(
@@ -1417,7 +1418,7 @@ fn environment_section(run: &LoadedRun) -> String {
 }
 
 /// Builds a chart on the page's time axis: (title, y label, series, note).
-type ChartMaker<'a> = &'a dyn Fn(&str, &str, Vec<Series>, String) -> LineChart;
+pub(crate) type ChartMaker<'a> = &'a dyn Fn(&str, &str, Vec<Series>, String) -> LineChart;
 
 /// Wait events drawn on the page's chart (the rest are in the table).
 const WAIT_SERIES: usize = 6;

@@ -104,6 +104,57 @@ pub struct FailureCost {
     pub acknowledged_error: Option<String>,
 }
 
+impl FailureCost {
+    /// The failure cost stored in a run's result document, if it has one.
+    pub fn of_result(result: &serde_json::Value) -> Option<FailureCost> {
+        serde_json::from_value(result.get("failure_cost")?.clone()).ok()
+    }
+
+    /// The acknowledged commits checked and lost, when they were checked.
+    pub fn acknowledged(&self) -> Option<AcknowledgedCommits> {
+        Some(AcknowledgedCommits {
+            checked: self.acknowledged_checked?,
+            lost: self.acknowledged_lost?,
+        })
+    }
+}
+
+/// Acknowledged commits looked for on the surviving primary after one run or more, and
+/// those it lacked: what the report's failure cost and `compare` both show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct AcknowledgedCommits {
+    /// Acknowledged commits looked for.
+    pub checked: u64,
+    /// Of those, the ones missing.
+    pub lost: u64,
+}
+
+impl AcknowledgedCommits {
+    /// The sum over the runs of `runs` that checked theirs; None when none did.
+    pub fn over<'a>(runs: impl IntoIterator<Item = &'a serde_json::Value>) -> Option<Self> {
+        runs.into_iter()
+            .filter_map(|doc| FailureCost::of_result(doc)?.acknowledged())
+            .reduce(std::ops::Add::add)
+    }
+
+    /// `3 of 41207 checked`.
+    pub fn text(&self) -> String {
+        format!("{} of {} checked", self.lost, self.checked)
+    }
+}
+
+impl std::ops::Add for AcknowledgedCommits {
+    type Output = AcknowledgedCommits;
+
+    fn add(self, other: AcknowledgedCommits) -> AcknowledgedCommits {
+        AcknowledgedCommits {
+            checked: self.checked + other.checked,
+            lost: self.lost + other.lost,
+        }
+    }
+}
+
 /// The outage window and the recovery after it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -627,3 +627,126 @@ fn a_check_without_its_table_is_an_error_after_the_report() {
         text(&out)
     );
 }
+
+#[test]
+fn a_campaign_pausing_replay_stores_growing_lag_bytes_and_its_report_charts_the_lag() {
+    let dir = pgsurge_testkit::scratch_dir("failover-lag");
+    let file = dir.path().join("lag.toml");
+    std::fs::write(
+        &file,
+        r#"
+[campaign]
+name = "lag"
+[[target]]
+name = "pg"
+replicas = 1
+settings = { fsync = false, max_connections = 50, shared_buffers = "64MB" }
+[matrix]
+scales = [1]
+clients = [4]
+[run]
+duration = 14
+[[fault]]
+at = "3s"
+action = "pause-replay"
+[[fault]]
+at = "10s"
+action = "resume-replay"
+"#,
+    )
+    .unwrap();
+    let store = dir.path().join("r.db").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
+        .env_remove("PGSURGE_STORE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let cost = &run["result_json"]["failure_cost"];
+    let faults = cost["faults"].as_array().expect("the faults applied");
+    assert_eq!(faults.len(), 2, "{cost}");
+    assert!(faults.iter().all(|f| f["error"].is_null()), "{cost}");
+    let lag = cost["lag"].as_array().expect("the lag samples");
+    eprintln!("lag samples (t_s, bytes, seconds):");
+    for s in lag {
+        eprintln!("  {} {} {}", s["t_s"], s["bytes"], s["seconds"]);
+    }
+    // While replay is paused the primary goes on writing and the standby replays
+    // nothing: the bytes behind grow from the first sample after the pause took hold
+    // (its standby's report a second after it was done) to the last before the resume
+    // was asked for at 10 s (the pause's time in the run taken from the resume's).
+    let done = |i: usize| faults[i]["done_unix_us"].as_i64().unwrap() as f64 / 1e6;
+    let paused_at = 10.0 - (done(1) - done(0));
+    let paused: Vec<i64> = lag
+        .iter()
+        .filter(|s| {
+            let t = s["t_s"].as_f64().unwrap();
+            s["replica"] == "replica1" && (paused_at + 1.5..=9.5).contains(&t)
+        })
+        .map(|s| s["bytes"].as_i64().unwrap())
+        .collect();
+    assert!(paused.len() >= 2, "paused at {paused_at} s: {cost}");
+    assert!(paused.last() > paused.first(), "{paused:?}");
+    assert!(paused.windows(2).all(|w| w[1] >= w[0]), "{paused:?}");
+    lag_charted_on_the_test_page(dir.path(), &store);
+}
+
+/// The report's test page in headless Chromium: the two lag charts each draw a line
+/// for the standby, with a point per sample it had a figure for.
+fn lag_charted_on_the_test_page(dir: &std::path::Path, store: &str) {
+    let out = dir.join("report");
+    let report = pgsurge(&["report", "--store", store, "-o", out.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", text(&report));
+    let page = std::fs::read_to_string(out.join("run-1.html")).unwrap();
+    let probe = r#"<script>
+      window.addEventListener('load', () => {
+        const rows = [];
+        for (const chart of document.querySelectorAll('.chart')) {
+          const title = chart.textContent;
+          if (!title.includes('Replica lag in')) continue;
+          const legend = [...chart.querySelectorAll('.legend li')].map(li => li.textContent);
+          const points = [...chart.querySelectorAll('svg polyline')]
+            .filter(p => p.getAttribute('stroke-width') === '2')
+            .map(p => p.points.numberOfItems);
+          rows.push((title.includes('Replica lag in bytes') ? 'bytes' : 'time') + '|'
+            + legend.filter(l => !l.startsWith('outage')).join(',') + '|'
+            + points.reduce((a, b) => a + b, 0));
+        }
+        document.body.setAttribute('data-lag', rows.join(';'));
+      });
+    </script></body>"#;
+    let probe_page = out.join("run-1.probe.html");
+    std::fs::write(&probe_page, page.replace("</body>", probe)).unwrap();
+    let dom = pgsurge_testkit::chromium::open_file(
+        &[
+            "--dump-dom",
+            "--virtual-time-budget=5000",
+            "--window-size=1600,1200",
+        ],
+        &probe_page,
+    )
+    .stdout;
+    let found = regex::Regex::new(r#"data-lag="([^"]*)""#)
+        .unwrap()
+        .captures(&dom)
+        .unwrap_or_else(|| panic!("no probe in the DOM: {}", &dom[..dom.len().min(2000)]))[1]
+        .to_string();
+    let charts: Vec<(&str, &str, usize)> = found
+        .split(';')
+        .map(|c| {
+            let mut f = c.split('|');
+            let (kind, legend) = (f.next().unwrap(), f.next().unwrap());
+            let points = f.next().and_then(|p| p.parse().ok());
+            (kind, legend, points.unwrap_or_else(|| panic!("{found:?}")))
+        })
+        .collect();
+    assert_eq!(charts.len(), 2, "the two lag charts: {found:?}");
+    for (kind, legend, points) in charts {
+        assert_eq!(legend, "replica1", "{found:?}");
+        assert!(points >= 2, "the {kind} chart draws no line: {found:?}");
+    }
+}

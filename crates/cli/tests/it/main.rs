@@ -2,6 +2,7 @@
 //! build and link for all of them, and one shared test server per run.
 
 mod abort_diff;
+mod acknowledged_lost;
 mod bench_costs;
 mod bench_diff;
 mod bench_extensions;
