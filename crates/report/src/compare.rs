@@ -1235,7 +1235,7 @@ pub fn render_text(c: &Comparison) -> String {
             let _ = writeln!(out, "  {}: {}", r.label, r.tps.basis_text());
         }
     }
-    out.push_str(&crate::failure::compare_text(c));
+    out.push_str(&acknowledged_text(c));
     let warned: Vec<&CompareRow> = c.cells.iter().filter(|r| !r.warnings.is_empty()).collect();
     if !warned.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
@@ -1250,6 +1250,37 @@ pub fn render_text(c: &Comparison) -> String {
         let _ = writeln!(out, "only in B: {}", c.only_in_b.join(", "));
     }
     out
+}
+
+/// `compare`'s lines on the acknowledged commits lost, one per compared cell that
+/// checked them on a side; nothing when no cell did.
+fn acknowledged_text(c: &Comparison) -> String {
+    let rows: Vec<String> = c
+        .cells
+        .iter()
+        .filter_map(|r| {
+            let lost = r.acknowledged_lost?;
+            let side = |name: &str, a: Option<AcknowledgedCommits>| {
+                format!(
+                    "{name} {}",
+                    a.map_or("not checked".to_string(), |a| a.text())
+                )
+            };
+            Some(format!(
+                "  {}: {}, {}\n",
+                r.label,
+                side("A", lost.a),
+                side("B", lost.b)
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nacknowledged commits lost after the faults (summed over the repeats that checked them):\n{}",
+        rows.concat()
+    )
 }
 
 /// Headers of the workload metrics table (text and Markdown).

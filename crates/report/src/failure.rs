@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use pgsurge_results::failure::{AcknowledgedCommits, FailureCost};
+use pgsurge_results::failure::FailureCost;
 use pgsurge_store::LoadedRun;
 
 use crate::charts::Series;
@@ -141,35 +141,4 @@ pub(crate) fn summary_rows(run: &LoadedRun, t0: f64) -> Vec<(String, String)> {
         rows.push(("faults".to_string(), faults.join("; ")));
     }
     rows
-}
-
-/// `compare`'s lines on the acknowledged commits lost, one per compared cell that
-/// checked them on a side; nothing when no cell did.
-pub(crate) fn compare_text(c: &crate::compare::Comparison) -> String {
-    let rows: Vec<String> = c
-        .cells
-        .iter()
-        .filter_map(|r| {
-            let lost = r.acknowledged_lost?;
-            let side = |name: &str, a: Option<AcknowledgedCommits>| {
-                format!(
-                    "{name} {}",
-                    a.map_or("not checked".to_string(), |a| a.text())
-                )
-            };
-            Some(format!(
-                "  {}: {}, {}\n",
-                r.label,
-                side("A", lost.a),
-                side("B", lost.b)
-            ))
-        })
-        .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    format!(
-        "\nacknowledged commits lost after the faults (summed over the repeats that checked them):\n{}",
-        rows.concat()
-    )
 }
