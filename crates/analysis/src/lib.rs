@@ -14,7 +14,7 @@
 //! | [`power`] | the smallest detectable change, the repeats a spread needs |
 //! | [`steady`] | where a run's warm-up ends (MSER-5's window, the batches that differ from it), whether the rest drifts |
 //! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
-//! | [`precision`] | how precisely a cell's repeats pin its figure down (its mean, or the change between its targets), the repeats a precision needs |
+//! | [`precision`] | how precisely a cell's repeats pin its figure down (its mean, or the change between its targets) and whether that change is decided, the repeats a precision needs |
 //! | [`noise_levels`] | where the noise lives: the variance of runs within a server start and of the starts, the runs per start that cost least (Kalibera & Jones) |
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |

@@ -1,7 +1,10 @@
 //! How precisely a cell's repeats pin its figure down, and how many repeats a precision
 //! asks for: the rule behind `[repeats] until` (a cell repeats until it is precise
 //! enough, or reaches `max`). With several targets a cell's precision is that of the
-//! change between them, as `compare` states it ([`of_cell`]).
+//! change between them, as `compare` states it ([`of_cell`]), and a cell is done only
+//! when that change is also decided: its verdict against a margin of ±`until` is not
+//! `inconclusive` (an interval within the precision that holds zero and crosses the
+//! margin can still be decided by more repeats, so the cell goes on).
 //!
 //! The precision of a cell is the half-width of the 95 % Student's t interval of the
 //! mean of its repeats, relative to their median: `±2 %` means the interval reaches
@@ -13,7 +16,7 @@
 
 use crate::describe::{median, stddev};
 use crate::interval::t_quantile;
-use crate::verdict::{judge, Margin, Samples};
+use crate::verdict::{judge, Margin, Samples, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// Confidence of the interval a precision is stated at.
@@ -92,22 +95,40 @@ pub struct CellPrecision {
     /// it was precise.
     #[serde(default)]
     pub budget_spent: bool,
+    /// With several targets: true when the verdict of some change against a margin of
+    /// ±`target` is `inconclusive` (its interval holds zero and reaches beyond the
+    /// margin), so the cell is not done even when its half-width is within the target.
+    #[serde(default)]
+    pub inconclusive: bool,
 }
 
 impl CellPrecision {
-    /// True when the half-width is within the target.
+    /// True when the cell is done: its half-width is within the target and no change
+    /// of it is `inconclusive`.
     pub fn reached(&self) -> bool {
+        self.precise() && !self.inconclusive
+    }
+
+    /// True when the half-width is within the target, whatever the verdict.
+    pub fn precise(&self) -> bool {
         self.half_width.is_some_and(|h| h <= self.target)
     }
 
-    /// `reached (±1.4 % after 5 repeats)` or `not reached, ±3.1 % after 10 repeats`
-    /// (with `, budget spent` when the budget ended it).
+    /// `reached (±1.4 % after 5 repeats)`, `not decided, ±1.5 % after 9 repeats,
+    /// inconclusive (the interval crosses the ±2 % margin)` or `not reached, ±3.1 %
+    /// after 10 repeats` (with `, budget spent` when the budget ended it).
     pub fn text(&self) -> String {
         let n = self.repeats;
         let text = match self.half_width {
             Some(h) if self.reached() => {
                 return format!("reached (±{:.1} % after {n} repeats)", h * 100.0)
             }
+            Some(h) if self.precise() => format!(
+                "not decided, ±{:.1} % after {n} repeats, inconclusive (the interval \
+                 crosses the ±{} % margin)",
+                h * 100.0,
+                percent(self.target)
+            ),
             Some(h) => format!("not reached, ±{:.1} % after {n} repeats", h * 100.0),
             None => format!("not reached, no interval after {n} repeats"),
         };
@@ -142,8 +163,10 @@ fn rounds_of(base: &[(u32, f64)], other: &[(u32, f64)]) -> Vec<(f64, f64)> {
 
 /// How many repeats a cell whose repeats are `sides` (as [`of_cell`] takes them) will
 /// need for `target`, from their spread ([`repeats_for`]): with one target that of its
-/// values; with more, the most any other target's per-round ratios to the first need.
-/// None when a side has fewer than two repeats (or rounds in common with the first).
+/// values; with more, the most any other target's per-round ratios to the first need
+/// for a half-width that also decides the change ([`deciding_half_width`] at their
+/// mean). None when a side has fewer than two repeats (or rounds in common with the
+/// first).
 pub fn repeats_for_cell(sides: &[Vec<(u32, f64)>], target: f64) -> Option<usize> {
     match sides {
         [] => None,
@@ -154,42 +177,64 @@ pub fn repeats_for_cell(sides: &[Vec<(u32, f64)>], target: f64) -> Option<usize>
                 .filter(|(a, _)| *a != 0.0)
                 .map(|(a, b)| b / a)
                 .collect();
-            Some(most.max(repeats_for(&ratios, target)?))
+            let change = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64 - 1.0;
+            let half_width = deciding_half_width(change, target);
+            Some(most.max(repeats_for(&ratios, half_width)?))
         }),
     }
+}
+
+/// The half-width an interval centred on `change` needs to be decided against a margin
+/// of ±`margin` (and within the precision `margin`): either it lies within the margin
+/// (half-width ≤ margin − |change|) or on one side of zero (half-width < |change|).
+/// Narrowest, `margin / 2`, at a change of half the margin; `margin` at no change or a
+/// change beyond the margin.
+pub fn deciding_half_width(change: f64, margin: f64) -> f64 {
+    let d = change.abs().min(margin);
+    (margin - d).max(d)
 }
 
 /// The precision of a cell whose repeats are `sides` (per target, `(round, value)`;
 /// the first target the base), against `target`: with one target, the half-width of
 /// its mean's interval ([`precision`]); with more, the widest half-width of the change
 /// of each other target against the first, as `compare` judges it (paired by round when
-/// the rounds allow, [`crate::verdict::judge`]).
+/// the rounds allow, [`crate::verdict::judge`]), and whether any of those changes is
+/// `inconclusive` against a margin of ±`target`.
 pub fn of_cell(sides: &[Vec<(u32, f64)>], target: f64) -> CellPrecision {
     let repeats = sides.iter().map(Vec::len).min().unwrap_or(0);
     let values = |s: &[(u32, f64)]| s.iter().map(|(_, v)| *v).collect::<Vec<f64>>();
-    let half_width = match sides {
-        [] => None,
-        [one] => precision(&values(one)).map(|p| p.half_width),
-        [base, others @ ..] => others
-            .iter()
-            .map(|other| {
-                let rounds = rounds_of(base, other);
-                let (a, b) = (values(base), values(other));
-                let samples = Samples {
-                    a: &a,
-                    b: &b,
-                    rounds: &rounds,
-                    higher_is_better: true,
-                };
-                judge(samples, Margin::given(target)).half_width
-            })
-            .try_fold(0.0_f64, |w, h| Some(w.max(h?))),
+    let (half_width, inconclusive) = match sides {
+        [] => (None, false),
+        [one] => (precision(&values(one)).map(|p| p.half_width), false),
+        [base, others @ ..] => {
+            let judged: Vec<_> = others
+                .iter()
+                .map(|other| {
+                    let rounds = rounds_of(base, other);
+                    let (a, b) = (values(base), values(other));
+                    let samples = Samples {
+                        a: &a,
+                        b: &b,
+                        rounds: &rounds,
+                        higher_is_better: true,
+                    };
+                    judge(samples, Margin::given(target))
+                })
+                .collect();
+            (
+                judged
+                    .iter()
+                    .try_fold(0.0_f64, |w, j| Some(w.max(j.half_width?))),
+                judged.iter().any(|j| j.verdict == Verdict::Inconclusive),
+            )
+        }
     };
     CellPrecision {
         target,
         half_width,
         repeats,
         budget_spent: false,
+        inconclusive,
     }
 }
 
@@ -290,6 +335,7 @@ mod tests {
             half_width: Some(0.031),
             repeats: 4,
             budget_spent: true,
+            inconclusive: false,
         };
         assert_eq!(
             p.until_text(),
@@ -297,5 +343,82 @@ mod tests {
         );
         let json = serde_json::to_string(&p).unwrap();
         assert_eq!(serde_json::from_str::<CellPrecision>(&json).unwrap(), p);
+    }
+
+    /// A base drifting ±10 % over five rounds, and B at a ratio to it per round (the
+    /// cells of `reference.py`, "paired crossing / inside / slower").
+    const BASE: [f64; 5] = [1000.0, 1100.0, 900.0, 1050.0, 950.0];
+
+    fn cell_against_base(b: [f64; 5]) -> Vec<Vec<(u32, f64)>> {
+        let rounds = |v: [f64; 5]| (1..).zip(v).collect::<Vec<(u32, f64)>>();
+        vec![rounds(BASE), rounds(b)]
+    }
+
+    #[test]
+    fn a_precise_interval_crossing_the_margin_is_not_done() {
+        // [−2.118 %, +0.538 %], half-width 1.347 %: within ±2 %, yet it holds zero and
+        // reaches beyond −2 %, so more rounds can still decide it.
+        let p = of_cell(
+            &cell_against_base([978.2, 1084.7, 892.8, 1047.9, 955.7]),
+            0.02,
+        );
+        assert!(
+            (p.half_width.unwrap() - 0.01347327949).abs() < 1e-8,
+            "{p:?}"
+        );
+        assert!(p.precise() && p.inconclusive && !p.reached(), "{p:?}");
+        assert_eq!(
+            p.until_text(),
+            "until ±2 %: not decided, ±1.3 % after 5 repeats, inconclusive (the \
+             interval crosses the ±2 % margin)"
+        );
+    }
+
+    #[test]
+    fn a_precise_interval_inside_the_margin_or_beside_zero_is_done() {
+        // [−1.329 %, +1.346 %]: no-difference.
+        let inside = of_cell(
+            &cell_against_base([986.1, 1093.4, 900.0, 1056.3, 963.4]),
+            0.02,
+        );
+        assert!((inside.half_width.unwrap() - 0.01346470941).abs() < 1e-8);
+        assert!(inside.reached() && !inside.inconclusive, "{inside:?}");
+        // [−4.242 %, −1.651 %]: slower, though it crosses the margin.
+        let slower = of_cell(
+            &cell_against_base([957.0, 1061.1, 873.4, 1025.1, 934.9]),
+            0.02,
+        );
+        assert!((slower.half_width.unwrap() - 0.01343483691).abs() < 1e-8);
+        assert!(slower.reached(), "{slower:?}");
+        assert_eq!(slower.text(), "reached (±1.3 % after 5 repeats)");
+    }
+
+    #[test]
+    fn a_cell_of_one_target_has_no_verdict_to_wait_for() {
+        let p = of_cell(
+            &[vec![(1, 1000.0), (2, 1010.0), (3, 990.0), (4, 1004.0)]],
+            0.02,
+        );
+        assert!(!p.inconclusive && p.reached(), "{p:?}");
+    }
+
+    #[test]
+    fn the_half_width_that_decides_a_change() {
+        assert_eq!(deciding_half_width(0.0, 0.02), 0.02);
+        assert_eq!(deciding_half_width(-0.01, 0.02), 0.01);
+        assert!((deciding_half_width(0.005, 0.02) - 0.015).abs() < 1e-15);
+        assert!((deciding_half_width(0.015, 0.02) - 0.015).abs() < 1e-15);
+        assert_eq!(deciding_half_width(-0.05, 0.02), 0.02);
+        // The crossing cell: a mean ratio 0.79 % below 1 needs ±1.21 %, six rounds
+        // (`reference.py`, "deciding half-width").
+        let crossing = cell_against_base([978.2, 1084.7, 892.8, 1047.9, 955.7]);
+        assert_eq!(repeats_for_cell(&crossing, 0.02), Some(6));
+    }
+
+    #[test]
+    fn a_stored_precision_without_the_verdict_field_reads_back() {
+        let old = r#"{"target":0.02,"half_width":0.013,"repeats":4,"budget_spent":false}"#;
+        let p: CellPrecision = serde_json::from_str(old).unwrap();
+        assert!(!p.inconclusive && p.reached(), "{p:?}");
     }
 }

@@ -3,7 +3,9 @@
 //! `campaign plan`, how many repeats an earlier set's spread says the precision needs.
 //! A cell is its matrix cell across targets; its precision is judged by
 //! `pgsurge_analysis::precision::of_cell` on the rounds before the test's own, so every
-//! target of a round gets the same answer, and a round once started is finished.
+//! target of a round gets the same answer, and a round once started is finished. A
+//! cell within the precision whose change is still `inconclusive` (its interval holds
+//! zero and crosses the margin of ±`until`) is not done: it repeats on, up to `max`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -302,6 +304,133 @@ fn earlier_set(campaign: &Campaign, location: &str) -> Option<(i64, Vec<Run>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pgsurge_store::{RunRecord, RunWrite, SetRecord};
+    use std::path::Path;
+
+    /// Two targets, one cell, `until = "2%"` from 3 to 6 repeats.
+    fn two_targets() -> Campaign {
+        let text = "[campaign]\nname = \"u\"\n\
+                    [[target]]\nname = \"a\"\nconninfo = \"dbname=a\"\n\
+                    [[target]]\nname = \"b\"\nconninfo = \"dbname=b\"\n\
+                    [matrix]\nscales = [1]\nclients = [4]\nscripts = [\"select-only\"]\n\
+                    [repeats]\nuntil = \"2%\"\nmin = 3\nmax = 6\n[run]\nduration = 2\n";
+        Campaign::parse(text, "u.toml", Path::new(".")).unwrap()
+    }
+
+    /// The campaign's tests of repeat `repeat`, one per target.
+    fn round(c: &Campaign, repeat: u32) -> Vec<TestPlan> {
+        let m = crate::matrix::expand(c).unwrap();
+        m.tests.into_iter().filter(|t| t.repeat == repeat).collect()
+    }
+
+    /// Stored runs of the cell: round `i + 1` measured `a[i]` on `a`, `b[i]` on `b`.
+    fn stored(c: &Campaign, a: &[f64], b: &[f64]) -> Vec<Run> {
+        let mut runs = Vec::new();
+        for (i, (a, b)) in a.iter().zip(b).enumerate() {
+            for t in round(c, i as u32 + 1) {
+                let tps = [a, b][t.target];
+                runs.push(Run {
+                    id: runs.len() as i64 + 1,
+                    record: RunRecord {
+                        set_id: 1,
+                        test_key: t.key,
+                        repeat_no: i64::from(t.repeat),
+                        status: run_status::OK.into(),
+                        tps: Some(*tps),
+                        ..Default::default()
+                    },
+                });
+            }
+        }
+        runs
+    }
+
+    /// A base drifting ±10 % over five rounds; B crossing the −2 % margin within a
+    /// half-width of 1.35 % (`pgsurge_analysis` `reference.py`, "paired crossing"),
+    /// and B within ±2 % ("paired inside").
+    const BASE: [f64; 5] = [1000.0, 1100.0, 900.0, 1050.0, 950.0];
+    const CROSSING: [f64; 5] = [978.2, 1084.7, 892.8, 1047.9, 955.7];
+    const INSIDE: [f64; 5] = [986.1, 1093.4, 900.0, 1056.3, 963.4];
+
+    #[test]
+    fn a_cell_whose_interval_crosses_the_margin_keeps_repeating() {
+        let c = two_targets();
+        let runs = stored(&c, &BASE, &CROSSING);
+        for t in round(&c, 6) {
+            assert_eq!(not_needed(&c, &t, &runs, false), None, "{}", t.key);
+        }
+        // The budget still ends it, and says why.
+        let why = not_needed(&c, &round(&c, 6)[0], &runs, true).unwrap();
+        assert!(why.contains("budget spent, not decided, ±1.3 %"), "{why}");
+    }
+
+    #[test]
+    fn a_cell_whose_interval_lies_inside_the_margin_is_done() {
+        let c = two_targets();
+        let runs = stored(&c, &BASE, &INSIDE);
+        for t in round(&c, 6) {
+            let why = not_needed(&c, &t, &runs, false).unwrap();
+            assert!(
+                why.ends_with(": precise enough, reached (±1.3 % after 5 repeats)"),
+                "{why}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cell_still_crossing_at_max_stops_and_its_runs_say_inconclusive() {
+        let c = two_targets();
+        let dir = pgsurge_testkit::scratch_dir("repeats-cap");
+        let location = dir.path().join("r.db").display().to_string();
+        let mut store = Store::open(&location).unwrap();
+        let set_id = store
+            .create_set(&SetRecord {
+                name: "u".into(),
+                kind: pgsurge_store::set_kind::CAMPAIGN.into(),
+                status: "complete".into(),
+                created_at: "2026-01-01T00:00:00Z".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        // Six rounds: the five crossing ones and a sixth at the same ratio as the
+        // first; the plan has no seventh.
+        let (a, b) = (
+            [BASE.as_slice(), &[1000.0]].concat(),
+            [CROSSING.as_slice(), &[978.2]].concat(),
+        );
+        assert!(round(&c, 7).is_empty());
+        for mut run in stored(&c, &a, &b) {
+            run.record.set_id = set_id;
+            store
+                .write_run(&RunWrite {
+                    run: run.record,
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+        let until = Until::start();
+        assert_eq!(until.store_reached(&c, &mut store, set_id).unwrap(), (0, 1));
+        let runs = store.list_runs(&RunFilter::default()).unwrap();
+        assert_eq!(runs.len(), 12);
+        for run in &runs {
+            let fact = store
+                .load_run(run.id)
+                .unwrap()
+                .facts
+                .into_iter()
+                .find(|f| f.name == facts::REPEATS_UNTIL)
+                .and_then(|f| f.value)
+                .unwrap();
+            let p: CellPrecision = serde_json::from_str(&fact).unwrap();
+            assert!(p.precise() && p.inconclusive && p.repeats == 6, "{p:?}");
+            assert!(
+                p.until_text().starts_with("until ±2 %: not decided, ±")
+                    && p.until_text().contains("inconclusive"),
+                "{}",
+                p.until_text()
+            );
+        }
+    }
 
     #[test]
     fn a_key_names_its_target_cell_and_repeat() {

@@ -406,7 +406,8 @@ pub struct CapacitySection {
 
 /// `[repeats]`: repeats until precise. A cell stops repeating once the 95 % interval
 /// of the change between its targets (of its own mean, with one target) is within
-/// `until` either side, after at least `min` repeats; it never runs more than `max`,
+/// `until` either side and the change is decided against a margin of ±`until` (not
+/// `inconclusive`), after at least `min` repeats; it never runs more than `max`,
 /// and once the campaign's `budget` of wall time is spent no cell starts a repeat
 /// beyond `min`. Rounds stay interleaved (and shuffled) across targets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

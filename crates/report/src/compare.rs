@@ -1561,6 +1561,7 @@ mod tests {
             half_width: Some(h),
             repeats: n,
             budget_spent: false,
+            inconclusive: false,
         };
         let mut a = cell("a", 8, &[1000.0, 1010.0, 990.0], &[]);
         let mut b = cell("b", 8, &[1100.0, 1111.0, 1089.0], &[]);

@@ -61,7 +61,7 @@ pub const SERVER_START: &str = "server_start";
 /// `[repeats] until`: the precision the test's cell reached when the campaign stopped
 /// repeating it, the same on every run of the cell: the JSON of
 /// `pgsurge_analysis::precision::CellPrecision`, e.g.
-/// `{"target":0.02,"half_width":0.013,"repeats":4,"budget_spent":false}`.
+/// `{"target":0.02,"half_width":0.013,"repeats":4,"budget_spent":false,"inconclusive":false}`.
 pub const REPEATS_UNTIL: &str = "repeats_until";
 
 /// A replay's whole fidelity report (the JSON of `pgsurge replay --json`).

@@ -227,6 +227,25 @@ def precision():
     s = np.std(r, ddof=1) / np.median(r)
     n = next(n for n in range(2, 10000) if st.t.ppf(0.975, n - 1) * s / np.sqrt(n) <= 0.005)
     print(f"repeats of a change for 0.5 %: {n}")
+    # A stopping rule that needs a decided verdict: the paired 95 % interval of each
+    # cell against a margin of +-2 %.
+    a = np.array([1000.0, 1100.0, 900.0, 1050.0, 950.0])
+    for name, b in [("crossing", [978.2, 1084.7, 892.8, 1047.9, 955.7]),
+                    ("inside", [986.1, 1093.4, 900.0, 1056.3, 963.4]),
+                    ("slower", [957.0, 1061.1, 873.4, 1025.1, 934.9])]:
+        r = np.log(np.array(b) / a)
+        ci = st.ttest_1samp(r, 0.0).confidence_interval(0.95)
+        half = np.exp((ci.high - ci.low) / 2) - 1
+        print(f"paired {name}: lo={np.exp(ci.low)-1:.10g} hi={np.exp(ci.high)-1:.10g} "
+              f"half-width={half:.10g}")
+    # The repeats the crossing cell's spread needs for a decided verdict: a half-width
+    # of max(2 % - |change|, |change|), the change the mean per-round ratio.
+    r = np.array([978.2, 1084.7, 892.8, 1047.9, 955.7]) / a
+    d = abs(r.mean() - 1)
+    target = max(0.02 - d, d)
+    s = np.std(r, ddof=1) / np.median(r)
+    n = next(n for n in range(2, 10000) if st.t.ppf(0.975, n - 1) * s / np.sqrt(n) <= target)
+    print(f"deciding half-width {target:.10g}, repeats {n}")
 
 def energy_q(x, tau):
     """Matteson & James's Q for a split before tau (alpha = 1), from its definition."""
