@@ -252,3 +252,159 @@ fn a_spent_budget_leaves_out_the_rounds_beyond_min_and_the_campaign_ends_cleanly
     let sets = store.list_sets().unwrap();
     assert_eq!(sets[0].record.status, "complete", "{:?}", sets[0].record);
 }
+
+/// Whether a cell's stored rounds `k` (each `(round, tps)` per target) are where the
+/// stopping rule ends it: at `max`, or at the first round from `min` on after which
+/// it was done.
+fn stops_by_the_rule(sides: &[Vec<(u32, f64)>], target: f64, min: usize, max: usize) -> bool {
+    let k = sides[0].len();
+    let first = |n: usize| -> Vec<Vec<(u32, f64)>> {
+        sides
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .filter(|(r, _)| *r as usize <= n)
+                    .copied()
+                    .collect()
+            })
+            .collect()
+    };
+    k == max
+        || (of_cell(&first(k), target).reached()
+            && (k == min || !of_cell(&first(k - 1), target).reached()))
+}
+
+#[test]
+fn an_until_campaign_killed_halfway_resumes_with_every_round_once_and_the_same_rule() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("repeats_until_resume");
+    let dir = pgsurge_testkit::scratch_dir("repeats-until-resume");
+    let d = dir.path();
+    std::fs::write(d.join("quiet.sql"), "SELECT pg_sleep(0.05);\n").unwrap();
+    std::fs::write(
+        d.join("noisy.sql"),
+        "SELECT pg_sleep(ms / 1000.0) FROM knob;\n",
+    )
+    .unwrap();
+    srv.psql(
+        &db,
+        "CREATE TABLE knob (ms int); INSERT INTO knob VALUES (10);",
+    );
+    // The noisy cell's B is eight times slower than A in odd rounds and eight times
+    // faster in even ones: its change never reaches ±5 %, so it runs to max. The
+    // second test of its round 4 holds (until the file `go` appears, at most a
+    // minute) once the first has run: the campaign is killed there, halfway through
+    // a round.
+    let hook = d.join("hook.sh");
+    std::fs::write(
+        &hook,
+        format!(
+            "case \"$PGSURGE_TARGET:$((PGSURGE_REPEAT % 2))\" in a:1|b:0) ms=10 ;; *) ms=80 ;; esac\n\
+             {psql} -X -q -c \"UPDATE knob SET ms = $ms\"\n\
+             case \"$PGSURGE_TEST_KEY\" in */noisy/*/4)\n\
+               if [ -e {d}/round4 ]; then\n\
+                 touch {d}/holding; n=0\n\
+                 while [ ! -e {d}/go ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done\n\
+               else touch {d}/round4; fi ;;\n\
+             esac\n",
+            psql = srv.bin_dir().join("psql").display(),
+            d = d.display()
+        ),
+    )
+    .unwrap();
+    let file = d.join("c.toml");
+    let conninfo = srv.conninfo(&db);
+    std::fs::write(
+        &file,
+        format!(
+            "[campaign]\nname = \"resume\"\n\
+             [[target]]\nname = \"a\"\nconninfo = \"{conninfo}\"\n\
+             [[target]]\nname = \"b\"\nconninfo = \"{conninfo}\"\n\
+             [matrix]\nscales = [1]\nclients = [4]\n\
+             scripts = [{{ file = \"quiet.sql\" }}, {{ file = \"noisy.sql\" }}]\n\
+             [repeats]\nuntil = \"5%\"\nmin = 3\nmax = 6\n[run]\nduration = 2\n\
+             [hooks]\nbefore_test = \"sh {}\"\n",
+            hook.display()
+        ),
+    )
+    .unwrap();
+    let store_path = d.join("r.db").display().to_string();
+    let args = [
+        "campaign",
+        "run",
+        file.to_str().unwrap(),
+        "--store",
+        &store_path,
+    ];
+    let mut child = srv
+        .apply_env(&mut Command::new(env!("CARGO_BIN_EXE_pgsurge")))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(d.join("first.err")).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while !d.join("holding").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the campaign ended before round 4 of the noisy cell: {}",
+            std::fs::read_to_string(d.join("first.err")).unwrap_or_default()
+        );
+        assert!(std::time::Instant::now() < deadline, "round 4 never came");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    std::fs::write(d.join("go"), "").unwrap();
+    let mut store = Store::open(&store_path).unwrap();
+    let runs_of = |store: &mut Store, name: &str, target: &str| {
+        let (repeats, _) = cell(store, &format!("{target}/s1/{name}"));
+        repeats
+    };
+    let killed_at = store.list_runs(&RunFilter::default()).unwrap().len();
+    let (a4, b4) = (
+        runs_of(&mut store, "noisy", "a").len(),
+        runs_of(&mut store, "noisy", "b").len(),
+    );
+    assert_eq!(
+        (a4.min(b4), a4.max(b4)),
+        (3, 4),
+        "killed halfway through round 4"
+    );
+    drop(store);
+
+    let out = pgsurge(srv, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!("{killed_at} already stored")),
+        "{err}"
+    );
+    assert!(
+        err.contains("repeats until ±5%: 1 cells reached it, 1 did not"),
+        "{err}"
+    );
+    let mut store = Store::open(&store_path).unwrap();
+    for (name, max_expected) in [("quiet", false), ("noisy", true)] {
+        let (a, a_facts) = cell(&mut store, &format!("a/s1/{name}"));
+        let (b, b_facts) = cell(&mut store, &format!("b/s1/{name}"));
+        // Every round once on each target: none lost, none twice.
+        let rounds = |s: &[(u32, f64)]| s.iter().map(|(r, _)| *r).collect::<Vec<_>>();
+        let k = a.len() as u32;
+        assert_eq!(rounds(&a), (1..=k).collect::<Vec<_>>(), "{name}: {a:?}");
+        assert_eq!(rounds(&b), rounds(&a), "{name}: {b:?}");
+        let sides = vec![a, b];
+        assert!(stops_by_the_rule(&sides, 0.05, 3, 6), "{name}: {sides:?}");
+        assert_eq!(k == 6, max_expected, "{name}: {sides:?}");
+        // The precision stored with every run is that of all the cell's rounds.
+        let judged = of_cell(&sides, 0.05);
+        assert_eq!(judged.reached(), !max_expected, "{name}: {judged:?}");
+        assert!(
+            a_facts.iter().chain(&b_facts).all(|f| *f == Some(judged)),
+            "{name}: {a_facts:?} {b_facts:?}"
+        );
+    }
+    let sets = store.list_sets().unwrap();
+    assert_eq!(sets.len(), 1, "resumed into the same set");
+    assert_eq!(sets[0].record.status, "complete", "{:?}", sets[0].record);
+}
