@@ -3,7 +3,10 @@
 //! and `~/.ssh/config`; `BatchMode=yes`, so never a password prompt), each with its
 //! share of the clients, rate and seed and one common `--start-at`; every generator
 //! writes its JSON document to its ssh stdout (`--json=-`), which is collected and
-//! merged exactly as `pgsurge dist local` does ([`crate::launch`]).
+//! merged exactly as `pgsurge dist local` does ([`crate::launch`]). With
+//! `-- replay [REPLAY OPTIONS] LOG…` each host replays its share of the log's sessions
+//! instead ([`crate::replay`]; the log is read on each host, at the path given), and
+//! the hosts' reports are merged into the whole replay's.
 //!
 //! Steps: a connection check (`pgsurge --version` on every host, in parallel) that
 //! also measures how long an ssh session takes to start; the common start = now +
@@ -28,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use pgsurge_command::shell_word;
+use pgsurge_replay::report::ReplayReport;
 use pgsurge_results::RunResult;
 
 use crate::launch::{
@@ -40,7 +44,7 @@ use crate::MergeError;
 #[derive(Debug, Parser)]
 #[command(
     name = "pgsurge dist ssh",
-    about = "Run one pgsurge bench generator per host over ssh with a common start, then merge"
+    about = "Run one pgsurge bench generator (or replay of a share of a log's sessions, after `-- replay`) per host over ssh with a common start, then merge"
 )]
 pub struct SshArgs {
     /// Generator hosts, comma-separated, as ssh takes them (`[user@]host` or a
@@ -79,7 +83,9 @@ pub struct SshArgs {
     )]
     pub remote_pgsurge: String,
     /// Options for each `pgsurge bench` (after `--`), connection options included:
-    /// the local PG* environment does not travel over ssh.
+    /// the local PG* environment does not travel over ssh; or `replay`, the replay
+    /// options and the logs (at the same path on every host), for hosts that each
+    /// replay a share of the log's sessions.
     #[arg(last = true, value_name = "BENCH OPTIONS")]
     pub bench: Vec<OsString>,
 }
@@ -301,14 +307,71 @@ fn keep_stderr(
     })
 }
 
-/// Runs the generators, waits for all, and returns their results labelled by host.
+/// Runs the bench generators, waits for all, and returns their results labelled by host.
 pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
     check_bench_options(&a.bench)?;
     check_no_passwords(&a.bench)?;
     check_hosts(&a.hosts)?;
-    let count = u32::try_from(a.hosts.len())
-        .map_err(|_| MergeError::Launch("too many hosts".to_string()))?;
+    let count = host_count(a)?;
     let shares = a.gen.shares(count)?;
+    let names = generator_names(&a.hosts);
+    run_remotes(
+        a,
+        |at| {
+            shares
+                .iter()
+                .zip(&names)
+                .map(|(s, name)| generator_args(&a.bench, s, count, at, name, "-".as_ref()))
+                .collect()
+        },
+        |b| document(b, "pgsurge result"),
+    )
+}
+
+/// Runs the replay generators (`-- replay [REPLAY OPTIONS] LOG…`: host I of N plays
+/// the log's sessions n with n mod N = I − 1, [`crate::replay`]), waits for all, and
+/// returns their reports labelled by host. The log is read on each host, at the path
+/// given.
+pub fn run_ssh_replay(
+    a: &SshArgs,
+    replay: &[OsString],
+) -> Result<Vec<(String, ReplayReport)>, MergeError> {
+    crate::replay::check_options(replay, &a.gen)?;
+    check_no_passwords(&a.bench)?;
+    check_hosts(&a.hosts)?;
+    let count = host_count(a)?;
+    run_remotes(
+        a,
+        |at| {
+            (0..count)
+                .map(|i| crate::replay::generator_args(replay, i, count, at, "-".as_ref()))
+                .collect()
+        },
+        |b| document(b, "pgsurge replay report"),
+    )
+}
+
+fn host_count(a: &SshArgs) -> Result<u32, MergeError> {
+    u32::try_from(a.hosts.len()).map_err(|_| MergeError::Launch("too many hosts".to_string()))
+}
+
+/// A host's stdout document read as a `T` (`what` names it in the error).
+fn document<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, String> {
+    serde_json::from_slice::<T>(bytes)
+        .map_err(|e| format!("its stdout is not a {what} document: {e}"))
+}
+
+/// Checks the hosts, sets the common start, runs on every host the pgsurge arguments
+/// `args(start)` gives for it (in the order of `--hosts`), waits for all, and returns
+/// each host's stdout document as `parse` reads it; a host that fails, or whose
+/// document `parse` refuses, fails the run naming it. What the generators leave
+/// (stderr, documents) goes to the output directory (`ssh-…` when none is given).
+fn run_remotes<T>(
+    a: &SshArgs,
+    args: impl FnOnce(&str) -> Vec<Vec<OsString>>,
+    parse: impl Fn(&[u8]) -> Result<T, String>,
+) -> Result<Vec<(String, T)>, MergeError> {
+    let count = a.hosts.len();
     let names = generator_names(&a.hosts);
     let dir = a.gen.out_dir("ssh-")?;
 
@@ -327,13 +390,9 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
     };
 
     // Every remote command first, so that nothing starts unless all can.
-    let remotes = shares
+    let remotes = args(&at)
         .iter()
-        .zip(&names)
-        .map(|(s, name)| {
-            let args = generator_args(&a.bench, s, count, &at, name, "-".as_ref());
-            remote_command(&a.remote_pgsurge, &args)
-        })
+        .map(|args| remote_command(&a.remote_pgsurge, args))
         .collect::<Result<Vec<_>, _>>()?;
     let mut failures = Vec::new();
     let mut running = Vec::new();
@@ -396,8 +455,7 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
             (Ok(_), Ok(bytes)) if bytes.iter().all(u8::is_ascii_whitespace) => {
                 Err("no result document on its stdout".to_string())
             }
-            (Ok(_), Ok(bytes)) => serde_json::from_slice::<RunResult>(&bytes)
-                .map_err(|e| format!("its stdout is not a pgsurge result document: {e}")),
+            (Ok(_), Ok(bytes)) => parse(&bytes),
         };
         match outcome {
             Ok(result) => results.push((r.host, result)),
@@ -434,6 +492,12 @@ pub fn ssh_main(args: &[OsString]) -> i32 {
         Ok(j) => j,
         Err(code) => return code,
     };
+    if let Some(replay) = crate::replay::replay_options(&a.bench) {
+        let merged = run_ssh_replay(&a, replay).and_then(|docs| {
+            pgsurge_replay::merge::merge(&docs).map_err(|e| MergeError::Launch(e.to_string()))
+        });
+        return crate::replay::present("pgsurge dist ssh", merged, json);
+    }
     let merged = run_ssh(&a).and_then(merge_labelled);
     present("pgsurge dist ssh", merged, json)
 }

@@ -10,8 +10,11 @@
 //! over the run (pg_stat_database.xact_commit) = the merged count within 1 %. Then
 //! 1 generator × 32 clients against 4 × 8 (throughputs printed, not asserted), a
 //! host failing mid-run (the run fails naming it, after the others finished) and a
-//! failed connection check. Without namespaces or ssh the test is skipped with a
-//! message (a failure under `PGSURGE_REQUIRE_PREREQUISITES=1`, as in CI).
+//! failed connection check. And a log replayed through two hosts (`dist ssh --
+//! replay`): every session played once, every fingerprint as often as logged, the
+//! database left as the logged run left it. Without namespaces or ssh the test is
+//! skipped with a message (a failure under `PGSURGE_REQUIRE_PREREQUISITES=1`, as in
+//! CI). One lab at a time: its namespaces are named by this process.
 //!
 //! Needs root, `ip` (iproute2), `unshare`, `runuser`, `ssh`, `ssh-keygen` and
 //! `/usr/sbin/sshd`. Namespaces, veths, processes and files are removed by a Drop
@@ -47,7 +50,12 @@ struct Lab {
     /// `pg_ctl` and the data directory, once initdb ran.
     pg: Option<(PathBuf, PathBuf)>,
     psql: PathBuf,
+    /// Held for the lab's life (released after its Drop has removed everything).
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+/// The lab of this process: namespaces, addresses and directory are named by its id.
+static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Drop for Lab {
     fn drop(&mut self) {
@@ -189,6 +197,7 @@ fn start_lab() -> Result<Lab, String> {
     if let Some(why) = missing_prerequisite() {
         return Err(why);
     }
+    let one_at_a_time = LAB.lock().unwrap_or_else(|e| e.into_inner());
     let id = std::process::id();
     let tag = id % 100_000;
     let net = format!("10.233.{}", 1 + id % 250);
@@ -203,6 +212,7 @@ fn start_lab() -> Result<Lab, String> {
         children: Vec::new(),
         pg: None,
         psql: bins.psql().expect("psql"),
+        _one_at_a_time: one_at_a_time,
     };
     let sw = format!("pgsurge-sw-{id}");
     if let Ok(out) = Command::new("ip").args(["netns", "add", &sw]).output() {
@@ -791,4 +801,118 @@ fn a_password_in_the_bench_options_is_refused_before_any_ssh() {
         "the password is not repeated: {err}"
     );
     assert!(out.is_empty());
+}
+
+/// Fingerprint → (logged, replayed) statements of a replay report.
+fn fingerprint_counts(report: &serde_json::Value) -> Vec<(String, u64, u64)> {
+    let mut v: Vec<(String, u64, u64)> = report["fingerprints"]
+        .as_array()
+        .expect("fingerprints")
+        .iter()
+        .map(|f| {
+            (
+                f["fingerprint"].as_str().unwrap().to_string(),
+                f["logged"]["statements"].as_u64().unwrap(),
+                f["replayed"]["statements"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_log_replayed_through_two_ssh_hosts_plays_every_session_once() {
+    use super::replay_roundtrip::{log_marks, log_slices, logging_server, state};
+    let Some(pgbench) = pgsurge_testkit::reference_pgbench() else {
+        return;
+    };
+    let lab = match start_lab() {
+        Ok(l) => l,
+        Err(why) => {
+            pgsurge_testkit::missing_prerequisite(&format!("cannot simulate hosts: {why}"));
+            return;
+        }
+    };
+    let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
+    // A log written by a real pgbench (tpcb-like, prepared, four clients, a fixed
+    // seed) on a server of its own, whose Unix socket the "hosts" reach through the
+    // file system they share with this one.
+    let srv = logging_server();
+    let db = srv.create_database("rssh");
+    let init = Command::new(pgbench)
+        .args(["-i", "-s", "1", "-q", &db])
+        .envs(srv.env())
+        .output()
+        .expect("pgbench -i");
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let copy = format!("{db}_copy");
+    srv.psql("postgres", &format!("create database {copy} template {db}"));
+    let marks = log_marks(&srv);
+    let run = Command::new(pgbench)
+        .args(["-n", "-M", "prepared", "-c", "4", "-j", "1", "-t", "30"])
+        .args(["--random-seed=5", &db])
+        .envs(srv.env())
+        .output()
+        .expect("pgbench");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // pgbench's own connection and its four clients.
+    let [log, _, _] = log_slices(&srv, &db, marks, 5, &lab.dir, "run");
+    let expected = state(&srv, &db);
+
+    let out_dir = lab.dir.join("replay");
+    let merged = out_dir.join("merged.json");
+    let socket = srv.socket_dir().to_string_lossy().into_owned();
+    let mut args: Vec<String> = ["dist", "ssh", "--hosts", "gen-0,gen-1", "--start-in=2"]
+        .map(String::from)
+        .to_vec();
+    args.push(format!(
+        "--remote-pgsurge={}",
+        env!("CARGO_BIN_EXE_pgsurge")
+    ));
+    args.push(format!("--ssh-config={}", lab.ssh_config().display()));
+    args.push(format!("--out-dir={}", out_dir.display()));
+    args.push(format!("--json={}", merged.display()));
+    args.extend(["--", "replay", "--max", "-h", &socket].map(String::from));
+    args.extend(["-p".into(), srv.port().to_string(), "-U".into()]);
+    args.extend([srv.superuser().to_string(), "-d".into(), copy.clone()]);
+    args.push(log.display().to_string());
+    let (stdout, stderr, code) = pgsurge(&args);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("merged from 2 generators"), "{stdout}");
+
+    // The copy ends as pgbench left the original: every transaction replayed once.
+    assert_eq!(state(&srv, &copy), expected);
+    let merged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&merged).expect("merged report")).unwrap();
+    assert_eq!(merged["settings"]["generators"], 2);
+    // Every fingerprint replayed as often as the log has it.
+    let counts = fingerprint_counts(&merged);
+    assert!(!counts.is_empty());
+    for (fp, logged, replayed) in &counts {
+        assert_eq!(logged, replayed, "{fp}");
+    }
+    assert_eq!(merged["read"]["sessions"], 5);
+    assert_eq!(merged["replay"]["sessions"], 5);
+    assert_eq!(merged["replay"]["unexpected_errors"], 0);
+    // Each host played sessions of its own, none twice: the shares add up to the log's.
+    let shares: Vec<u64> = ["gen-0", "gen-1"]
+        .iter()
+        .map(|h| {
+            let p = out_dir.join(format!("{h}.json"));
+            let r: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&p).expect("host report")).unwrap();
+            r["replay"]["sessions"].as_u64().unwrap()
+        })
+        .collect();
+    assert!(shares.iter().all(|&s| s > 0), "{shares:?}");
+    assert_eq!(shares.iter().sum::<u64>(), 5);
 }
