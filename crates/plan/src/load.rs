@@ -518,15 +518,12 @@ impl Campaign {
                 "replicas are started with a throwaway server; an existing server (conninfo) has its own",
             ));
         }
-        if t.replicas as usize > pgsurge_server::MAX_REPLICAS {
-            return Err(self.invalid(
-                &format!("{key}.replicas"),
-                format!(
-                    "{} replicas asked for; at most {} (each takes one of the primary's WAL senders)",
-                    t.replicas,
-                    pgsurge_server::MAX_REPLICAS
-                ),
-            ));
+        // The count, and the memory the standbys' shared buffers would take beside the
+        // primary's, as the topology's start would check them (ports of a throwaway
+        // target are chosen free when it starts).
+        let builder = pgsurge_server::ClusterBuilder::new().settings(t.settings_text());
+        if let Err(e) = pgsurge_server::check_topology(&builder, t.replicas as usize) {
+            return Err(self.invalid(&format!("{key}.replicas"), e.to_string()));
         }
         if let Some(r) = t.replication.as_deref() {
             if r != "sync" && r != "async" {
