@@ -432,6 +432,13 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         err_line(&format!("option {name} is not supported yet"));
         return 1;
     }
+    // The live page's address is bound before anything else starts: a bad one is
+    // an error now.
+    let Ok(mut live) = pgsurge_live::RunView::start(o.extensions.live.as_deref())
+        .map_err(|e| err_line(&e.to_string()))
+    else {
+        return 1;
+    };
     let store_to = o.extensions.store.clone();
     let set = o.extensions.set.clone();
     let group = o.extensions.group.clone();
@@ -492,15 +499,8 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
     };
     // With --store, every interval and its histogram is kept for the store.
     let mut samples: Vec<(IntervalSample, LatencyHistogram)> = Vec::new();
-    let mut keep = |s: &IntervalSample, h: &LatencyHistogram| samples.push((s.clone(), h.clone()));
-    let hooks = RunHooks {
-        stop: stop.clone(),
-        on_interval: store_to
-            .is_some()
-            .then_some(&mut keep as &mut pgsurge_engine::IntervalHook<'_>),
-        ..Default::default()
-    };
-    let outcome = run(&spec, hooks);
+    let keep = store_to.is_some().then_some(&mut samples);
+    let outcome = run_shown(&spec, &stop, keep, live.as_mut(), workload.as_ref());
     let mut result = match outcome {
         Ok(r) => r,
         Err(EngineError::ClientConnection { message, .. }) => {
@@ -576,6 +576,46 @@ fn bench(o: BenchOptions, store: Option<StoreHooks<'_>>) -> i32 {
         code = 1;
     }
     code
+}
+
+/// Runs `spec`, each interval kept in `samples` (`--store`) and shown on `live`'s page
+/// (`--live`, where the run is called by its command line: no password, connection
+/// options only), which is told how the run ended.
+fn run_shown(
+    spec: &RunSpec,
+    stop: &StopFlag,
+    mut samples: Option<&mut Vec<(IntervalSample, LatencyHistogram)>>,
+    mut live: Option<&mut pgsurge_live::RunView>,
+    workload: Option<&(pgsurge_workload::Pack, String)>,
+) -> Result<RunResult, EngineError> {
+    let watched = samples.is_some() || live.is_some();
+    if let Some(v) = live.as_mut() {
+        let line = stored_command_line(spec, spec.conn.dbname(), workload);
+        v.started(&line, spec.duration_s().map_or(0, u64::from));
+    }
+    let mut keep = |s: &IntervalSample, h: &LatencyHistogram| {
+        if let Some(kept) = samples.as_mut() {
+            kept.push((s.clone(), h.clone()));
+        }
+        if let Some(v) = live.as_mut() {
+            v.interval(s, h);
+        }
+    };
+    let hooks = RunHooks {
+        stop: stop.clone(),
+        on_interval: watched.then_some(&mut keep as &mut pgsurge_engine::IntervalHook<'_>),
+        ..Default::default()
+    };
+    let outcome = run(spec, hooks);
+    if let Some(v) = live.as_mut() {
+        let error = outcome.as_ref().err().map(ToString::to_string);
+        v.ended(
+            outcome
+                .as_ref()
+                .map_err(|_| error.as_deref().unwrap_or_default()),
+        );
+    }
+    outcome
 }
 
 /// `--reconnect`: the longest stretch without a commit and the recovery after it, and

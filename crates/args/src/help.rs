@@ -161,6 +161,9 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            the client on the CPU over the run (perf, default 99 Hz);
                            the hottest functions are printed after the report and
                            --store keeps the whole profiles
+  --live[=ADDR]            serve a page that shows the run second by second
+                           (rate, latency percentiles) on ADDR (default:
+                           127.0.0.1:8642); the address is said on stderr
 
 Report bugs to the pgsurge project's issue tracker.
 "#;

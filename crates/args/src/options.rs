@@ -125,6 +125,9 @@ pub struct Extensions {
     /// `--profile[=HZ]`: profile the server's processes and the client on the CPU over
     /// the run, at HZ samples per second per running thread.
     pub profile_hz: Option<u32>,
+    /// `--live[=ADDR]`: the address of the run's live page (`127.0.0.1:8642` when
+    /// the option is given without one).
+    pub live: Option<String>,
 }
 
 /// Default list of `--percentiles` without a value.

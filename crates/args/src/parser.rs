@@ -776,6 +776,16 @@ fn read_option(ctx: &mut Ctx<'_>, raw: &mut Raw, opt: Opt, value: Option<&[u8]>)
                 Some(v) => Some(lossy(v)),
             });
         }
+        Opt::Live => {
+            raw.benchmarking_option_set = true;
+            raw.extensions.live = Some(match value {
+                None => pgsurge_live::DEFAULT_ADDR.to_string(),
+                Some([]) => {
+                    return Err(fatal(ctx, "--live= needs an address (or no '=')"));
+                }
+                Some(v) => lossy(v),
+            });
+        }
         Opt::Costs => {
             raw.benchmarking_option_set = true;
             raw.extensions.costs = true;

@@ -73,6 +73,7 @@ pub enum Opt {
     CheckCommits,
     ReplicaFile,
     Profile,
+    Live,
 }
 
 const fn s(letter: u8, takes_arg: bool, id: Opt) -> ShortOpt<Opt> {
@@ -192,6 +193,7 @@ pub const EXTENSIONS: &[LongOpt<Opt>] = &[
     l("check-commits", Required, Opt::CheckCommits),
     l("replica-file", Required, Opt::ReplicaFile),
     l("profile", Optional, Opt::Profile),
+    l("live", Optional, Opt::Live),
 ];
 
 #[cfg(test)]

@@ -25,7 +25,6 @@ use pgsurge_store::{
 use pgsurge_wire::ErrorClass;
 
 use crate::error::{CampaignError, Result};
-use crate::load::extra_flags;
 use crate::matrix::{ScriptSource, TestPlan, Workload};
 use crate::spec::{Campaign, Limit, ThreadsValue};
 use crate::target::{self, LiveTarget};
@@ -135,7 +134,7 @@ pub fn spec_on(
         })
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| other(&e))?;
-    let flags = extra_flags(&run.extra_args).map_err(CampaignError::Other)?;
+    let flags = s.campaign.extra;
     let mut spec = RunSpec::new(conn, scripts);
     spec.clients = plan.clients;
     spec.threads = test_threads(s.campaign, plan);
@@ -578,6 +577,8 @@ fn run_test_inner(
     let before = pgstats::read_counters(&mut monitor, target.version_num, &target.dbname)?;
     let pack_before = pack_snapshot(s.workload, target)?;
     let sampler = Sampler::start(target.sampler_config(sampling));
+    let latest = sampler.latest();
+    let on_interval = &mut |second: &Second| on_interval(&second.with_metrics(latest.take()));
     let spec = run_spec(s, target, campaign.measured_limit(), database)?;
     w.run.command_line = Some(match &s.workload.pack {
         None => spec.pgbench_command_line(&target.dbname),

@@ -41,12 +41,27 @@ pub struct TestRef<'a> {
     pub of: usize,
     /// Its key (`local/s10/tpcb-like/c4/r-/1`).
     pub key: &'a str,
+    /// Its target's name (the key's first part).
+    pub target: &'a str,
+    /// Its repeat, from 1 (the key's last part).
+    pub repeat: u32,
 }
 
 impl TestRef<'_> {
     /// `[3/12] local/s10/tpcb-like/c4/r-/1`.
     pub fn head(&self) -> String {
         format!("[{}/{}] {}", self.n, self.of, self.key)
+    }
+
+    /// Its cell: the key without its target and its repeat (`s10/tpcb-like/c4/r-`),
+    /// what `compare` matches across targets.
+    pub fn cell(&self) -> &str {
+        let rest = self
+            .key
+            .strip_prefix(self.target)
+            .and_then(|r| r.strip_prefix('/'))
+            .unwrap_or(self.key);
+        rest.rsplit_once('/').map_or(rest, |(cell, _)| cell)
     }
 
     /// `[3/12] local/s10/tpcb-like/c4/r-/1: {what}`.

@@ -32,6 +32,10 @@ pub struct Second {
     pub percentiles: Vec<(f64, f64)>,
     /// The slowest transaction of the second, ms (from its histogram).
     pub latency_max_ms: Option<f64>,
+    /// The server's waits (`pg.wait.*`, sessions) and its host's figures (`os.*`)
+    /// sampled during the second, by name, when the runner samples them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<(String, f64)>,
 }
 
 impl Second {
@@ -66,6 +70,15 @@ impl Second {
             latency_mean_ms: iv.latency_ms,
             percentiles,
             latency_max_ms,
+            metrics: Vec::new(),
+        }
+    }
+
+    /// The second with the waits and host figures sampled beside it (none: as it is).
+    pub fn with_metrics(&self, metrics: Vec<(String, f64)>) -> Second {
+        Second {
+            metrics,
+            ..self.clone()
         }
     }
 

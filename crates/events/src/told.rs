@@ -27,6 +27,15 @@ pub enum Told {
         key: String,
         /// Seconds it is planned to take.
         planned_s: u64,
+        /// Its target's name.
+        #[serde(default)]
+        target: String,
+        /// Its cell: the key without its target and its repeat.
+        #[serde(default)]
+        cell: String,
+        /// Its repeat, from 1.
+        #[serde(default)]
+        repeat: u32,
     },
     /// A test's steps begin.
     TestStarted {
@@ -104,6 +113,9 @@ impl Told {
             Event::TestPlanned { test, planned_s } => Told::TestPlanned {
                 key: test.key.to_string(),
                 planned_s: *planned_s,
+                target: test.target.to_string(),
+                cell: test.cell().to_string(),
+                repeat: test.repeat,
             },
             Event::TestStarted { test } => Told::TestStarted {
                 key: test.key.to_string(),
@@ -204,6 +216,19 @@ mod tests {
         let json = serde_json::to_value(&told).unwrap();
         assert_eq!(json["kind"], "test_ended");
         assert_eq!(serde_json::from_value::<Told>(json).unwrap(), told);
+    }
+
+    /// A test's cell is its key without its target (which may hold a `/`) and repeat.
+    #[test]
+    fn a_tests_cell_leaves_out_its_target_and_repeat() {
+        let test = crate::TestRef {
+            n: 1,
+            of: 2,
+            key: "eu/db1/s10/tpcb-like/c4/r-/shared_buffers=1GB/3",
+            target: "eu/db1",
+            repeat: 3,
+        };
+        assert_eq!(test.cell(), "s10/tpcb-like/c4/r-/shared_buffers=1GB");
     }
 
     /// A line quoting a connection string is masked before anyone is told.

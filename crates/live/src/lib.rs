@@ -7,19 +7,24 @@
 //! | module | owns |
 //! |---|---|
 //! | [`state`] | what the page shows, kept from the events ([`Live`], the consumer) |
+//! | [`verdict`] | the verdicts of finished cells, judged by `analysis` as `compare` judges them |
+//! | [`run`] | the page of one run (`bench --live`), from the engine's intervals |
 //! | [`watch`] | the page of a campaign running in another process, from its store |
 //! | `page` | the page itself |
 
 #![warn(missing_docs)]
 
 mod page;
+pub mod run;
 pub mod state;
+pub mod verdict;
 pub mod watch;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+pub use run::RunView;
 pub use state::{Live, LiveState};
 pub use watch::{watch, Watch};
 
@@ -41,6 +46,19 @@ pub enum LiveError {
     /// not in it).
     #[error(transparent)]
     Store(#[from] pgsurge_store::StoreError),
+    /// SQLite can read the store only as a snapshot, which would never show the
+    /// campaign's new rows.
+    #[error(
+        "cannot watch {location}: this user may not write to its directory, so SQLite \
+         can read the store only as a snapshot that never shows the campaign's new rows \
+         (a store in WAL mode needs its -shm file beside it); run watch as a user who \
+         may write to the directory, or copy the store somewhere writable to look at it \
+         as it is"
+    )]
+    Snapshot {
+        /// The store (password masked).
+        location: String,
+    },
     /// The store was written by a pgsurge that kept no live events.
     #[error(
         "results store {location} is at schema version {version}, which keeps no live \

@@ -22,6 +22,12 @@ svg{border:1px solid #ddd;background:#fafafa}
 <div id="doing"></div>
 <svg id="chart" width="600" height="120" viewBox="0 0 600 120"><polyline id="line" fill="none" stroke="#14c" stroke-width="1.5" points=""/></svg>
 <table id="seconds"><thead><tr><th>second</th><th>tps</th><th>mean ms</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>failed</th></tr></thead><tbody></tbody></table>
+<h2>Server waits <small>(sessions)</small></h2>
+<table id="waits"><thead><tr><th>wait event</th><th>sessions</th></tr></thead><tbody></tbody></table>
+<h2>Server host</h2>
+<table id="host"><thead><tr><th>metric</th><th>value</th></tr></thead><tbody></tbody></table>
+<h2>Verdicts <small id="sides"></small></h2>
+<table id="verdicts"><thead><tr><th>cell</th><th>tps</th><th>change</th><th>95% interval</th><th>p99</th></tr></thead><tbody></tbody></table>
 <h2>Tests</h2>
 <table id="tests"><thead><tr><th>test</th><th>status</th><th>tps</th><th>mean ms</th><th>p99 ms</th><th>error</th></tr></thead><tbody></tbody></table>
 <h2>Targets</h2><ul id="targets"></ul>
@@ -62,6 +68,15 @@ function draw(s) {
   const max = Math.max(1, ...s.seconds.map(x => x.tps));
   $("line").setAttribute("points", s.seconds.map((x, i) =>
     (i * 600 / Math.max(1, s.seconds.length - 1)).toFixed(1) + "," + (115 - x.tps * 110 / max).toFixed(1)).join(" "));
+  const pairs = (id, items, d) => { const b = $(id).tBodies[0]; b.replaceChildren();
+    for (const [n, v] of items) b.appendChild(row([n, f(v, d)])); };
+  pairs("waits", s.waits, 2);
+  pairs("host", s.host, 1);
+  const pct = v => v === null || v === undefined ? "" : (v >= 0 ? "+" : "") + (v * 100).toFixed(1) + "%";
+  const verdicts = $("verdicts").tBodies[0]; verdicts.replaceChildren();
+  $("sides").textContent = s.verdicts.length ? "(" + s.verdicts[0].b + " against " + s.verdicts[0].a + ")" : "";
+  for (const v of s.verdicts) verdicts.appendChild(row([v.cell, v.tps, pct(v.tps_change),
+    v.tps_interval ? pct(v.tps_interval[0]) + " … " + pct(v.tps_interval[1]) : "", v.p99 || ""], v.tps));
   const tests = $("tests").tBodies[0]; tests.replaceChildren();
   for (const t of s.tests) tests.appendChild(row([t.key, t.status, f(t.tps, 1), f(t.latency_mean_ms, 3),
     f(t.latency_p99_ms, 3), t.error || ""], t.status));

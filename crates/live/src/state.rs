@@ -24,6 +24,12 @@ pub struct TestRow {
     pub status: String,
     /// Seconds it is planned to take.
     pub planned_s: u64,
+    /// Its target's name.
+    pub target: String,
+    /// Its cell: the key without its target and its repeat.
+    pub cell: String,
+    /// Its repeat, from 1.
+    pub repeat: u32,
     /// Its rate, once ended ok.
     pub tps: Option<f64>,
     /// Its mean latency (ms), once ended ok.
@@ -68,6 +74,13 @@ pub struct LiveState {
     pub doing: String,
     /// The running test's seconds (the last [`SECONDS_KEPT`]).
     pub seconds: Vec<SecondRow>,
+    /// The running test's newest waits (`pg.wait.*` less its prefix: sessions in each),
+    /// most sessions first.
+    pub waits: Vec<(String, f64)>,
+    /// The running test's newest figures of the server's host (`os.*`), by name.
+    pub host: Vec<(String, f64)>,
+    /// The verdicts of the cells finished on the plan's first two targets.
+    pub verdicts: Vec<crate::verdict::CellVerdict>,
     /// Tests ended in this invocation.
     pub done: usize,
     /// Tests not started yet.
@@ -100,6 +113,23 @@ impl LiveState {
             Some(t) => t.1 = status.to_string(),
             None => self.targets.push((name.to_string(), status.to_string())),
         }
+    }
+
+    /// The waits and host figures sampled during a second, over the newest kept.
+    fn sampled(&mut self, metrics: &[(String, f64)]) {
+        for (name, value) in metrics {
+            let (list, name) = match name.strip_prefix("pg.wait.") {
+                Some(wait) => (&mut self.waits, wait),
+                None => (&mut self.host, name.as_str()),
+            };
+            match list.iter_mut().find(|(n, _)| n == name) {
+                Some(kept) => kept.1 = *value,
+                None => list.push((name.to_string(), *value)),
+            }
+        }
+        self.waits
+            .sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        self.host.sort_by(|x, y| x.0.cmp(&y.0));
     }
 
     fn said(&mut self, line: &str) {
@@ -148,10 +178,19 @@ impl LiveState {
                 self.running = None;
                 self.ended = None;
             }
-            Told::TestPlanned { key, planned_s } => self.tests.push(TestRow {
+            Told::TestPlanned {
+                key,
+                planned_s,
+                target,
+                cell,
+                repeat,
+            } => self.tests.push(TestRow {
                 key: key.clone(),
                 status: "planned".into(),
                 planned_s: *planned_s,
+                target: target.clone(),
+                cell: cell.clone(),
+                repeat: *repeat,
                 tps: None,
                 latency_mean_ms: None,
                 latency_p99_ms: None,
@@ -160,12 +199,15 @@ impl LiveState {
             Told::TestStarted { key } => {
                 self.running = Some(key.clone());
                 self.seconds.clear();
+                self.waits.clear();
+                self.host.clear();
                 if let Some(r) = self.row(key) {
                     r.status = "running".into();
                 }
             }
             Told::Doing { what } => self.doing = redact(what),
             Told::Interval { second, .. } => {
+                self.sampled(&second.metrics);
                 self.seconds.push(SecondRow {
                     elapsed_s: second.elapsed_s,
                     warmup: second.warmup,
@@ -194,6 +236,7 @@ impl LiveState {
                     r.error = error.as_deref().map(redact);
                 }
                 self.running = None;
+                self.verdicts = crate::verdict::of_tests(&self.tests);
             }
             Told::Target {
                 target,
@@ -234,6 +277,11 @@ impl Live {
     /// The state, shared.
     pub fn shared(&self) -> Arc<Mutex<LiveState>> {
         Arc::clone(&self.state)
+    }
+
+    /// The state, locked (a panic elsewhere leaves it as it was).
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, LiveState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The state now, as JSON.

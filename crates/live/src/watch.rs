@@ -28,10 +28,16 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Opens `location` read-only. Refused: what is not a results store, a store too
-    /// old to keep live events, a set `set` (id or name) it does not hold.
+    /// Opens `location` read-only. Refused: what is not a results store, a store SQLite
+    /// can read only as a snapshot (its directory not writable here), a store too old
+    /// to keep live events, a set `set` (id or name) it does not hold.
     pub fn open(location: &str, set: Option<&str>) -> Result<Watch, LiveError> {
         let mut store = Store::open_read_only(location)?;
+        if store.reads_a_snapshot() {
+            return Err(LiveError::Snapshot {
+                location: store.location().to_string(),
+            });
+        }
         if !store.keeps_live_events() {
             return Err(LiveError::NoLiveEvents {
                 location: store.location().to_string(),

@@ -10,6 +10,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`sql_session`] | the blocking SQL session of the observers' own queries (and the campaign's hygiene, counters, settings) |
+//! | [`latest`] | the newest waits and host figures of a running test, for a live view |
 //! | [`pgstats`] | version-dependent statistics views, in one place |
 //! | [`manifest`] | the environment manifest: this host's and the server's |
 //! | [`hostmetrics`] | server-host metrics: local /proc, node_exporter, pg_read_file |
@@ -29,6 +30,7 @@ pub mod costs;
 pub mod error;
 pub mod hostmetrics;
 pub mod lag;
+pub mod latest;
 pub mod manifest;
 pub mod pgstats;
 pub mod profile;

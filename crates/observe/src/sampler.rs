@@ -25,6 +25,7 @@ use pgsurge_store::{activity, now_epoch, FactRecord, MetricInfo, MetricSample};
 use pgsurge_wire::ConnConfig;
 
 use crate::hostmetrics::{self, HostRates, HostSource};
+pub use crate::latest::Latest;
 
 use crate::manifest;
 use crate::pgstats;
@@ -55,6 +56,7 @@ pub struct Sampler {
     handle: Option<JoinHandle<SamplerOutput>>,
     /// The wait-event sampler ([`crate::waits::sample_loop`]).
     waits: Option<JoinHandle<(Vec<MetricSample>, Vec<String>)>>,
+    latest: Latest,
 }
 
 /// What a sampler collected.
@@ -73,23 +75,30 @@ impl Sampler {
     /// Starts sampling now (the first sample is a baseline; values follow every interval).
     pub fn start(cfg: SamplerConfig) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
+        let latest = Latest::default();
         let waits = cfg.pg.clone().and_then(|(conn, db)| {
-            let flag = Arc::clone(&stop);
+            let (flag, latest) = (Arc::clone(&stop), latest.clone());
             std::thread::Builder::new()
                 .name("pgsurge-waits".into())
-                .spawn(move || crate::waits::sample_loop(&conn, &db, &flag))
+                .spawn(move || crate::waits::sample_loop(&conn, &db, &flag, &latest))
                 .ok()
         });
-        let flag = Arc::clone(&stop);
+        let (flag, shown) = (Arc::clone(&stop), latest.clone());
         let handle = std::thread::Builder::new()
             .name("pgsurge-sampler".into())
-            .spawn(move || sample_loop(&cfg, &flag))
+            .spawn(move || sample_loop(&cfg, &flag, &shown))
             .ok();
         Sampler {
             stop,
             handle,
             waits,
+            latest,
         }
+    }
+
+    /// The newest waits and host figures, as each second is sampled.
+    pub fn latest(&self) -> Latest {
+        self.latest.clone()
     }
 
     /// Stops and returns what was collected.
@@ -119,7 +128,7 @@ impl Drop for Sampler {
     }
 }
 
-fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
+fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool, latest: &Latest) -> SamplerOutput {
     let mut out = SamplerOutput::default();
     let host = if cfg.os {
         cfg.host.clone()
@@ -153,6 +162,7 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
     let mut next = Instant::now();
     loop {
         let ts = now_epoch();
+        let round = out.samples.len();
         if let Some(os) = os.as_mut() {
             if let Err(e) = os.sample(ts, &mut out.samples) {
                 push_once(
@@ -179,6 +189,7 @@ fn sample_loop(cfg: &SamplerConfig, stop: &AtomicBool) -> SamplerOutput {
                 push_once(&mut out.errors, format!("PostgreSQL sampler: {e}"));
             }
         }
+        latest.put(&out.samples[round..]);
         next += period;
         // Sleep in small steps so stopping is prompt.
         loop {

@@ -16,6 +16,7 @@ use pgsurge_store::{now_epoch, MetricSample};
 
 use pgsurge_wire::ConnConfig;
 
+use crate::latest::Latest;
 use crate::sql_session::{literal, Pg};
 
 /// How often `pg_stat_activity` is read.
@@ -92,6 +93,29 @@ impl PerSecond {
         }
     }
 
+    /// The means of the last second that has ended (the one before the second under
+    /// way), per event seen so far, once: `None` until a second ends, and again until
+    /// the next one does.
+    fn ended_second(&mut self, told: &mut usize) -> Option<Vec<MetricSample>> {
+        let n = self.windows.len();
+        if n < 2 || *told >= n - 1 {
+            return None;
+        }
+        *told = n - 1;
+        let (start, w) = (self.start?, &self.windows[n - 2]);
+        let ts = start + (w.index + 1) as f64;
+        Some(
+            self.seen
+                .iter()
+                .map(|metric| MetricSample {
+                    ts,
+                    metric: metric.clone(),
+                    value: w.sums.get(metric).copied().unwrap_or(0.0) / f64::from(w.samples),
+                })
+                .collect(),
+        )
+    }
+
     /// One sample per second and per event seen during the test (0 for a second
     /// without it), in time order.
     pub fn finish(self) -> Vec<MetricSample> {
@@ -118,12 +142,13 @@ impl PerSecond {
     }
 }
 
-/// Samples until `stop` is raised; returns the per-second samples and the problems met
-/// (each once).
+/// Samples until `stop` is raised, putting each second's means into `latest` as the
+/// second ends; returns the per-second samples and the problems met (each once).
 pub fn sample_loop(
     config: &ConnConfig,
     db: &str,
     stop: &AtomicBool,
+    latest: &Latest,
 ) -> (Vec<MetricSample>, Vec<String>) {
     let sql = activity_sql(db);
     let mut errors: Vec<String> = Vec::new();
@@ -133,6 +158,7 @@ pub fn sample_loop(
         }
     };
     let mut seconds = PerSecond::default();
+    let mut told = 0;
     let mut conn: Option<Pg> = None;
     let mut last_connect: Option<Instant> = None;
     let mut next = Instant::now();
@@ -147,7 +173,12 @@ pub fn sample_loop(
         if let Some(c) = conn.as_mut() {
             let ts = now_epoch();
             match c.rows(&sql) {
-                Ok(rows) => seconds.push(ts, &counts(&rows)),
+                Ok(rows) => {
+                    seconds.push(ts, &counts(&rows));
+                    if let Some(ended) = seconds.ended_second(&mut told) {
+                        latest.put(&ended);
+                    }
+                }
                 Err(e) => {
                     note(e.to_string());
                     conn = None;
@@ -222,5 +253,21 @@ mod tests {
         assert_eq!(get(103.1, "pg.wait.Timeout.PgSleep"), Some(1.0));
         assert!(out.windows(2).all(|w| w[0].ts <= w[1].ts));
         assert!(PerSecond::default().finish().is_empty());
+    }
+
+    /// A second's means are told once, when the next second begins.
+    #[test]
+    fn a_second_is_told_once_it_has_ended() {
+        let mut s = PerSecond::default();
+        let mut told = 0;
+        let sleep = |n: f64| vec![("pg.wait.Timeout.PgSleep".to_string(), n)];
+        s.push(100.0, &sleep(4.0));
+        s.push(100.5, &sleep(2.0));
+        assert!(s.ended_second(&mut told).is_none());
+        s.push(101.1, &sleep(1.0));
+        let ended = s.ended_second(&mut told).unwrap();
+        assert_eq!(ended.len(), 1);
+        assert_eq!((ended[0].ts, ended[0].value), (101.0, 3.0));
+        assert!(s.ended_second(&mut told).is_none());
     }
 }

@@ -4,7 +4,19 @@
 //! `max`, so the estimate is the worst case.
 
 use crate::matrix::Matrix;
-use crate::spec::Campaign;
+use crate::spec::{Campaign, Limit};
+
+/// Seconds a running test is expected to take besides its run (hygiene, snapshots).
+const TEST_OVERHEAD_S: u64 = 3;
+
+/// Seconds one test is planned to take while the campaign runs (the time left the
+/// progress bar and the live page show): its warm-up at worst, its run, its steps.
+pub fn test_seconds(c: &Campaign) -> u64 {
+    match c.limit() {
+        Limit::Duration(d) => u64::from(d) + c.warmup_worst_s().round() as u64 + TEST_OVERHEAD_S,
+        Limit::Transactions(_) => 10,
+    }
+}
 
 /// Seconds assumed between two tests for the hygiene steps (TRUNCATE, VACUUM ANALYZE,
 /// CHECKPOINT, statistics reset) and connecting: a rough figure for the estimate.

@@ -19,6 +19,7 @@
 //! | [`repeats`] | `[repeats] until`: whether a test's repeat is still needed, from its cell's stored repeats; the precision each cell reached, stored with its runs; the repeats an earlier set says the precision needs |
 //! | [`estimate`] | what `campaign plan` estimates: the time of runs, of the steps between tests, of initializations |
 //! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
+//! | [`extra`] | `[run] extra_args` read once into typed flags, kept on the campaign |
 //! | [`load`] | reading a campaign file: interpolation, parsing, validation |
 //! | [`convert`] | a pgbench-tools `config` (read, not executed) as a campaign file |
 //! | `fuzzing` | the bodies of the campaign-file fuzz targets |
@@ -28,6 +29,7 @@
 pub mod capacity;
 pub mod convert;
 pub mod estimate;
+pub mod extra;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod kube;

@@ -2,12 +2,13 @@
 //! types, and validation of every key. Every error names the key and says what would
 //! be valid. Validation resolves what later stages need to be resolvable: the matrix's
 //! scripts ([`crate::matrix::Workload::from_spec`]), `[thresholds]`
-//! ([`crate::thresholds::parse`]), `[run] extra_args` ([`extra_flags`]) and the kube
+//! ([`crate::thresholds::parse`]), `[run] extra_args` ([`crate::extra::extra_flags`]) and the kube
 //! launcher's table ([`crate::kube::validate`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::extra::{extra_flags, ExtraFlags};
 use crate::spec::{
     limits, Campaign, CampaignSpec, DistributedSection, DurationValue, InitMode, ScriptPart,
     ScriptSpec, SpecError, ThreadsValue, AUTO_WARMUP,
@@ -232,9 +233,9 @@ impl Campaign {
             base_dir: base_dir.to_path_buf(),
             path: path.to_string(),
             builds: BTreeMap::new(),
+            extra: ExtraFlags::default(),
         };
-        c.validate()?;
-        Ok(c)
+        c.checked()
     }
 
     /// [`Campaign::parse`] with `${VAR}` / `${VAR:-default}` in the string values of
@@ -292,9 +293,18 @@ impl Campaign {
             base_dir: base_dir.to_path_buf(),
             path: path.to_string(),
             builds: BTreeMap::new(),
+            extra: ExtraFlags::default(),
         };
-        c.validate()?;
-        Ok(c)
+        c.checked()
+    }
+
+    /// Validates a campaign read or built, its `[run] extra_args` read into the
+    /// flags it keeps.
+    fn checked(mut self) -> Result<Campaign, SpecError> {
+        self.extra = extra_flags(&self.spec.run.extra_args)
+            .map_err(|e| self.invalid("run.extra_args", e))?;
+        self.validate()?;
+        Ok(self)
     }
 
     fn invalid(&self, key: &str, message: impl Into<String>) -> SpecError {
@@ -1022,7 +1032,6 @@ impl Campaign {
         if !["simple", "extended", "prepared"].contains(&r.query_mode.as_str()) {
             return Err(self.invalid("run.query_mode", "must be simple, extended or prepared"));
         }
-        extra_flags(&r.extra_args).map_err(|e| self.invalid("run.extra_args", e))?;
         if let Some(ThreadsValue::Auto(a)) = &r.threads {
             if a != "auto" {
                 return Err(self.invalid("run.threads", "must be a number or \"auto\""));
@@ -1174,75 +1183,6 @@ impl Campaign {
             .iter()
             .filter_map(|(k, v)| crate::thresholds::parse(k, v).ok())
             .collect()
-    }
-}
-
-/// The pgbench flags `[run] extra_args` may hold, kept for campaign files written when
-/// those strings were handed to the pgbench parser. Each maps to a typed field of the
-/// `RunSpec` (see `execute::run_spec`); anything else is refused when the campaign is
-/// loaded.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExtraFlags {
-    /// `--failures-detailed`.
-    pub failures_detailed: bool,
-    /// `--verbose-errors`.
-    pub verbose_errors: bool,
-    /// `--exit-on-abort`.
-    pub exit_on_abort: bool,
-    /// `-r` / `--report-per-command`.
-    pub per_command: bool,
-    /// `-C` / `--connect`.
-    pub connect_per_transaction: bool,
-    /// `--mix=random|deck`: how scripts are drawn (a workload pack's own mix otherwise).
-    pub mix: Option<pgsurge_engine::Mix>,
-    /// `--reconnect` (always on in a campaign with `[[fault]]`s).
-    pub reconnect: bool,
-}
-
-/// Reads `[run] extra_args` into [`ExtraFlags`], or says which entry is not supported.
-pub fn extra_flags(args: &[String]) -> std::result::Result<ExtraFlags, String> {
-    let mut flags = ExtraFlags::default();
-    for arg in args {
-        match arg.as_str() {
-            "--failures-detailed" => flags.failures_detailed = true,
-            "--verbose-errors" => flags.verbose_errors = true,
-            "--exit-on-abort" => flags.exit_on_abort = true,
-            "-r" | "--report-per-command" | "--report-latencies" => flags.per_command = true,
-            "-C" | "--connect" => flags.connect_per_transaction = true,
-            "--mix=random" => flags.mix = Some(pgsurge_engine::Mix::Random),
-            "--mix=deck" => flags.mix = Some(pgsurge_engine::Mix::Deck),
-            "--reconnect" => flags.reconnect = true,
-            other => {
-                return Err(format!(
-                    "\"{other}\" is not supported; extra_args may hold --failures-detailed, \
-                     --verbose-errors, --exit-on-abort, --report-per-command (-r), \
-                     --connect (-C), --reconnect and --mix=random|deck; use the [run] keys \
-                     for the other \
-                     options"
-                ))
-            }
-        }
-    }
-    Ok(flags)
-}
-
-#[cfg(test)]
-mod extra_flag_tests {
-    use super::*;
-
-    #[test]
-    fn mix_is_one_of_the_extra_flags() {
-        let f = extra_flags(&["--mix=random".into(), "--failures-detailed".into()]).unwrap();
-        assert_eq!(f.mix, Some(pgsurge_engine::Mix::Random));
-        assert!(f.failures_detailed);
-        let f = extra_flags(&["--mix=deck".into()]).unwrap();
-        assert_eq!(f.mix, Some(pgsurge_engine::Mix::Deck));
-        assert_eq!(extra_flags(&[]).unwrap().mix, None);
-        let e = extra_flags(&["--mix=shuffle".into()]).unwrap_err();
-        assert!(
-            e.contains("--mix=shuffle") && e.contains("--mix=random|deck"),
-            "{e}"
-        );
     }
 }
 

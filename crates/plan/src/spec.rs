@@ -929,7 +929,7 @@ pub struct RunSection {
     #[serde(default = "default_db")]
     pub database: String,
     /// Extra pgbench flags (e.g. ["--failures-detailed"]); only the flags
-    /// [`crate::load::extra_flags`] lists, each mapped to a typed run option.
+    /// [`crate::extra::extra_flags`] lists, each mapped to a typed run option.
     #[serde(default)]
     pub extra_args: Vec<String>,
     /// How long a test that cannot reach its server waits for it to come back
@@ -1294,6 +1294,8 @@ pub struct Campaign {
     /// The builds of the targets with a `source`, by target name, once made
     /// (`pgsurge_campaign::sources::build_sources`).
     pub builds: BTreeMap<String, pgsurge_server::source_build::Built>,
+    /// `[run] extra_args`, read once at load.
+    pub extra: crate::extra::ExtraFlags,
 }
 
 impl Campaign {

@@ -229,6 +229,14 @@ impl Store {
         Ok(store)
     }
 
+    /// Whether this read-only store is a snapshot that never shows what is written
+    /// after it was opened: a SQLite store in WAL mode whose directory this user may
+    /// not write (SQLite then reads the file as immutable, without its write-ahead
+    /// log). A reader that follows a running campaign refuses such a store.
+    pub fn reads_a_snapshot(&self) -> bool {
+        self.backend.snapshot_only()
+    }
+
     /// Checks, without creating or changing anything, that [`Store::open`] would
     /// accept `location`: a store of this or an older schema version, or a database
     /// or file that does not exist yet or holds nothing. What writes a run only once

@@ -10,6 +10,8 @@
 //!   compare with, through that gate.
 //! * [`chromium`]: headless Chromium opening a page (a file or a local URL), with the
 //!   flags a container needs and a deadline.
+//! * [`live_page`]: the live page read over HTTP from the address a process says, and
+//!   that process killed when the test ends.
 //! * [`hosts`]: simulated hosts in network namespaces (setup commands, ports, what the
 //!   machine needs).
 //! * [`scratch_dir`] (module `scratch`): the one way tests make files: a fresh
@@ -22,6 +24,7 @@
 
 pub mod chromium;
 pub mod hosts;
+pub mod live_page;
 mod scratch;
 
 pub use scratch::{keep_test_files, scratch_dir, ScratchDir, KEEP_TEST_FILES};

@@ -12,7 +12,6 @@ use pgsurge_events::{Emitter, Event, TestRef};
 use super::options::Outcome;
 use crate::error::Result;
 use crate::matrix::TestPlan;
-use crate::spec::{Campaign, Limit};
 use crate::target_lock::TargetLock;
 
 /// What every test of one invocation shares.
@@ -45,17 +44,6 @@ pub(super) struct LoopState {
     pub(super) secs_per_scale: f64,
 }
 
-/// Seconds a test is expected to take besides its run (hygiene, snapshots).
-const OVERHEAD_S: u64 = 3;
-
-/// Seconds one test is planned to take.
-pub(super) fn planned_seconds(c: &Campaign) -> u64 {
-    match c.limit() {
-        Limit::Duration(d) => u64::from(d) + c.warmup_worst_s().round() as u64 + OVERHEAD_S,
-        Limit::Transactions(_) => 10,
-    }
-}
-
 /// One test of the loop: its place in the invocation and its plan.
 pub(super) struct TestAt<'p> {
     /// Its number, from 1.
@@ -63,6 +51,7 @@ pub(super) struct TestAt<'p> {
     /// Tests in this invocation.
     pub(super) of: usize,
     pub(super) plan: &'p TestPlan,
+    pub(super) target: &'p str,
 }
 
 impl TestAt<'_> {
@@ -72,6 +61,8 @@ impl TestAt<'_> {
             n: self.n,
             of: self.of,
             key: &self.plan.key,
+            target: self.target,
+            repeat: self.plan.repeat,
         }
     }
 }

@@ -10,7 +10,7 @@ use pgsurge_wire::redact::redact;
 
 use super::options::Outcome;
 use super::outage::run_through_outages;
-use super::state::{planned_seconds, Flow, LoopState, RunCtx, Sink, TestAt};
+use super::state::{Flow, LoopState, RunCtx, Sink, TestAt};
 use super::storing::failed_write;
 use super::targets::{hold_existing_server, load_scale, start_target, Loaded, INIT_S_PER_SCALE};
 use super::test_hooks::{hook_env, hook_warning, run_set_start_hook, run_test_hook};
@@ -35,11 +35,12 @@ pub(super) fn run_tests(
     ctx: &mut RunCtx<'_>,
     out: &mut Outcome,
 ) -> Result<()> {
-    let planned_s = planned_seconds(campaign);
+    let planned_s = pgsurge_plan::estimate::test_seconds(campaign);
     let at = |i: usize| TestAt {
         n: i + 1,
         of: todo.len(),
         plan: todo[i],
+        target: &campaign.spec.targets[todo[i].target].name,
     };
     for i in 0..todo.len() {
         let at = at(i);

@@ -4,21 +4,44 @@
 //! arrive with their rate and latency percentiles; the page is then opened in headless
 //! Chromium, whose script draws the tests. No password reaches either.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
 use pgsurge_campaign::{run_campaign_telling, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
 use pgsurge_live::{serve, Live};
 use pgsurge_server::testing::TestServer;
 use pgsurge_store::Store;
+use pgsurge_testkit::live_page::{assert_percentiles_rise, get, Reader};
 
 const SECRET: &str = "live-view-secret-pw";
 
-fn get(url: &str) -> Option<String> {
-    let mut r = ureq::get(url).call().ok()?;
-    r.body_mut().read_to_string().ok()
+/// Runs `campaign` (its store in `dir`) telling its events to a live page, which a
+/// browser reads meanwhile; checks that its `tests` all ran. The page's server (still
+/// serving the ended campaign's state), the page as first read, and every state read.
+fn run_read(
+    campaign: &Campaign,
+    dir: &pgsurge_testkit::ScratchDir,
+    tests: usize,
+) -> (pgsurge_live::LiveServer, Option<String>, Vec<String>) {
+    let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
+    let mut live = Live::new();
+    let server = serve("127.0.0.1:0", live.shared()).unwrap();
+    assert!(server.addr().ip().is_loopback());
+    // What a browser sees while the campaign runs: every state it fetched.
+    let reader = Reader::start(&server.url());
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let out = run_campaign_telling(
+        campaign,
+        &mut store,
+        &opts,
+        &StopFlag::new(),
+        &mut [&mut live],
+    );
+    let (page, seen) = reader.finish();
+    let out = out.unwrap();
+    assert_eq!((out.ok, out.failed), (tests, 0), "{out:?}");
+    (server, page, seen)
 }
 
 #[test]
@@ -53,43 +76,8 @@ checkpoint = false
     );
     let campaign = Campaign::parse(&text, "live.toml", std::path::Path::new(".")).unwrap();
     let dir = pgsurge_testkit::scratch_dir("campaign-live");
-    let mut store = Store::open(dir.path().join("r.db").to_str().unwrap()).unwrap();
-    let mut live = Live::new();
-    let server = serve("127.0.0.1:0", live.shared()).unwrap();
-    assert!(server.addr().ip().is_loopback());
+    let (server, page, seen) = run_read(&campaign, &dir, 2);
     let url = server.url();
-    let ended = Arc::new(AtomicBool::new(false));
-    // What a browser sees while the campaign runs: every state it fetched.
-    let reader = {
-        let (url, ended) = (url.clone(), Arc::clone(&ended));
-        std::thread::spawn(move || {
-            let page = get(&url);
-            let mut seen = Vec::new();
-            let deadline = Instant::now() + Duration::from_secs(600);
-            while !ended.load(Ordering::SeqCst) && Instant::now() < deadline {
-                if let Some(s) = get(&format!("{url}state.json")) {
-                    seen.push(s);
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            (page, seen)
-        })
-    };
-    let opts = RunOptions {
-        quiet: true,
-        ..Default::default()
-    };
-    let out = run_campaign_telling(
-        &campaign,
-        &mut store,
-        &opts,
-        &StopFlag::new(),
-        &mut [&mut live],
-    );
-    ended.store(true, Ordering::SeqCst);
-    let (page, seen) = reader.join().unwrap();
-    let out = out.unwrap();
-    assert_eq!((out.ok, out.failed), (2, 0), "{out:?}");
 
     let page = page.expect("the page was served during the run");
     assert!(page.contains("/state.json") && page.contains("<script>"));
@@ -114,13 +102,7 @@ checkpoint = false
     assert_eq!(running["tests"].as_array().unwrap().len(), 2);
     assert!(running["ended"].is_null());
     for second in running["seconds"].as_array().unwrap() {
-        let p: Vec<f64> = second["percentiles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p[1].as_f64().unwrap())
-            .collect();
-        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{second}");
+        assert_percentiles_rise(second);
     }
     for s in seen.iter().chain([&page]) {
         assert!(!s.contains(SECRET), "a password reached the page: {s}");
@@ -136,6 +118,101 @@ checkpoint = false
     let key = last["tests"][0]["key"].as_str().unwrap();
     assert!(shown.stdout.contains(key), "{}", shown.stdout);
     assert!(shown.stdout.contains("ended: complete"), "{}", shown.stdout);
+    assert!(!shown.stdout.contains(SECRET));
+    drop(server);
+}
+
+/// The page shows, beside the running test's seconds, the server's waits and its
+/// host's figures sampled during them, and each cell's verdict (the second target
+/// against the first, as `compare` judges it) as soon as both have run it: a campaign
+/// of two targets whose script sleeps on the server.
+#[test]
+fn a_running_campaigns_page_shows_waits_host_figures_and_verdicts() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("liveview_waits");
+    let dir = pgsurge_testkit::scratch_dir("campaign-live-waits");
+    std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.02);\n").unwrap();
+    let conninfo = format!("{} password={SECRET}", srv.conninfo(&db));
+    let text = format!(
+        r#"
+[campaign]
+name = "live-waits"
+shuffle = false
+[[target]]
+name = "a"
+conninfo = "{conninfo}"
+host_metrics = "local"
+[[target]]
+name = "b"
+conninfo = "{conninfo}"
+host_metrics = "local"
+[matrix]
+scales = [1]
+clients = [2, 4]
+scripts = [{{ file = "sleep.sql" }}]
+[run]
+duration = 4
+[hygiene]
+vacuum = false
+checkpoint = false
+"#
+    );
+    let campaign = Campaign::parse(&text, "live.toml", dir.path()).unwrap();
+    let (server, _, seen) = run_read(&campaign, &dir, 4);
+    let url = server.url();
+    for s in &seen {
+        assert!(!s.contains(SECRET), "a password reached the page: {s}");
+    }
+    let states: Vec<serde_json::Value> = seen
+        .iter()
+        .map(|s| serde_json::from_str(s).unwrap())
+        .collect();
+    let running = || states.iter().filter(|s| s["running"].is_string());
+    // The clients sleep on the server: their sessions wait in `Timeout.PgSleep`.
+    let sleeping = running().find(|s| {
+        s["waits"].as_array().is_some_and(|w| {
+            w.iter()
+                .any(|x| x[0] == "Timeout.PgSleep" && x[1].as_f64().is_some_and(|n| n > 0.0))
+        })
+    });
+    assert!(sleeping.is_some(), "no wait seen in {states:?}");
+    // The server's host is this machine: its CPU is shown as sampled.
+    let host = running().find(|s| {
+        s["host"]
+            .as_array()
+            .is_some_and(|h| h.iter().any(|x| x[0] == "os.cpu.idle_pct"))
+    });
+    assert!(host.is_some(), "no host figure seen in {states:?}");
+    // The first cell's verdict is shown while the campaign still runs.
+    let judged = running()
+        .find(|s| s["verdicts"].as_array().is_some_and(|v| !v.is_empty()))
+        .unwrap_or_else(|| panic!("no verdict seen during the run: {states:?}"));
+    let first = &judged["verdicts"][0];
+    assert_eq!(
+        (&first["a"], &first["b"]),
+        (&"a".into(), &"b".into()),
+        "{first}"
+    );
+    assert!(
+        ["faster", "slower", "no-difference", "inconclusive"]
+            .contains(&first["tps"].as_str().unwrap()),
+        "{first}"
+    );
+    let cell = first["cell"].as_str().unwrap();
+    assert!(
+        cell.starts_with("s1/sleep") && cell.contains("/c"),
+        "{cell}"
+    );
+    let last = get(&format!("{url}state.json")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(last["verdicts"].as_array().unwrap().len(), 2, "{last}");
+
+    // The page as a browser draws it: the waits and the verdicts.
+    let shown =
+        pgsurge_testkit::chromium::open_url(&["--dump-dom", "--virtual-time-budget=5000"], &url);
+    assert!(shown.stdout.contains("Timeout.PgSleep"), "{}", shown.stdout);
+    assert!(shown.stdout.contains(cell), "{}", shown.stdout);
+    assert!(shown.stdout.contains("b against a"), "{}", shown.stdout);
     assert!(!shown.stdout.contains(SECRET));
     drop(server);
 }

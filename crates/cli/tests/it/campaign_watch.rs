@@ -3,34 +3,20 @@
 //! reads the page and its state over HTTP during the run, as a browser would, and sees
 //! the running test's seconds arrive, then the set end. The store ends as a campaign
 //! leaves it without a watcher: each test's intervals in its run, none kept twice. A
-//! file that is not a results store is refused with a clear error.
+//! file that is not a results store, or a store SQLite could read only as a snapshot,
+//! is refused with a clear error.
 
-use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pgsurge_server::testing::TestServer;
 use pgsurge_store::Store;
+use pgsurge_testkit::live_page::{assert_percentiles_rise, get, served_url, Killed};
 
 const SECRET: &str = "campaign-watch-secret-pw";
 
 fn pgsurge() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-}
-
-fn get(url: &str) -> Option<String> {
-    let mut r = ureq::get(url).call().ok()?;
-    r.body_mut().read_to_string().ok()
-}
-
-/// A child process killed and reaped when the test ends, passed or failed.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Waits until the store at `location` exists as a store that keeps live events (the
@@ -47,22 +33,6 @@ fn wait_for_store(location: &str, campaign: &mut Child) {
         assert!(Instant::now() < deadline, "no store at {location}");
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The address the live view is said to be served on (the first line on stderr).
-fn served_url(watch: &mut Child) -> String {
-    let stderr = watch.stderr.take().expect("stderr is piped");
-    let mut reader = std::io::BufReader::new(stderr);
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    // The rest is read to its end, so the process never writes to a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    let url = line
-        .strip_prefix("live view: ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address said: {line:?}"));
-    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-    url.to_string()
 }
 
 #[test]
@@ -116,7 +86,7 @@ checkpoint = false
             .spawn()
             .unwrap(),
     );
-    let url = served_url(&mut watch.0);
+    let (url, _) = served_url(&mut watch.0);
     let page = get(&url).expect("the page is served");
     assert!(page.contains("/state.json") && page.contains("<script>"));
 
@@ -170,13 +140,7 @@ checkpoint = false
         "the seconds did not grow between fetches: {counts:?}"
     );
     for second in running[0]["seconds"].as_array().unwrap() {
-        let p: Vec<f64> = second["percentiles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p[1].as_f64().unwrap())
-            .collect();
-        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{second}");
+        assert_percentiles_rise(second);
     }
     assert_eq!(running[0]["tests"].as_array().unwrap().len(), 2);
     let last = states.last().unwrap();
@@ -283,11 +247,53 @@ fn campaign_run_live_says_its_address_and_refuses_a_bad_one_first() {
             .spawn()
             .unwrap(),
     );
-    let url = served_url(&mut campaign.0);
+    let (url, _) = served_url(&mut campaign.0);
     // Served before the campaign starts, and for as long as it runs.
     let page = get(&url).expect("the page is served while the campaign runs");
     assert!(page.contains("/state.json"), "{page}");
     let ran = campaign.0.wait().unwrap();
     assert!(ran.success(), "{ran}");
     assert!(store.exists());
+}
+
+/// A store whose directory the watcher may not write: SQLite could read it only as a
+/// snapshot that never shows a campaign's new rows (a WAL store needs its `-shm` file),
+/// so `watch` refuses it, saying why, instead of showing a page that never moves. As
+/// root (who may write anywhere) the watcher runs as the `postgres` user.
+#[test]
+fn watch_refuses_a_store_it_could_read_only_as_a_snapshot() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = pgsurge_testkit::scratch_dir("campaign-watch-snapshot");
+    let store = dir.path().join("r.db");
+    drop(Store::open(store.to_str().unwrap()).unwrap());
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    let mode = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    mode(&store, 0o644);
+    mode(dir.path(), if root { 0o755 } else { 0o555 });
+    let mut watch = if root {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--", env!("CARGO_BIN_EXE_pgsurge")]);
+        c
+    } else {
+        pgsurge()
+    };
+    let out = watch
+        .args(["campaign", "watch", store.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    mode(dir.path(), 0o755);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot watch"), "{err}");
+    assert!(err.contains("snapshot"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Nothing was made beside the store.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["r.db"], "{names:?}");
 }

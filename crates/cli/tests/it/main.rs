@@ -7,6 +7,7 @@ mod bench_costs;
 mod bench_diff;
 mod bench_extensions;
 mod bench_interrupt;
+mod bench_live;
 mod bench_outputs;
 mod bench_profile;
 mod bench_run;

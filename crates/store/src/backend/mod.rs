@@ -21,6 +21,11 @@ pub enum Dialect {
 /// A connection to a store.
 pub(crate) trait Backend: Send {
     fn dialect(&self) -> Dialect;
+    /// Whether the store was opened as a snapshot that never shows later writes (a
+    /// SQLite file opened immutable).
+    fn snapshot_only(&self) -> bool {
+        false
+    }
     /// Runs statements without parameters (DDL, BEGIN/COMMIT).
     fn batch(&mut self, sql: &str) -> Result<()>;
     /// Begins a transaction that excludes every other writer of the store until it

@@ -9,6 +9,9 @@ use crate::value::{Row, Value};
 
 pub(crate) struct SqliteBackend {
     conn: Connection,
+    /// Opened as immutable: a snapshot of the file, which never shows what another
+    /// process writes after.
+    immutable: bool,
 }
 
 impl SqliteBackend {
@@ -24,7 +27,10 @@ impl SqliteBackend {
         .ctx(|| format!("opening {path}"))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .ctx(|| "setting busy timeout".into())?;
-        let me = Self { conn };
+        let me = Self {
+            conn,
+            immutable: false,
+        };
         me.refuse_foreign(path)?;
         // WAL keeps readers (a report) from blocking a running campaign; a SIGKILLed
         // writer leaves a WAL that SQLite recovers on the next open.
@@ -77,17 +83,18 @@ impl SqliteBackend {
             conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
             Ok(conn)
         };
-        let conn = match Connection::open_with_flags(path, flags).and_then(probe) {
-            Ok(c) => c,
+        let (conn, immutable) = match Connection::open_with_flags(path, flags).and_then(probe) {
+            Ok(c) => (c, false),
             Err(first) => {
                 let uri = format!("file:{}?immutable=1", uri_path(path));
-                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                let c = Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI)
                     .and_then(probe)
                     .map_err(|_| first)
-                    .ctx(|| format!("opening {path} read-only"))?
+                    .ctx(|| format!("opening {path} read-only"))?;
+                (c, true)
             }
         };
-        let me = Self { conn };
+        let me = Self { conn, immutable };
         me.refuse_foreign(path)?;
         Ok(me)
     }
@@ -177,6 +184,10 @@ fn short(sql: &str) -> String {
 impl Backend for SqliteBackend {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
+    }
+
+    fn snapshot_only(&self) -> bool {
+        self.immutable
     }
 
     fn batch(&mut self, sql: &str) -> Result<()> {
