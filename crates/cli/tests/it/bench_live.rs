@@ -86,7 +86,10 @@ fn a_bench_runs_page_shows_its_seconds_as_they_come() {
     let last = states.last().unwrap();
     assert_eq!(last["tests"].as_array().unwrap().len(), 1, "{last}");
     let key = last["tests"][0]["key"].as_str().unwrap();
-    assert!(key.starts_with("pgbench ") && key.contains("--client=2"), "{key}");
+    assert!(
+        key.starts_with("pgbench ") && key.contains("--client=2"),
+        "{key}"
+    );
     assert!(!key.contains("password"), "{key}");
 
     // stdout is pgbench's report alone; the address was said on stderr.
