@@ -22,11 +22,14 @@ use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_store::{facts, RunFilter, Store};
 
 /// Held by each test of this binary for its whole run: the other test's servers
-/// starting and loading would move the rates this one measures.
+/// starting and loading would move the rates this one measures. The test's thread,
+/// and so its servers and clients, runs ahead of the machine's other work.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn one_at_a_time() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+    let alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    pgsurge_testkit::ahead_of_other_work();
+    alone
 }
 
 /// The script: sleep 50 ms, plus the server's `bench.extra_ms` when it has one.
