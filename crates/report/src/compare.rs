@@ -1931,6 +1931,36 @@ mod tests {
     }
 
     #[test]
+    fn an_outlier_is_flagged_and_kept_and_the_verdict_says_it_used_the_robust_interval() {
+        // A's eighth repeat is far from the others (the `verdict` unit test's values):
+        // flagged, kept in the geometric mean, and the interval is Hodges–Lehmann's.
+        let a_tps = [1000.0, 1004.0, 998.0, 1002.0, 1001.0, 999.0, 1003.0, 420.0];
+        let b_tps = [950.0, 953.0, 948.0, 951.0, 949.0, 952.0, 950.5, 951.5];
+        let c = compare(
+            "A",
+            &[cell("a", 1, &a_tps, &[])],
+            "B",
+            &[cell("b", 1, &b_tps, &[])],
+            &Along::targets(),
+        );
+        let t = &c.cells[0].tps;
+        assert_eq!(t.analysis, Analysis::HodgesLehmann, "{t:?}");
+        assert_eq!(t.verdict, Verdict::Slower, "{t:?}");
+        assert_eq!(t.a_outliers, vec![7]);
+        assert_eq!(t.a_values.len(), 8, "never dropped");
+        let text = render_text(&c);
+        assert!(text.contains("outliers (kept): A 420.0"), "{text}");
+        assert!(
+            text.contains("robust shift −5.0 % [−5.2 %, −4.7 %]"),
+            "{text}"
+        );
+        assert!(text.contains(": hodges-lehmann; "), "{text}");
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["cells"][0]["tps"]["a_outliers"][0], 7);
+        assert_eq!(json["cells"][0]["tps"]["analysis"], "hodges-lehmann");
+    }
+
+    #[test]
     fn a_wide_interval_is_inconclusive_and_cannot_pass_an_invalid_gate() {
         let a = vec![cell("a", 1, &[100.0, 810.5], &[])];
         let b = vec![cell("b", 1, &[120.0, 125.0], &[])];
