@@ -18,6 +18,7 @@
 //! | [`statements`] | the top statements of a test from `pg_stat_statements` |
 //! | [`costs`] | what a measured window cost: server and client CPU, context switches, WAL, buffers, temporary bytes |
 //! | [`profile`] | profiles of a measured window with `perf`: on-CPU stacks of the server and the client, the server's off-CPU time, folded |
+//! | [`profile_notes`] | what a profile says about itself: stacks cut short, frames without symbols, and what mends them |
 //! | [`lag`] | the standbys' replication lag per second, in bytes and in time, read on the primary |
 //! | [`sampler`] | per-second server-host OS, client and PostgreSQL samples beside a test |
 //! | [`error`] | [`ObserveError`] |
@@ -34,6 +35,7 @@ pub mod latest;
 pub mod manifest;
 pub mod pgstats;
 pub mod profile;
+pub mod profile_notes;
 pub mod sampler;
 pub mod sql_session;
 pub mod statements;

@@ -2,8 +2,8 @@
 //! `linux-perf`): [`Profiler::start`] just before the run, [`Profiler::finish`] when it
 //! has returned.
 //!
-//! * On-CPU: `perf record -e cpu-clock -F HZ -g` (the software clock: it works in
-//!   virtual machines without hardware counters). Where allowed (root, or
+//! * On-CPU: `perf record -e cpu-clock -c PERIOD -g` (the software clock: it works in
+//!   virtual machines without hardware counters; a fixed period of 1/HZ s). Where allowed (root, or
 //!   `perf_event_paranoid` ≤ 0) one recording of every CPU (`-a`), its samples sorted
 //!   by process when symbolized: the server's are those of the target's postmaster and
 //!   every process descended from it (from the forks perf records, so the run's own
@@ -21,6 +21,10 @@
 //!   postmaster itself wait for work, not for the run, and are left out. Kernel frames
 //!   are marked `_[k]`; the C library's system-call wrappers under the server's own
 //!   innermost frame are left out, so that frame is where the backend waited.
+//!
+//! Each recording starts with its events disabled and is enabled through its control
+//! FIFO once perf has read the memory maps of what it records, so that pass is not
+//! paid by the window.
 //!
 //! When the run ends the recordings are symbolized at once (`perf script`: the
 //! binaries may be gone later) and folded (`inferno`), so what is kept is text. A
@@ -47,8 +51,9 @@ use crate::sql_session::Pg;
 /// time: about 40 of them), and, being prime, does not tick in step with the 100 Hz and
 /// 1,000 Hz timers of the kernel and the server, which would bias what is seen.
 pub const DEFAULT_FREQUENCY_HZ: u32 = 99;
-/// How long `perf record` may take to attach before the profile is given up.
-const ATTACH_WAIT: Duration = Duration::from_secs(30);
+/// How long `perf record` may take to attach (and to read the memory maps of the
+/// processes it records) before the profile is given up.
+const ATTACH_WAIT: Duration = Duration::from_secs(60);
 /// How long `perf record` may take to write its data once told to stop.
 const STOP_WAIT: Duration = Duration::from_secs(120);
 
@@ -71,6 +76,10 @@ struct Recording {
     child: Child,
     data: PathBuf,
     stderr: PathBuf,
+    /// Its `--control` FIFO (`enable`) and the one it acknowledges on, held open by
+    /// this process for the recording's life.
+    control: std::fs::File,
+    ack: std::fs::File,
 }
 
 /// What a recording holds and how its samples become profiles.
@@ -107,6 +116,8 @@ pub struct Profiler {
     recordings: Vec<Recording>,
     /// Why a part asked for is not recorded.
     notes: Vec<String>,
+    /// The server's executable (its postmaster's), to name its debug symbols.
+    server_binary: Option<PathBuf>,
 }
 
 /// The profiles of a window and what could not be profiled.
@@ -206,6 +217,7 @@ impl Profiler {
             dir,
             recordings: Vec::new(),
             notes: Vec::new(),
+            server_binary: None,
         };
         let procs = if request.server || request.off_cpu {
             server_processes(monitor)
@@ -214,8 +226,10 @@ impl Profiler {
         } else {
             None
         };
-        let freq = request.frequency_hz.to_string();
-        let on_cpu = ["-e", "cpu-clock", "-F", &freq, "-g"];
+        profiler.server_binary = procs
+            .and_then(|(postmaster, _)| std::fs::read_link(format!("/proc/{postmaster}/exe")).ok());
+        let period = sampling_period_ns(request.frequency_hz).to_string();
+        let on_cpu = ["-e", "cpu-clock", "-c", &period, "-g"];
         if machine_wide() {
             let server = procs
                 .filter(|_| request.server)
@@ -305,8 +319,12 @@ impl Profiler {
         Err(last)
     }
 
-    /// Starts `perf record` of `scope` on `target` (`-p PIDS` or `-a`) and waits until
-    /// it has attached.
+    /// Starts `perf record` of `scope` on `target` (`-p PIDS` or `-a`) with its events
+    /// disabled, and enables them once it is ready: perf opens its counters, then reads
+    /// the memory maps of every process it records (of every process on the machine
+    /// with `-a`, a CPU-heavy pass on a busy machine), and only then reads its control
+    /// FIFO. So the acknowledged `enable` marks the end of that pass: the window that
+    /// follows pays for the samples alone.
     fn record(
         &self,
         perf: &Path,
@@ -320,11 +338,22 @@ impl Profiler {
         };
         let data = self.dir.0.join(format!("{name}.data"));
         let stderr = self.dir.0.join(format!("{name}.err"));
+        let control_path = self.dir.0.join(format!("{name}.ctl"));
+        let ack_path = self.dir.0.join(format!("{name}.ack"));
+        let control = open_fifo(&control_path)?;
+        let ack = open_fifo(&ack_path)?;
         let err_file = std::fs::File::create(&stderr).map_err(|e| e.to_string())?;
+        let mut control_arg = std::ffi::OsString::from("fifo:");
+        control_arg.push(&control_path);
+        control_arg.push(",");
+        control_arg.push(&ack_path);
         let child = Command::new(perf)
             .arg("record")
             .args(event_args)
             .args(target)
+            // Disabled until told (`enable` on the control FIFO).
+            .args(["-D", "-1", "--control"])
+            .arg(control_arg)
             // No build ids: reading them back is a pass over the whole recording at
             // its end, and the recording is symbolized at once from the binaries on
             // disk.
@@ -340,8 +369,10 @@ impl Profiler {
             child,
             data,
             stderr,
+            control,
+            ack,
         };
-        match wait_attached(&mut rec) {
+        match enable(&mut rec) {
             Ok(()) => Ok(rec),
             Err(e) => {
                 stop(&mut rec);
@@ -370,7 +401,8 @@ impl Profiler {
                             stacks,
                             notes: Vec::new(),
                         };
-                        profile.notes = stack_notes(&profile);
+                        profile.notes =
+                            crate::profile_notes::notes(&profile, self.server_binary.as_deref());
                         outcome.profiles.push(profile);
                     }
                 }
@@ -388,11 +420,47 @@ fn server_processes(monitor: &ConnConfig) -> Result<(i32, i32), String> {
     local_postmaster(&mut pg)
 }
 
-/// Waits until `perf record` holds its counters open (sampling has begun); `Err` with
-/// perf's own message when it exits first.
-fn wait_attached(rec: &mut Recording) -> Result<(), String> {
+/// The sampling period of the `cpu-clock` event (which counts nanoseconds) for
+/// `frequency_hz` samples a second. A fixed period rather than a frequency (`-F`): with a
+/// frequency the kernel re-tunes the period of every sampling event at each of its own
+/// timer ticks, work done on every CPU whatever runs, where for a clock the period that
+/// gives the frequency is known.
+pub fn sampling_period_ns(frequency_hz: u32) -> u64 {
+    1_000_000_000 / u64::from(frequency_hz.max(1))
+}
+
+/// A FIFO at `path`, opened for reading and writing (so that neither end waits for the
+/// other, and perf finds it open).
+fn open_fifo(path: &Path) -> Result<std::fs::File, String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: a NUL byte in the path", path.display()))?;
+    // SAFETY: mkfifo reads the NUL-terminated path, which outlives the call.
+    if unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) } != 0 {
+        return Err(format!(
+            "{}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Tells `perf record` to enable its events and waits for its acknowledgement (sampling
+/// has begun); `Err` with perf's own message when it exits first.
+fn enable(rec: &mut Recording) -> Result<(), String> {
+    use std::io::Write;
+    rec.control
+        .write_all(b"enable\n")
+        .map_err(|e| format!("perf's control FIFO: {e}"))?;
     let deadline = Instant::now() + ATTACH_WAIT;
-    let pid = rec.child.id();
+    let mut answer = Vec::new();
     loop {
         if let Ok(Some(status)) = rec.child.try_wait() {
             return Err(format!(
@@ -400,21 +468,20 @@ fn wait_attached(rec: &mut Recording) -> Result<(), String> {
                 perf_message(&rec.stderr)
             ));
         }
-        let attached = std::fs::read_dir(format!("/proc/{pid}/fd"))
-            .map(|dir| {
-                dir.flatten().any(|e| {
-                    std::fs::read_link(e.path())
-                        .is_ok_and(|l| l.to_string_lossy().contains("perf_event"))
-                })
-            })
-            .unwrap_or(false);
-        if attached {
-            // perf reads the processes' memory maps right after opening its counters.
-            std::thread::sleep(Duration::from_millis(300));
+        let mut buf = [0u8; 64];
+        match rec.ack.read(&mut buf) {
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(format!("perf's acknowledgement FIFO: {e}")),
+        }
+        if answer.windows(3).any(|w| w == b"ack") {
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err("perf record did not attach within 30 s".into());
+            return Err(format!(
+                "perf record did not start sampling within {} s",
+                ATTACH_WAIT.as_secs()
+            ));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -723,71 +790,6 @@ fn event_header(line: &str) -> Option<(u64, f64, String, &str)> {
     let tid: u64 = words.next()?.parse().ok()?;
     let comm: Vec<&str> = words.rev().collect();
     Some((tid, time, comm.join(" "), rest))
-}
-
-/// What a reader of the profile should know: stacks that stop short of `main` (no
-/// frame pointers), frames without a symbol.
-///
-/// Only the server's stacks are judged cut short: they are what a build with frame
-/// pointers (`server build --profiling`) mends. The client's stacks pass through Rust's
-/// standard library and the C library, built without frame pointers wherever pgsurge
-/// comes from, so most of them stop short of `main` whatever is done; a note there
-/// would tell of nothing to fix.
-fn stack_notes(profile: &Profile) -> Vec<String> {
-    let total = profile.total();
-    if total == 0 || profile.kind == ProfileKind::ServerOffCpu {
-        return if total == 0 {
-            vec!["no samples: the processes did not run during the window".into()]
-        } else {
-            Vec::new()
-        };
-    }
-    let mut notes = Vec::new();
-    let roots = [
-        "main",
-        "_start",
-        "__libc_start_main",
-        "__libc_start_call_main",
-    ];
-    let threads = ["start_thread", "clone", "clone3", "__clone"];
-    let user_stacks: Vec<(&String, &u64)> = profile
-        .stacks
-        .iter()
-        .filter(|(s, _)| !s.ends_with("_[k]") && s.split(';').nth(1).is_some())
-        .collect();
-    let user_total: u64 = user_stacks.iter().map(|(_, n)| **n).sum();
-    let whole: u64 = user_stacks
-        .iter()
-        .filter(|(s, _)| {
-            s.split(';')
-                .any(|f| roots.contains(&f) || threads.contains(&f))
-        })
-        .map(|(_, n)| **n)
-        .sum();
-    if profile.kind == ProfileKind::ServerCpu
-        && user_total > 0
-        && (whole as f64) < 0.5 * user_total as f64
-    {
-        notes.push(format!(
-            "stacks cut short: {:.0} % of the samples reach main; the binaries have no frame \
-             pointers (a server built with `pgsurge server build --profiling` has them), so \
-             inclusive times are too low and callers are missing",
-            whole as f64 * 100.0 / user_total as f64
-        ));
-    }
-    let unknown: u64 = profile
-        .self_counts()
-        .iter()
-        .filter(|(f, _)| f.starts_with("[unknown]") || f.starts_with("0x"))
-        .map(|(_, n)| *n)
-        .sum();
-    if unknown as f64 > 0.25 * total as f64 {
-        notes.push(format!(
-            "{:.0} % of the samples are in code without symbols",
-            unknown as f64 * 100.0 / total as f64
-        ));
-    }
-    notes
 }
 
 #[cfg(test)]

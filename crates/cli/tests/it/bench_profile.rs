@@ -1,7 +1,8 @@
 //! `bench --profile` on a server of its own: the server's and the client's stacks over
 //! the run are sampled with perf, their hottest functions printed after the report and
 //! the whole profiles stored by `--store` (the client's without a note that its stacks
-//! are cut short: that is said of the server's only); a frequency out of range is
+//! are cut short: that is said of the server's only; frames without symbols are, above
+//! a share of the samples, with the package to install); a frequency out of range is
 //! refused, and a machine without perf runs the benchmark without a profile, saying why.
 
 use pgsurge_results::profile::ProfileKind;
@@ -90,6 +91,29 @@ fn profiles_of_the_server_and_the_client_are_printed_and_stored() {
         "no PostgresMain among {:?}",
         inclusive.keys().take(40).collect::<Vec<_>>()
     );
+    // Frames without symbols: the note is there exactly when more than the threshold's
+    // share of the samples are in one (their innermost frame). Debian's server is stripped: without its
+    // debug symbols installed its static functions have no names, and the note names
+    // the package.
+    let unsymbolized = pgsurge_observe::profile_notes::unsymbolized_samples(&server.stacks);
+    let by_binary = &unsymbolized.by_binary;
+    let share = unsymbolized.innermost as f64 / server.total() as f64;
+    let note = server
+        .notes
+        .iter()
+        .find(|n| n.starts_with("frames without symbols"));
+    assert_eq!(
+        note.is_some(),
+        share > pgsurge_observe::profile_notes::UNSYMBOLIZED_NOTE_SHARE,
+        "share {share}, {by_binary:?}, notes {:?}",
+        server.notes
+    );
+    let debian_15 = srv.bin_dir() == std::path::Path::new("/usr/lib/postgresql/15/bin");
+    if debian_15 && !debug_symbols_installed("postgresql-15-dbgsym") {
+        let note = note.expect("a note on the stripped server's frames without symbols");
+        assert!(note.contains("postgresql-15-dbgsym"), "{note}");
+        assert!(by_binary.contains_key("postgres"), "{by_binary:?}");
+    }
     // The client's stacks pass through libraries built without frame pointers
     // wherever pgsurge runs: they are not judged cut short (the server's are, see
     // profiling_build.rs).
@@ -121,4 +145,12 @@ fn profiles_of_the_server_and_the_client_are_printed_and_stored() {
         "{out}"
     );
     assert!(!out.contains("profile ("), "{out}");
+}
+
+/// Whether Debian's package `name` is installed.
+fn debug_symbols_installed(name: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f", "${Status}", name])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
 }
