@@ -1,8 +1,11 @@
 //! Verdicts: what the repeats of one metric of one cell say about B against A, and by
 //! which analysis.
 //!
-//! The change is a ratio of geometric means. Its 95 % interval comes from one of three
-//! analyses, chosen before looking at the result ([`Analysis`]):
+//! The change is a ratio of geometric means, except under the rank analysis, where it
+//! is the Hodges–Lehmann shift its interval belongs to (one far repeat can move the
+//! geometric mean across zero while the shift and its interval stay on the other
+//! side). Its 95 % interval comes from one of three analyses, chosen before looking at
+//! the result ([`Analysis`]):
 //!
 //! 1. **paired** — when both sides were measured in the same rounds (at least
 //!    [`MIN_ROUNDS`] of them): Student's t on the per-round log ratios. A drift the
@@ -179,7 +182,8 @@ pub struct Samples<'a> {
 /// The judgement of one metric of one cell.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Judgement {
-    /// Ratio of B's geometric mean to A's, minus one; None when a side has no positive value.
+    /// Ratio of B's geometric mean to A's, minus one (the Hodges–Lehmann shift when
+    /// [`Analysis::HodgesLehmann`] is used); None when a side has no positive value.
     pub change: Option<f64>,
     /// Lower bound of the interval of the analysis used.
     pub low: Option<f64>,
@@ -253,6 +257,10 @@ pub fn judge(s: Samples<'_>, margin: Margin) -> Judgement {
     let repeats_needed = half_width
         .filter(|h| *h > margin.value)
         .and_then(|_| repeats_for(&s, analysis, margin.value));
+    let change = match (analysis, &robust) {
+        (Analysis::HodgesLehmann, Some(r)) => Some(r.estimate),
+        _ => change,
+    };
     Judgement {
         change,
         low: interval.map(|i| i.0),
@@ -398,6 +406,14 @@ mod tests {
         assert_eq!(j.verdict, Verdict::Slower, "{j:?}");
         let r = j.robust.unwrap();
         assert!((r.estimate - -0.0504).abs() < 0.002, "{r:?}");
+        // The point stated is the shift the interval belongs to, not the ratio of
+        // geometric means the outlier drags above zero.
+        assert_eq!(j.change, Some(r.estimate));
+        assert!(
+            j.low.unwrap() <= r.estimate && r.estimate <= j.high.unwrap(),
+            "{j:?}"
+        );
+        assert!(geometric_mean(&b) / geometric_mean(&a) > 1.0);
         // Welch's interval on the same values is pulled wide by the outlier.
         let w = welch_change(&a, &b, CONFIDENCE).unwrap();
         assert!(w.high > 0.0, "{w:?}");

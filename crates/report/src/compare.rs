@@ -1955,6 +1955,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(": hodges-lehmann; "), "{text}");
+        // The row's change is the shift its interval belongs to.
+        let row = text
+            .lines()
+            .find(|l| l.contains("[-5.2%, -4.7%]"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(row.contains("-5.0%") && !row.contains("+5.9%"), "{row}");
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["cells"][0]["tps"]["a_outliers"][0], 7);
         assert_eq!(json["cells"][0]["tps"]["analysis"], "hodges-lehmann");
