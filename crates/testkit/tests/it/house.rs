@@ -107,6 +107,104 @@ fn every_dependency_points_to_a_lower_layer() {
     assert!(wrong.is_empty(), "layers broken:\n{}", wrong.join("\n"));
 }
 
+/// The "depends on" column of docs/architecture.md's crate table, by crate: each
+/// entry's first word (a note in parentheses after it is prose); `—` is none. The `cli`
+/// row ("everything above") is left out.
+fn documented_dependencies(doc: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let start = doc
+        .find("| crate | owns (one job) | depends on |")
+        .expect("docs/architecture.md has the crate table");
+    let mut out = BTreeMap::new();
+    for line in doc[start..].lines().skip(2) {
+        if !line.starts_with("| `") {
+            break;
+        }
+        let cells: Vec<&str> = line.trim().trim_matches('|').split(" | ").collect();
+        let krate = cells[0].trim().trim_matches('`').to_string();
+        if krate == "cli" {
+            continue;
+        }
+        let column = cells.last().unwrap().trim();
+        let mut deps = BTreeSet::new();
+        let mut depth = 0usize;
+        let mut entry = String::new();
+        // Commas inside a parenthesised note do not separate entries.
+        for ch in column.chars().chain(std::iter::once(',')) {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    let word = entry.split_whitespace().next().unwrap_or("");
+                    if !word.is_empty() && word != "—" {
+                        deps.insert(word.to_string());
+                    }
+                    entry.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            if depth == 0 && ch != ')' {
+                entry.push(ch);
+            }
+        }
+        out.insert(krate, deps);
+    }
+    out
+}
+
+#[test]
+fn the_crate_tables_dependencies_are_the_manifests() {
+    let doc = std::fs::read_to_string(workspace().join("docs/architecture.md")).unwrap();
+    let documented = documented_dependencies(&doc);
+    let mut wrong = Vec::new();
+    for krate in crates() {
+        if krate == "testkit" || krate == "cli" {
+            continue;
+        }
+        let Some(said) = documented.get(&krate) else {
+            wrong.push(format!("{krate} has no row in the crate table"));
+            continue;
+        };
+        let real: BTreeSet<String> = dependencies(&krate)
+            .iter()
+            .map(|d| {
+                d.split(" (")
+                    .nth(1)
+                    .unwrap()
+                    .trim_end_matches(')')
+                    .to_string()
+            })
+            .collect();
+        for missing in real.difference(said) {
+            wrong.push(format!(
+                "{krate} depends on {missing}; the table does not say so"
+            ));
+        }
+        for extra in said.difference(&real) {
+            wrong.push(format!(
+                "the table says {krate} depends on {extra}; it does not"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_table_rule_reads_entries_and_skips_notes() {
+    let doc = "| crate | owns (one job) | depends on |\n|---|---|---|\n\
+               | `a` | x | — |\n\
+               | `b` | y (z) | a, c (for q, r only), d |\n\n| `c` | after | a |\n";
+    let t = documented_dependencies(doc);
+    assert_eq!(t.len(), 2, "{t:?}");
+    assert!(t["a"].is_empty());
+    let b: Vec<&str> = t["b"].iter().map(String::as_str).collect();
+    assert_eq!(b, ["a", "c", "d"]);
+}
+
 #[test]
 fn the_rule_reads_the_diagram() {
     let layers = layers();
