@@ -73,19 +73,17 @@ pub fn host_manifest() -> Value {
         }
         devices.insert(dev, Value::Object(q));
     }
-    let mounts: Vec<Value> = read("/proc/mounts")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let (dev, dir, fstype, opts) = (f.first()?, f.get(1)?, f.get(2)?, f.get(3)?);
-            let real = [
-                "ext4", "xfs", "btrfs", "zfs", "ext3", "f2fs", "overlay", "tmpfs",
-            ]
-            .contains(fstype);
-            real.then(|| json!({"device": dev, "mount": dir, "fstype": fstype, "options": opts}))
-        })
-        .collect();
+    let mounts: Vec<Value> = crate::hostmetrics::mount_entries(
+        &read("/proc/mounts").unwrap_or_default(),
+    )
+    .filter(|m| {
+        [
+            "ext4", "xfs", "btrfs", "zfs", "ext3", "f2fs", "overlay", "tmpfs",
+        ]
+        .contains(&m.fstype.as_str())
+    })
+    .map(|m| json!({"device": m.device, "mount": m.dir, "fstype": m.fstype, "options": m.options}))
+    .collect();
     json!({
         "hostname": read("/proc/sys/kernel/hostname"),
         "kernel": read("/proc/sys/kernel/osrelease"),

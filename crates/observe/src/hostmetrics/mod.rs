@@ -174,20 +174,68 @@ pub fn read(source: &HostSource, conn: &mut SourceConn) -> Result<HostReading, S
     }
 }
 
+/// One line of `/proc/mounts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    /// The mounted device (or the filesystem's source name).
+    pub device: String,
+    /// The mount point, its octal escapes (`\040` for a space) decoded.
+    pub dir: String,
+    /// The filesystem type.
+    pub fstype: String,
+    /// The mount options.
+    pub options: String,
+}
+
+/// The entries of a `/proc/mounts` text (a line with fewer than four fields is left
+/// out). The kernel writes a space, tab, newline or backslash in a field as a
+/// three-digit octal escape.
+pub fn mount_entries(mounts: &str) -> impl Iterator<Item = MountEntry> + '_ {
+    mounts.lines().filter_map(|line| {
+        let mut f = line.split_whitespace().map(unescape_octal);
+        Some(MountEntry {
+            device: f.next()?,
+            dir: f.next()?,
+            fstype: f.next()?,
+            options: f.next()?,
+        })
+    })
+}
+
+/// `field` with each `\NNN` octal escape turned into its byte.
+fn unescape_octal(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let digits = bytes.get(i + 1..i + 4);
+        let code = digits
+            .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)))
+            .and_then(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 8).ok());
+        match code {
+            Some(b) => {
+                out.push(b);
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Longest mount point containing `path` in `/proc/mounts` text: (mount, fstype, device).
 pub fn mount_of(mounts: &str, path: &str) -> Option<(String, String, String)> {
     let mut best: Option<(String, String, String)> = None;
-    for line in mounts.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let (Some(dev), Some(dir), Some(fstype)) = (f.first(), f.get(1), f.get(2)) else {
-            continue;
-        };
-        let dir = dir.replace("\\040", " ");
+    for m in mount_entries(mounts) {
+        let dir = m.dir;
         let inside = path == dir
             || dir == "/"
             || path.starts_with(&format!("{}/", dir.trim_end_matches('/')));
         if inside && best.as_ref().is_none_or(|b| dir.len() >= b.0.len()) {
-            best = Some((dir, fstype.to_string(), dev.to_string()));
+            best = Some((dir, m.fstype, m.device));
         }
     }
     best
@@ -257,5 +305,20 @@ mod tests {
         assert_eq!(mount_of(mounts, "/tmpdata/pg").unwrap().1, "xfs");
         assert_eq!(mount_of(mounts, "/var/lib/pg").unwrap().1, "ext4");
         assert_eq!(mount_of(mounts, "/tmp").unwrap().1, "tmpfs");
+    }
+
+    #[test]
+    fn mount_fields_have_their_octal_escapes_decoded() {
+        let mounts = "/dev/sdc1 /mnt/my\\040disk\\134x ext4 rw,noatime 0 0\nshort line\n";
+        let all: Vec<MountEntry> = mount_entries(mounts).collect();
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert_eq!(all[0].dir, "/mnt/my disk\\x");
+        assert_eq!(all[0].options, "rw,noatime");
+        assert_eq!(
+            mount_of(mounts, "/mnt/my disk\\x/pg").unwrap().0,
+            "/mnt/my disk\\x"
+        );
+        // A backslash not followed by three octal digits is kept as it is.
+        assert_eq!(unescape_octal("a\\09b\\"), "a\\09b\\");
     }
 }
