@@ -81,10 +81,6 @@ struct Before {
     auto_conf: Option<String>,
 }
 
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
-}
-
 /// Entry point of `pgsurge replay capture`.
 pub fn main(args: &[OsString]) -> i32 {
     let cli: Cli = match pgsurge_command::parse("pgsurge replay capture", args) {
@@ -160,7 +156,7 @@ fn may_alter(pg: &mut Pg, settings: &[(&str, &str)]) -> Result<(), String> {
                 pg,
                 &format!(
                     "SELECT has_parameter_privilege(current_user, {}, 'ALTER SYSTEM')",
-                    quote(name)
+                    pgsurge_wire::quote_literal(name)
                 ),
             )?
             .as_deref()
@@ -185,7 +181,10 @@ fn may_alter(pg: &mut Pg, settings: &[(&str, &str)]) -> Result<(), String> {
 
 /// Each setting's value in `postgresql.auto.conf` before the capture.
 fn remember(pg: &mut Pg, settings: &[(&'static str, &str)]) -> Result<Vec<Before>, String> {
-    let names: Vec<String> = settings.iter().map(|(n, _)| quote(n)).collect();
+    let names: Vec<String> = settings
+        .iter()
+        .map(|(n, _)| pgsurge_wire::quote_literal(n))
+        .collect();
     let rows = pg
         .rows(&format!(
             "SELECT name, setting FROM pg_file_settings \
@@ -220,14 +219,20 @@ fn reload(pg: &mut Pg) -> Result<(), String> {
 /// server's command line, which ALTER SYSTEM does not override) is an error.
 fn set_all(pg: &mut Pg, settings: &[(&str, &str)]) -> Result<(), String> {
     for (name, value) in settings {
-        pg.exec(&format!("ALTER SYSTEM SET {name} = {}", quote(value)))
-            .map_err(|e| format!("setting {name}: {e}"))?;
+        pg.exec(&format!(
+            "ALTER SYSTEM SET {name} = {}",
+            pgsurge_wire::quote_literal(value)
+        ))
+        .map_err(|e| format!("setting {name}: {e}"))?;
     }
     reload(pg)?;
     let mut check = Pg::connect(pg.config()).map_err(|e| e.to_string())?;
     for (name, value) in settings {
         let now = check
-            .value(&format!("SELECT current_setting({})", quote(name)))
+            .value(&format!(
+                "SELECT current_setting({})",
+                pgsurge_wire::quote_literal(name)
+            ))
             .map_err(|e| e.to_string())?
             .unwrap_or_default();
         let same = now == *value
@@ -251,7 +256,11 @@ fn restore(pg: &mut Pg, before: &[Before]) -> Result<(), String> {
     let mut failed = Vec::new();
     for b in before {
         let sql = match &b.auto_conf {
-            Some(v) => format!("ALTER SYSTEM SET {} = {}", b.name, quote(v)),
+            Some(v) => format!(
+                "ALTER SYSTEM SET {} = {}",
+                b.name,
+                pgsurge_wire::quote_literal(v)
+            ),
             None => format!("ALTER SYSTEM RESET {}", b.name),
         };
         if let Err(e) = pg.exec(&sql) {
@@ -359,7 +368,7 @@ impl LogFiles {
     /// logging collector writes in the order it is sent.
     fn mark(&self, pg: &mut Pg, token: &str, after: bool) -> Result<Option<Place>, String> {
         let before = self.sizes();
-        pg.exec(&format!("SELECT {}", quote(token)))
+        pg.exec(&format!("SELECT {}", pgsurge_wire::quote_literal(token)))
             .map_err(|e| format!("marking the log: {e}"))?;
         if self.dir.is_none() {
             return Ok(None);

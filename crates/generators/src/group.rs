@@ -161,8 +161,8 @@ impl CommitReader {
             "SELECT pg_stat_clear_snapshot(); \
              SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
              AND backend_type = 'client backend' AND pid <> pg_backend_pid() \
-             AND backend_start >= '{}'::timestamptz",
-            since.replace('\'', "''")
+             AND backend_start >= {}::timestamptz",
+            pgsurge_wire::quote_literal(since)
         );
         let r = self.conn.simple_query(&sql).map_err(|e| e.to_string())?;
         r.iter()

@@ -712,10 +712,6 @@ fn select_list(schema: &SchemaColumns, table: &str, wanted: &[(&str, &str)]) -> 
         .join(", ")
 }
 
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
 fn num<T: std::str::FromStr>(v: &Option<String>) -> Option<T> {
     v.as_deref().and_then(|s| s.trim().parse().ok())
 }
@@ -880,7 +876,11 @@ fn read_details(
     row: &TestRow,
 ) -> Result<TestDetails, String> {
     let mut d = TestDetails::default();
-    let filter = format!("server = {} AND test = {}", quote(&row.server), row.test);
+    let filter = format!(
+        "server = {} AND test = {}",
+        pgsurge_wire::quote_literal(&row.server),
+        row.test
+    );
     let ts = row.end.or(row.start).unwrap_or(0.0);
     for (table, view, names) in [
         ("test_bgwriter", "pg_stat_bgwriter", BGWRITER_COUNTERS),

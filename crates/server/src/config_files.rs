@@ -35,9 +35,20 @@ pub(crate) fn check_setting_name(name: &str) -> Result<()> {
     }
 }
 
-/// Quotes a value the way `ALTER SYSTEM` writes it.
+/// Quotes a value the way `ALTER SYSTEM` writes it into `postgresql.auto.conf`: in
+/// single quotes, single quotes and backslashes doubled (the configuration file's
+/// reader takes a backslash as an escape).
 fn quote_value(value: &str) -> String {
-    format!("'{}'", value.replace('\'', "''"))
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('\'');
+    for ch in value.chars() {
+        if ch == '\'' || ch == '\\' {
+            out.push(ch);
+        }
+        out.push(ch);
+    }
+    out.push('\'');
+    out
 }
 
 /// Merges `settings` into `postgresql.auto.conf` (ours override same-named lines).
@@ -181,6 +192,13 @@ impl OwnerMarker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_quoted_as_alter_system_writes_them() {
+        assert_eq!(quote_value("on"), "'on'");
+        assert_eq!(quote_value("%m [%p] it's "), "'%m [%p] it''s '");
+        assert_eq!(quote_value(r"\\srv\share"), r"'\\\\srv\\share'");
+    }
 
     #[test]
     fn auto_conf_merges_and_quotes() {

@@ -230,9 +230,9 @@ impl TestServer {
     /// database, so that its own queries are not counted in `db`'s statistics.
     pub fn wait_for_sessions_to_end(&self, db: &str) {
         let others = format!(
-            "FROM pg_stat_activity WHERE datname = '{}' AND backend_type = 'client backend' \
+            "FROM pg_stat_activity WHERE datname = {} AND backend_type = 'client backend' \
              AND pid <> pg_backend_pid()",
-            db.replace('\'', "''")
+            pgsurge_wire::quote_literal(db)
         );
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while self

@@ -104,3 +104,37 @@ pub use transport::{read_plain, write_plain};
 pub fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
+
+/// An SQL string literal as libpq's `PQescapeLiteral` writes it: in single quotes,
+/// inner single quotes doubled; a text holding a backslash becomes an escape string
+/// (` E'…'`, backslashes doubled), which reads the same whatever the server's
+/// `standard_conforming_strings`.
+pub fn quote_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 4);
+    if text.contains('\\') {
+        out.push_str(" E");
+    }
+    out.push('\'');
+    for ch in text.chars() {
+        if ch == '\'' || ch == '\\' {
+            out.push(ch);
+        }
+        out.push(ch);
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_quoted_as_pq_escape_literal_quotes_them() {
+        assert_eq!(quote_literal("plain"), "'plain'");
+        assert_eq!(quote_literal("it's"), "'it''s'");
+        assert_eq!(quote_literal(r"C:\data"), r" E'C:\\data'");
+        assert_eq!(quote_literal(r"a'\b"), r" E'a''\\b'");
+        assert_eq!(quote_literal(""), "''");
+    }
+}

@@ -1145,6 +1145,11 @@ const ONE_HOME: &[(&str, &str, &[&str])] = &[
         &["r\"'\\''\""],
     ),
     (
+        "SQL literal quoting (use pgsurge_wire::quote_literal)",
+        "crates/wire/src/lib.rs",
+        &["replace('\\'', \"''\")"],
+    ),
+    (
         "identifier quoting (use pgsurge_wire::quote_identifier)",
         "crates/wire/src/lib.rs",
         &["replace('\"', \"\\\"\\\"\")"],
@@ -1212,5 +1217,10 @@ fn the_one_home_rule_sees_a_copy() {
         ["identifier quoting (use pgsurge_wire::quote_identifier)"]
     );
     assert!(helper_copies("crates/wire/src/lib.rs", ident).is_empty());
+    let literal = "fn l(s: &str) -> String { format!(\"'{}'\", s.replace('\\'', \"''\")) }";
+    assert_eq!(
+        helper_copies("x.rs", literal),
+        ["SQL literal quoting (use pgsurge_wire::quote_literal)"]
+    );
     assert!(helper_copies("x.rs", "fn f() -> u32 { 16 }").is_empty());
 }
