@@ -168,17 +168,7 @@ action = "promote"
 "#,
     )
     .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let run = &doc["runs"][0];
-    assert_eq!(run["status"], "ok", "{run}");
+    let (_, run) = campaign_run(dir.path(), &file);
     let cost = &run["result_json"]["failure_cost"];
     let faults = cost["faults"].as_array().expect("the faults applied");
     assert_eq!(faults.len(), 2, "{cost}");
@@ -216,17 +206,7 @@ action = "restart"
 "#,
     )
     .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let run = &doc["runs"][0];
-    assert_eq!(run["status"], "ok", "{run}");
+    let (store, run) = campaign_run(dir.path(), &file);
     let cost = &run["result_json"]["failure_cost"];
     let faults = cost["faults"].as_array().expect("the faults applied");
     assert_eq!(faults.len(), 1, "{cost}");
@@ -349,17 +329,7 @@ action = "promote"
 "#,
     )
     .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let run = &doc["runs"][0];
-    assert_eq!(run["status"], "ok", "{run}");
+    let (store, run) = campaign_run(dir.path(), &file);
     let cost = &run["result_json"]["failure_cost"];
     assert!(
         cost["faults"]
@@ -655,17 +625,7 @@ action = "resume-replay"
 "#,
     )
     .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let run = &doc["runs"][0];
-    assert_eq!(run["status"], "ok", "{run}");
+    let (store, run) = campaign_run(dir.path(), &file);
     let cost = &run["result_json"]["failure_cost"];
     let faults = cost["faults"].as_array().expect("the faults applied");
     assert_eq!(faults.len(), 2, "{cost}");
@@ -817,4 +777,21 @@ fn a_fault_past_the_end_a_promote_without_a_standby_and_too_many_replicas_are_re
         assert!(!store.exists(), "{body}: the store was created");
         assert_eq!(created(), Vec::<String>::new(), "{body}");
     }
+}
+
+/// Runs the campaign file `file` into a store in `dir`, and returns the store's path
+/// and its one run as `results export` gives it (its status checked to be ok).
+fn campaign_run(dir: &std::path::Path, file: &std::path::Path) -> (String, serde_json::Value) {
+    let store = dir.join("r.db").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
+        .env_remove("PGSURGE_STORE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
+    let mut doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let run = doc["runs"][0].take();
+    assert_eq!(run["status"], "ok", "{run}");
+    (store, run)
 }
