@@ -392,6 +392,9 @@ impl ClusterBuilder {
                     None => make_subdir(&base.join("sock"), ra)?,
                 };
                 let keep = self.keep_data.unwrap_or(false);
+                if !keep {
+                    crate::sweep::tag_temporary(&base).map_err(|e| ServerError::io(&base, e))?;
+                }
                 let remove = if keep {
                     vec![sock.clone()]
                 } else {

@@ -165,7 +165,8 @@ pub(crate) fn prepare_data_dir(
         // The killed run's watchdog removed it.
         return Ok(true);
     }
-    let version = std::fs::read_to_string(data.join("PG_VERSION")).unwrap_or_default();
+    let version = std::fs::read_to_string(data.join("PG_VERSION"))
+        .map_err(|e| bad(format!("its PG_VERSION cannot be read: {e}")))?;
     let major = version.trim();
     if major != binaries.version().major.to_string() {
         return Err(bad(format!(

@@ -1,8 +1,10 @@
 //! Cleaning up after runs that were killed together with their watchdog (e.g. a whole
 //! container or process tree SIGKILLed): temporary cluster directories named `pgsurge-…`
 //! whose owner process and watchdog are gone. A server still running there is stopped
-//! first. Detached servers (`pgsurge server start`) and directories of live processes
-//! are never touched.
+//! first. Only directories pgsurge made for a temporary cluster (tagged when made) are
+//! candidates: a data directory a user gave, even one under a `pgsurge-…` directory, a
+//! kept temporary one, detached servers (`pgsurge server start`) and directories of live
+//! processes are never touched.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -13,6 +15,16 @@ use crate::postmaster::{is_alive, looks_like_postgres, stop_postmaster, PidFile,
 /// Directories without an owner marker (a run killed during initdb) are removed only
 /// when older than this, so that a run starting right now is not disturbed.
 const UNMARKED_MIN_AGE: Duration = Duration::from_secs(3600);
+
+/// The file that marks a directory as a temporary cluster's base, removable by a sweep
+/// once its run is gone.
+const TEMPORARY_TAG: &str = "pgsurge.temporary";
+
+/// Marks `base` (a directory made by `make_temp_dir` for a temporary cluster that is not
+/// kept) as removable by a sweep once its run is gone.
+pub(crate) fn tag_temporary(base: &Path) -> std::io::Result<()> {
+    std::fs::write(base.join(TEMPORARY_TAG), b"")
+}
 
 /// The directory temporary clusters are created in.
 pub(crate) fn temp_root() -> PathBuf {
@@ -54,6 +66,9 @@ pub fn sweep_stale_temp_clusters() -> Vec<PathBuf> {
 }
 
 fn is_stale(base: &Path, data: &Path) -> bool {
+    if !base.join(TEMPORARY_TAG).is_file() {
+        return false;
+    }
     match OwnerMarker::read(data) {
         Some(m) => {
             if m.detached || is_alive(m.owner_pid) || m.watchdog_pid.is_some_and(is_alive) {

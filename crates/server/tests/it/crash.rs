@@ -114,6 +114,19 @@ fn crash_cleanup_without_watchdog_orphan_is_stopped_on_restart() {
         is_alive(postmaster),
         "orphaned postmaster should still be running"
     );
+    // The data directory was given (under a `pgsurge-…` scratch directory, as a
+    // temporary cluster's would be): a sweep of killed runs must leave it and its
+    // server alone, so that this restart finds them as the killed run left them.
+    let removed = pgsurge_server::sweep_stale_temp_clusters();
+    assert!(
+        !removed.iter().any(|r| data.starts_with(r)),
+        "a given data directory was swept: {removed:?}"
+    );
+    assert!(data.join("PG_VERSION").is_file());
+    assert!(
+        is_alive(postmaster),
+        "the sweep stopped a given directory's server"
+    );
     let again = ClusterBuilder::new().data_dir(&data).start().unwrap();
     assert!(
         !is_alive(postmaster),
