@@ -380,12 +380,12 @@ fn an_until_campaign_killed_halfway_resumes_with_every_round_once_and_the_same_r
         err.contains(&format!("{killed_at} already stored")),
         "{err}"
     );
-    assert!(
-        err.contains("repeats until ±5%: 1 cells reached it, 1 did not"),
-        "{err}"
-    );
     let mut store = Store::open(&store_path).unwrap();
-    for (name, max_expected) in [("quiet", false), ("noisy", true)] {
+    // The noisy cell never reaches ±5 %; the quiet one normally does in a few rounds,
+    // but on a loaded machine one slow round can keep it from the precision up to max:
+    // its count is checked against the rule, not assumed.
+    let mut reached = 0;
+    for (name, noisy) in [("quiet", false), ("noisy", true)] {
         let (a, a_facts) = cell(&mut store, &format!("a/s1/{name}"));
         let (b, b_facts) = cell(&mut store, &format!("b/s1/{name}"));
         // Every round once on each target: none lost, none twice.
@@ -395,15 +395,25 @@ fn an_until_campaign_killed_halfway_resumes_with_every_round_once_and_the_same_r
         assert_eq!(rounds(&b), rounds(&a), "{name}: {b:?}");
         let sides = vec![a, b];
         assert!(stops_by_the_rule(&sides, 0.05, 3, 6), "{name}: {sides:?}");
-        assert_eq!(k == 6, max_expected, "{name}: {sides:?}");
         // The precision stored with every run is that of all the cell's rounds.
         let judged = of_cell(&sides, 0.05);
-        assert_eq!(judged.reached(), !max_expected, "{name}: {judged:?}");
+        if noisy {
+            assert_eq!(k, 6, "{name}: {sides:?}");
+            assert!(!judged.reached(), "{name}: {judged:?}");
+        }
+        reached += usize::from(judged.reached());
         assert!(
             a_facts.iter().chain(&b_facts).all(|f| *f == Some(judged)),
             "{name}: {a_facts:?} {b_facts:?}"
         );
     }
+    assert!(
+        err.contains(&format!(
+            "repeats until ±5%: {reached} cells reached it, {} did not",
+            2 - reached
+        )),
+        "{err}"
+    );
     let sets = store.list_sets().unwrap();
     assert_eq!(sets.len(), 1, "resumed into the same set");
     assert_eq!(sets[0].record.status, "complete", "{:?}", sets[0].record);
