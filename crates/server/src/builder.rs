@@ -374,15 +374,15 @@ impl ClusterBuilder {
         result
     }
 
-    fn start_inner(
+    /// The directories of a start: a temporary base holding data/ and sock/ (tagged for
+    /// the sweep of killed runs unless kept), or the given directories. Returns the data
+    /// directory, the socket directory, the server log and what to remove at stop.
+    fn layout(
         &self,
-        binaries: PgBinaries,
-        run_as: Option<RunAs>,
+        ra: Option<&RunAs>,
         cleanup: &mut Cleanup,
-    ) -> Result<Cluster> {
-        let ra = run_as.as_ref();
-        // Layout: a temporary base holding data/ and sock/, or the given directories.
-        let (data_dir, socket_dir, log_file, mut remove) = match &self.data_dir {
+    ) -> Result<(PathBuf, PathBuf, PathBuf, Vec<PathBuf>)> {
+        Ok(match &self.data_dir {
             None => {
                 let base = make_temp_dir(&self.temp_prefix, ra)?;
                 cleanup.paths.push(base.clone());
@@ -420,7 +420,17 @@ impl ClusterBuilder {
                 let log = data.join("pgsurge.log");
                 (data, sock, log, remove)
             }
-        };
+        })
+    }
+
+    fn start_inner(
+        &self,
+        binaries: PgBinaries,
+        run_as: Option<RunAs>,
+        cleanup: &mut Cleanup,
+    ) -> Result<Cluster> {
+        let ra = run_as.as_ref();
+        let (data_dir, socket_dir, log_file, mut remove) = self.layout(ra, cleanup)?;
         check_socket_path_length(&socket_dir)?;
         if let Some(r) = ra {
             r.check_reachable(&data_dir)?;
