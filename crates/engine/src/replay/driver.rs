@@ -233,8 +233,9 @@ impl Driver {
                 if ev.is_writable() {
                     self.write_pending(i);
                 }
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.readable(i);
+                let closed = ev.is_read_closed() || ev.is_error();
+                if ev.is_readable() || closed {
+                    self.readable(i, closed);
                 }
             }
         }
@@ -624,10 +625,15 @@ impl Driver {
     }
 
     /// Reads what session `i`'s server sent and completes its statement when answered.
-    fn readable(&mut self, i: usize) {
+    /// `closed`: the poller reported a hang-up, so the socket is read until its end.
+    fn readable(&mut self, i: usize, closed: bool) {
         let Some(s) = self.slots.get_mut(i).and_then(Option::as_mut) else {
             return;
         };
+        // A plain socket is drained by a read that leaves room in the buffer: the extra
+        // read that would only return EAGAIN is skipped (the poller reports the next
+        // bytes as a new edge). TLS may hold decrypted bytes, so it is read to EAGAIN.
+        let shortcut = s.fd >= 0 && !closed;
         let mut eof = false;
         loop {
             let read = if s.fd >= 0 {
@@ -643,6 +649,7 @@ impl Driver {
                     eof = true;
                     break;
                 }
+                Ok(_) if shortcut && s.inbuf.len() < s.inbuf.capacity() => break,
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
