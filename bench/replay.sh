@@ -25,9 +25,11 @@
 # the sessions then waiting for a lock and idle in a transaction are counted.
 #
 # Columns: statements the log holds, wall time, statements per second, behind (paced
-# rows), client CPU (user+sys) and peak RSS, and whether the tables ended as pgbench left
-# them (sums of balances, history rows). The last lines print pgsurge's rate over
-# pgreplay's (goal: ≥ 3×). Medians over $ROUNDS rounds.
+# rows), client CPU (user+sys) in all and per statement, peak RSS, and whether the tables
+# ended as pgbench left them (sums of balances, history rows). The last lines print
+# pgsurge's rate over pgreplay's (goal: ≥ 3×) and pgreplay's client CPU per statement
+# over pgsurge's: on a machine where the server takes most of the CPU the rate ratio is
+# bounded by the server, the CPU ratio measures the tools. Medians over $ROUNDS rounds.
 #
 # Usage: bench/replay.sh   (env: PGSURGE, PGBENCH, PGREPLAY=/usr/bin/pgreplay, TOOLS (a subset of
 #                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1"),
@@ -156,7 +158,7 @@ for workload in "${WORKLOADS[@]}"; do
         done
     done
     echo
-    printf '%-16s %10s %9s %13s %9s %7s %9s %s\n' tool statements "wall s" "statements/s" "behind s" "cpu s" "rss kB" "tables as logged"
+    printf '%-16s %10s %9s %13s %9s %7s %11s %9s %s\n' tool statements "wall s" "statements/s" "behind s" "cpu s" "cpu us/stmt" "rss kB" "tables as logged"
     medians="$W/$workload.medians"
     : >"$medians"
     for tool in "${TOOLS[@]}"; do
@@ -164,23 +166,25 @@ for workload in "${WORKLOADS[@]}"; do
         stalled=$(awk -v t="$tool" '$1 == t && $6 != "done"' "$rows" | wc -l)
         same=$(awk -v t="$tool" '$1 == t { print $5 }' "$rows" | sort -u | tr '\n' ' ')
         if [ "$stalled" -eq "$ROUNDS" ]; then
-            printf '%-16s %10d %9s %13s %9s %7s %9s %s(no round ended: stalled or failed)\n' \
-                "$tool" "$statements" - - - - - "$same"
+            printf '%-16s %10d %9s %13s %9s %7s %11s %9s %s(no round ended: stalled or failed)\n' \
+                "$tool" "$statements" - - - - - - "$same"
             continue
         fi
         wall=$(col 2); cpu=$(col 3); rss=$(col 4)
         behind=-
         case $tool in *speed1) behind=$(awk -v w="$wall" -v s="$span" 'BEGIN { printf "%.3f", w - s }') ;; esac
-        printf '%-16s %10d %9.3f %13.0f %9s %7.2f %9d %s%s\n' "$tool" "$statements" "$wall" \
-            "$(awk -v n="$statements" -v w="$wall" 'BEGIN { print n / w }')" "$behind" "$cpu" "$rss" "$same" \
+        printf '%-16s %10d %9.3f %13.0f %9s %7.2f %11.1f %9d %s%s\n' "$tool" "$statements" "$wall" \
+            "$(awk -v n="$statements" -v w="$wall" 'BEGIN { print n / w }')" "$behind" "$cpu" \
+            "$(awk -v n="$statements" -v c="$cpu" 'BEGIN { print c * 1e6 / n }')" "$rss" "$same" \
             "$([ "$stalled" -gt 0 ] && echo "($stalled of $ROUNDS rounds stalled or failed, not in the medians)")"
-        echo "$tool $wall" >>"$medians"
+        echo "$tool $wall $cpu" >>"$medians"
     done
-    ratio() {
-        awk -v a="$1" -v b="$2" '$1 == a { x = $2 } $1 == b { y = $2 } END {
-            if (x == "" || y == "") print "-"; else printf "%.2f", y / x }' "$medians"
+    ratio() { # A B [COLUMN]: B's value over A's (wall time: column 2, CPU: 3)
+        awk -v a="$1" -v b="$2" -v c="${3:-2}" '$1 == a { x = $c } $1 == b { y = $c } END {
+            if (x == "" || y == "" || x == 0) print "-"; else printf "%.2f", y / x }' "$medians"
     }
     echo
     echo "$workload, as fast as each goes: pgsurge --max / pgreplay -s $FAST statements per second = $(ratio pgsurge-max pgreplay-fast)x (goal: >= 3)"
     echo "$workload, at the log's pace: pgreplay's wall time / pgsurge's = $(ratio pgsurge-speed1 pgreplay-speed1) (1.00: both keep the schedule)"
+    echo "$workload, client CPU per statement: pgreplay -s $FAST / pgsurge --max = $(ratio pgsurge-max pgreplay-fast 3)x, at the log's pace $(ratio pgsurge-speed1 pgreplay-speed1 3)x"
 done
