@@ -1,25 +1,32 @@
 //! Finding a patch's cost in the profiles: PostgreSQL built from the release tarball
-//! with a patch that spends CPU time in a function of its own on every simple-protocol
-//! query, built for profiling (`server build --profiling`: frame pointers and debug
-//! symbols, in a cache entry of its own), against the same tarball as released (the
-//! patch test's cached build) in one campaign with `[profile]`. `compare --explain`
-//! names the patch's function first, and the differential flame graph, opened in
-//! headless Chromium, shows it grown. The profiling build's stacks reach `main`
-//! through the function's callers; the released build's profiles say their stacks are
-//! cut short.
+//! with two patches, one that spends CPU time in a function of its own on every
+//! simple-protocol query and one that sleeps a millisecond in another, built for
+//! profiling (`server build --profiling`: frame pointers and debug symbols, in a cache
+//! entry of its own), against the same tarball as released (the patch test's cached
+//! build) in one campaign with `[profile]`, off-CPU view on. `compare --explain` names
+//! the burning function first on the CPU and the sleeping one first off it, and the
+//! differential flame graph, opened in headless Chromium, shows the burner grown. The
+//! profiling build's stacks reach `main` through the functions' callers; the released
+//! build's profiles say their stacks are cut short.
 
 use std::path::{Path, PathBuf};
 
+use pgsurge_results::profile::ProfileKind;
+
 use super::patch_ab::{ok, pgsurge, CONFIGURE_ARGS};
 
-/// The function the patch adds.
+/// The function the CPU-burning patch adds.
 const BURNER: &str = "burn_cpu_for_profile";
+/// The function the sleeping patch adds: it calls `pg_usleep`, whose own frame a
+/// frame-pointer walk may miss (the C library's `nanosleep` below it keeps no frame
+/// pointer), so either may be the innermost frame of the server's.
+const SLEEPER: &str = "sleep_for_profile";
 
 fn chromium_dom(page: &Path) -> String {
     pgsurge_testkit::chromium::open_file(&["--dump-dom"], page).stdout
 }
 
-fn campaign_file(dir: &Path, tarball: &Path, patch: &Path, profiling: bool) -> PathBuf {
+fn campaign_file(dir: &Path, tarball: &Path, patches: &[PathBuf], profiling: bool) -> PathBuf {
     let configure = format!("{CONFIGURE_ARGS:?}");
     let file = dir.join(format!("burn-{profiling}.toml"));
     std::fs::write(
@@ -37,7 +44,7 @@ configure = {configure}
 [[target]]
 name = "patched"
 source = "{tarball}"
-patches = ["{patch}"]
+patches = {patches:?}
 configure = {configure}
 profiling = {profiling}
 
@@ -53,9 +60,13 @@ query_mode = "simple"
 
 [profile]
 frequency = 999
+off_cpu = true
 "#,
             tarball = tarball.display(),
-            patch = patch.display(),
+            patches = patches
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>(),
         ),
     )
     .unwrap();
@@ -63,7 +74,7 @@ frequency = 999
 }
 
 #[test]
-fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() {
+fn patches_burning_cpu_and_sleeping_are_named_first_by_compare_explain_on_a_profiling_build() {
     let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
         return;
     };
@@ -74,12 +85,15 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
     let cache = pgsurge_testkit::build_cache_dir();
     std::fs::create_dir_all(&cache).unwrap();
     let dir = pgsurge_testkit::scratch_dir("profiling-build");
-    let patch =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/burn-cpu-simple-query.patch");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let patches = [
+        data.join("burn-cpu-simple-query.patch"),
+        data.join("sleep-simple-query.patch"),
+    ];
 
     // The campaign builds the patched target for profiling (or finds it cached); the
     // same target without `profiling` is another build, which it would have to make.
-    let profiled = campaign_file(dir.path(), &tarball, &patch, true);
+    let profiled = campaign_file(dir.path(), &tarball, &patches, true);
     let store = dir.path().join("r.db");
     let out = pgsurge(&cache)
         .args(["campaign", "run", "--quiet", "--store"])
@@ -100,7 +114,7 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
     };
     let with = plan(&profiled);
     assert!(with.contains("target \"patched\": cached build"), "{with}");
-    let without = plan(&campaign_file(dir.path(), &tarball, &patch, false));
+    let without = plan(&campaign_file(dir.path(), &tarball, &patches, false));
     assert!(
         without.contains("target \"patched\": will be built"),
         "{without}"
@@ -110,8 +124,11 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
     let out = pgsurge(&cache)
         .args(["server", "build", "--profiling", "--source"])
         .arg(&tarball)
-        .arg("--patch")
-        .arg(&patch)
+        .args(
+            patches
+                .iter()
+                .flat_map(|p| [Path::new("--patch"), p.as_path()]),
+        )
         .args(CONFIGURE_ARGS.map(|c| format!("--configure={c}")))
         .output()
         .unwrap();
@@ -138,7 +155,8 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
         "{builds}"
     );
 
-    // compare --explain: the patch's function first, its self time grown.
+    // compare --explain: the burning patch's function first on the CPU, the sleeping
+    // one's first off it, the self time of each grown.
     let out = pgsurge(&cache)
         .args([
             "compare",
@@ -164,6 +182,21 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
         first["self_us"]["change"].as_f64().unwrap() > 0.0,
         "{first:#}"
     );
+    let off_cpu = cell["explanations"]
+        .as_array()
+        .and_then(|e| e.iter().find(|x| x["kind"] == "server-offcpu"))
+        .unwrap_or_else(|| panic!("no server-offcpu explanation: {cell:#}"));
+    let first = &off_cpu["functions"][0];
+    assert!(
+        [SLEEPER, "pg_usleep"].contains(&first["function"].as_str().unwrap_or("")),
+        "the sleep is not first off the CPU: {off_cpu:#}"
+    );
+    // Every simple query sleeps a millisecond: its wait per transaction grows by about
+    // 1000 µs; a tenth of that leaves room for events perf drops on a busy machine.
+    assert!(
+        first["self_us"]["change"].as_f64().unwrap() > 100.0,
+        "{first:#}"
+    );
 
     // The patched build's stacks are whole: the function under its callers, down to
     // main, and no note that they are cut short.
@@ -183,9 +216,16 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
     // The base is built as released (-O2, no frame pointers): each of its profiles
     // says its stacks are cut short.
     assert_eq!(base.len(), 3);
+    let profiles = |s: &mut pgsurge_store::Store, id: i64, kind: ProfileKind| {
+        s.profiles(id)
+            .unwrap()
+            .iter()
+            .map(|r| pgsurge_store::profile::decode(r).unwrap())
+            .find(|p| p.kind == kind)
+            .unwrap_or_else(|| panic!("run {id}: no {kind:?} profile"))
+    };
     for run in base {
-        let profiles = s.profiles(run.id).unwrap();
-        let p = pgsurge_store::profile::decode(&profiles[0]).unwrap();
+        let p = profiles(&mut s, run.id, ProfileKind::ServerCpu);
         assert!(
             p.notes.iter().any(|n| n.starts_with("stacks cut short")),
             "{:?}",
@@ -193,13 +233,7 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
         );
     }
     for id in patched {
-        let profiles: Vec<_> = s
-            .profiles(id)
-            .unwrap()
-            .iter()
-            .map(|r| pgsurge_store::profile::decode(r).unwrap())
-            .collect();
-        let p = &profiles[0];
+        let p = profiles(&mut s, id, ProfileKind::ServerCpu);
         // Built with debug symbols: no note of frames without them either.
         assert!(
             !p.notes
@@ -214,6 +248,14 @@ fn a_patch_burning_cpu_is_named_first_by_compare_explain_on_a_profiling_build() 
                 .keys()
                 .any(|k| k.contains(&through) && k.split(';').any(|f| f == "main")),
             "no stack through {through} from main: {:?}",
+            p.stacks.keys().take(10).collect::<Vec<_>>()
+        );
+        // Off the CPU: the sleep's stacks, under the query's.
+        let p = profiles(&mut s, id, ProfileKind::ServerOffCpu);
+        let through = format!("exec_simple_query;{SLEEPER}");
+        assert!(
+            p.stacks.keys().any(|k| k.contains(&through)),
+            "no off-CPU stack through {through}: {:?}",
             p.stacks.keys().take(10).collect::<Vec<_>>()
         );
     }
