@@ -4,10 +4,11 @@
 //! profiling (`server build --profiling`: frame pointers and debug symbols, in a cache
 //! entry of its own), against the same tarball as released (the patch test's cached
 //! build) in one campaign with `[profile]`, off-CPU view on. `compare --explain` names
-//! the burning function first on the CPU and the sleeping one first off it, and the
-//! differential flame graph, opened in headless Chromium, shows the burner grown. The
-//! profiling build's stacks reach `main` through the functions' callers; the released
-//! build's profiles say their stacks are cut short.
+//! the burning function first on the CPU and the sleep first off it (the function the
+//! frame-pointer walk charges it to: see `SLEEPERS`), and the differential flame graph,
+//! opened in headless Chromium, shows the burner grown. The profiling build's stacks
+//! reach `main` through the functions' callers; the released build's profiles say
+//! their stacks are cut short.
 
 use std::path::{Path, PathBuf};
 
