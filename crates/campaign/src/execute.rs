@@ -603,7 +603,7 @@ fn run_test_inner(
     let sampled = sampler.finish();
     let (mut result, messages) = result?;
     crate::profiling::record(profiles, &mut result, w);
-    let after = match beside {
+    let after = match beside.and_then(|b| b.with_faults(&mut result.failure_cost)) {
         None => {
             settle(&mut monitor, &target.dbname, &since)?;
             pgstats::read_counters(&mut monitor, target.version_num, &target.dbname)?

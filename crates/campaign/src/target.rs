@@ -15,7 +15,7 @@ use pgsurge_observe::hostmetrics::{self, Exporter, HostSource};
 use pgsurge_observe::sampler::SamplerConfig;
 use pgsurge_observe::{manifest, ObserveError, Pg};
 use pgsurge_server::source_build::Built;
-use pgsurge_server::{Cluster, ClusterBuilder};
+use pgsurge_server::Cluster;
 use pgsurge_store::{facts, FactRecord};
 use pgsurge_wire::redact::{passwords, redact, redact_with};
 use pgsurge_wire::ConnConfig;
@@ -162,31 +162,21 @@ pub fn choose_host_source(
     })
 }
 
-/// Starts a throwaway target: its server (and standbys, with `replicas`); returns them
-/// with the benchmark database's connection string (multi-host with standbys).
+/// Starts a throwaway target: its server (and standbys, with `replicas`, each through a
+/// relay when `relayed`); returns them with the benchmark database's connection string
+/// (multi-host with standbys).
 fn start_throwaway(
     spec: &TargetSpec,
     database: &str,
-    build: Option<&Built>,
+    (build, relayed): (Option<&Built>, bool),
     pinning: &Pinning,
 ) -> Result<(Cluster, Vec<Cluster>, String)> {
     let built = build.map(|b| b.bin_dir.as_path());
-    let source = spec.binary_source(built).map_err(CampaignError::Other)?;
-    let mut builder = ClusterBuilder::new();
-    if let Some(dir) = &spec.data_dir {
-        builder = builder.data_dir(dir);
-    }
-    let builder = builder
-        .binaries(source)
-        .settings(spec.settings_text())
-        .data_checksums(spec.data_checksums)
-        .statements(true)
-        .cpus(pinning.server_cpus())
-        .database(database)
-        .temp_prefix(format!("pgsurge-campaign-{}", spec.name));
+    let builder = (spec.cluster_builder(built, pinning.server_cpus(), database))
+        .map_err(CampaignError::Other)?;
     // Without replicas, a topology of the primary alone.
-    let replicas = spec.replicas as usize;
-    let topology = pgsurge_server::Topology::start(builder, replicas, spec.sync_replication())?;
+    let (replicas, sync) = (spec.replicas as usize, spec.sync_replication());
+    let topology = pgsurge_server::Topology::start_with(builder, replicas, sync, relayed)?;
     let conninfo = topology.conninfo(database);
     let (primary, standbys) = topology.into_parts();
     Ok((primary, standbys, conninfo))
@@ -196,7 +186,7 @@ fn start_throwaway(
 pub fn start(
     spec: &TargetSpec,
     database: &str,
-    build: Option<&Built>,
+    build: (Option<&Built>, bool),
     pinning: &Pinning,
 ) -> Result<LiveTarget> {
     // Connection errors name the target.
@@ -268,7 +258,7 @@ pub fn start(
             .map(|w| ("host_noise", w)),
     );
     let mut hazards = Vec::new();
-    if let Some(b) = build {
+    if let Some(b) = build.0 {
         manifest["build"] = serde_json::to_value(&b.info).unwrap_or_default();
         target_facts.extend(build_facts(&b.info));
         hazards.extend(b.info.timing_hazards.iter().cloned());

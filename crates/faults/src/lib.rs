@@ -5,7 +5,7 @@
 //! loss ([`LinkFault`], `tc netem`, removed again after the run) or a shell command
 //! (the fault of a server pgsurge did not start). [`during`] applies each at its time after the
 //! run's start while the run goes on, with the standbys' lag sampled on the primary
-//! ([`pgsurge_observe::lag`]); [`cost`] turns what happened into the run's
+//! ([`pgsurge_observe::lag`]) beside every run on a topology with standbys; [`cost`] turns what happened into the run's
 //! [`FailureCost`], with the outage the clients saw ([`outage`], over the run's commit
 //! timeline, shared with `bench --reconnect`), and the acknowledged commits a server
 //! lacks ([`lost_commits`]).
@@ -172,6 +172,8 @@ pub struct Servers<'a> {
 /// What happened beside a run: the faults as applied, the lag samples, and when the
 /// run started.
 pub struct Beside {
+    /// Whether the run had faults to apply (else only the lag was sampled).
+    pub faulted: bool,
     /// The faults, in the order applied.
     pub faults: Vec<FaultApplied>,
     /// The standbys' lag per second.
@@ -181,15 +183,16 @@ pub struct Beside {
 }
 
 /// Runs `run` with the faults of `schedule` applied at their times and the standbys'
-/// lag sampled beside it; none of it without faults. A fault whose time comes after
-/// the run ended, or after `stop` was raised, is not applied.
+/// lag sampled beside it (with standbys, faults or not); nothing beside it without
+/// either. A fault whose time comes after the run ended, or after `stop` was raised, is
+/// not applied.
 pub fn during<T>(
     schedule: &[Scheduled],
     servers: &Servers<'_>,
     stop: &StopFlag,
     run: impl FnOnce() -> T,
 ) -> (T, Option<Beside>) {
-    if schedule.is_empty() {
+    if schedule.is_empty() && servers.replicas.is_empty() {
         return (run(), None);
     }
     let done = AtomicBool::new(false);
@@ -203,12 +206,30 @@ pub fn during<T>(
         let faults = applier.join().unwrap_or_default();
         clear_links(schedule, &faults);
         let beside = Beside {
+            faulted: !schedule.is_empty(),
             faults,
             lag: lag.map(LagSampler::finish).unwrap_or_default(),
             start_unix_us,
         };
         (out, Some(beside))
     })
+}
+
+impl Beside {
+    /// A run without faults keeps its standbys' lag as its `cost` (when any was read)
+    /// and gives None; a run with faults gives itself back for [`cost`].
+    pub fn with_faults(self, cost: &mut Option<FailureCost>) -> Option<Beside> {
+        if self.faulted {
+            return Some(self);
+        }
+        if !self.lag.is_empty() {
+            *cost = Some(FailureCost {
+                lag: self.lag,
+                ..Default::default()
+            });
+        }
+        None
+    }
 }
 
 /// Removes the netem of every link a fault of `schedule` set (as `applied` says):

@@ -530,10 +530,27 @@ impl Campaign {
         }
         // The count, and the memory the standbys' shared buffers would take beside the
         // primary's, as the topology's start would check them (ports of a throwaway
-        // target are chosen free when it starts).
+        // target are chosen free when it starts), with each value a matrix sweeps.
         let builder = pgsurge_server::ClusterBuilder::new().settings(t.settings_text());
-        if let Err(e) = pgsurge_server::check_topology(&builder, t.replicas as usize) {
-            return Err(self.invalid(&format!("{key}.replicas"), e.to_string()));
+        let swept = self.spec.matrix.settings.get("shared_buffers");
+        let cells: Vec<Option<String>> = match swept {
+            Some(values) => values
+                .iter()
+                .map(|v| Some(crate::spec::setting_text(v)))
+                .collect(),
+            None => vec![None],
+        };
+        for cell in cells {
+            let (b, with) = match &cell {
+                Some(v) => (
+                    builder.clone().setting("shared_buffers", v),
+                    format!(" (with matrix.settings.shared_buffers = \"{v}\")"),
+                ),
+                None => (builder.clone(), String::new()),
+            };
+            if let Err(e) = pgsurge_server::check_topology(&b, t.replicas as usize) {
+                return Err(self.invalid(&format!("{key}.replicas"), format!("{e}{with}")));
+            }
         }
         if let Some(r) = t.replication.as_deref() {
             if r != "sync" && r != "async" {
@@ -556,6 +573,17 @@ impl Campaign {
     pub fn fault_schedule(&self) -> Vec<pgsurge_faults::Scheduled> {
         let faults = self.spec.faults.iter();
         faults.filter_map(|f| f.scheduled().ok()).collect()
+    }
+
+    /// Whether a `[[fault]]` delays a standby's link through the relay: each throwaway
+    /// target's standbys then stream through one.
+    pub fn relays_replication(&self) -> bool {
+        self.fault_schedule().iter().any(|f| {
+            matches!(
+                f.action,
+                pgsurge_faults::Action::Server(pgsurge_server::Fault::LinkDelay { .. })
+            )
+        })
     }
 
     /// `[[fault]]`s: a known action at a time inside the run, on targets that have what

@@ -152,7 +152,8 @@ pub struct FaultSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// `delay`, `loss`: the network device whose outgoing packets are held or dropped
-    /// (`tc netem`), e.g. a standby's end of the veth pair that leads to it.
+    /// (`tc netem`), e.g. a standby's end of the veth pair that leads to it; or
+    /// `"replication"`: a standby's link held both ways by a relay in pgsurge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// `delay`, `loss`: the network namespace that holds `link`, if not pgsurge's own.
@@ -166,6 +167,10 @@ pub struct FaultSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<f64>,
 }
+
+/// The `link` of a `delay` that the standbys' relay applies: a target with this
+/// fault streams each standby through a relay in pgsurge (no netem needed).
+pub const REPLICATION_LINK: &str = "replication";
 
 /// The actions of a `[[fault]]`.
 pub const FAULT_ACTIONS: &[&str] = &[
@@ -193,6 +198,9 @@ impl FaultSpec {
             || self.loss.is_some();
         let action = match (self.action.as_str(), &self.command) {
             ("command", Some(command)) => Action::Command(command.clone()),
+            ("delay" | "loss", _) if self.link.as_deref() == Some(REPLICATION_LINK) => {
+                Action::Server(self.relay_delay(replica.unwrap_or(1))?)
+            }
             ("delay" | "loss", _) => Action::Link(self.link_fault()?),
             (other, _) if link_keys => {
                 return Err(format!(
@@ -210,6 +218,26 @@ impl FaultSpec {
             name: self.action.clone(),
             action,
         })
+    }
+
+    /// `delay` on `link = "replication"`: the standby's relay holds what goes both
+    /// ways; a relay copies a stream, so it has no loss.
+    fn relay_delay(&self, replica: usize) -> Result<pgsurge_server::Fault, String> {
+        if self.loss.is_some() || self.action == "loss" || self.netns.is_some() {
+            return Err(format!(
+                "link = \"{REPLICATION_LINK}\" is the standbys' relay in pgsurge, a stream \
+                 copy: it takes a delay, no loss and no netns (give loss on a network device)"
+            ));
+        }
+        let delay_s = match &self.delay {
+            Some(d) => d.seconds()?,
+            None => return Err("needs delay = \"50ms\" (0 removes it)".into()),
+        };
+        if !(delay_s.is_finite() && (0.0..=60.0).contains(&delay_s)) {
+            return Err(format!("a delay of {delay_s} s: give one from 0 to 60 s"));
+        }
+        let delay_us = (delay_s * 1e6).round() as u64;
+        Ok(pgsurge_server::Fault::LinkDelay { replica, delay_us })
     }
 
     /// `delay` and `loss`: the link and its netem.
@@ -717,6 +745,29 @@ impl TargetSpec {
         }
     }
 
+    /// The builder of the target's throwaway primary: its binaries (`built` from
+    /// source, or as `binary_source` finds them), data directory, settings and
+    /// checksums, `pg_stat_statements`, the servers' CPUs and the benchmark database.
+    pub fn cluster_builder(
+        &self,
+        built: Option<&std::path::Path>,
+        cpus: Option<pgsurge_affinity::CpuList>,
+        database: &str,
+    ) -> Result<pgsurge_server::ClusterBuilder, String> {
+        let mut builder = pgsurge_server::ClusterBuilder::new();
+        if let Some(dir) = &self.data_dir {
+            builder = builder.data_dir(dir);
+        }
+        Ok(builder
+            .binaries(self.binary_source(built)?)
+            .settings(self.settings_text())
+            .data_checksums(self.data_checksums)
+            .statements(true)
+            .cpus(cpus)
+            .database(database)
+            .temp_prefix(format!("pgsurge-campaign-{}", self.name)))
+    }
+
     /// Whether commits wait for a standby (`replication = "sync"`).
     pub fn sync_replication(&self) -> bool {
         self.replication.as_deref() == Some("sync")
@@ -758,17 +809,18 @@ impl TargetSpec {
 
     /// Settings as strings (`shared_buffers = "1GB"`, `fsync = false` → "off"...).
     pub fn settings_text(&self) -> Vec<(String, String)> {
-        self.settings
-            .iter()
-            .map(|(k, v)| {
-                let s = match v {
-                    toml::Value::String(s) => s.clone(),
-                    toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
-                    other => other.to_string(),
-                };
-                (k.clone(), s)
-            })
+        (self.settings.iter())
+            .map(|(k, v)| (k.clone(), setting_text(v)))
             .collect()
+    }
+}
+
+/// A setting's value as the server takes it (`true` is `on`).
+pub fn setting_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -1952,6 +2004,18 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         };
         let c = with("replicas = 1", "at = \"1s\"\naction = \"promote\"").unwrap();
         assert_eq!(c.spec.faults[0].action, "promote");
+        assert!(!c.relays_replication());
+        let relayed = "at = 1\naction = \"delay\"\nlink = \"replication\"\ndelay = \"20ms\"";
+        let c = with("replicas = 1", relayed).unwrap();
+        assert!(c.relays_replication());
+        let delay = pgsurge_server::Fault::LinkDelay {
+            replica: 1,
+            delay_us: 20_000,
+        };
+        assert_eq!(
+            c.fault_schedule()[0].action,
+            pgsurge_faults::Action::Server(delay)
+        );
         for (target, fault, says) in [
             (
                 "replicas = 1",
@@ -2000,6 +2064,21 @@ store = "postgresql://bench@results-db:5432/pgsurge"
                 "",
                 "at = 1\naction = \"stop\"\nlink = \"v0\"",
                 "keys of action",
+            ),
+            (
+                "",
+                "at = 1\naction = \"delay\"\nlink = \"replication\"\ndelay = 1",
+                "needs replica1; target \"a\" has 0 replicas",
+            ),
+            (
+                "replicas = 1",
+                "at = 1\naction = \"loss\"\nlink = \"replication\"\nloss = 1.0",
+                "no loss",
+            ),
+            (
+                "replicas = 1",
+                "at = 1\naction = \"delay\"\nlink = \"replication\"\nnetns = \"n\"\ndelay = 1",
+                "no netns",
             ),
         ] {
             let e = with(target, fault).unwrap_err().to_string();
@@ -2085,6 +2164,28 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         .unwrap_err()
         .to_string();
         assert!(e.contains("target[0].replicas"), "{e}");
+        // Each value a matrix sweeps `shared_buffers` over is checked as the target's.
+        let swept = |values: &str| {
+            parse(
+                &GOOD
+                    .replace(
+                        "conninfo = \"dbname=x\"",
+                        "pg_bin = \"/usr/bin\"\nreplicas = 1",
+                    )
+                    .replace(
+                        "[matrix]\n",
+                        &format!("[matrix]\nsettings = {{ shared_buffers = [{values}] }}\n"),
+                    ),
+            )
+        };
+        swept("\"16MB\", \"32MB\"").unwrap();
+        let e = swept("\"16MB\", \"100000GB\"").unwrap_err().to_string();
+        assert!(
+            e.contains("target[0].replicas")
+                && e.contains("available")
+                && e.contains("matrix.settings.shared_buffers = \"100000GB\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::datadir::{
 };
 use crate::error::{Result, ServerError};
 use crate::postmaster::{stop_postmaster, PidFile, StopTimeouts};
+use crate::relay::LinkRelay;
 use crate::run_as::{chown_opt, RunAs};
 use crate::watchdog::Watchdog;
 
@@ -101,14 +102,22 @@ struct Standby {
     port: u16,
     user: String,
     name: String,
+    /// Streams through a [`LinkRelay`] (started with the standby) rather than
+    /// straight to the primary's socket.
+    relayed: bool,
+    relay: Option<Arc<LinkRelay>>,
 }
 
 impl Standby {
-    /// `primary_conninfo`, over the primary's Unix socket.
+    /// `primary_conninfo`, over the primary's Unix socket or the relay's.
     fn conninfo(&self) -> String {
+        let dir = self
+            .relay
+            .as_ref()
+            .map_or(&*self.socket_dir, |r| r.socket_dir());
         format!(
             "{} application_name={}",
-            crate::cluster::conninfo_no_db(&self.socket_dir, self.port, &self.user),
+            crate::cluster::conninfo_no_db(dir, self.port, &self.user),
             quote_conninfo(&self.name)
         )
     }
@@ -294,6 +303,8 @@ impl ClusterBuilder {
             port: primary.port(),
             user: primary.superuser().to_string(),
             name: name.into(),
+            relayed: false,
+            relay: None,
         });
         self
     }
@@ -301,7 +312,14 @@ impl ClusterBuilder {
     /// The builder of a standby of `primary` called `name`: the same binaries, user,
     /// settings and CPUs, a temporary data directory, its own port (`port_offset` above
     /// the primary's when the primary's port was given, else a free one).
-    pub(crate) fn for_standby(&self, primary: &Cluster, name: &str, port_offset: u16) -> Self {
+    /// With `relayed`, the standby streams through a [`LinkRelay`] of its own.
+    pub(crate) fn for_standby(
+        &self,
+        primary: &Cluster,
+        name: &str,
+        port_offset: u16,
+        relayed: bool,
+    ) -> Self {
         let mut b = self.clone();
         b.data_dir = None;
         b.keep_data = None;
@@ -310,7 +328,11 @@ impl ClusterBuilder {
         b.statements = false;
         b.port = self.port.map(|p| p + port_offset);
         b.source = BinarySource::Binaries(primary.binaries().clone());
-        b.standby_of(primary, name)
+        let mut b = b.standby_of(primary, name);
+        if let Some(s) = &mut b.standby {
+            s.relayed = relayed;
+        }
+        b
     }
 
     /// The port asked for, if any.
@@ -349,6 +371,15 @@ impl ClusterBuilder {
         {
             self.settings.push((PRELOAD.into(), STATEMENTS.into()));
         }
+        let run_as = RunAs::resolve(self.run_as.as_deref())?;
+        if let Some(s) = self
+            .standby
+            .as_mut()
+            .filter(|s| s.relayed && s.relay.is_none())
+        {
+            let relay = LinkRelay::start(&s.socket_dir, s.port, run_as.as_ref())?;
+            s.relay = Some(Arc::new(relay));
+        }
         if let Some(s) = &self.standby {
             let standby_settings = [
                 ("primary_conninfo", s.conninfo()),
@@ -365,13 +396,32 @@ impl ClusterBuilder {
             self.files.push(("standby.signal".into(), Vec::new()));
             self.database = None;
         }
-        let run_as = RunAs::resolve(self.run_as.as_deref())?;
         let mut cleanup = Cleanup::default();
         let result = self.start_inner(binaries, run_as, &mut cleanup);
         if result.is_err() {
             cleanup.run();
         }
         result
+    }
+
+    /// In a fresh cluster: the benchmark database, and `pg_stat_statements` when it is
+    /// preloaded (single-user mode, before the server starts).
+    fn create_database(
+        &self,
+        binaries: &PgBinaries,
+        ra: Option<&RunAs>,
+        data_dir: &Path,
+    ) -> Result<()> {
+        let extensions: &[&str] = if self.preloads_statements() {
+            &[STATEMENTS]
+        } else {
+            &[]
+        };
+        if self.database.is_none() && extensions.is_empty() {
+            return Ok(());
+        }
+        let database = self.database.as_deref();
+        create_database_single_user(binaries, ra, data_dir, database, extensions)
     }
 
     /// The directories of a start: a temporary base holding data/ and sock/ (tagged for
@@ -460,19 +510,8 @@ impl ClusterBuilder {
         }
         prepend_hba(&data_dir, &self.hba, ra)?;
         write_files(&data_dir, &self.files, ra)?;
-        let extensions: &[&str] = if self.preloads_statements() {
-            &[STATEMENTS]
-        } else {
-            &[]
-        };
-        if fresh && (self.database.is_some() || !extensions.is_empty()) {
-            create_database_single_user(
-                &binaries,
-                ra,
-                &data_dir,
-                self.database.as_deref(),
-                extensions,
-            )?;
+        if fresh {
+            self.create_database(&binaries, ra, &data_dir)?;
         }
 
         // This process owns the directory from before its server starts: the marker a
@@ -530,6 +569,7 @@ impl ClusterBuilder {
             remove,
             stop_timeouts: self.stop_timeouts,
             detached: self.detached,
+            relay: self.standby.as_ref().and_then(|s| s.relay.clone()),
             state: Mutex::new(RunState {
                 child: Some(child),
                 watchdog,

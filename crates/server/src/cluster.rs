@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) remove: Vec<PathBuf>,
     pub(crate) stop_timeouts: StopTimeouts,
     pub(crate) detached: bool,
+    /// The relay a standby streams through, when it was started with one.
+    pub(crate) relay: Option<Arc<crate::relay::LinkRelay>>,
     pub(crate) state: Mutex<RunState>,
 }
 
@@ -230,6 +232,19 @@ impl Cluster {
     /// Whether the server is a standby in recovery.
     pub fn in_recovery(&self) -> Result<bool> {
         Ok(self.psql("postgres", "SELECT pg_is_in_recovery()")?.trim() == "t")
+    }
+
+    /// Holds what goes both ways between a standby and its primary for `delay` (zero:
+    /// none), through the relay it was started with.
+    pub fn set_link_delay(&self, delay: std::time::Duration) -> Result<()> {
+        let relay = self.inner.relay.as_ref().ok_or_else(|| {
+            ServerError::Invalid(format!(
+                "the server on port {} does not stream through a relay",
+                self.port()
+            ))
+        })?;
+        relay.set_delay(delay);
+        Ok(())
     }
 
     /// Pauses (`true`) or resumes WAL replay on a standby; WAL keeps arriving.

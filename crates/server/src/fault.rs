@@ -1,7 +1,7 @@
 //! The faults a throwaway topology takes while a load runs on it ([`Fault`]): a
 //! standby promoted, its replay paused or resumed, the primary shut down immediately,
-//! killed with its processes or restarted in place, applied to a primary and its
-//! standbys.
+//! killed with its processes or restarted in place, a delay on a standby's link,
+//! applied to a primary and its standbys.
 
 use std::time::Duration;
 
@@ -28,6 +28,15 @@ pub enum Fault {
     /// Fast shutdown of the primary and a start of the same data directory on the same
     /// port ([`Cluster::restart`]).
     Restart,
+    /// What goes both ways between the standby and the primary held `delay_us` (0
+    /// removes it), through the relay the standby streams through
+    /// ([`Cluster::set_link_delay`]).
+    LinkDelay {
+        /// The standby (1 = `replica1`).
+        replica: usize,
+        /// The delay, µs.
+        delay_us: u64,
+    },
 }
 
 impl Fault {
@@ -50,6 +59,7 @@ impl Fault {
     pub fn replica(self) -> Option<usize> {
         match self {
             Fault::Promote(n) | Fault::PauseReplay(n) | Fault::ResumeReplay(n) => Some(n),
+            Fault::LinkDelay { replica, .. } => Some(replica),
             Fault::Stop | Fault::Kill | Fault::Restart => None,
         }
     }
@@ -80,6 +90,9 @@ impl Fault {
             Fault::Stop => gone(primary.stop_immediate(STOP_TIMEOUT), "stopping"),
             Fault::Kill => gone(primary.kill(), "killing"),
             Fault::Restart => primary.restart(),
+            Fault::LinkDelay { replica, delay_us } => {
+                standby(replica)?.set_link_delay(Duration::from_micros(delay_us))
+            }
         }
     }
 }

@@ -12,7 +12,8 @@
 //! (throwaway clusters), `builder` (configuring and starting one), `config_files`
 //! (settings and `pg_hba.conf` before each start), `topology` (a primary and its
 //! streaming standbys), `fault` (the faults a topology takes: promote, pause or resume
-//! replay, immediate stop, kill), `datadir` (temporary and socket
+//! replay, immediate stop, kill, a delay on a standby's link), `relay` (a standby's
+//! replication link through this process, with a delay of its own), `datadir` (temporary and socket
 //! directories, reusing a data directory), `run_as` (dropping root), `postmaster` (the
 //! running postmaster seen from outside), `watchdog` (stopping a server whose starter
 //! died), `sweep` (cleaning up after killed runs), `state` (what `server start` leaves
@@ -54,6 +55,7 @@ pub mod fetch;
 #[cfg(feature = "fetch")]
 mod fetch_archive;
 mod postmaster;
+mod relay;
 mod run_as;
 pub mod source_build;
 mod state;
@@ -70,6 +72,7 @@ pub use cluster::{free_port, quote_conninfo, stop_all, Cluster, StopHandle};
 pub use error::{Result, ServerError};
 pub use fault::Fault;
 pub use postmaster::{is_alive, PidFile};
+pub use relay::LinkRelay;
 pub use run_as::RunAs;
 pub use state::{ServerRecord, STATE_DIR_ENV};
 pub use sweep::sweep_stale_temp_clusters;

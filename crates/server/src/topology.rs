@@ -100,6 +100,19 @@ impl Topology {
     /// and waits until each streams (and, with `sync`, until the primary's commits
     /// wait for one of them). On failure whatever started is stopped.
     pub fn start(builder: ClusterBuilder, replicas: usize, sync: bool) -> Result<Topology> {
+        Topology::start_with(builder, replicas, sync, false)
+    }
+
+    /// [`Topology::start`], each standby streaming through a [`LinkRelay`] of its own
+    /// when `relayed` (its delay set by [`Cluster::set_link_delay`]).
+    ///
+    /// [`LinkRelay`]: crate::LinkRelay
+    pub fn start_with(
+        builder: ClusterBuilder,
+        replicas: usize,
+        sync: bool,
+        relayed: bool,
+    ) -> Result<Topology> {
         check_topology(&builder, replicas)?;
         let primary = builder.clone().start()?;
         let mut topo = Topology {
@@ -108,7 +121,7 @@ impl Topology {
             sync,
         };
         for i in 0..replicas {
-            let b = builder.for_standby(&topo.primary, &replica_name(i), (i + 1) as u16);
+            let b = builder.for_standby(&topo.primary, &replica_name(i), (i + 1) as u16, relayed);
             match b.start() {
                 Ok(c) => topo.replicas.push(c),
                 Err(e) => {

@@ -83,7 +83,7 @@ pub(super) fn start_target(
         return Ok(true);
     }
     let tspec = &spec.targets[plan.target];
-    let pinning = Pinning::of(&spec.pinning)?;
+    let (pinning, relayed) = (Pinning::of(&spec.pinning)?, campaign.relays_replication());
     sink.doing(at, &format!("starting target \"{}\"", tspec.name))?;
     let swept = tspec.is_throwaway() && !plan.settings.is_empty();
     let refused = swept
@@ -104,7 +104,7 @@ pub(super) fn start_target(
         match target::start(
             &with,
             &spec.run.database,
-            campaign.builds.get(&tspec.name),
+            (campaign.builds.get(&tspec.name), relayed),
             &pinning,
         ) {
             Ok(mut t) => {
@@ -133,7 +133,7 @@ pub(super) fn start_target(
         target::start(
             tspec,
             &spec.run.database,
-            campaign.builds.get(&tspec.name),
+            (campaign.builds.get(&tspec.name), relayed),
             &pinning,
         )?
     };

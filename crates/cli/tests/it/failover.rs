@@ -655,6 +655,42 @@ action = "resume-replay"
     lag_charted_on_the_test_page(dir.path(), &store);
 }
 
+#[test]
+fn a_campaign_on_a_target_with_a_standby_stores_its_lag_without_faults_and_its_report_charts_it() {
+    let dir = pgsurge_testkit::scratch_dir("failover-lag-plain");
+    let file = dir.path().join("plain.toml");
+    std::fs::write(
+        &file,
+        r#"
+[campaign]
+name = "plain"
+[[target]]
+name = "pg"
+replicas = 1
+settings = { fsync = false, max_connections = 50, shared_buffers = "64MB" }
+[matrix]
+scales = [1]
+clients = [4]
+[run]
+duration = 6
+"#,
+    )
+    .unwrap();
+    let (store, run) = campaign_run(dir.path(), &file);
+    let cost = &run["result_json"]["failure_cost"];
+    let lag = cost["lag"].as_array().expect("the lag samples");
+    // Sampled every second of a 6 s run on the primary, for its one standby.
+    assert!(lag.len() >= 3, "{cost}");
+    assert!(lag.iter().all(|s| s["replica"] == "replica1"), "{cost}");
+    assert!(lag.iter().all(|s| s["bytes"].as_i64().is_some()), "{cost}");
+    // Nothing of a failure: no faults, no outage.
+    assert!(
+        cost.get("faults").is_none() && cost.get("outage").is_none(),
+        "{cost}"
+    );
+    lag_charted_on_the_test_page(dir.path(), &store);
+}
+
 /// The report's test page in headless Chromium: the two lag charts each draw a line
 /// for the standby, with a point per sample it had a figure for.
 fn lag_charted_on_the_test_page(dir: &std::path::Path, store: &str) {
