@@ -823,7 +823,7 @@ fn fingerprint_counts(report: &serde_json::Value) -> Vec<(String, u64, u64)> {
 
 #[test]
 fn a_log_replayed_through_two_ssh_hosts_plays_every_session_once() {
-    use super::replay_roundtrip::{log_marks, log_slices, logging_server, state};
+    use super::replay_roundtrip::{logged_pgbench, logging_server, pgbench_init, state};
     let Some(pgbench) = pgsurge_testkit::reference_pgbench() else {
         return;
     };
@@ -840,33 +840,11 @@ fn a_log_replayed_through_two_ssh_hosts_plays_every_session_once() {
     // file system they share with this one.
     let srv = logging_server();
     let db = srv.create_database("rssh");
-    let init = Command::new(pgbench)
-        .args(["-i", "-s", "1", "-q", &db])
-        .envs(srv.env())
-        .output()
-        .expect("pgbench -i");
-    assert!(
-        init.status.success(),
-        "{}",
-        String::from_utf8_lossy(&init.stderr)
-    );
+    pgbench_init(pgbench, &srv, &db);
     let copy = format!("{db}_copy");
     srv.psql("postgres", &format!("create database {copy} template {db}"));
-    let marks = log_marks(&srv);
-    let run = Command::new(pgbench)
-        .args(["-n", "-M", "prepared", "-c", "4", "-j", "1", "-t", "30"])
-        .args(["--random-seed=5", &db])
-        .envs(srv.env())
-        .output()
-        .expect("pgbench");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    // pgbench's own connection and its four clients.
-    let [log, _, _] = log_slices(&srv, &db, marks, 5, &lab.dir, "run");
-    let expected = state(&srv, &db);
+    let run = ["-M", "prepared", "-c", "4", "-t", "30", "--random-seed=5"];
+    let ([log, _, _], expected) = logged_pgbench(pgbench, &srv, &db, (&run, 4), &lab.dir, "run");
 
     let out_dir = lab.dir.join("replay");
     let merged = out_dir.join("merged.json");

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::replay_roundtrip::{log_marks, log_slices, logging_server, state};
+use crate::replay_roundtrip::{logged_pgbench, logging_server, pgbench_init, state};
 
 fn pgsurge(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
@@ -59,44 +59,11 @@ fn a_campaign_replays_a_log_on_restored_data_and_compares_the_replays() {
     let dir = pgsurge_testkit::scratch_dir("replay-campaign");
     let db = srv.create_database("orig");
     let target_db = srv.create_database("target");
-    let init = Command::new(pgbench)
-        .args(["-i", "-s", "1", "-q", &db])
-        .envs(srv.env())
-        .output()
-        .expect("pgbench -i");
-    assert!(
-        init.status.success(),
-        "{}",
-        String::from_utf8_lossy(&init.stderr)
-    );
+    pgbench_init(pgbench, &srv, &db);
     let copy = format!("{db}_copy");
     srv.psql("postgres", &format!("create database {copy} template {db}"));
-    let marks = log_marks(&srv);
-    let run = Command::new(pgbench)
-        .args([
-            "-n",
-            "-M",
-            "prepared",
-            "-c",
-            "2",
-            "-j",
-            "1",
-            "-t",
-            "30",
-            "--random-seed=5",
-            &db,
-        ])
-        .envs(srv.env())
-        .output()
-        .expect("pgbench");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    // pgbench's own connection and its two clients.
-    let [log, _, _] = log_slices(&srv, &db, marks, 3, dir.path(), "prod");
-    let expected = state(&srv, &db);
+    let run = ["-M", "prepared", "-c", "2", "-t", "30", "--random-seed=5"];
+    let ([log, _, _], expected) = logged_pgbench(pgbench, &srv, &db, (&run, 2), dir.path(), "prod");
 
     let file = dir.path().join("c.toml");
     std::fs::write(

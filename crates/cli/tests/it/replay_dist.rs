@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::replay_roundtrip::{
-    assert_schema, log_marks, log_slices, logging_server, replay, state,
+    assert_schema, logged_pgbench, logging_server, pgbench_init, replay, state,
 };
 
 fn report(path: &std::path::Path) -> Value {
@@ -45,46 +45,13 @@ fn a_log_replayed_by_two_generators_ends_as_one_replay_and_merges_to_its_counts(
     let srv = logging_server();
     let dir = pgsurge_testkit::scratch_dir("replay-dist");
     let db = srv.create_database("rd");
-    let init = Command::new(pgbench)
-        .args(["-i", "-s", "1", "-q", &db])
-        .envs(srv.env())
-        .output()
-        .expect("pgbench -i");
-    assert!(
-        init.status.success(),
-        "{}",
-        String::from_utf8_lossy(&init.stderr)
-    );
+    pgbench_init(pgbench, &srv, &db);
     let (one, two) = (format!("{db}_one"), format!("{db}_two"));
     for c in [&one, &two] {
         srv.psql("postgres", &format!("create database {c} template {db}"));
     }
-    let marks = log_marks(&srv);
-    let run = Command::new(pgbench)
-        .args([
-            "-n",
-            "-M",
-            "prepared",
-            "-c",
-            "4",
-            "-j",
-            "1",
-            "-t",
-            "30",
-            "--random-seed=5",
-            &db,
-        ])
-        .envs(srv.env())
-        .output()
-        .expect("pgbench");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    // pgbench's own connection and its four clients.
-    let [log, _, _] = log_slices(&srv, &db, marks, 5, dir.path(), "run");
-    let expected = state(&srv, &db);
+    let run = ["-M", "prepared", "-c", "4", "-t", "30", "--random-seed=5"];
+    let ([log, _, _], expected) = logged_pgbench(pgbench, &srv, &db, (&run, 4), dir.path(), "run");
 
     let single = dir.path().join("one.json");
     let (code, _, stderr) = replay(

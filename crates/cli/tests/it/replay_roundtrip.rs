@@ -119,6 +119,50 @@ pub fn log_slices(
     }
 }
 
+/// Makes `db` a pgbench database at scale 1 with the reference `pgbench -i`.
+pub fn pgbench_init(pgbench: &str, srv: &TestServer, db: &str) {
+    let init = Command::new(pgbench)
+        .args(["-i", "-s", "1", "-q", db])
+        .envs(srv.env())
+        .output()
+        .expect("pgbench -i");
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+}
+
+/// A log to replay: the reference pgbench run on `db` with `args` (`-n`, `-j 1` and
+/// `db` added), its `clients`' sessions and its own connection in the server's logs.
+/// The three slices of the logs it wrote (`dir/name.{log,csv,json}`) and the state it
+/// left ([`state`]).
+pub fn logged_pgbench(
+    pgbench: &str,
+    srv: &TestServer,
+    db: &str,
+    (args, clients): (&[&str], usize),
+    dir: &Path,
+    name: &str,
+) -> ([PathBuf; 3], String) {
+    let marks = log_marks(srv);
+    let run = Command::new(pgbench)
+        .args(["-n", "-j", "1"])
+        .args(args)
+        .arg(db)
+        .envs(srv.env())
+        .output()
+        .expect("pgbench");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // pgbench's own connection and its clients.
+    let logs = log_slices(srv, db, marks, clients + 1, dir, name);
+    (logs, state(srv, db))
+}
+
 /// Runs `pgsurge replay ARGS` against `srv`; its status, stdout and stderr.
 pub fn replay(srv: &TestServer, args: &[&str]) -> (i32, String, String) {
     let mut c = Command::new(bin());
@@ -197,47 +241,14 @@ fn replay_of_pgbench_logs_leaves_the_tables_as_pgbench_did() {
     let srv = logging_server();
     let dir = pgsurge_testkit::scratch_dir("replay-roundtrip");
     let db = srv.create_database("rt");
-    let init = Command::new(pgbench)
-        .args(["-i", "-s", "1", "-q", &db])
-        .envs(srv.env())
-        .output()
-        .expect("pgbench -i");
-    assert!(
-        init.status.success(),
-        "{}",
-        String::from_utf8_lossy(&init.stderr)
-    );
+    pgbench_init(pgbench, &srv, &db);
     for mode in ["simple", "prepared"] {
         let copies = ["stderr", "csv", "json"].map(|f| format!("{db}_{mode}_{f}"));
         for c in &copies {
             srv.psql("postgres", &format!("create database {c} template {db}"));
         }
-        let marks = log_marks(&srv);
-        let run = Command::new(pgbench)
-            .args([
-                "-n",
-                "-M",
-                mode,
-                "-c",
-                "3",
-                "-j",
-                "1",
-                "-t",
-                "40",
-                "--random-seed=7",
-                &db,
-            ])
-            .envs(srv.env())
-            .output()
-            .expect("pgbench");
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        // pgbench's own connection and its three clients.
-        let logs = log_slices(&srv, &db, marks, 4, dir.path(), mode);
-        let expected = state(&srv, &db);
+        let run = ["-M", mode, "-c", "3", "-t", "40", "--random-seed=7"];
+        let (logs, expected) = logged_pgbench(pgbench, &srv, &db, (&run, 3), dir.path(), mode);
         for (log, copy) in logs.iter().zip(&copies) {
             let json = dir.path().join(format!("{copy}.report.json"));
             let (code, stdout, stderr) = replay(
