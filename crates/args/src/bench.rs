@@ -13,8 +13,10 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use pgsurge_observe::costs::CostProbe;
+use pgsurge_observe::hostmetrics::HostSource;
 use pgsurge_observe::lag::LagSampler;
 use pgsurge_observe::profile::Profiler;
+use pgsurge_observe::sampler::{Sampler, SamplerConfig};
 
 use pgsurge_engine::layout::{self, LayoutError};
 use pgsurge_engine::stop::{signal_name, SignalWatcher, StopCause, StopFlag};
@@ -589,16 +591,18 @@ fn run_shown(
     workload: Option<&(pgsurge_workload::Pack, String)>,
 ) -> Result<RunResult, EngineError> {
     let watched = samples.is_some() || live.is_some();
-    if let Some(v) = live.as_mut() {
+    let sampler = live.as_mut().map(|v| {
         let line = stored_command_line(spec, spec.conn.dbname(), workload);
         v.started(&line, spec.duration_s().map_or(0, u64::from));
-    }
+        live_sampler(spec, v)
+    });
+    let latest = sampler.as_ref().map(Sampler::latest);
     let mut keep = |s: &IntervalSample, h: &LatencyHistogram| {
         if let Some(kept) = samples.as_mut() {
             kept.push((s.clone(), h.clone()));
         }
-        if let Some(v) = live.as_mut() {
-            v.interval(s, h);
+        if let (Some(v), Some(latest)) = (live.as_mut(), latest.as_ref()) {
+            v.interval(s, h, latest.take());
         }
     };
     let hooks = RunHooks {
@@ -607,6 +611,8 @@ fn run_shown(
         ..Default::default()
     };
     let outcome = run(spec, hooks);
+    // What it sampled is shown, not kept: the run's result is the engine's alone.
+    drop(sampler.map(Sampler::finish));
     if let Some(v) = live.as_mut() {
         let error = outcome.as_ref().err().map(ToString::to_string);
         v.ended(
@@ -616,6 +622,28 @@ fn run_shown(
         );
     }
     outcome
+}
+
+/// `--live`: the server's waits, sampled on a session of their own beside the run, and
+/// its host's figures when it runs on this machine (said on the page when not), for
+/// the page alone.
+fn live_sampler(spec: &RunSpec, view: &mut pgsurge_live::RunView) -> Sampler {
+    let host = if spec.conn.is_local() {
+        HostSource::Local
+    } else {
+        let why = "not sampled: the server is not on this machine (bench --live reads the \
+                   host's figures from this machine's /proc only)";
+        view.host_unsampled(why);
+        HostSource::None(why.into())
+    };
+    Sampler::start(SamplerConfig {
+        os: matches!(host, HostSource::Local),
+        host,
+        client: false,
+        pg: Some((spec.conn.clone(), spec.conn.dbname().to_string())),
+        interval: 1.0,
+        devices: Vec::new(),
+    })
 }
 
 /// `--reconnect`: the longest stretch without a commit and the recovery after it, and

@@ -25,6 +25,7 @@ svg{border:1px solid #ddd;background:#fafafa}
 <h2>Server waits <small>(sessions)</small></h2>
 <table id="waits"><thead><tr><th>wait event</th><th>sessions</th></tr></thead><tbody></tbody></table>
 <h2>Server host</h2>
+<p id="host_note"></p>
 <table id="host"><thead><tr><th>metric</th><th>value</th></tr></thead><tbody></tbody></table>
 <h2>Verdicts <small id="sides"></small></h2>
 <table id="verdicts"><thead><tr><th>cell</th><th>tps</th><th>change</th><th>95% interval</th><th>p99</th></tr></thead><tbody></tbody></table>
@@ -72,6 +73,7 @@ function draw(s) {
     for (const [n, v] of items) b.appendChild(row([n, f(v, d)])); };
   pairs("waits", s.waits, 2);
   pairs("host", s.host, 1);
+  $("host_note").textContent = s.host_note || "";
   const pct = v => v === null || v === undefined ? "" : (v >= 0 ? "+" : "") + (v * 100).toFixed(1) + "%";
   const verdicts = $("verdicts").tBodies[0]; verdicts.replaceChildren();
   $("sides").textContent = s.verdicts.length ? "(" + s.verdicts[0].b + " against " + s.verdicts[0].a + ")" : "";

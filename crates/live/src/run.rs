@@ -1,6 +1,7 @@
 //! The live page of one run (`pgsurge bench --live`): the same page as a campaign's,
-//! with one test, fed from the engine's interval samples (the only input: nothing is
-//! added to a transaction's path) and from the run's result when it ends.
+//! with one test, fed from the engine's interval samples (nothing is added to a
+//! transaction's path), the server's waits and host figures sampled beside them, and
+//! the run's result when it ends.
 
 use pgsurge_events::{Second, Told};
 use pgsurge_results::{IntervalSample, LatencyHistogram, RunResult};
@@ -46,11 +47,22 @@ impl RunView {
         self.tell(&Told::TestStarted { key });
     }
 
-    /// One interval of the run, with the latency histogram of its transactions.
-    pub fn interval(&mut self, sample: &IntervalSample, histogram: &LatencyHistogram) {
+    /// What the page says in place of the host's figures when none are sampled: why.
+    pub fn host_unsampled(&mut self, why: &str) {
+        self.view.live.lock().host_note = Some(redact(why));
+    }
+
+    /// One interval of the run, with the latency histogram of its transactions and
+    /// the server's waits and host figures sampled during it (`pg.wait.*`, `os.*`).
+    pub fn interval(
+        &mut self,
+        sample: &IntervalSample,
+        histogram: &LatencyHistogram,
+        metrics: Vec<(String, f64)>,
+    ) {
         let told = Told::Interval {
             key: self.key.clone(),
-            second: Second::of(sample, Some(histogram), false),
+            second: Second::of(sample, Some(histogram), false).with_metrics(metrics),
         };
         self.tell(&told);
     }

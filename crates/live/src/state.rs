@@ -79,6 +79,8 @@ pub struct LiveState {
     pub waits: Vec<(String, f64)>,
     /// The running test's newest figures of the server's host (`os.*`), by name.
     pub host: Vec<(String, f64)>,
+    /// Why the server's host has no figures, when they are not sampled.
+    pub host_note: Option<String>,
     /// The verdicts of the cells finished on the plan's first two targets.
     pub verdicts: Vec<crate::verdict::CellVerdict>,
     /// Tests ended in this invocation.
@@ -146,11 +148,16 @@ impl LiveState {
             .filter(|t| t.status == run_status::OK || t.status == run_status::FAILED)
             .count();
         self.left = self.tests.iter().filter(|t| t.status == "planned").count();
-        let running_s = self
-            .seconds
-            .iter()
-            .map(|s| s.elapsed_s.max(0.0))
-            .fold(0.0, f64::max) as u64;
+        // The seconds shown after a test ended are the ended test's, whose time is
+        // no longer in the plan's.
+        let running_s = match self.running {
+            Some(_) => self
+                .seconds
+                .iter()
+                .map(|s| s.elapsed_s.max(0.0))
+                .fold(0.0, f64::max) as u64,
+            None => 0,
+        };
         let unended: u64 = self
             .tests
             .iter()
@@ -297,5 +304,67 @@ impl Consumer for Live {
             let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
             s.take(&told);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgsurge_events::Second;
+
+    fn second(elapsed_s: f64) -> Second {
+        Second {
+            elapsed_s,
+            epoch_s: 0.0,
+            duration_s: 1.0,
+            warmup: false,
+            tps: 10.0,
+            transactions: 10,
+            failures: 0,
+            latency_mean_ms: 1.0,
+            percentiles: Vec::new(),
+            latency_max_ms: None,
+            metrics: Vec::new(),
+        }
+    }
+
+    /// The time left is the planned seconds of the tests not ended less what the
+    /// running one has run: it falls as a test runs and when it ends, never rises
+    /// between two tests, and is 0 once every test has ended.
+    #[test]
+    fn the_time_left_falls_as_tests_run_and_end() {
+        let mut s = LiveState::default();
+        for key in ["a", "b"] {
+            s.take(&Told::TestPlanned {
+                key: key.into(),
+                planned_s: 10,
+                target: "t".into(),
+                cell: key.into(),
+                repeat: 1,
+            });
+        }
+        assert_eq!((s.left, s.time_left_s), (2, 20));
+        s.take(&Told::TestStarted { key: "a".into() });
+        for t in 1..=4 {
+            s.take(&Told::Interval {
+                key: "a".into(),
+                second: second(f64::from(t)),
+            });
+        }
+        assert_eq!((s.left, s.done, s.time_left_s), (1, 0, 16));
+        let ended = |key: &str| Told::TestEnded {
+            key: key.into(),
+            status: run_status::OK.into(),
+            tps: Some(10.0),
+            latency_mean_ms: Some(1.0),
+            latency_p99_ms: Some(2.0),
+            error: None,
+        };
+        s.take(&ended("a"));
+        assert_eq!((s.left, s.done, s.time_left_s), (1, 1, 10));
+        s.take(&Told::TestStarted { key: "b".into() });
+        assert_eq!((s.left, s.time_left_s), (0, 10));
+        s.take(&ended("b"));
+        assert_eq!((s.left, s.done, s.time_left_s), (0, 2, 0));
     }
 }

@@ -1,6 +1,8 @@
 //! Headless Chromium for the tests that look at a page as a browser lays it out: the
-//! one place that finds the browser, gives it the flags a container needs, and bounds
-//! how long it may take, so no test hangs on a browser that never exits.
+//! one place that finds the browser, gives it the flags a container needs, keeps its
+//! traffic on this machine (no background requests of its own; no name outside it
+//! resolves), and bounds how long it may take, so no test hangs on a browser that never
+//! exits. [`open_url_logged`] also tells which addresses a page asked for.
 
 use std::io::Read;
 use std::path::Path;
@@ -37,6 +39,13 @@ pub fn open_url(args: &[&str], url: &str) -> Shown {
             "--disable-dev-shm-usage",
             "--hide-scrollbars",
             "--allow-file-access-from-files",
+            // The browser's own requests (updates, accounts, time) never leave the
+            // machine: none is made, and no name but localhost resolves.
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
         ])
         .args(args)
         .arg(url)
@@ -67,6 +76,41 @@ pub fn open_url(args: &[&str], url: &str) -> Shown {
         stdout: stdout.join().expect("read Chromium's stdout"),
         stderr: stderr.join().expect("read Chromium's stderr"),
     }
+}
+
+/// Opens `url` as [`open_url`] does, with the browser's network log kept: what it
+/// showed, and every address the page asked for — the page itself and what its
+/// document and scripts fetched (a style, a script, an image, a `fetch`), whether or
+/// not it could be reached — leaving out the browser's own requests.
+pub fn open_url_logged(args: &[&str], url: &str) -> (Shown, Vec<String>) {
+    let dir = crate::scratch_dir("chromium-net-log");
+    let log = dir.path().join("net-log.json");
+    let flag = format!("--log-net-log={}", log.display());
+    let mut all = vec![flag.as_str()];
+    all.extend_from_slice(args);
+    let shown = open_url(&all, url);
+    let text = std::fs::read_to_string(&log).expect("Chromium wrote its network log");
+    (shown, page_requests(&text))
+}
+
+/// The addresses a page asked for, from a network log: the requests Chromium started
+/// for a frame (the main frame, or one with an origin that asked for it), not those
+/// it makes for itself (whose initiator is no origin).
+fn page_requests(log: &str) -> Vec<String> {
+    let log: serde_json::Value = serde_json::from_str(log).expect("a network log is JSON");
+    let start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].clone();
+    let mut urls = Vec::new();
+    for event in log["events"].as_array().expect("a network log has events") {
+        let p = &event["params"];
+        let Some(url) = p["url"].as_str() else {
+            continue;
+        };
+        let by_page = p["request_type"] == "main frame" || p["initiator"] != "not an origin";
+        if event["type"] == start && by_page && !urls.iter().any(|u| u == url) {
+            urls.push(url.to_string());
+        }
+    }
+    urls
 }
 
 /// The first Chromium found on `PATH` under the names distributions give it.

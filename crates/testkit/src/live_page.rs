@@ -1,6 +1,7 @@
 //! The live page as a test reads it: over HTTP from the address a `pgsurge` process
 //! says on stderr, as a browser would, with the process killed and reaped when the
-//! test ends.
+//! test ends; its state waited for, the process interrupted as Ctrl-C does, the
+//! tables of the page as a browser drew them.
 
 use std::io::BufRead;
 use std::process::Child;
@@ -41,6 +42,66 @@ pub fn served_url(child: &mut Child) -> (String, std::thread::JoinHandle<String>
         .unwrap_or_else(|| panic!("no address said: {line:?}"));
     assert!(url.starts_with("http://127.0.0.1:"), "{line}");
     (url.to_string(), rest)
+}
+
+/// Asks `child` to stop as Ctrl-C does (SIGINT).
+pub fn interrupt(child: &Child) {
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: kill(2) with the pid of a child this test started and has not reaped.
+    let sent = unsafe { libc::kill(pid, libc::SIGINT) };
+    assert_eq!(sent, 0, "SIGINT to {pid}");
+}
+
+/// Fetches the state of the page at `url` every 200 ms until `wanted` holds of it,
+/// and returns that state. Panics, with the last state fetched, when `child` (the
+/// process serving it) ends first or after ten minutes.
+pub fn wait_for_state(
+    url: &str,
+    child: &mut Child,
+    what: &str,
+    wanted: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut last = serde_json::Value::Null;
+    loop {
+        if let Some(text) = get(&format!("{url}state.json")) {
+            last = serde_json::from_str(&text).expect("the state is JSON");
+            if wanted(&last) {
+                return last;
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the process ended ({status}) before {what}: {last}");
+        }
+        assert!(Instant::now() < deadline, "never {what}: {last}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The text of each cell of each body row of the table `id` in a page as Chromium
+/// dumps it (`--dump-dom`), its markup's entities left as they are.
+pub fn table_rows(dom: &str, id: &str) -> Vec<Vec<String>> {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no table {id} in {dom}"));
+    let table = &dom[at..];
+    let table = &table[..table.find("</table>").unwrap_or(table.len())];
+    let Some(body) = table.split_once("<tbody>").map(|(_, b)| b) else {
+        return Vec::new();
+    };
+    body.split("<tr")
+        .skip(1)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| {
+                    let text = cell.split_once('>').map_or("", |(_, t)| t);
+                    text[..text.find("</td>").unwrap_or(text.len())].to_string()
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// A browser's view of a live page while something runs: the page once, then its

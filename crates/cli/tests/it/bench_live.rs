@@ -1,7 +1,8 @@
 //! `pgsurge bench --live[=ADDR]`: one run's live page. The address is said on stderr
 //! and the page served while the run goes; the test reads the page and its state over
 //! HTTP, as a browser would, and sees the run's seconds grow, each with its rate and
-//! the percentiles of that second's histogram; stdout carries pgbench's report alone;
+//! the percentiles of that second's histogram, and the server's waits and host figures
+//! sampled beside it; stdout carries pgbench's report alone;
 //! the password never reaches the page. A bad address is an error before anything
 //! connects.
 
@@ -30,9 +31,14 @@ fn a_bench_runs_page_shows_its_seconds_as_they_come() {
     // The server trusts local connections: the password is never needed, only kept
     // out of what the page shows.
     let conninfo = format!("dbname={db} password={SECRET}");
+    // Its clients sleep on the server: their sessions wait in `Timeout.PgSleep`.
+    let dir = pgsurge_testkit::scratch_dir("bench-live");
+    let script = dir.path().join("sleep.sql");
+    std::fs::write(&script, "SELECT pg_sleep(0.01);\n").unwrap();
     let mut bench = Killed(
         pgsurge(srv)
-            .args(["bench", "-n", "-S", "-c", "2", "-T", "6"])
+            .args(["bench", "-n", "-f", script.to_str().unwrap()])
+            .args(["-c", "2", "-T", "6"])
             .args(["--live=127.0.0.1:0", &conninfo])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -81,6 +87,23 @@ fn a_bench_runs_page_shows_its_seconds_as_they_come() {
         .find(|x| x["tps"].as_f64().is_some_and(|t| t > 0.0))
         .unwrap_or_else(|| panic!("no second with transactions in {states:?}"));
     assert_percentiles_rise(seen);
+    // The server's waits and its host's figures (it runs on this machine), sampled
+    // beside the run as a campaign samples them.
+    let running = || states.iter().filter(|s| s["running"].is_string());
+    let has = |s: &serde_json::Value, list: &str, name: &str| {
+        s[list]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|x| x[0] == name && x[1].as_f64().is_some()))
+    };
+    assert!(
+        running().any(|s| has(s, "waits", "Timeout.PgSleep")),
+        "no wait seen in {states:?}"
+    );
+    assert!(
+        running().any(|s| has(s, "host", "os.cpu.idle_pct")),
+        "no host figure seen in {states:?}"
+    );
+    assert!(states.iter().all(|s| s["host_note"].is_null()));
     // The one test is the run, named by its command line (no connection options);
     // the page has it once the setup is done, and says how it ended.
     let last = states.last().unwrap();

@@ -17,6 +17,7 @@ mod build_cache;
 mod build_prune;
 mod campaign_distributed;
 mod campaign_faults;
+mod campaign_live;
 mod campaign_resume;
 mod campaign_watch;
 mod campaign_workload;

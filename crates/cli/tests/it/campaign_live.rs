@@ -1,0 +1,316 @@
+//! `campaign run --live` as a user looks at it: a real campaign serves its page, and
+//! while one of its tests runs the page is opened in headless Chromium, whose script
+//! draws the plan (done, running, left, the time left), the running test's seconds
+//! with their rate and latency percentiles, the server's waits and its host's figures —
+//! asking for nothing but the page's own address. A campaign whose server goes away
+//! between tests shows the outage on its page and in its store's events; its tests
+//! left and time left fall as tests end and are 0 at the end.
+
+use std::process::{Command, Stdio};
+
+use pgsurge_server::testing::{TestServer, TestServerOptions};
+use pgsurge_testkit::live_page::{
+    interrupt, served_url, table_rows, wait_for_state, Killed, Reader,
+};
+
+const SECRET: &str = "campaign-live-secret-pw";
+
+/// `pgsurge campaign run FILE --store STORE --quiet --live=127.0.0.1:0`, its stderr
+/// piped (the address is said there).
+fn campaign_run_live(file: &std::path::Path, store: &std::path::Path) -> Killed {
+    Killed(
+        Command::new(env!("CARGO_BIN_EXE_pgsurge"))
+            .args(["campaign", "run"])
+            .arg(file)
+            .arg("--store")
+            .arg(store)
+            .args(["--quiet", "--live=127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// A figure the page drew (`12.5`), as a number.
+fn number(cell: &str) -> f64 {
+    cell.parse()
+        .unwrap_or_else(|_| panic!("not a number: {cell:?}"))
+}
+
+#[test]
+fn a_running_campaigns_page_in_chromium_shows_the_plan_seconds_waits_and_host() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("campaign_live_page");
+    let dir = pgsurge_testkit::scratch_dir("campaign-live-page");
+    std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.01);\n").unwrap();
+    let file = dir.path().join("c.toml");
+    // Long tests: the campaign is interrupted once the browser has looked. The server
+    // trusts local connections: the password is never needed, only kept off the page.
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "looked-at"
+shuffle = false
+[[target]]
+name = "existing"
+conninfo = "{} password={SECRET}"
+host_metrics = "local"
+[matrix]
+scales = [1]
+clients = [2, 3]
+scripts = [{{ file = "sleep.sql" }}]
+[run]
+duration = 600
+[hygiene]
+vacuum = false
+checkpoint = false
+"#,
+            srv.conninfo(&db)
+        ),
+    )
+    .unwrap();
+    let mut campaign = campaign_run_live(&file, &dir.path().join("r.db"));
+    let (url, said) = served_url(&mut campaign.0);
+
+    // Once the first test has run a few seconds with its waits and host figures.
+    let seen = wait_for_state(&url, &mut campaign.0, "a test ran with its waits", |s| {
+        let has = |list: &str, name: &str| {
+            s[list]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|x| x[0] == name))
+        };
+        s["running"].is_string()
+            && s["seconds"].as_array().is_some_and(|v| v.len() >= 2)
+            && has("waits", "Timeout.PgSleep")
+            && has("host", "os.cpu.idle_pct")
+    });
+    let running = seen["running"].as_str().unwrap().to_string();
+    let (shown, asked) = pgsurge_testkit::chromium::open_url_logged(
+        &["--dump-dom", "--virtual-time-budget=3000"],
+        &url,
+    );
+    let after = get_state(&url);
+    interrupt(&campaign.0);
+    let ended = campaign.0.wait().unwrap();
+    let said = said.join().unwrap();
+    assert!(!ended.success(), "an interrupted campaign: {said}");
+    // The test still ran when the browser had drawn the page.
+    assert_eq!(after["running"], running.as_str(), "{after}");
+    let dom = &shown.stdout;
+    assert!(!dom.contains(SECRET), "a password reached the page: {dom}");
+    assert!(!said.contains(SECRET), "{said}");
+
+    // Nothing but the page's own address was asked for (the state its script drew
+    // is below).
+    let origin = url.trim_end_matches('/');
+    assert!(asked.contains(&url), "{asked:?}");
+    for a in &asked {
+        assert!(
+            a.starts_with(&format!("{origin}/")),
+            "{a} asked for: {asked:?}"
+        );
+    }
+
+    // The plan: none done of two, one running, one left, and the time left.
+    for part in [
+        "<span>done 0 / 2</span>",
+        "<span>running 1</span>",
+        "<span>left 1</span>",
+    ] {
+        assert!(dom.contains(part), "no {part} in {dom}");
+    }
+    let time_left = dom
+        .split("<span>time left ")
+        .nth(1)
+        .and_then(|t| t.split_once("</span>"))
+        .unwrap_or_else(|| panic!("no time left in {dom}"))
+        .0;
+    assert!(
+        time_left.ends_with('s') && time_left.contains('m'),
+        "{time_left}"
+    );
+    assert!(
+        dom.contains(&format!("<span id=\"running\">{running}</span>")),
+        "{dom}"
+    );
+
+    // The running test's seconds, newest first: each with its rate and its four
+    // latency percentiles from that second's histogram, rising.
+    let seconds = table_rows(dom, "seconds");
+    assert!(seconds.len() >= 2, "{seconds:?}");
+    for row in &seconds {
+        assert_eq!(row.len(), 8, "{row:?}");
+        assert!(number(&row[1]) > 0.0, "{row:?}");
+        let p: Vec<f64> = row[3..7].iter().map(|c| number(c)).collect();
+        assert!(p[0] > 0.0 && p.windows(2).all(|w| w[0] <= w[1]), "{row:?}");
+        assert_eq!(row[7], "0", "{row:?}");
+    }
+    let elapsed: Vec<f64> = seconds.iter().map(|r| number(&r[0])).collect();
+    assert!(elapsed.windows(2).all(|w| w[0] > w[1]), "{elapsed:?}");
+    // The server's waits: its clients sleep in pg_sleep, each a session.
+    let waits = table_rows(dom, "waits");
+    let sleeping = waits
+        .iter()
+        .find(|r| r[0] == "Timeout.PgSleep")
+        .unwrap_or_else(|| panic!("{waits:?}"));
+    assert!(number(&sleeping[1]) > 0.0, "{waits:?}");
+    // Its host's figures (the host is this machine).
+    let host = table_rows(dom, "host");
+    let idle = host
+        .iter()
+        .find(|r| r[0] == "os.cpu.idle_pct")
+        .unwrap_or_else(|| panic!("{host:?}"));
+    assert!((0.0..=100.0).contains(&number(&idle[1])), "{host:?}");
+    // The plan's tests, the first running.
+    let tests = table_rows(dom, "tests");
+    assert_eq!(tests.len(), 2, "{tests:?}");
+    assert_eq!((&tests[0][0], tests[0][1].as_str()), (&running, "running"));
+    assert_eq!(tests[1][1], "planned", "{tests:?}");
+}
+
+/// The state the page at `url` asks for, now.
+fn get_state(url: &str) -> serde_json::Value {
+    let text =
+        pgsurge_testkit::live_page::get(&format!("{url}state.json")).expect("the state is served");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn an_outage_is_shown_live_and_the_tests_and_time_left_fall_to_zero() {
+    // A server of its own: it is stopped and started again.
+    let srv = TestServer::start(TestServerOptions::default());
+    let db = srv.create_database("campaign_live_outage");
+    let dir = pgsurge_testkit::scratch_dir("campaign-live-outage");
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[campaign]
+name = "outage-live"
+shuffle = false
+[[target]]
+name = "fx"
+conninfo = "{} password={SECRET}"
+[matrix]
+scales = [1]
+clients = [1, 2, 3]
+scripts = ["select-only"]
+[run]
+duration = 2
+outage_wait = "60s"
+[hygiene]
+vacuum = false
+checkpoint = false
+"#,
+            srv.tcp_conninfo(&db)
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("r.db");
+    let mut campaign = campaign_run_live(&file, &store);
+    let (url, said) = served_url(&mut campaign.0);
+    let reader = Reader::start(&url);
+
+    // Once a test has ended, the server goes away for a few seconds.
+    wait_for_state(&url, &mut campaign.0, "a test ended", |s| {
+        s["done"].as_u64().is_some_and(|d| d >= 1)
+    });
+    let cluster = srv.cluster();
+    assert!(cluster.stop_immediate(std::time::Duration::from_secs(60)));
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    cluster.restart().expect("the server starts again");
+    let ran = campaign.0.wait().unwrap();
+    let (_, seen) = reader.finish();
+    let said = said.join().unwrap();
+    assert!(ran.success(), "{said}");
+    let states: Vec<serde_json::Value> = seen
+        .iter()
+        .inspect(|s| assert!(!s.contains(SECRET), "a password reached the page: {s}"))
+        .map(|s| serde_json::from_str(s).unwrap())
+        .collect();
+
+    // The outage as the page showed it: the target unreachable, then back.
+    let outages = |s: &serde_json::Value| -> Vec<String> {
+        s["outages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_str().unwrap().to_string())
+            .collect()
+    };
+    let away = states
+        .iter()
+        .find(|s| s["targets"][0][1] == "unreachable")
+        .unwrap_or_else(|| panic!("the target was never shown unreachable: {states:?}"));
+    assert!(
+        outages(away)
+            .iter()
+            .any(|o| o.starts_with("fx: unreachable (")),
+        "{away}"
+    );
+    let back = states
+        .iter()
+        .find(|s| outages(s).iter().any(|o| o.starts_with("fx: back after ")))
+        .unwrap_or_else(|| panic!("the target was never shown back: {states:?}"));
+    assert_eq!(back["targets"][0][1], "up", "{back}");
+    // Once the plan was shown, tests left never rose between two fetches of the page.
+    let left: Vec<u64> = states
+        .iter()
+        .filter(|s| !s["tests"].as_array().unwrap().is_empty())
+        .map(|s| s["left"].as_u64().unwrap())
+        .collect();
+    assert!(left.windows(2).all(|w| w[1] <= w[0]), "{left:?}");
+
+    // The store's event stream, drawn as `campaign watch` draws it: the outage, and
+    // after each test's end fewer tests and less time left, none at the end.
+    let mut s = pgsurge_store::Store::open_read_only(store.to_str().unwrap()).unwrap();
+    let set = s.list_sets().unwrap()[0].id;
+    let events = s.live_events(set, 0).unwrap();
+    assert!(events.iter().all(|e| !e.body.contains(SECRET)));
+    let mut drawn = pgsurge_live::LiveState::default();
+    let mut ends: Vec<(usize, usize, u64)> = Vec::new();
+    for e in &events {
+        use pgsurge_events::Told;
+        let told: Told = serde_json::from_str(&e.body).unwrap();
+        if matches!(told, Told::TestStarted { .. }) && ends.is_empty() {
+            // The plan, before its first test starts.
+            ends.push((drawn.done, drawn.left, drawn.time_left_s));
+        }
+        drawn.take(&told);
+        if matches!(told, Told::TestEnded { .. }) {
+            ends.push((drawn.done, drawn.left, drawn.time_left_s));
+        }
+    }
+    assert!(
+        drawn
+            .outages
+            .iter()
+            .any(|o| o.starts_with("fx: unreachable (")),
+        "{:?}",
+        drawn.outages
+    );
+    assert!(
+        drawn
+            .outages
+            .iter()
+            .any(|o| o.starts_with("fx: back after ")),
+        "{:?}",
+        drawn.outages
+    );
+    assert_eq!(drawn.ended.as_deref(), Some("complete"));
+    assert_eq!((drawn.done, drawn.left, drawn.time_left_s), (3, 0, 0));
+    // Planned, then after each of the three tests ended.
+    assert_eq!(ends.len(), 4, "{ends:?}");
+    assert_eq!((ends[0].0, ends[0].1), (0, 3), "{ends:?}");
+    for w in ends.windows(2) {
+        assert!(w[1].0 == w[0].0 + 1 && w[1].1 <= w[0].1, "{ends:?}");
+        assert!(
+            w[1].2 < w[0].2,
+            "a test ended, the time left did not fall: {ends:?}"
+        );
+    }
+}
