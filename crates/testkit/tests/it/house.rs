@@ -1034,7 +1034,6 @@ const TOO_LONG: &[&str] = &[
     "crates/plan/src/spec.rs",
     "crates/records/src/pgbench_tools.rs",
     "crates/records/src/results_cli.rs",
-    "crates/report/src/compare.rs",
     "crates/report/src/pages.rs",
 ];
 
