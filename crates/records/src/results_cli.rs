@@ -411,6 +411,7 @@ pub(crate) fn command() -> clap::Command {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pgsurge_store::{now_rfc3339, set_kind, set_status, SetRecord};
     use pgsurge_store::{IntervalRecord, RunRecord, RunWrite, TargetRecord};
 
     /// A store with one set, one target and two runs (one failed with an error that

@@ -699,6 +699,15 @@ fn draw_point_markers(
     res.map_err(|e| e.to_string())
 }
 
+/// Builds a chart on a test page's time axis: (title, y label, series, note).
+pub(crate) type ChartMaker<'a> = &'a dyn Fn(&str, &str, Vec<Series>, String) -> LineChart;
+
+/// A chart in its page's `<div class="chart">`, counted in `count`.
+pub(crate) fn chart_div(c: &LineChart, count: &mut usize) -> String {
+    *count += 1;
+    format!("<div class=\"chart\">{}</div>", c.to_html())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

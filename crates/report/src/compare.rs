@@ -446,9 +446,12 @@ pub struct Comparison {
 
 #[cfg(test)]
 mod tests {
+    use super::tables::signed_pct;
     use super::*;
+    use crate::cells::Cell;
     use crate::cells::Percentiles;
     use pgsurge_analysis::describe::median;
+    use pgsurge_analysis::validity::Evidence;
 
     fn cell(target: &str, clients: i64, tps: &[f64], p99: &[f64]) -> Cell {
         Cell {

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use pgsurge_results::failure::FailureCost;
 use pgsurge_store::LoadedRun;
 
+use crate::charts::ChartMaker;
 use crate::charts::Series;
 use crate::html::num;
-use crate::run_page::ChartMaker;
 
 /// The run's failure cost as stored in its result document.
 fn stored(run: &LoadedRun) -> Option<FailureCost> {
@@ -70,7 +70,7 @@ pub(crate) fn lag_section(run: &LoadedRun, mk: ChartMaker<'_>, n: &mut usize) ->
     ];
     let mut body = String::from("<div class=\"charts\">");
     for chart in &charts {
-        body.push_str(&crate::pages::chart_div(chart, n));
+        body.push_str(&crate::charts::chart_div(chart, n));
     }
     body.push_str("</div>");
     body

@@ -22,7 +22,6 @@ mod provenance;
 pub use comparisons::comparison_html;
 
 use crate::cells::{build_cells, Cell};
-use crate::charts::LineChart;
 use crate::html::page;
 use comparisons::comparisons_section;
 use many_sets::sets_index_page;
@@ -246,11 +245,6 @@ pub fn without_impossible(store: &mut Store, runs: Vec<Run>) -> Vec<Run> {
             impossible.is_empty()
         })
         .collect()
-}
-
-pub(crate) fn chart_div(c: &LineChart, count: &mut usize) -> String {
-    *count += 1;
-    format!("<div class=\"chart\">{}</div>", c.to_html())
 }
 
 /// Sets a report shows on one index page; beyond, each set has a page of its own and

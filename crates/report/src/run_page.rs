@@ -284,6 +284,3 @@ fn summary_section(run: &LoadedRun, set_name: &str, t0: f64) -> String {
 
     body
 }
-
-/// Builds a chart on the page's time axis: (title, y label, series, note).
-pub(crate) type ChartMaker<'a> = &'a dyn Fn(&str, &str, Vec<Series>, String) -> LineChart;

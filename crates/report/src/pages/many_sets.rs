@@ -3,8 +3,9 @@
 //! the change points the trend finds marked.
 
 use super::matrix::{matrix_chart, single_repeat_note};
-use super::{chart_div, set_page};
+use super::set_page;
 use crate::cells::{trim_float, Cell};
+use crate::charts::chart_div;
 use crate::charts::{Dash, LineChart, Marker};
 use crate::html::{escape, page, table};
 use pgsurge_store::Set;

@@ -2,9 +2,8 @@
 //! and scale, against the target rate, and the scale × clients tables, each line with
 //! the look its target (or workload) keeps across the report.
 
-use super::chart_div;
 use crate::cells::{trim_float, Cell};
-use crate::charts::{Dash, LineChart, Marker, Series, XScale};
+use crate::charts::{chart_div, Dash, LineChart, Marker, Series, XScale};
 use crate::html::{escape, num, table};
 use pgsurge_store::Set;
 use std::collections::{BTreeMap, BTreeSet};

@@ -5,10 +5,9 @@
 use super::cpu::cpu_state_style;
 use super::flushed::{is_flushed_counter_rate, Drawn};
 use super::waits::wait_style;
-use super::ChartMaker;
+use crate::charts::{chart_div, ChartMaker};
 use crate::charts::{Dash, Series};
 use crate::html::escape;
-use crate::pages::chart_div;
 use pgsurge_store::activity;
 use pgsurge_store::MetricInfo;
 use std::collections::{BTreeMap, BTreeSet};

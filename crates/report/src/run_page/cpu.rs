@@ -4,9 +4,8 @@
 
 use super::limits::mean_of;
 use super::timeline::metric_series;
-use super::ChartMaker;
+use crate::charts::{chart_div, ChartMaker};
 use crate::charts::{Dash, Series};
-use crate::pages::chart_div;
 use pgsurge_analysis::limits;
 use pgsurge_store::LoadedRun;
 use std::collections::{BTreeMap, BTreeSet};

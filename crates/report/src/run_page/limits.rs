@@ -6,10 +6,9 @@
 use super::cpu::{cpu_charts, cpu_glance, HostCpus};
 use super::flushed::{is_flushed_counter_rate, Drawn};
 use super::timeline::{latency_series, metric_series, IntervalView};
-use super::ChartMaker;
+use crate::charts::{chart_div, ChartMaker};
 use crate::charts::{Dash, LineChart, Series};
 use crate::html::{escape, kv_table, text_list};
-use crate::pages::chart_div;
 use pgsurge_analysis::{describe, limits};
 use pgsurge_store::activity;
 use pgsurge_store::{IntervalRecord, LoadedRun};

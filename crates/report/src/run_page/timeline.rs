@@ -194,6 +194,7 @@ pub(super) fn latency_series(view: &IntervalView<'_>) -> Vec<Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::charts::LineChart;
 
     fn iv(elapsed: f64, dur: f64, tx: i64, warmup: bool) -> IntervalRecord {
         IntervalRecord {

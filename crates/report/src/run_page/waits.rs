@@ -2,10 +2,9 @@
 //! and its top statements, and the one colour and line each wait event has on every
 //! chart.
 
-use super::ChartMaker;
+use crate::charts::{chart_div, ChartMaker};
 use crate::charts::{Dash, Series};
 use crate::html::{escape, num, table};
-use crate::pages::chart_div;
 use pgsurge_store::activity::{self, Statements};
 use pgsurge_store::LoadedRun;
 use std::collections::BTreeMap;
