@@ -1032,7 +1032,6 @@ const TOO_LONG: &[&str] = &[
     "crates/engine/src/driver.rs",
     "crates/plan/src/load.rs",
     "crates/plan/src/spec.rs",
-    "crates/records/src/pgbench_tools.rs",
 ];
 
 /// Each product file under `crates/*/src` (files that only hold tests left out) with its
