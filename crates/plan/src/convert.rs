@@ -417,7 +417,7 @@ fn target_section(cfg: &BashConfig, notes: &mut Vec<String>) -> Result<String, S
         }
         match cfg.get(var) {
             Ok(Some(v)) if !v.is_empty() => {
-                conninfo.push(format!("{key}={}", conninfo_value(v)));
+                conninfo.push(format!("{key}={}", pgsurge_wire::quote_conninfo(v)));
             }
             Ok(_) => {}
             Err(e) => notes.push(format!(
@@ -571,14 +571,6 @@ pub fn workers_for(clients: u32, max: u32) -> u32 {
         .rev()
         .find(|w| clients.is_multiple_of(*w))
         .unwrap_or(1)
-}
-
-fn conninfo_value(v: &str) -> String {
-    if v.is_empty() || v.contains([' ', '\'', '\\']) {
-        format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
-    } else {
-        v.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,10 @@ use std::sync::atomic::AtomicI32;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use pgsurge_wire::quote_conninfo;
+
 use crate::binaries::PgBinaries;
-use crate::cluster::{free_port, quote_conninfo, register, Cluster, Inner, RunState};
+use crate::cluster::{free_port, register, Cluster, Inner, RunState};
 use crate::config_files::{
     check_setting_name, prepend_hba, write_auto_conf, write_files, OwnerMarker,
 };

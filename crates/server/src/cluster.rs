@@ -12,6 +12,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use pgsurge_wire::quote_conninfo;
+
 use crate::binaries::PgBinaries;
 use crate::builder::ClusterBuilder;
 use crate::config_files::OwnerMarker;
@@ -406,14 +408,6 @@ pub fn stop_all() {
     }
 }
 
-/// Quotes a conninfo value when needed (spaces, quotes, backslashes, empty).
-pub fn quote_conninfo(value: &str) -> String {
-    if !value.is_empty() && !value.contains(|c: char| c.is_whitespace() || c == '\'' || c == '\\') {
-        return value.to_string();
-    }
-    format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
 /// Keyword/value conninfo for a socket directory.
 pub(crate) fn conninfo(socket_dir: &Path, port: u16, user: &str, dbname: &str) -> String {
     format!(
@@ -450,10 +444,10 @@ mod tests {
 
     #[test]
     fn conninfo_quotes_when_needed() {
-        assert_eq!(quote_conninfo("abc"), "abc");
-        assert_eq!(quote_conninfo("a b"), "'a b'");
-        assert_eq!(quote_conninfo("it's"), "'it\\'s'");
-        assert_eq!(quote_conninfo(""), "''");
+        assert_eq!(
+            conninfo(Path::new("/tmp/a dir"), 5432, "it's", "db"),
+            r"host='/tmp/a dir' port=5432 user='it\'s' dbname=db"
+        );
         assert_eq!(
             conninfo(Path::new("/tmp/s"), 5432, "postgres", "db"),
             "host=/tmp/s port=5432 user=postgres dbname=db"

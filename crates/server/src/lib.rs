@@ -68,7 +68,7 @@ use std::ffi::OsString;
 
 pub use binaries::{PgBinaries, PgVersion, PG_BIN_ENV};
 pub use builder::{BinarySource, ClusterBuilder, SettingsTarget};
-pub use cluster::{free_port, quote_conninfo, stop_all, Cluster, StopHandle};
+pub use cluster::{free_port, stop_all, Cluster, StopHandle};
 pub use error::{Result, ServerError};
 pub use fault::Fault;
 pub use postmaster::{is_alive, PidFile};

@@ -6,8 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+use pgsurge_wire::quote_conninfo;
+
 use crate::builder::ClusterBuilder;
-use crate::cluster::{quote_conninfo, Cluster};
+use crate::cluster::Cluster;
 use crate::error::{Result, ServerError};
 
 /// The most standbys a topology may have: each takes a WAL sender of the primary

@@ -662,6 +662,29 @@ pub(crate) fn is_conninfo_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
 }
 
+/// A value as a `key=value` conninfo string takes it: as written when libpq reads it
+/// back whole, else in single quotes with `\` and `'` escaped by a backslash. libpq
+/// ends an unquoted value at white space (any of C's `isspace`) and reads `\` as an
+/// escape in both forms, so an empty value, or one holding white space (Unicode's
+/// too: quoting more is harmless), a quote or a backslash is quoted.
+pub fn quote_conninfo(value: &str) -> String {
+    let plain =
+        !value.is_empty() && !value.contains(|c: char| c.is_whitespace() || c == '\'' || c == '\\');
+    if plain {
+        return value.to_string();
+    }
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('\'');
+    for c in value.chars() {
+        if c == '\\' || c == '\'' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
+}
+
 /// Parses `key = value key2='quoted \' value'` (libpq's `conninfo_parse`).
 pub(crate) fn parse_conninfo(s: &str) -> Result<Vec<(String, String)>, ConfigError> {
     let b: Vec<char> = s.chars().collect();

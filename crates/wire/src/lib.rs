@@ -90,7 +90,7 @@ pub use codec::TransactionStatus;
 pub use connection::{io_error_text, SERVER_CLOSED_TEXT};
 pub use connection::{Connection, NoticeHandler, SimpleResult};
 pub use conninfo::{
-    default_socket_dir, process_env, HostKind, DEFAULT_PORT, DEFAULT_SOCKET_DIR,
+    default_socket_dir, process_env, quote_conninfo, HostKind, DEFAULT_PORT, DEFAULT_SOCKET_DIR,
     FALLBACK_SOCKET_DIR,
 };
 pub use conninfo::{ConfigError, ConnConfig, HostSpec, SslMode, TargetSessionAttrs};

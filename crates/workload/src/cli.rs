@@ -212,10 +212,7 @@ fn conn_config(conninfo: Option<&str>) -> Result<ConnConfig, WorkloadError> {
         {
             c.to_string()
         }
-        Some(name) => format!(
-            "dbname='{}'",
-            name.replace('\\', "\\\\").replace('\'', "\\'")
-        ),
+        Some(name) => format!("dbname={}", pgsurge_wire::quote_conninfo(name)),
     };
     ConnConfig::parse(&text).map_err(|e| WorkloadError::Connect(e.to_string()))
 }

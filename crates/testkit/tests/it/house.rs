@@ -1028,10 +1028,7 @@ const MAX_CAMPAIGN_LINES: usize = 6000;
 /// Product files over [`MAX_FILE_LINES`], each holding more than one thing and waiting
 /// to be split by it. The list only shrinks: a listed file under the limit fails the
 /// test as a file over it does.
-const TOO_LONG: &[&str] = &[
-    "crates/plan/src/load.rs",
-    "crates/plan/src/spec.rs",
-];
+const TOO_LONG: &[&str] = &["crates/plan/src/load.rs", "crates/plan/src/spec.rs"];
 
 /// Each product file under `crates/*/src` (files that only hold tests left out) with its
 /// lines of product code: the lines before its test module (`#[cfg(test)]` at the start
@@ -1148,6 +1145,11 @@ const ONE_HOME: &[(&str, &str, &[&str])] = &[
         "crates/wire/src/lib.rs",
         &["replace('\"', \"\\\"\\\"\")"],
     ),
+    (
+        "conninfo value quoting (use pgsurge_wire::quote_conninfo)",
+        "crates/wire/src/conninfo.rs",
+        &["replace('\\'', \"\\\\'\")"],
+    ),
 ];
 
 /// The helpers of [`ONE_HOME`] that `text` (the product code of `file`) holds a copy of.
@@ -1215,6 +1217,12 @@ fn the_one_home_rule_sees_a_copy() {
     assert_eq!(
         helper_copies("x.rs", literal),
         ["SQL literal quoting (use pgsurge_wire::quote_literal)"]
+    );
+    let conninfo =
+        "fn c(v: &str) -> String { format!(\"'{}'\", v.replace('\\\\', \"\\\\\\\\\").replace('\\'', \"\\\\'\")) }";
+    assert_eq!(
+        helper_copies("x.rs", conninfo),
+        ["conninfo value quoting (use pgsurge_wire::quote_conninfo)"]
     );
     assert!(helper_copies("x.rs", "fn f() -> u32 { 16 }").is_empty());
 }

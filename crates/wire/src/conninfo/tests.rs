@@ -30,6 +30,39 @@ fn err(s: &str) -> String {
 }
 
 #[test]
+fn a_quoted_value_is_read_back_whole() {
+    for value in [
+        "plain",
+        "",
+        "a b",
+        "tab\there",
+        "line\nbreak",
+        "vt\x0bff\x0ccr\r",
+        "no\u{a0}break",
+        "it's",
+        r"C:\data",
+        r"\'",
+        "/tmp/dir with space",
+    ] {
+        let quoted = quote_conninfo(value);
+        let text = format!("dbname={quoted} user=u");
+        let parsed = parse_conninfo(&text).unwrap();
+        assert_eq!(
+            parsed,
+            [
+                ("dbname".to_string(), value.to_string()),
+                ("user".into(), "u".into())
+            ],
+            "{value:?} as {quoted}"
+        );
+    }
+    assert_eq!(quote_conninfo("abc"), "abc");
+    assert_eq!(quote_conninfo("a\tb"), "'a\tb'");
+    assert_eq!(quote_conninfo("it's"), r"'it\'s'");
+    assert_eq!(quote_conninfo(""), "''");
+}
+
+#[test]
 fn conninfo_quoting_and_escapes() {
     let c = parse(r"host = /tmp/sock  dbname='my db' user=a\ b password='it\'s' port=5433")
         .expect("valid");
