@@ -318,7 +318,7 @@ impl Store {
         if self.in_outer {
             return Ok(f(self));
         }
-        self.backend.batch("BEGIN")?;
+        self.backend.begin_write()?;
         self.in_outer = true;
         let out = f(self);
         self.in_outer = false;
@@ -343,7 +343,7 @@ impl Store {
         if self.in_outer {
             return f(self.backend.as_mut());
         }
-        self.backend.batch("BEGIN")?;
+        self.backend.begin_write()?;
         match f(self.backend.as_mut()) {
             Ok(v) => {
                 self.backend.batch("COMMIT")?;

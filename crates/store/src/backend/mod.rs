@@ -28,6 +28,10 @@ pub(crate) trait Backend: Send {
     }
     /// Runs statements without parameters (DDL, BEGIN/COMMIT).
     fn batch(&mut self, sql: &str) -> Result<()>;
+    /// Begins a transaction that will write.
+    fn begin_write(&mut self) -> Result<()> {
+        self.batch("BEGIN")
+    }
     /// Begins a transaction that excludes every other writer of the store until it
     /// ends (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a session advisory lock taken before the
     /// transaction begins, so the transaction sees everything the previous holder did),

@@ -198,6 +198,14 @@ impl Backend for SqliteBackend {
         self.batch("BEGIN IMMEDIATE")
     }
 
+    /// `BEGIN IMMEDIATE`: the write lock is taken at the start, where the busy timeout
+    /// waits for it. A deferred transaction that has read and then writes after another
+    /// connection's commit cannot take the lock at all (its snapshot is stale) and fails
+    /// at once with "database is locked", whatever the timeout.
+    fn begin_write(&mut self) -> Result<()> {
+        self.batch("BEGIN IMMEDIATE")
+    }
+
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let mut stmt = self.conn.prepare_cached(sql).ctx(|| short(sql))?;
         let n = stmt

@@ -346,3 +346,34 @@ fn credentials_in_settings_targets_and_environment_are_stored_masked() {
         "{everything}"
     );
 }
+
+/// Two stores open on one file (a campaign's runner and its event writer): a write
+/// transaction that has read and then writes after the other committed must not fail
+/// with "database is locked" — the other waits for it instead.
+#[test]
+fn a_write_transaction_that_reads_first_is_not_refused_by_another_connections_commit() {
+    let dir = pgsurge_testkit::scratch_dir("sqlite");
+    let path = dir.path().join("two.db").display().to_string();
+    let mut first = Store::open(&path).unwrap();
+    let set_id = first.create_set(&common::sample_set()).unwrap();
+    let mut second = Store::open(&path).unwrap();
+    let outcome = first
+        .all_or_nothing(|s| {
+            s.list_runs(&pgsurge_store::RunFilter::default())?;
+            // The other connection writes while this transaction is open, between its
+            // read and its write; it either commits now (a deferred transaction) or
+            // waits for this one's lock.
+            let other = std::thread::spawn(move || {
+                second.write_run(&common::sample_run(set_id, None, "other"))
+            });
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let mine = s.write_run(&common::sample_run(set_id, None, "mine"));
+            Ok::<_, StoreError>((mine, other))
+        })
+        .unwrap()
+        .unwrap();
+    let (mine, other) = outcome;
+    mine.expect("the transaction's own write");
+    other.join().unwrap().expect("the other connection's write");
+    assert_eq!(first.stored_tests(set_id).unwrap().len(), 2);
+}
