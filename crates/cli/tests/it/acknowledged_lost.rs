@@ -5,7 +5,7 @@
 
 use pgsurge_store::{RunWrite, Store};
 
-use crate::stored_runs::{campaign_set, pgsurge, select_only_run, throwaway_target};
+use crate::stored_runs::{campaign_set, pgsurge, repeat_run, throwaway_target};
 
 const LOST: [(&str, [u64; 3]); 2] = [("a", [0, 0, 0]), ("b", [2, 3, 0])];
 
@@ -16,15 +16,7 @@ fn checked_store(path: &str) {
         let target_id = throwaway_target(&mut store, set_id, target);
         for (i, lost) in lost.into_iter().enumerate() {
             let repeat = i as i64 + 1;
-            let mut run = select_only_run(
-                set_id,
-                target_id,
-                format!("{target}/s1/select-only/c8/r-/{repeat}"),
-                repeat,
-                1_790_000_000.0 + (repeat * 100) as f64,
-                8,
-                1000.0 + repeat as f64,
-            );
+            let mut run = repeat_run(set_id, target_id, target, repeat, 1000.0 + repeat as f64);
             run.result_json = Some(serde_json::json!({
                 "failure_cost": {
                     "faults": [{"at_s": 5.0, "action": "kill", "done_unix_us": 1_790_000_005_000_000_i64}],

@@ -8,7 +8,7 @@
 
 use pgsurge_store::{facts, FactRecord, RunWrite, Store};
 
-use crate::stored_runs::{campaign_set, pgsurge, select_only_run, throwaway_target};
+use crate::stored_runs::{campaign_set, pgsurge, repeat_run, throwaway_target};
 
 fn levels_store(path: &str) {
     let mut store = Store::open(path).unwrap();
@@ -23,15 +23,7 @@ fn levels_store(path: &str) {
                 let start = if target == "a" { j } else { 0 };
                 store
                     .write_run(&RunWrite {
-                        run: select_only_run(
-                            set_id,
-                            target_id,
-                            format!("{target}/s1/select-only/c8/r-/{repeat}"),
-                            repeat,
-                            1_790_000_000.0 + (repeat * 100) as f64,
-                            8,
-                            tps,
-                        ),
+                        run: repeat_run(set_id, target_id, target, repeat, tps),
                         facts: vec![FactRecord::new(
                             facts::SERVER_START,
                             format!("{}.{start:06}", 1_789_000_000 + start * 1000),

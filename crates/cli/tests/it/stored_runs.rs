@@ -1,5 +1,6 @@
 //! What the tests of stores written through the store's API share: a campaign set, a
-//! throwaway target in it, a finished select-only run as a campaign stores it, and
+//! throwaway target in it, a finished select-only run as a campaign stores it (one
+//! repeat of a cell of 8 clients among others), and
 //! `pgsurge` run without a server (on a store).
 
 use std::process::Command;
@@ -61,6 +62,20 @@ pub fn select_only_run(
         latency_mean_ms: Some(1000.0 * clients as f64 / tps),
         ..Default::default()
     }
+}
+
+/// Repeat `repeat` of target `target`'s select-only cell with 8 clients at `tps`, as
+/// [`select_only_run`] stores it, its start 100 s after the repeat before.
+pub fn repeat_run(set_id: i64, target_id: i64, target: &str, repeat: i64, tps: f64) -> RunRecord {
+    select_only_run(
+        set_id,
+        target_id,
+        format!("{target}/s1/select-only/c8/r-/{repeat}"),
+        repeat,
+        1_790_000_000.0 + (repeat * 100) as f64,
+        8,
+        tps,
+    )
 }
 
 /// Runs `pgsurge ARGS`: its exit status, stdout and stderr.
