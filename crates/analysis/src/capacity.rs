@@ -11,11 +11,21 @@
 //! the failing rate above it (the capacity lies between them), and the percentile at the
 //! passing rate with its 95 % confidence interval over the repeats (Student's t).
 //!
+//! A step's runs may not measure what the step claims: each run carries what its stored
+//! data says about its validity (`validity::Evidence`), and a step names the reasons its
+//! runs may not hold ([`Step::reasons`]). The answer rests on the passing step (its rate
+//! and percentile) and the failing step above it (the bracket): [`CapacityResult::validity`]
+//! names the reasons of both (and fewer than three repeats at the passing rate), save a
+//! growing `-R` lag at the failing step: that is how a step fails, not a doubt about it.
+//!
 //! The campaign runs the steps ([`search`] asks for each); `results show` recomputes every
 //! search from the stored runs ([`results_of_runs`]), so both give the same answer.
 
+use serde::{Serialize, Serializer};
+
 use crate::describe::{mean, median};
 use crate::interval::mean_interval;
+use crate::validity::{reasons_one_side, Evidence, Kind, Reason};
 
 /// Fraction of the target rate the runs must reach on average.
 const KEEP_UP: f64 = 0.9;
@@ -52,10 +62,12 @@ pub struct StepRun {
     pub percentile_ms: Option<f64>,
     /// Its throughput.
     pub tps: Option<f64>,
+    /// What its stored data says about its validity.
+    pub evidence: Evidence,
 }
 
 /// One step of a search: the runs at one rate.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {
     /// The rate (tps).
     pub rate: f64,
@@ -69,10 +81,53 @@ pub struct Step {
     pub pass: bool,
     /// Why it failed (empty when it passed).
     pub why: String,
+    /// What its runs' stored data says about them, summed.
+    #[serde(skip)]
+    pub evidence: Evidence,
+    /// The reasons its runs may not hold (empty when none).
+    pub validity: Vec<Reason>,
+}
+
+impl Step {
+    /// One line for the terminal as the search goes: the step's verdict and why.
+    pub fn line(&self, cell: &str, percentile: f64) -> String {
+        let mut notes = format!("p{} median {:.3} ms", trim(percentile), self.median_ms);
+        if !self.why.is_empty() {
+            notes.push_str(&format!("; {}", self.why));
+        }
+        if !self.validity.is_empty() {
+            notes.push_str(&format!("; may not hold: {}", texts(&self.validity)));
+        }
+        format!(
+            "capacity {cell}: {} tps {} ({notes})",
+            trim(self.rate),
+            if self.pass { "passes" } else { "fails" }
+        )
+    }
+}
+
+/// A reason the capacity answer may not hold, with the step it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepReason {
+    /// The step's rate.
+    pub rate: f64,
+    /// Whether it is the passing step (else the failing one above it).
+    pub pass: bool,
+    /// The reason.
+    #[serde(flatten)]
+    pub reason: Reason,
+}
+
+fn texts(reasons: &[Reason]) -> String {
+    reasons
+        .iter()
+        .map(|r| r.text.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The outcome of one cell's search.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CapacityResult {
     /// The cell, as its test keys name it without rate and repeat.
     pub cell: String,
@@ -82,6 +137,7 @@ pub struct CapacityResult {
     pub fail_rate: Option<f64>,
     /// The percentile at `rate`: median, and 95 % confidence interval over the repeats
     /// (None with a single repeat).
+    #[serde(serialize_with = "at_rate")]
     pub at_rate_ms: Option<(f64, Option<(f64, f64)>)>,
     /// Every step in the order run.
     pub steps: Vec<Step>,
@@ -89,6 +145,48 @@ pub struct CapacityResult {
     pub percentile: f64,
     /// The bound in ms.
     pub bound_ms: f64,
+    /// The reasons the answer may not hold: those of the passing and the failing step.
+    pub validity: Vec<StepReason>,
+}
+
+/// `at_rate_ms` in JSON: `{"median": …, "ci95": [low, high] | null}` or null.
+fn at_rate<S: Serializer>(v: &Option<(f64, Option<(f64, f64)>)>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct AtRate {
+        median: f64,
+        ci95: Option<(f64, f64)>,
+    }
+    v.map(|(median, ci95)| AtRate { median, ci95 }).serialize(s)
+}
+
+/// The reasons the answer resting on `pass` (the passing step) and `fail` (the failing
+/// one above it) may not hold.
+fn answer_validity(pass: Option<&Step>, fail: Option<&Step>) -> Vec<StepReason> {
+    let mut out = Vec::new();
+    if let Some(p) = pass {
+        out.extend(
+            reasons_one_side(&p.evidence, true)
+                .into_iter()
+                .map(|reason| StepReason {
+                    rate: p.rate,
+                    pass: true,
+                    reason,
+                }),
+        );
+    }
+    if let Some(f) = fail {
+        out.extend(
+            f.validity
+                .iter()
+                .filter(|r| r.kind != Kind::LagGrowing)
+                .map(|reason| StepReason {
+                    rate: f.rate,
+                    pass: false,
+                    reason: reason.clone(),
+                }),
+        );
+    }
+    out
 }
 
 impl CapacityResult {
@@ -97,9 +195,10 @@ impl CapacityResult {
         let objective = format!("p{} < {} ms", trim(self.percentile), trim(self.bound_ms));
         match (self.rate, self.fail_rate) {
             (None, Some(f)) => format!(
-                "{}: no rate meets {objective} (even {} tps misses it)",
+                "{}: no rate meets {objective} (even {} tps misses it){}",
                 self.cell,
-                trim(f)
+                trim(f),
+                self.validity_note()
             ),
             (None, None) => format!("{}: no step ran", self.cell),
             (Some(r), fail) => {
@@ -119,13 +218,35 @@ impl CapacityResult {
                     None => format!("at least {} tps (the highest rate tried)", trim(r)),
                 };
                 format!(
-                    "{}: capacity at {objective}: {} tps — {bracket}; {at}; {} steps",
+                    "{}: capacity at {objective}: {} tps — {bracket}; {at}; {} steps{}",
                     self.cell,
                     trim(r),
-                    self.steps.len()
+                    self.steps.len(),
+                    self.validity_note()
                 )
             }
         }
+    }
+
+    /// `; may not hold: at 300 tps (passing): …` when the answer rests on a step with
+    /// reasons; empty when it rests on none.
+    pub fn validity_note(&self) -> String {
+        let mut note = String::new();
+        for (i, r) in self.validity.iter().enumerate() {
+            let same_step = i > 0 && self.validity[i - 1].rate == r.rate;
+            if same_step {
+                note.push_str(&format!("; {}", r.reason.text));
+            } else {
+                note.push_str(&format!(
+                    "{}at {} tps ({}): {}",
+                    if i == 0 { "; may not hold: " } else { "; " },
+                    trim(r.rate),
+                    if r.pass { "passing" } else { "failing" },
+                    r.reason.text
+                ));
+            }
+        }
+        note
     }
 }
 
@@ -147,6 +268,9 @@ pub fn round_rate(rate: f64) -> f64 {
 pub fn judge(rate: f64, runs: &[StepRun], cap: &Objective) -> Step {
     let values: Vec<f64> = runs.iter().filter_map(|r| r.percentile_ms).collect();
     let tps: Vec<f64> = runs.iter().filter_map(|r| r.tps).collect();
+    let evidence = runs
+        .iter()
+        .fold(Evidence::default(), |e, r| e.plus(r.evidence));
     let mean_tps = if tps.is_empty() { 0.0 } else { mean(&tps) };
     let median_ms = median(&values);
     let bound = cap.bound_ms;
@@ -176,6 +300,8 @@ pub fn judge(rate: f64, runs: &[StepRun], cap: &Objective) -> Step {
         mean_tps,
         pass: why.is_empty(),
         why,
+        validity: reasons_one_side(&evidence, false),
+        evidence,
     }
 }
 
@@ -263,11 +389,14 @@ pub fn search<E>(
             let ci = mean_interval(&s.values_ms, 0.95).map(|i| (i.low, i.high));
             (s.median_ms, ci)
         });
+    let at = |rate: Option<f64>| rate.and_then(|r| steps.iter().find(|s| s.rate == r));
+    let validity = answer_validity(at(lo), at(hi));
     Ok(Some(CapacityResult {
         cell,
         rate: lo,
         fail_rate: hi,
         at_rate_ms,
+        validity,
         steps,
         percentile: cap.percentile,
         bound_ms: cap.bound_ms,
@@ -353,6 +482,11 @@ mod tests {
                 mean_tps: rate,
                 pass,
                 why: if pass { String::new() } else { "over".into() },
+                evidence: Evidence {
+                    runs: 3,
+                    ..Evidence::default()
+                },
+                validity: Vec::new(),
             }))
         }
     }
@@ -389,6 +523,90 @@ mod tests {
             "{}",
             r.line()
         );
+    }
+
+    #[test]
+    fn the_answer_names_the_reasons_of_the_two_steps_it_rests_on() {
+        let objective = Objective {
+            max_rate: 200.0,
+            ..cap(100.0)
+        };
+        let clean = Evidence {
+            runs: 1,
+            ..Evidence::default()
+        };
+        // Passing up to 100 tps, one client-bound run in each passing step; above, a
+        // growing lag and a failed transaction in one run of each failing step.
+        let r = search("c".into(), &objective, |rate| {
+            let pass = rate <= 100.0;
+            let odd = match pass {
+                true => Evidence {
+                    client_bound: 1,
+                    ..clean
+                },
+                false => Evidence {
+                    lag_growing: 1,
+                    with_failures: 1,
+                    ..clean
+                },
+            };
+            let run = |evidence| StepRun {
+                status: "ok".into(),
+                error: None,
+                percentile_ms: Some(if pass { 5.0 } else { 50.0 }),
+                tps: Some(rate),
+                evidence,
+            };
+            let runs = [run(clean), run(odd), run(clean)];
+            Ok::<_, ()>(Some(judge(rate, &runs, &objective)))
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.rate, Some(100.0));
+        let fail = r.fail_rate.unwrap();
+        let step = |rate: f64| r.steps.iter().find(|s| s.rate == rate).unwrap();
+        let kinds = |v: &[Reason]| v.iter().map(|r| r.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&step(100.0).validity), [Kind::ClientBound]);
+        assert_eq!(
+            kinds(&step(fail).validity),
+            [Kind::LagGrowing, Kind::Failures]
+        );
+        // The failing step's growing lag is how it failed: not a doubt about the answer.
+        let answer: Vec<(f64, bool, Kind)> = r
+            .validity
+            .iter()
+            .map(|v| (v.rate, v.pass, v.reason.kind))
+            .collect();
+        assert_eq!(
+            answer,
+            [
+                (100.0, true, Kind::ClientBound),
+                (fail, false, Kind::Failures)
+            ]
+        );
+        assert!(
+            r.line().ends_with(&format!(
+                "; may not hold: at 100 tps (passing): client-bound runs (1 of 3): they \
+                 measure the client, not the server; at {} tps (failing): runs with failed \
+                 transactions (1 of 3)",
+                trim(fail)
+            )),
+            "{}",
+            r.line()
+        );
+        assert!(
+            step(100.0)
+                .line("c", 99.0)
+                .contains("passes (p99 median 5.000 ms; may not hold: client-bound runs (1 of 3)"),
+            "{}",
+            step(100.0).line("c", 99.0)
+        );
+        // A clean search says nothing of validity.
+        let clean_search = search("c".into(), &cap(100.0), model(1234.0))
+            .unwrap()
+            .unwrap();
+        assert!(clean_search.validity.is_empty());
+        assert!(!clean_search.line().contains("may not hold"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use pgsurge_analysis::describe;
 use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_analysis::validity::Evidence;
 use pgsurge_results::failure::AcknowledgedCommits;
+use pgsurge_store::validity::ValidityFacts;
 use pgsurge_store::{facts, histogram, Run, Store, StoreError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -255,41 +256,16 @@ pub struct RunSample {
     pub evidence: Evidence,
 }
 
-/// Run ids with each stored fact that bears on a verdict's validity.
+/// The stored facts of a cell's runs: what they say about validity, and the facts a
+/// cell reads besides.
 #[derive(Default)]
 struct FactFlags {
-    client_bound: BTreeSet<i64>,
-    debug_build: BTreeSet<i64>,
-    checkpoint: BTreeSet<i64>,
-    autovacuum: BTreeSet<i64>,
-    lag_growing: BTreeSet<i64>,
+    validity: ValidityFacts,
     repeats_until: BTreeMap<i64, CellPrecision>,
     server_start: BTreeMap<i64, String>,
 }
 
 impl FactFlags {
-    fn evidence(&self, run: &Run) -> Evidence {
-        let r = &run.record;
-        let flag = |set: &BTreeSet<i64>| usize::from(set.contains(&run.id));
-        let steady = r
-            .result_json
-            .as_ref()
-            .and_then(|d| d.get("steady_state"))
-            .and_then(|s| s.get("steady"))
-            .and_then(serde_json::Value::as_bool);
-        Evidence {
-            runs: 1,
-            client_bound: flag(&self.client_bound),
-            lag_growing: flag(&self.lag_growing),
-            with_failures: usize::from(r.failures.unwrap_or(0) > 0),
-            with_retries: usize::from(r.retried.unwrap_or(0) > 0),
-            not_steady: usize::from(steady == Some(false)),
-            checkpoint_in_window: flag(&self.checkpoint),
-            autovacuum_in_window: flag(&self.autovacuum),
-            debug_build: flag(&self.debug_build),
-        }
-    }
-
     fn sample(&self, run: &Run) -> RunSample {
         let r = &run.record;
         RunSample {
@@ -303,7 +279,7 @@ impl FactFlags {
             tps: r.tps,
             p99_ms: r.latency_p99_ms,
             server_start: self.server_start.get(&run.id).cloned(),
-            evidence: self.evidence(run),
+            evidence: self.validity.evidence(run),
         }
     }
 }
@@ -380,27 +356,20 @@ fn fact_flags(store: &mut Store, runs: &[Run]) -> Result<FactFlags, StoreError> 
     let mut out = FactFlags::default();
     for set in sets {
         for (run_id, fact) in store.set_facts(set)? {
-            let is_true = fact.value.as_deref() == Some("true");
-            if fact.name == facts::REPEATS_UNTIL {
-                let stored = fact.value.as_deref().map(serde_json::from_str);
-                if let Some(Ok(p)) = stored {
-                    out.repeats_until.insert(run_id, p);
+            if out.validity.add(run_id, &fact) {
+                continue;
+            }
+            match (fact.name.as_str(), &fact.value) {
+                (facts::REPEATS_UNTIL, Some(v)) => {
+                    if let Ok(p) = serde_json::from_str(v) {
+                        out.repeats_until.insert(run_id, p);
+                    }
                 }
-                continue;
+                (facts::SERVER_START, Some(v)) => {
+                    out.server_start.insert(run_id, v.clone());
+                }
+                _ => {}
             }
-            if let (facts::SERVER_START, Some(v)) = (fact.name.as_str(), &fact.value) {
-                out.server_start.insert(run_id, v.clone());
-                continue;
-            }
-            let slot = match fact.name.as_str() {
-                facts::CLIENT_BOUND if is_true => &mut out.client_bound,
-                facts::TIMING_HAZARDS => &mut out.debug_build,
-                facts::CHECKPOINT_IN_SHORT_WINDOW if is_true => &mut out.checkpoint,
-                facts::AUTOVACUUM_IN_WINDOW if is_true => &mut out.autovacuum,
-                facts::LAG_GROWING if is_true => &mut out.lag_growing,
-                _ => continue,
-            };
-            slot.insert(run_id);
         }
     }
     Ok(out)
@@ -464,7 +433,7 @@ pub fn build_cells(
             failed,
             client_bound: ok
                 .iter()
-                .filter(|r| flags.client_bound.contains(&r.id))
+                .filter(|r| flags.validity.client_bound(r.id))
                 .count(),
             workload_metrics: cell_metrics(&ok),
             samples: ok.iter().map(|r| flags.sample(r)).collect(),

@@ -5,7 +5,8 @@
 //! * [`compare`] states whether B differs from A, with the intervals and verdicts of
 //!   `pgsurge-analysis`;
 //! * [`charts`], [`html`] and [`pages`] render the offline report, `run_page` the page
-//!   of one test, `failure` what a failure cost it (the outage marked, the figures);
+//!   of one test, `failure` what a failure cost it (the outage marked, the figures),
+//!   `capacity` the searches of a campaign with `[capacity]` and their steps' validity;
 //! * [`replay_compare`] compares two stored replays of one log, fingerprint by
 //!   fingerprint;
 //! * `flames` draws the report's flame graphs (per test, per cell pooled, B against A)
@@ -18,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod capacity;
 pub mod cells;
 pub mod charts;
 mod cli;

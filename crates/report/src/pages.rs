@@ -287,6 +287,7 @@ fn index_page(
             targets.replacen("<h2>Targets</h2>", "<h3>Targets</h3>", 1)
         );
     }
+    body.push_str(&crate::capacity::capacity_section(store, sets)?);
     body.push_str(&warnings_section(store, sets, runs, target_names)?);
     let styles = LineStyles::of(sets, cells);
     let style_of = |c: &Cell| styles.index(sets, c);

@@ -23,11 +23,12 @@
 //! | [`profile`] | profiles' folded stacks, deflated for `run_profiles`, and back |
 //! | [`convert`] | `RunResult` and interval samples → run, histogram and interval records |
 //! | [`window`] | a run's measured window before it is stored: its figures made the steady window's (`warmup = "auto"`), a checkpoint inside a window shorter than one checkpoint cycle |
+//! | [`validity`] | what a run's stored facts and figures say about its validity, read once into `pgsurge_analysis`'s evidence |
 //! | `error` | [`StoreError`] |
 //!
 //! Each module uses only modules below it in this order: `error` ← `value` ← `model` ←
 //! `pgconn` ← `backend` ← `schema` ← `write` ← `lock`, `live`, `read` ← the public modules
-//! (`histogram`, `activity`, `facts`, `profile`, `convert`, `window`). [`Store`] itself is defined in the
+//! (`histogram`, `activity`, `facts`, `profile`, `convert`, `window`, `validity`). [`Store`] itself is defined in the
 //! crate root; `read`, `write`, `lock` and `live` add its methods.
 //!
 //! ```no_run
@@ -70,6 +71,7 @@ mod pgconn;
 pub mod profile;
 mod read;
 mod schema;
+pub mod validity;
 mod value;
 pub mod window;
 mod write;

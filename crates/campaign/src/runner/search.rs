@@ -3,8 +3,10 @@
 
 use std::collections::BTreeSet;
 
+use pgsurge_analysis::capacity::StepRun;
 use pgsurge_engine::StopFlag;
 use pgsurge_events::{Emitter, Event};
+use pgsurge_store::validity::ValidityFacts;
 use pgsurge_store::{run_status, set_status};
 
 use super::options::{Outcome, RunOptions};
@@ -81,32 +83,22 @@ pub(super) fn run_capacity(
             if stop.is_raised() {
                 return Ok(None);
             }
-            let runs = events.store().list_runs(&pgsurge_store::RunFilter {
+            let store = events.store();
+            let runs = store.list_runs(&pgsurge_store::RunFilter {
                 set_id: Some(set_id),
                 ..Default::default()
             })?;
-            let at: Vec<pgsurge_analysis::capacity::StepRun> = runs
+            let validity = ValidityFacts::of_sets(store, [set_id])?;
+            let at: Vec<StepRun> = runs
                 .iter()
                 .filter(|r| keys.contains(&r.record.test_key))
-                .map(|r| capacity::step_run(r, cap.percentile))
+                .map(|r| capacity::step_run(r, cap.percentile, &validity))
                 .collect();
             if at.len() < plans.len() {
                 return Ok(None);
             }
             let step = pgsurge_analysis::capacity::judge(rate, &at, &objective);
-            events.say(&format!(
-                "capacity {}: {} tps {} (p{} median {:.3} ms{})",
-                capacity::cell_name(template),
-                rate,
-                if step.pass { "passes" } else { "fails" },
-                cap.percentile,
-                step.median_ms,
-                if step.why.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {}", step.why)
-                }
-            ))?;
+            events.say(&step.line(&capacity::cell_name(template), cap.percentile))?;
             Ok(Some(step))
         });
         match searched {

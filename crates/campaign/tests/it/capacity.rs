@@ -13,6 +13,7 @@ use pgsurge_analysis::capacity::{results_of_runs, StoredRun};
 use pgsurge_campaign::capacity::step_run;
 use pgsurge_campaign::{run_campaign, Campaign, RunOptions};
 use pgsurge_engine::StopFlag;
+use pgsurge_store::validity::ValidityFacts;
 use pgsurge_store::{RunFilter, Store};
 
 #[test]
@@ -121,12 +122,13 @@ resolution = 0.2
     }
     // The stored runs give the same answer, as `results show` prints it.
     let cap = campaign.spec.capacity.as_ref().unwrap();
+    let validity = ValidityFacts::of_sets(&mut store, [out.set_id]).unwrap();
     let stored: Vec<StoredRun> = runs
         .iter()
         .map(|r| StoredRun {
             test_key: r.record.test_key.clone(),
             rate: r.record.rate,
-            run: step_run(r, cap.percentile),
+            run: step_run(r, cap.percentile, &validity),
         })
         .collect();
     let again = results_of_runs(&stored, &cap.objective());

@@ -5,6 +5,7 @@ use super::show::runs_table;
 use super::{
     select_runs, warn_impossible, warn_skipped, write_stdout, CliResult, Format, Names, Selection,
 };
+use pgsurge_plan::capacity;
 use pgsurge_store::{now_rfc3339, Run, Store};
 use std::path::PathBuf;
 
@@ -191,13 +192,19 @@ pub(super) fn export_json(
     let mut sets = Vec::new();
     for id in set_ids {
         let s = store.set(id).map_err(|e| e.to_string())?;
-        sets.push(serde_json::json!({
+        let mut set = serde_json::json!({
             "id": s.id,
             "name": s.record.name,
             "kind": s.record.kind,
             "status": s.record.status,
             "created_at": s.record.created_at,
-        }));
+        });
+        if let Some(cap) = s.record.spec.as_deref().and_then(capacity::stored_section) {
+            let results = capacity::capacity_of_set(store, id, &cap.objective())
+                .map_err(|e| e.to_string())?;
+            set["capacity"] = serde_json::to_value(results).map_err(|e| e.to_string())?;
+        }
+        sets.push(set);
     }
     Ok(serde_json::json!({
         "format": "pgsurge-export",

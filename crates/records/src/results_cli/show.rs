@@ -3,6 +3,7 @@
 
 use super::{select_runs, warn_impossible, warn_skipped, write_stdout, CliResult, Selection};
 use pgsurge_command::terminal_safe as safe;
+use pgsurge_plan::capacity;
 use pgsurge_store::{facts, Run, Store};
 
 pub(super) fn f(v: Option<f64>, prec: usize) -> String {
@@ -215,8 +216,10 @@ pub(super) fn show(
             Err(e) => text.push_str(&format!("(cannot merge: {e})\n")),
         }
     }
-    if let Some(cap) = s.record.spec.as_deref().and_then(capacity_section) {
-        for r in capacity_of_set(store, set_id, &cap.objective()).map_err(|e| e.to_string())? {
+    if let Some(cap) = s.record.spec.as_deref().and_then(capacity::stored_section) {
+        let results = capacity::capacity_of_set(store, set_id, &cap.objective())
+            .map_err(|e| e.to_string())?;
+        for r in results {
             text.push_str(&format!("capacity: {}\n", r.line()));
         }
     }
@@ -230,41 +233,6 @@ pub(super) fn show(
     write_stdout(safe(&text).as_bytes())?;
     warn_impossible(&runs);
     warn_skipped(store, !runs.is_empty())
-}
-
-/// The `[capacity]` table of a stored campaign spec, if it has one.
-pub fn capacity_section(spec: &str) -> Option<pgsurge_plan::spec::CapacitySection> {
-    let value: toml::Value = toml::from_str(spec).ok()?;
-    value.get("capacity")?.clone().try_into().ok()
-}
-
-/// Every cell's capacity search, recomputed from the runs stored in `set_id`: the same
-/// steps the campaign took, judged the same way. A run that cannot be read is left out
-/// ([`Store::skipped_runs`] names it).
-pub fn capacity_of_set(
-    store: &mut Store,
-    set_id: i64,
-    objective: &pgsurge_analysis::capacity::Objective,
-) -> pgsurge_store::Result<Vec<pgsurge_analysis::capacity::CapacityResult>> {
-    use pgsurge_analysis::capacity::{results_of_runs, StepRun, StoredRun};
-    let runs = store.readable_runs(&pgsurge_store::RunFilter {
-        set_id: Some(set_id),
-        ..Default::default()
-    })?;
-    let runs: Vec<StoredRun> = runs
-        .iter()
-        .map(|r| StoredRun {
-            test_key: r.record.test_key.clone(),
-            rate: r.record.rate,
-            run: StepRun {
-                status: r.record.status.clone(),
-                error: r.record.error.clone(),
-                percentile_ms: r.record.latency_percentile_ms(objective.percentile),
-                tps: r.record.tps,
-            },
-        })
-        .collect();
-    Ok(results_of_runs(&runs, objective))
 }
 
 /// Where a test's time went, as `results show --run` prints it: its wait events by
