@@ -9,4 +9,5 @@ mod compare_names;
 mod report_flames;
 mod report_html;
 mod report_layout;
+mod report_outliers;
 mod where_time_goes;
