@@ -34,10 +34,12 @@
 //! to judge. A leading run that reaches the last batch before that limit, or a cut
 //! after which the series still drifts while MSER's own minimum lies in the second half
 //! of the searched range (the shape of a trend, whose statistic falls all the way), is
-//! not a warm-up end: the series is `unsettled`, no warm-up is stated, and the drift
-//! test over the whole series decides whether it is steady. A run is never called
-//! "still warming up" from MSER's position alone: only a measured drift makes it not
-//! steady.
+//! not a warm-up end: the series is `unsettled`, no warm-up is stated, and the run is
+//! not steady — its first half differs from what follows beyond noise, batch after
+//! batch, whatever a straight line through the whole series says (a warm-up followed
+//! by a fall in the second half can fit a flat line). A run is never called "still
+//! warming up" from MSER's position alone: only a measured difference — leading
+//! batches against the window, or a drift — makes it not steady.
 //!
 //! **Drift.** Over the steady window, a straight line is fitted to the (clipped) batch
 //! means (least squares; batches again, because neighbouring seconds are correlated
@@ -47,8 +49,8 @@
 //! its mean: a long run makes tiny slopes significant, and a 1 % slope is not what "not
 //! steady" warns of.
 //!
-//! A run is steady when neither series drifts over the window after the later of their
-//! two warm-up ends. Series shorter than [`MIN_BATCHES`] batches are not judged (`None`).
+//! A run is steady when both series settled within their first half and neither drifts
+//! over the window after the later of their two warm-up ends. Series shorter than [`MIN_BATCHES`] batches are not judged (`None`).
 
 use crate::describe::{mean, median};
 use crate::interval::{t_quantile, t_two_sided_p};
@@ -346,7 +348,8 @@ pub struct Steady {
     pub throughput_drift: Option<Drift>,
     /// Mean latency's drift over the steady window.
     pub latency_drift: Option<Drift>,
-    /// True when neither series drifts over the window after the warm-up.
+    /// True when both series settled within their first half and neither drifts over
+    /// the window after the warm-up.
     pub steady: bool,
 }
 
@@ -356,6 +359,12 @@ impl Steady {
         let mut out = Vec::new();
         let whole = self.warmup_intervals == 0;
         let mut drifting = |what: &str, d: Option<Drift>, unsettled: bool| {
+            if unsettled && !d.is_some_and(|d| d.drifting) {
+                out.push(format!(
+                    "{what} not settled within the first half of the run: \
+                     its first half differs from its level after"
+                ));
+            }
             if let Some(d) = d.filter(|d| d.drifting) {
                 let p = if d.p_value < 0.001 {
                     "p < 0.001".to_string()
@@ -426,8 +435,10 @@ pub fn detect(throughput: &[f64], latency: Option<&[f64]>) -> Option<Steady> {
     let latency_drift = lat_clipped
         .as_deref()
         .and_then(|l| drift(&l[warmup..], BATCH));
-    let steady =
-        !throughput_drift.is_some_and(|d| d.drifting) && !latency_drift.is_some_and(|d| d.drifting);
+    let settled = !tps.unsettled && !lat.is_some_and(|l| l.unsettled);
+    let steady = settled
+        && !throughput_drift.is_some_and(|d| d.drifting)
+        && !latency_drift.is_some_and(|d| d.drifting);
     Some(Steady {
         intervals: throughput.len(),
         warmup_intervals: warmup,
@@ -576,6 +587,34 @@ mod tests {
         let d = st.throughput_drift.unwrap();
         assert!((d.change - -0.1049831069).abs() < 1e-9, "{d:?}");
         assert!(st.reasons()[0].starts_with("throughput falling 10.5 % across the run"));
+    }
+
+    #[test]
+    fn a_warm_up_then_a_fall_in_the_second_half_is_not_steady() {
+        // 8 intervals rising to 1000 tps, level until interval 30, then 800 to the end:
+        // the first half differs from the window MSER picks (the fall) batch after
+        // batch, while a straight line through the whole series barely slopes.
+        let s = series(60, |i| {
+            let level = if i < 8 {
+                150.0 + 100.0 * i as f64
+            } else if i < 30 {
+                1000.0
+            } else {
+                800.0
+            };
+            level + noise(i, 10.0)
+        });
+        let st = detect(&s, None).unwrap();
+        assert!(st.throughput.unsettled, "{st:?}");
+        assert!(!st.throughput_drift.unwrap().drifting, "{st:?}");
+        assert!(!st.steady, "{st:?}");
+        assert_eq!(
+            st.reasons(),
+            vec!["throughput not settled within the first half of the run: \
+                  its first half differs from its level after"
+                .to_string()]
+        );
+        assert!(!window_reached(&s, None, 10));
     }
 
     #[test]
