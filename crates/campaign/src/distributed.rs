@@ -2,17 +2,19 @@
 //! [`RunSpec`] becomes the generators' `pgsurge bench` options, `pgsurge dist`'s
 //! launcher splits its clients, rate and seed and starts them together, and the exact
 //! merge of their results is the test's result. The launchers: `local` and `ssh` (the
-//! code of `pgsurge dist local` / `dist ssh`, here), `kube` ([`kube`]: a Kubernetes
-//! Job whose pods store their results in a PostgreSQL store).
+//! code of `pgsurge dist local` / `dist ssh`, given the typed launch the campaign
+//! builds, `LocalPlan` or `SshPlan`), `kube` ([`kube`]: a Kubernetes Job whose pods
+//! store their results in a PostgreSQL store).
 
 pub mod kube;
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use pgsurge_engine::{RunResult, RunSpec, StopFlag};
-use pgsurge_generators::launch::GeneratorOptions;
-use pgsurge_generators::local::{run_local, LocalArgs};
-use pgsurge_generators::ssh::{run_ssh, SshArgs};
+use pgsurge_generators::launch::Workload;
+use pgsurge_generators::local::{run_local, LocalPlan};
+use pgsurge_generators::ssh::{run_ssh, SshPlan, SshStart};
 
 use crate::error::{CampaignError, Result};
 use crate::spec::DistributedSection;
@@ -85,7 +87,7 @@ pub fn run(
     spec: &RunSpec,
     d: &DistributedSection,
     conninfo: &str,
-    pgsurge: Option<std::path::PathBuf>,
+    pgsurge: Option<PathBuf>,
     test: &TestContext<'_>,
 ) -> Result<Outcome> {
     if d.launcher == "kube" {
@@ -100,24 +102,7 @@ pub fn run(
     };
     let dir = tempdir()?;
     if d.launcher == "ssh" {
-        let args = SshArgs {
-            hosts: d.hosts.clone(),
-            gen: GeneratorOptions {
-                clients: spec.clients,
-                rate: spec.rate_tps,
-                seed: Some(spec.random_seed),
-                out_dir: Some(dir.clone()),
-                json: None,
-                deadline: deadline(spec, d),
-            },
-            start_in: pgsurge_generators::start::StartIn(u64::from(d.start_in.max(1))),
-            start_at: None,
-            ssh_options: d.ssh_options.clone(),
-            ssh_config: d.ssh_config.clone(),
-            remote_pgsurge: d.remote_pgsurge.clone().unwrap_or_else(|| "pgsurge".into()),
-            bench: bench_options(spec, d.count(), conninfo),
-        };
-        let merged = run_ssh(&args)
+        let merged = run_ssh(&ssh_plan(spec, d, conninfo, &dir))
             .and_then(pgsurge_generators::launch::merge_labelled)
             .map_err(|e| CampaignError::Other(format!("distributed run over ssh: {e}")));
         // A failure's message points at the generators' outputs: they are kept.
@@ -126,27 +111,55 @@ pub fn run(
         }
         return Ok(plain(merged?.result));
     }
-    let args = LocalArgs {
-        generators: d.count(),
-        gen: GeneratorOptions {
-            clients: spec.clients,
-            rate: spec.rate_tps,
-            seed: Some(spec.random_seed),
-            out_dir: Some(dir.clone()),
-            json: None,
-            deadline: deadline(spec, d),
-        },
-        start_in: pgsurge_generators::start::StartIn(u64::from(d.start_in.max(1))),
-        pgsurge,
-        bench: bench_options(spec, d.count(), conninfo),
-    };
-    let merged = run_local(&args)
+    let merged = run_local(&local_plan(spec, d, conninfo, &dir, pgsurge))
         .and_then(|paths| pgsurge_generators::merge_cli::merge_files(&paths))
         .map_err(|e| CampaignError::Other(format!("distributed run: {e}")));
     if merged.is_ok() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(plain(merged?.result))
+}
+
+/// The test's workload for its generators, their outputs in `dir`.
+fn workload(spec: &RunSpec, d: &DistributedSection, dir: &Path) -> Workload {
+    Workload {
+        clients: spec.clients,
+        rate: spec.rate_tps,
+        seed: Some(spec.random_seed),
+        out_dir: Some(dir.to_path_buf()),
+        deadline: deadline(spec, d),
+    }
+}
+
+/// The launch over ssh of the test's generators against `conninfo`.
+fn ssh_plan(spec: &RunSpec, d: &DistributedSection, conninfo: &str, dir: &Path) -> SshPlan {
+    SshPlan {
+        hosts: d.hosts.clone(),
+        workload: workload(spec, d, dir),
+        start: SshStart::In(u64::from(d.start_in.max(1))),
+        ssh_options: d.ssh_options.clone(),
+        ssh_config: d.ssh_config.clone(),
+        remote_pgsurge: d.remote_pgsurge.clone().unwrap_or_else(|| "pgsurge".into()),
+        bench: bench_options(spec, d.count(), conninfo),
+    }
+}
+
+/// The launch on this machine of the test's generators against `conninfo`, running
+/// `pgsurge` (none: this binary).
+fn local_plan(
+    spec: &RunSpec,
+    d: &DistributedSection,
+    conninfo: &str,
+    dir: &Path,
+    pgsurge: Option<PathBuf>,
+) -> LocalPlan {
+    LocalPlan {
+        generators: d.count(),
+        workload: workload(spec, d, dir),
+        start_in_s: u64::from(d.start_in.max(1)),
+        pgsurge,
+        bench: bench_options(spec, d.count(), conninfo),
+    }
 }
 
 /// Seconds after the common start by which every generator of the test must have
@@ -163,7 +176,7 @@ fn deadline(spec: &RunSpec, d: &DistributedSection) -> Option<u64> {
     }
 }
 
-fn tempdir() -> Result<std::path::PathBuf> {
+fn tempdir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!(
         "pgsurge-campaign-dist-{}-{}",
         std::process::id(),
@@ -227,4 +240,119 @@ pub fn describe(campaign_name: &str, d: &DistributedSection) -> String {
 
 fn spec_default_margin() -> u32 {
     crate::spec::KubeSection::DEFAULT_WAIT_MARGIN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use pgsurge_engine::{RunLimit, RunScript};
+    use pgsurge_generators::local::LocalArgs;
+    use pgsurge_generators::ssh::SshArgs;
+
+    fn spec(limit: RunLimit) -> RunSpec {
+        let conn = pgsurge_wire::ConnConfig::parse("host=db dbname=bench").unwrap();
+        let mut s = RunSpec::new(conn, vec![RunScript::builtin("select-only", 1).unwrap()]);
+        s.clients = 8;
+        s.threads = 4;
+        s.rate_tps = Some(400.0);
+        s.random_seed = 17;
+        s.limit = limit;
+        s
+    }
+
+    fn section(text: &str) -> DistributedSection {
+        toml::from_str(text).unwrap()
+    }
+
+    /// The command line `pgsurge dist LAUNCHER` would get: `options`, then `--` and the
+    /// generators' bench options.
+    fn argv(options: &[&str], bench: Vec<OsString>) -> Vec<OsString> {
+        let mut v: Vec<OsString> = std::iter::once("pgsurge")
+            .chain(options.iter().copied())
+            .map(OsString::from)
+            .collect();
+        v.push("--".into());
+        v.extend(bench);
+        v
+    }
+
+    #[test]
+    fn the_ssh_launch_is_the_one_its_command_line_gives() {
+        let dir = Path::new("/tmp/out");
+        let conninfo = "host=db dbname=bench";
+        let d = section(
+            "launcher = \"ssh\"\nhosts = [\"g1\", \"u@g2\"]\nstart_in = 5\n\
+             ssh_options = [\"Port=2222\"]\nssh_config = \"/etc/bench-ssh\"\n\
+             remote_pgsurge = \"~/bin/pgsurge\"",
+        );
+        let s = spec(RunLimit::Duration(30));
+        let bench = bench_options(&s, d.count(), conninfo);
+        let cli = SshArgs::try_parse_from(argv(
+            &[
+                "--hosts=g1,u@g2",
+                "-c",
+                "8",
+                "-R",
+                "400",
+                "--random-seed=17",
+                "--out-dir=/tmp/out",
+                "--deadline=150",
+                "--start-in=5s",
+                "--ssh-option=Port=2222",
+                "--ssh-config=/etc/bench-ssh",
+                "--remote-pgsurge=~/bin/pgsurge",
+            ],
+            bench,
+        ))
+        .unwrap();
+        assert_eq!(SshPlan::from(cli), ssh_plan(&s, &d, conninfo, dir));
+
+        // The defaults agree too: the remote binary, and no deadline for a number of
+        // transactions without a margin.
+        let d = section("launcher = \"ssh\"\nhosts = [\"g1\"]");
+        let s = spec(RunLimit::Transactions(1000));
+        let bench = bench_options(&s, d.count(), conninfo);
+        let cli = SshArgs::try_parse_from(argv(
+            &[
+                "--hosts=g1",
+                "--clients=8",
+                "--rate=400",
+                "--random-seed=17",
+                "--out-dir=/tmp/out",
+            ],
+            bench,
+        ))
+        .unwrap();
+        assert_eq!(SshPlan::from(cli), ssh_plan(&s, &d, conninfo, dir));
+    }
+
+    #[test]
+    fn the_local_launch_is_the_one_its_command_line_gives() {
+        let dir = Path::new("/tmp/out");
+        let conninfo = "host=db dbname=bench";
+        let d = section("generators = 2\nstart_in = 4\ndeadline_margin = 10");
+        let s = spec(RunLimit::Duration(30));
+        let bench = bench_options(&s, d.count(), conninfo);
+        let cli = LocalArgs::try_parse_from(argv(
+            &[
+                "-n",
+                "2",
+                "-c",
+                "8",
+                "-R",
+                "400",
+                "--random-seed=17",
+                "--out-dir=/tmp/out",
+                "--deadline=40",
+                "--start-in=4",
+                "--pgsurge=/opt/pgsurge",
+            ],
+            bench,
+        ))
+        .unwrap();
+        let plan = local_plan(&s, &d, conninfo, dir, Some("/opt/pgsurge".into()));
+        assert_eq!(LocalPlan::from(cli), plan);
+        assert_eq!(plan.workload.deadline, Some(40));
+    }
 }

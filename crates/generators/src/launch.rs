@@ -1,9 +1,10 @@
 //! What every `pgsurge dist LAUNCHER` shares, whatever starts the generators: the
-//! options that describe the whole workload (total clients, rate, seed, merged JSON,
-//! output directory), the refusal of bench options the launcher sets itself, the
-//! `pgsurge bench` arguments of one generator, the common start instant, and
-//! presenting the merge (report and/or JSON) or the failure. The launchers
-//! ([`crate::local`], [`crate::ssh`]) only start processes and collect results.
+//! whole workload ([`Workload`]: total clients, rate, seed, output directory, deadline;
+//! the command line's [`GeneratorOptions`] add the merged JSON), the refusal of bench
+//! options the launcher sets itself, the `pgsurge bench` arguments of one generator,
+//! the common start instant, and presenting the merge (report and/or JSON) or the
+//! failure. The launchers ([`crate::local`], [`crate::ssh`]) only start processes and
+//! collect results.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,39 @@ pub struct GeneratorOptions {
     /// failed [default: the bench options' -T plus 120 s; none with -t]
     #[arg(long = "deadline", value_name = "SECS")]
     pub deadline: Option<u64>,
+}
+
+/// The whole workload of a launch, as plain values: the totals split across the
+/// generators, where their outputs go, and by when they must have ended. What
+/// [`crate::local::run_local`] and [`crate::ssh::run_ssh`] take, whoever built it (the
+/// `dist` command line through [`GeneratorOptions::workload`], or a campaign).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// Total clients, split across the generators.
+    pub clients: u32,
+    /// Total target rate in tps, split across the generators.
+    pub rate: Option<f64>,
+    /// The run's seed; each generator gets its own from it.
+    pub seed: Option<u64>,
+    /// Directory for each generator's outputs (none: a new one under the temporary
+    /// directory).
+    pub out_dir: Option<PathBuf>,
+    /// Seconds after the common start by which every generator must have ended (none:
+    /// the bench options' `-T` plus [`DEADLINE_MARGIN_S`], or no deadline with `-t`).
+    pub deadline: Option<u64>,
+}
+
+impl GeneratorOptions {
+    /// The workload these options describe (the merged JSON is the command's own).
+    pub fn workload(&self) -> Workload {
+        Workload {
+            clients: self.clients,
+            rate: self.rate,
+            seed: self.seed,
+            out_dir: self.out_dir.clone(),
+            deadline: self.deadline,
+        }
+    }
 }
 
 /// What a generator may take beyond its `-T` before it counts as hung: connecting its
@@ -135,7 +169,7 @@ pub fn past_deadline(name: &str, deadline: Option<SystemTime>, start_at: u64) ->
     )
 }
 
-impl GeneratorOptions {
+impl Workload {
     /// When every generator started at `start_at` (Unix seconds) must have ended:
     /// `--deadline` after the start, else the bench options' `-T` plus
     /// [`DEADLINE_MARGIN_S`]; `None` for a run without either (`-t`).
@@ -343,12 +377,11 @@ mod tests {
 
     #[test]
     fn the_deadline_counts_from_the_common_start() {
-        let mut g = GeneratorOptions {
+        let mut g = Workload {
             clients: 1,
             rate: None,
             seed: None,
             out_dir: None,
-            json: None,
             deadline: None,
         };
         let at = |s: u64| Some(UNIX_EPOCH + Duration::from_secs(s));

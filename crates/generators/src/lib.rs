@@ -17,11 +17,11 @@
 //! | [`merge_cli`] | `pgsurge merge`: reading files, printing the report |
 //! | [`split`] | total clients / rate / seed → one share per generator |
 //! | [`start`] | `--start-at` and `--start-in`: when the generators start, read one way by every command |
-//! | [`launch`] | what every launcher shares: workload options, generator arguments, the common start, presenting the merge |
-//! | [`local`] | `pgsurge dist local`: N generator processes on this machine |
+//! | [`launch`] | what every launcher shares: the workload (`Workload`, and the command line's options that give it), generator arguments, the common start, presenting the merge |
+//! | [`local`] | `pgsurge dist local`: N generator processes on this machine (`LocalPlan`, what `run_local` runs; the command line converts into it) |
 //! | [`replay`] | a log replayed by many generators: each its share of the sessions, the reports merged |
 //! | [`group`] | `pgsurge dist wait`: generators' results from a store, merged |
-//! | [`ssh`] | `pgsurge dist ssh`: one generator per host over `ssh` |
+//! | [`ssh`] | `pgsurge dist ssh`: one generator per host over `ssh` (`SshPlan`, what `run_ssh` runs; the command line converts into it) |
 //! | `fuzzing` | the body of the fuzz target over result documents (`fuzz/fuzz_targets/merge_documents.rs`) |
 #![warn(missing_docs)]
 

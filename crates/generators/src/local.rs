@@ -15,7 +15,7 @@ use clap::Parser;
 
 use crate::launch::{
     check_bench_options, failed, generator_args, open_merged_json, past_deadline, present,
-    start_in, wait_until, Ended, GeneratorOptions,
+    start_in, wait_until, Ended, GeneratorOptions, Workload,
 };
 use crate::merge_cli::merge_files;
 use crate::MergeError;
@@ -46,14 +46,42 @@ pub struct LocalArgs {
     pub bench: Vec<OsString>,
 }
 
+/// A launch of generator processes on this machine, as plain values: what
+/// [`run_local`] runs, built from the command line ([`LocalArgs`]) or by a campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalPlan {
+    /// Number of generator processes.
+    pub generators: u32,
+    /// Clients, rate, seed, output directory and deadline.
+    pub workload: Workload,
+    /// Seconds between now and the common start, for the generators to connect.
+    pub start_in_s: u64,
+    /// The pgsurge binary generators run (none: this one).
+    pub pgsurge: Option<PathBuf>,
+    /// Options for each `pgsurge bench`; or `replay`, the replay options and the logs.
+    pub bench: Vec<OsString>,
+}
+
+impl From<LocalArgs> for LocalPlan {
+    fn from(a: LocalArgs) -> LocalPlan {
+        LocalPlan {
+            generators: a.generators,
+            workload: a.gen.workload(),
+            start_in_s: a.start_in.seconds(),
+            pgsurge: a.pgsurge,
+            bench: a.bench,
+        }
+    }
+}
+
 /// Runs the generators, waits for all, and returns their JSON result paths (bench
 /// results, or replay reports when the options after `--` are a replay's).
-pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
+pub fn run_local(a: &LocalPlan) -> Result<Vec<PathBuf>, MergeError> {
     let replay = crate::replay::replay_options(&a.bench);
     // The checks first: nothing is created for options that are refused.
     let shares = match replay {
         Some(opts) => {
-            crate::replay::check_options(opts, &a.gen)?;
+            crate::replay::check_options(opts, &a.workload)?;
             if a.generators == 0 {
                 return Err(MergeError::Launch("-n: at least one generator".to_string()));
             }
@@ -61,17 +89,17 @@ pub fn run_local(a: &LocalArgs) -> Result<Vec<PathBuf>, MergeError> {
         }
         None => {
             check_bench_options(&a.bench)?;
-            a.gen.shares(a.generators)?
+            a.workload.shares(a.generators)?
         }
     };
-    let dir = a.gen.out_dir("")?;
+    let dir = a.workload.out_dir("")?;
     let exe = match &a.pgsurge {
         Some(p) => p.clone(),
         None => std::env::current_exe()
             .map_err(|e| MergeError::Launch(format!("cannot find the pgsurge binary: {e}")))?,
     };
-    let start_at = start_in(a.start_in.seconds());
-    let deadline = a.gen.deadline(start_at, &a.bench);
+    let start_at = start_in(a.start_in_s);
+    let deadline = a.workload.deadline(start_at, &a.bench);
     let at = start_at.to_string();
     let mut children = Vec::new();
     for index in 0..a.generators {
@@ -144,14 +172,16 @@ pub fn local_main(args: &[OsString]) -> i32 {
     if let Some(d) = &a.gen.out_dir {
         let _ = std::fs::create_dir_all(d);
     }
-    let json = match open_merged_json("pgsurge dist local", a.gen.json.as_deref()) {
+    let json_path = a.gen.json.clone();
+    let json = match open_merged_json("pgsurge dist local", json_path.as_deref()) {
         Ok(j) => j,
         Err(code) => return code,
     };
-    if crate::replay::replay_options(&a.bench).is_some() {
-        let merged = run_local(&a).and_then(|paths| crate::replay::merge_files(&paths));
+    let plan = LocalPlan::from(a);
+    if crate::replay::replay_options(&plan.bench).is_some() {
+        let merged = run_local(&plan).and_then(|paths| crate::replay::merge_files(&paths));
         return crate::replay::present("pgsurge dist local", merged, json);
     }
-    let merged = run_local(&a).and_then(|paths| merge_files(&paths));
+    let merged = run_local(&plan).and_then(|paths| merge_files(&paths));
     present("pgsurge dist local", merged, json)
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use pgsurge_replay::report::ReplayReport;
 
-use crate::launch::GeneratorOptions;
+use crate::launch::Workload;
 use crate::MergeError;
 
 /// The word after `--` that makes the generators replay a log.
@@ -60,7 +60,7 @@ const REFUSED: &[(&str, &str)] = &[
 
 /// Refuses what cannot be given to a replay's generators: the launcher's bench totals,
 /// and the replay options of [`REFUSED`].
-pub fn check_options(replay: &[OsString], gen: &GeneratorOptions) -> Result<(), MergeError> {
+pub fn check_options(replay: &[OsString], gen: &Workload) -> Result<(), MergeError> {
     if gen.clients != 1 || gen.rate.is_some() || gen.seed.is_some() {
         return Err(MergeError::Launch(
             "a replay's generators split the log's sessions: -c, -R and --random-seed do not apply"
@@ -176,13 +176,12 @@ mod tests {
         v.iter().map(OsString::from).collect()
     }
 
-    fn gen() -> GeneratorOptions {
-        GeneratorOptions {
+    fn gen() -> Workload {
+        Workload {
             clients: 1,
             rate: None,
             seed: None,
             out_dir: None,
-            json: None,
             deadline: None,
         }
     }

@@ -36,7 +36,7 @@ use pgsurge_results::RunResult;
 
 use crate::launch::{
     check_bench_options, failed, generator_args, merge_labelled, open_merged_json, past_deadline,
-    present, start_in, wait_until, Ended, GeneratorOptions,
+    present, start_in, wait_until, Ended, GeneratorOptions, Workload,
 };
 use crate::MergeError;
 
@@ -88,6 +88,55 @@ pub struct SshArgs {
     /// replay a share of the log's sessions.
     #[arg(last = true, value_name = "BENCH OPTIONS")]
     pub bench: Vec<OsString>,
+}
+
+/// When the generators of a launch over ssh start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SshStart {
+    /// This many seconds after twice the slowest ssh session start of the connection
+    /// check, from the end of the check.
+    In(u64),
+    /// At this instant (RFC 3339 or Unix epoch seconds), given to every generator as
+    /// `--start-at`.
+    At(String),
+}
+
+/// A launch of one generator per host over ssh, as plain values: what [`run_ssh`] and
+/// [`run_ssh_replay`] run, built from the command line ([`SshArgs`]) or by a campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SshPlan {
+    /// Generator hosts as ssh takes them; one generator per entry.
+    pub hosts: Vec<String>,
+    /// Clients, rate, seed, output directory and deadline.
+    pub workload: Workload,
+    /// When the generators start.
+    pub start: SshStart,
+    /// Options for every ssh connection (`ssh -o`).
+    pub ssh_options: Vec<String>,
+    /// An ssh configuration file instead of `~/.ssh/config` (`ssh -F`).
+    pub ssh_config: Option<PathBuf>,
+    /// The pgsurge binary on the hosts.
+    pub remote_pgsurge: String,
+    /// Options for each `pgsurge bench`, connection options included; or `replay`,
+    /// the replay options and the logs.
+    pub bench: Vec<OsString>,
+}
+
+impl From<SshArgs> for SshPlan {
+    fn from(a: SshArgs) -> SshPlan {
+        SshPlan {
+            hosts: a.hosts,
+            workload: a.gen.workload(),
+            start: match a.start_at {
+                Some(at) => SshStart::At(at),
+                None => SshStart::In(a.start_in.seconds()),
+            },
+            ssh_options: a.ssh_options,
+            ssh_config: a.ssh_config,
+            remote_pgsurge: a.remote_pgsurge,
+            bench: a.bench,
+        }
+    }
 }
 
 /// ssh options set unless `--ssh-option` gives the same one (ssh keeps the first
@@ -178,7 +227,7 @@ pub fn generator_names(hosts: &[String]) -> Vec<String> {
 }
 
 /// The ssh command running `remote` on `host`.
-fn ssh_command(a: &SshArgs, host: &str, remote: &str) -> Command {
+fn ssh_command(a: &SshPlan, host: &str, remote: &str) -> Command {
     let mut c = Command::new("ssh");
     // First, so that nothing later (ssh keeps an option's first value) can allow a
     // password or passphrase prompt.
@@ -226,7 +275,7 @@ fn last_line(text: &str) -> &str {
 
 /// Checks every host in parallel (`pgsurge --version` there) and returns the
 /// slowest session's duration; fails naming every host that does not answer.
-fn preflight(a: &SshArgs) -> Result<Duration, MergeError> {
+fn preflight(a: &SshPlan) -> Result<Duration, MergeError> {
     let remote = remote_command(&a.remote_pgsurge, &["--version".into()])?;
     let checks: Vec<(String, Instant, std::io::Result<std::process::Child>)> = a
         .hosts
@@ -308,12 +357,12 @@ fn keep_stderr(
 }
 
 /// Runs the bench generators, waits for all, and returns their results labelled by host.
-pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
+pub fn run_ssh(a: &SshPlan) -> Result<Vec<(String, RunResult)>, MergeError> {
     check_bench_options(&a.bench)?;
     check_no_passwords(&a.bench)?;
     check_hosts(&a.hosts)?;
     let count = host_count(a)?;
-    let shares = a.gen.shares(count)?;
+    let shares = a.workload.shares(count)?;
     let names = generator_names(&a.hosts);
     run_remotes(
         a,
@@ -333,10 +382,10 @@ pub fn run_ssh(a: &SshArgs) -> Result<Vec<(String, RunResult)>, MergeError> {
 /// returns their reports labelled by host. The log is read on each host, at the path
 /// given.
 pub fn run_ssh_replay(
-    a: &SshArgs,
+    a: &SshPlan,
     replay: &[OsString],
 ) -> Result<Vec<(String, ReplayReport)>, MergeError> {
-    crate::replay::check_options(replay, &a.gen)?;
+    crate::replay::check_options(replay, &a.workload)?;
     check_no_passwords(&a.bench)?;
     check_hosts(&a.hosts)?;
     let count = host_count(a)?;
@@ -351,7 +400,7 @@ pub fn run_ssh_replay(
     )
 }
 
-fn host_count(a: &SshArgs) -> Result<u32, MergeError> {
+fn host_count(a: &SshPlan) -> Result<u32, MergeError> {
     u32::try_from(a.hosts.len()).map_err(|_| MergeError::Launch("too many hosts".to_string()))
 }
 
@@ -367,19 +416,19 @@ fn document<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<
 /// document `parse` refuses, fails the run naming it. What the generators leave
 /// (stderr, documents) goes to the output directory (`ssh-…` when none is given).
 fn run_remotes<T>(
-    a: &SshArgs,
+    a: &SshPlan,
     args: impl FnOnce(&str) -> Vec<Vec<OsString>>,
     parse: impl Fn(&[u8]) -> Result<T, String>,
 ) -> Result<Vec<(String, T)>, MergeError> {
     let count = a.hosts.len();
     let names = generator_names(&a.hosts);
-    let dir = a.gen.out_dir("ssh-")?;
+    let dir = a.workload.out_dir("ssh-")?;
 
     let slowest = preflight(a)?;
-    let at = match &a.start_at {
-        Some(t) => t.clone(),
-        None => {
-            let lead = a.start_in.seconds() + (2.0 * slowest.as_secs_f64()).ceil() as u64;
+    let at = match &a.start {
+        SshStart::At(t) => t.clone(),
+        SshStart::In(margin) => {
+            let lead = margin + (2.0 * slowest.as_secs_f64()).ceil() as u64;
             let at = start_in(lead);
             eprintln!(
                 "pgsurge dist ssh: {count} hosts answered (slowest in {:.2} s); the generators start at {at} (Unix time, in about {lead} s)",
@@ -427,7 +476,7 @@ fn run_remotes<T>(
     // The deadline counts from the common start (a `--start-at` that is not plain
     // Unix seconds gives none unless one can be read from it).
     let start_at = at.trim().parse::<u64>().ok();
-    let deadline = start_at.and_then(|s| a.gen.deadline(s, &a.bench));
+    let deadline = start_at.and_then(|s| a.workload.deadline(s, &a.bench));
     let mut results = Vec::new();
     for mut r in running {
         let status = match wait_until(&mut r.child, deadline) {
@@ -488,17 +537,19 @@ pub fn ssh_main(args: &[OsString]) -> i32 {
     if let Some(d) = &a.gen.out_dir {
         let _ = std::fs::create_dir_all(d);
     }
-    let json = match open_merged_json("pgsurge dist ssh", a.gen.json.as_deref()) {
+    let json_path = a.gen.json.clone();
+    let json = match open_merged_json("pgsurge dist ssh", json_path.as_deref()) {
         Ok(j) => j,
         Err(code) => return code,
     };
-    if let Some(replay) = crate::replay::replay_options(&a.bench) {
-        let merged = run_ssh_replay(&a, replay).and_then(|docs| {
+    let plan = SshPlan::from(a);
+    if let Some(replay) = crate::replay::replay_options(&plan.bench) {
+        let merged = run_ssh_replay(&plan, replay).and_then(|docs| {
             pgsurge_replay::merge::merge(&docs).map_err(|e| MergeError::Launch(e.to_string()))
         });
         return crate::replay::present("pgsurge dist ssh", merged, json);
     }
-    let merged = run_ssh(&a).and_then(merge_labelled);
+    let merged = run_ssh(&plan).and_then(merge_labelled);
     present("pgsurge dist ssh", merged, json)
 }
 
@@ -589,6 +640,32 @@ mod tests {
     }
 
     #[test]
+    fn the_command_line_becomes_a_plan() {
+        let a = SshArgs::try_parse_from([
+            "x",
+            "--hosts=a,u@b",
+            "-c",
+            "8",
+            "-R",
+            "100",
+            "--start-at=1795473000",
+            "--",
+            "-S",
+        ])
+        .unwrap();
+        let plan = SshPlan::from(a);
+        assert_eq!(plan.hosts, ["a", "u@b"]);
+        assert_eq!(plan.workload.clients, 8);
+        assert_eq!(plan.workload.rate, Some(100.0));
+        assert_eq!(plan.start, SshStart::At("1795473000".into()));
+        assert_eq!(plan.remote_pgsurge, "pgsurge");
+        assert_eq!(plan.bench, [OsString::from("-S")]);
+        let plan =
+            SshPlan::from(SshArgs::try_parse_from(["x", "--hosts=a", "--start-in=2m"]).unwrap());
+        assert_eq!(plan.start, SshStart::In(120));
+    }
+
+    #[test]
     fn batch_mode_comes_first_and_given_options_win() {
         let a = SshArgs::try_parse_from([
             "x",
@@ -599,7 +676,7 @@ mod tests {
             "--ssh-config=/tmp/cfg",
         ])
         .unwrap();
-        let c = ssh_command(&a, "h", "'pgsurge' '--version'");
+        let c = ssh_command(&SshPlan::from(a), "h", "'pgsurge' '--version'");
         let args: Vec<String> = c
             .get_args()
             .map(|s| s.to_string_lossy().into_owned())
