@@ -1,6 +1,7 @@
 //! What a failure cost the clients, from the commits they were told of over time:
-//! the longest stretch without an acknowledged commit (the outage window), the steady
-//! rate before it, and when the rate came back to 90 % of it.
+//! the stretch without an acknowledged commit (the outage window) — the one that holds
+//! the moment the clients first lost a connection ([`outage_at`]), or the longest
+//! ([`outage`]) —, the steady rate before it, and when the rate came back to 90 % of it.
 //!
 //! Input: commits counted per bucket of a fixed width (10 ms in a run), from the run's
 //! start. Bucket resolution bounds every time given here.
@@ -48,6 +49,29 @@ pub fn outage(counts: &[u32], bucket_s: f64, from_s: f64) -> Option<Outage> {
         .map(|w| (w[0], w[1]))
         .filter(|&(a, b)| b > a + 1 && (b as f64) * bucket_s > from_s)
         .max_by_key(|&(a, b)| (b - a, std::cmp::Reverse(a)))?;
+    Some(window(counts, bucket_s, before, after))
+}
+
+/// The stretch without a commit that holds the moment `at_s` (a failure the clients
+/// saw): from the last bucket with a commit at or before `at_s`'s bucket to the first
+/// bucket with a commit after it, however long or short; a later, longer stretch is
+/// another matter. Its length is 0 when commits went on in the next bucket. None when
+/// no commit comes before or after the moment.
+pub fn outage_at(counts: &[u32], bucket_s: f64, at_s: f64) -> Option<Outage> {
+    if bucket_s.is_nan() || bucket_s <= 0.0 || at_s.is_nan() || at_s < 0.0 {
+        return None;
+    }
+    let at = (at_s / bucket_s).floor() as usize;
+    let before = (0..=at.min(counts.len().checked_sub(1)?))
+        .rev()
+        .find(|&i| counts[i] > 0)?;
+    let after = (at + 1..counts.len()).find(|&i| counts[i] > 0)?;
+    Some(window(counts, bucket_s, before, after))
+}
+
+/// The outage between bucket `before` (the last with a commit) and bucket `after` (the
+/// first with one again), with the steady rate before it and the recovery after it.
+fn window(counts: &[u32], bucket_s: f64, before: usize, after: usize) -> Outage {
     let last = (before + 1) as f64 * bucket_s;
     let first = after as f64 * bucket_s;
     let steady_tps = steady_rate(counts, bucket_s, before + 1);
@@ -74,13 +98,13 @@ pub fn outage(counts: &[u32], bucket_s: f64, from_s: f64) -> Option<Outage> {
             start += 1;
         }
     });
-    Some(Outage {
+    Outage {
         last_commit_before_s: last,
         first_commit_after_s: first,
         seconds: first - last,
         steady_tps,
         recovery_s,
-    })
+    }
 }
 
 /// Commits per second in the [`STEADY_WINDOW_S`] before bucket `end` (exclusive),
@@ -145,5 +169,45 @@ mod tests {
         let mut c = steady(2);
         c.extend(vec![0; 100]);
         assert!(outage(&c, 0.01, 0.0).is_none());
+    }
+
+    #[test]
+    fn the_stretch_holding_the_failure_is_the_outage_not_a_longer_stall_after_it() {
+        // A 0.3 s gap at the failure (3.0 s to 3.3 s), then a 1.2 s stall at 6 s.
+        let mut c = steady(3);
+        c.extend(vec![0; 30]);
+        c.extend(vec![1; 270]);
+        c.extend(vec![0; 120]);
+        c.extend(vec![1; 300]);
+        // The first connection was lost at 3.05 s, inside the short gap.
+        let o = outage_at(&c, 0.01, 3.05).unwrap();
+        assert!((o.last_commit_before_s - 3.0).abs() < 1e-9, "{o:?}");
+        assert!((o.first_commit_after_s - 3.3).abs() < 1e-9, "{o:?}");
+        assert!((o.seconds - 0.3).abs() < 1e-9, "{o:?}");
+        assert!((o.steady_tps.unwrap() - 100.0).abs() < 1e-9, "{o:?}");
+        // The longest stretch is the later stall.
+        let longest = outage(&c, 0.01, 0.0).unwrap();
+        assert!((longest.seconds - 1.2).abs() < 1e-9, "{longest:?}");
+        // A failure seen in a bucket that still had commits (a client noticed a moment
+        // after the last commit): the same stretch.
+        assert_eq!(outage_at(&c, 0.01, 2.995), Some(o));
+    }
+
+    #[test]
+    fn a_failure_the_commits_went_on_through_is_an_outage_of_nothing() {
+        let c = steady(3);
+        let o = outage_at(&c, 0.01, 1.5).unwrap();
+        assert_eq!(o.seconds, 0.0, "{o:?}");
+        assert!((o.last_commit_before_s - 1.51).abs() < 1e-9, "{o:?}");
+        // No commit before the moment, or none after it: no window.
+        let mut late = vec![0; 100];
+        late.extend(steady(1));
+        assert!(outage_at(&late, 0.01, 0.5).is_none());
+        let mut c = steady(2);
+        c.extend(vec![0; 100]);
+        assert!(outage_at(&c, 0.01, 2.5).is_none());
+        assert!(outage_at(&c, 0.01, 9.0).is_none());
+        assert!(outage_at(&[], 0.01, 0.0).is_none());
+        assert!(outage_at(&c, 0.01, f64::NAN).is_none());
     }
 }

@@ -646,7 +646,8 @@ fn live_sampler(spec: &RunSpec, view: &mut pgsurge_live::RunView) -> Sampler {
     })
 }
 
-/// `--reconnect`: the longest stretch without a commit and the recovery after it, and
+/// `--reconnect`: the stretch without a commit around the first lost connection (the
+/// longest of the run when none was lost) and the recovery after it, and
 /// with `--check-commits` the acknowledged commits the server lacks, put into `result`
 /// (for `--json`) and returned as the report's lines (none without it). A check that
 /// cannot be made is one of the run's output errors.

@@ -145,7 +145,8 @@ pgsurge extensions (not in pgbench; without them the output is pgbench's):
                            its transaction as failed, connects again (a multi-host
                            conninfo with target_session_attrs=read-write finds the
                            new primary) and goes on; the report adds the failures
-                           by class and the longest stretch without a commit
+                           by class and the stretch without a commit around the
+                           first lost connection
   --check-commits=TABLE    with --reconnect: after the run, look for every
                            transaction a client was told committed in TABLE
                            (columns client_id, txn_seq: the script inserts

@@ -112,7 +112,8 @@ pub struct Extensions {
     pub costs: bool,
     /// `--reconnect`: a client whose connection is lost (or whose server refuses writes
     /// or cancels its statement) counts its transaction as failed by class, connects
-    /// again and goes on; the report gives the longest stretch without a commit.
+    /// again and goes on; the report gives the stretch without a commit around the
+    /// first lost connection.
     pub reconnect: bool,
     /// `--check-commits=TABLE`: after a `--reconnect` run, the transactions each client
     /// was told were committed are looked for in TABLE (columns `client_id`, `txn_seq`,

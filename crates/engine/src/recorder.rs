@@ -35,6 +35,9 @@ pub struct ThreadRecorder {
     pub commits: Option<Vec<u32>>,
     /// `--reconnect`: the transactions each client was told were committed.
     pub acks: AckRecorder,
+    /// `--reconnect`: when the thread's first transaction failed with its connection
+    /// lost, µs of the run clock (the outage is the stretch without a commit around it).
+    pub first_lost: Option<i64>,
     /// `--replica-file`: per second of the run clock, the transactions committed on a
     /// standby and the stale ones among them.
     pub replica_reads: Vec<[u32; 2]>,
@@ -50,13 +53,14 @@ impl ThreadRecorder {
             log_error: None,
             commits: None,
             acks: AckRecorder::default(),
+            first_lost: None,
             replica_reads: Vec::new(),
             clock,
         }
     }
 
-    /// Counts commits per [`COMMIT_BUCKET_US`] (`--reconnect`: the outage is the longest
-    /// stretch without one).
+    /// Counts commits per [`COMMIT_BUCKET_US`] and notes the first lost connection
+    /// (`--reconnect`: the outage is the stretch without a commit around it).
     pub fn with_commit_timeline(mut self) -> Self {
         self.commits = Some(Vec::new());
         self
@@ -96,6 +100,14 @@ fn count_commit(commits: &mut Vec<u32>, acks: &mut AckRecorder, t: &TxnEnd) {
     commits[i] += 1;
 }
 
+/// The thread's first transaction failed with its connection lost, at `now`: once per
+/// run at most, on the way to reconnecting.
+#[cold]
+#[inline(never)]
+fn note_first_lost(first_lost: &mut Option<i64>, now: i64) {
+    *first_lost = Some(now.max(0));
+}
+
 impl Recorder for ThreadRecorder {
     #[inline]
     #[cfg_attr(target_os = "linux", link_section = ".text.hot.pgsurge")]
@@ -110,6 +122,9 @@ impl Recorder for ThreadRecorder {
         });
         if let Some(commits) = &mut self.commits {
             count_commit(commits, &mut self.acks, t);
+            if t.status == TxnStatus::ConnectionLost && self.first_lost.is_none() {
+                note_first_lost(&mut self.first_lost, t.now);
+            }
         }
         let Some(log) = &mut self.log else { return };
         let entry = TxnLogEntry {

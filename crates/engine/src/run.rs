@@ -337,6 +337,8 @@ struct ThreadOutput {
     commits: Option<Vec<u32>>,
     /// `--reconnect`: the transactions its clients were told were committed.
     acks: Vec<pgsurge_results::failure::AckRange>,
+    /// `--reconnect`: when its first transaction failed with its connection lost.
+    first_lost: Option<i64>,
     /// `--replica-file`: reads and stale reads per second.
     replica_reads: Vec<[u32; 2]>,
 }
@@ -511,6 +513,7 @@ fn drive_thread(
         log_error,
         commits: rec.commits,
         acks: rec.acks.into_ranges(),
+        first_lost: rec.first_lost,
         replica_reads: rec.replica_reads,
     })
 }
@@ -837,6 +840,7 @@ fn merge(
             origin_unix_us: clock.to_epoch_us(0),
             counts: Vec::new(),
             acknowledged: Vec::new(),
+            first_connection_lost_unix_us: None,
         });
     let mut connection_lost = false;
     let mut replica_reads: Vec<[u32; 2]> = Vec::new();
@@ -844,6 +848,10 @@ fn merge(
         if let (Some(t), Some(c)) = (timeline.as_mut(), out.commits.as_deref()) {
             t.add(c);
             t.acknowledged.extend_from_slice(&out.acks);
+            if let Some(lost) = out.first_lost.map(|us| clock.to_epoch_us(us)) {
+                let first = t.first_connection_lost_unix_us.get_or_insert(lost);
+                *first = (*first).min(lost);
+            }
         }
         if replica_reads.len() < out.replica_reads.len() {
             replica_reads.resize(out.replica_reads.len(), [0, 0]);

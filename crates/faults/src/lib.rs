@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 use pgsurge_engine::stop::StopFlag;
 use pgsurge_observe::lag::LagSampler;
 use pgsurge_results::failure::{
-    AckRange, CommitTimeline, FailureCost, FaultApplied, LagSample, OutageWindow, COMMIT_BUCKET_US,
+    AckRange, CommitTimeline, FailureCost, FaultApplied, LagSample, OutageAnchor, OutageWindow,
+    COMMIT_BUCKET_US,
 };
 use pgsurge_server::{Cluster, Fault};
 use pgsurge_wire::ConnConfig;
@@ -332,19 +333,42 @@ fn apply(action: &Action, servers: &Servers<'_>) -> Result<(), String> {
     }
 }
 
-/// The longest stretch without a commit in `timeline` from `from_unix_us` on (the
-/// whole run when None), and the recovery after it.
+/// The outage in `timeline` and the recovery after it. With `from_unix_us` (a
+/// campaign's first fault), the longest stretch without a commit from then on.
+/// Without, the stretch that holds the moment the run's first transaction failed with
+/// its connection lost (`bench --reconnect`: the failure's own gap, not a later stall
+/// of the server that took over), or the longest of the run when none was lost.
 pub fn outage(timeline: &CommitTimeline, from_unix_us: Option<i64>) -> Option<OutageWindow> {
-    let from_s = from_unix_us.map_or(0.0, |f| (f - timeline.origin_unix_us) as f64 / 1e6);
+    let seconds = |unix_us: i64| (unix_us - timeline.origin_unix_us) as f64 / 1e6;
     let bucket_s = COMMIT_BUCKET_US as f64 / 1e6;
-    pgsurge_analysis::outage::outage(&timeline.counts, bucket_s, from_s).map(|o| {
-        OutageWindow::from_seconds(
+    let counts = &timeline.counts;
+    let (found, anchor) = match (from_unix_us, timeline.first_connection_lost_unix_us) {
+        (Some(from), _) => (
+            pgsurge_analysis::outage::outage(counts, bucket_s, seconds(from)),
+            OutageAnchor::FirstFault,
+        ),
+        (None, Some(lost)) => (
+            pgsurge_analysis::outage::outage_at(counts, bucket_s, seconds(lost)),
+            OutageAnchor::FirstConnectionLost,
+        ),
+        (None, None) => (
+            pgsurge_analysis::outage::outage(counts, bucket_s, 0.0),
+            OutageAnchor::Longest,
+        ),
+    };
+    found.map(|o| {
+        let mut window = OutageWindow::from_seconds(
             timeline.origin_unix_us,
             o.last_commit_before_s,
             o.first_commit_after_s,
             o.steady_tps,
             o.recovery_s,
-        )
+            anchor,
+        );
+        if anchor == OutageAnchor::FirstConnectionLost {
+            window.connection_lost_unix_us = timeline.first_connection_lost_unix_us;
+        }
+        window
     })
 }
 

@@ -19,6 +19,9 @@ pub struct CommitTimeline {
     /// The transactions each client was told were committed, by their numbers
     /// (`:txn_seq`), as ranges.
     pub acknowledged: Vec<AckRange>,
+    /// When the run's first transaction failed with its connection lost, Unix epoch µs
+    /// (none: no connection was lost).
+    pub first_connection_lost_unix_us: Option<i64>,
 }
 
 /// Transactions `first..=last` of a client (its `:txn_seq` numbers), each acknowledged
@@ -83,8 +86,8 @@ impl CommitTimeline {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub struct FailureCost {
-    /// The longest stretch without an acknowledged commit (after the first fault, when
-    /// there are faults); absent when there was none.
+    /// The stretch without an acknowledged commit the failure caused (which one:
+    /// [`OutageWindow::anchor`]); absent when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage: Option<OutageWindow>,
     /// The faults applied during the run, in order.
@@ -173,16 +176,37 @@ pub struct OutageWindow {
     /// again; absent: not within the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_s: Option<f64>,
+    /// Which stretch without a commit this is (absent in results that did not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<OutageAnchor>,
+    /// With [`OutageAnchor::FirstConnectionLost`]: when that transaction failed, Unix
+    /// epoch µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_lost_unix_us: Option<i64>,
+}
+
+/// Which stretch without a commit a run's outage is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutageAnchor {
+    /// The one that holds the moment the run's first transaction failed with its
+    /// connection lost: the failure's own gap, whatever stalls come later.
+    FirstConnectionLost,
+    /// The longest from the first fault's time on (a campaign's `[[fault]]`s).
+    FirstFault,
+    /// The longest of the whole run (no connection was lost and no fault was applied).
+    Longest,
 }
 
 impl OutageWindow {
-    /// The window from times in seconds after `origin_unix_us`.
+    /// The window from times in seconds after `origin_unix_us`, found by `anchor`.
     pub fn from_seconds(
         origin_unix_us: i64,
         last_before_s: f64,
         first_after_s: f64,
         steady_tps: Option<f64>,
         recovery_s: Option<f64>,
+        anchor: OutageAnchor,
     ) -> Self {
         let at = |s: f64| origin_unix_us + (s * 1e6).round() as i64;
         OutageWindow {
@@ -191,12 +215,20 @@ impl OutageWindow {
             seconds: first_after_s - last_before_s,
             steady_tps,
             recovery_s,
+            anchor: Some(anchor),
+            connection_lost_unix_us: None,
         }
     }
 
     /// The report's lines (`bench --reconnect`).
     pub fn render(&self) -> String {
-        let mut s = format!("longest stretch without a commit = {:.3} s\n", self.seconds);
+        let mut s = match self.anchor {
+            Some(OutageAnchor::FirstConnectionLost) => format!(
+                "stretch without a commit at the first lost connection = {:.3} s\n",
+                self.seconds
+            ),
+            _ => format!("longest stretch without a commit = {:.3} s\n", self.seconds),
+        };
         if let Some(tps) = self.steady_tps {
             s.push_str(&format!("tps before it = {tps:.1}\n"));
         }

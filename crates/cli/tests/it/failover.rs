@@ -118,18 +118,24 @@ fn bench_reconnect_carries_on_through_a_failover() {
     );
     assert!(!r["aborted"].as_bool().unwrap(), "no client aborted: {r}");
     // Nothing commits between the primary's end and the promotion: the outage window
-    // straddles the moment the promotion was asked for (to its 10 ms buckets).
+    // straddles the moment the promotion was asked for (to its 10 ms buckets), and the
+    // first lost connection, whatever stalls the promoted server had later.
     assert!(
-        stdout.contains("longest stretch without a commit = "),
+        stdout.contains("stretch without a commit at the first lost connection = "),
         "{stdout}"
     );
     let o = &r["failure_cost"]["outage"];
+    assert_eq!(o["anchor"], "first_connection_lost", "{o}");
     let before = o["last_commit_before_unix_us"]
         .as_i64()
         .expect("outage window");
     let after = o["first_commit_after_unix_us"].as_i64().unwrap();
+    let lost = o["connection_lost_unix_us"]
+        .as_i64()
+        .expect("the lost connection's time");
     assert!(before <= promote_called_us, "{o}");
     assert!(after + 10_000 >= promote_called_us, "{o}");
+    assert!(before - 10_000 <= lost && lost <= after + 10_000, "{o}");
     assert!(o["seconds"].as_f64().unwrap() > 0.0, "{o}");
 }
 
