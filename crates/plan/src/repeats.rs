@@ -73,15 +73,38 @@ pub fn cell_precision(
     of_cell(&sides, target)
 }
 
-/// Why `plan` need not run (its cell is precise enough, or the budget is spent), said
-/// as a line; None when it runs: without `[repeats]`, within `min`, or when its round
-/// has begun. `budget_spent`: the campaign's `budget` of wall time has passed.
+/// Why a repeat need not run: its cell, and whether the cell is precise enough or the
+/// budget is spent; its text is the line said for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotNeeded {
+    /// The repeat's matrix cell.
+    pub cell: String,
+    /// True when the budget ended the cell's repeats (it is not precise enough).
+    pub budget_spent: bool,
+    /// The precision the cell reached, as said (`reached (±1.3 % after 5 repeats)`).
+    pub precision: String,
+}
+
+impl std::fmt::Display for NotNeeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let why = if self.budget_spent {
+            "budget spent"
+        } else {
+            "precise enough"
+        };
+        write!(f, "{}: {why}, {}", self.cell, self.precision)
+    }
+}
+
+/// Why `plan` need not run (its cell is precise enough, or the budget is spent); None
+/// when it runs: without `[repeats]`, within `min`, or when its round has begun.
+/// `budget_spent`: the campaign's `budget` of wall time has passed.
 pub fn not_needed(
     campaign: &Campaign,
     plan: &TestPlan,
     stored: &[Run],
     budget_spent: bool,
-) -> Option<String> {
+) -> Option<NotNeeded> {
     let (r, target) = (
         campaign.spec.repeats.as_ref()?,
         campaign.precision_target()?,
@@ -94,13 +117,11 @@ pub fn not_needed(
         return None;
     }
     let p = cell_precision(campaign, cell, stored, plan.repeat, target);
-    if p.reached() {
-        Some(format!("{cell}: precise enough, {}", p.text()))
-    } else if budget_spent {
-        Some(format!("{cell}: budget spent, {}", p.text()))
-    } else {
-        None
-    }
+    (p.reached() || budget_spent).then(|| NotNeeded {
+        cell: cell.to_string(),
+        budget_spent: !p.reached(),
+        precision: p.text(),
+    })
 }
 
 /// One `campaign run`'s `[repeats] until`: when its budget began, the cells it left
@@ -152,9 +173,10 @@ impl Until {
         let Some(why) = not_needed(campaign, plan, &stored, spent) else {
             return Ok(false);
         };
-        if let (true, Some((_, cell, _))) = (why.contains(": budget spent, "), cell_of(&plan.key)) {
-            self.budget_ended.insert(cell.to_string());
+        if why.budget_spent {
+            self.budget_ended.insert(why.cell.clone());
         }
+        let why = why.to_string();
         if self.said.insert(why.clone()) {
             self.unsaid.push(why);
         }
@@ -361,7 +383,12 @@ mod tests {
         }
         // The budget still ends it, and says why.
         let why = not_needed(&c, &round(&c, 6)[0], &runs, true).unwrap();
-        assert!(why.contains("budget spent, not decided, ±1.3 %"), "{why}");
+        assert!(why.budget_spent, "{why}");
+        assert!(
+            why.to_string()
+                .contains("budget spent, not decided, ±1.3 %"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -370,8 +397,10 @@ mod tests {
         let runs = stored(&c, &BASE, &INSIDE);
         for t in round(&c, 6) {
             let why = not_needed(&c, &t, &runs, false).unwrap();
+            assert!(!why.budget_spent, "{why}");
             assert!(
-                why.ends_with(": precise enough, reached (±1.3 % after 5 repeats)"),
+                why.to_string()
+                    .ends_with(": precise enough, reached (±1.3 % after 5 repeats)"),
                 "{why}"
             );
         }

@@ -36,7 +36,7 @@ mod workload;
 
 pub use adaptive::{CapacitySection, RepeatsSection};
 pub use distributed::{DistributedSection, KubeSection};
-pub use faults::{FaultSpec, FAULT_ACTIONS, REPLICATION_LINK};
+pub use faults::{FaultSpec, FaultSpecError, FAULT_ACTIONS, REPLICATION_LINK};
 pub use measure::{ProfileProcesses, ProfileSection, SamplingSection};
 pub use preparation::{FreshCluster, HooksSection, HygieneSection, InitOptionsSpec, InitSection};
 pub use targets::{setting_text, InitMode, PinningSection, TargetSpec};

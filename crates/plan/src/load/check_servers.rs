@@ -370,14 +370,9 @@ impl Campaign {
                     "a command is what action = \"command\" runs, and only it",
                 ));
             }
-            let field = if f.at.seconds().is_err() {
-                "at"
-            } else {
-                "action"
-            };
             let scheduled = f
                 .scheduled()
-                .map_err(|m| self.invalid(&format!("{key}.{field}"), m))?;
+                .map_err(|e| self.invalid(&format!("{key}.{}", e.key()), e.to_string()))?;
             let at = scheduled.at_s;
             if let Some(end) = run_s.filter(|&end| at >= end) {
                 return Err(self.invalid(

@@ -57,12 +57,44 @@ pub const FAULT_ACTIONS: &[&str] = &[
 /// fault streams each standby through a relay in pgsurge (no netem needed).
 pub const REPLICATION_LINK: &str = "replication";
 
+/// Why a `[[fault]]` cannot be scheduled, by the key it is about; its text is the
+/// message alone (the reader of the campaign file names the key).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FaultSpecError {
+    /// Its time, `at`, is not a duration.
+    #[error("{0}")]
+    At(String),
+    /// Its action, or a key the action takes, is not one a run can apply.
+    #[error("{0}")]
+    Action(String),
+}
+
+impl FaultSpecError {
+    /// The key of the `[[fault]]` that is wrong: `at` or `action`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            FaultSpecError::At(_) => "at",
+            FaultSpecError::Action(_) => "action",
+        }
+    }
+}
+
 impl FaultSpec {
     /// The fault at its time as a run applies it, or what is wrong with its time or
     /// its action.
-    pub fn scheduled(&self) -> Result<pgsurge_faults::Scheduled, String> {
+    pub fn scheduled(&self) -> Result<pgsurge_faults::Scheduled, FaultSpecError> {
+        let at_s = self.at.seconds().map_err(FaultSpecError::At)?;
+        let action = self.action().map_err(FaultSpecError::Action)?;
+        Ok(pgsurge_faults::Scheduled {
+            at_s,
+            name: self.action.clone(),
+            action,
+        })
+    }
+
+    /// What the fault does, or what is wrong with its action or the keys it takes.
+    fn action(&self) -> Result<pgsurge_faults::Action, String> {
         use pgsurge_faults::Action;
-        let at_s = self.at.seconds()?;
         let replica = self.replica.map(|n| n as usize);
         let link_keys = self.link.is_some()
             || self.netns.is_some()
@@ -85,11 +117,7 @@ impl FaultSpec {
                 })?)
             }
         };
-        Ok(pgsurge_faults::Scheduled {
-            at_s,
-            name: self.action.clone(),
-            action,
-        })
+        Ok(action)
     }
 
     /// `delay` on `link = "replication"`: the standby's relay holds what goes both
@@ -129,5 +157,40 @@ impl FaultSpec {
             (None, _) => 0.0,
         };
         pgsurge_faults::LinkFault::new(self.netns.clone(), device, delay_s, loss)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(text: &str) -> FaultSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn an_error_names_the_key_it_is_about() {
+        let e = fault("at = \"soon\"\naction = \"nope\"")
+            .scheduled()
+            .unwrap_err();
+        assert_eq!(e.key(), "at");
+        assert!(
+            matches!(&e, FaultSpecError::At(m) if *m == e.to_string()),
+            "{e:?}"
+        );
+        let e = fault("at = 5\naction = \"nope\"").scheduled().unwrap_err();
+        assert_eq!(e.key(), "action");
+        assert_eq!(
+            e.to_string(),
+            format!("\"nope\" is not a fault ({})", FAULT_ACTIONS.join(", "))
+        );
+        let e = fault("at = 5\naction = \"delay\"\nlink = \"veth1\"\ndelay = \"later\"")
+            .scheduled()
+            .unwrap_err();
+        assert_eq!(e.key(), "action");
+        let s = fault("at = \"1m30s\"\naction = \"kill\"")
+            .scheduled()
+            .unwrap();
+        assert_eq!((s.at_s, s.name.as_str()), (90.0, "kill"));
     }
 }
