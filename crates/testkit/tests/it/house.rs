@@ -19,12 +19,12 @@ const MAX_FN_LINES: usize = 150;
 /// follows pgbench's (or libpq's) own, case by case.
 const MIRROR_PHRASE: &str = "mirrors";
 
-fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Every crate directory under `crates/`.
-fn crates() -> Vec<String> {
+pub(crate) fn crates() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(workspace().join("crates"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -286,7 +286,7 @@ fn quote_text(a: &syn::Attribute) -> String {
     }
 }
 
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+pub(crate) fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("cfg")
             && a.meta
@@ -311,7 +311,7 @@ impl<'ast> Visit<'ast> for LongFunctions<'_> {
     }
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {

@@ -2,4 +2,5 @@
 //! build and link for all of them.
 
 mod house;
+mod house_errors;
 mod nothing_left_in_tmp;
