@@ -126,14 +126,7 @@ fn bench_json_finds_a_known_warm_up_and_states_the_window_beside_the_raw_figures
     );
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    pgsurge_testkit::schema::assert_valid(pgsurge_results::RUN_RESULT_SCHEMA, &doc);
     let st = &doc["steady_state"];
     assert_eq!(st["method"], "mser-5", "{st}");
     let warmup = st["warmup_s"].as_f64().unwrap();

@@ -12,6 +12,7 @@
 //!   flags a container needs and a deadline.
 //! * [`live_page`]: the live page read over HTTP from the address a process says, and
 //!   that process killed when the test ends.
+//! * [`schema`]: a JSON document checked against a JSON Schema, its violations listed.
 //! * [`hosts`]: simulated hosts in network namespaces (setup commands, ports, what the
 //!   machine needs).
 //! * [`scratch_dir`] (module `scratch`): the one way tests make files: a fresh
@@ -25,6 +26,7 @@
 pub mod chromium;
 pub mod hosts;
 pub mod live_page;
+pub mod schema;
 mod scratch;
 
 pub use scratch::{keep_test_files, scratch_dir, ScratchDir, KEEP_TEST_FILES};

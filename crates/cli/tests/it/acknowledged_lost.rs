@@ -51,13 +51,7 @@ fn compare_and_the_report_count_the_same_acknowledged_commits_lost() {
     let (code, json, err) = pgsurge(&["compare", "--store", &path, "--format", "json"]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let schema: serde_json::Value = serde_json::from_str(pgsurge_report::COMPARE_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    pgsurge_testkit::schema::assert_valid(pgsurge_report::COMPARE_SCHEMA, &doc);
     let lost = &doc["cells"][0]["acknowledged_lost"];
     assert_eq!(
         lost["a"],

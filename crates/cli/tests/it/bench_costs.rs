@@ -77,14 +77,7 @@ fn run_json(srv: &TestServer, args: &[&str]) -> (serde_json::Value, String) {
     let (out, err, code) = bench(srv, args);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
-    let schema: serde_json::Value =
-        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    pgsurge_testkit::schema::assert_valid(pgsurge_results::RUN_RESULT_SCHEMA, &doc);
     (doc, err)
 }
 

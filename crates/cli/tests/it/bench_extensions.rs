@@ -69,14 +69,7 @@ fn percentiles_json_and_hdr_log_from_a_real_run() {
 
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).expect("json file")).expect("valid JSON");
-    let schema: serde_json::Value =
-        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    pgsurge_testkit::schema::assert_valid(pgsurge_results::RUN_RESULT_SCHEMA, &doc);
     let processed: u64 = out
         .lines()
         .find_map(|l| l.strip_prefix("number of transactions actually processed: "))

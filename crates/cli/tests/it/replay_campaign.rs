@@ -164,11 +164,9 @@ repeats = 2
     ]);
     assert!(ok, "{err}");
     let doc: Value = serde_json::from_str(&json).unwrap();
-    let (_, schema, _) = pgsurge(&["schema", "replay-compare"]);
-    let schema: Value = serde_json::from_str(&schema).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    let (ok, schema, err) = pgsurge(&["schema", "replay-compare"]);
+    assert!(ok, "{err}");
+    pgsurge_testkit::schema::assert_valid(&schema, &doc);
     assert_eq!(doc["format"], "pgsurge-replay-compare");
     let fps = doc["fingerprints"].as_array().unwrap();
     assert!(fps.len() >= 5, "{doc}");

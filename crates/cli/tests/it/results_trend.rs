@@ -119,13 +119,7 @@ fn results_trend_json_is_a_versioned_document_its_schema_describes() {
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let (code, schema, err) = pgsurge(&["schema", "trend"]);
     assert_eq!(code, 0, "{err}");
-    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}\n{doc:#}");
+    pgsurge_testkit::schema::assert_valid(&schema, &doc);
     assert_eq!(doc["format"], "pgsurge-trend");
     assert_eq!(doc["schema_version"], 1);
     assert_eq!(doc["filter"], serde_json::Value::Null);

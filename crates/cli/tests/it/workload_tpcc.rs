@@ -313,13 +313,7 @@ fn a_run_reports_nopm_and_the_server_executed_the_mix() {
             o.stdout
         );
     }
-    let schema: serde_json::Value =
-        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    assert!(
-        validator.is_valid(&json),
-        "the run's JSON does not match its schema"
-    );
+    pgsurge_testkit::schema::assert_valid(pgsurge_results::RUN_RESULT_SCHEMA, &json);
     assert!(
         o.stdout
             .contains(&format!("New-Order rollbacks = {rollbacks} ")),

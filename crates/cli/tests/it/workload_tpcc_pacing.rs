@@ -328,13 +328,7 @@ fn think_times_pause_the_clients_outside_the_latency() {
         "{in_json}"
     );
     assert!(tpmc_json > 0.0);
-    let schema: serde_json::Value =
-        serde_json::from_str(pgsurge_results::RUN_RESULT_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    assert!(
-        validator.is_valid(&json),
-        "the run's JSON does not match its schema"
-    );
+    pgsurge_testkit::schema::assert_valid(pgsurge_results::RUN_RESULT_SCHEMA, &json);
 }
 
 #[test]

@@ -109,9 +109,7 @@ interval = 0.5
         (Some(6), Some(6)),
         "{doc}"
     );
-    let schema: serde_json::Value = serde_json::from_str(pgsurge_report::COMPARE_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    assert!(validator.is_valid(&doc), "{doc}");
+    pgsurge_testkit::schema::assert_valid(pgsurge_report::COMPARE_SCHEMA, &doc);
     // Keep the report of this real campaign as an artifact (to look at, screenshot).
     let artifact = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("agreement-report");
     let mut store = Store::open(path.to_str().unwrap()).unwrap();

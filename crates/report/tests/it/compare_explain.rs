@@ -131,10 +131,7 @@ fn explain_names_the_function_that_grew_and_the_diff_shows_it_red() {
         doc["cells"][0]["explanations"][0]["functions"][0]["function"],
         "burn_cpu"
     );
-    let schema: serde_json::Value = serde_json::from_str(pgsurge_report::COMPARE_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    pgsurge_testkit::schema::assert_valid(pgsurge_report::COMPARE_SCHEMA, &doc);
 
     let svgs: Vec<_> = std::fs::read_dir(&svg_dir).unwrap().flatten().collect();
     assert_eq!(svgs.len(), 1);

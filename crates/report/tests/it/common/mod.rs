@@ -68,14 +68,7 @@ pub fn assert_compare_and_report_agree(store: &Path, expected_title: &str) -> us
     assert_eq!(c.title, expected_title);
     let text = pgsurge_report::compare::render_text(&c);
     let json: serde_json::Value = serde_json::to_value(&c).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(pgsurge_report::compare_schema()).expect("schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "compare JSON invalid: {errors:?}");
+    pgsurge_testkit::schema::assert_valid(pgsurge_report::compare_schema(), &json);
 
     // The report of the same store.
     let out = store.parent().unwrap().join("report-agree");
