@@ -3,19 +3,18 @@
 //! the per-second series and histograms are there, and the server's commits over the
 //! test match the merged transaction count, as for an in-process test.
 
-use std::process::Command;
-
 use pgsurge_server::testing::TestServer;
+
+use crate::campaigns::Campaign;
 
 #[test]
 fn a_distributed_campaign_stores_the_merged_test_and_matches_the_server() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_dist");
     let dir = pgsurge_testkit::scratch_dir("campaign-distributed");
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "distributed"
@@ -39,23 +38,10 @@ start_in = 5
 "#,
             srv.conninfo(&db)
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let export = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["results", "export", "--format", "json", "--store", &store])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let runs = doc["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1, "{doc}");
+    );
+    c.run_ok(&[]);
+    let runs = c.runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
     let run = &runs[0];
     assert_eq!(run["status"], "ok", "{run}");
     assert_eq!(run["clients"], 4);
@@ -88,10 +74,9 @@ fn a_hung_generator_fails_its_test_by_the_deadline_and_keeps_its_output() {
     let dir = pgsurge_testkit::scratch_dir("campaign-distributed");
     // -T 1 ends only once the statement in flight is answered: every generator hangs.
     std::fs::write(dir.path().join("hang.sql"), "select pg_sleep(600);\n").unwrap();
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "hung"
@@ -115,15 +100,9 @@ deadline_margin = 2
 "#,
             srv.conninfo(&db)
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
+    );
     let started = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
+    let out = c.run(&[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         started.elapsed().as_secs() < 90,
@@ -132,13 +111,8 @@ deadline_margin = 2
     );
     // A generator failure is the test's failure, not an outage to wait out.
     assert!(!err.contains("unreachable"), "{err}");
-    let export = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["results", "export", "--format", "json", "--store", &store])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let runs = doc["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1, "{doc}");
+    let runs = c.runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
     let run = &runs[0];
     assert_eq!(run["status"], "failed", "{run}");
     let error = run["error"].as_str().unwrap_or_default();

@@ -9,51 +9,10 @@ use std::time::{Duration, Instant};
 
 use pgsurge_server::testing::{TestServer, TestServerOptions};
 
-fn pgsurge() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-}
+use crate::campaigns::{export_runs, pgsurge, said as text, Campaign};
 
 fn run(args: &[&str]) -> Output {
     pgsurge().args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn export_json(store: &str) -> Vec<serde_json::Value> {
-    let out = run(&["results", "export", "--format", "json", "--store", store]);
-    assert!(out.status.success(), "{}", text(&out));
-    runs_of(&out.stdout).expect("an export document with runs")
-}
-
-/// The runs of an export document (`{"format": "pgsurge-export", "runs": [...]}`).
-fn runs_of(bytes: &[u8]) -> Option<Vec<serde_json::Value>> {
-    let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    doc["runs"].as_array().cloned()
-}
-
-/// Tests stored so far; None while the store is not readable yet (being created).
-fn stored(store: &str) -> Option<usize> {
-    if !Path::new(store).exists() {
-        return None;
-    }
-    let out = run(&["results", "export", "--format", "json", "--store", store]);
-    if !out.status.success() {
-        return None;
-    }
-    runs_of(&out.stdout).map(|v| v.len())
-}
-
-fn campaign_file(dir: &Path, name: &str, body: &str) -> String {
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, body).unwrap();
-    path.display().to_string()
 }
 
 #[test]
@@ -61,9 +20,9 @@ fn two_campaigns_on_one_store_at_once_one_runs_the_other_refuses() {
     let srv = TestServer::shared();
     let db = srv.create_database("two_at_once");
     let dir = pgsurge_testkit::scratch_dir("campaign-faults");
-    let file = campaign_file(
+    // A new store: both also race to create its schema.
+    let c = Campaign::write(
         dir.path(),
-        "c",
         &format!(
             r#"
 [campaign]
@@ -81,18 +40,8 @@ duration = 1
             srv.conninfo(&db)
         ),
     );
-    // A new store: both also race to create its schema.
-    let store = dir.path().join("r.db").display().to_string();
-    let spawn = || {
-        pgsurge()
-            .args(["campaign", "run", &file, "--store", &store])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let a = spawn();
-    let b = spawn();
+    let a = c.spawn(&[]);
+    let b = c.spawn(&[]);
     let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
     let ok: Vec<&Output> = outs.iter().filter(|o| o.status.success()).collect();
     let refused: Vec<&Output> = outs.iter().filter(|o| !o.status.success()).collect();
@@ -115,17 +64,12 @@ duration = 1
     );
     assert!(!why.contains("already exists"), "{why}");
     // Nothing discarded: the runner stored every test, once.
-    let runs = export_json(&store);
+    let runs = c.runs();
     assert_eq!(runs.len(), 3, "{runs:?}");
     assert!(runs.iter().all(|r| r["status"] == "ok"), "{runs:?}");
     // Once the first has ended, the same command resumes: nothing left to do.
-    let again = run(&["campaign", "run", &file, "--store", &store]);
-    assert!(again.status.success(), "{}", text(&again));
-    assert!(
-        String::from_utf8_lossy(&again.stderr).contains("3 already stored"),
-        "{}",
-        text(&again)
-    );
+    let again = c.run_ok(&[]);
+    assert!(again.contains("3 already stored"), "{again}");
 }
 
 #[test]
@@ -152,18 +96,11 @@ duration = 2
             srv.conninfo(db)
         )
     };
-    let first = campaign_file(dir.path(), "first", &body("first", &db, "1, 2, 3"));
-    let second = campaign_file(dir.path(), "second", &body("second", &db, "1"));
+    let first = Campaign::write_named(dir.path(), "first", &body("first", &db, "1, 2, 3"));
+    let second = Campaign::write_named(dir.path(), "second", &body("second", &db, "1"));
     // Another database of the same server: not refused, but warned about.
-    let third = campaign_file(dir.path(), "third", &body("third", &other_db, "1"));
-    let store = |n: &str| dir.path().join(n).display().to_string();
-    let (store_a, store_b, store_c) = (store("a.db"), store("b.db"), store("c.db"));
-    let a = pgsurge()
-        .args(["campaign", "run", &first, "--store", &store_a])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let third = Campaign::write_named(dir.path(), "third", &body("third", &other_db, "1"));
+    let a = first.spawn(&[]);
     // Once the first holds the server.
     let deadline = Instant::now() + Duration::from_secs(60);
     let holders = || {
@@ -182,8 +119,8 @@ duration = 2
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let b = run(&["campaign", "run", &second, "--store", &store_b]);
-    let c = run(&["campaign", "run", &third, "--store", &store_c]);
+    let b = second.run(&[]);
+    let c = third.run(&[]);
     let a = a.wait_with_output().unwrap();
     assert!(a.status.success(), "{}", text(&a));
     assert_eq!(b.status.code(), Some(1), "{}", text(&b));
@@ -200,13 +137,12 @@ duration = 2
         text(&c)
     );
     // The refused campaign stored nothing; the other kept every test.
-    assert_eq!(stored(&store_b).unwrap_or(0), 0);
-    let runs = export_json(&store_a);
+    assert_eq!(second.stored().unwrap_or(0), 0);
+    let runs = first.runs();
     assert_eq!(runs.len(), 3, "{runs:?}");
     assert!(runs.iter().all(|r| r["status"] == "ok"), "{runs:?}");
     // Ended, the lock is gone: the second one runs now.
-    let again = run(&["campaign", "run", &second, "--store", &store_b]);
-    assert!(again.status.success(), "{}", text(&again));
+    second.run_ok(&[]);
 }
 
 /// Runs `pg_ctl` on the server's data directory as the server's user.
@@ -238,9 +174,8 @@ fn server_restarted_mid_campaign_is_waited_out_and_every_test_ends_ok() {
     let srv = TestServer::start(TestServerOptions::default());
     let db = srv.create_database("outage");
     let dir = pgsurge_testkit::scratch_dir("campaign-faults");
-    let file = campaign_file(
+    let c = Campaign::write(
         dir.path(),
-        "c",
         &format!(
             r#"
 [campaign]
@@ -261,19 +196,9 @@ outage_wait = "60s"
             srv.tcp_conninfo(&db)
         ),
     );
-    let store = dir.path().join("r.db").display().to_string();
-    let child = pgsurge()
-        .args(["campaign", "run", &file, "--store", &store])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = c.spawn(&[]);
     // Once a test is stored, take the server away for 4 seconds.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while stored(&store).unwrap_or(0) == 0 {
-        assert!(Instant::now() < deadline, "no test stored in time");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    c.wait_until_stored(&mut child, 1);
     let opts = std::fs::read_to_string(srv.data_dir().join("postmaster.opts")).unwrap();
     let opts = opts
         .trim()
@@ -302,7 +227,7 @@ outage_wait = "60s"
     assert!(out.status.success(), "{}", text(&out));
     assert!(stderr.contains("is unreachable"), "{stderr}");
     assert!(stderr.contains("waiting up to 1m00s"), "{stderr}");
-    let runs = export_json(&store);
+    let runs = c.runs();
     assert_eq!(runs.len(), 6, "{runs:?}");
     for r in &runs {
         assert_eq!(r["status"], "ok", "{r}");
@@ -314,9 +239,8 @@ fn target_that_stays_down_fails_its_remaining_tests_with_one_message() {
     let srv = TestServer::start(TestServerOptions::default());
     let db = srv.create_database("down");
     let dir = pgsurge_testkit::scratch_dir("campaign-faults");
-    let file = campaign_file(
+    let c = Campaign::write(
         dir.path(),
-        "c",
         &format!(
             r#"
 [campaign]
@@ -336,18 +260,8 @@ outage_wait = "3s"
             srv.tcp_conninfo(&db)
         ),
     );
-    let store = dir.path().join("r.db").display().to_string();
-    let child = pgsurge()
-        .args(["campaign", "run", &file, "--store", &store])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while stored(&store).unwrap_or(0) == 0 {
-        assert!(Instant::now() < deadline, "no test stored in time");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut child = c.spawn(&[]);
+    c.wait_until_stored(&mut child, 1);
     assert!(srv.cluster().stop());
     let started = Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -359,7 +273,7 @@ outage_wait = "3s"
         !stderr.contains("FAILED"),
         "one message, not one per test: {stderr}"
     );
-    let runs = export_json(&store);
+    let runs = c.runs();
     assert_eq!(runs.len(), 4, "{runs:?}");
     let failed = runs.iter().filter(|r| r["status"] == "failed").count();
     assert!((1..=3).contains(&failed), "{runs:?}");
@@ -368,9 +282,8 @@ outage_wait = "3s"
 #[test]
 fn campaign_failing_before_its_first_test_is_marked_failed_with_the_reason() {
     let dir = pgsurge_testkit::scratch_dir("campaign-faults");
-    let file = campaign_file(
+    let c = Campaign::write(
         dir.path(),
-        "c",
         r#"
 [campaign]
 name = "nohost"
@@ -385,15 +298,15 @@ scripts = ["select-only"]
 duration = 1
 "#,
     );
-    let store = dir.path().join("r.db").display().to_string();
-    let out = run(&["campaign", "run", &file, "--store", &store]);
+    let out = c.run(&[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let list = run(&["results", "list", "--store", &store]);
+    let store = &c.store;
+    let list = run(&["results", "list", "--store", store]);
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(list.status.success(), "{}", text(&list));
     assert!(!listed.contains("running"), "{listed}");
     assert!(listed.contains("failed"), "{listed}");
-    let show = run(&["results", "show", "--store", &store]);
+    let show = run(&["results", "show", "--store", store]);
     let shown = String::from_utf8_lossy(&show.stdout);
     assert!(
         shown.contains("campaign failed") && shown.contains("no-such-host.invalid"),
@@ -445,9 +358,8 @@ fn store_on_read_only_media_serves_every_reader() {
     let media = pgsurge_testkit::scratch_dir("campaign-faults");
     let work = pgsurge_testkit::scratch_dir("campaign-faults");
     let mnt = Mount::tmpfs(media.path());
-    let file = campaign_file(
+    let c = Campaign::write(
         work.path(),
-        "c",
         &format!(
             r#"
 [campaign]
@@ -465,13 +377,11 @@ duration = 1
             srv.conninfo(&db)
         ),
     );
-    let store = media.path().join("r.db").display().to_string();
+    let c = c.with_store(media.path().join("r.db").display().to_string());
+    let store = c.store.clone();
     // Two sets, so that `compare` has its obvious pair.
-    for extra in [None, Some("--new")] {
-        let mut args = vec!["campaign", "run", &file, "--store", &store];
-        args.extend(extra);
-        let out = run(&args);
-        assert!(out.status.success(), "{}", text(&out));
+    for extra in [&[][..], &["--new"]] {
+        c.run_ok(extra);
     }
     mnt.remount("remount,ro");
     assert!(std::fs::write(media.path().join("probe"), b"x").is_err());
@@ -494,7 +404,7 @@ duration = 1
         assert!(out.status.success(), "{args:?}: {}", text(&out));
     }
     assert!(report_dir.join("index.html").is_file());
-    assert_eq!(export_json(&store).len(), 2);
+    assert_eq!(c.runs().len(), 2);
     assert_eq!(std::fs::read(&store).unwrap(), before);
 }
 
@@ -503,9 +413,8 @@ fn export_that_cannot_be_written_whole_is_an_error_and_leaves_the_old_file() {
     let srv = TestServer::shared();
     let db = srv.create_database("export_full");
     let work = pgsurge_testkit::scratch_dir("campaign-faults");
-    let file = campaign_file(
+    let c = Campaign::write(
         work.path(),
-        "c",
         &format!(
             r#"
 [campaign]
@@ -523,9 +432,8 @@ duration = 1
             srv.conninfo(&db)
         ),
     );
-    let store = work.path().join("r.db").display().to_string();
-    let out = run(&["campaign", "run", &file, "--store", &store]);
-    assert!(out.status.success(), "{}", text(&out));
+    c.run_ok(&[]);
+    let store = c.store.clone();
     // A tiny disk holding an earlier export: the full export does not fit beside it.
     let media = pgsurge_testkit::scratch_dir("campaign-faults");
     let _mnt = {
@@ -619,9 +527,8 @@ fn passwords_in_conninfo_uri_and_store_url_are_never_written_or_shown() {
     let store_url = format!("postgresql://secretuser:{encoded}@127.0.0.1:{port}/{store_db}");
     let work = pgsurge_testkit::scratch_dir("campaign-faults");
     let toml_escape = |s: &str| s.replace('\\', "\\\\");
-    let file = campaign_file(
+    let c = Campaign::write(
         work.path(),
-        "c",
         &format!(
             r#"
 [campaign]
@@ -647,34 +554,37 @@ duration = 1
     std::fs::create_dir(&out_dir).unwrap();
     let sqlite = out_dir.join("r.db").display().to_string();
     let mut shown: Vec<(String, Output)> = Vec::new();
-    let mut step = |name: &str, args: &[&str], must_succeed: bool| {
-        let out = run(args);
+    let mut step = |name: &str, out: Output, must_succeed: bool| {
         if must_succeed {
             assert!(out.status.success(), "{name}: {}", text(&out));
         }
         shown.push((name.to_string(), out));
     };
     for store in [sqlite.as_str(), store_url.as_str()] {
+        step("campaign run", c.with_store(store).run(&[]), true);
         step(
-            "campaign run",
-            &["campaign", "run", &file, "--store", store],
+            "results list",
+            run(&["results", "list", "--store", store]),
             true,
         );
-        step("results list", &["results", "list", "--store", store], true);
-        step("results show", &["results", "show", "--store", store], true);
+        step(
+            "results show",
+            run(&["results", "show", "--store", store]),
+            true,
+        );
         step(
             "show run",
-            &["results", "show", "--run", "1", "--store", store],
+            run(&["results", "show", "--run", "1", "--store", store]),
             true,
         );
         step(
             "export full",
-            &["results", "export", "--full", "--store", store],
+            run(&["results", "export", "--full", "--store", store]),
             true,
         );
         step(
             "export csv",
-            &["results", "export", "--format", "csv", "--store", store],
+            run(&["results", "export", "--format", "csv", "--store", store]),
             true,
         );
         let report = out_dir.join(if store == sqlite {
@@ -684,13 +594,13 @@ duration = 1
         });
         step(
             "report",
-            &["report", "--store", store, "-o", report.to_str().unwrap()],
+            run(&["report", "--store", store, "-o", report.to_str().unwrap()]),
             true,
         );
-        step("compare", &["compare", "--store", store], false);
+        step("compare", run(&["compare", "--store", store]), false);
         step(
             "export to file",
-            &[
+            run(&[
                 "results",
                 "export",
                 "--full",
@@ -698,7 +608,7 @@ duration = 1
                 store,
                 "-o",
                 out_dir.join("export.json").to_str().unwrap(),
-            ],
+            ]),
             true,
         );
     }
@@ -706,26 +616,22 @@ duration = 1
     let wrong = store_url.replace(encoded, "Wrong-Pw-7319");
     step(
         "wrong password",
-        &["results", "list", "--store", &wrong],
+        run(&["results", "list", "--store", &wrong]),
         false,
     );
-    step(
-        "wrong password run",
-        &["campaign", "run", &file, "--store", &wrong],
-        false,
-    );
+    step("wrong password run", c.with_store(&wrong).run(&[]), false);
     let bad = store_url.replace(encoded, "Pw-7319%zz");
-    step("bad encoding", &["report", "--store", &bad], false);
-    step("bad encoding compare", &["compare", "--store", &bad], false);
-    let down = format!("postgresql://secretuser:{encoded}@127.0.0.1:1/x?connect_timeout=2");
+    step("bad encoding", run(&["report", "--store", &bad]), false);
     step(
-        "unreachable",
-        &["campaign", "run", &file, "--store", &down],
+        "bad encoding compare",
+        run(&["compare", "--store", &bad]),
         false,
     );
+    let down = format!("postgresql://secretuser:{encoded}@127.0.0.1:1/x?connect_timeout=2");
+    step("unreachable", c.with_store(&down).run(&[]), false);
 
     // Both stores really hold the campaign (else the grep proves nothing).
-    let runs = export_json(&sqlite);
+    let runs = export_runs(&sqlite);
     assert_eq!(runs.len(), 2, "{runs:?}");
     let mut leaks = Vec::new();
     for (name, out) in &shown {

@@ -6,25 +6,22 @@
 //! between tests shows the outage on its page and in its store's events; its tests
 //! left and time left fall as tests end and are 0 at the end.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use pgsurge_server::testing::{TestServer, TestServerOptions};
 use pgsurge_testkit::live_page::{
     interrupt, served_url, table_rows, wait_for_state, Killed, Reader,
 };
 
+use crate::campaigns::Campaign;
+
 const SECRET: &str = "campaign-live-secret-pw";
 
-/// `pgsurge campaign run FILE --store STORE --quiet --live=127.0.0.1:0`, its stderr
-/// piped (the address is said there).
-fn campaign_run_live(file: &std::path::Path, store: &std::path::Path) -> Killed {
+/// The campaign run with `--quiet --live=127.0.0.1:0`, its stderr piped (the address
+/// is said there).
+fn campaign_run_live(c: &Campaign) -> Killed {
     Killed(
-        Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-            .args(["campaign", "run"])
-            .arg(file)
-            .arg("--store")
-            .arg(store)
-            .args(["--quiet", "--live=127.0.0.1:0"])
+        c.command(&["--quiet", "--live=127.0.0.1:0"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -44,12 +41,11 @@ fn a_running_campaigns_page_in_chromium_shows_the_plan_seconds_waits_and_host() 
     let db = srv.create_database("campaign_live_page");
     let dir = pgsurge_testkit::scratch_dir("campaign-live-page");
     std::fs::write(dir.path().join("sleep.sql"), "SELECT pg_sleep(0.01);\n").unwrap();
-    let file = dir.path().join("c.toml");
     // Long tests: the campaign is interrupted once the browser has looked. The server
     // trusts local connections: the password is never needed, only kept off the page.
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "looked-at"
@@ -70,9 +66,8 @@ checkpoint = false
 "#,
             srv.conninfo(&db)
         ),
-    )
-    .unwrap();
-    let mut campaign = campaign_run_live(&file, &dir.path().join("r.db"));
+    );
+    let mut campaign = campaign_run_live(&c);
     let (url, said) = served_url(&mut campaign.0);
 
     // Once the first test has run a few seconds with its waits and host figures.
@@ -184,10 +179,9 @@ fn an_outage_is_shown_live_and_the_tests_and_time_left_fall_to_zero() {
     let srv = TestServer::start(TestServerOptions::default());
     let db = srv.create_database("campaign_live_outage");
     let dir = pgsurge_testkit::scratch_dir("campaign-live-outage");
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "outage-live"
@@ -208,10 +202,8 @@ checkpoint = false
 "#,
             srv.tcp_conninfo(&db)
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db");
-    let mut campaign = campaign_run_live(&file, &store);
+    );
+    let mut campaign = campaign_run_live(&c);
     let (url, said) = served_url(&mut campaign.0);
     let reader = Reader::start(&url);
 
@@ -267,7 +259,7 @@ checkpoint = false
 
     // The store's event stream, drawn as `campaign watch` draws it: the outage, and
     // after each test's end fewer tests and less time left, none at the end.
-    let mut s = pgsurge_store::Store::open_read_only(store.to_str().unwrap()).unwrap();
+    let mut s = pgsurge_store::Store::open_read_only(&c.store).unwrap();
     let set = s.list_sets().unwrap()[0].id;
     let events = s.live_events(set, 0).unwrap();
     assert!(events.iter().all(|e| !e.body.contains(SECRET)));

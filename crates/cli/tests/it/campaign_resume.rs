@@ -2,39 +2,21 @@
 //! ends with exactly the planned tests, none lost, none twice. Also `pgsurge results`
 //! list/show/export on the result.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 use pgsurge_server::testing::TestServer;
 
-fn pgsurge() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-}
-
-fn export_json(store: &str) -> Vec<serde_json::Value> {
-    let out = pgsurge()
-        .args(["results", "export", "--format", "json", "--store", store])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["format"], "pgsurge-export");
-    doc["runs"].as_array().expect("runs").clone()
-}
+use crate::campaigns::{export_runs, pgsurge, wait_while_running, Campaign};
 
 #[test]
 fn killed_campaign_resumes_with_exactly_the_planned_tests() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_kill");
     let dir = pgsurge_testkit::scratch_dir("campaign-resume");
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "kill"
@@ -51,58 +33,40 @@ duration = 2
 "#,
             srv.conninfo(&db)
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let file = file.display().to_string();
+    );
 
-    let mut child = pgsurge()
-        .args(["campaign", "run", &file, "--store", &store, "--quiet"])
+    let mut child = c
+        .command(&["--quiet"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     // Kill it once two tests are stored and the third is under way: some session of
     // the campaign (hygiene or the benchmark's clients) is on the database.
-    let deadline = Instant::now() + Duration::from_secs(120);
     let busy_sql = format!(
         "SELECT count(*) FROM pg_stat_activity WHERE datname = '{db}' \
          AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
     );
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        if std::path::Path::new(&store).exists()
-            && export_json(&store).len() >= 2
-            && srv.psql(&db, &busy_sql).trim() != "0"
-        {
-            break;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "campaign ended before it was killed"
-        );
-        assert!(Instant::now() < deadline, "no test stored in time");
-    }
+    let limit = Duration::from_secs(120);
+    wait_while_running(&mut child, "two tests were stored", limit, || {
+        c.stored().is_some_and(|n| n >= 2) && srv.psql(&db, &busy_sql).trim() != "0"
+    });
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let stored_before = export_json(&store).len();
+    let stored_before = c.runs().len();
     assert!(
         (2..6).contains(&stored_before),
         "{stored_before} tests stored at the kill"
     );
 
-    let out = pgsurge()
-        .args(["campaign", "run", &file, "--store", &store])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = c.run_ok(&[]);
     assert!(
         stderr.contains(&format!("{stored_before} already stored")),
         "resume message: {stderr}"
     );
 
-    let runs = export_json(&store);
+    let runs = c.runs();
+    let store = &c.store;
     let mut keys: Vec<String> = runs
         .iter()
         .map(|r| r["test_key"].as_str().unwrap().to_string())
@@ -121,13 +85,13 @@ duration = 2
 
     // results list / show / export csv read the same store.
     let list = pgsurge()
-        .args(["results", "list", "--store", &store])
+        .args(["results", "list", "--store", store])
         .output()
         .unwrap();
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(list.contains("kill") && list.contains("complete"), "{list}");
     let show = pgsurge()
-        .args(["results", "show", "--store", &store])
+        .args(["results", "show", "--store", store])
         .output()
         .unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
@@ -151,7 +115,7 @@ duration = 2
     let distinct: std::collections::BTreeSet<&&str> = warnings.iter().collect();
     assert_eq!(warnings.len(), distinct.len(), "{show}");
     let csv = pgsurge()
-        .args(["results", "export", "--format", "csv", "--store", &store])
+        .args(["results", "export", "--format", "csv", "--store", store])
         .output()
         .unwrap();
     let csv = String::from_utf8_lossy(&csv.stdout);
@@ -193,7 +157,7 @@ fn results_import_reads_a_pgbench_report_and_log() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let runs = export_json(&store);
+    let runs = export_runs(&store);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["tps"], 1.5);
     assert_eq!(runs[0]["clients"], 2);
@@ -221,10 +185,9 @@ fn failed_test_error_is_shown_by_results_and_the_report() {
         "SELECT * FROM table_that_is_not_there;\n",
     )
     .unwrap();
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "errshown"
@@ -240,17 +203,10 @@ duration = 1
 "#,
             srv.conninfo(&db)
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
+    );
+    let store = c.store.clone();
     let server_message = "relation \"table_that_is_not_there\" does not exist";
-    let run = pgsurge()
-        .current_dir(dir.path())
-        .args(["campaign", "run"])
-        .arg(&file)
-        .args(["--store", &store])
-        .output()
-        .unwrap();
+    let run = c.command(&[]).current_dir(dir.path()).output().unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     // Exit status 3: the campaign completed with failed tests.
     assert_eq!(run.status.code(), Some(3), "{stderr}");
@@ -259,7 +215,7 @@ duration = 1
         "{stderr}"
     );
 
-    let runs = export_json(&store);
+    let runs = c.runs();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["status"], "failed");
     let error = runs[0]["error"].as_str().unwrap();

@@ -6,46 +6,27 @@
 //! file that is not a results store, or a store SQLite could read only as a snapshot,
 //! is refused with a clear error.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pgsurge_server::testing::TestServer;
 use pgsurge_store::Store;
 use pgsurge_testkit::live_page::{assert_percentiles_rise, get, served_url, Killed};
 
+use crate::campaigns::{pgsurge, wait_while_running, Campaign};
+
 const SECRET: &str = "campaign-watch-secret-pw";
-
-fn pgsurge() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-}
-
-/// Waits until the store at `location` exists as a store that keeps live events (the
-/// campaign has created it).
-fn wait_for_store(location: &str, campaign: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        if Store::open_read_only(location).is_ok_and(|s| s.keeps_live_events()) {
-            return;
-        }
-        if let Ok(Some(status)) = campaign.try_wait() {
-            panic!("the campaign ended ({status}) before its store was made");
-        }
-        assert!(Instant::now() < deadline, "no store at {location}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 #[test]
 fn a_campaign_in_another_process_is_watched_from_its_store() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_watch");
     let dir = pgsurge_testkit::scratch_dir("campaign-watch");
-    let file = dir.path().join("c.toml");
     // The server trusts local connections: the password is never needed, only kept
     // out of what the page shows.
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "watched"
@@ -65,19 +46,20 @@ checkpoint = false
 "#,
             srv.conninfo(&db)
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
+    );
+    let store = c.store.clone();
     let mut campaign = Killed(
-        pgsurge()
-            .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-            .arg("--quiet")
+        c.command(&["--quiet"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
     );
-    wait_for_store(&store, &mut campaign.0);
+    // Once the campaign has made its store, one that keeps live events.
+    let limit = Duration::from_secs(300);
+    wait_while_running(&mut campaign.0, "its store was made", limit, || {
+        Store::open_read_only(&store).is_ok_and(|s| s.keeps_live_events())
+    });
     let mut watch = Killed(
         pgsurge()
             .args(["campaign", "watch", &store, "--listen", "127.0.0.1:0"])
@@ -212,26 +194,17 @@ fn campaign_run_live_says_its_address_and_refuses_a_bad_one_first() {
     let srv = TestServer::shared();
     let db = srv.create_database("campaign_run_live");
     let dir = pgsurge_testkit::scratch_dir("campaign-run-live");
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             "[campaign]\nname = \"flag\"\n[[target]]\nname = \"existing\"\nconninfo = \"{}\"\n\
              [matrix]\nscales = [1]\nclients = [1]\nscripts = [\"select-only\"]\n\
              [run]\nduration = 3\n[hygiene]\nvacuum = false\ncheckpoint = false\n",
             srv.conninfo(&db)
         ),
-    )
-    .unwrap();
-    let file = file.to_str().unwrap();
-    let store = dir.path().join("r.db");
-    let run = |live: &str| {
-        let mut c = pgsurge();
-        c.args(["campaign", "run", file, "--quiet", "--store"])
-            .arg(&store)
-            .arg(live);
-        c
-    };
+    );
+    let store = std::path::Path::new(&c.store);
+    let run = |live: &str| c.command(&["--quiet", live]);
     for bad in ["--live=not-an-address", "--live=127.0.0.1:99999"] {
         let out = run(bad).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

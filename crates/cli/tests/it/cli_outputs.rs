@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 
 use pgsurge_server::testing::TestServer;
 
+use crate::campaigns::Campaign;
+
 fn pgsurge() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pgsurge"));
     c.env_remove("NO_COLOR").env_remove("PGSURGE_STORE");
@@ -38,12 +40,7 @@ fn validate(schema_name: &str, doc: &serde_json::Value) {
         "schema {schema_name}: {}",
         stderr(&out)
     );
-    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).expect("schema is JSON");
-    let v = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
+    let errors = pgsurge_testkit::schema::violations(&stdout(&out), doc);
     assert!(errors.is_empty(), "{schema_name}: {errors:#?}");
 }
 
@@ -465,11 +462,11 @@ fn thresholds_fail_a_campaign_with_a_summary() {
     let srv = TestServer::shared();
     let db = srv.create_database("thresholds");
     let dir = pgsurge_testkit::scratch_dir("cli-outputs");
-    let file = dir.path().join("t.toml");
+    // The same file and store each time, with other thresholds.
     let write = |thresholds: &str| {
-        std::fs::write(
-            &file,
-            format!(
+        Campaign::write(
+            dir.path(),
+            &format!(
                 "[campaign]\nname = \"gate\"\n[[target]]\nname = \"fx\"\nconninfo = \"{}\"\n\
                  [matrix]\nscales = [1]\nclients = [1]\nscripts = [\"select\"]\n\
                  [run]\nduration = \"1s\"\n[sampling]\nos = false\npg = false\n\
@@ -477,12 +474,8 @@ fn thresholds_fail_a_campaign_with_a_summary() {
                 srv.conninfo(&db)
             ),
         )
-        .unwrap()
     };
-    let store = dir.path().join("r.db").display().to_string();
-    let file_s = file.display().to_string();
-    write("tps = \"> 1000000000\"\np99 = \"< 60s\"");
-    let out = run(&["campaign", "run", &file_s, "--store", &store, "--quiet"]);
+    let out = write("tps = \"> 1000000000\"\np99 = \"< 60s\"").run(&["--quiet"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("thresholds: 1 of 1 tests failed"), "{err}");
@@ -490,8 +483,7 @@ fn thresholds_fail_a_campaign_with_a_summary() {
     assert!(err.contains("not > 1000000000"), "{err}");
     assert!(!err.contains("p99"), "the p99 gate passed: {err}");
     // Thresholds are not part of the set's identity: the same set, checked again.
-    write("tps = \"> 0\"");
-    let out = run(&["campaign", "run", &file_s, "--store", &store, "--quiet"]);
+    let out = write("tps = \"> 0\"").run(&["--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("thresholds: all 1 tests pass"),
@@ -625,10 +617,9 @@ fn campaign_run_says_each_warning_once_and_ends_with_what_comes_next() {
     let data = mem.join(format!("pgsurge-warn-once-{}", std::process::id()));
     let _remove = RemoveDir(data.clone());
     let dir = pgsurge_testkit::scratch_dir("cli-outputs");
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "once"
@@ -646,10 +637,8 @@ duration = 1
 "#,
             data.join("pgdata").display()
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let out = run(&["campaign", "run", file.to_str().unwrap(), "--store", &store]);
+    );
+    let out = c.run(&[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(
@@ -681,7 +670,7 @@ duration = 1
     );
     assert!(
         next.iter()
-            .any(|l| l.contains("pgsurge results show") && l.contains(&store)),
+            .any(|l| l.contains("pgsurge results show") && l.contains(&c.store)),
         "{next:?}"
     );
 }

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use pgsurge_server::{ClusterBuilder, Topology};
 
+use crate::campaigns::Campaign;
+
 /// A primary and one standby with the test settings; commits wait for the standby when
 /// `sync` (which needs `synchronous_commit` on).
 fn topology(sync: bool) -> Topology {
@@ -798,15 +800,9 @@ fn a_fault_past_the_end_a_promote_without_a_standby_and_too_many_replicas_are_re
             .collect()
     };
     for (i, (body, key, says)) in cases.iter().enumerate() {
-        let file = dir.path().join(format!("refused{i}.toml"));
-        std::fs::write(&file, body).unwrap();
-        let store = dir.path().join(format!("r{i}.db"));
-        let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-            .args(["campaign", "run", file.to_str().unwrap(), "--store"])
-            .arg(&store)
-            .env_remove("PGSURGE_STORE")
-            .output()
-            .unwrap();
+        let c = Campaign::write_named(dir.path(), &format!("refused{i}"), body);
+        let store = std::path::Path::new(&c.store);
+        let out = c.run(&[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{body}\n{}", text(&out));
         assert!(
@@ -824,16 +820,12 @@ fn a_fault_past_the_end_a_promote_without_a_standby_and_too_many_replicas_are_re
 /// Runs the campaign file `file` into a store in `dir`, and returns the store's path
 /// and its one run as `results export` gives it (its status checked to be ok).
 fn campaign_run(dir: &std::path::Path, file: &std::path::Path) -> (String, serde_json::Value) {
-    let store = dir.join("r.db").display().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let export = pgsurge(&["results", "export", "--format", "json", "--store", &store]);
-    let mut doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let run = doc["runs"][0].take();
+    let c = Campaign {
+        file: file.to_path_buf(),
+        store: dir.join("r.db").display().to_string(),
+    };
+    c.run_ok(&[]);
+    let run = c.runs().into_iter().next().expect("a stored test");
     assert_eq!(run["status"], "ok", "{run}");
-    (store, run)
+    (c.store, run)
 }

@@ -2,7 +2,7 @@
 //! with a synchronous standby every commit waits for the round trip the relay adds,
 //! with an asynchronous one commits do not wait for it.
 
-use std::process::Command;
+use crate::campaigns::Campaign;
 
 /// The delay each direction of the standby's link gets.
 const DELAY_MS: f64 = 100.0;
@@ -12,11 +12,10 @@ const DELAY_MS: f64 = 100.0;
 /// second after the delay was set, s; mean latency, ms; transactions) of the run.
 fn delayed_run(sync: bool) -> Vec<(f64, f64, u64)> {
     let dir = pgsurge_testkit::scratch_dir("failover-relay");
-    let file = dir.path().join("relay.toml");
     let replication = if sync { "sync" } else { "async" };
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "relay"
@@ -37,22 +36,10 @@ link = "replication"
 delay = "{DELAY_MS}ms"
 "#
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db").display().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["campaign", "run", file.to_str().unwrap(), "--store", &store])
-        .env_remove("PGSURGE_STORE")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
-    let export = Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-        .args(["results", "export", "--format", "json", "--store", &store])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let run = &doc["runs"][0]["result_json"];
+    );
+    c.run_ok(&[]);
+    let runs = c.runs();
+    let run = &runs[0]["result_json"];
     let faults = run["failure_cost"]["faults"]
         .as_array()
         .expect("the faults");

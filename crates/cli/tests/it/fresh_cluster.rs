@@ -3,19 +3,14 @@
 //! the second test reuses the first one's data. `drop_caches` drops the page cache
 //! before each test as root, and says so when it cannot.
 
-use std::process::Command;
-
-fn pgsurge() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pgsurge"))
-}
+use crate::campaigns::{pgsurge, Campaign};
 
 /// The `init:` part of each stored test's line in `results show`.
 fn inits(fresh: &str, drop_caches: bool) -> (Vec<String>, String) {
     let dir = pgsurge_testkit::scratch_dir("fresh-cluster");
-    let file = dir.path().join("fresh.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let c = Campaign::write(
+        dir.path(),
+        &format!(
             r#"
 [campaign]
 name = "fresh"
@@ -33,23 +28,10 @@ fresh_cluster = "{fresh}"
 drop_caches = {drop_caches}
 "#
         ),
-    )
-    .unwrap();
-    let store = dir.path().join("r.db");
-    let run = pgsurge()
-        .args(["campaign", "run", "--quiet", "--store"])
-        .arg(&store)
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
     );
+    let said = c.run_ok(&["--quiet"]);
     let show = pgsurge()
-        .args(["results", "show", "fresh", "--store"])
-        .arg(&store)
+        .args(["results", "show", "fresh", "--store", &c.store])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&show.stdout).into_owned();
@@ -63,7 +45,7 @@ drop_caches = {drop_caches}
         .filter_map(|l| l.split("; init: ").nth(1))
         .map(|rest| rest.split(" (").next().unwrap_or("").to_string())
         .collect();
-    (inits, text + &String::from_utf8_lossy(&run.stderr))
+    (inits, text + &said)
 }
 
 #[test]

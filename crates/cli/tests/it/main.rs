@@ -21,6 +21,7 @@ mod campaign_live;
 mod campaign_resume;
 mod campaign_watch;
 mod campaign_workload;
+mod campaigns;
 mod capacity_validity;
 mod cli_outputs;
 mod debug_trace;
