@@ -1,6 +1,6 @@
 //! What a running campaign tells, as typed events, and who listens. The campaign's
 //! runner emits an [`Event`] at each step (a test planned, started, each of its
-//! seconds, ended; a target started, stopped, unreachable; a hook run; the set ended)
+//! seconds, run again after an outage, ended; a target started, stopped, unreachable; a hook run; the set ended)
 //! through an [`Emitter`]; the consumers turn them into what they keep or show: the
 //! store writes each ended test and the set's status ([`store_writer`]), the terminal
 //! draws its progress bar ([`progress`]), a live view or a test keeps what it needs.
@@ -130,6 +130,15 @@ pub enum Event<'a> {
         /// The test.
         test: TestRef<'a>,
     },
+    /// A test's run starts again after an outage cut its earlier attempt short: the
+    /// seconds that follow are the new attempt's, from 0, and the test's result is the
+    /// last attempt's.
+    TestRunAgain {
+        /// The test.
+        test: TestRef<'a>,
+        /// The attempt that starts, from 2.
+        attempt: u32,
+    },
     /// What the runner is doing now (loading a scale, a hook, starting a target).
     Doing {
         /// The test it is for, when there is one.
@@ -207,13 +216,14 @@ pub enum Event<'a> {
 
 impl Event<'_> {
     /// The event's kind, as a word: `set_started`, `test_planned`, `test_started`,
-    /// `doing`, `interval`, `test_ended`, `target_started`, `target_stopped`,
+    /// `test_run_again`, `doing`, `interval`, `test_ended`, `target_started`, `target_stopped`,
     /// `outage`, `hook_ran`, `said`, `set_ended`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::SetStarted { .. } => "set_started",
             Event::TestPlanned { .. } => "test_planned",
             Event::TestStarted { .. } => "test_started",
+            Event::TestRunAgain { .. } => "test_run_again",
             Event::Doing { .. } => "doing",
             Event::Interval { .. } => "interval",
             Event::TestEnded { .. } => "test_ended",
@@ -231,6 +241,7 @@ impl Event<'_> {
         match self {
             Event::TestPlanned { test, .. }
             | Event::TestStarted { test }
+            | Event::TestRunAgain { test, .. }
             | Event::Interval { test, .. }
             | Event::TestEnded { test, .. } => Some(*test),
             Event::Doing { test, .. } | Event::HookRan { test, .. } => *test,

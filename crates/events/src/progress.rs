@@ -104,6 +104,12 @@ impl Consumer for Progress {
                 self.pb.set_position(self.done);
                 self.message(format!("{} (starting)", test.head()));
             }
+            Event::TestRunAgain { test, attempt } => {
+                // The bar counts the new attempt's seconds, as it counted the first's.
+                self.ticks = 0;
+                self.pb.set_position(self.done);
+                self.message(format!("{} (attempt {attempt})", test.head()));
+            }
             Event::Doing { test, what } => self.message(match test {
                 Some(t) => t.line(what),
                 None => (*what).to_string(),

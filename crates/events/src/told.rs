@@ -42,6 +42,13 @@ pub enum Told {
         /// Its key.
         key: String,
     },
+    /// A test's run starts again after an outage: its seconds start again from 0.
+    TestRunAgain {
+        /// Its key.
+        key: String,
+        /// The attempt that starts, from 2.
+        attempt: u32,
+    },
     /// What the runner does now.
     Doing {
         /// What (masked).
@@ -120,6 +127,10 @@ impl Told {
             Event::TestStarted { test } => Told::TestStarted {
                 key: test.key.to_string(),
             },
+            Event::TestRunAgain { test, attempt } => Told::TestRunAgain {
+                key: test.key.to_string(),
+                attempt: *attempt,
+            },
             Event::Doing { what, .. } => Told::Doing { what: redact(what) },
             Event::Interval { test, second } => Told::Interval {
                 key: test.key.to_string(),
@@ -175,6 +186,7 @@ impl Told {
         match self {
             Told::TestPlanned { key, .. }
             | Told::TestStarted { key }
+            | Told::TestRunAgain { key, .. }
             | Told::Interval { key, .. }
             | Told::TestEnded { key, .. } => Some(key),
             _ => None,
@@ -188,6 +200,7 @@ impl Told {
             Told::SetStarted { .. } => "set_started",
             Told::TestPlanned { .. } => "test_planned",
             Told::TestStarted { .. } => "test_started",
+            Told::TestRunAgain { .. } => "test_run_again",
             Told::Doing { .. } => "doing",
             Told::Interval { .. } => pgsurge_store::INTERVAL_KIND,
             Told::TestEnded { .. } => "test_ended",

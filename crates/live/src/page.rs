@@ -20,6 +20,7 @@ svg{border:1px solid #ddd;background:#fafafa}
 <div id="plan"></div>
 <h2>Running: <span id="running">-</span></h2>
 <div id="doing"></div>
+<div id="attempt"></div>
 <svg id="chart" width="600" height="120" viewBox="0 0 600 120"><polyline id="line" fill="none" stroke="#14c" stroke-width="1.5" points=""/></svg>
 <table id="seconds"><thead><tr><th>second</th><th>tps</th><th>mean ms</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>failed</th></tr></thead><tbody></tbody></table>
 <h2>Server waits <small>(sessions)</small></h2>
@@ -60,6 +61,9 @@ function draw(s) {
     span(s.ended ? "ended: " + s.ended : ""));
   $("running").textContent = s.running || "-";
   $("doing").textContent = s.doing || "";
+  $("attempt").textContent = s.attempt > 1 ? "attempt " + s.attempt + ", run again after an outage: " +
+    "the seconds below are this attempt's, from 0" + s.cut_short.map(c => "; attempt " + c.attempt +
+    " was cut short after " + f(c.elapsed_s, 1) + " s (" + c.seconds + " seconds, not shown)").join("") : "";
   const body = $("seconds").tBodies[0]; body.replaceChildren();
   for (const x of s.seconds.slice(-10).reverse()) {
     const p = r => { const q = x.percentiles.find(y => y[0] === r); return q ? f(q[1], 3) : ""; };

@@ -1,6 +1,7 @@
 //! What the live page shows, kept up to date from a campaign's events: the plan (done,
-//! running, left, the time left), the running test's seconds, the verdict of each
-//! ended test, the targets and their outages, the lines said. Errors and lines are
+//! running, left, the time left), the running test's seconds (one attempt's: a test
+//! run again after an outage starts its series again, the attempts cut short said
+//! apart), the verdict of each ended test, the targets and their outages, the lines said. Errors and lines are
 //! masked before they are kept: no password reaches the page.
 
 use std::sync::{Arc, Mutex};
@@ -57,6 +58,18 @@ pub struct SecondRow {
     pub failures: u64,
 }
 
+/// An attempt of the running test that an outage cut short: its seconds are not the
+/// test's and are not shown with them; the page says how far it got.
+#[derive(Debug, Clone, Serialize)]
+pub struct CutShort {
+    /// The attempt, from 1.
+    pub attempt: u32,
+    /// Seconds of it the page was told.
+    pub seconds: usize,
+    /// Where its last second ended, seconds since its run began.
+    pub elapsed_s: f64,
+}
+
 /// What the page shows.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LiveState {
@@ -72,7 +85,13 @@ pub struct LiveState {
     pub running: Option<String>,
     /// What the runner does now.
     pub doing: String,
-    /// The running test's seconds (the last [`SECONDS_KEPT`]).
+    /// The running test's attempt whose seconds are shown: 1, or more once an outage
+    /// made the test run again (0 before any test started).
+    pub attempt: u32,
+    /// The running test's attempts cut short by an outage, oldest first.
+    pub cut_short: Vec<CutShort>,
+    /// The running test's seconds (the last [`SECONDS_KEPT`]), of its attempt
+    /// [`LiveState::attempt`] only.
     pub seconds: Vec<SecondRow>,
     /// The running test's newest waits (`pg.wait.*` less its prefix: sessions in each),
     /// most sessions first.
@@ -134,6 +153,13 @@ impl LiveState {
         self.host.sort_by(|x, y| x.0.cmp(&y.0));
     }
 
+    /// The running test's series starts again: its seconds, waits and host figures.
+    fn restart_series(&mut self) {
+        self.seconds.clear();
+        self.waits.clear();
+        self.host.clear();
+    }
+
     fn said(&mut self, line: &str) {
         self.lines.push(redact(line));
         if self.lines.len() > LINES_KEPT {
@@ -182,6 +208,8 @@ impl LiveState {
                 self.already_stored = *already_stored;
                 self.tests.clear();
                 self.seconds.clear();
+                self.attempt = 0;
+                self.cut_short.clear();
                 self.running = None;
                 self.ended = None;
             }
@@ -205,12 +233,26 @@ impl LiveState {
             }),
             Told::TestStarted { key } => {
                 self.running = Some(key.clone());
-                self.seconds.clear();
-                self.waits.clear();
-                self.host.clear();
+                self.attempt = 1;
+                self.cut_short.clear();
+                self.restart_series();
                 if let Some(r) = self.row(key) {
                     r.status = "running".into();
                 }
+            }
+            Told::TestRunAgain { key, attempt } => {
+                // What the cut-short attempt showed is said apart; the test's series
+                // starts again with the new attempt's seconds, as its result will.
+                if self.running.as_deref() == Some(key.as_str()) {
+                    self.cut_short.push(CutShort {
+                        attempt: attempt.saturating_sub(1),
+                        seconds: self.seconds.len(),
+                        elapsed_s: self.seconds.last().map_or(0.0, |s| s.elapsed_s),
+                    });
+                }
+                self.running = Some(key.clone());
+                self.attempt = *attempt;
+                self.restart_series();
             }
             Told::Doing { what } => self.doing = redact(what),
             Told::Interval { second, .. } => {
@@ -366,5 +408,44 @@ mod tests {
         assert_eq!((s.left, s.time_left_s), (0, 10));
         s.take(&ended("b"));
         assert_eq!((s.left, s.done, s.time_left_s), (0, 2, 0));
+    }
+
+    /// A test run again after an outage shows one attempt's seconds at a time: the
+    /// new attempt's from 0, the cut-short one said apart with how far it got, and
+    /// the time left counting the test's whole run again.
+    #[test]
+    fn a_test_run_again_starts_its_series_again() {
+        let mut s = LiveState::default();
+        s.take(&Told::TestPlanned {
+            key: "a".into(),
+            planned_s: 10,
+            target: "t".into(),
+            cell: "a".into(),
+            repeat: 1,
+        });
+        s.take(&Told::TestStarted { key: "a".into() });
+        let interval = |t: f64| Told::Interval {
+            key: "a".into(),
+            second: second(t),
+        };
+        for t in 1..=3 {
+            s.take(&interval(f64::from(t)));
+        }
+        assert_eq!((s.attempt, s.seconds.len(), s.time_left_s), (1, 3, 7));
+        s.take(&Told::TestRunAgain {
+            key: "a".into(),
+            attempt: 2,
+        });
+        assert_eq!((s.attempt, s.seconds.len(), s.time_left_s), (2, 0, 10));
+        assert_eq!(s.cut_short.len(), 1);
+        let cut = &s.cut_short[0];
+        assert_eq!((cut.attempt, cut.seconds, cut.elapsed_s), (1, 3, 3.0));
+        s.take(&interval(1.0));
+        let elapsed: Vec<f64> = s.seconds.iter().map(|x| x.elapsed_s).collect();
+        assert_eq!(elapsed, [1.0]);
+        assert_eq!(s.running.as_deref(), Some("a"));
+        // The next test starts with its own first attempt and nothing cut short.
+        s.take(&Told::TestStarted { key: "b".into() });
+        assert_eq!((s.attempt, s.cut_short.len(), s.seconds.len()), (1, 0, 0));
     }
 }

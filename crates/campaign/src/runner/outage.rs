@@ -21,7 +21,8 @@ use crate::target::LiveTarget;
 
 /// Runs the test; a failure while the server is unreachable (restarting, the network
 /// gone) is not the test's result: the server is waited for and the test run again,
-/// up to [`MAX_OUTAGE_RETRIES`] times. Each second of its runs is told as it comes.
+/// up to [`MAX_OUTAGE_RETRIES`] times, each new attempt told before its seconds. Each
+/// second of its runs is told as it comes.
 /// `None` on Ctrl-C.
 pub(super) fn run_through_outages(
     campaign: &Campaign,
@@ -79,6 +80,12 @@ pub(super) fn run_through_outages(
             state.down[plan.target] = true;
             return Ok(Some(write));
         }
+        // The cut-short attempt's seconds are not the test's: its series starts again.
+        let attempt = retries + 1;
+        sink.events.emit(Event::TestRunAgain {
+            test: at.test(),
+            attempt,
+        })?;
     }
 }
 

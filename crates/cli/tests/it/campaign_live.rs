@@ -3,7 +3,8 @@
 //! draws the plan (done, running, left, the time left), the running test's seconds
 //! with their rate and latency percentiles, the server's waits and its host's figures —
 //! asking for nothing but the page's own address. A campaign whose server goes away
-//! between tests shows the outage on its page and in its store's events; its tests
+//! during a test shows the outage on its page and in its store's events, and the test
+//! run again shows one attempt's seconds at a time, its time from 0 again; its tests
 //! left and time left fall as tests end and are 0 at the end.
 
 use std::process::Stdio;
@@ -173,6 +174,16 @@ fn get_state(url: &str) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The end of each second the state `s` shows, in order.
+fn elapsed(s: &serde_json::Value) -> Vec<f64> {
+    s["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["elapsed_s"].as_f64().unwrap())
+        .collect()
+}
+
 #[test]
 fn an_outage_is_shown_live_and_the_tests_and_time_left_fall_to_zero() {
     // A server of its own: it is stopped and started again.
@@ -194,7 +205,7 @@ scales = [1]
 clients = [1, 2, 3]
 scripts = ["select-only"]
 [run]
-duration = 2
+duration = 4
 outage_wait = "60s"
 [hygiene]
 vacuum = false
@@ -207,16 +218,20 @@ checkpoint = false
     let (url, said) = served_url(&mut campaign.0);
     let reader = Reader::start(&url);
 
-    // Once a test has ended, the server goes away for a few seconds.
-    wait_for_state(&url, &mut campaign.0, "a test ended", |s| {
+    // Once a test has ended and the next has run two seconds, the server goes away
+    // for a few seconds: that test is cut short and run again.
+    let cut = wait_for_state(&url, &mut campaign.0, "a second test ran", |s| {
         s["done"].as_u64().is_some_and(|d| d >= 1)
+            && s["running"].is_string()
+            && s["seconds"].as_array().is_some_and(|v| v.len() >= 2)
     });
+    let cut_key = cut["running"].as_str().unwrap().to_string();
     let cluster = srv.cluster();
     assert!(cluster.stop_immediate(std::time::Duration::from_secs(60)));
     std::thread::sleep(std::time::Duration::from_secs(4));
     cluster.restart().expect("the server starts again");
     let ran = campaign.0.wait().unwrap();
-    let (_, seen) = reader.finish();
+    let (page, seen) = reader.finish();
     let said = said.join().unwrap();
     assert!(ran.success(), "{said}");
     let states: Vec<serde_json::Value> = seen
@@ -249,6 +264,37 @@ checkpoint = false
         .find(|s| outages(s).iter().any(|o| o.starts_with("fx: back after ")))
         .unwrap_or_else(|| panic!("the target was never shown back: {states:?}"));
     assert_eq!(back["targets"][0][1], "up", "{back}");
+    assert!(
+        outages(back)
+            .iter()
+            .any(|o| o.ends_with(&format!("{cut_key} run again"))),
+        "{back}"
+    );
+
+    // One attempt's seconds at a time: every fetch showed a series whose seconds rise.
+    // Without that, the re-run's seconds (from 0 again) follow the cut-short ones.
+    for s in &states {
+        let e = elapsed(s);
+        assert!(e.windows(2).all(|w| w[0] < w[1]), "{e:?} in {s}");
+    }
+    // The cut-short attempt was seen with its seconds, then the second attempt of the
+    // same test with its own, from 0, and the first said apart.
+    assert_eq!(cut["attempt"], 1, "{cut}");
+    let again = states
+        .iter()
+        .find(|s| s["running"] == cut_key.as_str() && s["attempt"] == 2 && !elapsed(s).is_empty())
+        .unwrap_or_else(|| panic!("the second attempt was never shown: {states:?}"));
+    assert!(elapsed(again)[0] <= 1.5, "{again}");
+    let first = &again["cut_short"][0];
+    assert_eq!(first["attempt"], 1, "{again}");
+    assert!(first["seconds"].as_u64().is_some_and(|n| n >= 2), "{again}");
+    assert_eq!(again["cut_short"].as_array().unwrap().len(), 1, "{again}");
+    // The page says which attempt its seconds are, and how far the one cut short got.
+    let page = page.expect("the page was served");
+    assert!(
+        page.contains("id=\"attempt\"") && page.contains("s.cut_short"),
+        "{page}"
+    );
     // Once the plan was shown, tests left never rose between two fetches of the page.
     let left: Vec<u64> = states
         .iter()
@@ -265,9 +311,14 @@ checkpoint = false
     assert!(events.iter().all(|e| !e.body.contains(SECRET)));
     let mut drawn = pgsurge_live::LiveState::default();
     let mut ends: Vec<(usize, usize, u64)> = Vec::new();
+    let mut kinds: Vec<(String, Option<String>)> = Vec::new();
     for e in &events {
         use pgsurge_events::Told;
         let told: Told = serde_json::from_str(&e.body).unwrap();
+        kinds.push((told.kind().to_string(), told.key().map(str::to_string)));
+        if let Told::TestRunAgain { key, attempt } = &told {
+            assert_eq!((key, *attempt), (&cut_key, 2), "{told:?}");
+        }
         if matches!(told, Told::TestStarted { .. }) && ends.is_empty() {
             // The plan, before its first test starts.
             ends.push((drawn.done, drawn.left, drawn.time_left_s));
@@ -294,6 +345,23 @@ checkpoint = false
         drawn.outages
     );
     assert_eq!(drawn.ended.as_deref(), Some("complete"));
+    // The stream tells the test run again once, after it started and before it ended.
+    let at = |kind: &str| {
+        kinds
+            .iter()
+            .position(|(k, key)| k == kind && key.as_deref() == Some(cut_key.as_str()))
+            .unwrap_or_else(|| panic!("no {kind} of {cut_key}: {kinds:?}"))
+    };
+    let run_again = at("test_run_again");
+    assert!(
+        at("test_started") < run_again && run_again < at("test_ended"),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|(k, _)| k == "test_run_again").count(),
+        1,
+        "{kinds:?}"
+    );
     assert_eq!((drawn.done, drawn.left, drawn.time_left_s), (3, 0, 0));
     // Planned, then after each of the three tests ended.
     assert_eq!(ends.len(), 4, "{ends:?}");
