@@ -7,7 +7,8 @@ use std::process::{Command as Process, Stdio};
 use std::sync::Arc;
 
 use pgsurge_script::{
-    eval, shell_command, sleep_usec, Command, EvalCtx, MetaKind, Prng, Script, VarName, Variables,
+    eval, shell_command, sleep_usec, Command, EvalCtx, MetaKind, Prng, Script, VarName, VarSlot,
+    Variables,
 };
 
 use crate::client::{MetaFailure, MetaValue, ScriptHost};
@@ -30,6 +31,8 @@ pub struct ClientScript {
     /// The client's variables.
     pub vars: Variables,
     shell: String,
+    /// `--reconnect`: where `:txn_seq` is kept, set on every transaction.
+    txn_seq: Option<VarSlot>,
 }
 
 impl ClientScript {
@@ -37,6 +40,7 @@ impl ClientScript {
     pub fn new(scripts: Arc<Vec<Script>>, vars: Variables, prng: Prng) -> Self {
         ClientScript {
             scripts,
+            txn_seq: vars.slot_of(TXN_SEQ),
             vars,
             prng,
             saved: prng,
@@ -161,8 +165,14 @@ impl ScriptHost for ClientScript {
     }
 
     fn set_txn_seq(&mut self, seq: i64) {
-        // The variable exists from the start (`client_variables`): no allocation here.
-        let _ = self.vars.set_int("option", TXN_SEQ, seq);
+        // The variable exists from the start (`client_variables`): no allocation here,
+        // and no lookup of its name once its slot is known.
+        match self.txn_seq {
+            Some(slot) => self.vars.set_int_at(slot, seq),
+            None => {
+                let _ = self.vars.set_int("option", TXN_SEQ, seq);
+            }
+        }
     }
 
     fn heap_hint(&self) -> *const u8 {

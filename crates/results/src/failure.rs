@@ -42,26 +42,32 @@ pub struct AckRange {
 #[derive(Debug, Clone, Default)]
 pub struct AckRecorder {
     ranges: Vec<AckRange>,
-    /// Each client's range being extended, by client.
-    open: std::collections::HashMap<u32, usize>,
+    /// Each client's range being extended, as its index in `ranges` + 1 (0: none yet),
+    /// indexed by client: clients are numbered from 0, so this is one load per commit
+    /// where a hash map hashed the client's number every time.
+    open: Vec<usize>,
 }
 
 impl AckRecorder {
     /// Client `client` was told transaction `seq` committed.
     pub fn acknowledged(&mut self, client: u32, seq: i64) {
-        if let Some(&i) = self.open.get(&client) {
+        let c = client as usize;
+        if let Some(i) = self.open.get(c).and_then(|&i| i.checked_sub(1)) {
             let r = &mut self.ranges[i];
             if r.last + 1 == seq {
                 r.last = seq;
                 return;
             }
         }
-        self.open.insert(client, self.ranges.len());
+        if self.open.len() <= c {
+            self.open.resize(c + 1, 0);
+        }
         self.ranges.push(AckRange {
             client,
             first: seq,
             last: seq,
         });
+        self.open[c] = self.ranges.len();
     }
 
     /// The ranges, in the order they started.
@@ -338,5 +344,41 @@ impl ReplicaReads {
             "transactions run on a standby = {}\nstale reads = {} ({share:.3}%)\n",
             self.reads, self.stale
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acknowledged_transactions_are_kept_as_ranges_per_client() {
+        let mut r = AckRecorder::default();
+        for (client, seq) in [
+            (2, 1),
+            (0, 1),
+            (2, 2),
+            (0, 2),
+            (2, 3),
+            (0, 4),
+            (0, 5),
+            (2, 5),
+        ] {
+            r.acknowledged(client, seq);
+        }
+        let range = |client, first, last| AckRange {
+            client,
+            first,
+            last,
+        };
+        assert_eq!(
+            r.into_ranges(),
+            vec![
+                range(2, 1, 3),
+                range(0, 1, 2),
+                range(0, 4, 5),
+                range(2, 5, 5)
+            ]
+        );
     }
 }

@@ -108,4 +108,4 @@ pub use script::{
     SqlCommand, SqlMeta,
 };
 pub use value::{Value, ValueType};
-pub use vars::{is_valid_variable_name, VarError, VarKey, Variables};
+pub use vars::{is_valid_variable_name, VarError, VarKey, VarSlot, Variables};

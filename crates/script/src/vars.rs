@@ -141,6 +141,10 @@ pub struct Variables {
     index: HashMap<Box<str>, usize, NameHasher>,
 }
 
+/// Where a variable of one [`Variables`] is kept ([`Variables::slot_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VarSlot(usize);
+
 /// Numbers and slots below this are remembered in [`Variables::small`].
 const SMALL: usize = 16;
 
@@ -325,6 +329,19 @@ impl Variables {
         let i = self.slot_or_create(context, name)?;
         self.cells[i] = Cell::new(Some(value), false);
         Ok(())
+    }
+
+    /// Where `name` is kept, if it is defined: a variable set on every transaction is
+    /// then set through [`Variables::set_int_at`] without looking its name up again.
+    /// Variables are never removed, so the slot stays right.
+    pub fn slot_of(&self, name: &str) -> Option<VarSlot> {
+        self.index.get(name).map(|&i| VarSlot(i))
+    }
+
+    /// `putVariableInt` into a variable found by [`Variables::slot_of`].
+    #[inline]
+    pub fn set_int_at(&mut self, slot: VarSlot, value: i64) {
+        self.cells[slot.0] = Cell::new(Some(Value::Int(value)), false);
     }
 
     /// `putVariableInt`.
@@ -672,5 +689,19 @@ mod tests {
         v.set_string("option", "s", "abc").unwrap();
         assert_eq!(v.get_text("s").as_deref(), Some("abc"));
         assert_eq!(v.get_text("zz"), None);
+    }
+
+    #[test]
+    fn a_slot_sets_the_variable_it_was_found_for() {
+        let mut v = Variables::new();
+        assert_eq!(v.slot_of("n"), None);
+        v.set_string("option", "s", "abc").unwrap();
+        v.set_int("option", "n", 0).unwrap();
+        let slot = v.slot_of("n").unwrap();
+        v.set_int("option", "later", 1).unwrap();
+        v.set_int_at(slot, 41);
+        assert_eq!(v.int_value("n"), Some(41));
+        assert_eq!(v.get_text("s").as_deref(), Some("abc"));
+        assert_eq!(v.int_value("later"), Some(1));
     }
 }
