@@ -15,7 +15,7 @@
 //! | [`steady`] | where a run's warm-up ends (MSER-5's window, the batches that differ from it), whether the rest drifts |
 //! | [`verdict`] | the judgement of one metric of one cell: analysis, interval, equivalence verdict |
 //! | [`precision`] | how precisely a cell's repeats pin its figure down (its mean, or the change between its targets) and whether that change is decided, the repeats a precision needs |
-//! | [`noise_levels`] | where the noise lives: the variance of runs within a server start and of the starts, the runs per start that cost least (Kalibera & Jones) |
+//! | [`noise_levels`] | where the noise lives: the variance of runs within a server start, of the starts and of layout builds, the design that costs least (Kalibera & Jones) |
 //! | [`validity`] | why a verdict or a figure may not hold, from the runs' stored data |
 //! | [`limits`] | "what limited this run?": saturated resources, client-bound tests |
 //! | [`profile_diff`] | what grew between two sides' profiles: per function, the change of its cost per transaction and its interval |

@@ -241,7 +241,7 @@ fn finish_run(
             "set {}: {} tests planned, {} already stored, {} run now ({} failed), {} remaining; store {}",
             o.set_id, o.planned, o.already_stored, o.ok + o.failed, o.failed, o.remaining, store.location()
         );
-        if let Some(r) = &campaign.spec.repeats {
+        if let Some(r) = campaign.until_section() {
             let ((reached, not), spent) = (
                 o.precise,
                 if o.budget_spent {
@@ -250,7 +250,7 @@ fn finish_run(
                     ""
                 },
             );
-            eprintln!("repeats until ±{}: {reached} cells reached it, {not} did not{spent}; {} tests not needed", r.until.trim(), o.not_needed);
+            eprintln!("repeats until ±{}: {reached} cells reached it, {not} did not{spent}; {} tests not needed", r.until.as_deref().unwrap_or("").trim(), o.not_needed);
         }
         // Each warning was said once as it came; those that were not (the samplers')
         // are said here.

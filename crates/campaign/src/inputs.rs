@@ -98,6 +98,15 @@ pub fn of(campaign: &Campaign, matrix: &Matrix) -> Result<Inputs> {
             }
         }
     }
+    for (target, layouts) in &campaign.layouts {
+        for built in layouts {
+            let seed = built.info.layout_seed.unwrap_or_default();
+            inputs.insert(
+                format!("target \"{target}\" layout build {seed}"),
+                built.info.key.clone(),
+            );
+        }
+    }
     for (target, built) in &campaign.builds {
         let info = &built.info;
         inputs.insert(format!("target \"{target}\" build"), info.key.clone());

@@ -78,6 +78,9 @@ pub struct LiveTarget {
     pub swept_settings: Vec<(String, String)>,
     /// Tests run on this server since it started.
     pub tests_done: usize,
+    /// The layout build and server start (`[repeats] builds` and `starts`, each from
+    /// 0) this server is.
+    pub level: (u32, u32),
 }
 
 impl LiveTarget {
@@ -294,6 +297,7 @@ pub fn start(
         data_changed: None,
         swept_settings: Vec::new(),
         tests_done: 0,
+        level: (0, 0),
         target_id: 0,
         manifest,
         host_source,
@@ -343,7 +347,17 @@ fn build_facts(info: &pgsurge_server::source_build::BuildInfo) -> Vec<FactRecord
         FactRecord::new(facts::BUILD_KEY, info.key.clone()),
         FactRecord::new(facts::BUILD_CONFIGURE, info.pg_configure.clone()),
         FactRecord::new(facts::BUILD_COMPILER, info.compiler.clone()),
+        FactRecord::new(facts::BUILD_SECONDS, format!("{:.1}", info.seconds)),
     ];
+    if let Some(seed) = info.layout_seed {
+        out.push(FactRecord::new(facts::BUILD_LAYOUT_SEED, seed.to_string()));
+    }
+    if let Some(digest) = &info.postgres_sha256 {
+        out.push(FactRecord::new(
+            facts::BUILD_POSTGRES_SHA256,
+            digest.clone(),
+        ));
+    }
     if let Some(c) = &info.commit {
         out.push(FactRecord::new(facts::BUILD_COMMIT, c.clone()));
     }

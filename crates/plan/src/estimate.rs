@@ -74,7 +74,7 @@ impl Estimate {
             init_s,
             init_rule,
             capacity_steps,
-            repeats_max: campaign.spec.repeats.as_ref().map(|r| r.max),
+            repeats_max: campaign.until_section().map(|r| r.max),
         }
     }
 

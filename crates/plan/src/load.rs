@@ -88,6 +88,7 @@ impl Campaign {
             base_dir: base_dir.to_path_buf(),
             path: path.to_string(),
             builds: BTreeMap::new(),
+            layouts: BTreeMap::new(),
             extra: ExtraFlags::default(),
         };
         c.checked()
@@ -148,6 +149,7 @@ impl Campaign {
             base_dir: base_dir.to_path_buf(),
             path: path.to_string(),
             builds: BTreeMap::new(),
+            layouts: BTreeMap::new(),
             extra: ExtraFlags::default(),
         };
         c.checked()

@@ -105,10 +105,7 @@ pub fn not_needed(
     stored: &[Run],
     budget_spent: bool,
 ) -> Option<NotNeeded> {
-    let (r, target) = (
-        campaign.spec.repeats.as_ref()?,
-        campaign.precision_target()?,
-    );
+    let (r, target) = (campaign.until_section()?, campaign.precision_target()?);
     let (_, cell, _) = cell_of(&plan.key)?;
     let begun = stored.iter().any(|run| {
         cell_of(&run.record.test_key).is_some_and(|(_, c, n)| c == cell && n == plan.repeat)
@@ -160,7 +157,7 @@ impl Until {
         plan: &TestPlan,
         set_id: i64,
     ) -> Result<bool, StoreError> {
-        if campaign.spec.repeats.is_none() {
+        if campaign.until_section().is_none() {
             return Ok(false);
         }
         let stored = store.list_runs(&RunFilter {
@@ -276,10 +273,10 @@ impl RepeatsPlan {
 /// [`RepeatsPlan`] of `campaign`, the earlier set looked for in the store at
 /// `location` (none when it cannot be opened); None without `[repeats]`.
 pub fn plan(campaign: &Campaign, location: &str) -> Option<RepeatsPlan> {
-    let r = campaign.spec.repeats.as_ref()?;
+    let r = campaign.until_section()?;
     let target = campaign.precision_target()?;
     let mut plan = RepeatsPlan {
-        until: r.until.clone(),
+        until: r.until.clone().unwrap_or_default(),
         min: r.min,
         max: r.max,
         from_set: None,

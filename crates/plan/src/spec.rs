@@ -233,6 +233,10 @@ pub mod limits {
     pub const RATE: (f64, f64) = (0.0, 10_000_000.0);
     /// `matrix.repeats`.
     pub const REPEATS: (u32, u32) = (1, 1_000);
+    /// `repeats.builds`: layout builds of a `source` target.
+    pub const BUILDS: (u32, u32) = (1, 20);
+    /// `repeats.starts`: server starts of each build.
+    pub const STARTS: (u32, u32) = (1, 100);
     /// The weight of a script in a mix.
     pub const WEIGHT: (u32, u32) = (1, 1_000_000);
     /// `run.duration`, in seconds (30 days).
@@ -280,6 +284,10 @@ pub struct Campaign {
     /// The builds of the targets with a `source`, by target name, once made
     /// (`pgsurge_campaign::sources::build_sources`).
     pub builds: BTreeMap<String, pgsurge_server::source_build::Built>,
+    /// With `[repeats] builds` above 1: the layout builds of each `source` target, by
+    /// target name, in the order of their seeds (1, 2, …); its first is also in
+    /// `builds`.
+    pub layouts: BTreeMap<String, Vec<pgsurge_server::source_build::Built>>,
     /// `[run] extra_args`, read once at load.
     pub extra: crate::extra::ExtraFlags,
 }
@@ -335,27 +343,57 @@ impl Campaign {
     /// The repeats each cell is planned for: `[repeats] max` (the worst case), else
     /// `matrix.repeats`.
     pub fn planned_repeats(&self) -> u32 {
-        self.spec
-            .repeats
-            .as_ref()
+        self.until_section()
             .map_or(self.spec.matrix.repeats, |r| r.max)
     }
 
-    /// `[repeats] until` as a fraction (0.02 = ±2 %); None without `[repeats]`.
+    /// `[repeats]` when it repeats until precise (it has `until`).
+    pub fn until_section(&self) -> Option<&RepeatsSection> {
+        self.spec.repeats.as_ref().filter(|r| r.until.is_some())
+    }
+
+    /// `[repeats] until` as a fraction (0.02 = ±2 %); None without it.
     pub fn precision_target(&self) -> Option<f64> {
-        self.spec.repeats.as_ref()?.precision().ok()
+        self.until_section()?.precision().ok()
+    }
+
+    /// `[repeats] builds` and `starts`: layout builds of each `source` target and
+    /// server starts of each build ((1, 1) without them).
+    pub fn levels(&self) -> (u32, u32) {
+        self.spec
+            .repeats
+            .as_ref()
+            .map_or((1, 1), |r| (r.builds.max(1), r.starts.max(1)))
+    }
+
+    /// The layout build and the server start (each from 0) of a test's repeat (from
+    /// 1). The `matrix.repeats` of a cell are groups of runs in one start, a group per
+    /// build and start, the builds alternating: (build 0, start 0), (build 1,
+    /// start 0), …, (build 0, start 1), …; so the repeats of every build are spread
+    /// over the campaign alike. (0, 0) without `[repeats] builds` or `starts`.
+    pub fn level_of(&self, repeat: u32) -> (u32, u32) {
+        let (builds, starts) = self.levels();
+        let runs = (self.spec.matrix.repeats / (builds * starts)).max(1);
+        let group = (repeat.max(1) - 1) / runs;
+        (group % builds, (group / builds) % starts)
+    }
+
+    /// The build a test of `target` in layout build `build` uses: its layout build,
+    /// or its one build.
+    pub fn build_of(
+        &self,
+        target: &str,
+        build: u32,
+    ) -> Option<&pgsurge_server::source_build::Built> {
+        match self.layouts.get(target) {
+            Some(layouts) => layouts.get(build as usize),
+            None => self.builds.get(target),
+        }
     }
 
     /// `[repeats] budget` in seconds; None when there is none.
     pub fn repeats_budget(&self) -> Option<std::time::Duration> {
-        let b = self
-            .spec
-            .repeats
-            .as_ref()?
-            .budget
-            .as_ref()?
-            .seconds()
-            .ok()?;
+        let b = self.until_section()?.budget.as_ref()?.seconds().ok()?;
         Some(std::time::Duration::from_secs_f64(b))
     }
 
@@ -731,6 +769,60 @@ store = "postgresql://bench@results-db:5432/pgsurge"
         );
         let both = parse(&GOOD.replace("[run]", "[repeats]\nuntil = \"2%\"\n[run]")).unwrap_err();
         assert!(both.to_string().contains("not both"), "{both}");
+    }
+
+    #[test]
+    fn builds_and_starts_nest_the_fixed_repeats() {
+        let with = |target: &str, repeats: u32, section: &str| {
+            parse(
+                &GOOD
+                    .replace("conninfo = \"dbname=x\"", target)
+                    .replace("repeats = 2\n", &format!("repeats = {repeats}\n"))
+                    .replace("[run]", &format!("[repeats]\n{section}\n[run]")),
+            )
+        };
+        let source = "source = \"pg.tar.bz2\"";
+        let c = with(source, 8, "builds = 2\nstarts = 2").unwrap();
+        assert_eq!(c.levels(), (2, 2));
+        assert_eq!(c.until_section(), None);
+        assert_eq!(c.precision_target(), None);
+        assert_eq!(c.planned_repeats(), 8);
+        // Two runs per start, the builds alternating from one start to the next.
+        let levels: Vec<(u32, u32)> = (1..=8).map(|r| c.level_of(r)).collect();
+        assert_eq!(
+            levels,
+            [
+                (0, 0),
+                (0, 0),
+                (1, 0),
+                (1, 0),
+                (0, 1),
+                (0, 1),
+                (1, 1),
+                (1, 1)
+            ]
+        );
+        let plain = with(source, 2, "starts = 1").unwrap();
+        assert_eq!((plain.levels(), plain.level_of(2)), ((1, 1), (0, 0)));
+        let invalid =
+            |target: &str, repeats: u32, section: &str| match with(target, repeats, section)
+                .unwrap_err()
+            {
+                SpecError::Invalid { key, message, .. } => format!("{key}: {message}"),
+                other => panic!("{other:?}"),
+            };
+        let e = invalid(source, 6, "builds = 2\nstarts = 2");
+        assert!(e.starts_with("matrix.repeats: must be a multiple"), "{e}");
+        let e = invalid("conninfo = \"dbname=x\"", 4, "builds = 2");
+        assert!(e.contains("target \"a\" has no source"), "{e}");
+        let e = invalid("conninfo = \"dbname=x\"", 4, "starts = 2");
+        assert!(e.contains("only throwaway servers"), "{e}");
+        let e = invalid(source, 4, "builds = 21");
+        assert!(e.starts_with("repeats.builds"), "{e}");
+        let e = invalid(source, 4, "builds = 2\nmax = 4");
+        assert!(e.contains("go with until"), "{e}");
+        let e = invalid(source, 1, "until = \"2%\"\nbuilds = 2");
+        assert!(e.contains("do not go with until"), "{e}");
     }
 
     #[test]

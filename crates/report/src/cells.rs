@@ -252,8 +252,48 @@ pub struct RunSample {
     pub p99_ms: Option<f64>,
     /// The server start it ran in (fact `server_start`), when stored.
     pub server_start: Option<String>,
+    /// Its layout build and what each level of its repeats cost, from its facts.
+    pub levels: SampleLevels,
     /// What its stored data says about it (`runs` = 1).
     pub evidence: Evidence,
+}
+
+/// A repeat's layout build (`[repeats] builds`) and the wall time of each level it
+/// ran at, from its facts: what `compare` estimates the builds level and the cost of
+/// repeating each level from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SampleLevels {
+    /// The build's cache key (fact `build_key`).
+    pub build_key: Option<String>,
+    /// The layout build's seed (fact `build_layout_seed`).
+    pub layout_seed: Option<u64>,
+    /// SHA-256 of the build's `postgres` (fact `build_postgres_sha256`).
+    pub postgres_sha256: Option<String>,
+    /// Seconds the build took (fact `build_seconds`).
+    pub build_seconds: Option<f64>,
+    /// Seconds its server took to start (fact `start_seconds`).
+    pub start_seconds: Option<f64>,
+    /// Seconds this repeat spent loading the data (fact `init_duration_s`), when it did.
+    pub init_seconds: Option<f64>,
+    /// Its own wall time, from its start to its end.
+    pub run_seconds: Option<f64>,
+}
+
+impl SampleLevels {
+    /// Reads one of the facts it holds; false when `name` is not one of them.
+    fn add(&mut self, name: &str, value: &str) -> bool {
+        let number = || value.parse::<f64>().ok();
+        match name {
+            facts::BUILD_KEY => self.build_key = Some(value.to_string()),
+            facts::BUILD_LAYOUT_SEED => self.layout_seed = value.parse().ok(),
+            facts::BUILD_POSTGRES_SHA256 => self.postgres_sha256 = Some(value.to_string()),
+            facts::BUILD_SECONDS => self.build_seconds = number(),
+            facts::START_SECONDS => self.start_seconds = number(),
+            facts::INIT_DURATION_S => self.init_seconds = number(),
+            _ => return false,
+        }
+        true
+    }
 }
 
 /// The stored facts of a cell's runs: what they say about validity, and the facts a
@@ -263,6 +303,7 @@ struct FactFlags {
     validity: ValidityFacts,
     repeats_until: BTreeMap<i64, CellPrecision>,
     server_start: BTreeMap<i64, String>,
+    levels: BTreeMap<i64, SampleLevels>,
 }
 
 impl FactFlags {
@@ -279,6 +320,10 @@ impl FactFlags {
             tps: r.tps,
             p99_ms: r.latency_p99_ms,
             server_start: self.server_start.get(&run.id).cloned(),
+            levels: SampleLevels {
+                run_seconds: r.end_epoch.zip(r.start_epoch).map(|(e, s)| e - s),
+                ..self.levels.get(&run.id).cloned().unwrap_or_default()
+            },
             evidence: self.validity.evidence(run),
         }
     }
@@ -367,6 +412,9 @@ fn fact_flags(store: &mut Store, runs: &[Run]) -> Result<FactFlags, StoreError> 
                 }
                 (facts::SERVER_START, Some(v)) => {
                     out.server_start.insert(run_id, v.clone());
+                }
+                (name, Some(v)) => {
+                    out.levels.entry(run_id).or_default().add(name, v);
                 }
                 _ => {}
             }

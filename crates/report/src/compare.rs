@@ -44,13 +44,14 @@ pub use text::render_text;
 
 use crate::cells::{CellKey, RunSample};
 use pgsurge_analysis::describe;
-use pgsurge_analysis::noise_levels::{self, Advice};
+use pgsurge_analysis::noise_levels::{self, Advice, BuildsAdvice, LevelCosts};
 use pgsurge_analysis::precision::CellPrecision;
 use pgsurge_analysis::rank::Shift;
 use pgsurge_analysis::validity::Reason;
 use pgsurge_analysis::verdict::{Analysis, Margin, MarginSource};
 use pgsurge_results::failure::AcknowledgedCommits;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Confidence level of the intervals.
 pub const CONFIDENCE: f64 = pgsurge_analysis::verdict::CONFIDENCE;
@@ -222,17 +223,109 @@ pub struct CompareRow {
 }
 
 /// Where the noise of a compared cell's TPS lives, per side: within a server start or
-/// between starts (`pgsurge_analysis::noise_levels`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// between starts, and between layout builds (`pgsurge_analysis::noise_levels`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoiseLevels {
     /// A's; None when A's repeats do not span two starts of two runs.
     pub a: Option<Advice>,
     /// B's.
     pub b: Option<Advice>,
+    /// The three levels of each side whose repeats ran on two layout builds or more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub builds: Option<BuildsLevels>,
+}
+
+/// The builds level of each side (None for a side without two layout builds).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuildsLevels {
+    /// A's.
+    pub a: Option<SideBuilds>,
+    /// B's.
+    pub b: Option<SideBuilds>,
+}
+
+/// The builds level of one side: the analysis, and which builds its repeats ran on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SideBuilds {
+    /// The three levels, or why they are not estimable.
+    #[serde(flatten)]
+    pub advice: BuildsAdvice,
+    /// The layout builds' seeds, in order.
+    pub layout_seeds: Vec<u64>,
+    /// The SHA-256 of each build's `postgres`, in the order of the seeds.
+    pub postgres_sha256: Vec<String>,
+}
+
+impl SideBuilds {
+    /// Of a side's samples: its repeats on layout builds (fact `build_layout_seed`),
+    /// by build and server start; None with fewer than two layout builds.
+    fn of(samples: &[RunSample]) -> Option<SideBuilds> {
+        let on_layouts: Vec<&RunSample> = samples
+            .iter()
+            .filter(|r| r.levels.layout_seed.is_some() && r.server_start.is_some())
+            .collect();
+        let runs: Vec<(&str, &str, f64)> = on_layouts
+            .iter()
+            .filter_map(|r| {
+                let build = r.levels.build_key.as_deref()?;
+                Some((build, r.server_start.as_deref()?, r.tps?))
+            })
+            .collect();
+        let advice = noise_levels::of_nested_runs(&runs, level_costs(&on_layouts))?;
+        let mut builds: Vec<(u64, String)> = on_layouts
+            .iter()
+            .filter_map(|r| {
+                let seed = r.levels.layout_seed?;
+                Some((seed, r.levels.postgres_sha256.clone().unwrap_or_default()))
+            })
+            .collect();
+        builds.sort();
+        builds.dedup();
+        Some(SideBuilds {
+            advice,
+            layout_seeds: builds.iter().map(|b| b.0).collect(),
+            postgres_sha256: builds.into_iter().map(|b| b.1).collect(),
+        })
+    }
+
+    /// `over layout builds (seeds 1, 2): …`.
+    fn text(&self) -> String {
+        let seeds: Vec<String> = self.layout_seeds.iter().map(u64::to_string).collect();
+        format!(
+            "over layout builds (seeds {}): {}",
+            seeds.join(", "),
+            self.advice.text()
+        )
+    }
+}
+
+/// The measured wall time of one repeat of each level of `samples`: a run (their
+/// mean), a server start (its start and the data loaded into it, the mean over the
+/// starts), a build (the mean over the builds); None when one was not measured.
+fn level_costs(samples: &[&RunSample]) -> Option<LevelCosts> {
+    let mut starts: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut builds: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut runs = Vec::new();
+    for r in samples {
+        let l = &r.levels;
+        runs.push(l.run_seconds?);
+        let start = starts
+            .entry(r.server_start.as_deref()?)
+            .or_insert(l.start_seconds?);
+        *start += l.init_seconds.unwrap_or(0.0);
+        builds.insert(l.build_key.as_deref()?, l.build_seconds?);
+    }
+    let mean = |v: Vec<f64>| (!v.is_empty()).then(|| describe::mean(&v));
+    Some(LevelCosts {
+        run: mean(runs)?,
+        start: mean(starts.into_values().collect())?,
+        build: mean(builds.into_values().collect())?,
+    })
 }
 
 impl NoiseLevels {
-    /// Of the two sides' samples; None when neither spans two starts of two runs.
+    /// Of the two sides' samples; None when neither spans two starts of two runs nor
+    /// two layout builds.
     fn of(a: &[RunSample], b: &[RunSample]) -> Option<NoiseLevels> {
         let side = |s: &[RunSample]| {
             let runs: Vec<(&str, f64)> = s
@@ -241,20 +334,34 @@ impl NoiseLevels {
                 .collect();
             noise_levels::of_runs(&runs)
         };
+        let builds = BuildsLevels {
+            a: SideBuilds::of(a),
+            b: SideBuilds::of(b),
+        };
         let levels = NoiseLevels {
             a: side(a),
             b: side(b),
+            builds: (builds.a.is_some() || builds.b.is_some()).then_some(builds),
         };
-        (levels.a.is_some() || levels.b.is_some()).then_some(levels)
+        (levels.a.is_some() || levels.b.is_some() || levels.builds.is_some()).then_some(levels)
     }
 
-    /// `noise levels of A: 96 % of the variance between server starts (…)`, per side.
+    /// `noise levels of A: 96 % of the variance between server starts (…)`, per side,
+    /// and per side over layout builds.
     fn text(&self) -> String {
-        [("A", self.a), ("B", self.b)]
-            .iter()
-            .filter_map(|(side, l)| l.map(|l| format!("noise levels of {side}: {}", l.text())))
-            .collect::<Vec<_>>()
-            .join("; ")
+        let builds = self.builds.as_ref();
+        [
+            ("A", self.a, builds.and_then(|b| b.a.as_ref())),
+            ("B", self.b, builds.and_then(|b| b.b.as_ref())),
+        ]
+        .iter()
+        .flat_map(|(side, l, over)| {
+            let two = l.map(|l| format!("noise levels of {side}: {}", l.text()));
+            let three = over.map(|o| format!("noise levels of {side} {}", o.text()));
+            two.into_iter().chain(three)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
     }
 }
 
@@ -489,6 +596,7 @@ mod tests {
                     tps: Some(*t),
                     p99_ms: p99.get(i).copied(),
                     server_start: None,
+                    levels: Default::default(),
                     evidence: Evidence {
                         runs: 1,
                         ..Evidence::default()

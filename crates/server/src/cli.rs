@@ -83,6 +83,11 @@ struct BuildArgs {
     /// -g) added to the compiler's flags, the optimisation unchanged; cached apart.
     #[arg(long)]
     profiling: bool,
+    /// A layout build: the objects of the build without it, linked by LLVM's lld with
+    /// every input section shuffled in the order this seed draws (1 or more); cached
+    /// apart. Builds that differ in their seed differ in code layout only.
+    #[arg(long, value_name = "SEED", value_parser = clap::value_parser!(u64).range(1..))]
+    layout_seed: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -231,6 +236,7 @@ fn build(a: BuildArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32> 
             .map(|list| list.into_iter().filter(|m| m != "none").collect()),
         jobs: a.jobs.map(usize::from),
         profiling: a.profiling,
+        layout_seed: a.layout_seed,
     };
     let built = crate::source_build::build(&req, err)?;
     if built.cached {
@@ -292,10 +298,11 @@ fn builds(
         let patches: Vec<&str> = i.patches.iter().map(|p| p.name.as_str()).collect();
         let _ = writeln!(
             out,
-            "{}  {}  {}\n    patches: {}\n    configure: {}\n    {}, {:.0} MB, built in {}{}\n    {}",
+            "{}  {}  {}{}\n    patches: {}\n    configure: {}\n    {}, {:.0} MB, built in {}{}\n    {}",
             crate::source_build::short(&i.key),
             i.version,
             i.source,
+            i.layout_seed.map(|s| format!(" (layout seed {s})")).unwrap_or_default(),
             if patches.is_empty() { "none".to_string() } else { patches.join(", ") },
             if i.configure.is_empty() { "(defaults)".to_string() } else { i.configure.join(" ") },
             if i.profiling {

@@ -40,6 +40,15 @@ pub const BUILD_CONFIGURE: &str = "build_configure";
 pub const BUILD_COMPILER: &str = "build_compiler";
 /// The cache key of a target built from source.
 pub const BUILD_KEY: &str = "build_key";
+/// The seed of a layout build (`[repeats] builds`): the order in which `lld` placed
+/// the build's input sections. Builds of one source with different seeds differ in
+/// code layout only.
+pub const BUILD_LAYOUT_SEED: &str = "build_layout_seed";
+/// SHA-256 of the build's `postgres` binary (hex).
+pub const BUILD_POSTGRES_SHA256: &str = "build_postgres_sha256";
+/// The wall time the build took, in seconds (when it was made; a cached build keeps
+/// the time it took then): the cost of repeating the builds level.
+pub const BUILD_SECONDS: &str = "build_seconds";
 /// Build options that make timings meaningless (`--enable-cassert`, `-O0`, …), or
 /// `debug_assertions=on` as the server reports it; absent when there are none.
 pub const TIMING_HAZARDS: &str = "timing_hazards";
@@ -57,6 +66,11 @@ pub const LAG_GROWING: &str = "lag_growing";
 /// with the same value ran in one start of one server; a restart or a fresh cluster
 /// is another.
 pub const SERVER_START: &str = "server_start";
+
+/// The wall time, in seconds, from asking for the server the test ran on to its
+/// accepting connections (throwaway servers): with the data loaded into it
+/// (`init_duration_s`), the cost of repeating the server-starts level.
+pub const START_SECONDS: &str = "start_seconds";
 
 /// `[repeats] until`: the precision the test's cell reached when the campaign stopped
 /// repeating it, the same on every run of the cell: the JSON of

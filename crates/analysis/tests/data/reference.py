@@ -314,6 +314,24 @@ def noise_levels():
         best = int(np.ceil(np.sqrt(60 * s1 / t2))) if t2 > 0 else None
         print(f"T1^2={s1:.13g} T2^2={t2:.13g} share={t2 / (s1 + t2):.10g} "
               f"runs per start (start = 60 runs)={best}")
+    # Three levels (builds, starts, runs), the same paper's definitions: each build cut to
+    # the fewest starts of any build, each start to the fewest runs of any start.
+    builds = [[[1001, 998, 1003], [1011, 1013, 1009]],
+              [[1041, 1037, 1042], [1030, 1034, 1029]],
+              [[979, 983, 978], [990, 986, 991, 5000]]]
+    n3, n2 = len(builds), min(len(b) for b in builds)
+    n1 = min(len(s) for b in builds for s in b)
+    g = np.array([[s[:n1] for s in b[:n2]] for b in builds], dtype=float)
+    starts = g.mean(axis=2)
+    means = starts.mean(axis=1)
+    s1 = ((g - starts[:, :, None]) ** 2).sum() / (n3 * n2 * (n1 - 1))
+    s2 = ((starts - means[:, None]) ** 2).sum() / (n3 * (n2 - 1))
+    s3 = ((means - means.mean()) ** 2).sum() / (n3 - 1)
+    t2, t3 = max(s2 - s1 / n1, 0.0), max(s3 - s2 / n2, 0.0)
+    c1, c2, c3 = 60, 30, 600
+    print(f"T1^2={s1:.13g} T2^2={t2:.13g} T3^2={t3:.13g} share builds={t3 / (s1 + t2 + t3):.10g} "
+          f"runs per start={int(np.ceil(np.sqrt(c2 * s1 / (c1 * t2))))} "
+          f"starts per build={int(np.ceil(np.sqrt(c3 * t2 / (c2 * t3))))}")
 
 if __name__ == "__main__":
     intervals()

@@ -71,12 +71,14 @@ pub(super) fn start_target(
 ) -> Result<bool> {
     let spec = &campaign.spec;
     let plan = at.plan;
-    let restart = live[plan.target]
-        .as_ref()
-        .is_some_and(|t| t.cluster.is_some() && (t.swept_settings != plan.settings || t.faulted));
+    let level = campaign.level_of(plan.repeat);
+    let restart = live[plan.target].as_ref().is_some_and(|t| {
+        t.cluster.is_some() && (t.swept_settings != plan.settings || t.faulted || t.level != level)
+    });
     if restart || wants_fresh_cluster(campaign, live[plan.target].as_ref(), plan) {
-        // A throwaway server takes the next value of a swept setting by restarting, and
-        // `fresh_cluster` replaces it (a new data directory, initdb, data loaded again).
+        // A throwaway server takes the next value of a swept setting by restarting,
+        // `fresh_cluster` replaces it (a new data directory, initdb, data loaded again),
+        // and so does the next server start or layout build of `[repeats]`.
         stop_target(&mut live[plan.target], sink.events)?;
     }
     if live[plan.target].is_some() {
@@ -84,6 +86,8 @@ pub(super) fn start_target(
     }
     let tspec = &spec.targets[plan.target];
     let (pinning, relayed) = (Pinning::of(&spec.pinning)?, campaign.relays_replication());
+    let build = campaign.build_of(&tspec.name, level.0);
+    let asked = std::time::Instant::now();
     sink.doing(at, &format!("starting target \"{}\"", tspec.name))?;
     let swept = tspec.is_throwaway() && !plan.settings.is_empty();
     let refused = swept
@@ -101,12 +105,7 @@ pub(super) fn start_target(
             with.settings
                 .insert(name.clone(), toml::Value::String(value.clone()));
         }
-        match target::start(
-            &with,
-            &spec.run.database,
-            (campaign.builds.get(&tspec.name), relayed),
-            &pinning,
-        ) {
+        match target::start(&with, &spec.run.database, (build, relayed), &pinning) {
             Ok(mut t) => {
                 t.swept_settings = plan.settings.clone();
                 t
@@ -130,13 +129,16 @@ pub(super) fn start_target(
             }
         }
     } else {
-        target::start(
-            tspec,
-            &spec.run.database,
-            (campaign.builds.get(&tspec.name), relayed),
-            &pinning,
-        )?
+        target::start(tspec, &spec.run.database, (build, relayed), &pinning)?
     };
+    live_target.level = level;
+    if tspec.is_throwaway() {
+        let took = asked.elapsed().as_secs_f64();
+        (live_target.facts).push(pgsurge_store::FactRecord::new(
+            pgsurge_store::facts::START_SECONDS,
+            format!("{took:.2}"),
+        ));
+    }
     record_started_target(tspec, &mut live_target, sink)?;
     live[plan.target] = Some(live_target);
     Ok(true)

@@ -36,6 +36,7 @@ mod hdr_log_unit;
 mod init_jobs;
 mod kube_fake_cluster;
 mod kube_job;
+mod layout_builds;
 mod noise_levels;
 mod off_cpu_profile;
 mod patch_ab;

@@ -410,12 +410,23 @@ impl Campaign {
         Ok(())
     }
 
-    /// The `[matrix]` numbers: scales, clients, threads, repeats, rates and weights.
-    /// `[repeats]`: a precision, `2 ≤ min ≤ max`, a budget, and not with `matrix.repeats`.
+    /// `[repeats]`: with `until`, a precision, `2 ≤ min ≤ max`, a budget, and not with
+    /// `matrix.repeats`; with `builds` or `starts`, `matrix.repeats` a multiple of
+    /// builds × starts, builds only of `source` targets, starts only of throwaway ones.
     pub(super) fn validate_repeats(&self) -> Result<(), SpecError> {
         let Some(r) = &self.spec.repeats else {
             return Ok(());
         };
+        if r.until.is_none() {
+            return self.validate_levels(r);
+        }
+        if r.builds != 1 || r.starts != 1 {
+            return Err(self.invalid(
+                "repeats",
+                "builds and starts nest a fixed number of repeats (matrix.repeats); \
+                 they do not go with until",
+            ));
+        }
         if self.spec.matrix.repeats != 1 {
             return Err(self.invalid(
                 "repeats",
@@ -433,6 +444,50 @@ impl Campaign {
         if let Some(b) = &r.budget {
             let s = b.seconds().map_err(|e| self.invalid("repeats.budget", e))?;
             range("repeats.budget", in_range(s, limits::DURATION_S, " s"))?;
+        }
+        Ok(())
+    }
+
+    /// `[repeats] builds` and `starts` (without `until`).
+    fn validate_levels(&self, r: &crate::spec::RepeatsSection) -> Result<(), SpecError> {
+        let range = |key: &str, r: Result<(), String>| r.map_err(|e| self.invalid(key, e));
+        range("repeats.builds", in_range(r.builds, limits::BUILDS, ""))?;
+        range("repeats.starts", in_range(r.starts, limits::STARTS, ""))?;
+        if r.min != 3 || r.max != 10 || r.budget.is_some() {
+            return Err(self.invalid(
+                "repeats",
+                "min, max and budget go with until (repeats until precise)",
+            ));
+        }
+        let groups = r.builds * r.starts;
+        if !self.spec.matrix.repeats.is_multiple_of(groups) {
+            return Err(self.invalid(
+                "matrix.repeats",
+                format!(
+                    "must be a multiple of repeats.builds × repeats.starts ({groups}): \
+                     each start of each build runs the same number of repeats"
+                ),
+            ));
+        }
+        let targets = &self.spec.targets;
+        if let Some(t) = targets.iter().find(|t| r.builds > 1 && t.source.is_none()) {
+            return Err(self.invalid(
+                "repeats.builds",
+                format!(
+                    "target \"{}\" has no source: layout builds are builds from source",
+                    t.name
+                ),
+            ));
+        }
+        if let Some(t) = targets.iter().find(|t| r.starts > 1 && !t.is_throwaway()) {
+            return Err(self.invalid(
+                "repeats.starts",
+                format!(
+                    "target \"{}\" is an existing server: only throwaway servers are \
+                     started again",
+                    t.name
+                ),
+            ));
         }
         Ok(())
     }

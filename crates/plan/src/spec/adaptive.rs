@@ -59,17 +59,24 @@ impl CapacitySection {
     }
 }
 
-/// `[repeats]`: repeats until precise. A cell stops repeating once the 95 % interval
-/// of the change between its targets (of its own mean, with one target) is within
-/// `until` either side and the change is decided against a margin of ±`until` (not
-/// `inconclusive`), after at least `min` repeats; it never runs more than `max`,
-/// and once the campaign's `budget` of wall time is spent no cell starts a repeat
-/// beyond `min`. Rounds stay interleaved (and shuffled) across targets.
+/// `[repeats]`: repeats until precise, or repeats nested in levels.
+///
+/// With `until`, a cell stops repeating once the 95 % interval of the change between
+/// its targets (of its own mean, with one target) is within `until` either side and
+/// the change is decided against a margin of ±`until` (not `inconclusive`), after at
+/// least `min` repeats; it never runs more than `max`, and once the campaign's
+/// `budget` of wall time is spent no cell starts a repeat beyond `min`. Rounds stay
+/// interleaved (and shuffled) across targets.
+///
+/// With `builds` or `starts`, the `matrix.repeats` of each cell are nested: `builds`
+/// layout builds of each (`source`) target, `starts` server starts of each build, and
+/// the rest runs within a start (`matrix.repeats` = builds × starts × runs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RepeatsSection {
     /// The precision, as a percentage: `"2%"`.
-    pub until: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
     /// Fewest repeats of every cell (default 3).
     #[serde(default = "three")]
     pub min: u32,
@@ -79,18 +86,33 @@ pub struct RepeatsSection {
     /// Wall time after which no cell starts a repeat beyond `min` (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<DurationValue>,
+    /// Builds of each `source` target that differ only in code layout (default 1: the
+    /// target's one build). Each is linked with its own seed (1, 2, …).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub builds: u32,
+    /// Server starts of each build (default 1): a new throwaway cluster for each.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub starts: u32,
 }
 
 impl RepeatsSection {
     /// `until` as a fraction (0.02 for `"2%"`), or what is wrong with it.
     pub fn precision(&self) -> Result<f64, String> {
-        let t = self.until.trim();
+        let t = self.until.as_deref().ok_or("given")?.trim();
         let number = t.strip_suffix('%').ok_or("a percentage such as \"2%\"")?;
         match number.trim().parse::<f64>() {
             Ok(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
             _ => Err("a percentage above 0 and below 100, such as \"2%\"".into()),
         }
     }
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 fn ten() -> u32 {

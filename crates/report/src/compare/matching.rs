@@ -303,7 +303,7 @@ pub(super) fn compare_cell(
         });
     tps.until = repeats_until.map(|r| r.text());
     let noise_levels = NoiseLevels::of(&side_a.samples, &side_b.samples);
-    tps.levels = noise_levels.map(|l| l.text());
+    tps.levels = noise_levels.as_ref().map(|l| l.text());
     let p99_ms = (!side_a.p99.is_empty() && !side_b.p99.is_empty()).then(|| {
         let rounds = paired_rounds(&side_a.samples, &side_b.samples, |s| s.p99_ms);
         compare_metric(&side_a.p99, &side_b.p99, &rounds, false, margin)

@@ -5,7 +5,7 @@
 use crate::cells::{trim_float, CellKey};
 use crate::html::{escape, num, table, text_table};
 use pgsurge_store::{facts, Run, RunFilter, Set, Store, StoreError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// What a test's environment manifest says of the CPUs it ran on: the server's host
@@ -125,6 +125,15 @@ pub(super) fn targets_section(store: &mut Store, sets: &[Set]) -> Result<String,
                     if !b.configure.is_empty() {
                         let _ = write!(o, "<br><small>configure {}</small>", escape(&b.configure));
                     }
+                    if !b.layout_seeds.is_empty() {
+                        let seeds: Vec<String> =
+                            b.layout_seeds.iter().map(u64::to_string).collect();
+                        let _ = write!(
+                            o,
+                            "<br><small>layout seeds {} (linked by lld, sections shuffled)</small>",
+                            seeds.join(", ")
+                        );
+                    }
                     if !b.hazards.is_empty() {
                         let _ = write!(
                             o,
@@ -200,6 +209,8 @@ pub(super) struct TargetBuild {
     configure: String,
     /// Build options that make timings meaningless.
     hazards: String,
+    /// The seeds of its layout builds (`[repeats] builds`), when it has several.
+    layout_seeds: BTreeSet<u64>,
 }
 
 /// What each target of a set built from source was built from (its runs' build
@@ -227,6 +238,7 @@ pub(super) fn target_builds(
             facts::BUILD_COMMIT => e.commit = Some(value),
             facts::BUILD_CONFIGURE => e.configure = configure_without_prefix(&value),
             facts::TIMING_HAZARDS => e.hazards = value,
+            facts::BUILD_LAYOUT_SEED => e.layout_seeds.extend(value.parse::<u64>().ok()),
             _ => {}
         }
     }

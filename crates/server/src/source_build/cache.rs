@@ -23,6 +23,7 @@ pub(super) struct KeyParts<'a> {
     pub(super) contrib: &'a [String],
     pub(super) compiler: &'a str,
     pub(super) profiling: bool,
+    pub(super) layout_seed: Option<u64>,
 }
 
 /// The cache key of a build (hex SHA-256 of its inputs; patch names are left out, their
@@ -51,6 +52,10 @@ pub(super) fn key(parts: &KeyParts) -> String {
     // Only builds for profiling have the field, so other keys stay what they were.
     if parts.profiling {
         field("profiling", super::PROFILING_CFLAGS);
+    }
+    // Likewise only layout builds have a seed: the same objects, linked in its order.
+    if let Some(seed) = parts.layout_seed {
+        field("layout", &seed.to_string());
     }
     hex(&h.finalize())[..32].to_string()
 }
@@ -326,6 +331,7 @@ mod tests {
             contrib: &[],
             compiler: "gcc 12",
             profiling: false,
+            layout_seed: None,
         }
     }
 
@@ -342,6 +348,13 @@ mod tests {
             ..parts("git:abc", &[], &[])
         };
         assert_ne!(base, key(&profiling));
+        let layout = |seed| KeyParts {
+            layout_seed: Some(seed),
+            ..parts("git:abc", &[], &[])
+        };
+        assert_ne!(base, key(&layout(1)));
+        assert_ne!(key(&layout(1)), key(&layout(2)));
+        assert_eq!(key(&layout(2)), key(&layout(2)));
         assert_ne!(base, key(&parts("git:abd", &[], &[])));
         let one = key(&parts("git:abc", &[p("a.patch", "11")], &[]));
         assert_ne!(base, one);

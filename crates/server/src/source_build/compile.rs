@@ -271,6 +271,28 @@ pub(super) fn compiler_version() -> Result<String> {
     Ok(text.lines().next().unwrap_or("").trim().to_string())
 }
 
+/// A layout build links with LLVM's `lld`, whose `--shuffle-sections` (lld 13 and
+/// later) places the input sections in the order a seed draws.
+pub(super) fn check_layout_linker() -> Result<()> {
+    let help = Command::new("ld.lld")
+        .arg("--help")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    match help {
+        Ok(out) if String::from_utf8_lossy(&out.stdout).contains("--shuffle-sections") => Ok(()),
+        Ok(_) => Err(ServerError::Invalid(
+            "a layout build links with LLVM's lld and its --shuffle-sections, which the \
+             installed ld.lld lacks (lld 13 or later has it)"
+                .into(),
+        )),
+        Err(e) => Err(ServerError::Invalid(format!(
+            "a layout build links with LLVM's lld (`ld.lld`: {e}); install it \
+             (Debian and Ubuntu: apt-get install lld)"
+        ))),
+    }
+}
+
 fn have(program: &str) -> bool {
     Command::new(program)
         .arg("--version")
@@ -292,6 +314,8 @@ pub(super) struct CompilePlan<'a> {
     pub(super) system: BuildSystem,
     /// Flags added to the compiler's (after the optimisation configure chose).
     pub(super) extra_cflags: Option<&'a str>,
+    /// A layout build's seed: the server linked by `lld`, its input sections shuffled.
+    pub(super) layout_seed: Option<u64>,
 }
 
 impl CompilePlan<'_> {
@@ -355,6 +379,45 @@ impl CompilePlan<'_> {
         std::fs::rename(&staged, self.install_dir).map_err(|e| ServerError::io(&staged, e))
     }
 
+    /// `make`, with a layout build's `link` flags (see [`Self::layout_link_flags`]).
+    fn make(&self, link: Option<&str>) -> Command {
+        let mut cmd = self.command("make");
+        if let Some(flags) = link {
+            cmd.arg(format!("LDFLAGS_EX_BE={flags}"));
+        }
+        cmd
+    }
+
+    /// A layout build's flags for the link of the server, `postgres`: the value
+    /// configure chose for `LDFLAGS_EX_BE` (the backend's own link flags, such as
+    /// `-Wl,--export-dynamic`, read from the configured `src/Makefile.global`), then
+    /// LLVM's lld with every input section shuffled in the seed's order. Given to
+    /// `make` on its command line, they reach every sub-make and only the backend's
+    /// link reads them: no compile command changes (each object is the one the build
+    /// without a seed made, a ccache hit) and pg_config's record of the link flags
+    /// stays as configure wrote it. None for a build without a seed.
+    fn layout_link_flags(&self) -> Result<Option<String>> {
+        let Some(seed) = self.layout_seed else {
+            return Ok(None);
+        };
+        let global = self.build.join("src/Makefile.global");
+        let text = std::fs::read_to_string(&global).map_err(|e| ServerError::io(&global, e))?;
+        let configured = text
+            .lines()
+            .find_map(|l| l.strip_prefix("LDFLAGS_EX_BE ="))
+            .ok_or_else(|| {
+                ServerError::Invalid(format!(
+                    "{} sets no LDFLAGS_EX_BE: a layout build cannot link this source's server",
+                    global.display()
+                ))
+            })?;
+        // The shell of make's recipes reads the value: the glob is quoted.
+        Ok(Some(format!(
+            "{} -fuse-ld=lld '-Wl,--shuffle-sections=*={seed}'",
+            configured.trim()
+        )))
+    }
+
     /// The autoconf build; returns the files its `make` steps compiled.
     fn autoconf(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<u64> {
         let jobs = format!("-j{}", self.jobs);
@@ -367,13 +430,15 @@ impl CompilePlan<'_> {
         }
         let _ = writeln!(progress, "  configuring");
         log.run_watched("configure", &mut configure, progress)?;
+        let link = self.layout_link_flags()?;
+        let link = link.as_deref();
         let _ = writeln!(progress, "  compiling with {} jobs", self.jobs);
         let compiling = log.offset();
-        log.run_watched("make", self.command("make").arg(&jobs), progress)?;
+        log.run_watched("make", self.make(link).arg(&jobs), progress)?;
         for module in self.contrib {
             log.run_watched(
                 &format!("make contrib/{module}"),
-                self.command("make")
+                self.make(link)
                     .arg(&jobs)
                     .arg("-C")
                     .arg(format!("contrib/{module}")),
@@ -385,13 +450,13 @@ impl CompilePlan<'_> {
         let destdir = format!("DESTDIR={}", self.stage().display());
         log.run_watched(
             "make install",
-            self.command("make").arg("install").arg(&destdir),
+            self.make(link).arg("install").arg(&destdir),
             progress,
         )?;
         for module in self.contrib {
             log.run(
                 &format!("make contrib/{module} install"),
-                self.command("make")
+                self.make(link)
                     .arg("-C")
                     .arg(format!("contrib/{module}"))
                     .arg("install")
@@ -402,6 +467,15 @@ impl CompilePlan<'_> {
     }
 
     fn meson(&self, log: &mut BuildLog, progress: &mut dyn Write) -> Result<()> {
+        if self.layout_seed.is_some() {
+            // meson passes link arguments to every link and records them in
+            // pg_config's flags, so the build would differ in more than layout.
+            return Err(ServerError::Invalid(
+                "a layout build relinks the server with make's backend link flags: build \
+                 with autoconf (configure and make)"
+                    .into(),
+            ));
+        }
         if !have("meson") || !have("ninja") {
             return Err(ServerError::Invalid(
                 "building with meson needs meson and ninja installed".into(),

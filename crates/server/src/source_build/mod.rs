@@ -62,6 +62,11 @@ pub struct BuildRequest {
     /// Built for profiling: [`PROFILING_CFLAGS`] added to the compiler's flags (the
     /// optimisation is left as it is), in a cache entry of its own.
     pub profiling: bool,
+    /// A layout build: the objects of the build without a seed (ccache hits), linked
+    /// by LLVM's `lld` with every input section shuffled in this seed's order, in a
+    /// cache entry of its own. Builds of one source that differ only in their seed
+    /// differ only in code layout.
+    pub layout_seed: Option<u64>,
 }
 
 /// The compiler flags of a build for profiling: frame pointers, so that a profiler
@@ -113,6 +118,9 @@ pub fn plan(req: &BuildRequest) -> Result<Planned> {
 /// what it does.
 pub fn build(req: &BuildRequest, progress: &mut dyn Write) -> Result<Built> {
     let inputs = Inputs::read(req)?;
+    if req.layout_seed.is_some() {
+        compile::check_layout_linker()?;
+    }
     let cache = cache::BuildCache::open()?;
     let entry = cache.entry(&inputs.key);
     if let Some(info) = entry.info() {
@@ -175,6 +183,7 @@ fn compile_into(
         jobs: req.jobs.unwrap_or_else(online_cpus).max(1),
         system,
         extra_cflags: req.profiling.then_some(PROFILING_CFLAGS),
+        layout_seed: req.layout_seed,
     };
     let files_compiled = plan.run(&mut log, progress)?;
     let bin_dir = entry.bin_dir();
@@ -192,6 +201,8 @@ fn compile_into(
         contrib: inputs.contrib.clone(),
         compiler: inputs.compiler.clone(),
         profiling: req.profiling,
+        layout_seed: req.layout_seed,
+        postgres_sha256: file_sha256(&bin_dir.join("postgres")),
         timing_hazards: timing_hazards(
             &format!("{} {pg_configure}", req.configure.join(" ")),
             &cflags,
@@ -299,6 +310,7 @@ impl Inputs {
             contrib: &contrib,
             compiler: &compiler,
             profiling: req.profiling,
+            layout_seed: req.layout_seed,
         });
         Ok(Inputs {
             source,
@@ -434,6 +446,15 @@ pub(crate) fn open_regular(path: &Path, limit: u64, what: &str) -> Result<std::f
         )));
     }
     Ok(file)
+}
+
+/// SHA-256 (hex) of a file's bytes; None when it cannot be read.
+fn file_sha256(path: &Path) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut file, &mut h).ok()?;
+    Some(record::hex(&h.finalize()))
 }
 
 fn capture(program: &Path, arg: &str) -> Option<String> {

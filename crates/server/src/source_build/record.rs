@@ -30,6 +30,14 @@ pub struct BuildInfo {
     /// Built for profiling (frame pointers and debug symbols added to the flags).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub profiling: bool,
+    /// The seed of a layout build: the same objects as the build without it, linked by
+    /// LLVM's `lld` with every input section shuffled in this seed's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_seed: Option<u64>,
+    /// SHA-256 of the installed `postgres` binary (hex): builds that differ in layout
+    /// only differ here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub postgres_sha256: Option<String>,
     /// `pg_config --configure` of the result.
     pub pg_configure: String,
     /// `pg_config --version` of the result.
