@@ -799,12 +799,8 @@ mod tests {
     }
 
     /// Checks `doc` against the plan schema; returns the validator for further checks.
-    fn assert_plan_valid(doc: &serde_json::Value) -> jsonschema::Validator {
-        let schema: serde_json::Value = serde_json::from_str(PLAN_SCHEMA).unwrap();
-        let v = jsonschema::validator_for(&schema).unwrap();
-        let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "{errors:?}");
-        v
+    fn assert_plan_valid(doc: &serde_json::Value) {
+        pgsurge_testkit::schema::assert_valid(PLAN_SCHEMA, doc);
     }
 
     #[test]
@@ -812,10 +808,13 @@ mod tests {
         let c = campaign("duration = 5");
         let m = crate::matrix::expand(&c).unwrap();
         let doc = plan_json(&c, &m);
-        let v = assert_plan_valid(&doc);
+        assert_plan_valid(&doc);
         let mut bad = doc.clone();
         bad["version"] = serde_json::json!(2);
-        assert!(!v.is_valid(&bad), "a wrong version must not validate");
+        assert!(
+            !pgsurge_testkit::schema::violations(PLAN_SCHEMA, &bad).is_empty(),
+            "a wrong version must not validate"
+        );
         assert_eq!(doc["tests"][0]["target"], "a");
     }
 }
