@@ -10,14 +10,14 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`job`] | the options of `pgsurge kube job`, their checks, the Job, YAML/JSON |
+//! | [`job`] | the options of `pgsurge kube job`, the plan they convert into, its checks, the Job, YAML/JSON |
 #![warn(missing_docs)]
 
 use std::ffi::OsString;
 
 pub mod job;
 
-pub use job::{build_job, render, Format, JobArgs, JobPlan, KubeError, Spread};
+pub use job::{build_job, render, Format, JobArgs, JobPlan, KubeError, KubePlan, Spread, Start};
 
 /// The clap definition of `pgsurge kube` and its subcommands (for the command tree:
 /// help, completions, man pages — and for parsing, so they cannot disagree).
@@ -38,12 +38,16 @@ pub fn kube_main(args: &[OsString]) -> i32 {
     };
     match matches.subcommand() {
         Some(("job", m)) => match <JobArgs as clap::FromArgMatches>::from_arg_matches(m) {
-            Ok(a) => job::job_main(
-                &a,
-                job::now_unix_us(),
-                &mut std::io::stdout().lock(),
-                &mut std::io::stderr().lock(),
-            ),
+            Ok(a) => {
+                let format = a.format;
+                job::job_main(
+                    &KubePlan::from(a),
+                    format,
+                    job::now_unix_us(),
+                    &mut std::io::stdout().lock(),
+                    &mut std::io::stderr().lock(),
+                )
+            }
             Err(e) => {
                 let _ = e.print();
                 pgsurge_command::EXIT_USAGE

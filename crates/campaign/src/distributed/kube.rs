@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use pgsurge_engine::{RunLimit, RunSpec};
 use pgsurge_generators::group::{wait_for_group, WaitError};
-use pgsurge_kube::job::{self, Format, JobArgs, Spread};
+use pgsurge_kube::job::{self, Format, KubePlan, Spread, Start};
 use pgsurge_plan::kube::{pod_database, pod_store, PodDatabase};
 
 use super::{Outcome, TestContext};
@@ -118,22 +118,21 @@ fn mark_failed(store: &str, set_id: i64) {
     }
 }
 
-/// The options of `pgsurge kube job` that make the test's Job.
-fn job_args(
+/// The test's Job: the plan `pgsurge kube job` builds the manifest from.
+fn kube_plan(
     d: &DistributedSection,
     k: &KubeSection,
     spec: &RunSpec,
     db: &PodDatabase,
     name: String,
     bench: Vec<String>,
-) -> JobArgs {
-    JobArgs {
+) -> KubePlan {
+    KubePlan {
         generators: d.count(),
         clients: spec.clients,
         rate: spec.rate_tps,
         seed: Some(spec.random_seed),
-        start_at: None,
-        start_in: format!("{}s", d.start_in),
+        start: Start::In(format!("{}s", d.start_in)),
         name,
         namespace: k.namespace.clone(),
         image: k.image.clone(),
@@ -150,7 +149,6 @@ fn job_args(
         dbname: Some(db.dbname.clone()),
         user: Some(db.user.clone()),
         env: k.env.iter().map(|(n, v)| format!("{n}={v}")).collect(),
-        format: Format::Json,
         bench,
     }
 }
@@ -199,9 +197,9 @@ pub fn run(
     let name = job_name(t.campaign, t.set_id, t.seq, attempt.number, generators);
     bench.push(format!("--store={store}"));
     bench.push(format!("--group={group}"));
-    let args = job_args(d, k, spec, &db, name.clone(), bench);
+    let job_plan = kube_plan(d, k, spec, &db, name.clone(), bench);
     let now = job::now_unix_us();
-    let plan = pgsurge_kube::build_job(&args, now).map_err(|e| fail(e.to_string()))?;
+    let plan = pgsurge_kube::build_job(&job_plan, now).map_err(|e| fail(e.to_string()))?;
     let manifest =
         pgsurge_kube::render(&plan.job, Format::Json).map_err(|e| fail(e.to_string()))?;
     let kubectl = Kubectl::of(k);
@@ -372,6 +370,111 @@ fn last_lines(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+    use pgsurge_engine::RunScript;
+    use pgsurge_kube::JobArgs;
+
+    fn spec(rate: Option<f64>) -> RunSpec {
+        let conn = pgsurge_wire::ConnConfig::parse("host=db dbname=bench").unwrap();
+        let mut s = RunSpec::new(conn, vec![RunScript::builtin("select-only", 1).unwrap()]);
+        s.clients = 12;
+        s.rate_tps = rate;
+        s.random_seed = 23;
+        s.limit = RunLimit::Duration(30);
+        s
+    }
+
+    fn section(text: &str) -> (DistributedSection, KubeSection) {
+        let d: DistributedSection = toml::from_str(text).unwrap();
+        let k = d.kube.clone().unwrap();
+        (d, k)
+    }
+
+    fn db() -> PodDatabase {
+        PodDatabase {
+            host: "db.internal".into(),
+            port: "5433".into(),
+            user: "bench".into(),
+            dbname: "pgbench".into(),
+        }
+    }
+
+    /// `pgsurge kube job OPTIONS -- BENCH`, parsed, as its plan.
+    fn command_line(options: &[&str], bench: &[String]) -> KubePlan {
+        let argv = std::iter::once("pgsurge kube job")
+            .chain(options.iter().copied())
+            .chain(std::iter::once("--"))
+            .chain(bench.iter().map(String::as_str));
+        KubePlan::from(JobArgs::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn the_kube_launch_is_the_one_its_command_line_gives() {
+        let bench = vec![
+            "-T".to_string(),
+            "30".into(),
+            "--store=postgresql://s/r".into(),
+        ];
+        let (d, k) = section(
+            "launcher = \"kube\"\ngenerators = 3\nstart_in = 20\n[kube]\n\
+             image = \"registry.example/pgsurge:1\"\nnamespace = \"bench\"\n\
+             secret = \"db-pass\"\nsecret_key = \"pw\"\ncpu = \"2\"\n\
+             memory = \"1Gi\"\nspread = \"hard\"\n\
+             env = { PGSSLMODE = \"require\", PGAPPNAME = \"surge\" }",
+        );
+        let s = spec(Some(900.0));
+        let cli = command_line(
+            &[
+                "-n",
+                "3",
+                "-c",
+                "12",
+                "-R",
+                "900",
+                "--random-seed=23",
+                "--start-in=20s",
+                "--name=pgsurge-c-1-2-1",
+                "--namespace=bench",
+                "--image=registry.example/pgsurge:1",
+                "--cpu=2",
+                "--memory=1Gi",
+                "--spread=hard",
+                "--conninfo-secret=db-pass",
+                "--conninfo-secret-key=pw",
+                "--host=db.internal",
+                "--port=5433",
+                "--dbname=pgbench",
+                "--user=bench",
+                "--env=PGAPPNAME=surge",
+                "--env=PGSSLMODE=require",
+                "--format=json",
+            ],
+            &bench,
+        );
+        let name = "pgsurge-c-1-2-1".to_string();
+        assert_eq!(cli, kube_plan(&d, &k, &s, &db(), name, bench.clone()));
+
+        // The defaults agree too: resources, spread, the Secret's key, no rate.
+        let (d, k) = section("launcher = \"kube\"\ngenerators = 2\n[kube]\nimage = \"pgsurge:2\"");
+        let s = spec(None);
+        let cli = command_line(
+            &[
+                "--generators=2",
+                "--clients=12",
+                "--random-seed=23",
+                "--start-in=3s",
+                "--name=pgsurge-c-1-2-1",
+                "--image=pgsurge:2",
+                "--host=db.internal",
+                "--port=5433",
+                "--dbname=pgbench",
+                "--user=bench",
+            ],
+            &bench,
+        );
+        let name = "pgsurge-c-1-2-1".to_string();
+        assert_eq!(cli, kube_plan(&d, &k, &s, &db(), name, bench));
+    }
 
     #[test]
     fn job_names_are_dns_labels_with_room_for_the_index() {

@@ -5,7 +5,7 @@ use super::*;
 
 /// Refuses every argument that carries a password (conninfo `password=`, URI user
 /// info, `?password=`), as `pgsurge_wire::redact` finds them.
-pub fn refuse_passwords(a: &JobArgs) -> Result<(), KubeError> {
+pub fn refuse_passwords(a: &KubePlan) -> Result<(), KubeError> {
     let flags = [
         ("--host", &a.host),
         ("--port", &a.port),
@@ -53,7 +53,7 @@ pub fn dns_label_from(text: &str, max: usize) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
-pub(super) fn check_names(a: &JobArgs) -> Result<(), KubeError> {
+pub(super) fn check_names(a: &KubePlan) -> Result<(), KubeError> {
     let room = max_job_name_len(a.generators);
     if !is_dns_label(&a.name, room) {
         return Err(KubeError::Invalid(format!(

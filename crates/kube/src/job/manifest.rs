@@ -52,7 +52,7 @@ pub struct JobPlan {
 }
 
 /// Builds the Job of `a`, with the clock at `now_unix_us`.
-pub fn build_job(a: &JobArgs, now_unix_us: i64) -> Result<JobPlan, KubeError> {
+pub fn build_job(a: &KubePlan, now_unix_us: i64) -> Result<JobPlan, KubeError> {
     refuse_passwords(a)?;
     pgsurge_generators::launch::check_bench_options(
         &a.bench.iter().map(Into::into).collect::<Vec<_>>(),
@@ -81,9 +81,9 @@ pub fn build_job(a: &JobArgs, now_unix_us: i64) -> Result<JobPlan, KubeError> {
             )));
         }
     }
-    let (start_at, start_unix_s) = match &a.start_at {
-        Some(t) => start_at(t, now_unix_us)?,
-        None => start_in(&a.start_in, now_unix_us)?,
+    let (start_at, start_unix_s) = match &a.start {
+        Start::At(t) => start_at(t, now_unix_us)?,
+        Start::In(d) => start_in(d, now_unix_us)?,
     };
 
     let labels = labels(&a.name);
@@ -154,7 +154,7 @@ pub(super) fn literal(s: &str) -> String {
     s.replace('$', "$$")
 }
 
-pub(super) fn pod_spec(a: &JobArgs, start_at: &str, labels: BTreeMap<String, String>) -> PodSpec {
+pub(super) fn pod_spec(a: &KubePlan, start_at: &str, labels: BTreeMap<String, String>) -> PodSpec {
     let mut args = vec![
         "bench".to_string(),
         // First, so that the open-files check of -c is made on the share.

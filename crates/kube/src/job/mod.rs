@@ -49,7 +49,7 @@ pub use checks::{
 };
 pub use manifest::{build_job, render, JobPlan, ResultSink};
 use next_steps::{clients_text, run_seconds, store_group};
-pub use options::{Format, JobArgs, Spread};
+pub use options::{Format, JobArgs, KubePlan, Spread, Start};
 use pgsurge_command::shell_word;
 use start::{start_at, start_in};
 
@@ -93,10 +93,16 @@ pub fn now_unix_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// `pgsurge kube job` with parsed options: the manifest on `out`, the next steps (or
-/// the error) on `err`. Returns the exit code.
-pub fn job_main(a: &JobArgs, now_unix_us: i64, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let text = build_job(a, now_unix_us).and_then(|p| Ok((render(&p.job, a.format)?, p)));
+/// `pgsurge kube job` with parsed options: the manifest in `format` on `out`, the next
+/// steps (or the error) on `err`. Returns the exit code.
+pub fn job_main(
+    a: &KubePlan,
+    format: Format,
+    now_unix_us: i64,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let text = build_job(a, now_unix_us).and_then(|p| Ok((render(&p.job, format)?, p)));
     let (text, plan) = match text {
         Ok(t) => t,
         Err(e) => {

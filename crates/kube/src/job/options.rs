@@ -104,3 +104,86 @@ pub struct JobArgs {
     #[arg(last = true, value_name = "BENCH OPTIONS")]
     pub bench: Vec<String>,
 }
+
+/// When the generators start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// At this time: RFC 3339 or Unix epoch seconds.
+    At(String),
+    /// This long after the Job is built (`90s`, `2m`, `1h`, plain seconds).
+    In(String),
+}
+
+/// The Job of one distributed run, as [`build_job`](super::build_job) takes it: what
+/// `pgsurge kube job` parses its command line into, and what a campaign fills in
+/// directly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KubePlan {
+    /// Number of generators, one pod each.
+    pub generators: u32,
+    /// Total clients, split across the generators.
+    pub clients: u32,
+    /// Total target rate in tps.
+    pub rate: Option<f64>,
+    /// Run seed.
+    pub seed: Option<u64>,
+    /// The common start.
+    pub start: Start,
+    /// The Job's name (a DNS label).
+    pub name: String,
+    /// The namespace of the Job (none: kubectl's current one).
+    pub namespace: Option<String>,
+    /// The generator image.
+    pub image: String,
+    /// CPU of each generator (a Kubernetes quantity).
+    pub cpu: String,
+    /// Memory of each generator (a Kubernetes quantity).
+    pub memory: String,
+    /// Spreading of the generators over nodes.
+    pub spread: Spread,
+    /// The Secret that holds the database password.
+    pub secret: Option<String>,
+    /// The key of the password in that Secret (none: `password`).
+    pub secret_key: Option<String>,
+    /// PGHOST of the generators.
+    pub host: Option<String>,
+    /// PGPORT.
+    pub port: Option<String>,
+    /// PGDATABASE.
+    pub dbname: Option<String>,
+    /// PGUSER.
+    pub user: Option<String>,
+    /// More environment, each `NAME=VALUE`.
+    pub env: Vec<String>,
+    /// Options for every `pgsurge bench`.
+    pub bench: Vec<String>,
+}
+
+impl From<JobArgs> for KubePlan {
+    fn from(a: JobArgs) -> KubePlan {
+        KubePlan {
+            generators: a.generators,
+            clients: a.clients,
+            rate: a.rate,
+            seed: a.seed,
+            start: match a.start_at {
+                Some(t) => Start::At(t),
+                None => Start::In(a.start_in),
+            },
+            name: a.name,
+            namespace: a.namespace,
+            image: a.image,
+            cpu: a.cpu,
+            memory: a.memory,
+            spread: a.spread,
+            secret: a.secret,
+            secret_key: a.secret_key,
+            host: a.host,
+            port: a.port,
+            dbname: a.dbname,
+            user: a.user,
+            env: a.env,
+            bench: a.bench,
+        }
+    }
+}

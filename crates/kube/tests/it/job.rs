@@ -60,7 +60,7 @@ fn fixed() -> JobArgs {
 /// `(stdout, stderr, exit code)` of `pgsurge kube job` with these options.
 fn run(a: &JobArgs) -> (String, String, i32) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = job_main(a, NOW_US, &mut out, &mut err);
+    let code = job_main(&a.clone().into(), a.format, NOW_US, &mut out, &mut err);
     (
         String::from_utf8(out).expect("utf8"),
         String::from_utf8(err).expect("utf8"),
@@ -250,7 +250,7 @@ fn pgsurge_wire_redact(text: &str) -> String {
 /// parser) into exactly the share `dist local` gives that generator.
 #[test]
 fn each_pod_runs_its_share_of_the_split() {
-    let plan = build_job(&fixed(), NOW_US).expect("builds");
+    let plan = build_job(&fixed().into(), NOW_US).expect("builds");
     let c = container(&plan.job);
     let shares = pgsurge_generators::split(30, Some(1000.0), Some(42), 4).expect("splits");
     for s in &shares {
@@ -401,7 +401,7 @@ fn bad_options_are_refused_with_exit_1() {
 fn hard_spread_and_json_render() {
     let mut a = fixed();
     a.spread = pgsurge_kube::Spread::Hard;
-    let plan = build_job(&a, NOW_US).expect("builds");
+    let plan = build_job(&a.into(), NOW_US).expect("builds");
     let pod = plan
         .job
         .spec
