@@ -340,45 +340,21 @@ impl Profiler {
         let stderr = self.dir.0.join(format!("{name}.err"));
         let control_path = self.dir.0.join(format!("{name}.ctl"));
         let ack_path = self.dir.0.join(format!("{name}.ack"));
-        let control = open_fifo(&control_path)?;
-        let ack = open_fifo(&ack_path)?;
-        let err_file = std::fs::File::create(&stderr).map_err(|e| e.to_string())?;
-        let mut control_arg = std::ffi::OsString::from("fifo:");
-        control_arg.push(&control_path);
-        control_arg.push(",");
-        control_arg.push(&ack_path);
-        let child = Command::new(perf)
-            .arg("record")
-            .args(event_args)
-            .args(target)
-            // Disabled until told (`enable` on the control FIFO).
-            .args(["-D", "-1", "--control"])
-            .arg(control_arg)
-            // No build ids: reading them back is a pass over the whole recording at
-            // its end, and the recording is symbolized at once from the binaries on
-            // disk.
-            .args(["--no-buildid", "-o"])
-            .arg(&data)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err_file)
-            .spawn()
-            .map_err(|e| format!("{}: {e}", perf.display()))?;
-        let mut rec = Recording {
+        let started = start_recording(
+            perf,
             scope,
-            child,
-            data,
-            stderr,
-            control,
-            ack,
-        };
-        match enable(&mut rec) {
-            Ok(()) => Ok(rec),
-            Err(e) => {
-                stop(&mut rec);
-                Err(e)
+            target,
+            event_args,
+            [&data, &stderr, &control_path, &ack_path],
+        );
+        if started.is_err() {
+            // A failed attempt leaves nothing behind, so that the next one (a process
+            // recorded may have exited meanwhile) creates its FIFOs afresh.
+            for path in [&data, &stderr, &control_path, &ack_path] {
+                let _ = std::fs::remove_file(path);
             }
         }
+        started
     }
 
     /// Stops recording and turns what was recorded into profiles.
@@ -450,6 +426,57 @@ fn open_fifo(path: &Path) -> Result<std::fs::File, String> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// [`Profiler::record`]'s work on the files it named: the FIFOs made, perf started,
+/// and sampling enabled.
+fn start_recording(
+    perf: &Path,
+    scope: Scope,
+    target: &[&str],
+    event_args: &[&str],
+    [data, stderr, control_path, ack_path]: [&PathBuf; 4],
+) -> Result<Recording, String> {
+    let (data, stderr) = (data.clone(), stderr.clone());
+    let control = open_fifo(control_path)?;
+    let ack = open_fifo(ack_path)?;
+    let err_file = std::fs::File::create(&stderr).map_err(|e| e.to_string())?;
+    let mut control_arg = std::ffi::OsString::from("fifo:");
+    control_arg.push(control_path);
+    control_arg.push(",");
+    control_arg.push(ack_path);
+    let child = Command::new(perf)
+        .arg("record")
+        .args(event_args)
+        .args(target)
+        // Disabled until told (`enable` on the control FIFO).
+        .args(["-D", "-1", "--control"])
+        .arg(control_arg)
+        // No build ids: reading them back is a pass over the whole recording at
+        // its end, and the recording is symbolized at once from the binaries on
+        // disk.
+        .args(["--no-buildid", "-o"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(err_file)
+        .spawn()
+        .map_err(|e| format!("{}: {e}", perf.display()))?;
+    let mut rec = Recording {
+        scope,
+        child,
+        data,
+        stderr,
+        control,
+        ack,
+    };
+    match enable(&mut rec) {
+        Ok(()) => Ok(rec),
+        Err(e) => {
+            stop(&mut rec);
+            Err(e)
+        }
+    }
 }
 
 /// Tells `perf record` to enable its events and waits for its acknowledgement (sampling
@@ -795,6 +822,38 @@ fn event_header(line: &str) -> Option<(u64, f64, String, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_attempt_leaves_nothing_so_the_next_one_starts_afresh() {
+        let dir = std::env::temp_dir().join(format!("pgsurge-profile-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let profiler = Profiler {
+            request: ProfileRequest {
+                frequency_hz: 99,
+                server: true,
+                client: false,
+                off_cpu: false,
+            },
+            dir: TempDir(dir.clone()),
+            recordings: Vec::new(),
+            notes: Vec::new(),
+            server_binary: None,
+        };
+        // A "perf" that exits at once, before it acknowledges: each try fails for that
+        // reason, never because an earlier try's FIFOs are still there.
+        let scope = || Scope::Processes {
+            kind: ProfileKind::ServerCpu,
+            left_out: Vec::new(),
+        };
+        for _ in 0..2 {
+            let Err(e) = profiler.record(Path::new("/bin/false"), scope(), &["-p", "1"], &[])
+            else {
+                panic!("/bin/false started a recording");
+            };
+            assert!(e.starts_with("perf record exited"), "{e}");
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        }
+    }
 
     #[test]
     fn off_cpu_time_is_the_gap_until_the_thread_is_back() {
