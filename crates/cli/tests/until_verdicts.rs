@@ -49,7 +49,9 @@ fn pgsurge(args: &[&str]) -> (String, String, i32) {
 
 /// Runs a campaign of two throwaway targets `a` and `b` from the same binaries (`b`
 /// with `b_settings`), the script above at each of `clients`, `[repeats] until = "2%"`,
-/// in `dir`; returns the store's path.
+/// in `dir`; returns the store's path. Runs last 5 s: a busy machine's slow seconds
+/// then weigh on a run's rate a fifth each, and a cell reaches its precision in a few
+/// repeats even while other work runs.
 fn run_campaign(dir: &Path, name: &str, clients: &str, b_settings: &str) -> String {
     std::fs::write(dir.join("sleep.sql"), SCRIPT).unwrap();
     let file = dir.join("c.toml");
@@ -61,7 +63,7 @@ fn run_campaign(dir: &Path, name: &str, clients: &str, b_settings: &str) -> Stri
              [[target]]\nname = \"b\"\nsettings = {{ {b_settings} }}\n\
              [matrix]\nscales = [1]\nclients = [{clients}]\nscripts = [{{ file = \"sleep.sql\" }}]\n\
              [repeats]\nuntil = \"2%\"\nmin = 3\nmax = 9\n\
-             [run]\nduration = 3\n"
+             [run]\nduration = 5\n"
         ),
     )
     .unwrap();
