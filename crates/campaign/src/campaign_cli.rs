@@ -629,7 +629,8 @@ mod tests {
         let per_unit = tpcc.manifest.load.seconds_per_unit.unwrap();
         let (_, seconds, _) = initializations(&c, &m);
         assert!(
-            (seconds - (4.0 * LOAD_S_PER_SCALE + 4.0 * per_unit / 2.0)).abs() < 1e-9,
+            (seconds - (NEW_CLUSTER_S + 4.0 * LOAD_S_PER_SCALE + 4.0 * per_unit / 2.0)).abs()
+                < 1e-9,
             "{seconds}"
         );
     }

@@ -124,28 +124,42 @@ pub const NEW_CLUSTER_S: f64 = 3.0;
 /// Seconds assumed per scale unit of loading the pgbench tables.
 pub const LOAD_S_PER_SCALE: f64 = 0.5;
 
-/// How many times the tests' data is loaded, the time assumed for it, and the rule:
-/// once per target and scale, or, with `[hygiene] fresh_cluster`, for each new cluster
-/// of a throwaway target (every test, or every change of scale in the run order).
+/// How many times the tests' data is loaded, the time assumed for it, and the rule.
+/// The tests are followed in run order as the runner takes them: a throwaway target's
+/// server is replaced whenever [`crate::restarts::replaced`] says so (`[hygiene]
+/// fresh_cluster`, each layout build and server start of `[repeats]`, a swept setting's
+/// next value, a fault), each new cluster costing [`NEW_CLUSTER_S`] and its data loaded
+/// again; a server's database keeps each workload's data once loaded.
 pub fn initializations(campaign: &Campaign, m: &Matrix) -> (usize, f64, &'static str) {
     use crate::spec::FreshCluster;
-    let fresh = campaign.spec.hygiene.fresh_cluster();
-    let mut seen = std::collections::BTreeSet::new();
-    let mut last_scale: std::collections::BTreeMap<usize, u32> = Default::default();
+    let faulted = !campaign.fault_schedule().is_empty();
+    let targets = campaign.spec.targets.len();
+    let mut servers: Vec<Option<Server>> = vec![None; targets];
+    let mut held: Vec<std::collections::BTreeSet<crate::matrix::Dataset>> =
+        vec![Default::default(); targets];
     let (mut count, mut seconds) = (0, 0.0);
     let jobs = f64::from(campaign.spec.init.jobs.unwrap_or(1).max(1));
     for t in &m.tests {
-        let throwaway = campaign.spec.targets[t.target].is_throwaway();
-        let workload = &m.workloads[t.workload];
-        let new = match fresh {
-            FreshCluster::Test if throwaway => true,
-            FreshCluster::Scale if throwaway => {
-                last_scale.insert(t.target, t.scale) != Some(t.scale)
+        if campaign.spec.targets[t.target].is_throwaway() {
+            let new = match &servers[t.target] {
+                Some(s) => crate::restarts::replaced(campaign, &s.running(), t),
+                None => true,
+            };
+            if new {
+                servers[t.target] = Some(Server {
+                    settings: t.settings.clone(),
+                    level: campaign.level_of(t.repeat),
+                    tests_done: 0,
+                    scale: None,
+                    faulted: false,
+                });
+                held[t.target].clear();
+                seconds += NEW_CLUSTER_S;
             }
-            // pgbench's tables and each workload pack's are loaded apart.
-            _ => seen.insert((t.target, workload.dataset(t.scale))),
-        };
-        if new {
+        }
+        let workload = &m.workloads[t.workload];
+        // pgbench's tables and each workload pack's are loaded apart.
+        if held[t.target].insert(workload.dataset(t.scale)) {
             count += 1;
             let per_unit = match &workload.pack {
                 Some(p) => {
@@ -154,20 +168,51 @@ pub fn initializations(campaign: &Campaign, m: &Matrix) -> (usize, f64, &'static
                 }
                 None => LOAD_S_PER_SCALE,
             };
-            seconds += f64::from(t.scale) * per_unit
-                + if throwaway && fresh != FreshCluster::Never {
-                    NEW_CLUSTER_S
-                } else {
-                    0.0
-                };
+            seconds += f64::from(t.scale) * per_unit;
+        }
+        if let Some(s) = &mut servers[t.target] {
+            s.tests_done += 1;
+            s.scale = Some(t.scale);
+            s.faulted = faulted;
         }
     }
-    let rule = match fresh {
+    let levels = campaign.levels() != (1, 1);
+    let rule = match campaign.spec.hygiene.fresh_cluster() {
         FreshCluster::Test => "a new cluster and its data before every test",
+        FreshCluster::Scale if levels => {
+            "a new cluster and its data for each layout build and server start, and \
+             whenever a target's scale changes"
+        }
         FreshCluster::Scale => "a new cluster and its data whenever a target's scale changes",
+        FreshCluster::Never if levels => {
+            "a new cluster and its data for each layout build and server start, then one \
+             per scale and workload pack"
+        }
         FreshCluster::Never => "one per target, scale and workload pack",
     };
     (count, seconds, rule)
+}
+
+/// A throwaway server as the estimate follows it through the tests.
+#[derive(Debug, Clone)]
+struct Server {
+    settings: Vec<(String, String)>,
+    level: (u32, u32),
+    tests_done: usize,
+    scale: Option<u32>,
+    faulted: bool,
+}
+
+impl Server {
+    fn running(&self) -> crate::restarts::Running<'_> {
+        crate::restarts::Running {
+            settings: &self.settings,
+            level: self.level,
+            faulted: self.faulted,
+            tests_done: self.tests_done,
+            scale: self.scale,
+        }
+    }
 }
 
 /// `3725.0` → `1h 2m 5s`.
@@ -185,4 +230,63 @@ pub fn human_duration(s: f64) -> String {
         parts.push(format!("{sec}s"));
     }
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn campaign(repeats: &str, hygiene: &str) -> Campaign {
+        let text = format!(
+            "[campaign]\nname = \"t\"\n\
+             [[target]]\nname = \"a\"\nsource = \"pg.tar.bz2\"\n\
+             [[target]]\nname = \"b\"\nsource = \"pg.tar.bz2\"\npatches = [\"x.patch\"]\n\
+             [matrix]\nscales = [1, 2]\nclients = [1, 2]\nrepeats = 4\n\
+             [repeats]\n{repeats}\n[run]\nduration = 10\n[hygiene]\n{hygiene}\n"
+        );
+        Campaign::parse(&text, "t.toml", std::path::Path::new(".")).unwrap()
+    }
+
+    /// The servers the runner starts, counted from the run order with the runner's own
+    /// nesting of repeats ([`Campaign::level_of`]): a target's next test on another
+    /// build, start or scale is on a new server (whose data is loaded).
+    fn servers_started(c: &Campaign, m: &Matrix) -> usize {
+        let mut last = std::collections::BTreeMap::new();
+        m.tests
+            .iter()
+            .filter(|t| {
+                let now = (c.level_of(t.repeat), t.scale);
+                last.insert(t.target, now) != Some(now)
+            })
+            .count()
+    }
+
+    #[test]
+    fn each_build_and_start_of_a_source_target_is_initialized_again() {
+        let c = campaign("builds = 2\nstarts = 2", "");
+        let m = crate::matrix::expand(&c).unwrap();
+        assert_eq!(m.tests.len(), 32);
+        // 2 targets × 2 scales × 2 builds × 2 starts.
+        assert_eq!(servers_started(&c, &m), 16);
+        let e = Estimate::of(&c, &m);
+        assert_eq!(e.initializations, servers_started(&c, &m));
+        // Each target: 4 servers at scale 1 and 4 at scale 2.
+        let loads = 2.0 * (4.0 * 1.0 + 4.0 * 2.0) * LOAD_S_PER_SCALE;
+        assert_eq!(e.init_s, 16.0 * NEW_CLUSTER_S + loads);
+        assert!(
+            e.line()
+                .contains("(a new cluster and its data for each layout build"),
+            "{}",
+            e.line()
+        );
+        // `fresh_cluster = "scale"` replaces no more servers than the levels do here.
+        let scale = campaign("builds = 2\nstarts = 2", "fresh_cluster = \"scale\"");
+        assert_eq!(Estimate::of(&scale, &m).initializations, 16);
+        // Without levels: one server per target, each scale loaded once into it.
+        let plain = campaign("", "");
+        let m = crate::matrix::expand(&plain).unwrap();
+        let e = Estimate::of(&plain, &m);
+        assert_eq!(e.initializations, 4);
+        assert_eq!(e.init_s, 2.0 * NEW_CLUSTER_S + 2.0 * 3.0 * LOAD_S_PER_SCALE);
+    }
 }

@@ -17,6 +17,7 @@
 //! | [`matrix`] | expansion into ordered tests, test identity, seeded shuffle, the data a test needs |
 //! | [`capacity`] | `[capacity]`: the tests of each step of a cell's search for the highest rate meeting a latency objective |
 //! | [`repeats`] | `[repeats] until`: whether a test's repeat is still needed, from its cell's stored repeats; the precision each cell reached, stored with its runs; the repeats an earlier set says the precision needs |
+//! | [`restarts`] | when a running throwaway server is replaced by a new one before a test: the rule the runner follows and the estimate counts by |
 //! | [`estimate`] | what `campaign plan` estimates: the time of runs, of the steps between tests, of initializations |
 //! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
 //! | [`extra`] | `[run] extra_args` read once into typed flags, kept on the campaign |
@@ -38,6 +39,7 @@ pub mod matrix;
 pub mod repeats;
 pub mod replay;
 pub mod replay_record;
+pub mod restarts;
 pub mod spec;
 pub mod stored;
 pub mod thresholds;

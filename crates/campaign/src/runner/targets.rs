@@ -12,9 +12,8 @@ use pgsurge_store::{ServerRecord, TargetRecord};
 use super::state::{LoopState, RunCtx, Sink, TestAt};
 use super::storing::{failed_write, failed_write_unstarted, settings_label};
 use crate::error::Result;
-use crate::matrix::TestPlan;
 use crate::pinning::Pinning;
-use crate::spec::{Campaign, FreshCluster};
+use crate::spec::Campaign;
 use crate::target::LiveTarget;
 use crate::target_lock::holder_label;
 use crate::{target, target_lock};
@@ -72,13 +71,12 @@ pub(super) fn start_target(
     let spec = &campaign.spec;
     let plan = at.plan;
     let level = campaign.level_of(plan.repeat);
-    let restart = live[plan.target].as_ref().is_some_and(|t| {
-        t.cluster.is_some() && (t.swept_settings != plan.settings || t.faulted || t.level != level)
-    });
-    if restart || wants_fresh_cluster(campaign, live[plan.target].as_ref(), plan) {
-        // A throwaway server takes the next value of a swept setting by restarting,
-        // `fresh_cluster` replaces it (a new data directory, initdb, data loaded again),
-        // and so does the next server start or layout build of `[repeats]`.
+    let replaced = live[plan.target]
+        .as_ref()
+        .filter(|t| t.cluster.is_some())
+        .is_some_and(|t| pgsurge_plan::restarts::replaced(campaign, &running(t), plan));
+    if replaced {
+        // A new throwaway server: a new data directory, initdb, the data loaded again.
         stop_target(&mut live[plan.target], sink.events)?;
     }
     if live[plan.target].is_some() {
@@ -144,23 +142,14 @@ pub(super) fn start_target(
     Ok(true)
 }
 
-/// `[hygiene] fresh_cluster`: whether the running throwaway server is replaced before
-/// this test (`test`: after each test; `scale`: when the scale changes).
-pub(super) fn wants_fresh_cluster(
-    campaign: &Campaign,
-    live: Option<&LiveTarget>,
-    plan: &TestPlan,
-) -> bool {
-    let Some(t) = live.filter(|t| t.cluster.is_some()) else {
-        return false;
-    };
-    match campaign.spec.hygiene.fresh_cluster() {
-        FreshCluster::Test => t.tests_done > 0,
-        FreshCluster::Scale => t
-            .current_data
-            .as_ref()
-            .is_some_and(|d| d.scale != plan.scale),
-        FreshCluster::Never => false,
+/// What [`pgsurge_plan::restarts::replaced`] decides a running server's replacement by.
+fn running(t: &LiveTarget) -> pgsurge_plan::restarts::Running<'_> {
+    pgsurge_plan::restarts::Running {
+        settings: &t.swept_settings,
+        level: t.level,
+        faulted: t.faulted,
+        tests_done: t.tests_done,
+        scale: t.current_data.as_ref().map(|d| d.scale),
     }
 }
 

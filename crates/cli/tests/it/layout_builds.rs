@@ -3,7 +3,7 @@
 //! (the same configure arguments, so every compile is a ccache hit), each with its own
 //! layout seed, and nests its eight repeats as 2 builds × 2 server starts × 2 runs, on
 //! each of two targets of the same inputs (which share the layout builds). The stored runs carry both seeds, two different
-//! `postgres` digests and four server starts; `compare` states each level's share and
+//! `postgres` digests and four server starts, each initialized, as `campaign plan` counts; `compare` states each level's share and
 //! which level is cheapest to repeat at the measured costs, as text, as JSON that its
 //! schema accepts, and in the report, whose targets table names the seeds.
 
@@ -108,6 +108,27 @@ duration = 1
     // Two starts of each of two builds, for each of the two targets; one build each.
     assert_eq!(distinct_starts.len(), 8, "{starts:?}");
     assert_eq!(builds_of_start.len(), 8, "{builds_of_start:?}");
+    // `campaign plan` counts the initializations the run made: one per server start.
+    let loads = s
+        .set_facts(set)
+        .unwrap()
+        .into_iter()
+        .filter(|(_, f)| f.name == facts::INIT_PERFORMED && f.value.as_deref() == Some("true"))
+        .count();
+    let plan = ok(
+        &pgsurge(&cache)
+            .args(["campaign", "plan", "--format", "json"])
+            .arg(&file)
+            .output()
+            .unwrap(),
+        "campaign plan",
+    );
+    let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(loads, 8, "one initialization per server start");
+    assert_eq!(
+        plan["estimate"]["initializations"], loads,
+        "plan against run"
+    );
 
     // The two layout builds are the same program: the same symbols, placed apart.
     let bins: Vec<String> = pgsurge_server_bins(&mut s, set);
