@@ -2,6 +2,8 @@
 //! the stretch without an acknowledged commit (the outage window) — the one that holds
 //! the moment the clients first lost a connection ([`outage_at`]), or the longest
 //! ([`outage`]) —, the steady rate before it, and when the rate came back to 90 % of it.
+//! Which of these is a run's outage is decided in one place, [`failure_outage`], for
+//! `bench --reconnect` and a campaign's faults alike.
 //!
 //! Input: commits counted per bucket of a fixed width (10 ms in a run), from the run's
 //! start. Bucket resolution bounds every time given here.
@@ -32,6 +34,39 @@ pub struct Outage {
     /// after it that holds [`RECOVERED_SHARE`] of the steady rate (none: never, or no
     /// steady rate).
     pub recovery_s: Option<f64>,
+}
+
+/// Which stretch without a commit a run's outage is ([`failure_outage`]'s rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// The one that holds the moment the run's first transaction failed with its
+    /// connection lost, however short: the failure's own gap.
+    FirstConnectionLost,
+    /// No connection was lost: the longest from the first fault's time on.
+    FirstFault,
+    /// No connection was lost and no fault was applied: the longest of the run.
+    Longest,
+}
+
+/// A run's outage and which stretch it is, by one rule: when a connection was lost
+/// (`connection_lost_s`), the stretch that holds that moment, so a later, longer stall
+/// (the promoted server's first checkpoint on a busy machine, say) is not taken for
+/// the failure; else, with faults applied (`first_fault_s`), the longest stretch from
+/// the first fault's time on (a paused replay or a delayed link breaks no
+/// connection); else the longest of the run. Times are seconds from the run's start.
+pub fn failure_outage(
+    counts: &[u32],
+    bucket_s: f64,
+    connection_lost_s: Option<f64>,
+    first_fault_s: Option<f64>,
+) -> Option<(Outage, Anchor)> {
+    match (connection_lost_s, first_fault_s) {
+        (Some(lost), _) => {
+            outage_at(counts, bucket_s, lost).map(|o| (o, Anchor::FirstConnectionLost))
+        }
+        (None, Some(fault)) => outage(counts, bucket_s, fault).map(|o| (o, Anchor::FirstFault)),
+        (None, None) => outage(counts, bucket_s, 0.0).map(|o| (o, Anchor::Longest)),
+    }
 }
 
 /// The longest stretch without a commit that starts at or after `from_s` (a fault's
@@ -191,6 +226,36 @@ mod tests {
         // A failure seen in a bucket that still had commits (a client noticed a moment
         // after the last commit): the same stretch.
         assert_eq!(outage_at(&c, 0.01, 2.995), Some(o));
+    }
+
+    #[test]
+    fn a_lost_connection_decides_the_outage_over_the_first_fault_and_the_longest_stall() {
+        // A fault at 2.9 s, a 0.3 s gap at the lost connection (3.0 s to 3.3 s), then
+        // a 1.2 s stall at 6 s.
+        let mut c = steady(3);
+        c.extend(vec![0; 30]);
+        c.extend(vec![1; 270]);
+        c.extend(vec![0; 120]);
+        c.extend(vec![1; 300]);
+        let (o, anchor) = failure_outage(&c, 0.01, Some(3.05), Some(2.9)).unwrap();
+        assert_eq!(anchor, Anchor::FirstConnectionLost);
+        assert!((o.seconds - 0.3).abs() < 1e-9, "{o:?}");
+        assert!((o.last_commit_before_s - 3.0).abs() < 1e-9, "{o:?}");
+        // No connection lost (a paused replay): the longest from the fault on.
+        let (o, anchor) = failure_outage(&c, 0.01, None, Some(2.9)).unwrap();
+        assert_eq!(anchor, Anchor::FirstFault);
+        assert!((o.seconds - 1.2).abs() < 1e-9, "{o:?}");
+        // Neither: the longest of the run.
+        let (o, anchor) = failure_outage(&c, 0.01, None, None).unwrap();
+        assert_eq!(anchor, Anchor::Longest);
+        assert!((o.seconds - 1.2).abs() < 1e-9, "{o:?}");
+        // A lost connection with no commit after it: no window, not another stretch
+        // (the gap at 1.2 s after the fault).
+        let mut c = steady(2);
+        c[120..150].fill(0);
+        c.extend(vec![0; 100]);
+        assert!(failure_outage(&c, 0.01, None, Some(1.0)).is_some());
+        assert!(failure_outage(&c, 0.01, Some(2.5), Some(1.0)).is_none());
     }
 
     #[test]

@@ -333,47 +333,44 @@ fn apply(action: &Action, servers: &Servers<'_>) -> Result<(), String> {
     }
 }
 
-/// The outage in `timeline` and the recovery after it. With `from_unix_us` (a
-/// campaign's first fault), the longest stretch without a commit from then on.
-/// Without, the stretch that holds the moment the run's first transaction failed with
-/// its connection lost (`bench --reconnect`: the failure's own gap, not a later stall
-/// of the server that took over), or the longest of the run when none was lost.
-pub fn outage(timeline: &CommitTimeline, from_unix_us: Option<i64>) -> Option<OutageWindow> {
+/// The outage in `timeline` and the recovery after it, by
+/// [`pgsurge_analysis::outage::failure_outage`]'s one rule for `bench --reconnect` and a
+/// campaign: the stretch that holds the moment the run's first transaction failed with
+/// its connection lost (the failure's own gap, not a later stall of the server that
+/// took over); when none was lost, the longest from `first_fault_unix_us` (a campaign's
+/// first fault) on, or the longest of the run without faults.
+pub fn outage(timeline: &CommitTimeline, first_fault_unix_us: Option<i64>) -> Option<OutageWindow> {
+    use pgsurge_analysis::outage::{failure_outage, Anchor};
     let seconds = |unix_us: i64| (unix_us - timeline.origin_unix_us) as f64 / 1e6;
     let bucket_s = COMMIT_BUCKET_US as f64 / 1e6;
-    let counts = &timeline.counts;
-    let (found, anchor) = match (from_unix_us, timeline.first_connection_lost_unix_us) {
-        (Some(from), _) => (
-            pgsurge_analysis::outage::outage(counts, bucket_s, seconds(from)),
-            OutageAnchor::FirstFault,
-        ),
-        (None, Some(lost)) => (
-            pgsurge_analysis::outage::outage_at(counts, bucket_s, seconds(lost)),
-            OutageAnchor::FirstConnectionLost,
-        ),
-        (None, None) => (
-            pgsurge_analysis::outage::outage(counts, bucket_s, 0.0),
-            OutageAnchor::Longest,
-        ),
+    let lost = timeline.first_connection_lost_unix_us;
+    let (o, anchor) = failure_outage(
+        &timeline.counts,
+        bucket_s,
+        lost.map(seconds),
+        first_fault_unix_us.map(seconds),
+    )?;
+    let anchor = match anchor {
+        Anchor::FirstConnectionLost => OutageAnchor::FirstConnectionLost,
+        Anchor::FirstFault => OutageAnchor::FirstFault,
+        Anchor::Longest => OutageAnchor::Longest,
     };
-    found.map(|o| {
-        let mut window = OutageWindow::from_seconds(
-            timeline.origin_unix_us,
-            o.last_commit_before_s,
-            o.first_commit_after_s,
-            o.steady_tps,
-            o.recovery_s,
-            anchor,
-        );
-        if anchor == OutageAnchor::FirstConnectionLost {
-            window.connection_lost_unix_us = timeline.first_connection_lost_unix_us;
-        }
-        window
-    })
+    let mut window = OutageWindow::from_seconds(
+        timeline.origin_unix_us,
+        o.last_commit_before_s,
+        o.first_commit_after_s,
+        o.steady_tps,
+        o.recovery_s,
+        anchor,
+    );
+    if anchor == OutageAnchor::FirstConnectionLost {
+        window.connection_lost_unix_us = lost;
+    }
+    Some(window)
 }
 
-/// The run's failure cost: the outage the clients saw from the first fault's time on,
-/// the faults and the lag; with `check_table`, the acknowledged commits of the timeline
+/// The run's failure cost: the outage the clients saw ([`outage`], the first fault's
+/// time given for a run that lost no connection), the faults and the lag; with `check_table`, the acknowledged commits of the timeline
 /// looked for in it on the server `conn` reaches ([`lost_commits`]).
 pub fn cost(
     beside: Beside,
@@ -529,6 +526,67 @@ mod tests {
                 LinkFault::new(netns.map(String::from), device.into(), delay, loss).unwrap_err();
             assert!(e.contains(says), "{device}: {e}");
         }
+    }
+
+    /// A campaign test's commits, 100 a second: the primary stopped by a fault at
+    /// 3 s, its clients' connections lost at once and no commit until the standby was
+    /// promoted 0.3 s later; then a 1.2 s stall at 6 s (the promoted server's first
+    /// checkpoint on a busy machine), longer than the failover's own gap.
+    fn failover_then_a_longer_stall(origin_unix_us: i64) -> CommitTimeline {
+        let mut counts = vec![1; 300];
+        counts.extend(vec![0; 30]);
+        counts.extend(vec![1; 270]);
+        counts.extend(vec![0; 120]);
+        counts.extend(vec![1; 300]);
+        CommitTimeline {
+            origin_unix_us,
+            counts,
+            acknowledged: Vec::new(),
+            first_connection_lost_unix_us: Some(origin_unix_us + 3_004_000),
+        }
+    }
+
+    #[test]
+    fn a_campaigns_outage_is_the_stretch_at_the_first_lost_connection_not_a_later_stall() {
+        let origin = 1_800_000_000_000_000;
+        let timeline = failover_then_a_longer_stall(origin);
+        let beside = |timeline: &CommitTimeline| Beside {
+            faulted: true,
+            faults: vec![FaultApplied {
+                at_s: 3.0,
+                action: "stop".to_string(),
+                done_unix_us: timeline.origin_unix_us + 3_002_000,
+                error: None,
+            }],
+            lag: Vec::new(),
+            start_unix_us: timeline.origin_unix_us,
+        };
+        let conn = ConnConfig::parse("host=/nonexistent dbname=x").unwrap();
+        let cost = cost(beside(&timeline), Some(&timeline), (&conn, None));
+        let o = cost.outage.expect("an outage");
+        assert_eq!(o.anchor, Some(OutageAnchor::FirstConnectionLost), "{o:?}");
+        assert_eq!(o.last_commit_before_unix_us, origin + 3_000_000, "{o:?}");
+        assert_eq!(o.first_commit_after_unix_us, origin + 3_300_000, "{o:?}");
+        assert!((o.seconds - 0.3).abs() < 1e-9, "{o:?}");
+        assert_eq!(o.connection_lost_unix_us, Some(origin + 3_004_000));
+        assert_eq!(cost.faults.len(), 1);
+        // A fault that broke no connection (a paused replay): the longest stretch from
+        // the fault's time on, the later stall.
+        let unbroken = CommitTimeline {
+            first_connection_lost_unix_us: None,
+            ..timeline
+        };
+        let o = cost_outage(&unbroken, beside(&unbroken), &conn);
+        assert_eq!(o.anchor, Some(OutageAnchor::FirstFault), "{o:?}");
+        assert_eq!(o.last_commit_before_unix_us, origin + 6_000_000, "{o:?}");
+        assert!((o.seconds - 1.2).abs() < 1e-9, "{o:?}");
+        assert_eq!(o.connection_lost_unix_us, None);
+    }
+
+    fn cost_outage(timeline: &CommitTimeline, beside: Beside, conn: &ConnConfig) -> OutageWindow {
+        cost(beside, Some(timeline), (conn, None))
+            .outage
+            .expect("an outage")
     }
 
     #[test]

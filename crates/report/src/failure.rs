@@ -1,12 +1,13 @@
-//! What a failure cost a test, on its page: the outage (the longest stretch without an
-//! acknowledged commit) marked on every time chart, the standbys' lag charted in
+//! What a failure cost a test, on its page: the outage (the stretch without an
+//! acknowledged commit at the first lost connection, or the longest; the summary says
+//! which) marked on every time chart, the standbys' lag charted in
 //! bytes and in time, and the failure-cost figures of its result in the summary table
 //! (outage, recovery, failed transactions by class, acknowledged commits lost, the
 //! faults as applied).
 
 use std::collections::BTreeMap;
 
-use pgsurge_results::failure::FailureCost;
+use pgsurge_results::failure::{FailureCost, OutageAnchor, OutageWindow};
 use pgsurge_store::LoadedRun;
 
 use crate::charts::ChartMaker;
@@ -81,28 +82,11 @@ pub(crate) fn summary_rows(run: &LoadedRun, t0: f64) -> Vec<(String, String)> {
     let Some(cost) = stored(run) else {
         return Vec::new();
     };
-    let mut rows = Vec::new();
-    if let Some(o) = &cost.outage {
-        let at = |us: i64| num(us as f64 / 1e6 - t0, 3);
-        rows.push((
-            "outage (no commit)".to_string(),
-            format!(
-                "{} s, from {} s to {} s",
-                num(o.seconds, 3),
-                at(o.last_commit_before_unix_us),
-                at(o.first_commit_after_unix_us)
-            ),
-        ));
-        if let Some(tps) = o.steady_tps {
-            let back = o.recovery_s.map_or("not within the run".to_string(), |r| {
-                format!("{} s", num(r, 3))
-            });
-            rows.push((
-                "back to 90 % of the tps before it".to_string(),
-                format!("{back} (tps before it {})", num(tps, 1)),
-            ));
-        }
-    }
+    let mut rows = cost
+        .outage
+        .as_ref()
+        .map(|o| outage_rows(o, t0))
+        .unwrap_or_default();
     let totals = run
         .run
         .record
@@ -141,4 +125,90 @@ pub(crate) fn summary_rows(run: &LoadedRun, t0: f64) -> Vec<(String, String)> {
         rows.push(("faults".to_string(), faults.join("; ")));
     }
     rows
+}
+
+/// The summary rows of an outage: its length and place, which stretch it is (the one
+/// at the first lost connection, or the longest), and the recovery after it.
+fn outage_rows(o: &OutageWindow, t0: f64) -> Vec<(String, String)> {
+    let at = |us: i64| num(us as f64 / 1e6 - t0, 3);
+    let mut rows = vec![(
+        "outage (no commit)".to_string(),
+        format!(
+            "{} s, from {} s to {} s",
+            num(o.seconds, 3),
+            at(o.last_commit_before_unix_us),
+            at(o.first_commit_after_unix_us)
+        ),
+    )];
+    let which = match (o.anchor, o.connection_lost_unix_us) {
+        (Some(OutageAnchor::FirstConnectionLost), Some(lost)) => Some(format!(
+            "the stretch at the first lost connection ({} s)",
+            at(lost)
+        )),
+        (Some(OutageAnchor::FirstConnectionLost), None) => {
+            Some("the stretch at the first lost connection".to_string())
+        }
+        (Some(OutageAnchor::FirstFault), _) => {
+            Some("the longest stretch from the first fault on (no connection was lost)".to_string())
+        }
+        (Some(OutageAnchor::Longest), _) => Some("the longest stretch of the run".to_string()),
+        (None, _) => None,
+    };
+    rows.extend(which.map(|w| ("outage taken as".to_string(), w)));
+    if let Some(tps) = o.steady_tps {
+        let back = o.recovery_s.map_or("not within the run".to_string(), |r| {
+            format!("{} s", num(r, 3))
+        });
+        rows.push((
+            "back to 90 % of the tps before it".to_string(),
+            format!("{back} (tps before it {})", num(tps, 1)),
+        ));
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(anchor: Option<OutageAnchor>, lost: Option<i64>) -> OutageWindow {
+        OutageWindow {
+            last_commit_before_unix_us: 103_000_000,
+            first_commit_after_unix_us: 103_300_000,
+            seconds: 0.3,
+            steady_tps: Some(100.0),
+            recovery_s: Some(0.3),
+            anchor,
+            connection_lost_unix_us: lost,
+        }
+    }
+
+    fn taken_as(o: &OutageWindow) -> Option<String> {
+        outage_rows(o, 100.0)
+            .into_iter()
+            .find(|(k, _)| k == "outage taken as")
+            .map(|(_, v)| v)
+    }
+
+    #[test]
+    fn the_outage_rows_say_which_stretch_it_is() {
+        let lost = window(Some(OutageAnchor::FirstConnectionLost), Some(103_004_000));
+        let rows = outage_rows(&lost, 100.0);
+        assert_eq!(rows[0].1, "0.300 s, from 3.000 s to 3.300 s", "{rows:?}");
+        assert_eq!(
+            taken_as(&lost).as_deref(),
+            Some("the stretch at the first lost connection (3.004 s)")
+        );
+        let fault = window(Some(OutageAnchor::FirstFault), None);
+        assert!(taken_as(&fault)
+            .unwrap()
+            .starts_with("the longest stretch from the first fault on"));
+        let longest = window(Some(OutageAnchor::Longest), None);
+        assert_eq!(
+            taken_as(&longest).as_deref(),
+            Some("the longest stretch of the run")
+        );
+        // A result stored before outages said which stretch they were.
+        assert_eq!(taken_as(&window(None, None)), None);
+    }
 }

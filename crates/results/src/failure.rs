@@ -198,7 +198,8 @@ pub enum OutageAnchor {
     /// The one that holds the moment the run's first transaction failed with its
     /// connection lost: the failure's own gap, whatever stalls come later.
     FirstConnectionLost,
-    /// The longest from the first fault's time on (a campaign's `[[fault]]`s).
+    /// The longest from the first fault's time on (a campaign's `[[fault]]`s that
+    /// broke no connection).
     FirstFault,
     /// The longest of the whole run (no connection was lost and no fault was applied).
     Longest,

@@ -182,10 +182,17 @@ action = "promote"
     assert_eq!(faults.len(), 2, "{cost}");
     assert!(faults.iter().all(|f| f["error"].is_null()), "{cost}");
     let stopped = faults[0]["done_unix_us"].as_i64().unwrap();
-    // No commit between the primary's end and the promotion: the outage covers it.
+    // No commit between the primary's end and the promotion: the outage covers it,
+    // and it is the stretch at the first lost connection, as `bench --reconnect` gives.
     let o = &cost["outage"];
-    let after = o["first_commit_after_unix_us"].as_i64().expect("an outage");
+    let before = o["last_commit_before_unix_us"].as_i64().expect("an outage");
+    let after = o["first_commit_after_unix_us"].as_i64().unwrap();
     assert!(after + 10_000 >= stopped, "{cost}");
+    assert_eq!(o["anchor"], "first_connection_lost", "{o}");
+    let lost = o["connection_lost_unix_us"]
+        .as_i64()
+        .expect("the lost connection's time");
+    assert!(before - 10_000 <= lost && lost <= after + 10_000, "{o}");
     assert!(run["transactions"].as_i64().unwrap() > 0);
     // The standby's lag was sampled while the primary answered.
     assert!(!cost["lag"].as_array().unwrap().is_empty(), "{cost}");
@@ -229,6 +236,7 @@ action = "restart"
     assert!(before <= restarted && before < after, "{cost}");
     let seconds = o["seconds"].as_f64().unwrap();
     assert!(seconds > 0.0, "{cost}");
+    assert_eq!(o["anchor"], "first_connection_lost", "{o}");
     assert!(run["transactions"].as_i64().unwrap() > 0);
     outage_marked_on_the_test_page(dir.path(), &store, seconds);
 }
@@ -243,6 +251,8 @@ fn outage_marked_on_the_test_page(dir: &std::path::Path, store: &str, seconds: f
     let page = std::fs::read_to_string(out.join("run-1.html")).unwrap();
     let length = format!("{seconds:.3} s, from ");
     assert!(page.contains(&length), "no outage row saying {length:?}");
+    let which = "the stretch at the first lost connection (";
+    assert!(page.contains(which), "no outage row saying {which:?}");
     let probe = r#"<script>
       window.addEventListener('load', () => {
         const rows = [];
