@@ -2,16 +2,21 @@
 # Replaying a PostgreSQL log: `pgsurge replay` beside Debian's pgreplay (1.2) on the same
 # log and the same throwaway cluster.
 #
-# For each workload of $WORKLOADS a real pgbench ($CLIENTS clients, -M simple, $DURATION
-# s, a fixed seed) runs on a cluster logging the way both tools read (log_statement =
-# all, connections and disconnections, prefix '%m|%u|%d|%c|'); the log of that run is
-# then replayed, in interleaved rounds, by each tool onto a fresh copy of the database as
-# it was before the run (logging off meanwhile):
+# For each workload of $WORKLOADS and each session count of $CLIENTS a real pgbench
+# (that many clients, -j 2, -M simple, $DURATION s, a fixed seed) runs on a cluster
+# logging the way both tools read (log_statement = all, connections and disconnections,
+# prefix '%m|%u|%d|%c|'); the log of that run is then replayed, in interleaved rounds, by
+# each tool onto a fresh copy of the database as it was before the run (logging off
+# meanwhile):
 #
 # * as fast as it goes: pgsurge --max against pgreplay -s $FAST (pgreplay has no "as
 #   fast as possible": a large speed factor is its fastest);
 # * at the log's pace (speed 1): both should take as long as the log spans; a tool that
 #   cannot keep up takes longer ("behind" = wall time − log span).
+#
+# pgreplay is one process that walks the log in order and waits on all its connections
+# with select(); a log of many sessions (production logs have tens to hundreds) shows
+# what that costs it per statement, hence the session counts.
 #
 # The workloads: `select-only` (-S: reads, no row locks, so no statement can wait for
 # another session: the tools' own rates) and `tpcb-like` (every transaction updates the
@@ -25,20 +30,27 @@
 # the sessions then waiting for a lock and idle in a transaction are counted.
 #
 # Columns: statements the log holds, wall time, statements per second, behind (paced
-# rows), client CPU (user+sys) in all and per statement, peak RSS, and whether the tables
-# ended as pgbench left them (sums of balances, history rows). The last lines print
-# pgsurge's rate over pgreplay's (goal: ≥ 3×) and pgreplay's client CPU per statement
-# over pgsurge's: on a machine where the server takes most of the CPU the rate ratio is
-# bounded by the server, the CPU ratio measures the tools. Medians over $ROUNDS rounds.
+# rows), client CPU (user+sys) in all and per statement, the server's CPU per statement
+# (the backends' user+sys, read from the postmaster's children times once the replay's
+# backends have exited), the share of the machine's CPUs the two took together, peak
+# RSS, and whether the tables ended as pgbench left them (sums of balances, history
+# rows). The ratio lines print pgsurge's rate over pgreplay's (goal: ≥ 3×) and
+# pgreplay's client CPU per statement over pgsurge's: where the server takes most of the
+# CPU the rate ratio is bounded by the server, the CPU ratio measures the tools. Medians
+# over $ROUNDS rounds. The load average is printed at the start and at the end; a summary
+# of every workload and session count closes the output.
+#
+# An A/B of two pgsurge builds on the same logs: PGSURGE_BASE=path/to/other/pgsurge and
+# TOOLS="base-max pgsurge-max" (base-max is `$PGSURGE_BASE replay --max`).
 #
 # Usage: bench/replay.sh   (env: PGSURGE, PGBENCH, PGREPLAY=/usr/bin/pgreplay, TOOLS (a subset of
-#                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1"),
-#                           WORKLOADS="select-only tpcb-like", DURATION=10, CLIENTS=4,
-#                           SCALE=1, ROUNDS=3, FAST=1000, SEED=11, LIMIT=120)
+#                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1 base-max"),
+#                           WORKLOADS="select-only tpcb-like", CLIENTS="4 16 64", DURATION=10,
+#                           SCALE=1, ROUNDS=3, FAST=1000, SEED=11, LIMIT=120, PGSURGE_BASE)
 source "$(dirname "$0")/lib.sh"
 PGREPLAY=${PGREPLAY:-/usr/bin/pgreplay}
 DURATION=${DURATION:-10}
-CLIENTS=${CLIENTS:-4}
+read -r -a SESSION_COUNTS <<<"${CLIENTS:-4 16 64}"
 SCALE=${SCALE:-1}
 ROUNDS=${ROUNDS:-3}
 FAST=${FAST:-1000}
@@ -48,6 +60,13 @@ read -r -a WORKLOADS <<<"${WORKLOADS:-select-only tpcb-like}"
 read -r -a TOOLS <<<"${TOOLS:-pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1}"
 [ -x "$PGSURGE" ] || { echo "build first: cargo build --release -p pgsurge" >&2; exit 1; }
 [ -x "$PGREPLAY" ] || { echo "$PGREPLAY not found (apt-get install pgreplay)" >&2; exit 1; }
+case " ${TOOLS[*]} " in
+    *" base-max "*) [ -x "${PGSURGE_BASE:-}" ] || { echo "base-max needs PGSURGE_BASE (another pgsurge build)" >&2; exit 1; } ;;
+esac
+for n in "${SESSION_COUNTS[@]}"; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "CLIENTS holds session counts (\"4 16 64\"), not \"$n\"" >&2; exit 1; }
+done
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 start_cluster
 W=$(mktemp -d)
 trap 'stop_cluster; rm -rf "$W"' EXIT
@@ -98,10 +117,31 @@ measured() {
     echo "$usage $status"
 }
 
+# server_ticks: CPU time (user+sys, clock ticks) of the server's processes that have
+# exited: the postmaster's children times, where a backend's time lands when it exits.
+TICKS=$(getconf CLK_TCK)
+server_ticks() {
+    awk '{ print $16 + $17 }' "/proc/$(head -1 "$PGDIR/data/postmaster.pid")/stat"
+}
+
+# backends_gone: waits (up to 10 s) until no backend of the database bench is left, so
+# their CPU time is in server_ticks.
+backends_gone() {
+    for _ in $(seq 100); do
+        [ "$($PSQL -c "SELECT count(*) FROM pg_stat_activity WHERE datname = 'bench'")" = 0 ] && return
+        sleep 0.1
+    done
+}
+
 $PSQL -c "CREATE DATABASE bench_before"
 "$PGBENCH" -i -s "$SCALE" -q bench_before >/dev/null 2>&1
+summary="$W/summary"
+: >"$summary"
 
-for workload in "${WORKLOADS[@]}"; do
+# replay_log WORKLOAD SESSIONS: logs a pgbench run of that many clients, replays it with
+# each tool in $ROUNDS interleaved rounds, prints the rows, medians and ratios.
+replay_log() {
+    local workload=$1 clients=$2 script
     case $workload in
         select-only) script=(-S) ;;
         tpcb-like) script=() ;;
@@ -109,82 +149,111 @@ for workload in "${WORKLOADS[@]}"; do
     esac
     fresh_copy
     logging on
+    local start threads=2
+    [ "$clients" -ge 2 ] || threads=1
     start=$(stat -c %s "$PGDIR/log")
-    "$PGBENCH" -n -M simple "${script[@]}" -c "$CLIENTS" -j 1 -T "$DURATION" --random-seed="$SEED" bench \
+    "$PGBENCH" -n -M simple "${script[@]}" -c "$clients" -j "$threads" -T "$DURATION" --random-seed="$SEED" bench \
         >"$W/pgbench.out" 2>&1
     # pgbench's own connection and its clients: wait until every disconnection is logged.
     for _ in $(seq 100); do
         ended=$(tail -c +"$((start + 1))" "$PGDIR/log" | grep -c 'disconnection: .*database=bench ' || true)
-        [ "$ended" -ge $((CLIENTS + 1)) ] && break
+        [ "$ended" -ge $((clients + 1)) ] && break
         sleep 0.1
     done
-    log="$W/$workload.log"
+    local log="$W/$workload.$clients.log"
     tail -c +"$((start + 1))" "$PGDIR/log" | grep -v '|postgres|postgres|' >"$log"
     logging off
+    local expected statements span
     expected=$(state)
     statements=$(grep -c 'LOG:  statement: ' "$log")
     span=$(awk -F'|' 'NR == 1 { first = $1 } { last = $1 } END {
         cmd = "date -d \"" first "\" +%s.%N"; cmd | getline a; close(cmd)
         cmd = "date -d \"" last "\" +%s.%N"; cmd | getline b; close(cmd); printf "%.3f", b - a }' "$log")
     echo
-    echo "$workload: $statements statements over $span s ($(stat -c %s "$log") bytes), $CLIENTS clients"
-    rows="$W/$workload.rows"
+    echo "$workload, $clients sessions: $statements statements over $span s ($(stat -c %s "$log") bytes)"
+    local rows="$W/$workload.$clients.rows" name
     : >"$rows"
     for ((r = 1; r <= ROUNDS; r++)); do
         for tool in "${TOOLS[@]}"; do
             case $tool in
                 pgsurge-max) cmd=("$PGSURGE" replay --max "$log") ;;
+                base-max) cmd=("$PGSURGE_BASE" replay --max "$log") ;;
                 pgsurge-speed1) cmd=("$PGSURGE" replay "$log") ;;
                 pgreplay-fast) cmd=("$PGREPLAY" -h "$PGHOST" -p "$PGPORT" -s "$FAST" "$log") ;;
                 pgreplay-speed1) cmd=("$PGREPLAY" -h "$PGHOST" -p "$PGPORT" "$log") ;;
+                *) echo "unknown tool $tool" >&2; exit 1 ;;
             esac
+            name="$workload.$clients.$tool.$r"
             fresh_copy
+            backends_gone
+            s0=$(server_ticks)
             t0=$(date +%s.%N)
-            read -r u s rss status < <(measured "$workload.$tool.$r" "${cmd[@]}")
+            read -r u s rss status < <(measured "$name" "${cmd[@]}")
             t1=$(date +%s.%N)
+            backends_gone
+            srv=$(awk -v a="$s0" -v b="$(server_ticks)" -v t="$TICKS" 'BEGIN { printf "%.2f", (b - a) / t }')
             same=$([ "$(state)" = "$expected" ] && echo yes || echo NO)
             wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-            echo "$tool $wall $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $rss $same $status" >>"$rows"
+            echo "$tool $wall $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $rss $same $status $srv" >>"$rows"
             extra=
             if [ "$status" = stalled ]; then
-                read -r waiting idle <"$W/$workload.$tool.$r.stall"
+                read -r waiting idle <"$W/$name.stall"
                 extra=" STALLED: stopped after $LIMIT s, $waiting sessions waiting for a lock, $idle idle in a transaction"
             elif [ "$status" = failed ]; then
-                extra=" FAILED: $(tail -1 "$W/$workload.$tool.$r.err")"
+                extra=" FAILED: $(tail -1 "$W/$name.err")"
             fi
-            printf 'round %d %-16s %8.3f s  %9.0f statements/s  cpu %5.2f s  rss %6d kB  tables as logged: %s%s\n' \
+            printf 'round %d %-16s %8.3f s  %9.0f statements/s  cpu %5.2f s  server cpu %6.2f s  rss %6d kB  tables as logged: %s%s\n' \
                 "$r" "$tool" "$wall" "$(awk -v n="$statements" -v w="$wall" 'BEGIN { print n / w }')" \
-                "$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$rss" "$same" "$extra"
+                "$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$srv" "$rss" "$same" "$extra"
         done
     done
     echo
-    printf '%-16s %10s %9s %13s %9s %7s %11s %9s %s\n' tool statements "wall s" "statements/s" "behind s" "cpu s" "cpu us/stmt" "rss kB" "tables as logged"
-    medians="$W/$workload.medians"
+    printf '%-16s %10s %9s %13s %9s %7s %11s %11s %8s %9s %s\n' tool statements "wall s" "statements/s" "behind s" \
+        "cpu s" "cpu us/stmt" "server us/stmt" "cpus busy" "rss kB" "tables as logged"
+    local medians="$W/$workload.$clients.medians"
     : >"$medians"
     for tool in "${TOOLS[@]}"; do
         col() { awk -v t="$tool" -v c="$1" '$1 == t && $6 == "done" { print $c }' "$rows" | median; }
         stalled=$(awk -v t="$tool" '$1 == t && $6 != "done"' "$rows" | wc -l)
         same=$(awk -v t="$tool" '$1 == t { print $5 }' "$rows" | sort -u | tr '\n' ' ')
         if [ "$stalled" -eq "$ROUNDS" ]; then
-            printf '%-16s %10d %9s %13s %9s %7s %11s %9s %s(no round ended: stalled or failed)\n' \
-                "$tool" "$statements" - - - - - - "$same"
+            printf '%-16s %10d %9s %13s %9s %7s %11s %11s %8s %9s %s(no round ended: stalled or failed)\n' \
+                "$tool" "$statements" - - - - - - - - "$same"
+            echo "$workload $clients $tool stalled" >>"$summary"
             continue
         fi
-        wall=$(col 2); cpu=$(col 3); rss=$(col 4)
+        wall=$(col 2); cpu=$(col 3); rss=$(col 4); srv=$(col 7)
         behind=-
         case $tool in *speed1) behind=$(awk -v w="$wall" -v s="$span" 'BEGIN { printf "%.3f", w - s }') ;; esac
-        printf '%-16s %10d %9.3f %13.0f %9s %7.2f %11.1f %9d %s%s\n' "$tool" "$statements" "$wall" \
-            "$(awk -v n="$statements" -v w="$wall" 'BEGIN { print n / w }')" "$behind" "$cpu" \
-            "$(awk -v n="$statements" -v c="$cpu" 'BEGIN { print c * 1e6 / n }')" "$rss" "$same" \
+        rate=$(awk -v n="$statements" -v w="$wall" 'BEGIN { printf "%.0f", n / w }')
+        per=$(awk -v n="$statements" -v c="$cpu" 'BEGIN { printf "%.1f", c * 1e6 / n }')
+        srv_per=$(awk -v n="$statements" -v c="$srv" 'BEGIN { printf "%.1f", c * 1e6 / n }')
+        busy=$(awk -v c="$cpu" -v s="$srv" -v w="$wall" -v n="$(nproc)" 'BEGIN { printf "%.0f%%", 100 * (c + s) / (w * n) }')
+        printf '%-16s %10d %9.3f %13s %9s %7.2f %11s %11s %8s %9d %s%s\n' "$tool" "$statements" "$wall" \
+            "$rate" "$behind" "$cpu" "$per" "$srv_per" "$busy" "$rss" "$same" \
             "$([ "$stalled" -gt 0 ] && echo "($stalled of $ROUNDS rounds stalled or failed, not in the medians)")"
         echo "$tool $wall $cpu" >>"$medians"
+        echo "$workload $clients $tool $rate $per $srv_per $busy $behind" >>"$summary"
     done
     ratio() { # A B [COLUMN]: B's value over A's (wall time: column 2, CPU: 3)
         awk -v a="$1" -v b="$2" -v c="${3:-2}" '$1 == a { x = $c } $1 == b { y = $c } END {
             if (x == "" || y == "" || x == 0) print "-"; else printf "%.2f", y / x }' "$medians"
     }
     echo
-    echo "$workload, as fast as each goes: pgsurge --max / pgreplay -s $FAST statements per second = $(ratio pgsurge-max pgreplay-fast)x (goal: >= 3)"
-    echo "$workload, at the log's pace: pgreplay's wall time / pgsurge's = $(ratio pgsurge-speed1 pgreplay-speed1) (1.00: both keep the schedule)"
-    echo "$workload, client CPU per statement: pgreplay -s $FAST / pgsurge --max = $(ratio pgsurge-max pgreplay-fast 3)x, at the log's pace $(ratio pgsurge-speed1 pgreplay-speed1 3)x"
+    echo "$workload, $clients sessions, as fast as each goes: pgsurge --max / pgreplay -s $FAST statements per second = $(ratio pgsurge-max pgreplay-fast)x (goal: >= 3)"
+    echo "$workload, $clients sessions, at the log's pace: pgreplay's wall time / pgsurge's = $(ratio pgsurge-speed1 pgreplay-speed1) (1.00: both keep the schedule)"
+    echo "$workload, $clients sessions, client CPU per statement: pgreplay -s $FAST / pgsurge --max = $(ratio pgsurge-max pgreplay-fast 3)x, at the log's pace $(ratio pgsurge-speed1 pgreplay-speed1 3)x"
+    case " ${TOOLS[*]} " in
+        *" base-max "*) echo "$workload, $clients sessions, client CPU: base-max / pgsurge-max = $(ratio pgsurge-max base-max 3)x" ;;
+    esac
+}
+
+for workload in "${WORKLOADS[@]}"; do
+    for clients in "${SESSION_COUNTS[@]}"; do
+        replay_log "$workload" "$clients"
+    done
 done
+echo
+echo "summary (medians): workload sessions tool statements/s client-us/stmt server-us/stmt cpus-busy behind-s"
+column -t "$summary"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
