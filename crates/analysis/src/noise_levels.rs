@@ -37,6 +37,9 @@
 //! and data load), `c₃` a build — the cheapest design for a precision repeats
 //! `n₁ = ⌈√(c₂ T₁² / (c₁ T₂²))⌉` runs per start and `n₂ = ⌈√(c₃ T₂² / (c₂ T₃²))⌉`
 //! starts per build, and builds for the rest ([`of_nested_runs`]).
+//!
+//! A side's repeats get one or the other ([`of_side`]): over two builds or more the
+//! three levels only, since the two would count the builds' variance as the starts'.
 
 use crate::describe::mean;
 use serde::Serialize;
@@ -459,6 +462,37 @@ pub fn of_nested_runs<B: PartialEq, S: PartialEq>(
     Some(advice)
 }
 
+/// Where one side's noise lives, at the levels its repeats span: the two levels of
+/// runs and starts, or, when the repeats ran on two layout builds or more, the three.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideLevels {
+    /// Runs within a start and between starts; None over two builds or more.
+    pub starts: Option<Advice>,
+    /// Runs, starts within a build and builds; None on fewer than two builds.
+    pub builds: Option<BuildsAdvice>,
+}
+
+/// The levels of a side's repeats, each given as (its layout build when it ran on
+/// one, its server start, its figure); `costs` as measured on the layout builds. Over
+/// two builds or more only the three levels are given: the starts' means then differ
+/// by their builds too, so the spread between starts would hold the builds' variance,
+/// while the three levels say what the starts add within a build.
+pub fn of_side<B: PartialEq, S: PartialEq>(
+    runs: &[(Option<B>, S, f64)],
+    costs: Option<LevelCosts>,
+) -> SideLevels {
+    let on_builds: Vec<(&B, &S, f64)> = runs
+        .iter()
+        .filter_map(|(b, s, v)| Some((b.as_ref()?, s, *v)))
+        .collect();
+    let builds = of_nested_runs(&on_builds, costs);
+    let starts = match builds {
+        Some(_) => None,
+        None => of_runs(&runs.iter().map(|(_, s, v)| (s, *v)).collect::<Vec<_>>()),
+    };
+    SideLevels { starts, builds }
+}
+
 #[cfg(test)]
 mod tests {
     //! Reference values: `tests/data/reference.py`, section `noise levels`.
@@ -644,5 +678,35 @@ mod tests {
         assert!(unmeasured
             .text()
             .ends_with(": the cost of each level was not measured"));
+    }
+
+    #[test]
+    fn a_side_over_builds_is_judged_at_three_levels_only() {
+        // Builds 10 % apart on the log scale, no start adding anything within a build
+        // (each start's runs the same ±1 %), 2 builds × 2 starts × 2 runs.
+        let mut runs = Vec::new();
+        for (build, b) in [("x", -0.05), ("y", 0.05)] {
+            for start in 1..=2 {
+                for r in [-0.01, 0.01] {
+                    runs.push((Some(build), (build, start), 1000.0 * f64::exp(b + r)));
+                }
+            }
+        }
+        let side = of_side(&runs, None);
+        let three = side.builds.unwrap().levels.unwrap();
+        assert!((three.within - 2e-4).abs() < 1e-12, "{three:?}");
+        assert_eq!(three.between_starts, 0.0, "{three:?}");
+        assert!((three.between_builds - 0.005).abs() < 1e-12, "{three:?}");
+        assert_eq!(side.starts, None, "no two-level line over builds");
+        // Taken as two levels, the starts' means would carry the builds' difference.
+        let flat: Vec<((&str, i32), f64)> = runs.iter().map(|(_, s, v)| (*s, *v)).collect();
+        let wrong = of_runs(&flat).unwrap();
+        assert!(wrong.share_between > 0.9, "{wrong:?}");
+        // One build (or none): the two levels, as `of_runs` gives them.
+        let one: Vec<(Option<&str>, (&str, i32), f64)> =
+            runs.iter().map(|(_, s, v)| (None, *s, *v)).collect();
+        let side = of_side(&one, None);
+        assert_eq!(side.builds, None);
+        assert_eq!(side.starts, Some(wrong));
     }
 }

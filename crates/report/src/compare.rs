@@ -226,7 +226,8 @@ pub struct CompareRow {
 /// between starts, and between layout builds (`pgsurge_analysis::noise_levels`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoiseLevels {
-    /// A's; None when A's repeats do not span two starts of two runs.
+    /// A's two levels; None when A's repeats do not span two starts of two runs, or
+    /// ran on two layout builds or more (the three levels of `builds` hold them then).
     pub a: Option<Advice>,
     /// B's.
     pub b: Option<Advice>,
@@ -257,21 +258,25 @@ pub struct SideBuilds {
 }
 
 impl SideBuilds {
-    /// Of a side's samples: its repeats on layout builds (fact `build_layout_seed`),
-    /// by build and server start; None with fewer than two layout builds.
-    fn of(samples: &[RunSample]) -> Option<SideBuilds> {
+    /// The levels of a side's samples: runs and starts, or over layout builds (fact
+    /// `build_layout_seed`, two or more) runs, starts within a build and builds, as
+    /// [`noise_levels::of_side`] judges them.
+    fn of(samples: &[RunSample]) -> (Option<Advice>, Option<SideBuilds>) {
+        let runs: Vec<(Option<&str>, &str, f64)> = samples
+            .iter()
+            .filter_map(|r| {
+                let build = r.levels.layout_seed.and(r.levels.build_key.as_deref());
+                Some((build, r.server_start.as_deref()?, r.tps?))
+            })
+            .collect();
         let on_layouts: Vec<&RunSample> = samples
             .iter()
             .filter(|r| r.levels.layout_seed.is_some() && r.server_start.is_some())
             .collect();
-        let runs: Vec<(&str, &str, f64)> = on_layouts
-            .iter()
-            .filter_map(|r| {
-                let build = r.levels.build_key.as_deref()?;
-                Some((build, r.server_start.as_deref()?, r.tps?))
-            })
-            .collect();
-        let advice = noise_levels::of_nested_runs(&runs, level_costs(&on_layouts))?;
+        let side = noise_levels::of_side(&runs, level_costs(&on_layouts));
+        let Some(advice) = side.builds else {
+            return (side.starts, None);
+        };
         let mut builds: Vec<(u64, String)> = on_layouts
             .iter()
             .filter_map(|r| {
@@ -281,11 +286,12 @@ impl SideBuilds {
             .collect();
         builds.sort();
         builds.dedup();
-        Some(SideBuilds {
+        let builds = SideBuilds {
             advice,
             layout_seeds: builds.iter().map(|b| b.0).collect(),
             postgres_sha256: builds.into_iter().map(|b| b.1).collect(),
-        })
+        };
+        (side.starts, Some(builds))
     }
 
     /// `over layout builds (seeds 1, 2): …`.
@@ -327,20 +333,14 @@ impl NoiseLevels {
     /// Of the two sides' samples; None when neither spans two starts of two runs nor
     /// two layout builds.
     fn of(a: &[RunSample], b: &[RunSample]) -> Option<NoiseLevels> {
-        let side = |s: &[RunSample]| {
-            let runs: Vec<(&str, f64)> = s
-                .iter()
-                .filter_map(|r| Some((r.server_start.as_deref()?, r.tps?)))
-                .collect();
-            noise_levels::of_runs(&runs)
-        };
+        let ((a, builds_a), (b, builds_b)) = (SideBuilds::of(a), SideBuilds::of(b));
         let builds = BuildsLevels {
-            a: SideBuilds::of(a),
-            b: SideBuilds::of(b),
+            a: builds_a,
+            b: builds_b,
         };
         let levels = NoiseLevels {
-            a: side(a),
-            b: side(b),
+            a,
+            b,
             builds: (builds.a.is_some() || builds.b.is_some()).then_some(builds),
         };
         (levels.a.is_some() || levels.b.is_some() || levels.builds.is_some()).then_some(levels)
@@ -1098,5 +1098,61 @@ mod tests {
         let c = compare("A", &a, "B", &b, &Along::targets()).with_noise_floor(&aa);
         assert_eq!(c.noise_floor.as_ref().unwrap().tps_half_width, half);
         assert!(render_text(&c).contains("noise floor (A/A, A → A'): ±"));
+    }
+
+    /// A side whose repeats ran on two layout builds: its starts differ only by their
+    /// builds, and no two-level line puts that difference between the starts.
+    #[test]
+    fn a_side_over_layout_builds_has_no_two_level_line() {
+        let sample = |build: u64, start: u64, tps: f64| crate::cells::RunSample {
+            run_id: 0,
+            set_id: 1,
+            repeat: 1,
+            start: 0.0,
+            tps: Some(tps),
+            p99_ms: None,
+            server_start: Some(format!("start {build}.{start}")),
+            levels: crate::cells::SampleLevels {
+                build_key: Some(format!("key{build}")),
+                layout_seed: Some(build),
+                ..Default::default()
+            },
+            evidence: Evidence {
+                runs: 1,
+                ..Evidence::default()
+            },
+        };
+        let mut a = Vec::new();
+        for (build, level) in [(1, 900.0), (2, 1100.0)] {
+            for start in 1..=2 {
+                a.extend([
+                    sample(build, start, level - 5.0),
+                    sample(build, start, level + 5.0),
+                ]);
+            }
+        }
+        let l = NoiseLevels::of(&a, &[]).unwrap();
+        assert_eq!(l.a, None, "{l:?}");
+        let three = l.builds.as_ref().and_then(|b| b.a.as_ref()).unwrap();
+        let levels = three.advice.levels.unwrap();
+        assert_eq!(levels.between_starts, 0.0, "{levels:?}");
+        assert!(levels.between_builds > 0.0, "{levels:?}");
+        let text = l.text();
+        assert!(!text.contains("noise levels of A: "), "{text}");
+        assert!(
+            text.starts_with("noise levels of A over layout builds (seeds 1, 2): "),
+            "{text}"
+        );
+        // Without layout builds the same starts are two levels.
+        let plain: Vec<_> = a
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.levels = Default::default();
+                r
+            })
+            .collect();
+        let l = NoiseLevels::of(&plain, &[]).unwrap();
+        assert!(l.a.is_some() && l.builds.is_none(), "{l:?}");
     }
 }
