@@ -2,7 +2,8 @@
 //!
 //! A [`Scheduled`] fault is a throwaway topology's fault ([`pgsurge_server::Fault`]:
 //! promote, pause or resume replay, immediate stop, kill), a network link's delay or
-//! loss ([`LinkFault`], `tc netem`, removed again after the run) or a shell command
+//! loss ([`LinkFault`], `tc netem`, removed again after the run; a kernel without
+//! netem told before anything starts, [`LinkFault::kernel_lacks_netem`]) or a shell command
 //! (the fault of a server pgsurge did not start). [`during`] applies each at its time after the
 //! run's start while the run goes on, with the standbys' lag sampled on the primary
 //! ([`pgsurge_observe::lag`]) beside every run on a topology with standbys; [`cost`] turns what happened into the run's
@@ -123,6 +124,22 @@ impl LinkFault {
         self.tc(&["qdisc", "del", "dev", &self.device, "root"])
     }
 
+    /// Whether this machine's kernel lacks the netem queueing discipline a link fault
+    /// needs (no `sch_netem`, built in or as a module): netem cannot be added to the
+    /// loopback device of a new, empty network namespace while a plain FIFO can. False
+    /// when that cannot be told (not root, no `unshare` or `tc`): the fault then says
+    /// why it failed when it is applied.
+    pub fn kernel_lacks_netem() -> bool {
+        lacks_netem(|qdisc| {
+            let mut cmd = Command::new("unshare");
+            cmd.args(["--net", "tc", "qdisc", "add", "dev", "lo", "root"])
+                .args(qdisc)
+                .stdin(std::process::Stdio::null());
+            pgsurge_supervisor::run(cmd, PROBE_TIMEOUT, 0)
+                .is_ok_and(|f| matches!(f.ending, pgsurge_supervisor::Ending::Exited(0)))
+        })
+    }
+
     fn tc(&self, args: &[&str]) -> Result<(), String> {
         let mut cmd = match &self.netns {
             Some(ns) => {
@@ -145,6 +162,16 @@ impl LinkFault {
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
+}
+
+/// How long a probe of the kernel's queueing disciplines may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Whether a kernel lacks netem, by `add_qdisc` (whether a root qdisc of the given kind
+/// and parameters could be added to a new namespace's loopback device): netem refused
+/// where the always-present FIFO is taken. Both refused says nothing of netem.
+fn lacks_netem(add_qdisc: impl Fn(&[&str]) -> bool) -> bool {
+    !add_qdisc(&["netem", "delay", "1ms"]) && add_qdisc(&["pfifo", "limit", "10"])
 }
 
 /// A fault at its time.
@@ -587,6 +614,16 @@ mod tests {
         cost(beside, Some(timeline), (conn, None))
             .outage
             .expect("an outage")
+    }
+
+    #[test]
+    fn netem_is_missing_only_where_a_fifo_is_taken_and_netem_is_not() {
+        let kernel =
+            |netem: bool, fifo: bool| move |q: &[&str]| if q[0] == "netem" { netem } else { fifo };
+        assert!(lacks_netem(kernel(false, true)));
+        assert!(!lacks_netem(kernel(true, true)));
+        // Nothing could be added (not root, no tc): netem's absence is not shown.
+        assert!(!lacks_netem(kernel(false, false)));
     }
 
     #[test]

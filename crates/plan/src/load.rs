@@ -201,6 +201,33 @@ impl Campaign {
         faults.filter_map(|f| f.scheduled().ok()).collect()
     }
 
+    /// Refuses, before anything starts, a `[[fault]]` on a network device (`delay` or
+    /// `loss` through `tc netem`) that this machine's kernel cannot apply: it has no
+    /// netem queueing discipline. The error names the fault and the relay that delays a
+    /// standby's link without netem. Probes the kernel only when there is such a fault.
+    pub fn check_link_faults(&self) -> Result<(), SpecError> {
+        let mut links = self.spec.faults.iter().enumerate().filter(|(_, f)| {
+            f.scheduled()
+                .is_ok_and(|s| matches!(s.action, pgsurge_faults::Action::Link(_)))
+        });
+        let Some((i, f)) = links.next() else {
+            return Ok(());
+        };
+        if !pgsurge_faults::LinkFault::kernel_lacks_netem() {
+            return Ok(());
+        }
+        Err(self.invalid(
+            &format!("fault[{i}].link"),
+            format!(
+                "{} on a network device needs the kernel's netem queueing discipline \
+                 (sch_netem), and this machine's kernel has none; a standby's replication \
+                 link is delayed without it through pgsurge's relay: link = \"{}\"",
+                f.action,
+                crate::spec::REPLICATION_LINK
+            ),
+        ))
+    }
+
     /// Whether a `[[fault]]` delays a standby's link through the relay: each throwaway
     /// target's standbys then stream through one.
     pub fn relays_replication(&self) -> bool {

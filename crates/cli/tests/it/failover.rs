@@ -765,68 +765,6 @@ fn lag_charted_on_the_test_page(dir: &std::path::Path, store: &str) {
     }
 }
 
-#[test]
-fn a_fault_past_the_end_a_promote_without_a_standby_and_too_many_replicas_are_refused_before_anything_starts(
-) {
-    let dir = pgsurge_testkit::scratch_dir("failover-refused");
-    let campaign = |target: &str, fault: &str| {
-        format!(
-            "[campaign]\nname = \"refused\"\n[[target]]\nname = \"refused-target\"\n{target}\n\
-             [matrix]\nscales = [1]\nclients = [1]\n[run]\nduration = 10\n[[fault]]\n{fault}\n"
-        )
-    };
-    let cases = [
-        (
-            campaign("replicas = 1", "at = \"12s\"\naction = \"promote\""),
-            "fault[0].at",
-            "12 s is past the run's end (run.duration = 10 s)",
-        ),
-        (
-            campaign("", "at = \"3s\"\naction = \"promote\""),
-            "fault[0]",
-            "promote needs replica1; target \"refused-target\" has 0 replicas",
-        ),
-        (
-            campaign("replicas = 9", "at = \"3s\"\naction = \"stop\""),
-            "target[0].replicas",
-            "9 replicas asked for; at most 8",
-        ),
-        // Each standby holds shared buffers as large as the primary's: four servers of
-        // 4 TB each are more memory than a machine this test runs on has.
-        (
-            campaign(
-                "replicas = 3\nsettings = { shared_buffers = \"4TB\" }",
-                "at = \"3s\"\naction = \"stop\"",
-            ),
-            "target[0].replicas",
-            "a primary and 3 replicas with shared_buffers of 4194304 MB each need 16777216 MB; this machine has",
-        ),
-    ];
-    let created = || -> Vec<String> {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n.contains("refused-target"))
-            .collect()
-    };
-    for (i, (body, key, says)) in cases.iter().enumerate() {
-        let c = Campaign::write_named(dir.path(), &format!("refused{i}"), body);
-        let store = std::path::Path::new(&c.store);
-        let out = c.run(&[]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{body}\n{}", text(&out));
-        assert!(
-            stderr.contains(key) && stderr.contains(says),
-            "{body}\n{}",
-            text(&out)
-        );
-        assert!(!stderr.contains("panicked"), "{}", text(&out));
-        // Refused while the file was read: no store, no server directory.
-        assert!(!store.exists(), "{body}: the store was created");
-        assert_eq!(created(), Vec::<String>::new(), "{body}");
-    }
-}
-
 /// Runs the campaign file `file` into a store in `dir`, and returns the store's path
 /// and its one run as `results export` gives it (its status checked to be ok).
 fn campaign_run(dir: &std::path::Path, file: &std::path::Path) -> (String, serde_json::Value) {

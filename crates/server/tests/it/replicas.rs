@@ -139,6 +139,18 @@ fn bad_topologies_are_refused_before_anything_starts() {
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("past port 65535"), "{err}");
+    // Four servers of 4 TB of shared buffers each: more memory than this machine has.
+    let (code, _, err) = run(&[
+        "start",
+        "--state-dir",
+        sd,
+        "--replicas",
+        "3",
+        "--set",
+        "shared_buffers=4TB",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("need 16777216 MB; this machine has"), "{err}");
     let (code, _, err) = run(&["start", "--state-dir", sd, "--sync"]);
     assert_eq!(code, 2, "{err}");
     // Nothing was started or recorded.
