@@ -38,6 +38,7 @@ mod init_jobs;
 mod kube_fake_cluster;
 mod kube_job;
 mod layout_builds;
+mod layout_resume;
 mod noise_levels;
 mod off_cpu_profile;
 mod patch_ab;
