@@ -180,8 +180,18 @@ fn a_topology_pauses_replay_promotes_a_standby_and_loses_its_killed_primary() {
     replica.pause_replay(true).unwrap();
     eventually(&rconn, "select pg_get_wal_replay_pause_state()", "paused");
     primary.psql("bench", "insert into t values (1)").unwrap();
-    // Received, not replayed.
-    std::thread::sleep(Duration::from_millis(300));
+    // Received, not replayed: the standby has the insert's WAL and does not show it.
+    let written = primary
+        .psql("bench", "select pg_current_wal_insert_lsn()")
+        .unwrap();
+    eventually(
+        &rconn,
+        &format!(
+            "select pg_last_wal_receive_lsn() >= '{}'::pg_lsn",
+            written.trim()
+        ),
+        "t",
+    );
     assert_eq!(psql(&rconn, "select count(*) from t"), "0");
     replica.pause_replay(false).unwrap();
     eventually(&rconn, "select count(*) from t", "1");
