@@ -87,11 +87,18 @@ pub fn outage(counts: &[u32], bucket_s: f64, from_s: f64) -> Option<Outage> {
     Some(window(counts, bucket_s, before, after))
 }
 
-/// The stretch without a commit that holds the moment `at_s` (a failure the clients
-/// saw): from the last bucket with a commit at or before `at_s`'s bucket to the first
-/// bucket with a commit after it, however long or short; a later, longer stretch is
-/// another matter. Its length is 0 when commits went on in the next bucket. None when
-/// no commit comes before or after the moment.
+/// How long after the first lost connection the server that failed may still be
+/// acknowledging commits: it does not die at once (its backends end one after another,
+/// and a client reads a commit's reply a moment after it came), so a gap between such
+/// late commits is not the failure's own.
+pub const LATE_COMMITS_S: f64 = 0.25;
+
+/// The stretch without a commit that a failure the clients saw at `at_s` caused: the
+/// longest of the stretch that holds the moment (from the last bucket with a commit at
+/// or before `at_s`'s bucket to the first bucket with a commit after it) and those that
+/// start within [`LATE_COMMITS_S`] after it, however short; a stretch that starts later
+/// (a stall of the server that took over) is another matter. Its length is 0 when
+/// commits went on without a gap. None when no commit comes before or after the moment.
 pub fn outage_at(counts: &[u32], bucket_s: f64, at_s: f64) -> Option<Outage> {
     if bucket_s.is_nan() || bucket_s <= 0.0 || at_s.is_nan() || at_s < 0.0 {
         return None;
@@ -101,7 +108,18 @@ pub fn outage_at(counts: &[u32], bucket_s: f64, at_s: f64) -> Option<Outage> {
         .rev()
         .find(|&i| counts[i] > 0)?;
     let after = (at + 1..counts.len()).find(|&i| counts[i] > 0)?;
-    Some(window(counts, bucket_s, before, after))
+    let (mut best, mut from) = ((before, after), after);
+    let last_start = ((at_s + LATE_COMMITS_S) / bucket_s).floor() as usize;
+    while from <= last_start {
+        let Some(next) = (from + 1..counts.len()).find(|&i| counts[i] > 0) else {
+            break;
+        };
+        if next - from > best.1 - best.0 {
+            best = (from, next);
+        }
+        from = next;
+    }
+    Some(window(counts, bucket_s, best.0, best.1))
 }
 
 /// The outage between bucket `before` (the last with a commit) and bucket `after` (the
@@ -256,6 +274,31 @@ mod tests {
         c.extend(vec![0; 100]);
         assert!(failure_outage(&c, 0.01, None, Some(1.0)).is_some());
         assert!(failure_outage(&c, 0.01, Some(2.5), Some(1.0)).is_none());
+    }
+
+    #[test]
+    fn late_commits_of_the_failing_server_do_not_cut_its_outage_short() {
+        // The first connection lost at 3.005 s while other backends of the dying
+        // server still acknowledged commits at 3.02 s and 3.05 s; then nothing until
+        // the standby took over at 3.5 s; a longer stall at 6 s.
+        let mut c = steady(3);
+        c.extend(vec![0; 300]);
+        c[302] = 1;
+        c[305] = 1;
+        c[350..600].fill(1);
+        c.extend(vec![0; 120]);
+        c.extend(vec![1; 300]);
+        let o = outage_at(&c, 0.01, 3.005).unwrap();
+        assert!((o.last_commit_before_s - 3.06).abs() < 1e-9, "{o:?}");
+        assert!((o.first_commit_after_s - 3.5).abs() < 1e-9, "{o:?}");
+        // A commit after the allowance: the stretch before it stands, though a longer
+        // one follows.
+        let mut c = steady(3);
+        c.extend(vec![0; 300]);
+        c[340] = 1;
+        c[400..600].fill(1);
+        let o = outage_at(&c, 0.01, 3.005).unwrap();
+        assert!((o.seconds - 0.4).abs() < 1e-9, "{o:?}");
     }
 
     #[test]

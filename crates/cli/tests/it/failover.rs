@@ -137,7 +137,10 @@ fn bench_reconnect_carries_on_through_a_failover() {
         .expect("the lost connection's time");
     assert!(before <= promote_called_us, "{o}");
     assert!(after + 10_000 >= promote_called_us, "{o}");
-    assert!(before - 10_000 <= lost && lost <= after + 10_000, "{o}");
+    // The outage holds the first lost connection, or starts among the failing
+    // server's late commits (a quarter of a second at most) after it.
+    assert!(lost <= after + 10_000, "the outage ends before {lost}\n{o}");
+    assert!(before <= lost + 260_000, "the outage starts late\n{o}");
     assert!(o["seconds"].as_f64().unwrap() > 0.0, "{o}");
 }
 
@@ -192,7 +195,10 @@ action = "promote"
     let lost = o["connection_lost_unix_us"]
         .as_i64()
         .expect("the lost connection's time");
-    assert!(before - 10_000 <= lost && lost <= after + 10_000, "{o}");
+    // The outage holds the first lost connection, or starts among the failing
+    // server's late commits (a quarter of a second at most) after it.
+    assert!(lost <= after + 10_000, "the outage ends before {lost}\n{o}");
+    assert!(before <= lost + 260_000, "the outage starts late\n{o}");
     assert!(run["transactions"].as_i64().unwrap() > 0);
     // The standby's lag was sampled while the primary answered.
     assert!(!cost["lag"].as_array().unwrap().is_empty(), "{cost}");
