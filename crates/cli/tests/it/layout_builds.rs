@@ -5,7 +5,8 @@
 //! each of two targets of the same inputs (which share the layout builds). The stored runs carry both seeds, two different
 //! `postgres` digests and four server starts, each initialized, as `campaign plan` counts; `compare` states each level's share and
 //! which level is cheapest to repeat at the measured costs, as text, as JSON that its
-//! schema accepts, and in the report, whose targets table names the seeds.
+//! schema accepts, and in the report, whose targets table names the seeds. A layout
+//! build made in another cache directory is the same binary.
 
 use std::collections::BTreeSet;
 
@@ -249,4 +250,40 @@ fn pgsurge_server_bins(store: &mut Store, set: i64) -> Vec<String> {
         }
     }
     bins.into_iter().collect()
+}
+
+/// A layout build is the same program whichever cache directory made it: its
+/// `postgres` names no path of its cache entry, so the same seed gives the same digest
+/// in the shared build cache and in a scratch one.
+#[test]
+fn a_layout_build_has_the_same_digest_in_another_cache_directory() {
+    let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
+        return;
+    };
+    if pgsurge_testkit::command_path("ld.lld").is_none() {
+        return;
+    }
+    let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
+    let shared = pgsurge_testkit::build_cache_dir();
+    std::fs::create_dir_all(&shared).unwrap();
+    let dir = pgsurge_testkit::scratch_dir("layout-digest");
+    let digest = |cache: &std::path::Path| {
+        let mut cmd = pgsurge(cache);
+        cmd.args(["server", "build", "--layout-seed", "1", "--source"])
+            .arg(&tarball);
+        for c in CONFIGURE_ARGS {
+            cmd.arg(format!("--configure={c}"));
+        }
+        let out = ok(&cmd.output().unwrap(), "server build --layout-seed 1");
+        let bin = std::path::PathBuf::from(out.lines().last().unwrap_or_default());
+        let entry = bin.parent().and_then(|p| p.parent()).unwrap();
+        let record = std::fs::read_to_string(entry.join("build.json")).unwrap();
+        let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+        let sha = record["postgres_sha256"].as_str().unwrap().to_string();
+        (entry.file_name().unwrap().to_owned(), sha)
+    };
+    let (key, sha) = digest(&shared);
+    let (other_key, other_sha) = digest(dir.path());
+    assert_eq!(key, other_key, "one key for the same inputs and seed");
+    assert_eq!(sha, other_sha, "the same postgres in two cache directories");
 }

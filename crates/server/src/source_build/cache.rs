@@ -53,9 +53,11 @@ pub(super) fn key(parts: &KeyParts) -> String {
     if parts.profiling {
         field("profiling", super::PROFILING_CFLAGS);
     }
-    // Likewise only layout builds have a seed: the same objects, linked in its order.
+    // Likewise only layout builds have a seed: the same objects, linked in its order,
+    // the grammars and scanners generated without `#line` (which named the cache
+    // entry's path in the binary: layouts made before have keys of their own).
     if let Some(seed) = parts.layout_seed {
-        field("layout", &seed.to_string());
+        field("layout", &format!("{seed} without any #line"));
     }
     hex(&h.finalize())[..32].to_string()
 }

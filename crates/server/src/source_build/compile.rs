@@ -13,6 +13,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -379,43 +380,71 @@ impl CompilePlan<'_> {
         std::fs::rename(&staged, self.install_dir).map_err(|e| ServerError::io(&staged, e))
     }
 
-    /// `make`, with a layout build's `link` flags (see [`Self::layout_link_flags`]).
-    fn make(&self, link: Option<&str>) -> Command {
+    /// `make`, with a layout build's variables (see [`Self::layout_make_vars`]).
+    fn make(&self, vars: &[String]) -> Command {
         let mut cmd = self.command("make");
-        if let Some(flags) = link {
-            cmd.arg(format!("LDFLAGS_EX_BE={flags}"));
-        }
+        cmd.args(vars);
         cmd
     }
 
-    /// A layout build's flags for the link of the server, `postgres`: the value
-    /// configure chose for `LDFLAGS_EX_BE` (the backend's own link flags, such as
-    /// `-Wl,--export-dynamic`, read from the configured `src/Makefile.global`), then
-    /// LLVM's lld with every input section shuffled in the seed's order. Given to
-    /// `make` on its command line, they reach every sub-make and only the backend's
-    /// link reads them: no compile command changes (each object is the one the build
-    /// without a seed made, a ccache hit) and pg_config's record of the link flags
-    /// stays as configure wrote it. None for a build without a seed.
-    fn layout_link_flags(&self) -> Result<Option<String>> {
+    /// A layout build's variables on make's command line, which reach every sub-make:
+    ///
+    /// * `LDFLAGS_EX_BE`, the flags of the server's link, `postgres`: the value
+    ///   configure chose (the backend's own link flags, such as `-Wl,--export-dynamic`,
+    ///   read from the configured `src/Makefile.global`), then LLVM's lld with every
+    ///   input section shuffled in the seed's order. Only the backend's link reads it:
+    ///   no compile command changes (each object is the one the build without a seed
+    ///   made, a ccache hit) and pg_config's record of the link flags stays as
+    ///   configure wrote it.
+    /// * `BISON` and `FLEX`, the configured programs without `#line` directives
+    ///   (`bison -l`; flex through a wrapper that removes them): the grammars and scanners are read from the source
+    ///   tree by its absolute path, inside the cache entry, and the generated C would
+    ///   name that path wherever it reports an error's file (`__FILE__`), so the
+    ///   binary would hold the cache directory and a layout build made in another one
+    ///   would differ from it. Without the directives the generated files are named
+    ///   as the build directory's own, a relative path.
+    ///
+    /// Empty for a build without a seed.
+    fn layout_make_vars(&self) -> Result<Vec<String>> {
         let Some(seed) = self.layout_seed else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let global = self.build.join("src/Makefile.global");
         let text = std::fs::read_to_string(&global).map_err(|e| ServerError::io(&global, e))?;
-        let configured = text
-            .lines()
-            .find_map(|l| l.strip_prefix("LDFLAGS_EX_BE ="))
-            .ok_or_else(|| {
-                ServerError::Invalid(format!(
-                    "{} sets no LDFLAGS_EX_BE: a layout build cannot link this source's server",
-                    global.display()
-                ))
-            })?;
+        let configured = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.trim_start().strip_prefix('='))
+                .map(str::trim)
+        };
+        let link = configured("LDFLAGS_EX_BE").ok_or_else(|| {
+            ServerError::Invalid(format!(
+                "{} sets no LDFLAGS_EX_BE: a layout build cannot link this source's server",
+                global.display()
+            ))
+        })?;
         // The shell of make's recipes reads the value: the glob is quoted.
-        Ok(Some(format!(
-            "{} -fuse-ld=lld '-Wl,--shuffle-sections=*={seed}'",
-            configured.trim()
-        )))
+        let mut vars = vec![format!(
+            "LDFLAGS_EX_BE={link} -fuse-ld=lld '-Wl,--shuffle-sections=*={seed}'"
+        )];
+        if let Some(bison) = configured("BISON").filter(|p| !p.is_empty()) {
+            vars.push(format!("BISON={bison} -l"));
+        }
+        if let Some(flex) = configured("FLEX").filter(|p| !p.is_empty()) {
+            // flex -L keeps the directives of the scanner's own code blocks: a wrapper
+            // removes every one from what it wrote.
+            let wrapper = self.build.join("flex-without-lines");
+            let script = format!(
+                "#!/bin/sh\nfor a; do case $a in -o*) out=${{a#-o}};; esac; done\n\
+                 {flex} -L \"$@\" || exit\n\
+                 [ -z \"$out\" ] || sed -i '/^#line /d' \"$out\"\n"
+            );
+            std::fs::write(&wrapper, script).map_err(|e| ServerError::io(&wrapper, e))?;
+            let executable = std::fs::Permissions::from_mode(0o755);
+            std::fs::set_permissions(&wrapper, executable)
+                .map_err(|e| ServerError::io(&wrapper, e))?;
+            vars.push(format!("FLEX={}", wrapper.display()));
+        }
+        Ok(vars)
     }
 
     /// The autoconf build; returns the files its `make` steps compiled.
@@ -430,8 +459,8 @@ impl CompilePlan<'_> {
         }
         let _ = writeln!(progress, "  configuring");
         log.run_watched("configure", &mut configure, progress)?;
-        let link = self.layout_link_flags()?;
-        let link = link.as_deref();
+        let link = self.layout_make_vars()?;
+        let link = link.as_slice();
         let _ = writeln!(progress, "  compiling with {} jobs", self.jobs);
         let compiling = log.offset();
         log.run_watched("make", self.make(link).arg(&jobs), progress)?;
