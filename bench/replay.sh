@@ -40,13 +40,20 @@
 # over $ROUNDS rounds. The load average is printed at the start and at the end; a summary
 # of every workload and session count closes the output.
 #
+# SYSCALLS=1 runs each tool under `perf stat` (software events and syscall tracepoints:
+# no hardware counters needed) and prints, per round and as medians, the tool's
+# system calls per statement by kind (pselect6 is pgreplay's wait, epoll_wait pgsurge's)
+# and its context switches per statement. The tracepoints add to each call's cost:
+# take CPU and rate figures from a run without it.
+#
 # An A/B of two pgsurge builds on the same logs: PGSURGE_BASE=path/to/other/pgsurge and
 # TOOLS="base-max pgsurge-max" (base-max is `$PGSURGE_BASE replay --max`).
 #
 # Usage: bench/replay.sh   (env: PGSURGE, PGBENCH, PGREPLAY=/usr/bin/pgreplay, TOOLS (a subset of
 #                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1 base-max"),
 #                           WORKLOADS="select-only tpcb-like", CLIENTS="4 16 64", DURATION=10,
-#                           SCALE=1, ROUNDS=3, FAST=1000, SEED=11, LIMIT=120, PGSURGE_BASE)
+#                           SCALE=1, ROUNDS=3, FAST=1000, SEED=11, LIMIT=120, PGSURGE_BASE,
+#                           SYSCALLS=0)
 source "$(dirname "$0")/lib.sh"
 PGREPLAY=${PGREPLAY:-/usr/bin/pgreplay}
 DURATION=${DURATION:-10}
@@ -56,6 +63,13 @@ ROUNDS=${ROUNDS:-3}
 FAST=${FAST:-1000}
 SEED=${SEED:-11}
 LIMIT=${LIMIT:-120}
+SYSCALLS=${SYSCALLS:-0}
+case $SYSCALLS in 0|1) ;; *) echo "SYSCALLS must be 0 or 1, not \"$SYSCALLS\"" >&2; exit 1 ;; esac
+COUNTED=(pselect6 epoll_wait sendto recvfrom read newfstatat)
+if [ "$SYSCALLS" = 1 ]; then
+    command -v perf >/dev/null || { echo "SYSCALLS=1 needs perf (apt-get install linux-perf)" >&2; exit 1; }
+    EVENTS=context-switches$(printf ',syscalls:sys_enter_%s' "${COUNTED[@]}")
+fi
 read -r -a WORKLOADS <<<"${WORKLOADS:-select-only tpcb-like}"
 read -r -a TOOLS <<<"${TOOLS:-pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1}"
 [ -x "$PGSURGE" ] || { echo "build first: cargo build --release -p pgsurge" >&2; exit 1; }
@@ -93,6 +107,20 @@ fresh_copy() {
     $PSQL -c "DROP DATABASE IF EXISTS bench WITH (FORCE)" -c "CREATE DATABASE bench TEMPLATE bench_before"
 }
 
+# kill_tree PID: ends PID after its descendants (a tool under perf stat is a grandchild).
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
+
+# per_statement FILE STATEMENTS: a perf stat -x, file's counts divided by STATEMENTS, as
+# "name value ..." (context-switches as cs).
+per_statement() {
+    awk -F, -v n="$2" '$1 ~ /^[0-9]+$/ { name = $3; sub(/^syscalls:sys_enter_/, "", name)
+        sub(/^context-switches$/, "cs", name); printf "%s %.3f ", name, $1 / n } END { print "" }' "$1"
+}
+
 # measured NAME CMD...: runs CMD under GNU time, stopped after $LIMIT s; prints
 # "user sys maxrss_kb status" (status: done, failed or stalled).
 measured() {
@@ -105,7 +133,7 @@ measured() {
             $PSQL -c "SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'), \
                 count(*) FILTER (WHERE state = 'idle in transaction') \
                 FROM pg_stat_activity WHERE datname = 'bench'" | tr '|' ' ' >"$W/$name.stall"
-            for child in $(pgrep -P "$timer"); do kill "$child"; done
+            for child in $(pgrep -P "$timer"); do kill_tree "$child"; done
             break
         fi
         sleep 0.1
@@ -184,6 +212,9 @@ replay_log() {
                 *) echo "unknown tool $tool" >&2; exit 1 ;;
             esac
             name="$workload.$clients.$tool.$r"
+            if [ "$SYSCALLS" = 1 ]; then
+                cmd=(perf stat -x, -o "$W/$name.perf" -e "$EVENTS" -- "${cmd[@]}")
+            fi
             fresh_copy
             backends_gone
             s0=$(server_ticks)
@@ -205,6 +236,10 @@ replay_log() {
             printf 'round %d %-16s %8.3f s  %9.0f statements/s  cpu %5.2f s  server cpu %6.2f s  rss %6d kB  tables as logged: %s%s\n' \
                 "$r" "$tool" "$wall" "$(awk -v n="$statements" -v w="$wall" 'BEGIN { print n / w }')" \
                 "$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$srv" "$rss" "$same" "$extra"
+            if [ "$SYSCALLS" = 1 ] && [ "$status" = done ]; then
+                echo "$tool $(per_statement "$W/$name.perf" "$statements")" >>"$rows.calls"
+                echo "        per statement: $(per_statement "$W/$name.perf" "$statements")"
+            fi
         done
     done
     echo
@@ -235,6 +270,18 @@ replay_log() {
         echo "$tool $wall $cpu" >>"$medians"
         echo "$workload $clients $tool $rate $per $srv_per $busy $behind" >>"$summary"
     done
+    if [ "$SYSCALLS" = 1 ]; then
+        echo
+        for tool in "${TOOLS[@]}"; do
+            line=
+            for c in cs "${COUNTED[@]}"; do
+                m=$(awk -v t="$tool" -v c="$c" '$1 == t { for (i = 2; i < NF; i += 2) if ($i == c) print $(i + 1) }' \
+                    "$rows.calls" 2>/dev/null | median)
+                [ -n "$m" ] && line="$line $c $m"
+            done
+            printf '%-16s per statement (medians):%s\n' "$tool" "$line"
+        done
+    fi
     ratio() { # A B [COLUMN]: B's value over A's (wall time: column 2, CPU: 3)
         awk -v a="$1" -v b="$2" -v c="${3:-2}" '$1 == a { x = $c } $1 == b { y = $c } END {
             if (x == "" || y == "" || x == 0) print "-"; else printf "%.2f", y / x }' "$medians"
