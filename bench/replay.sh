@@ -50,7 +50,8 @@
 # TOOLS="base-max pgsurge-max" (base-max is `$PGSURGE_BASE replay --max`).
 #
 # Usage: bench/replay.sh   (env: PGSURGE, PGBENCH, PGREPLAY=/usr/bin/pgreplay, TOOLS (a subset of
-#                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1 base-max"),
+#                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1 base-max",
+#                           and pgsurge-max-jN: --max with N driver threads),
 #                           WORKLOADS="select-only tpcb-like", CLIENTS="4 16 64", DURATION=10,
 #                           SCALE=1, ROUNDS=3, FAST=1000, SEED=11, LIMIT=120, PGSURGE_BASE,
 #                           SYSCALLS=0)
@@ -205,6 +206,7 @@ replay_log() {
         for tool in "${TOOLS[@]}"; do
             case $tool in
                 pgsurge-max) cmd=("$PGSURGE" replay --max "$log") ;;
+                pgsurge-max-j[1-9]*) cmd=("$PGSURGE" replay --max -j "${tool#pgsurge-max-j}" "$log") ;;
                 base-max) cmd=("$PGSURGE_BASE" replay --max "$log") ;;
                 pgsurge-speed1) cmd=("$PGSURGE" replay "$log") ;;
                 pgreplay-fast) cmd=("$PGREPLAY" -h "$PGHOST" -p "$PGPORT" -s "$FAST" "$log") ;;
