@@ -2,26 +2,52 @@
 //! = 2, starts = 2` links the server twice from the objects of the patch test's build
 //! (the same configure arguments, so every compile is a ccache hit), each with its own
 //! layout seed, and nests its eight repeats as 2 builds × 2 server starts × 2 runs, on
-//! each of two targets of the same inputs (which share the layout builds). The stored runs carry both seeds, two different
-//! `postgres` digests and four server starts, each initialized, as `campaign plan` counts; `compare` states each level's share and
+//! each of two targets of the same inputs (which share the layout builds). The stored
+//! runs carry both seeds, two different `postgres` digests and four server starts, each
+//! initialized, as `campaign plan` counts; `compare` states each level's share and
 //! which level is cheapest to repeat at the measured costs, as text, as JSON that its
 //! schema accepts, and in the report, whose targets table names the seeds. A layout
 //! build made in another cache directory is the same binary.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use pgsurge_store::{facts, RunFilter, Store};
 
 use super::patch_ab::{ok, pgsurge, CONFIGURE_ARGS};
 
+/// The release tarball, when lld is there to link its layouts; else `None`, through the
+/// testkit's prerequisite helpers.
+pub(crate) fn layout_prerequisites() -> Option<PathBuf> {
+    let tarball = pgsurge_testkit::postgres_tarball()?;
+    pgsurge_testkit::command_path("ld.lld")?;
+    Some(tarball)
+}
+
+/// A campaign named `name` over `targets`, each built from `tarball` with the patch
+/// test's configure arguments, eight one-second select-only repeats nested as 2 builds
+/// × 2 starts × 2 runs: every layout test writes its campaign here, so that they share
+/// their layout builds (same inputs, same seeds).
+pub(crate) fn layout_campaign(name: &str, tarball: &Path, targets: &[&str]) -> String {
+    let mut text = format!("[campaign]\nname = \"{name}\"\n");
+    for target in targets {
+        text.push_str(&format!(
+            "\n[[target]]\nname = \"{target}\"\nsource = \"{}\"\nconfigure = {CONFIGURE_ARGS:?}\n",
+            tarball.display()
+        ));
+    }
+    text.push_str(
+        "\n[matrix]\nscales = [1]\nclients = [1]\nscripts = [\"select-only\"]\nrepeats = 8\n\
+         \n[repeats]\nbuilds = 2\nstarts = 2\n\n[run]\nduration = 1\n",
+    );
+    text
+}
+
 #[test]
 fn two_layout_builds_are_a_noise_level_of_their_own() {
-    let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
+    let Some(tarball) = layout_prerequisites() else {
         return;
     };
-    if pgsurge_testkit::command_path("ld.lld").is_none() {
-        return;
-    }
     let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
     let cache = pgsurge_testkit::build_cache_dir();
     std::fs::create_dir_all(&cache).unwrap();
@@ -29,37 +55,7 @@ fn two_layout_builds_are_a_noise_level_of_their_own() {
     let file = dir.path().join("layouts.toml");
     std::fs::write(
         &file,
-        format!(
-            r#"
-[campaign]
-name = "layouts"
-
-[[target]]
-name = "base"
-source = "{tarball}"
-configure = {configure:?}
-
-[[target]]
-name = "twin"
-source = "{tarball}"
-configure = {configure:?}
-
-[matrix]
-scales = [1]
-clients = [1]
-scripts = ["select-only"]
-repeats = 8
-
-[repeats]
-builds = 2
-starts = 2
-
-[run]
-duration = 1
-"#,
-            tarball = tarball.display(),
-            configure = CONFIGURE_ARGS,
-        ),
+        layout_campaign("layouts", &tarball, &["base", "twin"]),
     )
     .unwrap();
     let store_path = dir.path().join("r.db");
@@ -257,17 +253,14 @@ fn pgsurge_server_bins(store: &mut Store, set: i64) -> Vec<String> {
 /// in the shared build cache and in a scratch one.
 #[test]
 fn a_layout_build_has_the_same_digest_in_another_cache_directory() {
-    let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
+    let Some(tarball) = layout_prerequisites() else {
         return;
     };
-    if pgsurge_testkit::command_path("ld.lld").is_none() {
-        return;
-    }
     let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
     let shared = pgsurge_testkit::build_cache_dir();
     std::fs::create_dir_all(&shared).unwrap();
     let dir = pgsurge_testkit::scratch_dir("layout-digest");
-    let digest = |cache: &std::path::Path| {
+    let digest = |cache: &Path| {
         let mut cmd = pgsurge(cache);
         cmd.args(["server", "build", "--layout-seed", "1", "--source"])
             .arg(&tarball);
@@ -275,7 +268,7 @@ fn a_layout_build_has_the_same_digest_in_another_cache_directory() {
             cmd.arg(format!("--configure={c}"));
         }
         let out = ok(&cmd.output().unwrap(), "server build --layout-seed 1");
-        let bin = std::path::PathBuf::from(out.lines().last().unwrap_or_default());
+        let bin = PathBuf::from(out.lines().last().unwrap_or_default());
         let entry = bin.parent().and_then(|p| p.parent()).unwrap();
         let record = std::fs::read_to_string(entry.join("build.json")).unwrap();
         let record: serde_json::Value = serde_json::from_str(&record).unwrap();

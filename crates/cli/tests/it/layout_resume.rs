@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use pgsurge_store::{facts, RunFilter, Store};
 
 use super::campaigns::{wait_while_running, Campaign};
-use super::patch_ab::CONFIGURE_ARGS;
+use super::layout_builds::{layout_campaign, layout_prerequisites};
 
 /// The planned (build, start) of repeat `r` of 8: two runs per start, the builds
 /// alternating, as `docs/campaign-reference.md` describes the nesting.
@@ -24,44 +24,16 @@ fn planned_level(r: i64) -> (i64, i64) {
 
 #[test]
 fn an_interrupted_campaign_over_layout_builds_resumes_where_it_stopped() {
-    let Some(tarball) = pgsurge_testkit::postgres_tarball() else {
+    let Some(tarball) = layout_prerequisites() else {
         return;
     };
-    if pgsurge_testkit::command_path("ld.lld").is_none() {
-        return;
-    }
     let _heavy = pgsurge_testkit::one_heavy_test_at_a_time();
     let cache = pgsurge_testkit::build_cache_dir();
     std::fs::create_dir_all(&cache).unwrap();
     let dir = pgsurge_testkit::scratch_dir("layout-resume");
     let c = Campaign::write(
         dir.path(),
-        &format!(
-            r#"
-[campaign]
-name = "layouts resumed"
-
-[[target]]
-name = "base"
-source = "{tarball}"
-configure = {configure:?}
-
-[matrix]
-scales = [1]
-clients = [1]
-scripts = ["select-only"]
-repeats = 8
-
-[repeats]
-builds = 2
-starts = 2
-
-[run]
-duration = 1
-"#,
-            tarball = tarball.display(),
-            configure = CONFIGURE_ARGS,
-        ),
+        &layout_campaign("layouts resumed", &tarball, &["base"]),
     );
     let mut first = c
         .command(&["--quiet"])
