@@ -521,14 +521,12 @@ pub fn main(args: &[OsString]) -> i32 {
                 Ok(v) => v,
                 Err(e) => return command_error(&e.to_string()),
             };
+            // A fault this machine cannot apply is refused here, before a store or a
+            // server.
             let campaign = match Campaign::load(&file) {
                 Ok(c) => c,
                 Err(e) => return command_error(&e.to_string()),
             };
-            // A fault this machine cannot apply is refused before a store or a server.
-            if let Err(e) = campaign.check_link_faults() {
-                return command_error(&e.to_string());
-            }
             let location = store.unwrap_or_else(pgsurge_store::default_location);
             let mut store = match Store::open(&location) {
                 Ok(s) => s,

@@ -56,14 +56,19 @@ fn show_number(v: f64) -> String {
 }
 
 impl Campaign {
-    /// Reads and validates a campaign file.
+    /// Reads and validates a campaign file to run on this machine: what [`Campaign::parse`]
+    /// checks, then what this machine's kernel cannot apply
+    /// ([`Campaign::check_link_faults`]). `campaign run`, `campaign plan` and `bisect`
+    /// read their file here, so the plan refuses what the run would.
     pub fn load(path: &Path) -> Result<Campaign, SpecError> {
         let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
             path: path.display().to_string(),
             source,
         })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Campaign::parse(&text, &path.display().to_string(), &base)
+        let campaign = Campaign::parse(&text, &path.display().to_string(), &base)?;
+        campaign.check_link_faults()?;
+        Ok(campaign)
     }
 
     /// Parses and validates campaign text.
@@ -205,6 +210,8 @@ impl Campaign {
     /// `loss` through `tc netem`) that this machine's kernel cannot apply: it has no
     /// netem queueing discipline. The error names the fault and the relay that delays a
     /// standby's link without netem. Probes the kernel only when there is such a fault.
+    /// Called by [`Campaign::load`], not by [`Campaign::parse`]: the probe runs
+    /// `unshare` and `tc`, which reading campaign text in code never needs.
     pub fn check_link_faults(&self) -> Result<(), SpecError> {
         let mut links = self.spec.faults.iter().enumerate().filter(|(_, f)| {
             f.scheduled()

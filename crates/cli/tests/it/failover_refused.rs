@@ -3,7 +3,7 @@
 //! standby, more standbys than the machine allows (the count of WAL senders, the
 //! memory of their shared buffers), and a netem fault on a kernel without netem. Each
 //! exits with status 1 and an error naming the key, and leaves no store and no server
-//! directory behind.
+//! directory behind; `campaign plan` refuses the netem fault with the same error.
 
 use std::process::Command;
 
@@ -113,16 +113,21 @@ fn kernel_takes_netem() -> bool {
     add(&["netem", "delay", "1ms"])
 }
 
-#[test]
-fn a_netem_fault_is_refused_before_anything_starts_where_the_kernel_has_no_netem() {
-    // An existing server that cannot be reached: past the netem check, the campaign
-    // fails on it before its first test, so no device is ever touched.
-    let body = format!(
+/// A campaign with a `delay` fault on a network device. Its target is an existing
+/// server that cannot be reached: past the netem check, a run fails on it before its
+/// first test, so no device is ever touched.
+fn netem_campaign() -> String {
+    format!(
         "[campaign]\nname = \"refused\"\n[[target]]\nname = \"{TARGET}\"\n\
          conninfo = \"host=no-such-host.invalid dbname=x connect_timeout=2\"\n\
          [matrix]\nscales = [1]\nclients = [1]\n[run]\nduration = 10\n[[fault]]\n\
          at = \"3s\"\naction = \"delay\"\nlink = \"pgsurgenodev0\"\ndelay = \"20ms\"\n"
-    );
+    )
+}
+
+#[test]
+fn a_netem_fault_is_refused_before_anything_starts_where_the_kernel_has_no_netem() {
+    let body = netem_campaign();
     if !kernel_takes_netem() {
         assert_refused(
             "netem",
@@ -143,5 +148,54 @@ fn a_netem_fault_is_refused_before_anything_starts_where_the_kernel_has_no_netem
         !stderr.contains("netem") && stderr.contains("no-such-host.invalid"),
         "{}",
         said(&out)
+    );
+}
+
+#[test]
+fn campaign_plan_refuses_a_netem_fault_as_campaign_run_does() {
+    let dir = pgsurge_testkit::scratch_dir("failover-refused");
+    let c = Campaign::write_named(dir.path(), "netem-plan", &netem_campaign());
+    let plan = |format: &str| {
+        crate::campaigns::pgsurge()
+            .args(["campaign", "plan", c.file_arg(), "--format", format])
+            .args(["--store", &c.store])
+            .output()
+            .expect("pgsurge campaign plan starts")
+    };
+    let (text, json) = (plan("text"), plan("json"));
+    if kernel_takes_netem() {
+        // With netem, the plan is printed: the fault is not refused.
+        for out in [&text, &json] {
+            assert!(out.status.success(), "plan refused\n{}", said(out));
+        }
+        return;
+    }
+    let run = c.run(&[]);
+    let error = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "run not refused\n{}",
+        said(&run)
+    );
+    assert!(error(&run).contains("fault[0].link"), "{}", said(&run));
+    for out in [&text, &json] {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "plan not refused\n{}",
+            said(out)
+        );
+        assert_eq!(
+            error(out),
+            error(&run),
+            "plan and run differ\n{}",
+            said(out)
+        );
+        assert!(out.stdout.is_empty(), "a plan was printed\n{}", said(out));
+    }
+    assert!(
+        !std::path::Path::new(&c.store).exists(),
+        "the store was created"
     );
 }
