@@ -188,7 +188,7 @@ pub fn spec_on(
 fn ensure_data(s: &TestSetup<'_>, target: &mut LiveTarget) -> Result<()> {
     let plan = s.plan;
     let wanted = s.workload.dataset(plan.scale);
-    if target.current_data.as_ref() == Some(&wanted) {
+    if !pgsurge_plan::reloads::checks(target.current_data.as_ref(), &wanted) {
         return Ok(());
     }
     let init = s.campaign.spec.init.for_scale(plan.scale);
@@ -557,7 +557,8 @@ fn run_test_inner(
         drop(pg);
         // A replay changes the data it runs on: the next test loads it again (with
         // `init = "never"` the `before_test` hook restores the user's own data).
-        if target.init_mode != crate::spec::InitMode::Never {
+        let after = pgsurge_plan::reloads::after_test(target.init_mode, false, true);
+        if after == pgsurge_plan::reloads::After::Changed {
             target.current_data = None;
             target.data_changed = Some(format!(
                 "the replay of {} changed the data",
@@ -616,7 +617,12 @@ fn run_test_inner(
                 result.commit_timeline.as_ref(),
                 (&target.conn, campaign.spec.run.check_commits.as_deref()),
             ));
-            (target.faulted, target.current_data) = (true, None);
+            target.faulted = true;
+            // What the faults did to the data is checked before the next test.
+            let after = pgsurge_plan::reloads::after_test(target.init_mode, true, false);
+            if after != pgsurge_plan::reloads::After::Known {
+                target.current_data = None;
+            }
             let pg = Pg::connect(&target.conn).ok();
             pg.and_then(|mut pg| {
                 pgstats::read_counters(&mut pg, target.version_num, &target.dbname).ok()

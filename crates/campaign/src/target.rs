@@ -587,14 +587,14 @@ fn reason_to_load(
     held: String,
     method: &str,
 ) -> Result<std::result::Result<String, InitOutcome>> {
-    if let Some(why) = target.data_changed.take() {
-        if target.init_mode != InitMode::Never {
-            return Ok(Ok(why));
-        }
+    let changed = target.data_changed.take();
+    let holds = mismatch.is_none();
+    if pgsurge_plan::reloads::loads(target.init_mode, changed.is_some(), holds) {
+        let always = (target.init_mode == InitMode::Always).then(|| "init = \"always\"".into());
+        return Ok(Ok(changed.or(always).or(mismatch).unwrap_or_default()));
     }
-    match (target.init_mode, mismatch) {
-        (InitMode::Always, _) => Ok(Ok("init = \"always\"".to_string())),
-        (_, None) => {
+    match mismatch {
+        None => {
             target.current_data = Some(dataset);
             Ok(Err(InitOutcome {
                 performed: false,
@@ -603,11 +603,10 @@ fn reason_to_load(
                 method: method.to_string(),
             }))
         }
-        (InitMode::Never, Some(why)) => Err(CampaignError::Other(format!(
+        Some(why) => Err(CampaignError::Other(format!(
             "target \"{}\" has init = \"never\" but {why}",
             target.name
         ))),
-        (InitMode::IfNeeded, Some(why)) => Ok(Ok(why)),
     }
 }
 

@@ -128,19 +128,22 @@ pub const LOAD_S_PER_SCALE: f64 = 0.5;
 /// The tests are followed in run order as the runner takes them: a throwaway target's
 /// server is replaced whenever [`crate::restarts::replaced`] says so (`[hygiene]
 /// fresh_cluster`, each layout build and server start of `[repeats]`, a swept setting's
-/// next value, a fault), each new cluster costing [`NEW_CLUSTER_S`] and its data loaded
-/// again; a server's database keeps each workload's data once loaded.
+/// next value, a fault), each new cluster costing [`NEW_CLUSTER_S`]; on every server the
+/// data is checked and loaded as [`crate::reloads`] says, by the target's `init` mode.
+/// At worst: a database is taken to hold only what this campaign loaded into it since
+/// it was last unknown (an existing server's at first, and after a test with faults).
 pub fn initializations(campaign: &Campaign, m: &Matrix) -> (usize, f64, &'static str) {
+    use crate::reloads::{after_test, checks, loads, After};
     use crate::spec::FreshCluster;
     let faulted = !campaign.fault_schedule().is_empty();
     let targets = campaign.spec.targets.len();
     let mut servers: Vec<Option<Server>> = vec![None; targets];
-    let mut held: Vec<std::collections::BTreeSet<crate::matrix::Dataset>> =
-        vec![Default::default(); targets];
+    let mut data: Vec<Data> = vec![Data::default(); targets];
     let (mut count, mut seconds) = (0, 0.0);
     let jobs = f64::from(campaign.spec.init.jobs.unwrap_or(1).max(1));
     for t in &m.tests {
-        if campaign.spec.targets[t.target].is_throwaway() {
+        let target = &campaign.spec.targets[t.target];
+        if target.is_throwaway() {
             let new = match &servers[t.target] {
                 Some(s) => crate::restarts::replaced(campaign, &s.running(), t),
                 None => true,
@@ -153,22 +156,35 @@ pub fn initializations(campaign: &Campaign, m: &Matrix) -> (usize, f64, &'static
                     scale: None,
                     faulted: false,
                 });
-                held[t.target].clear();
+                data[t.target] = Data::default();
                 seconds += NEW_CLUSTER_S;
             }
         }
         let workload = &m.workloads[t.workload];
-        // pgbench's tables and each workload pack's are loaded apart.
-        if held[t.target].insert(workload.dataset(t.scale)) {
-            count += 1;
-            let per_unit = match &workload.pack {
-                Some(p) => {
-                    let s = p.pack.manifest.load.seconds_per_unit.unwrap_or(1.0);
-                    s / jobs.min(f64::from(t.scale).max(1.0))
-                }
-                None => LOAD_S_PER_SCALE,
-            };
-            seconds += f64::from(t.scale) * per_unit;
+        let wanted = workload.dataset(t.scale);
+        let d = &mut data[t.target];
+        if checks(d.known.as_ref(), &wanted) {
+            // pgbench's tables and each workload pack's are loaded apart, each at one
+            // scale at a time.
+            let holds = d.holds.get(&wanted.pack) == Some(&wanted.scale);
+            if loads(target.init_mode(), d.changed, holds) {
+                count += 1;
+                let per_unit = match &workload.pack {
+                    Some(p) => {
+                        let s = p.pack.manifest.load.seconds_per_unit.unwrap_or(1.0);
+                        s / jobs.min(f64::from(t.scale).max(1.0))
+                    }
+                    None => LOAD_S_PER_SCALE,
+                };
+                seconds += f64::from(t.scale) * per_unit;
+                d.holds.insert(wanted.pack.clone(), wanted.scale);
+            }
+            (d.known, d.changed) = (Some(wanted), false);
+        }
+        match after_test(target.init_mode(), faulted, workload.replay.is_some()) {
+            After::Known => {}
+            After::Unknown => *d = Data::default(),
+            After::Changed => (d.known, d.changed) = (None, true),
         }
         if let Some(s) = &mut servers[t.target] {
             s.tests_done += 1;
@@ -177,8 +193,13 @@ pub fn initializations(campaign: &Campaign, m: &Matrix) -> (usize, f64, &'static
         }
     }
     let levels = campaign.levels() != (1, 1);
+    let existing_faulted = faulted && campaign.spec.targets.iter().any(|t| !t.is_throwaway());
     let rule = match campaign.spec.hygiene.fresh_cluster() {
         FreshCluster::Test => "a new cluster and its data before every test",
+        _ if existing_faulted => {
+            "one per target, scale and workload pack, and on an existing server again \
+             after each test with faults, whose data is checked then"
+        }
         FreshCluster::Scale if levels => {
             "a new cluster and its data for each layout build and server start, and \
              whenever a target's scale changes"
@@ -191,6 +212,18 @@ pub fn initializations(campaign: &Campaign, m: &Matrix) -> (usize, f64, &'static
         FreshCluster::Never => "one per target, scale and workload pack",
     };
     (count, seconds, rule)
+}
+
+/// A target's data as the estimate follows it through the tests, at worst.
+#[derive(Debug, Clone, Default)]
+struct Data {
+    /// What the runner knows the database to hold (its target's `current_data`).
+    known: Option<crate::matrix::Dataset>,
+    /// The runner knows the data changed since it was loaded.
+    changed: bool,
+    /// The scale of each workload pack's tables (None: pgbench's) this campaign loaded
+    /// into the database since it was last unknown.
+    holds: std::collections::BTreeMap<Option<String>, u32>,
 }
 
 /// A throwaway server as the estimate follows it through the tests.
@@ -288,5 +321,69 @@ mod tests {
         let e = Estimate::of(&plain, &m);
         assert_eq!(e.initializations, 4);
         assert_eq!(e.init_s, 2.0 * NEW_CLUSTER_S + 2.0 * 3.0 * LOAD_S_PER_SCALE);
+    }
+    /// An existing server's campaign: 2 scales × 2 client counts × 2 repeats, with
+    /// `target` its further keys and `fault` a `[[fault]]`'s (none when empty).
+    fn existing(target: &str, fault: &str) -> Campaign {
+        let fault = if fault.is_empty() {
+            String::new()
+        } else {
+            format!("[[fault]]\n{fault}\n")
+        };
+        let text = format!(
+            "[campaign]\nname = \"t\"\n[[target]]\nname = \"db\"\n\
+             conninfo = \"host=db.invalid dbname=bench\"\n{target}\n\
+             [matrix]\nscales = [1, 2]\nclients = [1, 2]\nrepeats = 2\n\
+             [run]\nduration = 10\n{fault}"
+        );
+        Campaign::parse(&text, "t.toml", std::path::Path::new(".")).unwrap()
+    }
+
+    /// The loads the runner may do on an existing server with `init = "if-needed"`,
+    /// counted in run order: a test loads its data when the runner does not know the
+    /// database to hold it, i.e. when it is the target's first, follows a test of
+    /// another scale, or follows a test with faults (whose data it checks, and at worst
+    /// finds changed).
+    fn loads_in_run_order(c: &Campaign, m: &Matrix) -> usize {
+        let faulted = !c.spec.faults.is_empty();
+        let mut last = std::collections::BTreeMap::new();
+        m.tests
+            .iter()
+            .filter(|t| {
+                let before = last.insert(t.target, t.scale);
+                faulted || before != Some(t.scale)
+            })
+            .count()
+    }
+
+    #[test]
+    fn an_existing_servers_data_is_counted_again_after_each_test_with_faults() {
+        let command = "at = \"3s\"\naction = \"command\"\ncommand = \"true\"";
+        let c = existing("", command);
+        let m = crate::matrix::expand(&c).unwrap();
+        assert_eq!(m.tests.len(), 8);
+        let e = Estimate::of(&c, &m);
+        // Every test follows a test with faults or is the first: 8, not one per scale.
+        assert_eq!(loads_in_run_order(&c, &m), 8);
+        assert_eq!(e.initializations, loads_in_run_order(&c, &m));
+        assert!(
+            e.line().contains("again after each test with faults"),
+            "{}",
+            e.line()
+        );
+        let scales: u32 = m.tests.iter().map(|t| t.scale).sum();
+        assert_eq!(e.init_s, f64::from(scales) * LOAD_S_PER_SCALE);
+        // Without faults, what the runner knows it keeps: a load per change of scale.
+        let calm = existing("", "");
+        let m = crate::matrix::expand(&calm).unwrap();
+        let e = Estimate::of(&calm, &m);
+        assert_eq!(e.initializations, loads_in_run_order(&calm, &m));
+        assert!(e.initializations < 8, "{}", e.initializations);
+        // `init = "never"` never loads, faults or not.
+        let never = existing("init = \"never\"", command);
+        assert_eq!(Estimate::of(&never, &m).initializations, 0);
+        // `init = "always"` loads at every check, as if-needed does at worst.
+        let always = existing("init = \"always\"", command);
+        assert_eq!(Estimate::of(&always, &m).initializations, 8);
     }
 }

@@ -18,6 +18,7 @@
 //! | [`capacity`] | `[capacity]`: the tests of each step of a cell's search for the highest rate meeting a latency objective |
 //! | [`repeats`] | `[repeats] until`: whether a test's repeat is still needed, from its cell's stored repeats; the precision each cell reached, stored with its runs; the repeats an earlier set says the precision needs |
 //! | [`restarts`] | when a running throwaway server is replaced by a new one before a test: the rule the runner follows and the estimate counts by |
+//! | [`reloads`] | when a target's data is checked on its server and loaded again before a test: the rule the runner follows and the estimate counts by |
 //! | [`estimate`] | what `campaign plan` estimates: the time of runs, of the steps between tests, of initializations |
 //! | [`kube`] | `[distributed.kube]` checked, and where the pods connect and store |
 //! | [`extra`] | `[run] extra_args` read once into typed flags, kept on the campaign |
@@ -36,6 +37,7 @@ pub mod fuzzing;
 pub mod kube;
 pub mod load;
 pub mod matrix;
+pub mod reloads;
 pub mod repeats;
 pub mod replay;
 pub mod replay_record;

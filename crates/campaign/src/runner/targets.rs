@@ -257,7 +257,7 @@ pub(super) fn load_scale(
     let plan = at.plan;
     let init = campaign.spec.init.for_scale(plan.scale);
     let wanted = workload.dataset(plan.scale);
-    if target.current_data.as_ref() == Some(&wanted) {
+    if !pgsurge_plan::reloads::checks(target.current_data.as_ref(), &wanted) {
         return Ok(Loaded::Facts(
             target::InitOutcome {
                 performed: false,
