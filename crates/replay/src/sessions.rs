@@ -189,6 +189,12 @@ impl Assembler {
                 self.statement(&e, e.time_us, r, None)?;
             }
             Message::Duration { us, of } => self.duration(&e, us, of)?,
+            Message::BadDuration => {
+                return Err(Unreadable {
+                    at: e.at,
+                    reason: "a duration that is not a number of milliseconds PostgreSQL writes (from 0 to 10^12)".into(),
+                })
+            }
             Message::Other => {}
         }
         Ok(())
@@ -266,6 +272,7 @@ impl Assembler {
         sql: &str,
     ) -> Result<Request, Unreadable> {
         let bad = |reason: String| Unreadable { at: e.at, reason };
+        no_nul(e, "statement", sql)?;
         let scanned = scan(sql);
         let params = match e.detail.as_deref() {
             Some(d) if d.starts_with("parameters: ") => {
@@ -273,6 +280,9 @@ impl Assembler {
             }
             _ => Vec::new(),
         };
+        for p in params.iter().flatten() {
+            no_nul(e, "parameter", p)?;
+        }
         check_count(params.len(), scanned.max_param).map_err(|p| bad(p.0))?;
         let live = self.live_of(e);
         let name = name.map(|n| {
@@ -309,6 +319,7 @@ impl Assembler {
         request: Request,
         duration_us: Option<i64>,
     ) -> Result<(), Unreadable> {
+        no_nul(e, "statement", request.sql())?;
         let scanned = scan(request.sql());
         let fp = self.fingerprints.of(request.sql(), &scanned);
         let seq = self.next_seq;
@@ -334,7 +345,7 @@ impl Assembler {
             self.counts.executes += 1;
         }
         let c = self.logged.of(fp);
-        c.record(false, duration_us.map(|d| d + steps));
+        c.record(false, duration_us.map(|d| d.saturating_add(steps)));
         if duration_us.is_some() {
             self.counts.durations += 1;
         }
@@ -363,13 +374,14 @@ impl Assembler {
                     if !own {
                         return Ok(());
                     }
-                    self.logged.of(fp).record_latency(us + steps);
+                    self.logged.of(fp).record_latency(us.saturating_add(steps));
                     self.counts.durations += 1;
                 }
                 Ok(())
             }
             Measured::Step => {
-                self.live_of(e).steps_us += us;
+                let live = self.live_of(e);
+                live.steps_us = live.steps_us.saturating_add(us);
                 Ok(())
             }
             Measured::Simple(sql) => {
@@ -450,6 +462,21 @@ impl Assembler {
         }
         self.out
             .push_back(Event::Outcome(Outcome { session, seq, kind }));
+    }
+}
+
+/// Refuses a statement's text or parameter holding a NUL byte: PostgreSQL's text never
+/// does, and the protocol ends a statement's text at one.
+fn no_nul(e: &LogEntry, what: &str, text: &str) -> Result<(), Unreadable> {
+    match text.find('\0') {
+        None => Ok(()),
+        Some(i) => Err(Unreadable {
+            at: e.at,
+            reason: format!(
+                "the {what} holds a NUL byte (at byte {}): no text PostgreSQL logs does",
+                i + 1
+            ),
+        }),
     }
 }
 

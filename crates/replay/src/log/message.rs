@@ -34,6 +34,9 @@ pub enum Message<'a> {
         /// or bind step of an execute).
         of: Measured<'a>,
     },
+    /// `duration:` followed by no time PostgreSQL writes (not a number of
+    /// milliseconds, negative, or longer than decades): a damaged line.
+    BadDuration,
     /// Anything else.
     Other,
 }
@@ -89,7 +92,7 @@ pub fn classify(message: &str) -> Message<'_> {
         }
     }
     if let Some(rest) = message.strip_prefix("duration: ") {
-        return duration(rest).unwrap_or(Message::Other);
+        return duration(rest).unwrap_or(Message::BadDuration);
     }
     if let Some(rest) = message.strip_prefix("connection authorized: ") {
         return Message::Connect {
@@ -103,9 +106,16 @@ pub fn classify(message: &str) -> Message<'_> {
     Message::Other
 }
 
+/// Longest duration read as one (ms, about 31 years): a longer, negative or
+/// non-finite one is no duration PostgreSQL wrote.
+const MAX_DURATION_MS: f64 = 1e12;
+
 fn duration(rest: &str) -> Option<Message<'_>> {
     let ms_end = rest.find(" ms")?;
-    let ms: f64 = rest[..ms_end].parse().ok()?;
+    let ms: f64 = rest[..ms_end]
+        .parse()
+        .ok()
+        .filter(|ms| (0.0..MAX_DURATION_MS).contains(ms))?;
     let us = (ms * 1000.0).round() as i64;
     let after = &rest[ms_end + 3..];
     let of = match after.strip_prefix("  ") {
@@ -190,6 +200,12 @@ mod tests {
             }
         );
         assert_eq!(classify("checkpoint starting: time"), Message::Other);
-        assert_eq!(classify("duration: soon"), Message::Other);
+        for bad in ["soon", "1e300 ms", "-1 ms", "NaN ms", "inf ms"] {
+            assert_eq!(
+                classify(&format!("duration: {bad}")),
+                Message::BadDuration,
+                "{bad}"
+            );
+        }
     }
 }

@@ -70,8 +70,16 @@ fn quoted(s: &str) -> Option<(String, &str)> {
     }
 }
 
+/// Most parameters one statement binds: the protocol counts them in 16 bits.
+pub const MAX_PARAMS: usize = 65_535;
+
 /// Checks that `count` parameters fit a statement whose highest reference is `$max`.
 pub fn check_count(count: usize, max_reference: usize) -> Result<(), ParamError> {
+    if count > MAX_PARAMS {
+        return Err(ParamError(format!(
+            "the log binds {count} parameters; a statement binds at most {MAX_PARAMS}"
+        )));
+    }
     if count == max_reference {
         return Ok(());
     }
@@ -129,5 +137,10 @@ mod tests {
             .0
             .contains("refers to $2 but the log binds 1 parameter"));
         assert!(check_count(1, 0).is_err());
+        assert!(check_count(65_535, 65_535).is_ok());
+        assert!(check_count(65_536, 65_536)
+            .unwrap_err()
+            .0
+            .contains("at most 65535"));
     }
 }

@@ -14,11 +14,19 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The latest time a log can hold: the last second of year 9999, as dates have four
+/// digits (seconds since the epoch). Times stay far enough from `i64`'s ends, in µs,
+/// that differences between them cannot overflow.
+const LAST_SECOND: i64 = 253_402_300_799;
+
+/// A run of ASCII digits as a number; `None` when empty, not digits, or too large.
 fn digits(s: &[u8]) -> Option<i64> {
     if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(s.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')))
+    s.iter().try_fold(0i64, |n, d| {
+        n.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+    })
 }
 
 /// Reads `YYYY-MM-DD HH:MM:SS[.ffffff]` at the start of `s`: the time in µs (as if
@@ -107,11 +115,12 @@ pub fn parse_timestamp(s: &str) -> Option<(i64, usize)> {
     Some((us, len))
 }
 
-/// `%n`: seconds since the epoch with milliseconds (`1700000000.123`), and its length.
+/// `%n`: seconds since the epoch with milliseconds (`1700000000.123`), and its length;
+/// `None` past year 9999.
 pub fn parse_epoch(s: &str) -> Option<(i64, usize)> {
     let int_len = s.bytes().take_while(u8::is_ascii_digit).count();
-    let secs = digits(&s.as_bytes()[..int_len])?;
-    let mut us = secs.checked_mul(1_000_000)?;
+    let secs = digits(&s.as_bytes()[..int_len]).filter(|&s| s <= LAST_SECOND)?;
+    let mut us = secs * 1_000_000;
     let mut len = int_len;
     if s.as_bytes().get(int_len) == Some(&b'.') {
         let frac_len = s[int_len + 1..]
@@ -154,5 +163,7 @@ mod tests {
             Some((1_700_000_000_123_000, 14))
         );
         assert_eq!(parse_epoch("x"), None);
+        assert_eq!(parse_epoch("99999999999999999999.5|"), None);
+        assert_eq!(parse_epoch("253402300800|"), None);
     }
 }

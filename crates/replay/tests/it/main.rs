@@ -1,0 +1,3 @@
+//! The replay crate's integration tests.
+
+mod fuzz_regressions;
