@@ -21,6 +21,7 @@
 //! | [`report`] | the fidelity report: its document (`--json`, schema `replay`) and table |
 //! | [`check`] | reading logs through without replaying them (`--check`) |
 //! | [`merge`] | the reports of generators that each played a share, as one report |
+//! | `fuzzing` | the bodies of the fuzz targets over logs, statements and sessions |
 //!
 //! Modules use only those above them in this table.
 
@@ -30,6 +31,7 @@ pub mod check;
 pub mod events;
 pub mod fidelity;
 pub mod fingerprint;
+pub mod fuzzing;
 pub mod log;
 pub mod machine;
 pub mod merge;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 type Body = fn(&[u8]);
 
-const TARGETS: [(&str, Body); 7] = [
+const TARGETS: [(&str, Body); 10] = [
     ("parse_eval", pgsurge_script::fuzz_bytes),
     ("decode", pgsurge_wire::fuzzing::decode_one),
     ("conninfo", pgsurge_wire::fuzzing::conninfo_one),
@@ -21,6 +21,9 @@ const TARGETS: [(&str, Body); 7] = [
         "merge_documents",
         pgsurge_generators::fuzzing::merge_documents_one,
     ),
+    ("replay_log", pgsurge_replay::fuzzing::log_one),
+    ("replay_sql", pgsurge_replay::fuzzing::sql_one),
+    ("replay_sessions", pgsurge_replay::fuzzing::sessions_one),
 ];
 
 /// Mutations per target.
