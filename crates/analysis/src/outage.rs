@@ -1,6 +1,7 @@
 //! What a failure cost the clients, from the commits they were told of over time:
 //! the stretch without an acknowledged commit (the outage window) — the one that holds
-//! the moment the clients first lost a connection ([`outage_at`]), or the longest
+//! the moment the clients first lost a connection (through a moment of the failover the
+//! servers' logs give, [`outage_through`], or else [`outage_at`]), or the longest
 //! ([`outage`]) —, the steady rate before it, and when the rate came back to 90 % of it.
 //! Which of these is a run's outage is decided in one place, [`failure_outage`], for
 //! `bench --reconnect` and a campaign's faults alike.
@@ -40,8 +41,12 @@ pub struct Outage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Anchor {
     /// The one that holds the moment the run's first transaction failed with its
-    /// connection lost, however short: the failure's own gap.
+    /// connection lost, however short: the failure's own gap (its start among the
+    /// failing server's late commits by [`LATE_COMMITS_S`]).
     FirstConnectionLost,
+    /// The same failure's, found through a moment of the failover that the servers'
+    /// logs gave ([`outage_through`]), with no allowance.
+    Failover,
     /// No connection was lost: the longest from the first fault's time on.
     FirstFault,
     /// No connection was lost and no fault was applied: the longest of the run.
@@ -51,19 +56,26 @@ pub enum Anchor {
 /// A run's outage and which stretch it is, by one rule: when a connection was lost
 /// (`connection_lost_s`), the stretch that holds that moment, so a later, longer stall
 /// (the promoted server's first checkpoint on a busy machine, say) is not taken for
-/// the failure; else, with faults applied (`first_fault_s`), the longest stretch from
-/// the first fault's time on (a paused replay or a delayed link breaks no
-/// connection); else the longest of the run. Times are seconds from the run's start.
+/// the failure — the stretch through a moment of the failover that the servers' own
+/// logs give (`failover_s`: [`outage_through`]) when one is known, else the one the
+/// allowance for the failing server's late commits gives ([`outage_at`]); else, with faults applied
+/// (`first_fault_s`), the longest stretch from the first fault's time on (a paused
+/// replay or a delayed link breaks no connection); else the longest of the run. Times
+/// are seconds from the run's start.
 pub fn failure_outage(
     counts: &[u32],
     bucket_s: f64,
     connection_lost_s: Option<f64>,
     first_fault_s: Option<f64>,
+    failover_s: Option<f64>,
 ) -> Option<(Outage, Anchor)> {
     match (connection_lost_s, first_fault_s) {
-        (Some(lost), _) => {
-            outage_at(counts, bucket_s, lost).map(|o| (o, Anchor::FirstConnectionLost))
-        }
+        (Some(lost), _) => failover_s
+            .and_then(|moment| outage_through(counts, bucket_s, lost, moment))
+            .map(|o| (o, Anchor::Failover))
+            .or_else(|| {
+                outage_at(counts, bucket_s, lost).map(|o| (o, Anchor::FirstConnectionLost))
+            }),
         (None, Some(fault)) => outage(counts, bucket_s, fault).map(|o| (o, Anchor::FirstFault)),
         (None, None) => outage(counts, bucket_s, 0.0).map(|o| (o, Anchor::Longest)),
     }
@@ -120,6 +132,29 @@ pub fn outage_at(counts: &[u32], bucket_s: f64, at_s: f64) -> Option<Outage> {
         from = next;
     }
     Some(window(counts, bucket_s, best.0, best.1))
+}
+
+/// The stretch without a commit that a failure the clients saw at `at_s` caused, found
+/// through `failover_s`, a moment of the failover that the servers' own logs give, when
+/// no server took a commit (the failing one gone, the one taking over not yet taking
+/// any: a promoted standby's end of archive recovery, a restarted primary's readiness
+/// for connections): from the last bucket with a commit before `failover_s`'s bucket to
+/// the first bucket with a commit from it on (a commit in that bucket is taken for the
+/// new server's). No allowance is needed for the failing server's late commits: however
+/// late, they came before that moment. None when the moment is no later than the
+/// failure was seen, or no stretch without a commit holds it (the caller then has
+/// [`outage_at`]'s rule).
+pub fn outage_through(counts: &[u32], bucket_s: f64, at_s: f64, failover_s: f64) -> Option<Outage> {
+    if bucket_s.is_nan() || bucket_s <= 0.0 || at_s.is_nan() || at_s < 0.0 {
+        return None;
+    }
+    if failover_s.is_nan() || failover_s <= at_s {
+        return None;
+    }
+    let moment = ((failover_s / bucket_s).floor() as usize).min(counts.len());
+    let before = (0..moment).rev().find(|&i| counts[i] > 0)?;
+    let after = (moment..counts.len()).find(|&i| counts[i] > 0)?;
+    (after > before + 1).then(|| window(counts, bucket_s, before, after))
 }
 
 /// The outage between bucket `before` (the last with a commit) and bucket `after` (the
@@ -255,16 +290,16 @@ mod tests {
         c.extend(vec![1; 270]);
         c.extend(vec![0; 120]);
         c.extend(vec![1; 300]);
-        let (o, anchor) = failure_outage(&c, 0.01, Some(3.05), Some(2.9)).unwrap();
+        let (o, anchor) = failure_outage(&c, 0.01, Some(3.05), Some(2.9), None).unwrap();
         assert_eq!(anchor, Anchor::FirstConnectionLost);
         assert!((o.seconds - 0.3).abs() < 1e-9, "{o:?}");
         assert!((o.last_commit_before_s - 3.0).abs() < 1e-9, "{o:?}");
         // No connection lost (a paused replay): the longest from the fault on.
-        let (o, anchor) = failure_outage(&c, 0.01, None, Some(2.9)).unwrap();
+        let (o, anchor) = failure_outage(&c, 0.01, None, Some(2.9), None).unwrap();
         assert_eq!(anchor, Anchor::FirstFault);
         assert!((o.seconds - 1.2).abs() < 1e-9, "{o:?}");
         // Neither: the longest of the run.
-        let (o, anchor) = failure_outage(&c, 0.01, None, None).unwrap();
+        let (o, anchor) = failure_outage(&c, 0.01, None, None, None).unwrap();
         assert_eq!(anchor, Anchor::Longest);
         assert!((o.seconds - 1.2).abs() < 1e-9, "{o:?}");
         // A lost connection with no commit after it: no window, not another stretch
@@ -272,8 +307,8 @@ mod tests {
         let mut c = steady(2);
         c[120..150].fill(0);
         c.extend(vec![0; 100]);
-        assert!(failure_outage(&c, 0.01, None, Some(1.0)).is_some());
-        assert!(failure_outage(&c, 0.01, Some(2.5), Some(1.0)).is_none());
+        assert!(failure_outage(&c, 0.01, None, Some(1.0), None).is_some());
+        assert!(failure_outage(&c, 0.01, Some(2.5), Some(1.0), None).is_none());
     }
 
     #[test]
@@ -317,5 +352,62 @@ mod tests {
         assert!(outage_at(&c, 0.01, 9.0).is_none());
         assert!(outage_at(&[], 0.01, 0.0).is_none());
         assert!(outage_at(&c, 0.01, f64::NAN).is_none());
+    }
+    #[test]
+    fn a_logged_failover_moment_finds_the_outage_however_late_the_failing_server_committed() {
+        // The first connection lost at 3.005 s; the dying server's backends still
+        // acknowledged commits at 3.02 s and, on a busy machine, at 3.4 s, past the
+        // allowance; the standby, promoted, ended its archive recovery at 3.652 s (its
+        // log's time) and took commits from 3.66 s; a longer stall at 6 s.
+        let mut c = steady(3);
+        c.extend(vec![0; 300]);
+        c[302] = 1;
+        c[340] = 1;
+        c[366..600].fill(1);
+        c.extend(vec![0; 120]);
+        c.extend(vec![1; 300]);
+        let fixed = outage_at(&c, 0.01, 3.005).unwrap();
+        assert!((fixed.seconds - 0.37).abs() < 1e-9, "{fixed:?}");
+        let o = outage_through(&c, 0.01, 3.005, 3.652).unwrap();
+        assert!((o.last_commit_before_s - 3.41).abs() < 1e-9, "{o:?}");
+        assert!((o.first_commit_after_s - 3.66).abs() < 1e-9, "{o:?}");
+        let (with, anchor) = failure_outage(&c, 0.01, Some(3.005), Some(3.0), Some(3.652)).unwrap();
+        assert_eq!((with, anchor), (o, Anchor::Failover));
+        // The late commit at 3.4 s came before the allowance ended: the fixed rule's
+        // stretch begins at 3.03 s, cut short at 3.4 s.
+        assert!(
+            (fixed.last_commit_before_s - 3.03).abs() < 1e-9,
+            "{fixed:?}"
+        );
+        // A commit taken in the moment's own bucket is the new server's: it ends the
+        // stretch there.
+        c[365] = 1;
+        let o = outage_through(&c, 0.01, 3.005, 3.652).unwrap();
+        assert!((o.first_commit_after_s - 3.65).abs() < 1e-9, "{o:?}");
+    }
+
+    #[test]
+    fn without_a_usable_failover_moment_the_late_commit_allowance_decides() {
+        // As above, without the late commit at 3.4 s.
+        let mut c = steady(3);
+        c.extend(vec![0; 300]);
+        c[302] = 1;
+        c[366..600].fill(1);
+        let fixed = outage_at(&c, 0.01, 3.005).unwrap();
+        assert!(
+            (fixed.last_commit_before_s - 3.03).abs() < 1e-9,
+            "{fixed:?}"
+        );
+        let rule = |moment| failure_outage(&c, 0.01, Some(3.005), None, moment).unwrap();
+        assert_eq!(rule(None), (fixed, Anchor::FirstConnectionLost));
+        // A moment before the failure was seen (a restart the clients noticed late),
+        // or one with commits on both sides: not this failure's.
+        assert_eq!(outage_through(&c, 0.01, 3.005, 2.5), None);
+        assert_eq!(rule(Some(2.5)), (fixed, Anchor::FirstConnectionLost));
+        assert_eq!(outage_through(&c, 0.01, 3.005, 4.5), None);
+        assert_eq!(rule(Some(4.5)), (fixed, Anchor::FirstConnectionLost));
+        assert_eq!(outage_through(&c, 0.01, 3.005, f64::NAN), None);
+        // A moment past the run's last bucket: no commit after it.
+        assert_eq!(outage_through(&c, 0.01, 3.005, 60.0), None);
     }
 }

@@ -656,7 +656,7 @@ fn failure_cost(check_commits: Option<&str>, spec: &RunSpec, result: &mut RunRes
         return String::new();
     };
     let mut cost = pgsurge_results::failure::FailureCost {
-        outage: pgsurge_faults::outage(t, None),
+        outage: pgsurge_faults::outage(t, None, &[]),
         ..Default::default()
     };
     let mut lines = cost.outage.as_ref().map(|o| o.render()).unwrap_or_default();

@@ -6,7 +6,8 @@
 //! netem told before anything starts, [`LinkFault::kernel_lacks_netem`]) or a shell command
 //! (the fault of a server pgsurge did not start). [`during`] applies each at its time after the
 //! run's start while the run goes on, with the standbys' lag sampled on the primary
-//! ([`pgsurge_observe::lag`]) beside every run on a topology with standbys; [`cost`] turns what happened into the run's
+//! ([`pgsurge_observe::lag`]) beside every run on a topology with standbys, and the
+//! moment of a failover that a promoted standby's or restarted primary's log gives; [`cost`] turns what happened into the run's
 //! [`FailureCost`], with the outage the clients saw ([`outage`], over the run's commit
 //! timeline, shared with `bench --reconnect`), and the acknowledged commits a server
 //! lacks ([`lost_commits`]).
@@ -208,6 +209,12 @@ pub struct Beside {
     pub lag: Vec<LagSample>,
     /// The run's start, Unix epoch µs.
     pub start_unix_us: i64,
+    /// Moments of the failovers the faults made, when no server took a commit, Unix
+    /// epoch µs, as the servers' own logs give them ([`logged_end`]): a promoted
+    /// standby's end of archive recovery (before it takes a write), a restarted
+    /// primary's readiness for connections (before it takes one). Those a log did not
+    /// give are left out.
+    pub failover_unix_us: Vec<i64>,
 }
 
 /// Runs `run` with the faults of `schedule` applied at their times and the standbys'
@@ -231,13 +238,17 @@ pub fn during<T>(
         let applier = scope.spawn(|| apply_all(schedule, servers, start, &done, stop));
         let out = run();
         done.store(true, Ordering::SeqCst);
-        let faults = applier.join().unwrap_or_default();
+        let (faults, logged) = applier.join().unwrap_or_default();
         clear_links(schedule, &faults);
         let beside = Beside {
             faulted: !schedule.is_empty(),
             faults,
             lag: lag.map(LagSampler::finish).unwrap_or_default(),
             start_unix_us,
+            failover_unix_us: logged
+                .into_iter()
+                .filter_map(|(server, line, from)| logged_time(server, line, from))
+                .collect(),
         };
         (out, Some(beside))
     })
@@ -299,21 +310,29 @@ fn wait_until(until: Instant, done: &AtomicBool, stop: &StopFlag) -> bool {
     }
 }
 
-fn apply_all(
+/// Applies the faults of `schedule` at their times; returns them as applied, and for
+/// each that ended a failover ([`logged_end`]) the server, the line its log tells the
+/// moment by, and the length its log had before the fault (for [`logged_time`]).
+fn apply_all<'a>(
     schedule: &[Scheduled],
-    servers: &Servers<'_>,
+    servers: &Servers<'a>,
     start: Instant,
     done: &AtomicBool,
     stop: &StopFlag,
-) -> Vec<FaultApplied> {
+) -> (Vec<FaultApplied>, Vec<(&'a Cluster, &'static str, u64)>) {
     let mut order: Vec<&Scheduled> = schedule.iter().collect();
     order.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
-    let mut applied = Vec::new();
+    let (mut applied, mut logged) = (Vec::new(), Vec::new());
     for f in order {
         if !wait_until(start + Duration::from_secs_f64(f.at_s.max(0.0)), done, stop) {
             break;
         }
+        let end = logged_end(&f.action, servers);
+        let log_from = end.and_then(|(c, _)| std::fs::metadata(c.log_file()).ok());
         let error = apply(&f.action, servers).err();
+        if let (Some((server, line)), Some(log), None) = (end, log_from, &error) {
+            logged.push((server, line, log.len()));
+        }
         applied.push(FaultApplied {
             at_s: f.at_s,
             action: f.name.clone(),
@@ -321,7 +340,62 @@ fn apply_all(
             error,
         });
     }
-    applied
+    (applied, logged)
+}
+
+/// What a promoted standby logs once its recovery is over, before it takes a write
+/// (PostgreSQL's startup process, before it ends recovery for every backend).
+/// Throwaway servers log in English (initdb's locale `C`).
+const RECOVERY_DONE_LINE: &str = "archive recovery complete";
+
+/// What a server logs once it accepts connections as a primary, before it accepts one.
+const READY_LINE: &str = "database system is ready to accept connections";
+
+/// The server whose log tells the moment a fault ended a failover by, and the line that
+/// tells it: the standby a promote ends the recovery of ([`RECOVERY_DONE_LINE`]), the
+/// primary a restart starts again ([`READY_LINE`]).
+fn logged_end<'a>(action: &Action, servers: &Servers<'a>) -> Option<(&'a Cluster, &'static str)> {
+    match action {
+        Action::Server(Fault::Promote(n)) => servers
+            .replicas
+            .get(n.wrapping_sub(1))
+            .map(|c| (c, RECOVERY_DONE_LINE)),
+        Action::Server(Fault::Restart) => servers.primary.map(|c| (c, READY_LINE)),
+        _ => None,
+    }
+}
+
+/// The time, Unix epoch µs, of the first line of `server`'s log after byte `from` that
+/// says `line`, by its `%m` stamp (PostgreSQL's default `log_line_prefix` starts with
+/// it) in the server's `log_timezone`, which the server converts. None when the log has
+/// no such line, its prefix gives no stamp with milliseconds, or the server cannot be
+/// asked (a later fault stopped it).
+fn logged_time(server: &Cluster, line: &str, from: u64) -> Option<i64> {
+    let log = std::fs::read(server.log_file()).ok()?;
+    let after = log.get(usize::try_from(from).ok()?..)?;
+    let stamp = stamp_of(&String::from_utf8_lossy(after), line)?;
+    let sql = format!(
+        "SELECT (extract(epoch FROM timestamp '{stamp}' AT TIME ZONE \
+         current_setting('log_timezone')) * 1000000)::bigint"
+    );
+    server.psql("postgres", &sql).ok()?.trim().parse().ok()
+}
+
+/// The local time of the first line of `log` that says `says`, `2026-01-02
+/// 03:04:05.678`, from the `%m` stamp that starts it; None when there is no such line
+/// or it starts with something else.
+fn stamp_of(log: &str, says: &str) -> Option<String> {
+    let line = log.lines().find(|l| l.contains(says))?;
+    let mut words = line.split(' ');
+    let (date, time) = (words.next()?, words.next()?);
+    let shaped = |text: &str, shape: &str| {
+        text.len() == shape.len()
+            && text.chars().zip(shape.chars()).all(|(c, s)| match s {
+                '9' => c.is_ascii_digit(),
+                _ => c == s,
+            })
+    };
+    (shaped(date, "9999-99-99") && shaped(time, "99:99:99.999")).then(|| format!("{date} {time}"))
 }
 
 /// Applies one fault; the error says why it failed.
@@ -364,21 +438,29 @@ fn apply(action: &Action, servers: &Servers<'_>) -> Result<(), String> {
 /// [`pgsurge_analysis::outage::failure_outage`]'s one rule for `bench --reconnect` and a
 /// campaign: the stretch that holds the moment the run's first transaction failed with
 /// its connection lost (the failure's own gap, not a later stall of the server that
-/// took over); when none was lost, the longest from `first_fault_unix_us` (a campaign's
-/// first fault) on, or the longest of the run without faults.
-pub fn outage(timeline: &CommitTimeline, first_fault_unix_us: Option<i64>) -> Option<OutageWindow> {
+/// took over), found through the first of `failover_unix_us` (moments of the faults'
+/// failovers, by the servers' logs) after that moment when there is one; when none was
+/// lost, the longest from `first_fault_unix_us` (a campaign's first
+/// fault) on, or the longest of the run without faults.
+pub fn outage(
+    timeline: &CommitTimeline,
+    first_fault_unix_us: Option<i64>,
+    failover_unix_us: &[i64],
+) -> Option<OutageWindow> {
     use pgsurge_analysis::outage::{failure_outage, Anchor};
     let seconds = |unix_us: i64| (unix_us - timeline.origin_unix_us) as f64 / 1e6;
     let bucket_s = COMMIT_BUCKET_US as f64 / 1e6;
     let lost = timeline.first_connection_lost_unix_us;
+    let failover = lost.and_then(|l| failover_unix_us.iter().copied().filter(|&f| f > l).min());
     let (o, anchor) = failure_outage(
         &timeline.counts,
         bucket_s,
         lost.map(seconds),
         first_fault_unix_us.map(seconds),
+        failover.map(seconds),
     )?;
-    let anchor = match anchor {
-        Anchor::FirstConnectionLost => OutageAnchor::FirstConnectionLost,
+    let stored = match anchor {
+        Anchor::FirstConnectionLost | Anchor::Failover => OutageAnchor::FirstConnectionLost,
         Anchor::FirstFault => OutageAnchor::FirstFault,
         Anchor::Longest => OutageAnchor::Longest,
     };
@@ -388,10 +470,13 @@ pub fn outage(timeline: &CommitTimeline, first_fault_unix_us: Option<i64>) -> Op
         o.first_commit_after_s,
         o.steady_tps,
         o.recovery_s,
-        anchor,
+        stored,
     );
-    if anchor == OutageAnchor::FirstConnectionLost {
+    if stored == OutageAnchor::FirstConnectionLost {
         window.connection_lost_unix_us = lost;
+    }
+    if anchor == Anchor::Failover {
+        window.failover_unix_us = failover;
     }
     Some(window)
 }
@@ -409,7 +494,7 @@ pub fn cost(
         .first()
         .map(|f| beside.start_unix_us + (f.at_s * 1e6) as i64);
     let mut cost = FailureCost {
-        outage: timeline.and_then(|t| outage(t, first_fault_us)),
+        outage: timeline.and_then(|t| outage(t, first_fault_us, &beside.failover_unix_us)),
         faults: beside.faults,
         lag: beside.lag,
         ..Default::default()
@@ -587,6 +672,7 @@ mod tests {
             }],
             lag: Vec::new(),
             start_unix_us: timeline.origin_unix_us,
+            failover_unix_us: Vec::new(),
         };
         let conn = ConnConfig::parse("host=/nonexistent dbname=x").unwrap();
         let cost = cost(beside(&timeline), Some(&timeline), (&conn, None));
@@ -614,6 +700,71 @@ mod tests {
         cost(beside, Some(timeline), (conn, None))
             .outage
             .expect("an outage")
+    }
+
+    #[test]
+    fn a_logged_failover_moment_finds_the_campaigns_outage() {
+        // The primary stopped at 3 s, its clients' connections lost from 3.004 s, its
+        // last late commit at 3.4 s (past the fixed allowance); the standby, promoted,
+        // logged the end of its archive recovery at 3.652 s and took commits from
+        // 3.66 s.
+        let origin = 1_800_000_000_000_000;
+        let mut counts = vec![1; 300];
+        counts.extend(vec![0; 300]);
+        counts[340] = 1;
+        counts[366..].fill(1);
+        let timeline = CommitTimeline {
+            origin_unix_us: origin,
+            counts,
+            acknowledged: Vec::new(),
+            first_connection_lost_unix_us: Some(origin + 3_004_000),
+        };
+        let fault = Some(origin + 3_000_000);
+        let fixed = outage(&timeline, fault, &[]).expect("an outage");
+        assert_eq!(
+            fixed.first_commit_after_unix_us,
+            origin + 3_400_000,
+            "{fixed:?}"
+        );
+        // A moment before the lost connection (an earlier restart's) is not this
+        // failure's; the first after it is.
+        let moments = [origin + 1_000_000, origin + 3_652_000, origin + 5_000_000];
+        let o = outage(&timeline, fault, &moments).expect("an outage");
+        assert_eq!(o.anchor, Some(OutageAnchor::FirstConnectionLost), "{o:?}");
+        assert_eq!(o.last_commit_before_unix_us, origin + 3_410_000, "{o:?}");
+        assert_eq!(o.first_commit_after_unix_us, origin + 3_660_000, "{o:?}");
+        assert_eq!(o.connection_lost_unix_us, Some(origin + 3_004_000));
+        assert_eq!(o.failover_unix_us, Some(origin + 3_652_000));
+        assert_eq!(fixed.failover_unix_us, None);
+        assert_eq!(outage(&timeline, fault, &moments[..1]), Some(fixed));
+    }
+
+    #[test]
+    fn a_logged_moment_is_read_from_a_default_log_line_prefix_only() {
+        let log = "2026-11-30 02:27:01.100 UTC [41] LOG:  received promote request\n\
+                   2026-11-30 02:27:01.123 UTC [41] LOG:  redo done at 0/3000060\n\
+                   2026-11-30 02:27:01.652 CET [40] LOG:  database system is ready to \
+                   accept connections\n\
+                   2026-11-30 02:27:09.000 UTC [40] LOG:  database system is ready to \
+                   accept connections\n";
+        assert_eq!(
+            stamp_of(log, READY_LINE).as_deref(),
+            Some("2026-11-30 02:27:01.652")
+        );
+        assert_eq!(
+            stamp_of(log, "received promote").as_deref(),
+            Some("2026-11-30 02:27:01.100")
+        );
+        for other in [
+            "",
+            "2026-11-30 02:27:01.100 UTC [41] LOG:  received promote request\n",
+            // %t: seconds only.
+            "2026-11-30 02:27:01 UTC [40] LOG:  database system is ready to accept connections",
+            "[40] 2026-11-30 02:27:01.652 LOG:  database system is ready to accept connections",
+            "2026-11-30 02:27:01.65' [40] LOG:  database system is ready to accept connections",
+        ] {
+            assert_eq!(stamp_of(other, READY_LINE), None, "{other}");
+        }
     }
 
     #[test]

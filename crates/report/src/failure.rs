@@ -180,6 +180,7 @@ mod tests {
             recovery_s: Some(0.3),
             anchor,
             connection_lost_unix_us: lost,
+            failover_unix_us: None,
         }
     }
 

@@ -189,6 +189,13 @@ pub struct OutageWindow {
     /// epoch µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_lost_unix_us: Option<i64>,
+    /// With [`OutageAnchor::FirstConnectionLost`] in a campaign: the moment of the
+    /// failover, by a server's own log, that the outage was found through (a promoted
+    /// standby's end of archive recovery, a restarted primary's readiness for
+    /// connections), Unix epoch µs; absent: the allowance for the failing server's late
+    /// commits found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover_unix_us: Option<i64>,
 }
 
 /// Which stretch without a commit a run's outage is.
@@ -224,6 +231,7 @@ impl OutageWindow {
             recovery_s,
             anchor: Some(anchor),
             connection_lost_unix_us: None,
+            failover_unix_us: None,
         }
     }
 

@@ -195,10 +195,21 @@ action = "promote"
     let lost = o["connection_lost_unix_us"]
         .as_i64()
         .expect("the lost connection's time");
-    // The outage holds the first lost connection, or starts among the failing
-    // server's late commits (a quarter of a second at most) after it.
+    // The outage holds the first lost connection, found through the end of the
+    // standby's archive recovery as its log gives it: the failing primary's late
+    // commits, however late, come before that moment, the promoted standby's after.
     assert!(lost <= after + 10_000, "the outage ends before {lost}\n{o}");
-    assert!(before <= lost + 260_000, "the outage starts late\n{o}");
+    let failover = o["failover_unix_us"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no failover moment from the standby's log\n{o}"));
+    assert!(
+        lost < failover,
+        "failover moment before the lost connection\n{o}"
+    );
+    assert!(
+        before <= failover && failover < after + 10_000,
+        "the outage does not hold the failover moment\n{o}"
+    );
     assert!(run["transactions"].as_i64().unwrap() > 0);
     // The standby's lag was sampled while the primary answered.
     assert!(!cost["lag"].as_array().unwrap().is_empty(), "{cost}");
@@ -243,6 +254,14 @@ action = "restart"
     let seconds = o["seconds"].as_f64().unwrap();
     assert!(seconds > 0.0, "{cost}");
     assert_eq!(o["anchor"], "first_connection_lost", "{o}");
+    // Found through the moment the primary's log says it was ready again.
+    let ready = o["failover_unix_us"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no ready moment from the primary's log\n{o}"));
+    assert!(
+        before <= ready && ready < after + 10_000,
+        "the outage does not hold the ready moment\n{o}"
+    );
     assert!(run["transactions"].as_i64().unwrap() > 0);
     outage_marked_on_the_test_page(dir.path(), &store, seconds);
 }
