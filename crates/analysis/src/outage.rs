@@ -45,8 +45,9 @@ pub enum Anchor {
     /// failing server's late commits by [`LATE_COMMITS_S`]).
     FirstConnectionLost,
     /// The same failure's, found through a moment of the failover that the servers'
-    /// logs gave ([`outage_through`]), with no allowance.
-    Failover,
+    /// logs gave ([`outage_through`]), with no allowance: the moment's index in those
+    /// [`failure_outage`] was given.
+    Failover(usize),
     /// No connection was lost: the longest from the first fault's time on.
     FirstFault,
     /// No connection was lost and no fault was applied: the longest of the run.
@@ -56,9 +57,10 @@ pub enum Anchor {
 /// A run's outage and which stretch it is, by one rule: when a connection was lost
 /// (`connection_lost_s`), the stretch that holds that moment, so a later, longer stall
 /// (the promoted server's first checkpoint on a busy machine, say) is not taken for
-/// the failure — the stretch through a moment of the failover that the servers' own
-/// logs give (`failover_s`: [`outage_through`]) when one is known, else the one the
-/// allowance for the failing server's late commits gives ([`outage_at`]); else, with faults applied
+/// the failure — the stretch through the first moment of `failovers_s` (moments of
+/// failovers the servers' own logs give, in time order) that is this failure's
+/// ([`outage_through`]) when there is one, else the one the allowance for the failing
+/// server's late commits gives ([`outage_at`]); else, with faults applied
 /// (`first_fault_s`), the longest stretch from the first fault's time on (a paused
 /// replay or a delayed link breaks no connection); else the longest of the run. Times
 /// are seconds from the run's start.
@@ -67,12 +69,13 @@ pub fn failure_outage(
     bucket_s: f64,
     connection_lost_s: Option<f64>,
     first_fault_s: Option<f64>,
-    failover_s: Option<f64>,
+    failovers_s: &[f64],
 ) -> Option<(Outage, Anchor)> {
     match (connection_lost_s, first_fault_s) {
-        (Some(lost), _) => failover_s
-            .and_then(|moment| outage_through(counts, bucket_s, lost, moment))
-            .map(|o| (o, Anchor::Failover))
+        (Some(lost), _) => (failovers_s.iter().enumerate())
+            .find_map(|(i, &moment)| {
+                outage_through(counts, bucket_s, lost, moment).map(|o| (o, Anchor::Failover(i)))
+            })
             .or_else(|| {
                 outage_at(counts, bucket_s, lost).map(|o| (o, Anchor::FirstConnectionLost))
             }),
@@ -141,20 +144,23 @@ pub fn outage_at(counts: &[u32], bucket_s: f64, at_s: f64) -> Option<Outage> {
 /// for connections): from the last bucket with a commit before `failover_s`'s bucket to
 /// the first bucket with a commit from it on (a commit in that bucket is taken for the
 /// new server's). No allowance is needed for the failing server's late commits: however
-/// late, they came before that moment. None when the moment is no later than the
-/// failure was seen, or no stretch without a commit holds it (the caller then has
-/// [`outage_at`]'s rule).
+/// late, they came before that moment. The moment may come before the failure was seen
+/// (clients that noticed their lost connections late) when the stretch holds both.
+/// None when no stretch without a commit holds the moment, or the one that does ended
+/// before the failure was seen (another failure's); the caller then has [`outage_at`]'s
+/// rule.
 pub fn outage_through(counts: &[u32], bucket_s: f64, at_s: f64, failover_s: f64) -> Option<Outage> {
     if bucket_s.is_nan() || bucket_s <= 0.0 || at_s.is_nan() || at_s < 0.0 {
         return None;
     }
-    if failover_s.is_nan() || failover_s <= at_s {
+    if failover_s.is_nan() || failover_s < 0.0 {
         return None;
     }
     let moment = ((failover_s / bucket_s).floor() as usize).min(counts.len());
+    let seen = (at_s / bucket_s).floor() as usize;
     let before = (0..moment).rev().find(|&i| counts[i] > 0)?;
     let after = (moment..counts.len()).find(|&i| counts[i] > 0)?;
-    (after > before + 1).then(|| window(counts, bucket_s, before, after))
+    (after > before + 1 && after >= seen).then(|| window(counts, bucket_s, before, after))
 }
 
 /// The outage between bucket `before` (the last with a commit) and bucket `after` (the
@@ -290,16 +296,16 @@ mod tests {
         c.extend(vec![1; 270]);
         c.extend(vec![0; 120]);
         c.extend(vec![1; 300]);
-        let (o, anchor) = failure_outage(&c, 0.01, Some(3.05), Some(2.9), None).unwrap();
+        let (o, anchor) = failure_outage(&c, 0.01, Some(3.05), Some(2.9), &[]).unwrap();
         assert_eq!(anchor, Anchor::FirstConnectionLost);
         assert!((o.seconds - 0.3).abs() < 1e-9, "{o:?}");
         assert!((o.last_commit_before_s - 3.0).abs() < 1e-9, "{o:?}");
         // No connection lost (a paused replay): the longest from the fault on.
-        let (o, anchor) = failure_outage(&c, 0.01, None, Some(2.9), None).unwrap();
+        let (o, anchor) = failure_outage(&c, 0.01, None, Some(2.9), &[]).unwrap();
         assert_eq!(anchor, Anchor::FirstFault);
         assert!((o.seconds - 1.2).abs() < 1e-9, "{o:?}");
         // Neither: the longest of the run.
-        let (o, anchor) = failure_outage(&c, 0.01, None, None, None).unwrap();
+        let (o, anchor) = failure_outage(&c, 0.01, None, None, &[]).unwrap();
         assert_eq!(anchor, Anchor::Longest);
         assert!((o.seconds - 1.2).abs() < 1e-9, "{o:?}");
         // A lost connection with no commit after it: no window, not another stretch
@@ -307,8 +313,8 @@ mod tests {
         let mut c = steady(2);
         c[120..150].fill(0);
         c.extend(vec![0; 100]);
-        assert!(failure_outage(&c, 0.01, None, Some(1.0), None).is_some());
-        assert!(failure_outage(&c, 0.01, Some(2.5), Some(1.0), None).is_none());
+        assert!(failure_outage(&c, 0.01, None, Some(1.0), &[]).is_some());
+        assert!(failure_outage(&c, 0.01, Some(2.5), Some(1.0), &[]).is_none());
     }
 
     #[test]
@@ -367,18 +373,24 @@ mod tests {
         c.extend(vec![0; 120]);
         c.extend(vec![1; 300]);
         let fixed = outage_at(&c, 0.01, 3.005).unwrap();
-        assert!((fixed.seconds - 0.37).abs() < 1e-9, "{fixed:?}");
-        let o = outage_through(&c, 0.01, 3.005, 3.652).unwrap();
-        assert!((o.last_commit_before_s - 3.41).abs() < 1e-9, "{o:?}");
-        assert!((o.first_commit_after_s - 3.66).abs() < 1e-9, "{o:?}");
-        let (with, anchor) = failure_outage(&c, 0.01, Some(3.005), Some(3.0), Some(3.652)).unwrap();
-        assert_eq!((with, anchor), (o, Anchor::Failover));
-        // The late commit at 3.4 s came before the allowance ended: the fixed rule's
-        // stretch begins at 3.03 s, cut short at 3.4 s.
+        // The late commit at 3.4 s came past the allowance: the fixed rule's stretch
+        // begins at 3.03 s and is cut short at 3.4 s.
         assert!(
             (fixed.last_commit_before_s - 3.03).abs() < 1e-9,
             "{fixed:?}"
         );
+        assert!((fixed.seconds - 0.37).abs() < 1e-9, "{fixed:?}");
+        let o = outage_through(&c, 0.01, 3.005, 3.652).unwrap();
+        assert!((o.last_commit_before_s - 3.41).abs() < 1e-9, "{o:?}");
+        assert!((o.first_commit_after_s - 3.66).abs() < 1e-9, "{o:?}");
+        // An earlier failover's moment (its stretch ended before the failure was seen)
+        // is passed over for this one's; a later one's is not reached.
+        let moments = [1.5, 3.652, 6.5];
+        let (with, anchor) = failure_outage(&c, 0.01, Some(3.005), Some(3.0), &moments).unwrap();
+        assert_eq!((with, anchor), (o, Anchor::Failover(1)));
+        // Clients that noticed their lost connections only at 3.5 s, after the moment:
+        // the same stretch holds both.
+        assert_eq!(outage_through(&c, 0.01, 3.5, 3.452), Some(o));
         // A commit taken in the moment's own bucket is the new server's: it ends the
         // stretch there.
         c[365] = 1;
@@ -398,16 +410,18 @@ mod tests {
             (fixed.last_commit_before_s - 3.03).abs() < 1e-9,
             "{fixed:?}"
         );
-        let rule = |moment| failure_outage(&c, 0.01, Some(3.005), None, moment).unwrap();
-        assert_eq!(rule(None), (fixed, Anchor::FirstConnectionLost));
-        // A moment before the failure was seen (a restart the clients noticed late),
-        // or one with commits on both sides: not this failure's.
-        assert_eq!(outage_through(&c, 0.01, 3.005, 2.5), None);
-        assert_eq!(rule(Some(2.5)), (fixed, Anchor::FirstConnectionLost));
-        assert_eq!(outage_through(&c, 0.01, 3.005, 4.5), None);
-        assert_eq!(rule(Some(4.5)), (fixed, Anchor::FirstConnectionLost));
-        assert_eq!(outage_through(&c, 0.01, 3.005, f64::NAN), None);
-        // A moment past the run's last bucket: no commit after it.
-        assert_eq!(outage_through(&c, 0.01, 3.005, 60.0), None);
+        let rule = |moments: &[f64]| failure_outage(&c, 0.01, Some(3.005), None, moments);
+        assert_eq!(rule(&[]), Some((fixed, Anchor::FirstConnectionLost)));
+        // A moment whose stretch ended before the failure was seen (an earlier
+        // failover's), one with commits on both sides, one past the run's last bucket,
+        // none at all: not this failure's.
+        for moment in [2.5, 4.5, 60.0, f64::NAN] {
+            assert_eq!(outage_through(&c, 0.01, 3.005, moment), None, "{moment}");
+            assert_eq!(
+                rule(&[moment]),
+                Some((fixed, Anchor::FirstConnectionLost)),
+                "{moment}"
+            );
+        }
     }
 }

@@ -439,8 +439,8 @@ fn apply(action: &Action, servers: &Servers<'_>) -> Result<(), String> {
 /// campaign: the stretch that holds the moment the run's first transaction failed with
 /// its connection lost (the failure's own gap, not a later stall of the server that
 /// took over), found through the first of `failover_unix_us` (moments of the faults'
-/// failovers, by the servers' logs) after that moment when there is one; when none was
-/// lost, the longest from `first_fault_unix_us` (a campaign's first
+/// failovers, by the servers' logs) that is this failure's when there is one; when none
+/// was lost, the longest from `first_fault_unix_us` (a campaign's first
 /// fault) on, or the longest of the run without faults.
 pub fn outage(
     timeline: &CommitTimeline,
@@ -451,16 +451,18 @@ pub fn outage(
     let seconds = |unix_us: i64| (unix_us - timeline.origin_unix_us) as f64 / 1e6;
     let bucket_s = COMMIT_BUCKET_US as f64 / 1e6;
     let lost = timeline.first_connection_lost_unix_us;
-    let failover = lost.and_then(|l| failover_unix_us.iter().copied().filter(|&f| f > l).min());
+    let mut failovers = failover_unix_us.to_vec();
+    failovers.sort_unstable();
+    let failovers_s: Vec<f64> = failovers.iter().map(|&f| seconds(f)).collect();
     let (o, anchor) = failure_outage(
         &timeline.counts,
         bucket_s,
         lost.map(seconds),
         first_fault_unix_us.map(seconds),
-        failover.map(seconds),
+        &failovers_s,
     )?;
     let stored = match anchor {
-        Anchor::FirstConnectionLost | Anchor::Failover => OutageAnchor::FirstConnectionLost,
+        Anchor::FirstConnectionLost | Anchor::Failover(_) => OutageAnchor::FirstConnectionLost,
         Anchor::FirstFault => OutageAnchor::FirstFault,
         Anchor::Longest => OutageAnchor::Longest,
     };
@@ -475,8 +477,8 @@ pub fn outage(
     if stored == OutageAnchor::FirstConnectionLost {
         window.connection_lost_unix_us = lost;
     }
-    if anchor == Anchor::Failover {
-        window.failover_unix_us = failover;
+    if let Anchor::Failover(i) = anchor {
+        window.failover_unix_us = failovers.get(i).copied();
     }
     Some(window)
 }
@@ -726,8 +728,8 @@ mod tests {
             origin + 3_400_000,
             "{fixed:?}"
         );
-        // A moment before the lost connection (an earlier restart's) is not this
-        // failure's; the first after it is.
+        // A moment whose stretch ended before the lost connection (an earlier
+        // restart's) is not this failure's; the first after it is.
         let moments = [origin + 1_000_000, origin + 3_652_000, origin + 5_000_000];
         let o = outage(&timeline, fault, &moments).expect("an outage");
         assert_eq!(o.anchor, Some(OutageAnchor::FirstConnectionLost), "{o:?}");

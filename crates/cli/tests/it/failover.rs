@@ -203,10 +203,6 @@ action = "promote"
         .as_i64()
         .unwrap_or_else(|| panic!("no failover moment from the standby's log\n{o}"));
     assert!(
-        lost < failover,
-        "failover moment before the lost connection\n{o}"
-    );
-    assert!(
         before <= failover && failover < after + 10_000,
         "the outage does not hold the failover moment\n{o}"
     );
