@@ -694,9 +694,11 @@ action = "resume-replay"
     // While replay is paused the primary goes on writing and the standby replays
     // nothing: the bytes behind grow from the first sample after the pause took hold
     // (its standby's report a second after it was done) to the last before the resume
-    // was asked for at 10 s (the pause's time in the run taken from the resume's).
+    // was asked for at 10 s. A fault is applied at its time or later, never earlier:
+    // the pause's time in the run is taken from the resume's, and is no earlier than
+    // its own 3 s (a resume applied late would otherwise put it before then).
     let done = |i: usize| faults[i]["done_unix_us"].as_i64().unwrap() as f64 / 1e6;
-    let paused_at = 10.0 - (done(1) - done(0));
+    let paused_at = (10.0 - (done(1) - done(0))).max(3.0);
     let paused: Vec<&serde_json::Value> = lag
         .iter()
         .filter(|s| {
