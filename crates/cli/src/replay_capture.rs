@@ -44,16 +44,26 @@ pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command().name("capture")
 }
 
+/// The longest capture: a year of logging every statement is already more than any
+/// disk holds, and the end of a longer one may not be a time the clock can hold.
+const LONGEST: Duration = Duration::from_secs(366 * 24 * 3600);
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    if let Ok(secs) = text.trim().parse::<f64>() {
-        if secs > 0.0 && secs.is_finite() {
-            return Ok(Duration::from_secs_f64(secs));
-        }
+    let too_long = || format!("\"{text}\": a capture lasts at most 366 days");
+    let given = match text.trim().parse::<f64>() {
+        Ok(secs) if secs > LONGEST.as_secs_f64() => return Err(too_long()),
+        Ok(secs) => Duration::try_from_secs_f64(secs).ok(),
+        Err(_) => humantime::parse_duration(text.trim()).ok(),
+    };
+    let Some(d) = given.filter(|d| !d.is_zero()) else {
+        return Err(format!(
+            "\"{text}\": expected seconds or a duration such as 10m"
+        ));
+    };
+    if d > LONGEST {
+        return Err(too_long());
     }
-    humantime::parse_duration(text.trim())
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("\"{text}\": expected seconds or a duration such as 10m"))
+    Ok(d)
 }
 
 /// The stderr log's prefix a replay reads by default.

@@ -151,3 +151,30 @@ fn capture_refuses_a_role_that_may_not_change_the_settings() {
     assert_eq!(srv.psql(&db, "SHOW log_statement"), before);
     assert!(!dir.path().join("never").exists());
 }
+
+#[test]
+fn a_capture_longer_than_the_clock_holds_is_refused_before_connecting() {
+    // 1e19 s is a Duration but no Instant after now; 1e20 s is not even a Duration.
+    for (given, says) in [
+        ("1e19", "at most 366 days"),
+        ("1e20", "at most 366 days"),
+        ("inf", "at most 366 days"),
+        ("367d", "at most 366 days"),
+        ("NaN", "expected seconds"),
+        ("-5", "expected seconds"),
+        ("99999999999999999999y", "expected seconds"),
+    ] {
+        let out = pgsurge()
+            .args(["replay", "capture", "host=/nonexistent", "-o"])
+            .arg("/nonexistent/never")
+            .arg(format!("--for={given}"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--for {given}: {err}");
+        assert!(
+            err.contains(says) && !err.contains("panicked"),
+            "--for {given}: {err}"
+        );
+    }
+}
