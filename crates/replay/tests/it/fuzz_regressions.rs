@@ -80,3 +80,24 @@ fn a_statement_holding_a_nul_byte_is_an_unreadable_line() {
     assert_eq!(skipped.read.skipped, 1);
     assert_eq!(skipped.read.statements, 0, "{:?}", skipped.read);
 }
+
+#[test]
+fn a_report_reads_back_from_its_json_exactly() {
+    // A pgbench log whose means (0.09933333333333333 ms…) need the exact float reader.
+    let dir = tempfile::tempdir().unwrap();
+    let path = finding("report-means-through-json", dir.path());
+    let mut spec = ReplaySpec::new(vec![path]);
+    spec.skip_unreadable = true;
+    let report = check(&spec).unwrap();
+    assert!(report.read.durations > 0, "{:?}", report.read);
+    let back: ReplayReport = serde_json::from_str(&report.to_json()).unwrap();
+    let means = |r: &ReplayReport| -> Vec<u64> {
+        r.fingerprints
+            .iter()
+            .filter_map(|f| f.logged.latency.as_ref())
+            .map(|l| l.mean_ms.to_bits())
+            .collect()
+    };
+    assert_eq!(means(&back), means(&report), "a mean changed through JSON");
+    assert_eq!(back, report, "the report changed through its JSON");
+}
