@@ -1,11 +1,13 @@
 //! The csvlog format: one CSV record per message (a statement's line breaks are inside
 //! its quoted field), columns in PostgreSQL's order (`log_time`, `user_name`,
 //! `database_name`, …, `session_id` sixth, `error_severity` twelfth, `message`
-//! fourteenth). Owns turning records into [`LogEntry`] values.
+//! fourteenth). Owns turning records into [`LogEntry`] values; records are read into
+//! two reused buffers and entries refilled from those given back, so a readable record
+//! costs no allocation.
 
 use std::io::Read;
 
-use super::entry::{LogEntry, Position, Severity, Unreadable};
+use super::entry::{set_text, LogEntry, Position, Severity, Spare, Unreadable};
 use super::time::parse_timestamp;
 
 /// Fewest columns of a csvlog record (PostgreSQL 9.0 to 12 write 23).
@@ -43,9 +45,12 @@ impl<R: Read> Read for Tail<R> {
 pub struct CsvReader<R: Read> {
     records: csv::Reader<Tail<R>>,
     file: u32,
-    /// The record read ahead, to know whether it is the file's last.
-    ahead: Option<Result<(csv::ByteRecord, u64), Unreadable>>,
+    /// The record read ahead (in `ahead_record`), to know whether it is the file's last.
+    ahead: Option<Result<u64, Unreadable>>,
+    ahead_record: csv::ByteRecord,
+    record: csv::ByteRecord,
     started: bool,
+    spare: Spare,
 }
 
 impl<R: Read> CsvReader<R> {
@@ -63,18 +68,23 @@ impl<R: Read> CsvReader<R> {
             records,
             file,
             ahead: None,
+            ahead_record: csv::ByteRecord::new(),
+            record: csv::ByteRecord::new(),
             started: false,
+            spare: Spare::default(),
         }
     }
 
-    fn read_record(&mut self) -> Option<Result<(csv::ByteRecord, u64), Unreadable>> {
-        let mut rec = csv::ByteRecord::new();
-        match self.records.read_byte_record(&mut rec) {
+    /// Takes back an entry it gave, to fill it again.
+    pub fn recycle(&mut self, e: LogEntry) {
+        self.spare.give(e);
+    }
+
+    /// Reads the next record into `ahead_record`: its line, or why it is unreadable.
+    fn read_record(&mut self) -> Option<Result<u64, Unreadable>> {
+        match self.records.read_byte_record(&mut self.ahead_record) {
             Ok(false) => None,
-            Ok(true) => {
-                let line = rec.position().map_or(0, |p| p.line());
-                Some(Ok((rec, line)))
-            }
+            Ok(true) => Some(Ok(self.ahead_record.position().map_or(0, |p| p.line()))),
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line());
                 Some(Err(Unreadable {
@@ -90,11 +100,11 @@ impl<R: Read> CsvReader<R> {
 }
 
 /// Column `i` of `rec` as text; `Err` names the column when it is not UTF-8.
-fn column(rec: &csv::ByteRecord, i: usize) -> Result<Option<String>, String> {
+fn column(rec: &csv::ByteRecord, i: usize) -> Result<Option<&str>, String> {
     match rec.get(i) {
         None | Some(b"") => Ok(None),
         Some(b) => match std::str::from_utf8(b) {
-            Ok(s) => Ok(Some(s.to_string())),
+            Ok(s) => Ok(Some(s)),
             Err(e) => Err(format!(
                 "column {} is not UTF-8 (byte 0x{:02x} at offset {}); lc_messages and the database encoding should be UTF-8, or the file converted (iconv)",
                 i + 1,
@@ -105,8 +115,13 @@ fn column(rec: &csv::ByteRecord, i: usize) -> Result<Option<String>, String> {
     }
 }
 
-/// A record → an entry, or why it cannot be one.
-fn entry(rec: &csv::ByteRecord, at: Position) -> Result<LogEntry, String> {
+/// A record → `e` (refilled), or why it cannot be an entry.
+fn fill(
+    rec: &csv::ByteRecord,
+    at: Position,
+    e: &mut LogEntry,
+    spare: &mut Spare,
+) -> Result<(), String> {
     if rec.len() < MIN_COLUMNS {
         return Err(format!(
             "{} columns where csvlog has at least {MIN_COLUMNS} (a cut record, or not csvlog)",
@@ -114,27 +129,33 @@ fn entry(rec: &csv::ByteRecord, at: Position) -> Result<LogEntry, String> {
         ));
     }
     let time = column(rec, LOG_TIME)?.unwrap_or_default();
-    let Some((time_us, _)) = parse_timestamp(&time) else {
+    let Some((time_us, _)) = parse_timestamp(time) else {
         return Err(format!("log_time \"{time}\" is not a timestamp"));
     };
     let severity_word = column(rec, SEVERITY)?.unwrap_or_default();
-    let Some(severity) = Severity::from_word(&severity_word) else {
+    let Some(severity) = Severity::from_word(severity_word) else {
         return Err(format!(
             "error_severity \"{severity_word}\" is not a severity"
         ));
     };
-    Ok(LogEntry {
-        at,
-        time_us,
-        session: column(rec, SESSION)?,
-        user: column(rec, USER)?,
-        database: column(rec, DATABASE)?,
-        severity: Some(severity),
-        sqlstate: column(rec, SQLSTATE)?,
-        message: column(rec, MESSAGE)?.unwrap_or_default(),
-        detail: column(rec, DETAIL)?,
-        statement: column(rec, QUERY)?,
-    })
+    // Every column is checked before the entry changes.
+    let texts = [SESSION, USER, DATABASE, SQLSTATE, MESSAGE, DETAIL, QUERY].map(|i| column(rec, i));
+    if let Some(Err(why)) = texts.iter().find(|t| t.is_err()) {
+        return Err(why.clone());
+    }
+    let [session, user, database, sqlstate, message, detail, query] =
+        texts.map(|t| t.ok().flatten());
+    e.at = at;
+    e.time_us = time_us;
+    e.severity = Some(severity);
+    set_text(&mut e.message, message.unwrap_or_default());
+    spare.set(&mut e.session, session);
+    spare.set(&mut e.user, user);
+    spare.set(&mut e.database, database);
+    spare.set(&mut e.sqlstate, sqlstate);
+    spare.set(&mut e.detail, detail);
+    spare.set(&mut e.statement, query);
+    Ok(())
 }
 
 impl<R: Read> Iterator for CsvReader<R> {
@@ -146,9 +167,10 @@ impl<R: Read> Iterator for CsvReader<R> {
             self.ahead = self.read_record();
         }
         let current = self.ahead.take()?;
+        std::mem::swap(&mut self.record, &mut self.ahead_record);
         self.ahead = self.read_record();
-        let (rec, line) = match current {
-            Ok(r) => r,
+        let line = match current {
+            Ok(line) => line,
             Err(u) => return Some(Err(u)),
         };
         let at = Position {
@@ -162,7 +184,14 @@ impl<R: Read> Iterator for CsvReader<R> {
                 reason: "record cut short: the file ends without a newline".into(),
             }));
         }
-        Some(entry(&rec, at).map_err(|reason| Unreadable { at, reason }))
+        let mut e = self.spare.entry();
+        match fill(&self.record, at, &mut e, &mut self.spare) {
+            Ok(()) => Some(Ok(e)),
+            Err(reason) => {
+                self.spare.give(e);
+                Some(Err(Unreadable { at, reason }))
+            }
+        }
     }
 }
 

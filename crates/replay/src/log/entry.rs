@@ -1,6 +1,7 @@
 //! One log entry as every format reads it: the time, the session, the severity and the
 //! texts of a message (its detail and the statement it names), with where it was read.
-//! The formats (`stderr`, `csvlog`, `jsonlog`) produce these; nothing here reads bytes.
+//! The formats (`stderr`, `csvlog`, `jsonlog`) produce these, refilling the entries
+//! their reader gives back ([`Spare`]); nothing here reads bytes.
 
 use std::fmt;
 
@@ -82,6 +83,66 @@ pub struct LogEntry {
     pub detail: Option<String>,
     /// `STATEMENT:` (`query` in csvlog, `statement` in jsonlog).
     pub statement: Option<String>,
+}
+
+/// Entries given back by the reader's consumer, and texts of fields left empty: a
+/// format fills these again, so reading allocates nothing per entry once they are as
+/// large as the log's texts.
+#[derive(Debug, Default)]
+pub(crate) struct Spare {
+    entries: Vec<LogEntry>,
+    texts: Vec<String>,
+}
+
+/// Entries kept for refilling (a reader gives at most a few at a time).
+const SPARE_ENTRIES: usize = 8;
+
+/// Texts kept for optional fields that come and go (a detail, a statement).
+const SPARE_TEXTS: usize = 16;
+
+impl Spare {
+    /// An entry to fill: a given-back one (its texts still there, to be overwritten)
+    /// or a new one.
+    pub(crate) fn entry(&mut self) -> LogEntry {
+        self.entries.pop().unwrap_or_default()
+    }
+
+    /// Takes an entry back.
+    pub(crate) fn give(&mut self, e: LogEntry) {
+        if self.entries.len() < SPARE_ENTRIES {
+            self.entries.push(e);
+        }
+    }
+
+    /// Sets an optional field to `value`, reusing its text or a spare one.
+    pub(crate) fn set(&mut self, field: &mut Option<String>, value: Option<&str>) {
+        match (field.as_mut(), value) {
+            (Some(t), Some(v)) => {
+                t.clear();
+                t.push_str(v);
+            }
+            (None, Some(v)) => {
+                let mut t = self.texts.pop().unwrap_or_default();
+                t.clear();
+                t.push_str(v);
+                *field = Some(t);
+            }
+            (Some(_), None) => {
+                if let Some(t) = field.take() {
+                    if self.texts.len() < SPARE_TEXTS {
+                        self.texts.push(t);
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// Sets `field` to `value`, reusing its buffer.
+pub(crate) fn set_text(field: &mut String, value: &str) {
+    field.clear();
+    field.push_str(value);
 }
 
 /// The three formats PostgreSQL writes logs in.

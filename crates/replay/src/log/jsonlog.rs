@@ -1,23 +1,65 @@
 //! The jsonlog format (PostgreSQL 15 and later): one JSON object per line, keys left
-//! out when empty. Owns turning those objects into [`LogEntry`] values.
+//! out when empty. Owns turning those objects into [`LogEntry`] values; a line's texts
+//! are read in place (unless escapes make a copy needed) into entries refilled from
+//! those given back.
 
+use std::borrow::Cow;
 use std::io::BufRead;
 
-use super::entry::{LogEntry, Position, Severity, Unreadable};
+use super::entry::{set_text, LogEntry, Position, Severity, Spare, Unreadable};
 use super::time::parse_timestamp;
+
+/// A string of the line: borrowed from it, unless escapes had to be undone.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(Visitor(std::marker::PhantomData))
+    }
+}
+
+/// The text of an optional string.
+fn field<'b>(t: &'b Option<Text<'_>>) -> Option<&'b str> {
+    t.as_ref().map(|t| t.0.as_ref())
+}
 
 /// The keys of a jsonlog object a replay reads.
 #[derive(serde::Deserialize)]
-struct Record {
-    timestamp: Option<String>,
-    user: Option<String>,
-    dbname: Option<String>,
-    session_id: Option<String>,
-    error_severity: Option<String>,
-    state_code: Option<String>,
-    message: Option<String>,
-    detail: Option<String>,
-    statement: Option<String>,
+struct Record<'a> {
+    #[serde(borrow)]
+    timestamp: Option<Text<'a>>,
+    #[serde(borrow)]
+    user: Option<Text<'a>>,
+    #[serde(borrow)]
+    dbname: Option<Text<'a>>,
+    #[serde(borrow)]
+    session_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    error_severity: Option<Text<'a>>,
+    #[serde(borrow)]
+    state_code: Option<Text<'a>>,
+    #[serde(borrow)]
+    message: Option<Text<'a>>,
+    #[serde(borrow)]
+    detail: Option<Text<'a>>,
+    #[serde(borrow)]
+    statement: Option<Text<'a>>,
 }
 
 /// Reads the entries of one jsonlog file.
@@ -26,6 +68,7 @@ pub struct JsonReader<R> {
     file: u32,
     line: u64,
     buf: Vec<u8>,
+    spare: Spare,
 }
 
 impl<R: BufRead> JsonReader<R> {
@@ -36,10 +79,16 @@ impl<R: BufRead> JsonReader<R> {
             file,
             line: 0,
             buf: Vec::with_capacity(4096),
+            spare: Spare::default(),
         }
     }
 
-    fn entry(&self, at: Position) -> Result<Option<LogEntry>, String> {
+    /// Takes back an entry it gave, to fill it again.
+    pub fn recycle(&mut self, e: LogEntry) {
+        self.spare.give(e);
+    }
+
+    fn entry(&mut self, at: Position) -> Result<Option<LogEntry>, String> {
         let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
         if text.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
@@ -53,26 +102,27 @@ impl<R: BufRead> JsonReader<R> {
         }
         let r: Record =
             serde_json::from_slice(text).map_err(|e| format!("not a jsonlog object: {e}"))?;
-        let time = r.timestamp.unwrap_or_default();
-        let Some((time_us, _)) = parse_timestamp(&time) else {
+        let time = field(&r.timestamp).unwrap_or_default();
+        let Some((time_us, _)) = parse_timestamp(time) else {
             return Err(format!("timestamp \"{time}\" is not a timestamp"));
         };
-        let word = r.error_severity.unwrap_or_default();
-        let Some(severity) = Severity::from_word(&word) else {
+        let word = field(&r.error_severity).unwrap_or_default();
+        let Some(severity) = Severity::from_word(word) else {
             return Err(format!("error_severity \"{word}\" is not a severity"));
         };
-        Ok(Some(LogEntry {
-            at,
-            time_us,
-            session: r.session_id,
-            user: r.user,
-            database: r.dbname,
-            severity: Some(severity),
-            sqlstate: r.state_code,
-            message: r.message.unwrap_or_default(),
-            detail: r.detail,
-            statement: r.statement,
-        }))
+        let spare = &mut self.spare;
+        let mut e = spare.entry();
+        e.at = at;
+        e.time_us = time_us;
+        e.severity = Some(severity);
+        set_text(&mut e.message, field(&r.message).unwrap_or_default());
+        spare.set(&mut e.session, field(&r.session_id));
+        spare.set(&mut e.user, field(&r.user));
+        spare.set(&mut e.database, field(&r.dbname));
+        spare.set(&mut e.sqlstate, field(&r.state_code));
+        spare.set(&mut e.detail, field(&r.detail));
+        spare.set(&mut e.statement, field(&r.statement));
+        Ok(Some(e))
     }
 }
 

@@ -84,7 +84,30 @@ pub fn detect_format(path: &Path, head: &[u8]) -> LogFormat {
     }
 }
 
-type Entries = Box<dyn Iterator<Item = Result<LogEntry, Unreadable>> + Send>;
+/// A format's reader: entries in order, and entries given back to be filled again.
+trait EntryReader: Iterator<Item = Result<LogEntry, Unreadable>> + Send {
+    fn recycle(&mut self, e: LogEntry);
+}
+
+impl<R: BufRead + Send> EntryReader for stderr::StderrReader<R> {
+    fn recycle(&mut self, e: LogEntry) {
+        stderr::StderrReader::recycle(self, e);
+    }
+}
+
+impl<R: Read + Send> EntryReader for csvlog::CsvReader<R> {
+    fn recycle(&mut self, e: LogEntry) {
+        csvlog::CsvReader::recycle(self, e);
+    }
+}
+
+impl<R: BufRead + Send> EntryReader for jsonlog::JsonReader<R> {
+    fn recycle(&mut self, e: LogEntry) {
+        jsonlog::JsonReader::recycle(self, e);
+    }
+}
+
+type Entries = Box<dyn EntryReader>;
 
 /// Each file's SHA-256 (hex), once it was read to its end.
 pub type Digests = Arc<Mutex<Vec<Option<String>>>>;
@@ -168,6 +191,14 @@ impl LogFiles {
     /// The files.
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
+    }
+
+    /// Gives back an entry read from these files: its texts are filled again with a
+    /// later entry's, so a log is read without an allocation per entry.
+    pub fn recycle(&mut self, e: LogEntry) {
+        if let Some(cur) = self.current.as_mut() {
+            cur.recycle(e);
+        }
     }
 
     /// Where each file's SHA-256 appears once it was read through.

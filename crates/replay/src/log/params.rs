@@ -6,33 +6,110 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamError(pub String);
 
+/// The bound values of one execution, in order `$1`, `$2`…: their texts one after the
+/// other in one buffer, so that a list is refilled without allocating once its buffers
+/// are as large as the log's lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Params {
+    text: String,
+    /// Each value's end in `text` (`None`: SQL NULL).
+    ends: Vec<Option<u32>>,
+}
+
+impl Params {
+    /// No value.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// No value at all.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Forgets the values, keeping the buffers.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    /// Appends a value (`None`: NULL).
+    pub fn push(&mut self, value: Option<&str>) {
+        match value {
+            Some(v) => {
+                self.text.push_str(v);
+                self.close_value();
+            }
+            None => self.ends.push(None),
+        }
+    }
+
+    /// Ends the value whose text was appended to `text` since the last one.
+    fn close_value(&mut self) {
+        self.ends.push(Some(self.text.len() as u32));
+    }
+
+    /// The values in order (`None`: NULL).
+    pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        let mut start = 0usize;
+        self.ends.iter().map(move |end| {
+            end.map(|e| {
+                let v = &self.text[start..e as usize];
+                start = e as usize;
+                v
+            })
+        })
+    }
+}
+
+impl<'a> FromIterator<Option<&'a str>> for Params {
+    fn from_iter<I: IntoIterator<Item = Option<&'a str>>>(values: I) -> Self {
+        let mut p = Params::new();
+        for v in values {
+            p.push(v);
+        }
+        p
+    }
+}
+
 /// The values of `parameters: …` (`None`: SQL NULL), in order `$1`, `$2`…
 pub fn parse_parameters(detail: &str) -> Result<Vec<Option<String>>, ParamError> {
+    let mut p = Params::new();
+    parse_parameters_into(detail, &mut p)?;
+    Ok(p.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+/// Reads `parameters: …` into `out` (cleared first); on an error `out` holds the
+/// values before the one that could not be read.
+pub fn parse_parameters_into(detail: &str, out: &mut Params) -> Result<(), ParamError> {
+    out.clear();
     let Some(mut rest) = detail.strip_prefix("parameters: ") else {
         return Err(ParamError(format!(
             "DETAIL \"{}\" is not a parameter list",
             shorten(detail)
         )));
     };
-    let mut values = Vec::new();
     loop {
-        let n = values.len() + 1;
-        let head = format!("${n} = ");
-        rest = rest.strip_prefix(head.as_str()).ok_or_else(|| {
+        let n = out.len() + 1;
+        rest = strip_reference(rest, n).ok_or_else(|| {
             ParamError(format!(
                 "parameter list: expected \"${n} = \" at \"{}\"",
                 shorten(rest)
             ))
         })?;
         if let Some(r) = rest.strip_prefix("NULL") {
-            values.push(None);
+            out.push(None);
             rest = r;
         } else if let Some(r) = rest.strip_prefix('\'') {
-            let (value, r) = quoted(r).ok_or_else(|| {
+            rest = quoted(r, &mut out.text).ok_or_else(|| {
                 ParamError(format!("parameter list: ${n}'s value has no closing quote"))
             })?;
-            values.push(Some(value));
-            rest = r;
+            out.close_value();
         } else {
             return Err(ParamError(format!(
                 "parameter list: ${n}'s value is neither NULL nor quoted: \"{}\"",
@@ -40,7 +117,7 @@ pub fn parse_parameters(detail: &str) -> Result<Vec<Option<String>>, ParamError>
             )));
         }
         if rest.is_empty() {
-            return Ok(values);
+            return Ok(());
         }
         rest = rest.strip_prefix(", ").ok_or_else(|| {
             ParamError(format!(
@@ -51,10 +128,19 @@ pub fn parse_parameters(detail: &str) -> Result<Vec<Option<String>>, ParamError>
     }
 }
 
-/// A value after its opening quote, quotes doubled inside: the value and what follows
-/// its closing quote.
-fn quoted(s: &str) -> Option<(String, &str)> {
-    let mut value = String::new();
+/// `s` after `$n = `, or `None` when it does not start with it.
+fn strip_reference(s: &str, n: usize) -> Option<&str> {
+    let digits = s.strip_prefix('$')?;
+    let len = digits.bytes().take_while(u8::is_ascii_digit).count();
+    if len == 0 || digits[..len].starts_with('0') || digits[..len].parse::<usize>().ok()? != n {
+        return None;
+    }
+    digits[len..].strip_prefix(" = ")
+}
+
+/// A value after its opening quote, quotes doubled inside, appended to `value`: what
+/// follows its closing quote.
+fn quoted<'a>(s: &'a str, value: &mut String) -> Option<&'a str> {
     let mut rest = s;
     loop {
         let q = rest.find('\'')?;
@@ -65,7 +151,7 @@ fn quoted(s: &str) -> Option<(String, &str)> {
                 value.push('\'');
                 rest = r;
             }
-            None => return Some((value, rest)),
+            None => return Some(rest),
         }
     }
 }
@@ -127,6 +213,21 @@ mod tests {
         assert!(parse_parameters("parameters: $1 = 42").is_err());
         assert!(parse_parameters("parameters: $1 = '1' $2 = '2'").is_err());
         assert!(parse_parameters("prepare: PREPARE x AS select 1").is_err());
+        assert!(parse_parameters("parameters: $01 = '1'").is_err());
+        assert!(parse_parameters("parameters: $1 = '1', $3 = '3'")
+            .unwrap_err()
+            .0
+            .contains("$2"));
+    }
+
+    #[test]
+    fn a_list_refilled_keeps_its_values_apart() {
+        let mut p = Params::new();
+        parse_parameters_into("parameters: $1 = 'abc', $2 = NULL, $3 = ''", &mut p).unwrap();
+        assert_eq!(p.iter().collect::<Vec<_>>(), [Some("abc"), None, Some("")]);
+        parse_parameters_into("parameters: $1 = 'x''y'", &mut p).unwrap();
+        assert_eq!(p.iter().collect::<Vec<_>>(), [Some("x'y")]);
+        assert_eq!(p, [Some("x'y")].into_iter().collect::<Params>());
     }
 
     #[test]

@@ -2,11 +2,13 @@
 //! two spaces; a message's `DETAIL:`, `STATEMENT:`… lines follow it with the same
 //! prefix, and its text's further lines start with a tab. Owns grouping those lines
 //! into [`LogEntry`] values; an unreadable line is an [`Unreadable`] with its position.
+//! Lines are read into one buffer and entries refilled from those given back
+//! ([`StderrReader::recycle`]): a readable line costs no allocation.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
 
-use super::entry::{LogEntry, Position, Severity, Unreadable};
+use super::entry::{set_text, LogEntry, Position, Severity, Spare, Unreadable};
 use super::prefix::{split_severity, Prefix};
 
 /// Which text of the entry a tab-started line continues.
@@ -44,6 +46,7 @@ pub struct StderrReader<R> {
     line: u64,
     buf: Vec<u8>,
     current: Option<Current>,
+    spare: Spare,
     /// Entries and unreadable lines ready to be given.
     ready: VecDeque<Result<LogEntry, Unreadable>>,
     done: bool,
@@ -59,9 +62,15 @@ impl<R: BufRead> StderrReader<R> {
             line: 0,
             buf: Vec::with_capacity(4096),
             current: None,
+            spare: Spare::default(),
             ready: VecDeque::new(),
             done: false,
         }
+    }
+
+    /// Takes back an entry it gave, to fill it again.
+    pub fn recycle(&mut self, e: LogEntry) {
+        self.spare.give(e);
     }
 
     fn at(&self) -> Position {
@@ -152,8 +161,8 @@ impl<R: BufRead> StderrReader<R> {
             }
             let c = self.current.as_mut().expect("checked above");
             match field {
-                Field::Detail => c.entry.detail = Some(message.to_string()),
-                Field::Statement => c.entry.statement = Some(message.to_string()),
+                Field::Detail => self.spare.set(&mut c.entry.detail, Some(message)),
+                Field::Statement => self.spare.set(&mut c.entry.statement, Some(message)),
                 _ => {}
             }
             c.last = field;
@@ -165,19 +174,19 @@ impl<R: BufRead> StderrReader<R> {
             self.ready.push_back(Err(u));
             return;
         };
-        let entry = LogEntry {
-            at: self.at(),
-            time_us,
-            session: values.session.map(str::to_string),
-            user: values.user.map(str::to_string),
-            database: values.database.map(str::to_string),
-            severity: Severity::from_word(word),
-            sqlstate: values.sqlstate.map(str::to_string),
-            message: message.to_string(),
-            detail: None,
-            statement: None,
-        };
         self.finish();
+        let mut entry = self.spare.entry();
+        entry.at = self.at();
+        entry.time_us = time_us;
+        entry.severity = Severity::from_word(word);
+        set_text(&mut entry.message, message);
+        let spare = &mut self.spare;
+        spare.set(&mut entry.session, values.session);
+        spare.set(&mut entry.user, values.user);
+        spare.set(&mut entry.database, values.database);
+        spare.set(&mut entry.sqlstate, values.sqlstate);
+        spare.set(&mut entry.detail, None);
+        spare.set(&mut entry.statement, None);
         self.current = Some(Current {
             entry,
             last: Field::Message,
@@ -230,9 +239,10 @@ impl<R: BufRead> StderrReader<R> {
         }
     }
 
-    /// Reads the next line: its text (invalid UTF-8 replaced) and why it is unusable,
-    /// `None` at the end of the input.
-    fn read_line(&mut self) -> Option<(String, Option<Unreadable>)> {
+    /// Reads the next line into `buf`, without its line end: `None` at the end of the
+    /// input, else why it is unusable before its text is looked at (it could not be
+    /// read, or the file ends inside it).
+    fn read_line(&mut self) -> Option<Option<Unreadable>> {
         self.buf.clear();
         let n = match self.input.read_until(b'\n', &mut self.buf) {
             Ok(0) => return None,
@@ -240,37 +250,54 @@ impl<R: BufRead> StderrReader<R> {
             Err(e) => {
                 self.done = true;
                 self.line += 1;
-                return Some((
-                    String::new(),
-                    Some(self.unreadable(format!("cannot be read: {e}"))),
-                ));
+                self.buf.clear();
+                return Some(Some(self.unreadable(format!("cannot be read: {e}"))));
             }
         };
         self.line += 1;
-        let continuation = self.buf.first() == Some(&b'\t');
-        let what = if continuation {
-            "continuation line"
-        } else {
-            "line"
-        };
         if self.buf.last() != Some(&b'\n') {
-            let u = self.unreadable(format!(
+            let what = what(&self.buf);
+            return Some(Some(self.unreadable(format!(
                 "{what} cut short: the file ends without a newline ({n} bytes)"
-            ));
-            return Some((String::from_utf8_lossy(&self.buf).into_owned(), Some(u)));
+            ))));
         }
         self.buf.pop();
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
-        match std::str::from_utf8(&self.buf) {
-            Ok(t) => Some((t.to_string(), None)),
-            Err(e) => Some((String::from_utf8_lossy(&self.buf).into_owned(), Some(self.unreadable(format!(
-                "{what} is not UTF-8 (byte 0x{:02x} at column {}); lc_messages and the database encoding should be UTF-8, or the file converted (iconv)",
-                self.buf[e.valid_up_to()],
-                e.valid_up_to() + 1
-            ))))),
+        Some(None)
+    }
+
+    /// Handles the line in `buf` (`bad`: why it is unusable already): its text when it
+    /// is UTF-8, else the text with invalid bytes replaced, as an unusable line.
+    fn take_line(&mut self, bad: Option<Unreadable>) {
+        let buf = std::mem::take(&mut self.buf);
+        match (bad, std::str::from_utf8(&buf)) {
+            (None, Ok(text)) => self.line(text, None),
+            (bad, utf8) => {
+                let u = bad.unwrap_or_else(|| {
+                    let at = utf8.err().map_or(0, |e| e.valid_up_to());
+                    self.unreadable(format!(
+                        "{} is not UTF-8 (byte 0x{:02x} at column {}); lc_messages and the database encoding should be UTF-8, or the file converted (iconv)",
+                        what(&buf),
+                        buf.get(at).copied().unwrap_or(0),
+                        at + 1
+                    ))
+                });
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                self.line(&text, Some(u));
+            }
         }
+        self.buf = buf;
+    }
+}
+
+/// What a line is, for messages.
+fn what(line: &[u8]) -> &'static str {
+    if line.first() == Some(&b'\t') {
+        "continuation line"
+    } else {
+        "line"
     }
 }
 
@@ -286,7 +313,7 @@ impl<R: BufRead> Iterator for StderrReader<R> {
                 return None;
             }
             match self.read_line() {
-                Some((text, bad)) => self.line(&text, bad),
+                Some(bad) => self.take_line(bad),
                 None => {
                     self.done = true;
                     self.finish();

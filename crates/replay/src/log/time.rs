@@ -54,15 +54,12 @@ fn date_time(s: &[u8]) -> Option<(i64, usize)> {
     us *= 1_000_000;
     let mut len = 19;
     if s.get(19) == Some(&b'.') {
-        let frac: Vec<u8> = s[20..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .copied()
-            .collect();
+        let frac_len = s[20..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let frac = &s[20..20 + frac_len];
         if frac.is_empty() || frac.len() > 9 {
             return None;
         }
-        let mut f = digits(&frac)?;
+        let mut f = digits(frac)?;
         for _ in frac.len()..6 {
             f *= 10;
         }
@@ -82,13 +79,16 @@ fn numeric_zone(z: &str) -> Option<i64> {
         b'-' => (-1, &z[1..]),
         _ => return None,
     };
-    let rest: String = rest.chars().filter(|c| *c != ':').collect();
-    let (h, m) = match rest.len() {
-        1 | 2 => (digits(rest.as_bytes())?, 0),
-        4 => (
-            digits(&rest.as_bytes()[..2])?,
-            digits(&rest.as_bytes()[2..])?,
-        ),
+    // `+HH:MM` is read as `+HHMM`.
+    let mut packed = [0u8; 4];
+    let mut n = 0;
+    for b in rest.bytes().filter(|b| *b != b':') {
+        *packed.get_mut(n)? = b;
+        n += 1;
+    }
+    let (h, m) = match n {
+        1 | 2 => (digits(&packed[..n])?, 0),
+        4 => (digits(&packed[..2])?, digits(&packed[2..4])?),
         _ => return None,
     };
     Some(sign * (h * 3600 + m * 60))
