@@ -19,7 +19,7 @@ pub const SKIPPED_EXAMPLES: usize = 10;
 /// first unreadable line (`file:line: reason`) unless unreadable lines are skipped.
 pub fn check(spec: &ReplaySpec) -> Result<ReplayReport, String> {
     spec.validate()?;
-    let files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)
+    let mut files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)
         .map_err(|e| e.to_string())?;
     let mut logs = log_files(spec, files.formats());
     let digests = files.digests();
@@ -28,8 +28,13 @@ pub fn check(spec: &ReplaySpec) -> Result<ReplayReport, String> {
     let mut skipped = 0u64;
     let mut examples = Vec::new();
     let mut span_us = 0i64;
-    for entry in files {
-        if let Err(u) = entry.and_then(|e| asm.push(e)) {
+    while let Some(entry) = files.next() {
+        let pushed = entry.and_then(|e| {
+            let pushed = asm.push(&e);
+            files.recycle(e);
+            pushed
+        });
+        if let Err(u) = pushed {
             let text = format!("{}: {}", describe(u.at, &paths), u.reason);
             if !spec.skip_unreadable {
                 return Err(text);
@@ -41,6 +46,7 @@ pub fn check(spec: &ReplaySpec) -> Result<ReplayReport, String> {
         }
         while let Some(ev) = asm.pop() {
             span_us = span_us.max(ev.offset_us());
+            asm.recycle(ev);
         }
     }
     asm.finish();

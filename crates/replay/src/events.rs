@@ -1,10 +1,15 @@
 //! What a log becomes for a replay: a stream of [`Event`]s in log order — a session
 //! connects, runs a statement, learns how a statement ended in the log, disconnects.
 //! Times are offsets (µs) from the log's first entry. Owns these types only.
+//!
+//! A statement's buffers (a simple query's text, an execution's parameter list) are
+//! handed back to the reader once the statement was sent
+//! ([`crate::sessions::Assembler::recycle`]) and refilled for later statements.
 
 use std::sync::Arc;
 
 use crate::fingerprint::FpId;
+use crate::log::params::Params;
 use crate::log::Position;
 
 /// A session of the log, numbered from 0 in the order the log shows them.
@@ -84,7 +89,7 @@ pub struct Statement {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// A simple query (`statement: …`).
-    Simple(Box<str>),
+    Simple(String),
     /// An extended-protocol execution (`execute …:` with `DETAIL: parameters: …`).
     Execute {
         /// The prepared statement's name in the log (`None`: the unnamed statement,
@@ -92,8 +97,8 @@ pub enum Request {
         name: Option<Arc<str>>,
         /// The statement.
         sql: Arc<str>,
-        /// Bound values as text (`None`: NULL).
-        params: Box<[Option<Box<str>>]>,
+        /// Bound values as text.
+        params: Params,
     },
 }
 

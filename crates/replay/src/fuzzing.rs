@@ -225,16 +225,16 @@ pub fn sql_one(data: &[u8]) {
     }
     let mut asm = Assembler::new();
     let connect = "connection authorized: user=u database=d".to_string();
-    let _ = asm.push(entry(1, 0, Severity::Log, connect));
+    let _ = asm.push(&entry(1, 0, Severity::Log, connect));
     let execute = format!("execute <unnamed>: {sql}");
     let mut given = entry(2, 10, Severity::Log, execute.clone());
     given.detail = detail;
-    let _ = asm.push(given);
-    let _ = asm.push(entry(3, 20, Severity::Log, format!("statement: {sql}")));
+    let _ = asm.push(&given);
+    let _ = asm.push(&entry(3, 20, Severity::Log, format!("statement: {sql}")));
     let mut failed = entry(4, 30, Severity::Error, "syntax error".into());
     failed.statement = Some(sql.clone());
-    let _ = asm.push(failed);
-    let _ = asm.push(entry(
+    let _ = asm.push(&failed);
+    let _ = asm.push(&entry(
         5,
         40,
         Severity::Log,
@@ -246,7 +246,7 @@ pub fn sql_one(data: &[u8]) {
             .collect();
         let mut fits = entry(6, 50, Severity::Log, execute.clone());
         fits.detail = (!values.is_empty()).then(|| parameter_list(&values));
-        let taken = asm.push(fits);
+        let taken = asm.push(&fits);
         if !sql.contains('\0') {
             taken.unwrap_or_else(|u| panic!("a list that fits {sql:?} is refused: {}", u.reason));
         }
@@ -255,7 +255,7 @@ pub fn sql_one(data: &[u8]) {
         more.push(Some("extra".into()));
         too_many.detail = Some(parameter_list(&more));
         assert!(
-            asm.push(too_many).is_err(),
+            asm.push(&too_many).is_err(),
             "a value too many for {sql:?} is taken"
         );
     }
@@ -392,7 +392,7 @@ fn read_entries(entries: &[LogEntry], share: Option<Share>) -> Read {
     let mut asm = Assembler::with_share(share);
     let mut events = Vec::new();
     for e in entries {
-        let _ = asm.push(e.clone());
+        let _ = asm.push(e);
         events.extend(std::iter::from_fn(|| asm.pop()));
     }
     asm.finish();

@@ -157,7 +157,7 @@ mod tests {
         let req = Request::Execute {
             name: Some(Arc::from("P_1")),
             sql: Arc::clone(&sql),
-            params: vec![Some("1".into())].into(),
+            params: [Some("1")].into_iter().collect(),
         };
         let mut out = Vec::new();
         m.encode(&req, &mut out);

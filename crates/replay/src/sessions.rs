@@ -13,6 +13,12 @@
 //! * a session seen before its `connection authorized:` line (a log that starts in the
 //!   middle of it) starts at its first line, as the user and database of its prefix;
 //! * a `FATAL:` or `disconnection:` ends the session; the log's end ends the others.
+//!
+//! Nothing is allocated per statement once the buffers are warm: a simple query's text
+//! and an execution's parameters are copied into buffers of statements already sent
+//! ([`Assembler::recycle`]), a prepared statement's name and text are shared by all its
+//! executions in a session and an unnamed execution's text by all executions of that
+//! text, and each shared text is scanned once.
 
 use std::collections::HashMap;
 use std::collections::VecDeque;
@@ -22,10 +28,16 @@ use crate::events::{Connect, Event, LoggedEnd, Outcome, Request, SessionNo, Stat
 use crate::fidelity::Counts;
 use crate::fingerprint::{Fingerprints, FpId};
 use crate::log::message::{classify, is_client_cancel, Measured, Message};
-use crate::log::params::{check_count, parse_parameters};
+use crate::log::params::{check_count, parse_parameters_into, Params};
 use crate::log::{LogEntry, Position, Severity, Unreadable};
 use crate::spec::Share;
-use crate::sqlscan::scan;
+use crate::sqlscan::{scan, Scan};
+
+/// Distinct texts of unnamed executions kept shared; beyond, the table starts again.
+const SHARED_TEXTS: usize = 4096;
+
+/// Longest buffer kept for a later statement (a rare huge text is not kept).
+const SPARE_CAPACITY: usize = 64 * 1024;
 
 /// The last statement of a live session.
 #[derive(Debug, Clone, Copy)]
@@ -49,8 +61,17 @@ struct Live {
     /// Durations of the parse and bind steps before the next execute (µs).
     steps_us: i64,
     last_time_us: i64,
-    /// Text per prepared statement name (one shared copy).
-    names: HashMap<Box<str>, Arc<str>>,
+    /// The session's prepared statements by name.
+    names: HashMap<Box<str>, Named>,
+}
+
+/// A prepared statement of a session: its name and text as the events carry them
+/// (shared), and the text's scan.
+#[derive(Debug)]
+struct Named {
+    name: Arc<str>,
+    sql: Arc<str>,
+    scan: Scan,
 }
 
 /// Counters of what was read.
@@ -84,6 +105,11 @@ pub struct Assembler {
     out: VecDeque<Event>,
     counts: ReadCounts,
     share: Option<Share>,
+    /// Unnamed executions' texts, shared, with their scans.
+    texts: HashMap<Arc<str>, Scan>,
+    /// Buffers of statements sent, to be filled again.
+    spare_sql: Vec<String>,
+    spare_params: Vec<Params>,
 }
 
 impl Default for Assembler {
@@ -105,6 +131,9 @@ impl Assembler {
             out: VecDeque::new(),
             counts: ReadCounts::default(),
             share: None,
+            texts: HashMap::new(),
+            spare_sql: Vec::new(),
+            spare_params: Vec::new(),
         }
     }
 
@@ -121,6 +150,31 @@ impl Assembler {
     /// The next event ready, in log order.
     pub fn pop(&mut self) -> Option<Event> {
         self.out.pop_front()
+    }
+
+    /// Takes back an event that was played (or dropped): a statement's buffers are
+    /// filled again by a later statement. The buffers kept are never more than the
+    /// statements that were under way at once.
+    pub fn recycle(&mut self, ev: Event) {
+        if let Event::Statement(st) = ev {
+            self.recycle_request(st.request);
+        }
+    }
+
+    fn recycle_request(&mut self, r: Request) {
+        match r {
+            Request::Simple(t) if t.capacity() <= SPARE_CAPACITY => self.spare_sql.push(t),
+            Request::Execute { params, .. } => self.spare_params.push(params),
+            Request::Simple(_) => {}
+        }
+    }
+
+    /// `sql` in a buffer of a statement sent before, if there is one.
+    fn text(&mut self, sql: &str) -> String {
+        let mut t = self.spare_sql.pop().unwrap_or_default();
+        t.clear();
+        t.push_str(sql);
+        t
     }
 
     /// What was read so far.
@@ -154,7 +208,7 @@ impl Assembler {
 
     /// Takes one entry; `Err` when it cannot be used (the events of the entries before
     /// it stay good).
-    pub fn push(&mut self, e: LogEntry) -> Result<(), Unreadable> {
+    pub fn push(&mut self, e: &LogEntry) -> Result<(), Unreadable> {
         self.counts.entries += 1;
         let Some(session) = e.session.as_deref() else {
             return Ok(());
@@ -163,7 +217,7 @@ impl Assembler {
             return Ok(());
         };
         if severity.is_error() {
-            self.error(session, &e);
+            self.error(session, e);
             if severity != Severity::Error {
                 self.end(session, e.time_us);
             }
@@ -182,13 +236,14 @@ impl Assembler {
             }
             Message::Disconnect => self.end(session, e.time_us),
             Message::Simple(sql) => {
-                self.statement(&e, e.time_us, Request::Simple(sql.into()), None)?;
+                let r = Request::Simple(self.text(sql));
+                self.statement(e, e.time_us, r, scan(sql), None)?;
             }
             Message::Execute { name, sql } => {
-                let r = self.execute(&e, name, sql)?;
-                self.statement(&e, e.time_us, r, None)?;
+                let (r, scanned) = self.execute(e, name, sql)?;
+                self.statement(e, e.time_us, r, scanned, None)?;
             }
-            Message::Duration { us, of } => self.duration(&e, us, of)?,
+            Message::Duration { us, of } => self.duration(e, us, of)?,
             Message::BadDuration => {
                 return Err(Unreadable {
                     at: e.at,
@@ -264,50 +319,87 @@ impl Assembler {
         self.live.get_mut(id).expect("started above")
     }
 
-    /// The request of `execute NAME: SQL` with the parameters of its detail.
+    /// The request of `execute NAME: SQL` with the parameters of its detail, and the
+    /// statement's scan.
     fn execute(
         &mut self,
         e: &LogEntry,
         name: Option<&str>,
         sql: &str,
-    ) -> Result<Request, Unreadable> {
-        let bad = |reason: String| Unreadable { at: e.at, reason };
-        no_nul(e, "statement", sql)?;
-        let scanned = scan(sql);
-        let params = match e.detail.as_deref() {
-            Some(d) if d.starts_with("parameters: ") => {
-                parse_parameters(d).map_err(|p| bad(p.0))?
-            }
-            _ => Vec::new(),
+    ) -> Result<(Request, Scan), Unreadable> {
+        let id = e.session.as_deref().unwrap_or_default();
+        let known = match name {
+            Some(n) => self
+                .live
+                .get(id)
+                .and_then(|l| l.names.get(n))
+                .filter(|p| *p.sql == *sql)
+                .map(|p| (Some(Arc::clone(&p.name)), Arc::clone(&p.sql), p.scan)),
+            None => self
+                .texts
+                .get_key_value(sql)
+                .map(|(t, s)| (None, Arc::clone(t), *s)),
         };
-        for p in params.iter().flatten() {
-            no_nul(e, "parameter", p)?;
+        if known.is_none() {
+            no_nul(e, "statement", sql)?;
         }
-        check_count(params.len(), scanned.max_param).map_err(|p| bad(p.0))?;
-        let live = self.live_of(e);
-        let name = name.map(|n| {
-            let shared = match live.names.get(n) {
-                Some(t) if **t == *sql => Arc::clone(t),
-                _ => {
-                    let t: Arc<str> = Arc::from(sql);
-                    live.names.insert(n.into(), Arc::clone(&t));
-                    t
-                }
-            };
-            (Arc::<str>::from(n), shared)
-        });
-        let (name, sql) = match name {
-            Some((n, t)) => (Some(n), t),
-            None => (None, Arc::from(sql)),
+        let scanned = known.as_ref().map_or_else(|| scan(sql), |k| k.2);
+        let mut params = self.spare_params.pop().unwrap_or_default();
+        params.clear();
+        let read = match e.detail.as_deref() {
+            Some(d) if d.starts_with("parameters: ") => parse_parameters_into(d, &mut params),
+            _ => Ok(()),
+        }
+        .and_then(|()| check_count(params.len(), scanned.max_param));
+        let checked = match read {
+            Err(p) => Err(Unreadable {
+                at: e.at,
+                reason: p.0,
+            }),
+            Ok(()) => params
+                .iter()
+                .flatten()
+                .try_for_each(|p| no_nul(e, "parameter", p)),
         };
-        Ok(Request::Execute {
-            name,
-            sql,
-            params: params
-                .into_iter()
-                .map(|p| p.map(String::into_boxed_str))
-                .collect(),
-        })
+        if let Err(u) = checked {
+            self.spare_params.push(params);
+            return Err(u);
+        }
+        let (name, sql) = match known {
+            Some((name, sql, _)) => (name, sql),
+            None => self.share_text(e, name, sql, scanned),
+        };
+        Ok((Request::Execute { name, sql, params }, scanned))
+    }
+
+    /// The name and text that the executions of a statement not seen before share.
+    fn share_text(
+        &mut self,
+        e: &LogEntry,
+        name: Option<&str>,
+        sql: &str,
+        scanned: Scan,
+    ) -> (Option<Arc<str>>, Arc<str>) {
+        match name {
+            Some(n) => {
+                let named = Named {
+                    name: Arc::from(n),
+                    sql: Arc::from(sql),
+                    scan: scanned,
+                };
+                let shared = (Some(Arc::clone(&named.name)), Arc::clone(&named.sql));
+                self.live_of(e).names.insert(n.into(), named);
+                shared
+            }
+            None => {
+                if self.texts.len() >= SHARED_TEXTS {
+                    self.texts.clear();
+                }
+                let text: Arc<str> = Arc::from(sql);
+                self.texts.insert(Arc::clone(&text), scanned);
+                (None, text)
+            }
+        }
     }
 
     /// A statement of `e`'s session that started at `start_us`; `duration_us` when the
@@ -317,10 +409,13 @@ impl Assembler {
         e: &LogEntry,
         start_us: i64,
         request: Request,
+        scanned: Scan,
         duration_us: Option<i64>,
     ) -> Result<(), Unreadable> {
-        no_nul(e, "statement", request.sql())?;
-        let scanned = scan(request.sql());
+        // An execution's text was checked when it was first seen.
+        if let Request::Simple(sql) = &request {
+            no_nul(e, "statement", sql)?;
+        }
         let fp = self.fingerprints.of(request.sql(), &scanned);
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -338,6 +433,7 @@ impl Assembler {
         live.last_time_us = live.last_time_us.max(e.time_us);
         let session = live.no;
         if !own {
+            self.recycle_request(request);
             return Ok(());
         }
         self.counts.statements += 1;
@@ -385,11 +481,12 @@ impl Assembler {
                 Ok(())
             }
             Measured::Simple(sql) => {
-                self.statement(e, e.time_us - us, Request::Simple(sql.into()), Some(us))
+                let r = Request::Simple(self.text(sql));
+                self.statement(e, e.time_us - us, r, scan(sql), Some(us))
             }
             Measured::Execute { name, sql } => {
-                let r = self.execute(e, name, sql)?;
-                self.statement(e, e.time_us - us, r, Some(us))
+                let (r, scanned) = self.execute(e, name, sql)?;
+                self.statement(e, e.time_us - us, r, scanned, Some(us))
             }
         }
     }
@@ -436,8 +533,9 @@ impl Assembler {
                 statement: None,
                 ..e.clone()
             };
+            let r = Request::Simple(self.text(text));
             if self
-                .statement(&entry, e.time_us, Request::Simple(text.into()), None)
+                .statement(&entry, e.time_us, r, scan(text), None)
                 .is_ok()
             {
                 if let Some(live) = self.live.get_mut(id) {

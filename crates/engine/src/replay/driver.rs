@@ -22,12 +22,13 @@ use pgsurge_replay::sessions::describe;
 use pgsurge_replay::{Order, Pacing, Target};
 use pgsurge_wire::{ConnConfig, Connection};
 
+use super::reader::Returns;
 use crate::cancel::CancelRequests;
 use crate::clock::RunClock;
 use crate::stop::StopFlag;
 
 /// Events a driver keeps queued for its sessions before it takes more from the reader.
-const QUEUED_LIMIT: usize = 64 * 1024;
+pub(crate) const QUEUED_LIMIT: usize = 64 * 1024;
 
 /// Longest poll while nothing is due.
 const MAX_POLL_US: i64 = 50_000;
@@ -54,6 +55,8 @@ pub(crate) struct DriverCtx {
     /// The replay's own stop (an unreadable line, another driver's stall).
     pub halt: StopFlag,
     pub paths: Arc<[PathBuf]>,
+    /// Batches and statements played, back to the reader.
+    pub returns: Returns,
 }
 
 /// How a driver ended.
@@ -245,10 +248,11 @@ impl Driver {
     fn take_events(&mut self) {
         while self.input_open && self.queued < QUEUED_LIMIT {
             match self.ctx.events.try_recv() {
-                Ok(batch) => {
-                    for ev in batch {
+                Ok(mut batch) => {
+                    for ev in batch.drain(..) {
                         self.queue(ev);
                     }
+                    self.ctx.returns.emptied(batch);
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => self.input_open = false,
@@ -276,7 +280,10 @@ impl Driver {
                 i
             }
             // A session this driver does not have (ended): nothing to do.
-            (None, _) => return,
+            (None, _) => {
+                self.ctx.returns.played(ev);
+                return;
+            }
         };
         if let Some(s) = self.slots[i].as_mut() {
             s.queue.push_back(ev);
@@ -421,7 +428,9 @@ impl Driver {
                     let seq = st.seq;
                     let due = if max { now } else { due(st.offset_us) };
                     if s.dead {
-                        s.queue.pop_front();
+                        if let Some(ev) = s.queue.pop_front() {
+                            self.ctx.returns.played(ev);
+                        }
                         self.queued -= 1;
                         self.tally.not_sent += 1;
                         self.pass_gate(seq);
@@ -700,6 +709,7 @@ impl Driver {
             Some(kind) => self.settle(u, Some(kind)),
             None => s.unsettled = Some(u),
         }
+        self.ctx.returns.played(Event::Statement(b.stmt));
         self.list(i);
     }
 
@@ -733,6 +743,7 @@ impl Driver {
                 at: b.stmt.at,
             };
             self.settle(u, b.logged);
+            self.ctx.returns.played(Event::Statement(b.stmt));
         }
         let s = self.slots[i].as_mut().expect("exists");
         if let Some(c) = s.conn.take() {

@@ -9,11 +9,11 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `reader` | logs → events, this generator's share, read-ahead bounds |
+//! | [`reader`] | logs → events, this generator's share, read-ahead bounds, batches and statement buffers sent back by the drivers |
 //! | `driver` | one thread's sessions: connections, timing, order, answers, tally |
 
 mod driver;
-mod reader;
+pub mod reader;
 
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
@@ -34,6 +34,10 @@ use crate::stop::StopFlag;
 
 /// Batches queued per driver thread (each of `reader::BATCH` events).
 const CHANNEL_BATCHES: usize = 32;
+
+/// Batches a driver may have taken and not sent back yet: those its sessions' queues
+/// hold (`driver::QUEUED_LIMIT` events) and a few being filled.
+const RETURNED_BATCHES: usize = driver::QUEUED_LIMIT / reader::BATCH + 8;
 
 /// Why a replay could not be carried out.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +72,8 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
     let (ready_tx, ready_rx) = sync_channel(1);
     let mut senders = Vec::new();
     let mut receivers = Vec::new();
+    // Every batch a driver can hold fits in the way back, so none is dropped there.
+    let (returns_tx, returns_rx) = sync_channel(threads * (CHANNEL_BATCHES + RETURNED_BATCHES));
     for _ in 0..threads {
         let (tx, rx) = sync_channel(CHANNEL_BATCHES);
         senders.push(tx);
@@ -83,6 +89,7 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
         pacing: spec.pacing,
         share: spec.share,
         senders,
+        returns: returns_rx,
         clock,
         start: Arc::clone(&start),
         ready: ready_tx,
@@ -119,6 +126,7 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
             stop: stop.clone(),
             halt: halt.clone(),
             paths: Arc::clone(&paths),
+            returns: reader::Returns::new(returns_tx.clone()),
         };
         let h = std::thread::Builder::new()
             .name(format!("pgsurge-replay-{t}"))
