@@ -128,7 +128,8 @@ pub(crate) fn summary_rows(run: &LoadedRun, t0: f64) -> Vec<(String, String)> {
 }
 
 /// The summary rows of an outage: its length and place, which stretch it is (the one
-/// at the first lost connection, or the longest), and the recovery after it.
+/// at the first lost connection, through the failover's moment by a server's log when
+/// it was found so, or the longest), and the recovery after it.
 fn outage_rows(o: &OutageWindow, t0: f64) -> Vec<(String, String)> {
     let at = |us: i64| num(us as f64 / 1e6 - t0, 3);
     let mut rows = vec![(
@@ -153,6 +154,13 @@ fn outage_rows(o: &OutageWindow, t0: f64) -> Vec<(String, String)> {
         }
         (Some(OutageAnchor::Longest), _) => Some("the longest stretch of the run".to_string()),
         (None, _) => None,
+    };
+    let which = match (which, o.failover_unix_us) {
+        (Some(w), Some(moment)) => Some(format!(
+            "{w}, through the failover at {} s by the server's log",
+            at(moment)
+        )),
+        (which, _) => which,
     };
     rows.extend(which.map(|w| ("outage taken as".to_string(), w)));
     if let Some(tps) = o.steady_tps {
@@ -208,6 +216,17 @@ mod tests {
         assert_eq!(
             taken_as(&longest).as_deref(),
             Some("the longest stretch of the run")
+        );
+        let through = OutageWindow {
+            failover_unix_us: Some(103_152_000),
+            ..lost
+        };
+        assert_eq!(
+            taken_as(&through).as_deref(),
+            Some(
+                "the stretch at the first lost connection (3.004 s), through the failover \
+                 at 3.152 s by the server's log"
+            )
         );
         // A result stored before outages said which stretch they were.
         assert_eq!(taken_as(&window(None, None)), None);

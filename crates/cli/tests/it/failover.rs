@@ -264,7 +264,7 @@ action = "restart"
 
 /// The report's test page in headless Chromium: every time chart marks the outage with
 /// a visible red range inside its plot and names it in its legend, and the summary
-/// gives its length as stored.
+/// gives its length as stored and the failover's moment it was found through.
 fn outage_marked_on_the_test_page(dir: &std::path::Path, store: &str, seconds: f64) {
     let out = dir.join("report");
     let report = pgsurge(&["report", "--store", store, "-o", out.to_str().unwrap()]);
@@ -274,6 +274,8 @@ fn outage_marked_on_the_test_page(dir: &std::path::Path, store: &str, seconds: f
     assert!(page.contains(&length), "no outage row saying {length:?}");
     let which = "the stretch at the first lost connection (";
     assert!(page.contains(which), "no outage row saying {which:?}");
+    let through = "through the failover at ";
+    assert!(page.contains(through), "no outage row saying {through:?}");
     let probe = r#"<script>
       window.addEventListener('load', () => {
         const rows = [];
