@@ -115,6 +115,26 @@ fn column(rec: &csv::ByteRecord, i: usize) -> Result<Option<&str>, String> {
     }
 }
 
+/// The first column of `rec` (0-based) holding the start of another record: a line
+/// break followed by a csvlog time and its comma. A record cut short inside a quoted
+/// column (a server stopped in the middle of writing it, then went on in the same file)
+/// takes the lines after it in so, up to the next quote.
+fn swallowed(rec: &csv::ByteRecord) -> Option<usize> {
+    rec.iter().position(|field| {
+        field.contains(&b'\n') && field.split(|&b| b == b'\n').skip(1).any(starts_record)
+    })
+}
+
+/// Whether `line` starts as a csvlog record does: a time, then a comma.
+fn starts_record(line: &[u8]) -> bool {
+    let head = &line[..line.len().min(48)];
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    parse_timestamp(text).is_some_and(|(_, n)| text.as_bytes().get(n) == Some(&b','))
+}
+
 /// A record → `e` (refilled), or why it cannot be an entry.
 fn fill(
     rec: &csv::ByteRecord,
@@ -122,6 +142,12 @@ fn fill(
     e: &mut LogEntry,
     spare: &mut Spare,
 ) -> Result<(), String> {
+    if let Some(i) = swallowed(rec) {
+        return Err(format!(
+            "column {} holds the start of another record: a record cut short inside a quoted column took in the lines after it",
+            i + 1
+        ));
+    }
     if rec.len() < MIN_COLUMNS {
         return Err(format!(
             "{} columns where csvlog has at least {MIN_COLUMNS} (a cut record, or not csvlog)",

@@ -11,11 +11,16 @@ use pgsurge_replay::ReplaySpec;
 
 /// The log of finding `name`, written as `postgresql.log` in `dir`.
 fn finding(name: &str, dir: &Path) -> PathBuf {
+    finding_as(name, dir, "postgresql.log")
+}
+
+/// The log of finding `name`, written as `file` in `dir`.
+fn finding_as(name: &str, dir: &Path, file: &str) -> PathBuf {
     let from = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fuzz/regressions/replay_log")
         .join(name);
     let input = std::fs::read(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
-    let path = dir.join("postgresql.log");
+    let path = dir.join(file);
     std::fs::write(&path, &input[1..]).unwrap();
     path
 }
@@ -100,4 +105,28 @@ fn a_report_reads_back_from_its_json_exactly() {
     };
     assert_eq!(means(&back), means(&report), "a mean changed through JSON");
     assert_eq!(back, report, "the report changed through its JSON");
+}
+
+#[test]
+fn a_csvlog_record_cut_inside_quotes_is_an_unreadable_record() {
+    // Record 2 ends inside its quoted message; record 3 was read into it and sent as
+    // part of a statement.
+    let dir = tempfile::tempdir().unwrap();
+    let path = finding_as("csv-record-cut-inside-quotes", dir.path(), "postgresql.csv");
+    let (err, skipped) = read(&path, "%m|%u|%d|%c|");
+    let at = format!("{}:2: ", path.display());
+    assert!(
+        err.starts_with(&at) && err.contains("start of another record"),
+        "not a clear error: {err}"
+    );
+    assert_eq!(skipped.read.skipped, 1);
+    assert_eq!(skipped.read.statements, 5, "{:?}", skipped.read);
+    assert!(
+        skipped
+            .fingerprints
+            .iter()
+            .all(|f| !f.statement.contains("UTC")),
+        "a record sent inside a statement: {:?}",
+        skipped.fingerprints
+    );
 }
