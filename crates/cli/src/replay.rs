@@ -66,7 +66,8 @@ struct Cli {
     /// Under --strict-order, seconds without progress that end the replay as stalled.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     stall_timeout: f64,
-    /// Driver threads (sessions are dealt to them).
+    /// Driver threads (sessions are dealt to them), whatever the machine's cores: a
+    /// second costs client CPU per statement and is not steadily faster (docs/replay.md).
     #[arg(short = 'j', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     jobs: u32,
     /// Read the logs through and report what a replay would send, connecting nowhere.
