@@ -10,7 +10,7 @@
 //!   and statements taken back) feeding a stand-in driver thread that plays each
 //!   statement the same way and hands everything back through the driver's
 //!   [`Returns`]. The reader allocates buffers until as many statements are away from
-//!   it as can be at once ([`AWAY`], bounded by the channels); how many that is
+//!   it as can be at once (bounded by the channels: [`AWAY`]); how many that is
 //!   depends on the threads' scheduling, so its bound adds them.
 //!
 //! A test binary of its own: the global allocator is process-wide.
@@ -310,11 +310,14 @@ fn read_through(log: &Path) -> (u64, u64, u64) {
 /// Batches queued for the stand-in driver.
 const CHANNEL_BATCHES: usize = 1;
 
-/// The most statements whose buffers can be away from the reader at once in
-/// [`read_through`]: the batch being filled, those queued, the one being played, and
-/// one sent back and not taken yet. Until then the reader allocates new buffers, so
-/// how many it allocates up to that bound depends on how the threads were scheduled.
-const AWAY: u64 = ((CHANNEL_BATCHES + 3) * BATCH) as u64;
+/// The most allocations of statement buffers the reader can make before as many
+/// statements are away from it as can be at once in [`read_through`]: the batch being
+/// filled, those queued, the one being played, the one the driver fills with played
+/// statements, and those sent back since the reader last took them (as many as the
+/// driver took meanwhile); each statement holds one buffer (a text, or a parameter
+/// list of two), grown at most twice by longer texts. How many of these the reader
+/// makes depends on how the threads were scheduled, not on the log's length.
+const AWAY: u64 = ((2 * CHANNEL_BATCHES + 4) * BATCH * 4) as u64;
 
 fn logs(format: LogFormat) -> (ScratchDir, PathBuf, PathBuf) {
     let dir = scratch_dir("replay-no-alloc");
