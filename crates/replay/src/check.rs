@@ -60,7 +60,7 @@ pub fn check(spec: &ReplaySpec) -> Result<ReplayReport, String> {
         version: REPORT_VERSION,
         logs,
         settings: settings(spec, 0),
-        read: ReadSummary::from_counts(&counts, skipped, examples),
+        read: ReadSummary::from_counts(&counts, skipped, examples, fingerprints.limit_reached()),
         replay: ReplaySummary {
             log_span_s: span_us as f64 / 1e6,
             ..ReplaySummary::default()

@@ -5,12 +5,21 @@
 //!
 //! A statement the parser refuses (a syntax error the log recorded) gets a fingerprint
 //! of its shape, marked as such.
+//!
+//! The table is bounded ([`Limits`]): past its limit of fingerprints, the statements of
+//! further ones are counted together under [`OTHER`]; past its limit of shapes, a
+//! statement of a further shape is parsed again each time it is read.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::Limits;
 use crate::sqlscan::Scan;
+
+/// The fingerprint of the statements whose own fingerprint came after the table was
+/// full: one row for all of them.
+pub const OTHER: &str = "other";
 
 /// Index of a fingerprint in a [`Fingerprints`] table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -30,17 +39,49 @@ pub struct Fingerprint {
 }
 
 /// The fingerprints of a log, assigned as statements are read.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Fingerprints {
     by_shape: HashMap<u64, FpId>,
     by_value: HashMap<String, FpId>,
     table: Vec<Fingerprint>,
+    /// The row of [`OTHER`], once a fingerprint found the table full.
+    other: Option<FpId>,
+    /// Fingerprints counted apart.
+    limit: usize,
+    /// Shapes remembered.
+    shape_limit: usize,
+}
+
+impl Default for Fingerprints {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Fingerprints {
-    /// An empty table.
+    /// An empty table, bounded by [`Limits::current`].
     pub fn new() -> Self {
-        Self::default()
+        let l = Limits::current();
+        Self::with_limits(l.fingerprints, l.shapes)
+    }
+
+    /// An empty table of at most `fingerprints` fingerprints counted apart, remembering
+    /// at most `shapes` shapes.
+    pub fn with_limits(fingerprints: usize, shapes: usize) -> Self {
+        Fingerprints {
+            by_shape: HashMap::new(),
+            by_value: HashMap::new(),
+            table: Vec::new(),
+            other: None,
+            limit: fingerprints.max(1),
+            shape_limit: shapes,
+        }
+    }
+
+    /// The limit of fingerprints counted apart, when the log had more (their
+    /// statements are counted under [`OTHER`]).
+    pub fn limit_reached(&self) -> Option<usize> {
+        self.other.map(|_| self.limit)
     }
 
     /// The fingerprint of `sql`, whose scan is `scan`.
@@ -57,7 +98,7 @@ impl Fingerprints {
         };
         let id = match self.by_value.get(&key) {
             Some(&id) => id,
-            None => {
+            None if self.by_value.len() < self.limit => {
                 let id = FpId(self.table.len() as u32);
                 self.table.push(Fingerprint {
                     id: key.clone(),
@@ -66,9 +107,26 @@ impl Fingerprints {
                 self.by_value.insert(key, id);
                 id
             }
+            None => self.other(),
         };
-        self.by_shape.insert(scan.shape, id);
+        if self.by_shape.len() < self.shape_limit {
+            self.by_shape.insert(scan.shape, id);
+        }
         id
+    }
+
+    /// The row of the statements past the limit.
+    fn other(&mut self) -> FpId {
+        *self.other.get_or_insert_with(|| {
+            self.table.push(Fingerprint {
+                id: OTHER.into(),
+                text: format!(
+                    "(the statements of every fingerprint past the first {})",
+                    self.limit
+                ),
+            });
+            FpId(self.table.len() as u32 - 1)
+        })
     }
 
     /// The table, indexed by [`FpId`].
@@ -136,5 +194,27 @@ mod tests {
         let b = fp(&mut t, "selec 2");
         assert_eq!(a, b);
         assert!(t.table()[a.0 as usize].id.starts_with("shape:"));
+    }
+
+    #[test]
+    fn fingerprints_past_the_limit_share_one_row() {
+        let mut t = Fingerprints::with_limits(2, 3);
+        let a = fp(&mut t, "select a from t where x = 1");
+        let b = fp(&mut t, "select b from t where x = 1");
+        assert_eq!(t.limit_reached(), None);
+        let c = fp(&mut t, "select c from t where x = 1");
+        let d = fp(&mut t, "select d from t where x = 1");
+        assert_eq!(t.limit_reached(), Some(2));
+        assert_eq!(c, d, "past the limit, one row");
+        assert_ne!(a, b);
+        assert_ne!(c, a);
+        assert_eq!(t.table().len(), 3);
+        assert_eq!(t.table()[c.0 as usize].id, OTHER);
+        // Shapes past their limit are fingerprinted again, to the same rows.
+        assert_eq!(t.by_shape.len(), 3);
+        assert_eq!(fp(&mut t, "select b from t where x = 7"), b);
+        assert_eq!(fp(&mut t, "select e from t where x = 1"), c);
+        assert_eq!(t.by_shape.len(), 3);
+        assert_eq!(t.table().len(), 3);
     }
 }

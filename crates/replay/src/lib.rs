@@ -10,6 +10,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`limits`] | the bounds on what a log can make a replay hold: an entry's length, fingerprints and shapes |
 //! | [`log`] | bytes of the three formats → log entries, with file and line |
 //! | [`sqlscan`] | one lexical pass over SQL: shape hash and highest `$n` |
 //! | [`fingerprint`] | fingerprints (pg_query), once per shape |
@@ -32,6 +33,7 @@ pub mod events;
 pub mod fidelity;
 pub mod fingerprint;
 pub mod fuzzing;
+pub mod limits;
 pub mod log;
 pub mod machine;
 pub mod merge;

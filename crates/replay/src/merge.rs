@@ -134,13 +134,18 @@ fn check_shares(parts: &[(String, ReplayReport)]) -> Result<(), MergeError> {
 }
 
 /// The log as read: entries and unreadable lines once (every generator read them all),
-/// the counts of each generator's own sessions added.
+/// the counts of each generator's own sessions added, and the fingerprints' limit when
+/// any generator reached it.
 fn read(parts: &[(String, ReplayReport)]) -> ReadSummary {
     let first = &parts[0].1.read;
     let mut r = ReadSummary {
         entries: first.entries,
         skipped: first.skipped,
         skipped_examples: first.skipped_examples.clone(),
+        fingerprint_limit: parts
+            .iter()
+            .filter_map(|(_, p)| p.read.fingerprint_limit)
+            .max(),
         ..ReadSummary::default()
     };
     for (_, p) in parts {

@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::fidelity::{Counts, ErrorExample, FpCounts, LagSecond, ReplayTally};
-use crate::fingerprint::{Fingerprint, FpId};
+use crate::fingerprint::{Fingerprint, FpId, OTHER};
 use crate::log::LogFormat;
 use crate::sessions::ReadCounts;
 
@@ -57,11 +57,20 @@ pub struct ReadSummary {
     pub skipped: u64,
     /// The first few skipped lines: `file:line: reason`.
     pub skipped_examples: Vec<String>,
+    /// The number of fingerprints counted apart, when the log had more: the statements
+    /// of the further ones are counted together in the row [`OTHER`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint_limit: Option<u64>,
 }
 
 impl ReadSummary {
-    /// From the reader's counts.
-    pub fn from_counts(c: &ReadCounts, skipped: u64, skipped_examples: Vec<String>) -> Self {
+    /// From the reader's counts and its fingerprints' limit, when it was reached.
+    pub fn from_counts(
+        c: &ReadCounts,
+        skipped: u64,
+        skipped_examples: Vec<String>,
+        fingerprint_limit: Option<usize>,
+    ) -> Self {
         ReadSummary {
             entries: c.entries,
             sessions: c.sessions,
@@ -72,6 +81,7 @@ impl ReadSummary {
             durations: c.durations,
             skipped,
             skipped_examples,
+            fingerprint_limit: fingerprint_limit.map(|n| n as u64),
         }
     }
 }
@@ -393,6 +403,12 @@ impl ReplayReport {
         );
         for e in &r.skipped_examples {
             let _ = writeln!(o, "  skipped {e}");
+        }
+        if let Some(n) = r.fingerprint_limit {
+            let _ = writeln!(
+                o,
+                "fingerprints: more than {n} in the log; the statements of those past the first {n} are counted together in the row \"{OTHER}\""
+            );
         }
         let s = &self.settings;
         let pacing = if s.max {

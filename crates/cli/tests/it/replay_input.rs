@@ -2,6 +2,9 @@
 //! a prefix without session ids, bytes that are not UTF-8, a parameter list that does
 //! not fit its statement. Each is an error naming the file and line, or, with
 //! `--skip-unreadable`, a counted skip; `--check` reads without connecting anywhere.
+//! The bounds on what a log can make a replay hold (an entry's length, the fingerprints
+//! counted apart) are lowered through their environment variables, so a small log
+//! reaches them.
 
 use std::path::Path;
 use std::process::Command;
@@ -33,7 +36,13 @@ fn good_log() -> String {
 }
 
 fn check(args: &[&str]) -> (i32, String, String) {
+    check_with(&[], args)
+}
+
+/// `pgsurge replay --check ARGS` with the environment variables `env` set.
+fn check_with(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
     let out = Command::new(bin())
+        .envs(env.iter().copied())
         .arg("replay")
         .arg("--check")
         .args(args)
@@ -186,4 +195,82 @@ fn replay_input_parameters_that_do_not_fit_are_refused() {
     assert_eq!(r["read"]["skipped"], 2, "{r}");
     let examples = r["read"]["skipped_examples"].to_string();
     assert!(examples.contains("expected \\\"$2 = \\\""), "{examples}");
+}
+
+#[test]
+fn replay_input_an_entry_past_the_limit_is_an_error_or_a_counted_skip() {
+    let dir = pgsurge_testkit::scratch_dir("replay-input");
+    let env = [("PGSURGE_REPLAY_ENTRY_LIMIT", "4096")];
+    let long = format!("select '{}'", "x".repeat(20_000));
+    let mut text = good_log();
+    text.insert_str(0, &line(&format!("LOG:  statement: {long}")));
+    let stderr_log = write(dir.path(), "long.log", text.as_bytes());
+    let csv_line = |sql: &str| {
+        format!("2026-11-28 18:00:00.200 UTC,\"alice\",\"shop\",12,\"[local]\",65.a,3,\"SELECT\",2026-11-28 18:00:00 UTC,3/1,0,LOG,00000,\"statement: {sql}\",,,,,,,,,\"psql\",\"client backend\",,0\n")
+    };
+    let csv = [
+        csv_line("select 1"),
+        csv_line(&long.replace('x', "x\n")),
+        csv_line("select 2"),
+    ]
+    .concat();
+    let csv_log = write(dir.path(), "long.csv", csv.as_bytes());
+    for (log, at) in [(&stderr_log, 1), (&csv_log, 2)] {
+        let (code, _, stderr) = check_with(&env, &[log]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!("{log}:{at}: ")) && stderr.contains("longer than 4096 bytes"),
+            "{stderr}"
+        );
+        let mut args = vec!["--skip-unreadable", "--json", "-"];
+        args.push(log);
+        let (code, stdout, stderr) = check_with(&env, &args);
+        assert_eq!(code, 0, "{stderr}");
+        let r: Value = serde_json::from_str(&stdout).expect("a JSON report on stdout");
+        assert_eq!(r["read"]["skipped"], 1, "{r}");
+        assert_eq!(
+            r["read"]["statements"], 2,
+            "the statements around it are read: {r}"
+        );
+    }
+    // Without the lowered bound the same logs are read whole.
+    let (code, _, stderr) = check(&[&stderr_log]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn replay_check_counts_fingerprints_past_the_limit_in_one_row() {
+    let dir = pgsurge_testkit::scratch_dir("replay-input");
+    let mut text = good_log();
+    for (i, column) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
+        for _ in 0..=i {
+            text.push_str(&line(&format!("LOG:  statement: select {column} from t")));
+        }
+    }
+    let log = write(dir.path(), "shapes.log", text.as_bytes());
+    let env = [("PGSURGE_REPLAY_FINGERPRINT_LIMIT", "4")];
+    let (code, stdout, stderr) = check_with(&env, &["--json", "-", &log]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("a JSON report on stdout");
+    assert_eq!(r["read"]["fingerprint_limit"], 4, "{r}");
+    crate::replay_roundtrip::assert_schema(&r);
+    let rows = r["fingerprints"].as_array().expect("rows");
+    assert_eq!(rows.len(), 5, "four fingerprints and the other row: {r}");
+    let other: Vec<&Value> = rows
+        .iter()
+        .filter(|f| f["fingerprint"] == "other")
+        .collect();
+    assert_eq!(other.len(), 1, "{r}");
+    // select 1, the execute, a, b are counted apart; c, d, e and f (3+4+5+6) together.
+    assert_eq!(other[0]["logged"]["statements"], 18, "{r}");
+    let (code, stdout, _) = check_with(&env, &[&log]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("fingerprints: more than 4 in the log") && stdout.contains("other "),
+        "{stdout}"
+    );
+    let (_, stdout, _) = check(&["--json", "-", &log]);
+    let r: Value = serde_json::from_str(&stdout).expect("a JSON report on stdout");
+    assert!(r["read"].get("fingerprint_limit").is_none(), "{r}");
+    assert_eq!(r["fingerprints"].as_array().map(Vec::len), Some(8), "{r}");
 }

@@ -172,7 +172,12 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
         version: REPORT_VERSION,
         logs,
         settings,
-        read: ReadSummary::from_counts(&read.counts, read.skipped, read.skipped_examples),
+        read: ReadSummary::from_counts(
+            &read.counts,
+            read.skipped,
+            read.skipped_examples,
+            read.fingerprints.limit_reached(),
+        ),
         replay: ReplaySummary {
             start_time_unix_us: clock.to_epoch_us(start_us),
             ..replay_summary(&tally, elapsed_s, read.span_us as f64 / 1e6)

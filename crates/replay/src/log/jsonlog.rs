@@ -1,13 +1,15 @@
 //! The jsonlog format (PostgreSQL 15 and later): one JSON object per line, keys left
 //! out when empty. Owns turning those objects into [`LogEntry`] values; a line's texts
 //! are read in place (unless escapes make a copy needed) into entries refilled from
-//! those given back.
+//! those given back. A line longer than the reader's limit is unreadable, and is read
+//! past without being held.
 
 use std::borrow::Cow;
 use std::io::BufRead;
 
 use super::entry::{set_text, LogEntry, Position, Severity, Spare, Unreadable};
 use super::time::parse_timestamp;
+use super::{read_line, too_long, Line};
 
 /// A string of the line: borrowed from it, unless escapes had to be undone.
 struct Text<'a>(Cow<'a, str>);
@@ -68,17 +70,20 @@ pub struct JsonReader<R> {
     file: u32,
     line: u64,
     buf: Vec<u8>,
+    /// Longest line read (bytes).
+    limit: usize,
     spare: Spare,
 }
 
 impl<R: BufRead> JsonReader<R> {
-    /// Reads `input`, the `file`-th log.
-    pub fn new(input: R, file: u32) -> Self {
+    /// Reads `input`, the `file`-th log, in lines of at most `limit` bytes.
+    pub fn new(input: R, file: u32, limit: usize) -> Self {
         JsonReader {
             input,
             file,
             line: 0,
             buf: Vec::with_capacity(4096),
+            limit,
             spare: Spare::default(),
         }
     }
@@ -131,15 +136,25 @@ impl<R: BufRead> Iterator for JsonReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
+            if self.buf.capacity() > self.limit.clamp(4096, 1 << 20) {
+                // A long line's buffer is not kept for the lines after it.
+                self.buf = Vec::with_capacity(4096);
+            }
             self.buf.clear();
             self.line += 1;
             let at = Position {
                 file: self.file,
                 line: self.line,
             };
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => {}
+            match read_line(&mut self.input, &mut self.buf, self.limit) {
+                Ok(Line::End) => return None,
+                Ok(Line::Read(_)) => {}
+                Ok(Line::TooLong(bytes)) => {
+                    return Some(Err(Unreadable {
+                        at,
+                        reason: too_long("line", bytes, self.limit),
+                    }))
+                }
                 Err(e) => {
                     return Some(Err(Unreadable {
                         at,
@@ -174,7 +189,7 @@ mod tests {
             "2026-11-28 18:00:00.100 UTC|u|d|1.a|LOG:  statement: select 1\n",
             r#"{"timestamp":"2026-11-28 18:00:00.200 UTC","session_id":"65.1","error_severity":"ERROR","state_code":"22012","message":"division by zero","statement":"select 1/0"}"#,
         );
-        let e: Vec<_> = JsonReader::new(text.as_bytes(), 0).collect();
+        let e: Vec<_> = JsonReader::new(text.as_bytes(), 0, 1 << 20).collect();
         assert_eq!(e.len(), 3);
         let a = e[0].as_ref().unwrap();
         assert_eq!(a.message, "statement: select 1\nfrom t");
@@ -184,5 +199,23 @@ mod tests {
             .reason
             .contains("not a jsonlog object"));
         assert!(e[2].as_ref().unwrap_err().reason.contains("cut short"));
+    }
+
+    #[test]
+    fn a_line_past_the_limit_is_read_past_and_the_next_one_read() {
+        let long = format!(
+            r#"{{"timestamp":"2026-11-28 18:00:00.100 UTC","session_id":"65.1","error_severity":"LOG","message":"statement: select '{}'"}}"#,
+            "x".repeat(10_000)
+        );
+        let next = r#"{"timestamp":"2026-11-28 18:00:00.200 UTC","session_id":"65.1","error_severity":"LOG","message":"statement: select 2"}"#;
+        let text = format!("{long}\n{next}\n");
+        let mut r = JsonReader::new(text.as_bytes(), 0, 1000);
+        let u = r.next().unwrap().unwrap_err();
+        assert_eq!(u.at.line, 1);
+        assert!(u.reason.contains("longer than 1000 bytes"), "{u:?}");
+        assert!(r.buf.len() <= 1000, "the long line is not held");
+        let e = r.next().unwrap().unwrap();
+        assert_eq!((e.at.line, e.message.as_str()), (2, "statement: select 2"));
+        assert!(r.next().is_none());
     }
 }

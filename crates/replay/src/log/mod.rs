@@ -23,7 +23,7 @@ mod stderr;
 mod time;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -31,6 +31,8 @@ use sha2::{Digest, Sha256};
 
 pub use entry::{LogEntry, LogFormat, Position, Severity, Unreadable};
 pub use prefix::{Prefix, DEFAULT_PREFIX};
+
+use crate::limits::Limits;
 
 /// Read buffer of each log file.
 const READ_BUFFER: usize = 256 * 1024;
@@ -82,6 +84,40 @@ pub fn detect_format(path: &Path, head: &[u8]) -> LogFormat {
         }
         None => LogFormat::Stderr,
     }
+}
+
+/// What [`read_line`] read.
+enum Line {
+    /// The input is at its end.
+    End,
+    /// A line of so many bytes (its newline included, when it has one) is in the buffer.
+    Read(usize),
+    /// A line of so many bytes, longer than the limit: only its start is in the buffer,
+    /// the rest was read past.
+    TooLong(u64),
+}
+
+/// Reads the next line into `buf` (appended), holding no more than `limit` bytes of it:
+/// a longer line is read through to its end without being kept.
+fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, limit: usize) -> io::Result<Line> {
+    let n = input.by_ref().take(limit as u64).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(Line::End);
+    }
+    if n == limit && buf.last() != Some(&b'\n') {
+        let rest = input.skip_until(b'\n')?;
+        if rest > 0 {
+            return Ok(Line::TooLong(n as u64 + rest as u64));
+        }
+    }
+    Ok(Line::Read(n))
+}
+
+/// Why an entry longer than `limit` bytes is not read.
+fn too_long(what: &str, bytes: u64, limit: usize) -> String {
+    format!(
+        "{what} longer than {limit} bytes ({bytes} bytes or more): PostgreSQL runs no statement that long, so it was read past, not kept"
+    )
 }
 
 /// A format's reader: entries in order, and entries given back to be filled again.
@@ -147,6 +183,7 @@ pub struct LogFiles {
     next_file: usize,
     current: Option<Entries>,
     digests: Digests,
+    entry_limit: usize,
 }
 
 impl LogFiles {
@@ -180,7 +217,14 @@ impl LogFiles {
             prefix,
             next_file: 0,
             current: None,
+            entry_limit: Limits::current().entry_bytes,
         })
+    }
+
+    /// Reads entries of at most `bytes` (an entry longer is unreadable): the bound
+    /// otherwise comes from [`Limits::current`].
+    pub fn limit_entries(&mut self, bytes: usize) {
+        self.entry_limit = bytes.max(1);
     }
 
     /// Each file's format.
@@ -230,10 +274,16 @@ impl LogFiles {
         };
         let input = BufReader::with_capacity(READ_BUFFER, hashed);
         let n = i as u32;
+        let limit = self.entry_limit;
         let entries: Entries = match self.formats[i] {
-            LogFormat::Stderr => Box::new(stderr::StderrReader::new(input, self.prefix.clone(), n)),
-            LogFormat::Csvlog => Box::new(csvlog::CsvReader::new(input, n)),
-            LogFormat::Jsonlog => Box::new(jsonlog::JsonReader::new(input, n)),
+            LogFormat::Stderr => Box::new(stderr::StderrReader::new(
+                input,
+                self.prefix.clone(),
+                n,
+                limit,
+            )),
+            LogFormat::Csvlog => Box::new(csvlog::CsvReader::new(input, n, limit)),
+            LogFormat::Jsonlog => Box::new(jsonlog::JsonReader::new(input, n, limit)),
         };
         Some(Ok(entries))
     }
@@ -258,16 +308,19 @@ impl Iterator for LogFiles {
     }
 }
 
-/// Reads entries of any format from a `BufRead` (tests, fuzzing).
+/// Reads entries of any format from a `BufRead` (tests, fuzzing), of at most `limit`
+/// bytes each.
 pub fn read_entries<'a, R: BufRead + Send + 'a>(
     input: R,
     format: LogFormat,
     prefix: &Prefix,
+    limit: usize,
 ) -> Box<dyn Iterator<Item = Result<LogEntry, Unreadable>> + Send + 'a> {
+    let limit = limit.max(1);
     match format {
-        LogFormat::Stderr => Box::new(stderr::StderrReader::new(input, prefix.clone(), 0)),
-        LogFormat::Csvlog => Box::new(csvlog::CsvReader::new(input, 0)),
-        LogFormat::Jsonlog => Box::new(jsonlog::JsonReader::new(input, 0)),
+        LogFormat::Stderr => Box::new(stderr::StderrReader::new(input, prefix.clone(), 0, limit)),
+        LogFormat::Csvlog => Box::new(csvlog::CsvReader::new(input, 0, limit)),
+        LogFormat::Jsonlog => Box::new(jsonlog::JsonReader::new(input, 0, limit)),
     }
 }
 

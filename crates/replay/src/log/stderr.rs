@@ -3,13 +3,19 @@
 //! prefix, and its text's further lines start with a tab. Owns grouping those lines
 //! into [`LogEntry`] values; an unreadable line is an [`Unreadable`] with its position.
 //! Lines are read into one buffer and entries refilled from those given back
-//! ([`StderrReader::recycle`]): a readable line costs no allocation.
+//! ([`StderrReader::recycle`]): a readable line costs no allocation. An entry longer than
+//! the reader's limit (its lines together) is unreadable, and is read past without
+//! being held.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
 
 use super::entry::{set_text, LogEntry, Position, Severity, Spare, Unreadable};
 use super::prefix::{split_severity, Prefix};
+use super::{read_line, too_long, Line};
+
+/// The start of a line longer than the limit that is kept, to tell whose line it was.
+const KEPT_HEAD: usize = 4096;
 
 /// Which text of the entry a tab-started line continues.
 #[derive(Clone, Copy)]
@@ -33,6 +39,8 @@ const SECONDARY: [&str; 6] = [
 /// The entry being read: its lines so far.
 struct Current {
     entry: LogEntry,
+    /// Bytes of its lines so far.
+    bytes: usize,
     last: Field,
     /// Why the entry cannot be used (a line of it was unreadable).
     broken: Option<Unreadable>,
@@ -45,6 +53,8 @@ pub struct StderrReader<R> {
     file: u32,
     line: u64,
     buf: Vec<u8>,
+    /// Longest entry read (bytes).
+    limit: usize,
     current: Option<Current>,
     spare: Spare,
     /// Entries and unreadable lines ready to be given.
@@ -53,14 +63,16 @@ pub struct StderrReader<R> {
 }
 
 impl<R: BufRead> StderrReader<R> {
-    /// Reads `input`, the `file`-th log, whose lines start with `prefix`.
-    pub fn new(input: R, prefix: Prefix, file: u32) -> Self {
+    /// Reads `input`, the `file`-th log, whose lines start with `prefix`, in entries of
+    /// at most `limit` bytes.
+    pub fn new(input: R, prefix: Prefix, file: u32, limit: usize) -> Self {
         StderrReader {
             input,
             prefix,
             file,
             line: 0,
             buf: Vec::with_capacity(4096),
+            limit,
             current: None,
             spare: Spare::default(),
             ready: VecDeque::new(),
@@ -105,6 +117,8 @@ impl<R: BufRead> StderrReader<R> {
             return;
         }
         if let Some(cont) = text.strip_prefix('\t') {
+            let at = self.at();
+            let limit = self.limit;
             let Some(c) = self.current.as_mut() else {
                 let u = self.unreadable(
                     "a continuation line (starting with a tab) without a message before it",
@@ -112,6 +126,16 @@ impl<R: BufRead> StderrReader<R> {
                 self.ready.push_back(Err(u));
                 return;
             };
+            c.bytes = c.bytes.saturating_add(text.len() + 1);
+            if c.bytes > limit {
+                let bytes = c.bytes as u64;
+                c.broken.get_or_insert_with(|| Unreadable {
+                    at,
+                    reason: too_long("entry", bytes, limit),
+                });
+                c.last = Field::Ignored;
+                return;
+            }
             let field = match c.last {
                 Field::Message => Some(&mut c.entry.message),
                 Field::Detail => c.entry.detail.as_mut(),
@@ -159,7 +183,19 @@ impl<R: BufRead> StderrReader<R> {
                 self.ready.push_back(Err(u));
                 return;
             }
+            let limit = self.limit;
+            let at = self.at();
             let c = self.current.as_mut().expect("checked above");
+            c.bytes = c.bytes.saturating_add(text.len() + 1);
+            if c.bytes > limit {
+                let bytes = c.bytes as u64;
+                c.broken.get_or_insert_with(|| Unreadable {
+                    at,
+                    reason: too_long("entry", bytes, limit),
+                });
+                c.last = Field::Ignored;
+                return;
+            }
             match field {
                 Field::Detail => self.spare.set(&mut c.entry.detail, Some(message)),
                 Field::Statement => self.spare.set(&mut c.entry.statement, Some(message)),
@@ -189,6 +225,7 @@ impl<R: BufRead> StderrReader<R> {
         spare.set(&mut entry.statement, None);
         self.current = Some(Current {
             entry,
+            bytes: text.len() + 1,
             last: Field::Message,
             broken: None,
         });
@@ -228,6 +265,7 @@ impl<R: BufRead> StderrReader<R> {
                         session: session.map(str::to_string),
                         ..LogEntry::default()
                     },
+                    bytes: 0,
                     last: Field::Ignored,
                     broken: Some(u),
                 });
@@ -243,10 +281,20 @@ impl<R: BufRead> StderrReader<R> {
     /// input, else why it is unusable before its text is looked at (it could not be
     /// read, or the file ends inside it).
     fn read_line(&mut self) -> Option<Option<Unreadable>> {
+        if self.buf.capacity() > KEPT_HEAD.max(self.limit.min(1 << 20)) {
+            // A long line's buffer is not kept for the lines after it.
+            self.buf = Vec::with_capacity(4096);
+        }
         self.buf.clear();
-        let n = match self.input.read_until(b'\n', &mut self.buf) {
-            Ok(0) => return None,
-            Ok(n) => n,
+        let n = match read_line(&mut self.input, &mut self.buf, self.limit) {
+            Ok(Line::End) => return None,
+            Ok(Line::Read(n)) => n,
+            Ok(Line::TooLong(bytes)) => {
+                self.line += 1;
+                self.buf.truncate(KEPT_HEAD);
+                let what = what(&self.buf);
+                return Some(Some(self.unreadable(too_long(what, bytes, self.limit))));
+            }
             Err(e) => {
                 self.done = true;
                 self.line += 1;
@@ -329,7 +377,7 @@ mod tests {
     use super::*;
 
     fn read(text: &[u8]) -> Vec<Result<LogEntry, Unreadable>> {
-        StderrReader::new(text, Prefix::parse(DEFAULT_PREFIX).unwrap(), 0).collect()
+        StderrReader::new(text, Prefix::parse(DEFAULT_PREFIX).unwrap(), 0, 1 << 20).collect()
     }
 
     #[test]
@@ -378,5 +426,37 @@ hello\n\
             .contains("continuation line is not UTF-8"));
         assert_eq!(e[0].as_ref().unwrap_err().at.line, 2);
         assert_eq!(e[1].as_ref().unwrap().message, "statement: select 2");
+    }
+
+    #[test]
+    fn an_entry_past_the_limit_is_read_past_and_the_next_one_read() {
+        let long = "x".repeat(10_000);
+        let log = format!(
+            "2026-11-28 18:00:00.100 UTC|u|d|1.a|LOG:  statement: select '{long}'\n\
+2026-11-28 18:00:00.100 UTC|u|d|1.a|DETAIL:  more\n\
+2026-11-28 18:00:00.200 UTC|u|d|1.a|LOG:  statement: select 1\n\
+{}\
+2026-11-28 18:00:00.300 UTC|u|d|1.a|LOG:  statement: select 3\n",
+            "\t, 2\n".repeat(400)
+        );
+        let mut r = StderrReader::new(
+            log.as_bytes(),
+            Prefix::parse(DEFAULT_PREFIX).unwrap(),
+            0,
+            1000,
+        );
+        let u = r.next().unwrap().unwrap_err();
+        assert_eq!(u.at.line, 1);
+        assert!(u.reason.contains("longer than 1000 bytes"), "{u:?}");
+        // An entry of many lines, each short, is as long as its lines together.
+        let u = r.next().unwrap().unwrap_err();
+        assert!(u.reason.contains("entry longer than 1000"), "{u:?}");
+        let e = r.next().unwrap().unwrap();
+        assert_eq!(
+            (e.at.line, e.message.as_str()),
+            (404, "statement: select 3")
+        );
+        assert!(r.next().is_none());
+        assert!(r.buf.capacity() <= 4096, "the long line is not held");
     }
 }
