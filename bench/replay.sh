@@ -2,8 +2,9 @@
 # Replaying a PostgreSQL log: `pgsurge replay` beside Debian's pgreplay (1.2) on the same
 # log and the same throwaway cluster.
 #
-# For each workload of $WORKLOADS and each session count of $CLIENTS a real pgbench
-# (that many clients, -j 2, -M simple, $DURATION s, a fixed seed) runs on a cluster
+# For each workload of $WORKLOADS, each query mode of $MODES and each session count of
+# $CLIENTS a real pgbench (that many clients, -j 2, -M MODE, $DURATION s, a fixed seed)
+# runs on a cluster
 # logging the way both tools read (log_statement = all, connections and disconnections,
 # prefix '%m|%u|%d|%c|'); the log of that run is then replayed, in interleaved rounds, by
 # each tool onto a fresh copy of the database as it was before the run (logging off
@@ -13,6 +14,12 @@
 #   fast as possible": a large speed factor is its fastest);
 # * at the log's pace (speed 1): both should take as long as the log spans; a tool that
 #   cannot keep up takes longer ("behind" = wall time − log span).
+#
+# The query mode is the protocol of the logged application, and so what the log holds:
+# `simple` writes `statement:` lines; `prepared` (the extended protocol, each statement
+# parsed once per session under a name, then bound and executed) writes `execute P0_1:`
+# lines with their `DETAIL: parameters:`; `extended` (unnamed statements, parsed with
+# each execution, as PQexecParams does) writes `execute <unnamed>:` lines with theirs.
 #
 # pgreplay is one process that walks the log in order and waits on all its connections
 # with select(); a log of many sessions (production logs have tens to hundreds) shows
@@ -46,15 +53,23 @@
 # and its context switches per statement. The tracepoints add to each call's cost:
 # take CPU and rate figures from a run without it.
 #
+# MESSAGES=1 asks the server, during each replay, to log every protocol step it runs
+# with its duration (log_min_duration_statement = 0, logging of statements off), and
+# prints, per round and as medians, how many Parse, Bind and Execute steps and simple
+# queries each tool made the server run per logged statement: whether a tool parses
+# again what the log shows was prepared once. The logging adds to the server's cost:
+# take CPU and rate figures from a run without it.
+#
 # An A/B of two pgsurge builds on the same logs: PGSURGE_BASE=path/to/other/pgsurge and
 # TOOLS="base-max pgsurge-max" (base-max is `$PGSURGE_BASE replay --max`).
 #
 # Usage: bench/replay.sh   (env: PGSURGE, PGBENCH, PGREPLAY=/usr/bin/pgreplay, TOOLS (a subset of
 #                           "pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1 base-max",
 #                           and pgsurge-max-jN: --max with N driver threads),
-#                           WORKLOADS="select-only tpcb-like", CLIENTS="4 16 64", DURATION=10,
+#                           WORKLOADS="select-only tpcb-like", MODES=simple (a subset of
+#                           "simple prepared extended"), CLIENTS="4 16 64", DURATION=10,
 #                           SCALE=1, ROUNDS=3, FAST=1000, SEED=11, LIMIT=120, PGSURGE_BASE,
-#                           SYSCALLS=0)
+#                           SYSCALLS=0, MESSAGES=0)
 source "$(dirname "$0")/lib.sh"
 PGREPLAY=${PGREPLAY:-/usr/bin/pgreplay}
 DURATION=${DURATION:-10}
@@ -66,6 +81,12 @@ SEED=${SEED:-11}
 LIMIT=${LIMIT:-120}
 SYSCALLS=${SYSCALLS:-0}
 case $SYSCALLS in 0|1) ;; *) echo "SYSCALLS must be 0 or 1, not \"$SYSCALLS\"" >&2; exit 1 ;; esac
+MESSAGES=${MESSAGES:-0}
+case $MESSAGES in 0|1) ;; *) echo "MESSAGES must be 0 or 1, not \"$MESSAGES\"" >&2; exit 1 ;; esac
+read -r -a MODES <<<"${MODES:-simple}"
+for mode in "${MODES[@]}"; do
+    case $mode in simple|prepared|extended) ;; *) echo "MODES holds query modes (simple prepared extended), not \"$mode\"" >&2; exit 1 ;; esac
+done
 COUNTED=(pselect6 epoll_wait sendto recvfrom read newfstatat)
 if [ "$SYSCALLS" = 1 ]; then
     command -v perf >/dev/null || { echo "SYSCALLS=1 needs perf (apt-get install linux-perf)" >&2; exit 1; }
@@ -97,6 +118,27 @@ logging() { # on|off
     fi
     $PSQL -c "SELECT pg_reload_conf()" >/dev/null
     sleep 0.5
+}
+
+# counting on|off: the server logs each protocol step it runs (parse, bind, execute, a
+# simple query) with its duration, and no statements (MESSAGES=1).
+counting() {
+    if [ "$1" = on ]; then
+        $PSQL -c "ALTER SYSTEM SET log_min_duration_statement = 0" -c "ALTER SYSTEM SET log_line_prefix = '%m|%u|%d|%c|'" \
+            -c "ALTER SYSTEM SET lc_messages = 'C'"
+    else
+        $PSQL -c "ALTER SYSTEM RESET ALL"
+    fi
+    $PSQL -c "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+}
+
+# steps FROM STATEMENTS: the protocol steps the server logged for the database bench from
+# byte FROM of its log on, per logged statement, as "parse N bind N execute N simple N".
+steps() {
+    tail -c +"$(($1 + 1))" "$PGDIR/log" | awk -v n="$2" -F'|' '$3 == "bench" && /duration: [0-9.]+ ms  / {
+        if (/ ms  parse /) p++; else if (/ ms  bind /) b++; else if (/ ms  execute /) e++; else if (/ ms  statement: /) q++ }
+        END { printf "parse %.5f bind %.5f execute %.5f simple %.5f\n", p / n, b / n, e / n, q / n }'
 }
 
 state() {
@@ -167,10 +209,11 @@ $PSQL -c "CREATE DATABASE bench_before"
 summary="$W/summary"
 : >"$summary"
 
-# replay_log WORKLOAD SESSIONS: logs a pgbench run of that many clients, replays it with
-# each tool in $ROUNDS interleaved rounds, prints the rows, medians and ratios.
+# replay_log WORKLOAD MODE SESSIONS: logs a pgbench run of that many clients in that
+# query mode, replays it with each tool in $ROUNDS interleaved rounds, prints the rows,
+# medians and ratios.
 replay_log() {
-    local workload=$1 clients=$2 script
+    local workload=$1 mode=$2 clients=$3 script
     case $workload in
         select-only) script=(-S) ;;
         tpcb-like) script=() ;;
@@ -181,7 +224,7 @@ replay_log() {
     local start threads=2
     [ "$clients" -ge 2 ] || threads=1
     start=$(stat -c %s "$PGDIR/log")
-    "$PGBENCH" -n -M simple "${script[@]}" -c "$clients" -j "$threads" -T "$DURATION" --random-seed="$SEED" bench \
+    "$PGBENCH" -n -M "$mode" "${script[@]}" -c "$clients" -j "$threads" -T "$DURATION" --random-seed="$SEED" bench \
         >"$W/pgbench.out" 2>&1
     # pgbench's own connection and its clients: wait until every disconnection is logged.
     for _ in $(seq 100); do
@@ -189,18 +232,19 @@ replay_log() {
         [ "$ended" -ge $((clients + 1)) ] && break
         sleep 0.1
     done
-    local log="$W/$workload.$clients.log"
+    local log="$W/$workload.$mode.$clients.log"
     tail -c +"$((start + 1))" "$PGDIR/log" | grep -v '|postgres|postgres|' >"$log"
     logging off
     local expected statements span
     expected=$(state)
-    statements=$(grep -c 'LOG:  statement: ' "$log")
+    statements=$(grep -c -E 'LOG:  (statement|execute [^ ]+): ' "$log")
     span=$(awk -F'|' 'NR == 1 { first = $1 } { last = $1 } END {
         cmd = "date -d \"" first "\" +%s.%N"; cmd | getline a; close(cmd)
         cmd = "date -d \"" last "\" +%s.%N"; cmd | getline b; close(cmd); printf "%.3f", b - a }' "$log")
     echo
-    echo "$workload, $clients sessions: $statements statements over $span s ($(stat -c %s "$log") bytes)"
-    local rows="$W/$workload.$clients.rows" name
+    local label="$workload -M $mode"
+    echo "$label, $clients sessions: $statements statements over $span s ($(stat -c %s "$log") bytes)"
+    local rows="$W/$workload.$mode.$clients.rows" name
     : >"$rows"
     for ((r = 1; r <= ROUNDS; r++)); do
         for tool in "${TOOLS[@]}"; do
@@ -213,17 +257,22 @@ replay_log() {
                 pgreplay-speed1) cmd=("$PGREPLAY" -h "$PGHOST" -p "$PGPORT" "$log") ;;
                 *) echo "unknown tool $tool" >&2; exit 1 ;;
             esac
-            name="$workload.$clients.$tool.$r"
+            name="$workload.$mode.$clients.$tool.$r"
             if [ "$SYSCALLS" = 1 ]; then
                 cmd=(perf stat -x, -o "$W/$name.perf" -e "$EVENTS" -- "${cmd[@]}")
             fi
             fresh_copy
             backends_gone
+            [ "$MESSAGES" = 0 ] || { counting on; from=$(stat -c %s "$PGDIR/log"); }
             s0=$(server_ticks)
             t0=$(date +%s.%N)
             read -r u s rss status < <(measured "$name" "${cmd[@]}")
             t1=$(date +%s.%N)
             backends_gone
+            if [ "$MESSAGES" = 1 ]; then
+                counting off
+                echo "$tool $(steps "$from" "$statements")" >>"$rows.steps"
+            fi
             srv=$(awk -v a="$s0" -v b="$(server_ticks)" -v t="$TICKS" 'BEGIN { printf "%.2f", (b - a) / t }')
             same=$([ "$(state)" = "$expected" ] && echo yes || echo NO)
             wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
@@ -242,12 +291,15 @@ replay_log() {
                 echo "$tool $(per_statement "$W/$name.perf" "$statements")" >>"$rows.calls"
                 echo "        per statement: $(per_statement "$W/$name.perf" "$statements")"
             fi
+            if [ "$MESSAGES" = 1 ]; then
+                echo "        server steps per statement: $(tail -1 "$rows.steps" | cut -d' ' -f2-)"
+            fi
         done
     done
     echo
     printf '%-16s %10s %9s %13s %9s %7s %11s %11s %8s %9s %s\n' tool statements "wall s" "statements/s" "behind s" \
         "cpu s" "cpu us/stmt" "server us/stmt" "cpus busy" "rss kB" "tables as logged"
-    local medians="$W/$workload.$clients.medians"
+    local medians="$W/$workload.$mode.$clients.medians"
     : >"$medians"
     for tool in "${TOOLS[@]}"; do
         col() { awk -v t="$tool" -v c="$1" '$1 == t && $6 == "done" { print $c }' "$rows" | median; }
@@ -256,7 +308,7 @@ replay_log() {
         if [ "$stalled" -eq "$ROUNDS" ]; then
             printf '%-16s %10d %9s %13s %9s %7s %11s %11s %8s %9s %s(no round ended: stalled or failed)\n' \
                 "$tool" "$statements" - - - - - - - - "$same"
-            echo "$workload $clients $tool stalled" >>"$summary"
+            echo "$workload -M$mode $clients $tool stalled" >>"$summary"
             continue
         fi
         wall=$(col 2); cpu=$(col 3); rss=$(col 4); srv=$(col 7)
@@ -270,7 +322,7 @@ replay_log() {
             "$rate" "$behind" "$cpu" "$per" "$srv_per" "$busy" "$rss" "$same" \
             "$([ "$stalled" -gt 0 ] && echo "($stalled of $ROUNDS rounds stalled or failed, not in the medians)")"
         echo "$tool $wall $cpu" >>"$medians"
-        echo "$workload $clients $tool $rate $per $srv_per $busy $behind" >>"$summary"
+        echo "$workload -M$mode $clients $tool $rate $per $srv_per $busy $behind" >>"$summary"
     done
     if [ "$SYSCALLS" = 1 ]; then
         echo
@@ -284,22 +336,36 @@ replay_log() {
             printf '%-16s per statement (medians):%s\n' "$tool" "$line"
         done
     fi
+    if [ "$MESSAGES" = 1 ]; then
+        echo
+        for tool in "${TOOLS[@]}"; do
+            line=
+            for c in parse bind execute simple; do
+                m=$(awk -v t="$tool" -v c="$c" '$1 == t { for (i = 2; i < NF; i += 2) if ($i == c) print $(i + 1) }' \
+                    "$rows.steps" | median)
+                line="$line $c $m"
+            done
+            printf '%-16s server steps per logged statement (medians):%s\n' "$tool" "$line"
+        done
+    fi
     ratio() { # A B [COLUMN]: B's value over A's (wall time: column 2, CPU: 3)
         awk -v a="$1" -v b="$2" -v c="${3:-2}" '$1 == a { x = $c } $1 == b { y = $c } END {
             if (x == "" || y == "" || x == 0) print "-"; else printf "%.2f", y / x }' "$medians"
     }
     echo
-    echo "$workload, $clients sessions, as fast as each goes: pgsurge --max / pgreplay -s $FAST statements per second = $(ratio pgsurge-max pgreplay-fast)x (goal: >= 3)"
-    echo "$workload, $clients sessions, at the log's pace: pgreplay's wall time / pgsurge's = $(ratio pgsurge-speed1 pgreplay-speed1) (1.00: both keep the schedule)"
-    echo "$workload, $clients sessions, client CPU per statement: pgreplay -s $FAST / pgsurge --max = $(ratio pgsurge-max pgreplay-fast 3)x, at the log's pace $(ratio pgsurge-speed1 pgreplay-speed1 3)x"
+    echo "$label, $clients sessions, as fast as each goes: pgsurge --max / pgreplay -s $FAST statements per second = $(ratio pgsurge-max pgreplay-fast)x (goal: >= 3)"
+    echo "$label, $clients sessions, at the log's pace: pgreplay's wall time / pgsurge's = $(ratio pgsurge-speed1 pgreplay-speed1) (1.00: both keep the schedule)"
+    echo "$label, $clients sessions, client CPU per statement: pgreplay -s $FAST / pgsurge --max = $(ratio pgsurge-max pgreplay-fast 3)x, at the log's pace $(ratio pgsurge-speed1 pgreplay-speed1 3)x"
     case " ${TOOLS[*]} " in
         *" base-max "*) echo "$workload, $clients sessions, client CPU: base-max / pgsurge-max = $(ratio pgsurge-max base-max 3)x" ;;
     esac
 }
 
 for workload in "${WORKLOADS[@]}"; do
-    for clients in "${SESSION_COUNTS[@]}"; do
-        replay_log "$workload" "$clients"
+    for mode in "${MODES[@]}"; do
+        for clients in "${SESSION_COUNTS[@]}"; do
+            replay_log "$workload" "$mode" "$clients"
+        done
     done
 done
 echo

@@ -3,8 +3,10 @@
 bench/replay_memory.sh: SESSIONS sessions running STATEMENTS statements in all, dealt
 round-robin and interleaved as concurrent sessions are, a few statement shapes with
 constants that vary: simple queries and extended-protocol executions with parameters.
+With `distinct`, every statement is of a fingerprint of its own instead (a column
+name of its own): a log of more statement shapes than a replay keeps apart.
 
-Usage: replay_log.py STATEMENTS SESSIONS
+Usage: replay_log.py STATEMENTS SESSIONS [distinct]
 """
 
 import sys
@@ -13,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 def main() -> None:
     total, sessions = int(sys.argv[1]), int(sys.argv[2])
+    distinct = sys.argv[3:] == ["distinct"]
     t0 = datetime(2026, 11, 28, 18, 0, 0, tzinfo=timezone.utc)
     out = sys.stdout
     write = out.write
@@ -28,7 +31,9 @@ def main() -> None:
         s = i % sessions
         p = prefix(us, s)
         k = i % 4
-        if k == 0:
+        if distinct:
+            write(f"{p}LOG:  statement: select c{i} from t where k = {i % 1000}\n")
+        elif k == 0:
             write(f"{p}LOG:  statement: select {i % 1000} + 1 as x\n")
         elif k == 1:
             write(f"{p}LOG:  execute <unnamed>: select $1::int * 2, $2::text\n")
