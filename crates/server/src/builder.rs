@@ -666,9 +666,16 @@ impl ClusterBuilder {
             .arg("-c")
             .arg(format!("port={port}"))
             .arg("-c")
-            .arg("listen_addresses=127.0.0.1")
-            .arg("-c")
             .arg(format!("unix_socket_directories={}", socket_dir.display()));
+        // Loopback only, unless the settings say where to listen: a command-line value
+        // would override theirs, written to postgresql.auto.conf.
+        if !self
+            .settings
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("listen_addresses"))
+        {
+            cmd.arg("-c").arg("listen_addresses=127.0.0.1");
+        }
         if self.settings_target == SettingsTarget::CommandLine {
             for (n, v) in &self.settings {
                 cmd.arg("-c").arg(format!("{n}={v}"));

@@ -145,7 +145,8 @@ struct StartArgs {
     /// kept at stop). Default: a temporary directory removed at stop.
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
-    /// TCP port on 127.0.0.1 (default, or 0: a free port).
+    /// TCP port, on 127.0.0.1 unless `--set listen_addresses=…` says otherwise (default, or
+    /// 0: a free port).
     #[arg(long, value_name = "N")]
     port: Option<u16>,
     /// Database to create at initialization; the connection string names it.

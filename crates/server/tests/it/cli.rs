@@ -141,6 +141,47 @@ fn server_start_port_zero_picks_a_free_port() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// `--set listen_addresses=…` says where the server listens (loopback only without it):
+/// here 127.0.0.2 only, so a TCP connection to 127.0.0.1 on its port is refused.
+#[test]
+fn server_start_listens_where_listen_addresses_says() {
+    let state = pgsurge_testkit::scratch_dir("cli");
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    let (code, out, err) = run(&[
+        "start",
+        "--state-dir",
+        sd,
+        "--set",
+        "listen_addresses=127.0.0.2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let conninfo = out.trim().to_string();
+    assert_eq!(psql(&conninfo, "show listen_addresses"), "127.0.0.2");
+    let port = psql(&conninfo, "show port");
+    let over_tcp: Vec<&str> = conninfo
+        .split_whitespace()
+        .map(|kv| {
+            if kv.starts_with("host=") {
+                "host=127.0.0.2"
+            } else {
+                kv
+            }
+        })
+        .collect();
+    assert_eq!(psql(&over_tcp.join(" "), "select 1"), "1");
+    let to = |host: &str| {
+        format!("{host}:{port}")
+            .parse::<std::net::SocketAddr>()
+            .unwrap()
+    };
+    let refused =
+        std::net::TcpStream::connect_timeout(&to("127.0.0.1"), std::time::Duration::from_secs(5));
+    assert!(refused.is_err(), "127.0.0.1:{port} accepted a connection");
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+}
+
 /// A started server counts statements as campaign targets do: pg_stat_statements is
 /// preloaded and its view exists in the database the connection string names.
 #[test]
