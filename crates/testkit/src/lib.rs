@@ -18,6 +18,8 @@
 //! * [`scratch_dir`] (module `scratch`): the one way tests make files: a fresh
 //!   directory under `TMPDIR`, removed when the test ends (pass or fail) unless
 //!   `PGSURGE_KEEP_TEST_FILES=1`.
+//! * [`uml`]: a command run inside User-mode Linux (a kernel with what this machine's
+//!   may lack, such as netem), over this machine's own filesystem, with a deadline.
 //! * [`kubelet_expand`]: `$(VAR)` in a container's command, expanded as the kubelet
 //!   does, for the tests that run a Job's pods as processes.
 
@@ -28,6 +30,7 @@ pub mod hosts;
 pub mod live_page;
 pub mod schema;
 mod scratch;
+pub mod uml;
 
 pub use scratch::{keep_test_files, scratch_dir, ScratchDir, KEEP_TEST_FILES};
 

@@ -30,6 +30,7 @@ mod dist_local;
 mod dist_ssh_netns;
 mod exit_statuses;
 mod failover;
+mod failover_netem;
 mod failover_refused;
 mod failover_relay;
 mod fresh_cluster;
