@@ -129,7 +129,10 @@ pub fn boot(
     cmd.arg(format!("mem={MEMORY}"))
         .args(["root=/dev/root", "rootfstype=hostfs", "rootflags=/", "rw"])
         .arg(format!("init={}", init.display()))
-        .args(["con=null", "con0=fd:0,fd:1", "quiet"]);
+        .args(["con=null", "con0=fd:0,fd:1", "quiet"])
+        // The kernel's own files (its pid, its control socket) in the scratch directory,
+        // not under ~/.uml, where a killed guest would leave them.
+        .arg(format!("uml_dir={}", dir.display()));
     let finished = pgsurge_supervisor::run(cmd, DEADLINE, 64 * 1024)
         .map_err(|e| format!("booting {KERNEL}: {e}"))?;
     let console = String::from_utf8_lossy(&finished.output).into_owned();

@@ -9,8 +9,8 @@
 //! what that inner run wrote. The inner run builds the typical use: a primary in the
 //! guest's root network namespace, a standby in a namespace of its own that streams
 //! from it over TCP through a veth pair, and a campaign on the primary (a `conninfo`
-//! target) with a `delay` on each end of the pair from 4 s of a 10 s tpcb-like run.
-//! Everything it starts lives in the guest and ends with it.
+//! target) with a `delay` on each end of the pair from 4 s of a 10 s tpcb-like run,
+//! and a `loss` (the delay kept) on the standby's end from 8 s. Everything it starts lives in the guest and ends with it.
 
 use std::path::Path;
 use std::process::Command;
@@ -30,6 +30,9 @@ const MODULES: &[&str] = &["net/sched/sch_netem", "drivers/net/veth"];
 
 /// The delay each end of the pair adds to what it sends.
 const DELAY_MS: f64 = 100.0;
+
+/// The share of the standby's packets lost from 8 s on (the delay kept).
+const LOSS_PCT: f64 = 5.0;
 
 /// The standby's namespace, its end of the pair, and the primary's end.
 const NETNS: &str = "standby";
@@ -73,9 +76,10 @@ fn a_netem_delay_on_a_sync_standbys_link_holds_every_commit_for_the_round_trip_a
     let round_trip_ms = 2.0 * DELAY_MS;
     for mode in ["sync", "async"] {
         let m = &figures[mode];
-        // (b) Both ends' delays were applied, without an error.
+        // (b) Both ends' delays were applied, and (e) the loss, without an error.
         let faults = m["faults"].as_array().expect("the faults");
-        assert_eq!(faults.len(), 2, "{mode}: {faults:?}");
+        let actions: Vec<&str> = faults.iter().filter_map(|f| f["action"].as_str()).collect();
+        assert_eq!(actions, ["delay", "delay", "loss"], "{mode}: {faults:?}");
         for f in faults {
             assert!(f["error"].is_null(), "{mode}: a fault failed: {f}");
         }
@@ -150,7 +154,7 @@ mod inner {
     }
 
     /// The campaign: tpcb-like on the primary over TCP, both ends of the standby's pair
-    /// delayed from 4 s of a 10 s run,
+    /// delayed from 4 s of a 10 s run and the standby's end losing packets from 8 s,
     /// 2 clients.
     fn campaign_body() -> String {
         format!(
@@ -176,6 +180,13 @@ at = "4s"
 action = "delay"
 link = "{PRIMARY_LINK}"
 delay = "{DELAY_MS}ms"
+[[fault]]
+at = "8s"
+action = "loss"
+link = "{STANDBY_LINK}"
+netns = "{NETNS}"
+delay = "{DELAY_MS}ms"
+loss = {LOSS_PCT}
 "#
         )
     }
@@ -194,9 +205,10 @@ delay = "{DELAY_MS}ms"
             .as_array()
             .expect("the faults")
             .iter()
+            .filter(|f| f["action"] == "delay")
             .filter_map(|f| f["done_unix_us"].as_i64())
             .max()
-            .expect("a fault's time");
+            .expect("a delay's time");
         let seconds: Vec<(f64, f64, u64)> = result["intervals"]
             .as_array()
             .expect("per-second figures")
