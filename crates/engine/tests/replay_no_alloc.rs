@@ -25,6 +25,7 @@ use pgsurge_engine::clock::RunClock;
 use pgsurge_engine::replay::reader::{read, ReaderCtx, Returns, BATCH};
 use pgsurge_engine::StopFlag;
 use pgsurge_replay::events::Event;
+use pgsurge_replay::limits::Limits;
 use pgsurge_replay::log::{LogFiles, LogFormat, DEFAULT_PREFIX};
 use pgsurge_replay::machine::SessionMachine;
 use pgsurge_replay::sessions::Assembler;
@@ -290,6 +291,7 @@ fn read_through(log: &Path) -> (u64, u64, u64) {
         skip_unreadable: false,
         pacing: Pacing::Max { speed: 1.0 },
         share: None,
+        limits: Limits::default(),
         senders: vec![tx],
         returns: returns_rx,
         clock: RunClock::new(),

@@ -21,10 +21,11 @@ pub fn check(spec: &ReplaySpec) -> Result<ReplayReport, String> {
     spec.validate()?;
     let mut files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)
         .map_err(|e| e.to_string())?;
+    files.limit_entries(spec.limits.entry_bytes);
     let mut logs = log_files(spec, files.formats());
     let digests = files.digests();
     let paths = spec.logs.clone();
-    let mut asm = Assembler::with_share(spec.share);
+    let mut asm = Assembler::with_share(spec.share).with_limits(&spec.limits);
     let mut skipped = 0u64;
     let mut examples = Vec::new();
     let mut span_us = 0i64;

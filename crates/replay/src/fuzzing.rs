@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::check::check;
 use crate::events::{Event, Request};
 use crate::fingerprint::Fingerprints;
+use crate::limits::Limits;
 use crate::log::params::parse_parameters;
 use crate::log::{LogEntry, Position, Severity, DEFAULT_PREFIX};
 use crate::machine::SessionMachine;
@@ -25,6 +26,13 @@ const PREFIXES: [&str; 4] = [
     "%n|%c|%e|%u|%d|",
     "%m [%p]: [%l-1] user=%u,db=%d,client=%h,session=%c ",
 ];
+
+/// The bounds a fuzzed log is read with when bit 6 of its first byte is set.
+pub const SMALL_LIMITS: Limits = Limits {
+    entry_bytes: 256,
+    fingerprints: 4,
+    shapes: 8,
+};
 
 /// A fuzzed log file's name (two bits of its first byte): the name is the first thing
 /// format detection looks at.
@@ -77,8 +85,10 @@ impl Drop for TempLogs {
 /// Reads `data` as log files the way `pgsurge replay --check` reads them (format found
 /// from each file's name and first line), once stopping at the first unreadable line
 /// and once skipping them. The input's first byte chooses the first file's name (bits
-/// 0-1), the stderr prefix (bits 2-3) and whether NUL bytes separate several files (bit
-/// 5; each further file's first byte chooses its name). Must never panic, and:
+/// 0-1), the stderr prefix (bits 2-3), whether NUL bytes separate several files (bit
+/// 5; each further file's first byte chooses its name) and whether the reading is bounded
+/// by [`SMALL_LIMITS`] (bit 6), so entries past the bound and the fingerprints' `other`
+/// row are reached by small inputs. Must never panic, and:
 /// * an unreadable line is named as `file:line:` with a line the file has;
 /// * skipping reads every file to its end, skips at least one line exactly when the
 ///   first read stopped, quotes that line first, and otherwise reads the same;
@@ -103,6 +113,9 @@ pub fn log_one(data: &[u8]) {
     let logs = TempLogs::write(&files);
     let mut spec = ReplaySpec::new(logs.paths.clone());
     spec.log_line_prefix = PREFIXES[usize::from(head >> 2) % PREFIXES.len()].to_string();
+    if head & 0x40 != 0 {
+        spec.limits = SMALL_LIMITS;
+    }
     let first = check(&spec);
     spec.skip_unreadable = true;
     let skipping = check(&spec).unwrap_or_else(|e| panic!("--skip-unreadable ended the read: {e}"));

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use crate::events::{Connect, Event, LoggedEnd, Outcome, Request, SessionNo, Statement};
 use crate::fidelity::Counts;
 use crate::fingerprint::{Fingerprints, FpId};
+use crate::limits::Limits;
 use crate::log::message::{classify, is_client_cancel, Measured, Message};
 use crate::log::params::{check_count, parse_parameters_into, Params};
 use crate::log::{LogEntry, Position, Severity, Unreadable};
@@ -145,6 +146,12 @@ impl Assembler {
             share,
             ..Self::new()
         }
+    }
+
+    /// Bounds its fingerprints by `limits` (before anything is read).
+    pub fn with_limits(mut self, limits: &Limits) -> Self {
+        self.fingerprints = Fingerprints::with_limits(limits.fingerprints, limits.shapes);
+        self
     }
 
     /// The next event ready, in log order.

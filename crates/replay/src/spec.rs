@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pgsurge_wire::{ConfigError, ConnConfig};
 
+use crate::limits::Limits;
 use crate::log::LogFormat;
 
 /// How statements are timed.
@@ -131,6 +132,8 @@ pub struct ReplaySpec {
     pub share: Option<Share>,
     /// The common start of a distributed replay (µs since the Unix epoch).
     pub start_at_epoch_us: Option<i64>,
+    /// The bounds on what the logs can make the replay hold.
+    pub limits: Limits,
 }
 
 impl ReplaySpec {
@@ -148,6 +151,7 @@ impl ReplaySpec {
             target: Target::default(),
             share: None,
             start_at_epoch_us: None,
+            limits: Limits::current(),
         }
     }
 

@@ -59,7 +59,8 @@ pub enum ReplayError {
 /// Replays `spec`; `stop` ends it early (the report then covers what was sent).
 pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, ReplayError> {
     spec.validate().map_err(ReplayError::Invalid)?;
-    let files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)?;
+    let mut files = LogFiles::open(&spec.logs, spec.format, &spec.log_line_prefix)?;
+    files.limit_entries(spec.limits.entry_bytes);
     let mut logs = log_files(spec, files.formats());
     let digests = files.digests();
     let paths: Arc<[PathBuf]> = spec.logs.clone().into();
@@ -88,6 +89,7 @@ pub fn replay(spec: &ReplaySpec, stop: &StopFlag) -> Result<ReplayReport, Replay
         skip_unreadable: spec.skip_unreadable,
         pacing: spec.pacing,
         share: spec.share,
+        limits: spec.limits,
         senders,
         returns: returns_rx,
         clock,

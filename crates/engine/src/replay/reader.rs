@@ -16,6 +16,7 @@ use pgsurge_replay::check::SKIPPED_EXAMPLES;
 use pgsurge_replay::events::Event;
 use pgsurge_replay::fidelity::Counts;
 use pgsurge_replay::fingerprint::Fingerprints;
+use pgsurge_replay::limits::Limits;
 use pgsurge_replay::log::{LogFiles, Unreadable};
 use pgsurge_replay::sessions::{describe, Assembler, ReadCounts};
 use pgsurge_replay::{Pacing, Share};
@@ -59,6 +60,8 @@ pub struct ReaderCtx {
     pub pacing: Pacing,
     /// This generator's share of the sessions.
     pub share: Option<Share>,
+    /// The bounds on what the logs can make the replay hold.
+    pub limits: Limits,
     /// One channel per driver thread; a session's events go to thread `session % n`.
     pub senders: Vec<SyncSender<Vec<Event>>>,
     /// The batches the drivers send back (see [`Returns`]).
@@ -83,6 +86,7 @@ pub fn read(ctx: ReaderCtx) -> ReaderEnd {
         skip_unreadable,
         pacing,
         share,
+        limits,
         senders,
         returns,
         clock,
@@ -91,7 +95,7 @@ pub fn read(ctx: ReaderCtx) -> ReaderEnd {
         stop,
         halt,
     } = ctx;
-    let mut asm = Assembler::with_share(share);
+    let mut asm = Assembler::with_share(share).with_limits(&limits);
     let mut end = ReaderEnd {
         logged: Counts::default(),
         fingerprints: Fingerprints::new(),

@@ -116,7 +116,7 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, limit: usize) -> io::
 /// Why an entry longer than `limit` bytes is not read.
 fn too_long(what: &str, bytes: u64, limit: usize) -> String {
     format!(
-        "{what} longer than {limit} bytes ({bytes} bytes or more): PostgreSQL runs no statement that long, so it was read past, not kept"
+        "{what} longer than {limit} bytes ({bytes} bytes or more), the most a replay reads of one (PostgreSQL runs no statement of 1 GB or more): read past, not kept"
     )
 }
 
