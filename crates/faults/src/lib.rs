@@ -118,11 +118,18 @@ impl LinkFault {
             "loss",
             &loss,
         ])
+        .map(drop)
     }
 
-    /// Removes the device's netem (its root queueing discipline).
+    /// Removes the device's netem (its root queueing discipline); a device whose root
+    /// is not a netem (never set, or already removed) is left as it is.
     pub fn clear(&self) -> Result<(), String> {
+        let root = self.tc(&["qdisc", "show", "dev", &self.device, "root"])?;
+        if !root_is_netem(&root) {
+            return Ok(());
+        }
         self.tc(&["qdisc", "del", "dev", &self.device, "root"])
+            .map(drop)
     }
 
     /// Whether this machine's kernel lacks the netem queueing discipline a link fault
@@ -141,7 +148,8 @@ impl LinkFault {
         })
     }
 
-    fn tc(&self, args: &[&str]) -> Result<(), String> {
+    /// Runs `tc ARGS` (in the device's namespace): what it printed, or why it failed.
+    fn tc(&self, args: &[&str]) -> Result<String, String> {
         let mut cmd = match &self.netns {
             Some(ns) => {
                 let mut c = Command::new("ip");
@@ -155,7 +163,7 @@ impl LinkFault {
             .output()
             .map_err(|e| format!("tc could not run: {e} (it comes with iproute2)"))?;
         if out.status.success() {
-            return Ok(());
+            return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
         }
         Err(format!(
             "tc {} failed: {}",
@@ -163,6 +171,14 @@ impl LinkFault {
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
+}
+
+/// Whether `tc qdisc show dev D root` printed a netem (`qdisc netem 8001: root …`).
+fn root_is_netem(shown: &str) -> bool {
+    shown.lines().any(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words.len() >= 4 && words[..2] == ["qdisc", "netem"] && words[3] == "root"
+    })
 }
 
 /// How long a probe of the kernel's queueing disciplines may take.
@@ -777,6 +793,21 @@ mod tests {
         assert!(!lacks_netem(kernel(true, true)));
         // Nothing could be added (not root, no tc): netem's absence is not shown.
         assert!(!lacks_netem(kernel(false, false)));
+    }
+
+    #[test]
+    fn only_a_netem_root_is_removed() {
+        assert!(root_is_netem(
+            "qdisc netem 8001: root refcnt 2 limit 1000 delay 100ms\n"
+        ));
+        for other in [
+            "",
+            "qdisc noqueue 0: root refcnt 2 \n",
+            "qdisc pfifo_fast 0: root refcnt 2 bands 3\n",
+            "qdisc tbf 1: root refcnt 2 rate 1Mbit\nqdisc netem 10: parent 1:1 delay 5ms\n",
+        ] {
+            assert!(!root_is_netem(other), "{other}");
+        }
     }
 
     #[test]

@@ -76,10 +76,15 @@ fn a_netem_delay_on_a_sync_standbys_link_holds_every_commit_for_the_round_trip_a
     let round_trip_ms = 2.0 * DELAY_MS;
     for mode in ["sync", "async"] {
         let m = &figures[mode];
-        // (b) Both ends' delays were applied, and (e) the loss, without an error.
+        // (b) Both ends' delays were applied, and (e) the loss, without an error; and a
+        // delay of 0 on a link without netem, before them, left it as it was.
         let faults = m["faults"].as_array().expect("the faults");
         let actions: Vec<&str> = faults.iter().filter_map(|f| f["action"].as_str()).collect();
-        assert_eq!(actions, ["delay", "delay", "loss"], "{mode}: {faults:?}");
+        assert_eq!(
+            actions,
+            ["delay", "delay", "delay", "loss"],
+            "{mode}: {faults:?}"
+        );
         for f in faults {
             assert!(f["error"].is_null(), "{mode}: a fault failed: {f}");
         }
@@ -153,7 +158,8 @@ mod inner {
             .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     }
 
-    /// The campaign: tpcb-like on the primary over TCP, both ends of the standby's pair
+    /// The campaign: tpcb-like on the primary over TCP, a delay of 0 (nothing to remove)
+    /// at 2 s, both ends of the standby's pair
     /// delayed from 4 s of a 10 s run and the standby's end losing packets from 8 s,
     /// 2 clients.
     fn campaign_body() -> String {
@@ -169,6 +175,11 @@ scales = [1]
 clients = [2]
 [run]
 duration = 10
+[[fault]]
+at = "2s"
+action = "delay"
+link = "{PRIMARY_LINK}"
+delay = "0ms"
 [[fault]]
 at = "4s"
 action = "delay"
