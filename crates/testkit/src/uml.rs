@@ -43,8 +43,9 @@ pub const OUT_ENV: &str = "PGSURGE_UML_OUT";
 /// The guest's memory: room for two small PostgreSQL servers and their clients.
 const MEMORY: &str = "1536M";
 
-/// How long a guest may run before it is killed with all its processes.
-pub const DEADLINE: Duration = Duration::from_secs(600);
+/// How long a guest may run before it is killed with all its processes: several times
+/// what a guest's boot (seconds) and a test of a minute or so take on a loaded machine.
+pub const DEADLINE: Duration = Duration::from_secs(300);
 
 /// The search path of the command in the guest.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -73,9 +74,15 @@ impl GuestRun {
     }
 }
 
-/// Whether this process is the command a guest runs.
+/// Whether this process is the command a guest runs: [`GUEST_ENV`] says so, and the
+/// kernel is User-mode Linux (so that the variable alone, set by mistake on a real
+/// machine, does not turn a test's namespaces and servers loose on it).
 pub fn in_guest() -> bool {
     std::env::var(GUEST_ENV).is_ok_and(|v| v == "1")
+        && std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| {
+            c.lines()
+                .any(|l| l.starts_with("vendor_id") && l.ends_with("User Mode Linux"))
+        })
 }
 
 /// Why this machine cannot boot a guest that loads `modules` (paths under a kernel
