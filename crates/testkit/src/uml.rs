@@ -119,14 +119,27 @@ pub fn unavailable(modules: &[&str]) -> Option<String> {
 /// command's output files go there) that loads `modules` (as [`unavailable`] names
 /// them), runs `program` with `args` and only the environment `env` (besides `PATH`,
 /// `HOME` and `TMPDIR`, the latter two the guest's `/tmp`, [`GUEST_ENV`] and
-/// [`OUT_ENV`]), and powers off. Waits at most [`DEADLINE`]. An error says why the guest could not be
-/// booted or did not end.
+/// [`OUT_ENV`]), and powers off. Waits at most [`DEADLINE`]. An error says why the guest
+/// could not be booted or did not end.
 pub fn boot(
     dir: &Path,
     modules: &[&str],
     program: &Path,
     args: &[&str],
     env: &[(&str, &str)],
+) -> Result<GuestRun, String> {
+    boot_within(dir, modules, program, args, env, DEADLINE)
+}
+
+/// [`boot`] with a deadline of its own: past it, the guest is killed with all its
+/// processes and the error says so.
+pub fn boot_within(
+    dir: &Path,
+    modules: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    deadline: Duration,
 ) -> Result<GuestRun, String> {
     let init = dir.join("guest-init");
     std::fs::write(&init, init_script(dir, modules, program, args, env))
@@ -140,14 +153,14 @@ pub fn boot(
         // The kernel's own files (its pid, its control socket) in the scratch directory,
         // not under ~/.uml, where a killed guest would leave them.
         .arg(format!("uml_dir={}", dir.display()));
-    let finished = pgsurge_supervisor::run(cmd, DEADLINE, 64 * 1024)
+    let finished = pgsurge_supervisor::run(cmd, deadline, 64 * 1024)
         .map_err(|e| format!("booting {KERNEL}: {e}"))?;
     let console = String::from_utf8_lossy(&finished.output).into_owned();
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
     if finished.ending == pgsurge_supervisor::Ending::TimedOut {
         return Err(format!(
             "the guest ran past {} s and was killed\n--- stderr\n{}\n--- console (end)\n{console}",
-            DEADLINE.as_secs(),
+            deadline.as_secs(),
             read("stderr")
         ));
     }
@@ -164,6 +177,22 @@ pub fn boot(
         stderr: read("stderr"),
         console,
     })
+}
+
+/// The processes of this machine that belong to a guest booted in `dir` (the kernel
+/// and its guest's processes, which all carry the kernel's command line), by pid.
+pub fn processes_of(dir: &Path) -> Vec<i32> {
+    let mark = format!("uml_dir={}", dir.display());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|&b| b == 0).any(|arg| arg == mark.as_bytes()))
+        })
+        .collect()
 }
 
 /// Boots the current test binary in a guest (as [`boot`] does, in `dir`) to run the

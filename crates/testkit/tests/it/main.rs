@@ -4,3 +4,4 @@
 mod house;
 mod house_errors;
 mod nothing_left_in_tmp;
+mod uml;
