@@ -89,16 +89,19 @@ impl Fingerprints {
         if let Some(&id) = self.by_shape.get(&scan.shape) {
             return id;
         }
-        let (key, text) = match pg_query::fingerprint(sql) {
-            Ok(fp) => {
-                let text = pg_query::normalize(sql).unwrap_or_else(|_| sql.to_string());
-                (fp.hex, text)
-            }
-            Err(_) => (format!("shape:{:016x}", scan.shape), sql.to_string()),
+        let (key, parsed) = match pg_query::fingerprint(sql) {
+            Ok(fp) => (fp.hex, true),
+            Err(_) => (format!("shape:{:016x}", scan.shape), false),
         };
         let id = match self.by_value.get(&key) {
             Some(&id) => id,
             None if self.by_value.len() < self.limit => {
+                // The example is normalised only for a fingerprint the table keeps.
+                let text = if parsed {
+                    pg_query::normalize(sql).unwrap_or_else(|_| sql.to_string())
+                } else {
+                    sql.to_string()
+                };
                 let id = FpId(self.table.len() as u32);
                 self.table.push(Fingerprint {
                     id: key.clone(),
