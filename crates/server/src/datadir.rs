@@ -66,7 +66,10 @@ pub(crate) fn create_database_single_user(
 ) -> Result<()> {
     use std::io::Write;
     let mut cmd = server_command(binaries.program("postgres"), ra, data);
-    cmd.args(["--single", "-F", "-c", "exit_on_error=true", "-D"])
+    // The setup's commits never wait for a synchronous standby: none can connect to a
+    // single-user server, and the settings may already name one that attaches later.
+    cmd.args(["--single", "-F", "-c", "exit_on_error=true"])
+        .args(["-c", "synchronous_commit=local", "-D"])
         .arg(data)
         .arg("template1")
         .stdin(Stdio::piped())

@@ -232,3 +232,71 @@ fn server_start_loads_pg_stat_statements_in_its_database() {
     let (code, _, err) = run(&["stop", "--state-dir", sd]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// Polls `sql` until it prints something non-empty, for up to two minutes.
+fn poll_until_some(conninfo: &str, sql: &str) -> Option<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
+        let v = psql(conninfo, sql);
+        if !v.is_empty() {
+            return Some(v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    None
+}
+
+#[test]
+fn server_start_with_a_synchronous_standby_named_but_absent() {
+    let state = pgsurge_testkit::scratch_dir("cli");
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    // The start's own setup (its database, pg_stat_statements) must not wait for a
+    // standby that attaches later; the caller would hang until killed.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sd_owned = sd.to_string();
+    std::thread::spawn(move || {
+        let r = run(&[
+            "start",
+            "--state-dir",
+            &sd_owned,
+            "--set",
+            "synchronous_standby_names=x",
+        ]);
+        let _ = tx.send(r);
+    });
+    let (code, out, err) = rx
+        .recv_timeout(std::time::Duration::from_secs(300))
+        .expect("server start still waiting after 300 s");
+    assert_eq!(code, 0, "{err}");
+    let conninfo = out.trim().to_string();
+    assert_eq!(psql(&conninfo, "show synchronous_standby_names"), "x");
+
+    // Another session's commit does wait for the absent standby.
+    let bin = pgsurge_server::PgBinaries::discover().unwrap();
+    let mut writer = std::process::Command::new(bin.bin_dir().join("psql"))
+        .args(["-X", "-At", "-d", &conninfo, "-c", "create table t ()"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiting = poll_until_some(
+        &conninfo,
+        "select pid from pg_stat_activity where wait_event = 'SyncRep'",
+    );
+    let Some(pid) = waiting else {
+        let _ = writer.kill();
+        panic!("no commit waited for the synchronous standby within 120 s");
+    };
+    psql(&conninfo, &format!("select pg_cancel_backend({pid})"));
+    let done = writer.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.contains("synchronous replication"),
+        "the writer was not waiting for a standby:\n{stderr}"
+    );
+
+    let (code, out, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("stopped"), "{out}");
+}
