@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -615,6 +616,14 @@ impl ClusterBuilder {
         data: &Path,
         from: &Standby,
     ) -> Result<()> {
+        // Made here and handed to the server's user, who may not write to its parent;
+        // mode 0700, as the server demands of its data directory.
+        if !data.exists() {
+            std::fs::create_dir_all(data).map_err(|e| ServerError::io(data, e))?;
+            std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| ServerError::io(data, e))?;
+        }
+        chown_opt(ra, data)?;
         let mut cmd = server_command(binaries.program("pg_basebackup"), ra, data);
         cmd.arg("-D")
             .arg(data)
@@ -722,14 +731,23 @@ impl ClusterBuilder {
                 // PostgreSQL 10+ writes its status on line 8 once it accepts
                 // connections; until then the file is shorter. (Older servers, which
                 // never write it, are not supported: PgVersion rejects them.)
-                // A standby says `standby` once it accepts read-only connections.
-                let ready = match pf.status.as_deref() {
-                    Some("ready") => true,
-                    Some("standby") => self.standby.is_some(),
-                    _ => false,
-                };
-                if pf.pid == pid && ready {
-                    return Ok(child);
+                // A hot standby says `ready` once it answers read-only queries; one
+                // with hot_standby off says `standby` and never takes a connection.
+                if pf.pid == pid {
+                    match pf.status.as_deref() {
+                        Some("ready") => return Ok(child),
+                        Some("standby") => {
+                            stop_postmaster(pid, Some(&mut child), self.stop_timeouts);
+                            return Err(fail(
+                                "it is a standby that accepts no connections \
+                                 (hot_standby = off); hot_standby=on lets it answer \
+                                 read-only queries"
+                                    .into(),
+                                false,
+                            ));
+                        }
+                        _ => {}
+                    }
                 }
             }
             if Instant::now() >= deadline {

@@ -11,6 +11,7 @@ use pgsurge_command::EXIT_NOTHING;
 
 use crate::builder::{BinarySource, ClusterBuilder};
 use crate::cluster::conninfo;
+use crate::datadir::holds_standby;
 use crate::error::{Result, ServerError};
 use crate::postmaster::{is_alive, looks_like_postgres, stop_postmaster, PidFile, StopTimeouts};
 use crate::state::{self, ServerRecord};
@@ -142,7 +143,9 @@ struct StartArgs {
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
     settings: Vec<(String, String)>,
     /// Data directory (created and initialized if missing, reused if it holds a cluster;
-    /// kept at stop). Default: a temporary directory removed at stop.
+    /// kept at stop). Default: a temporary directory removed at stop. A standby's
+    /// directory (standby.signal, as `pg_basebackup -R` leaves it) starts as a standby:
+    /// read-only, streaming from its primary, nothing created in it.
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
     /// TCP port, on 127.0.0.1 unless `--set listen_addresses=…` says otherwise (default, or
@@ -344,6 +347,13 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
         .data_checksums(a.data_checksums)
         .statements(true)
         .detached(true);
+    let standby_dir = a.data.as_deref().filter(|d| holds_standby(d));
+    if let (Some(d), true) = (standby_dir, a.replicas > 0) {
+        return Err(ServerError::BadDataDir {
+            data_dir: d.to_path_buf(),
+            reason: "it holds a standby (standby.signal); --replicas needs a primary".into(),
+        });
+    }
     if let Some(d) = &a.data {
         b = b.data_dir(d);
     }
@@ -396,6 +406,14 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
         rec.log_file.display(),
         stop_command(a.data.is_some().then_some(rec.data_dir.as_path())),
     );
+    if standby_dir.is_some() {
+        let _ = writeln!(
+            err,
+            "pgsurge: {} holds a standby (standby.signal): started as it is, replaying its \
+             primary's WAL and answering read-only queries; nothing was created in it",
+            rec.data_dir.display()
+        );
+    }
     for (i, r) in rec.replicas.iter().enumerate() {
         let _ = writeln!(
             err,

@@ -55,6 +55,13 @@ pub(crate) fn run_checked(mut cmd: Command, what: &str) -> Result<()> {
     })
 }
 
+/// Whether `data` holds a standby's data directory (`standby.signal`, as
+/// `pg_basebackup -R` leaves it): a server started on it replays its primary's WAL and
+/// takes no writes.
+pub(crate) fn holds_standby(data: &Path) -> bool {
+    data.join("standby.signal").exists()
+}
+
 /// Creates `extensions` in template1, then the database `db`, in single-user mode (needs
 /// no client program, before start).
 pub(crate) fn create_database_single_user(

@@ -300,3 +300,95 @@ fn server_start_with_a_synchronous_standby_named_but_absent() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("stopped"), "{out}");
 }
+
+#[test]
+fn server_start_on_a_standby_data_directory_starts_it_read_only() {
+    let state = pgsurge_testkit::scratch_dir("cli");
+    let work = common::reachable_tempdir();
+    let sd = state.path().to_str().unwrap();
+    let _guard = StopAll(sd.to_string());
+    let primary = pgsurge_server::ClusterBuilder::new()
+        .database("pgsurge")
+        .start()
+        .unwrap();
+    primary
+        .psql(
+            "pgsurge",
+            "create table seen (x int); insert into seen values (42)",
+        )
+        .unwrap();
+    // A standby's data directory as `pg_basebackup -R` leaves it: standby.signal and
+    // primary_conninfo.
+    let data = work.path().join("standby");
+    let standby = pgsurge_server::ClusterBuilder::new()
+        .standby_of(&primary, "s1")
+        .data_dir(&data)
+        .start()
+        .unwrap();
+    standby.stop();
+    drop(standby);
+    assert!(data.join("standby.signal").exists());
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (sd_owned, data_s) = (sd.to_string(), data.to_str().unwrap().to_string());
+    std::thread::spawn(move || {
+        let _ = tx.send(run(&["start", "--state-dir", &sd_owned, "--data", &data_s]));
+    });
+    let (code, out, err) = rx
+        .recv_timeout(std::time::Duration::from_secs(300))
+        .expect("server start on a standby still waiting after 300 s");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("standby"), "{err}");
+    let conninfo = out.trim().to_string();
+    assert_eq!(psql(&conninfo, "select pg_is_in_recovery()"), "t");
+    assert_eq!(psql(&conninfo, "select x from seen"), "42");
+    // It streams from its primary: a row written there arrives.
+    primary
+        .psql("pgsurge", "insert into seen values (43)")
+        .unwrap();
+    assert!(
+        poll_until_some(&conninfo, "select x from seen where x = 43").is_some(),
+        "the standby did not replay its primary's write within 120 s"
+    );
+
+    let (code, out, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("stopped"), "{out}");
+    assert!(data.join("standby.signal").exists(), "the data is kept");
+
+    // A standby cannot be the primary of a topology: refused before anything starts.
+    let data_s = data.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "start",
+        "--state-dir",
+        sd,
+        "--data",
+        data_s,
+        "--replicas",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("standby.signal"), "{err}");
+    assert!(
+        pgsurge_server::PidFile::read(&data).is_none(),
+        "nothing started"
+    );
+
+    // With hot_standby off it would run without ever taking a connection: an error
+    // that says so, and nothing left running.
+    let (code, _, err) = run(&[
+        "start",
+        "--state-dir",
+        sd,
+        "--data",
+        data_s,
+        "--set",
+        "hot_standby=off",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("hot_standby"), "{err}");
+    assert!(
+        pgsurge_server::PidFile::read(&data).is_none(),
+        "the refused standby still runs"
+    );
+}
