@@ -265,7 +265,8 @@ impl ClusterBuilder {
         self.socket_dir = Some(dir.into());
         self
     }
-    /// How long to wait for the server to accept connections (default 60 s).
+    /// How long to wait for the server to accept connections, and for the setup of a
+    /// new cluster (its database, `pg_stat_statements`) to finish (default 60 s).
     pub fn start_timeout(mut self, t: Duration) -> Self {
         self.start_timeout = t;
         self
@@ -424,7 +425,14 @@ impl ClusterBuilder {
             return Ok(());
         }
         let database = self.database.as_deref();
-        create_database_single_user(binaries, ra, data_dir, database, extensions)
+        create_database_single_user(
+            binaries,
+            ra,
+            data_dir,
+            database,
+            extensions,
+            self.start_timeout,
+        )
     }
 
     /// The directories of a start: a temporary base holding data/ and sock/ (tagged for

@@ -63,13 +63,14 @@ pub(crate) fn holds_standby(data: &Path) -> bool {
 }
 
 /// Creates `extensions` in template1, then the database `db`, in single-user mode (needs
-/// no client program, before start).
+/// no client program, before start); stopped with an error if not done within `limit`.
 pub(crate) fn create_database_single_user(
     binaries: &PgBinaries,
     ra: Option<&RunAs>,
     data: &Path,
     db: Option<&str>,
     extensions: &[&str],
+    limit: Duration,
 ) -> Result<()> {
     use std::io::Write;
     let mut cmd = server_command(binaries.program("postgres"), ra, data);
@@ -99,23 +100,49 @@ pub(crate) fn create_database_single_user(
             let _ = writeln!(stdin, "CREATE DATABASE {}", quote_identifier(db));
         }
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| ServerError::io("postgres --single", e))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(ServerError::CommandFailed {
-            what: match db {
-                Some(db) => format!("creating database {db} (postgres --single)"),
-                None => format!(
-                    "creating extensions {} (postgres --single)",
-                    extensions.join(", ")
-                ),
-            },
-            detail: format!("{}\n{}", out.status, String::from_utf8_lossy(&out.stderr)),
-        })
-    }
+    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(ServerError::io("postgres --single", e)),
+        }
+    };
+    let _ = stdout.join();
+    let stderr = stderr.join().unwrap_or_default();
+    let detail = match status {
+        Some(status) if status.success() => return Ok(()),
+        Some(status) => status.to_string(),
+        None => format!("not done after {limit:?}; stopped"),
+    };
+    Err(ServerError::CommandFailed {
+        what: match db {
+            Some(db) => format!("creating database {db} (postgres --single)"),
+            None => format!(
+                "creating extensions {} (postgres --single)",
+                extensions.join(", ")
+            ),
+        },
+        detail: format!("{detail}\n{}", String::from_utf8_lossy(&stderr)),
+    })
+}
+
+/// Reads a child's output to its end on a thread of its own, so that the child never
+/// blocks on a full pipe while it is waited for.
+fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
 }
 
 /// Decides what to do with an existing data directory. Returns true when initdb must run.
@@ -278,4 +305,42 @@ pub(crate) fn log_tail_since(path: &Path, from: u64, lines: usize) -> String {
     let text = String::from_utf8_lossy(&bytes[start..]);
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_setup_that_never_ends_is_stopped_with_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        // A server that answers --version and otherwise never finishes, as a setup
+        // stuck waiting on a lock or a standby would.
+        let script = "#!/bin/sh\n\
+                      [ \"$1\" = --version ] && { echo 'postgres (PostgreSQL) 17.2'; exit 0; }\n\
+                      exec sleep 600\n";
+        for program in ["postgres", "initdb"] {
+            let p = bin.join(program);
+            std::fs::write(&p, script).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let binaries = PgBinaries::from_dir(&bin).unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let err = create_database_single_user(
+            &binaries,
+            None,
+            &data,
+            Some("bench"),
+            &[],
+            Duration::from_millis(300),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("creating database bench"), "{err}");
+        assert!(err.contains("not done after"), "{err}");
+    }
 }
