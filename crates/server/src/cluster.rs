@@ -8,9 +8,10 @@
 //! reach it; the caller's signal handler calls [`StopHandle::stop`] or [`stop_all`].
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 
 use pgsurge_wire::quote_conninfo;
 
@@ -18,6 +19,7 @@ use crate::binaries::PgBinaries;
 use crate::builder::ClusterBuilder;
 use crate::config_files::OwnerMarker;
 use crate::datadir::log_tail_since;
+use crate::deadline::output_within;
 use crate::error::{Result, ServerError};
 use crate::postmaster::{stop_postmaster, StopTimeouts};
 use crate::run_as::RunAs;
@@ -177,8 +179,15 @@ impl Cluster {
             inner: Arc::downgrade(&self.inner),
         }
     }
-    /// Runs SQL through `psql -X -At -v ON_ERROR_STOP=1` and returns its standard output.
+    /// Runs SQL through `psql -X -At -v ON_ERROR_STOP=1` and returns its standard output;
+    /// an error when it has not ended within 60 s (`psql` is then stopped), so a server
+    /// that never answers cannot hold the caller.
     pub fn psql(&self, dbname: &str, sql: &str) -> Result<String> {
+        self.psql_within(dbname, sql, PSQL_LIMIT)
+    }
+    /// As [`Cluster::psql`], for a statement that may take up to `limit` (one that
+    /// waits of its own, such as `pg_promote`).
+    pub fn psql_within(&self, dbname: &str, sql: &str, limit: Duration) -> Result<String> {
         let psql = self
             .inner
             .binaries
@@ -187,27 +196,7 @@ impl Cluster {
                 dir: self.inner.binaries.bin_dir().to_path_buf(),
                 program: "psql".into(),
             })?;
-        let out = Command::new(&psql)
-            .args(["-X", "-At", "-v", "ON_ERROR_STOP=1", "-d"])
-            .arg(self.conninfo(dbname))
-            .arg("-c")
-            .arg(sql)
-            .env_remove("PGSERVICE")
-            .env_remove("PGOPTIONS")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| ServerError::io(&psql, e))?;
-        if !out.status.success() {
-            return Err(ServerError::CommandFailed {
-                what: format!("psql {sql:?}"),
-                detail: format!(
-                    "{}: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        run_psql(Command::new(psql), &self.conninfo(dbname), sql, limit)
     }
     /// Creates a database (name quoted as an identifier).
     pub fn create_database(&self, name: &str) -> Result<()> {
@@ -220,7 +209,12 @@ impl Cluster {
     /// Ends recovery on a standby (`pg_promote`, waiting up to a minute): it becomes a
     /// primary that accepts writes.
     pub fn promote(&self) -> Result<()> {
-        let out = self.psql("postgres", "SELECT pg_promote(true, 60)")?;
+        // pg_promote gives up after its own 60 s; the limit leaves room beyond that.
+        let out = self.psql_within(
+            "postgres",
+            "SELECT pg_promote(true, 60)",
+            Duration::from_secs(120),
+        )?;
         if out.trim() == "t" {
             Ok(())
         } else {
@@ -418,6 +412,41 @@ pub(crate) fn conninfo(socket_dir: &Path, port: u16, user: &str, dbname: &str) -
     )
 }
 
+/// How long a statement run through `psql` may take before `psql` is stopped: far
+/// more than any of the cluster's own statements takes on a loaded machine, so only a
+/// server that does not answer (a lock, a synchronous standby that is gone, a stopped
+/// postmaster) reaches it.
+const PSQL_LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs `sql` through `psql` (the program of `cmd`) on `conninfo` and returns what it
+/// printed (unaligned, tuples only); stopped with an error naming the statement when it
+/// has not ended within `limit`.
+fn run_psql(mut cmd: Command, conninfo: &str, sql: &str, limit: Duration) -> Result<String> {
+    let program = PathBuf::from(cmd.get_program());
+    cmd.args(["-X", "-At", "-v", "ON_ERROR_STOP=1", "-d"])
+        .arg(conninfo)
+        .arg("-c")
+        .arg(sql)
+        .env_remove("PGSERVICE")
+        .env_remove("PGOPTIONS");
+    let ended = output_within(cmd, None, limit).map_err(|e| ServerError::io(&program, e))?;
+    let detail = match ended.status {
+        Some(status) if status.success() => {
+            return Ok(String::from_utf8_lossy(&ended.stdout).into_owned())
+        }
+        Some(status) => status.to_string(),
+        None => format!("no answer within {limit:?}; psql stopped"),
+    };
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    Err(ServerError::CommandFailed {
+        what: format!("psql {sql:?}"),
+        detail: match stderr.trim() {
+            "" => detail,
+            said => format!("{detail}: {said}"),
+        },
+    })
+}
+
 /// Keyword/value conninfo for a socket directory, without a database (a replication
 /// connection's).
 pub(crate) fn conninfo_no_db(socket_dir: &Path, port: u16, user: &str) -> String {
@@ -453,5 +482,45 @@ mod tests {
             "host=/tmp/s port=5432 user=postgres dbname=db"
         );
         assert_eq!(pgsurge_wire::quote_identifier("a\"b"), "\"a\"\"b\"");
+    }
+
+    /// A fake `psql`: a script read by `sh` (not executed itself, which could find it
+    /// still open for writing in a process another test is starting).
+    fn fake(script: &Path) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg(script);
+        cmd
+    }
+
+    #[test]
+    fn a_statement_without_an_answer_is_stopped_with_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        // A psql that never ends, like one waiting on a server that does not answer.
+        let psql = dir.path().join("psql");
+        std::fs::write(&psql, "exec sleep 600\n").unwrap();
+        let limit = Duration::from_millis(300);
+        let conninfo = conninfo(dir.path(), 5432, "postgres", "postgres");
+        let err = run_psql(fake(&psql), &conninfo, "SELECT 1", limit)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("psql \"SELECT 1\" failed"), "{err}");
+        assert!(err.contains("no answer within 300ms"), "{err}");
+    }
+
+    #[test]
+    fn a_statement_that_ends_gives_its_output_or_its_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let psql = dir.path().join("psql");
+        let script = "for a; do last=$a; done\n\
+                      [ \"$last\" = fail ] && { echo 'ERROR: no' >&2; exit 3; }\n\
+                      echo \"$last\"\n";
+        std::fs::write(&psql, script).unwrap();
+        let limit = Duration::from_secs(600);
+        let out = run_psql(fake(&psql), "dbname=postgres", "SELECT 1", limit).unwrap();
+        assert_eq!(out, "SELECT 1\n");
+        let err = run_psql(fake(&psql), "dbname=postgres", "fail", limit)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("exit status: 3: ERROR: no"), "{err}");
     }
 }

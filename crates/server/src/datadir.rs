@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::binaries::PgBinaries;
 use crate::config_files::OwnerMarker;
+use crate::deadline::output_within;
 use crate::error::{Result, ServerError};
 use crate::postmaster::{is_alive, looks_like_postgres, stop_postmaster, PidFile, StopTimeouts};
 use crate::run_as::{apply_opt, chown_opt, RunAs};
@@ -72,55 +73,36 @@ pub(crate) fn create_database_single_user(
     extensions: &[&str],
     limit: Duration,
 ) -> Result<()> {
-    use std::io::Write;
     let mut cmd = server_command(binaries.program("postgres"), ra, data);
     // The setup's commits never wait for a synchronous standby: none can connect to a
     // single-user server, and the settings may already name one that attaches later.
     cmd.args(["--single", "-F", "-c", "exit_on_error=true"])
         .args(["-c", "synchronous_commit=local", "-D"])
         .arg(data)
-        .arg("template1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| ServerError::CommandFailed {
-        what: "postgres --single".into(),
-        detail: e.to_string(),
-    })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // Extensions first, in template1: every database created later has them.
-        for e in extensions {
-            let _ = writeln!(
-                stdin,
-                "CREATE EXTENSION IF NOT EXISTS {}",
-                quote_identifier(e)
-            );
-        }
-        if let Some(db) = db {
-            let _ = writeln!(stdin, "CREATE DATABASE {}", quote_identifier(db));
-        }
+        .arg("template1");
+    // Extensions first, in template1: every database created later has them.
+    let mut input = String::new();
+    for e in extensions {
+        input.push_str(&format!(
+            "CREATE EXTENSION IF NOT EXISTS {}\n",
+            quote_identifier(e)
+        ));
     }
-    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(ServerError::io("postgres --single", e)),
+    if let Some(db) = db {
+        input.push_str(&format!("CREATE DATABASE {}\n", quote_identifier(db)));
+    }
+    let ended = output_within(cmd, Some(input.into_bytes()), limit).map_err(|e| {
+        ServerError::CommandFailed {
+            what: "postgres --single".into(),
+            detail: e.to_string(),
         }
-    };
-    let _ = stdout.join();
-    let stderr = stderr.join().unwrap_or_default();
-    let detail = match status {
+    })?;
+    let detail = match ended.status {
         Some(status) if status.success() => return Ok(()),
         Some(status) => status.to_string(),
         None => format!("not done after {limit:?}; stopped"),
     };
+    let stderr = ended.stderr;
     Err(ServerError::CommandFailed {
         what: match db {
             Some(db) => format!("creating database {db} (postgres --single)"),
@@ -130,18 +112,6 @@ pub(crate) fn create_database_single_user(
             ),
         },
         detail: format!("{detail}\n{}", String::from_utf8_lossy(&stderr)),
-    })
-}
-
-/// Reads a child's output to its end on a thread of its own, so that the child never
-/// blocks on a full pipe while it is waited for.
-fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(mut p) = pipe {
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
     })
 }
 

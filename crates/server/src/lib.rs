@@ -14,7 +14,8 @@
 //! streaming standbys), `fault` (the faults a topology takes: promote, pause or resume
 //! replay, immediate stop, kill, a delay on a standby's link), `relay` (a standby's
 //! replication link through this process, with a delay of its own), `datadir` (temporary and socket
-//! directories, reusing a data directory), `run_as` (dropping root), `postmaster` (the
+//! directories, reusing a data directory), `deadline` (a child program killed when it
+//! runs past its limit: `psql`, the single-user setup), `run_as` (dropping root), `postmaster` (the
 //! running postmaster seen from outside), `watchdog` (stopping a server whose starter
 //! died), `sweep` (cleaning up after killed runs), `state` (what `server start` leaves
 //! for `stop` and `status`), `cli` (`pgsurge server`), `testing` (the test fixture),
@@ -49,6 +50,7 @@ mod cli;
 mod cluster;
 mod config_files;
 mod datadir;
+mod deadline;
 mod error;
 mod fault;
 pub mod fetch;

@@ -1,5 +1,5 @@
 //! Cluster lifecycle: start, connect, stop, nothing left; privilege drop; two servers
-//! at once; settings applied.
+//! at once; settings applied; a statement to a server that does not answer.
 
 use crate::common::{children_of, psql, uid_of};
 use pgsurge_server::{is_alive, ClusterBuilder, SettingsTarget};
@@ -38,6 +38,42 @@ fn lifecycle_start_connect_stop_leaves_nothing() {
     }
     assert!(!data.exists(), "temporary data directory left behind");
     assert!(!sock.exists(), "socket directory left behind");
+}
+
+/// Stops a process (SIGSTOP) until dropped, on a panic too.
+struct Stopped(rustix::process::Pid);
+
+impl Stopped {
+    fn new(pid: i32) -> Stopped {
+        let pid = rustix::process::Pid::from_raw(pid).expect("a postmaster's pid");
+        rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
+    }
+}
+
+#[test]
+fn a_statement_to_a_stopped_server_ends_with_an_error() {
+    let cluster = ClusterBuilder::new().start().unwrap();
+    let limit = std::time::Duration::from_secs(3);
+    let err = {
+        // A stopped postmaster takes the connection into its socket's queue and never
+        // answers it: psql would wait for ever.
+        let _stopped = Stopped::new(cluster.pid());
+        cluster
+            .psql_within("postgres", "SELECT 1", limit)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(err.starts_with("psql \"SELECT 1\" failed"), "{err}");
+    assert!(err.contains("no answer within 3s"), "{err}");
+    // Running again, the server answers: only its stop held psql.
+    assert_eq!(cluster.psql("postgres", "SELECT 6*7").unwrap().trim(), "42");
 }
 
 #[test]
