@@ -46,6 +46,24 @@ struct Current {
     broken: Option<Unreadable>,
 }
 
+impl Current {
+    /// Counts a further line of `len` bytes (`at`) into the entry; past `limit` the
+    /// entry is broken (too long) and its further lines are ignored. Whether it is.
+    fn grow(&mut self, len: usize, limit: usize, at: Position) -> bool {
+        self.bytes = self.bytes.saturating_add(len + 1);
+        if self.bytes <= limit {
+            return false;
+        }
+        let bytes = self.bytes as u64;
+        self.broken.get_or_insert_with(|| Unreadable {
+            at,
+            reason: too_long("entry", bytes, limit),
+        });
+        self.last = Field::Ignored;
+        true
+    }
+}
+
 /// Reads the entries of one stderr log.
 pub struct StderrReader<R> {
     input: R,
@@ -126,14 +144,7 @@ impl<R: BufRead> StderrReader<R> {
                 self.ready.push_back(Err(u));
                 return;
             };
-            c.bytes = c.bytes.saturating_add(text.len() + 1);
-            if c.bytes > limit {
-                let bytes = c.bytes as u64;
-                c.broken.get_or_insert_with(|| Unreadable {
-                    at,
-                    reason: too_long("entry", bytes, limit),
-                });
-                c.last = Field::Ignored;
+            if c.grow(text.len(), limit, at) {
                 return;
             }
             let field = match c.last {
@@ -186,14 +197,7 @@ impl<R: BufRead> StderrReader<R> {
             let limit = self.limit;
             let at = self.at();
             let c = self.current.as_mut().expect("checked above");
-            c.bytes = c.bytes.saturating_add(text.len() + 1);
-            if c.bytes > limit {
-                let bytes = c.bytes as u64;
-                c.broken.get_or_insert_with(|| Unreadable {
-                    at,
-                    reason: too_long("entry", bytes, limit),
-                });
-                c.last = Field::Ignored;
+            if c.grow(text.len(), limit, at) {
                 return;
             }
             match field {
