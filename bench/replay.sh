@@ -60,6 +60,14 @@
 # again what the log shows was prepared once. The logging adds to the server's cost:
 # take CPU and rate figures from a run without it.
 #
+# SERVER=sink replays the same logs (still written by pgbench against the real cluster)
+# onto bench/sink, a server that answers every statement at once and does no work: the
+# replaying client's own ceiling, as when the server runs on a host of its own and the
+# client's cores are the client's. Nothing is restored between rounds and the tables are
+# not checked ("tables as logged" is "-"); the server CPU columns are the sink's
+# (user+sys of its process over the replay), so a reader sees whether it was the bound.
+# SINK_MODEL=epoll|threads picks how the sink serves its connections.
+#
 # An A/B of two pgsurge builds on the same logs: PGSURGE_BASE=path/to/other/pgsurge and
 # TOOLS="base-max pgsurge-max" (base-max is `$PGSURGE_BASE replay --max`).
 #
@@ -69,7 +77,8 @@
 #                           WORKLOADS="select-only tpcb-like", MODES=simple (a subset of
 #                           "simple prepared extended"), CLIENTS="4 16 64", DURATION=10,
 #                           SCALE=1, ROUNDS=3, FAST=1000, SEED=11, LIMIT=120, PGSURGE_BASE,
-#                           SYSCALLS=0, MESSAGES=0)
+#                           SYSCALLS=0, MESSAGES=0, SERVER=real (or sink), SINK=path/to/pgsurge-sink,
+#                           SINK_MODEL=epoll)
 source "$(dirname "$0")/lib.sh"
 PGREPLAY=${PGREPLAY:-/usr/bin/pgreplay}
 DURATION=${DURATION:-10}
@@ -92,6 +101,16 @@ if [ "$SYSCALLS" = 1 ]; then
     command -v perf >/dev/null || { echo "SYSCALLS=1 needs perf (apt-get install linux-perf)" >&2; exit 1; }
     EVENTS=context-switches$(printf ',syscalls:sys_enter_%s' "${COUNTED[@]}")
 fi
+SERVER=${SERVER:-real}
+case $SERVER in real|sink) ;; *) echo "SERVER must be real or sink, not \"$SERVER\"" >&2; exit 1 ;; esac
+SINK=${SINK:-$(dirname "$PGSURGE")/pgsurge-sink}
+SINK_MODEL=${SINK_MODEL:-epoll}
+SERVER_WORD=server
+[ "$SERVER" = real ] || SERVER_WORD=sink
+if [ "$SERVER" = sink ]; then
+    [ -x "$SINK" ] || { echo "SERVER=sink needs $SINK: cargo build --release -p pgsurge-sink" >&2; exit 1; }
+    [ "$MESSAGES" = 0 ] || { echo "MESSAGES=1 counts a real server's steps: not with SERVER=sink" >&2; exit 1; }
+fi
 read -r -a WORKLOADS <<<"${WORKLOADS:-select-only tpcb-like}"
 read -r -a TOOLS <<<"${TOOLS:-pgsurge-max pgreplay-fast pgsurge-speed1 pgreplay-speed1}"
 [ -x "$PGSURGE" ] || { echo "build first: cargo build --release -p pgsurge" >&2; exit 1; }
@@ -105,7 +124,21 @@ done
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 start_cluster
 W=$(mktemp -d)
-trap 'stop_cluster; rm -rf "$W"' EXIT
+SINK_PID=
+stop_sink() { [ -z "$SINK_PID" ] || { kill "$SINK_PID" 2>/dev/null || true; wait "$SINK_PID" 2>/dev/null || true; }; }
+trap 'stop_sink; stop_cluster; rm -rf "$W"' EXIT
+# Where the replays go: the real cluster, or the sink on a socket of its own.
+TARGET_HOST=$PGHOST
+TARGET_PORT=$PGPORT
+if [ "$SERVER" = sink ]; then
+    TARGET_HOST=$W
+    TARGET_PORT=$((PGPORT + 1))
+    "$SINK" -k "$TARGET_HOST" -p "$TARGET_PORT" --model "$SINK_MODEL" 2>"$W/sink.err" &
+    SINK_PID=$!
+    for _ in $(seq 100); do [ -S "$TARGET_HOST/.s.PGSQL.$TARGET_PORT" ] && break; sleep 0.1; done
+    [ -S "$TARGET_HOST/.s.PGSQL.$TARGET_PORT" ] || { echo "the sink did not start: $(cat "$W/sink.err")" >&2; exit 1; }
+    echo "replaying onto the sink ($SINK --model $SINK_MODEL), not the cluster"
+fi
 PSQL="$PGBIN/psql -X -q -At"
 
 logging() { # on|off
@@ -192,7 +225,12 @@ measured() {
 # exited: the postmaster's children times, where a backend's time lands when it exits.
 TICKS=$(getconf CLK_TCK)
 server_ticks() {
-    awk '{ print $16 + $17 }' "/proc/$(head -1 "$PGDIR/data/postmaster.pid")/stat"
+    if [ "$SERVER" = sink ]; then
+        # The sink's own time (user+sys), its threads' included.
+        awk '{ print $14 + $15 }' "/proc/$SINK_PID/stat"
+    else
+        awk '{ print $16 + $17 }' "/proc/$(head -1 "$PGDIR/data/postmaster.pid")/stat"
+    fi
 }
 
 # backends_gone: waits (up to 10 s) until no backend of the database bench is left, so
@@ -253,28 +291,32 @@ replay_log() {
                 pgsurge-max-j[1-9]*) cmd=("$PGSURGE" replay --max -j "${tool#pgsurge-max-j}" "$log") ;;
                 base-max) cmd=("$PGSURGE_BASE" replay --max "$log") ;;
                 pgsurge-speed1) cmd=("$PGSURGE" replay "$log") ;;
-                pgreplay-fast) cmd=("$PGREPLAY" -h "$PGHOST" -p "$PGPORT" -s "$FAST" "$log") ;;
-                pgreplay-speed1) cmd=("$PGREPLAY" -h "$PGHOST" -p "$PGPORT" "$log") ;;
+                pgreplay-fast) cmd=("$PGREPLAY" -h "$TARGET_HOST" -p "$TARGET_PORT" -s "$FAST" "$log") ;;
+                pgreplay-speed1) cmd=("$PGREPLAY" -h "$TARGET_HOST" -p "$TARGET_PORT" "$log") ;;
                 *) echo "unknown tool $tool" >&2; exit 1 ;;
             esac
+            cmd=(env "PGHOST=$TARGET_HOST" "PGPORT=$TARGET_PORT" "${cmd[@]}")
             name="$workload.$mode.$clients.$tool.$r"
             if [ "$SYSCALLS" = 1 ]; then
                 cmd=(perf stat -x, -o "$W/$name.perf" -e "$EVENTS" -- "${cmd[@]}")
             fi
-            fresh_copy
-            backends_gone
+            if [ "$SERVER" = real ]; then
+                fresh_copy
+                backends_gone
+            fi
             [ "$MESSAGES" = 0 ] || { counting on; from=$(stat -c %s "$PGDIR/log"); }
             s0=$(server_ticks)
             t0=$(date +%s.%N)
             read -r u s rss status < <(measured "$name" "${cmd[@]}")
             t1=$(date +%s.%N)
-            backends_gone
+            [ "$SERVER" = sink ] || backends_gone
             if [ "$MESSAGES" = 1 ]; then
                 counting off
                 echo "$tool $(steps "$from" "$statements")" >>"$rows.steps"
             fi
             srv=$(awk -v a="$s0" -v b="$(server_ticks)" -v t="$TICKS" 'BEGIN { printf "%.2f", (b - a) / t }')
-            same=$([ "$(state)" = "$expected" ] && echo yes || echo NO)
+            same=-
+            [ "$SERVER" = sink ] || same=$([ "$(state)" = "$expected" ] && echo yes || echo NO)
             wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
             echo "$tool $wall $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $rss $same $status $srv" >>"$rows"
             extra=
@@ -284,7 +326,7 @@ replay_log() {
             elif [ "$status" = failed ]; then
                 extra=" FAILED: $(tail -1 "$W/$name.err")"
             fi
-            printf 'round %d %-16s %8.3f s  %9.0f statements/s  cpu %5.2f s  server cpu %6.2f s  rss %6d kB  tables as logged: %s%s\n' \
+            printf 'round %d %-16s %8.3f s  %9.0f statements/s  cpu %5.2f s  '"$SERVER_WORD"' cpu %6.2f s  rss %6d kB  tables as logged: %s%s\n' \
                 "$r" "$tool" "$wall" "$(awk -v n="$statements" -v w="$wall" 'BEGIN { print n / w }')" \
                 "$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" "$srv" "$rss" "$same" "$extra"
             if [ "$SYSCALLS" = 1 ] && [ "$status" = done ]; then
@@ -298,7 +340,7 @@ replay_log() {
     done
     echo
     printf '%-16s %10s %9s %13s %9s %7s %11s %11s %8s %9s %s\n' tool statements "wall s" "statements/s" "behind s" \
-        "cpu s" "cpu us/stmt" "server us/stmt" "cpus busy" "rss kB" "tables as logged"
+        "cpu s" "cpu us/stmt" "$SERVER_WORD us/stmt" "cpus busy" "rss kB" "tables as logged"
     local medians="$W/$workload.$mode.$clients.medians"
     : >"$medians"
     for tool in "${TOOLS[@]}"; do
@@ -369,6 +411,6 @@ for workload in "${WORKLOADS[@]}"; do
     done
 done
 echo
-echo "summary (medians): workload sessions tool statements/s client-us/stmt server-us/stmt cpus-busy behind-s"
+echo "summary (medians): workload sessions tool statements/s client-us/stmt $SERVER_WORD-us/stmt cpus-busy behind-s"
 column -t "$summary"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
