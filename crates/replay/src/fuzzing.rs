@@ -361,7 +361,11 @@ fn fuzzed_entry(i: usize, b: [u8; 3], time_us: &mut i64) -> LogEntry {
         8 => format!("duration: {ms} ms  parse <unnamed>: {sql}"),
         9 => "canceling statement due to user request".into(),
         10 => "division by zero".into(),
-        _ => "checkpoint starting: time".into(),
+        _ => match b[2] & 3 {
+            0 => "database system is ready to accept connections".into(),
+            1 => "selected new timeline ID: 2".into(),
+            _ => "checkpoint starting: time".into(),
+        },
     };
     let wanted = scan(sql).max_param + usize::from(b[1] >> 7);
     let values: Vec<Option<String>> = (0..wanted).map(|k| Some(k.to_string())).collect();
@@ -383,6 +387,8 @@ fn fuzzed_entry(i: usize, b: [u8; 3], time_us: &mut i64) -> LogEntry {
         },
         time_us: *time_us,
         session,
+        // Pids shared across the sessions: a line of one ends another of its pid.
+        pid: (b[2] & 0x10 != 0).then_some(u32::from(b[0] >> 1 & 3)),
         user: Some("u".into()),
         database: Some("d".into()),
         severity: Some(severity),

@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use crate::fidelity::ERROR_EXAMPLES;
 use crate::report::{
     FingerprintRow, LagReport, LagRow, Latency, ReadSummary, ReplayReport, ReplaySummary, Side,
+    UnloggedEnds,
 };
 
 /// Why reports cannot be merged.
@@ -156,6 +157,11 @@ fn read(parts: &[(String, ReplayReport)]) -> ReadSummary {
         r.errors += p.errors;
         r.cancels += p.cancels;
         r.durations += p.durations;
+        if let Some(u) = p.unlogged_ends {
+            let sum = r.unlogged_ends.get_or_insert_with(UnloggedEnds::default);
+            sum.pid_reused += u.pid_reused;
+            sum.server_restart += u.server_restart;
+        }
     }
     r
 }
@@ -393,7 +399,12 @@ mod tests {
     fn shares_add_up_and_histograms_pool_exactly() {
         let a = part((0, 2), 1_000_000, &[100, 200, 300], &[(0, 10), (1, 30)]);
         // Far beyond the range the first part's histogram was written with.
-        let b = part((1, 2), 1_500_000, &[400, 5_000_000_000], &[(1, 50)]);
+        let mut b = part((1, 2), 1_500_000, &[400, 5_000_000_000], &[(1, 50)]);
+        b.read.unlogged_ends = UnloggedEnds::of(2, 1);
+        let mut c = a.clone();
+        c.read.unlogged_ends = UnloggedEnds::of(1, 0);
+        let m = merge(&labelled(vec![c, b.clone()])).unwrap();
+        assert_eq!(m.read.unlogged_ends, UnloggedEnds::of(3, 1));
         let m = merge(&labelled(vec![a, b])).unwrap();
         assert_eq!(m.read.entries, 100, "entries are read whole by each");
         assert_eq!((m.read.sessions, m.read.statements), (4, 5));

@@ -61,6 +61,30 @@ pub struct ReadSummary {
     /// of the further ones are counted together in the row [`OTHER`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint_limit: Option<u64>,
+    /// Sessions whose end the log does not show, ended where the log proves they had
+    /// ended, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlogged_ends: Option<UnloggedEnds>,
+}
+
+/// Sessions whose end the log does not show (`log_disconnections` off, a log cut, a
+/// backend that crashed), by what proves they had ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UnloggedEnds {
+    /// At the first line of another process with the session's pid.
+    pub pid_reused: u64,
+    /// Where the server started, shut down or restarted after a crash.
+    pub server_restart: u64,
+}
+
+impl UnloggedEnds {
+    /// `Some` when any session ended so.
+    pub fn of(pid_reused: u64, server_restart: u64) -> Option<UnloggedEnds> {
+        (pid_reused + server_restart > 0).then_some(UnloggedEnds {
+            pid_reused,
+            server_restart,
+        })
+    }
 }
 
 impl ReadSummary {
@@ -82,6 +106,7 @@ impl ReadSummary {
             skipped,
             skipped_examples,
             fingerprint_limit: fingerprint_limit.map(|n| n as u64),
+            unlogged_ends: UnloggedEnds::of(c.ended_pid_reused, c.ended_restart),
         }
     }
 }
@@ -403,6 +428,13 @@ impl ReplayReport {
         );
         for e in &r.skipped_examples {
             let _ = writeln!(o, "  skipped {e}");
+        }
+        if let Some(u) = r.unlogged_ends {
+            let _ = writeln!(
+                o,
+                "sessions without a logged end: {} ended where another process had their pid, {} where the server restarted",
+                u.pid_reused, u.server_restart
+            );
         }
         if let Some(n) = r.fingerprint_limit {
             let _ = writeln!(

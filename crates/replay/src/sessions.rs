@@ -12,7 +12,14 @@
 //!   it could be logged (a syntax error), replayed as a simple query that fails too;
 //! * a session seen before its `connection authorized:` line (a log that starts in the
 //!   middle of it) starts at its first line, as the user and database of its prefix;
-//! * a `FATAL:` or `disconnection:` ends the session; the log's end ends the others.
+//! * a `FATAL:` or `disconnection:` ends the session;
+//! * a session whose end the log does not show (`log_disconnections` off, a log cut
+//!   while it ran, a backend that crashed) ends at the first line that proves it had
+//!   ended: a line of another process with its pid (a pid names one process at a
+//!   time; the pid is `%p`, or the session id's part after its dot), or the server's
+//!   restart ([`ServerState`]); these ends are counted apart ([`ReadCounts`]). So
+//!   what is kept is bounded by the backends alive at once, not by the log's length;
+//! * the log's end ends the others.
 //!
 //! Nothing is allocated per statement once the buffers are warm: a simple query's text
 //! and an execution's parameters are copied into buffers of statements already sent
@@ -28,7 +35,9 @@ use crate::events::{Connect, Event, LoggedEnd, Outcome, Request, SessionNo, Stat
 use crate::fidelity::Counts;
 use crate::fingerprint::{Fingerprints, FpId};
 use crate::limits::Limits;
-use crate::log::message::{classify, is_client_cancel, Measured, Message};
+use crate::log::message::{
+    classify, is_client_cancel, server_state, Measured, Message, ServerState,
+};
 use crate::log::params::{check_count, parse_parameters_into, Params};
 use crate::log::{LogEntry, Position, Severity, Unreadable};
 use crate::spec::Share;
@@ -62,6 +71,8 @@ struct Live {
     /// Durations of the parse and bind steps before the next execute (µs).
     steps_us: i64,
     last_time_us: i64,
+    /// Its backend's process id, when the log tells it.
+    pid: Option<u32>,
     /// The session's prepared statements by name.
     names: HashMap<Box<str>, Named>,
 }
@@ -92,6 +103,19 @@ pub struct ReadCounts {
     pub errors: u64,
     /// Statements whose duration the log has (`log_min_duration_statement = 0`).
     pub durations: u64,
+    /// Sessions without a logged end, ended where another process had their pid.
+    pub ended_pid_reused: u64,
+    /// Sessions without a logged end, ended where the server restarted (or shut down).
+    pub ended_restart: u64,
+}
+
+/// Why a session without a logged end is known to have ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proof {
+    /// Another process had its pid.
+    PidReused,
+    /// The server restarted.
+    Restart,
 }
 
 /// Log entries in, events out.
@@ -100,6 +124,13 @@ pub struct Assembler {
     fingerprints: Fingerprints,
     logged: Counts,
     live: HashMap<String, Live>,
+    /// The live session of each pid the log told.
+    by_pid: HashMap<u32, String>,
+    /// The pid of the entry being taken.
+    entry_pid: Option<u32>,
+    /// Recovery ended on a new timeline: the next "ready to accept connections" is a
+    /// promotion's, which sessions live through.
+    promoting: bool,
     next_session: SessionNo,
     next_seq: u64,
     origin_us: Option<i64>,
@@ -126,6 +157,9 @@ impl Assembler {
             fingerprints: Fingerprints::new(),
             logged: Counts::default(),
             live: HashMap::new(),
+            by_pid: HashMap::new(),
+            entry_pid: None,
+            promoting: false,
             next_session: 0,
             next_seq: 0,
             origin_us: None,
@@ -217,6 +251,16 @@ impl Assembler {
     /// it stay good).
     pub fn push(&mut self, e: &LogEntry) -> Result<(), Unreadable> {
         self.counts.entries += 1;
+        if e.severity == Some(Severity::Log) {
+            if let Some(state) = server_state(&e.message) {
+                self.server(state, e.time_us);
+                return Ok(());
+            }
+        }
+        self.entry_pid = e.pid.or_else(|| e.session.as_deref().and_then(session_pid));
+        if let Some(pid) = self.entry_pid {
+            self.pid_seen(pid, e.session.as_deref(), e.time_us);
+        }
         let Some(session) = e.session.as_deref() else {
             return Ok(());
         };
@@ -241,7 +285,9 @@ impl Assembler {
                     self.start(session, e.time_us, user, database);
                 }
             }
-            Message::Disconnect => self.end(session, e.time_us),
+            Message::Disconnect => {
+                self.end(session, e.time_us);
+            }
             Message::Simple(sql) => {
                 let r = Request::Simple(self.text(sql));
                 self.statement(e, e.time_us, r, scan(sql), None)?;
@@ -276,9 +322,13 @@ impl Assembler {
                 last: None,
                 steps_us: 0,
                 last_time_us: time_us,
+                pid: self.entry_pid,
                 names: HashMap::new(),
             },
         );
+        if let Some(pid) = self.entry_pid {
+            self.by_pid.insert(pid, id.to_string());
+        }
         if !own {
             return;
         }
@@ -291,30 +341,87 @@ impl Assembler {
         }));
     }
 
-    /// Ends session `id`, if it is live.
-    fn end(&mut self, id: &str, time_us: i64) {
-        if let Some(live) = self.live.remove(id).filter(|l| l.own) {
+    /// Ends session `id`, if it is live; whether it was one of this generator's.
+    fn end(&mut self, id: &str, time_us: i64) -> bool {
+        let Some(live) = self.live.remove(id) else {
+            return false;
+        };
+        if let Some(pid) = live.pid {
+            if self.by_pid.get(&pid).is_some_and(|s| s == id) {
+                self.by_pid.remove(&pid);
+            }
+        }
+        if live.own {
             let offset_us = self.offset(time_us.max(live.last_time_us));
             self.out.push_back(Event::Disconnect {
                 session: live.no,
                 offset_us,
             });
         }
+        live.own
+    }
+
+    /// A line of process `pid` (of `session`, if it is one): a live session of another
+    /// process with that pid had ended by then.
+    fn pid_seen(&mut self, pid: u32, session: Option<&str>, time_us: i64) {
+        let Some(earlier) = self.by_pid.get(&pid) else {
+            return;
+        };
+        if session == Some(earlier.as_str()) {
+            return;
+        }
+        if let Some(earlier) = self.by_pid.remove(&pid) {
+            self.end_unlogged(&earlier, time_us, Proof::PidReused);
+        }
+    }
+
+    /// Ends session `id`, whose end the log does not show, at `time_us`, where `proof`
+    /// shows it had ended.
+    fn end_unlogged(&mut self, id: &str, time_us: i64, proof: Proof) {
+        if self.end(id, time_us) {
+            match proof {
+                Proof::PidReused => self.counts.ended_pid_reused += 1,
+                Proof::Restart => self.counts.ended_restart += 1,
+            }
+        }
+    }
+
+    /// A postmaster's line about every session.
+    fn server(&mut self, state: ServerState, time_us: i64) {
+        match state {
+            ServerState::NewTimeline => self.promoting = true,
+            // A promoted standby's sessions go on.
+            ServerState::Ready if std::mem::take(&mut self.promoting) => {}
+            ServerState::Ready | ServerState::Restarted => {
+                self.promoting = false;
+                self.end_all(|_| time_us, Some(Proof::Restart));
+            }
+        }
+    }
+
+    /// Ends every live session, in the order they started, at the time `at` gives
+    /// (from its last line's time), counted as ended by `proof` when there is one.
+    fn end_all(&mut self, at: impl Fn(i64) -> i64, proof: Option<Proof>) {
+        let mut ending: Vec<(SessionNo, String, i64)> = self
+            .live
+            .iter()
+            .map(|(id, l)| (l.no, id.clone(), at(l.last_time_us)))
+            .collect();
+        ending.sort_unstable();
+        for (_, id, t) in ending {
+            match proof {
+                Some(p) => self.end_unlogged(&id, t, p),
+                None => {
+                    self.end(&id, t);
+                }
+            }
+        }
+        self.by_pid.clear();
     }
 
     /// Ends every session still live (the log ended), each after its last line.
     pub fn finish(&mut self) {
-        let mut ending: Vec<(SessionNo, i64)> = self
-            .live
-            .drain()
-            .filter(|(_, l)| l.own)
-            .map(|(_, l)| (l.no, l.last_time_us))
-            .collect();
-        ending.sort_unstable();
-        for (session, t) in ending {
-            let offset_us = self.offset(t);
-            self.out.push_back(Event::Disconnect { session, offset_us });
-        }
+        self.end_all(|last| last, None);
     }
 
     /// The live session of entry `e`, started now if the log did not show its start.
@@ -570,6 +677,13 @@ impl Assembler {
     }
 }
 
+/// The process id in a session id (`%c`: the process's start time and its pid, in
+/// hex, joined by a dot).
+fn session_pid(session: &str) -> Option<u32> {
+    let (_, pid) = session.split_once('.')?;
+    u32::from_str_radix(pid, 16).ok()
+}
+
 /// Refuses a statement's text or parameter holding a NUL byte: PostgreSQL's text never
 /// does, and the protocol ends a statement's text at one.
 fn no_nul(e: &LogEntry, what: &str, text: &str) -> Result<(), Unreadable> {
@@ -590,5 +704,187 @@ pub fn describe(at: Position, files: &[std::path::PathBuf]) -> String {
     match files.get(at.file as usize) {
         Some(p) => format!("{}:{}", p.display(), at.line),
         None => format!("line {}", at.line),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{read_entries, LogFormat, Prefix, DEFAULT_PREFIX};
+
+    /// Reads `text` in `format` (stderr lines with `prefix`): the events, and the
+    /// assembler's live sessions after each entry.
+    fn read(format: LogFormat, prefix: &str, text: &str) -> (Vec<Event>, Assembler, Vec<usize>) {
+        let prefix = Prefix::parse(prefix).unwrap();
+        let mut asm = Assembler::new();
+        let mut events = Vec::new();
+        let mut live = Vec::new();
+        for e in read_entries(text.as_bytes(), format, &prefix, 1 << 20) {
+            asm.push(&e.unwrap()).unwrap();
+            live.push(asm.live.len());
+            events.extend(std::iter::from_fn(|| asm.pop()));
+        }
+        asm.finish();
+        events.extend(std::iter::from_fn(|| asm.pop()));
+        (events, asm, live)
+    }
+
+    /// The (session, offset in ms) of each disconnection.
+    fn ends(events: &[Event]) -> Vec<(SessionNo, i64)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Disconnect { session, offset_us } => Some((*session, offset_us / 1000)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn stderr_line(ms: u32, session: &str, message: &str) -> String {
+        format!(
+            "2026-11-28 18:00:{:02}.{:03} UTC|u|d|{session}|LOG:  {message}\n",
+            ms / 1000,
+            ms % 1000
+        )
+    }
+
+    #[test]
+    fn a_reused_pid_ends_the_earlier_session_of_that_pid() {
+        // Sessions 65.a and 66.a are both pid 10; 65.b is pid 11. No disconnections.
+        let log = [
+            stderr_line(0, "65.a", "connection authorized: user=u database=d"),
+            stderr_line(100, "65.a", "execute P_1: select 1"),
+            stderr_line(200, "65.b", "connection authorized: user=u database=d"),
+            stderr_line(300, "65.b", "statement: select 2"),
+            stderr_line(900, "66.a", "connection received: host=[local]"),
+            stderr_line(950, "66.a", "connection authorized: user=u database=d"),
+            stderr_line(990, "66.a", "statement: select 3"),
+        ]
+        .concat();
+        let (events, asm, live) = read(LogFormat::Stderr, DEFAULT_PREFIX, &log);
+        // The first session ends at the line of the next process with its pid; the
+        // others at the log's end, after their last line.
+        assert_eq!(ends(&events), vec![(0, 900), (1, 300), (2, 990)]);
+        assert_eq!(live, vec![1, 1, 2, 2, 1, 2, 2]);
+        let c = asm.counts();
+        assert_eq!((c.sessions, c.ended_pid_reused, c.ended_restart), (3, 1, 0));
+        // Its prepared statement went with it.
+        assert!(asm.live.values().all(|l| l.names.is_empty()));
+    }
+
+    #[test]
+    fn sessions_without_logged_ends_are_bounded_by_the_pids_alive_at_once() {
+        let mut log = String::new();
+        for n in 0..2000u32 {
+            let session = format!("{:x}.{:x}", 0x6560_0000 + n, 100 + n % 8);
+            log += &stderr_line(n * 10, &session, "connection authorized: user=u database=d");
+            log += &stderr_line(n * 10 + 1, &session, &format!("execute P_{n}: select {n}"));
+            log += &stderr_line(n * 10 + 2, &session, "statement: select 1");
+        }
+        let (events, asm, live) = read(LogFormat::Stderr, DEFAULT_PREFIX, &log);
+        assert!(live.iter().all(|&n| n <= 8), "{:?}", live.iter().max());
+        assert!(asm.by_pid.is_empty() && asm.live.is_empty());
+        assert_eq!(asm.counts().ended_pid_reused, 2000 - 8);
+        assert_eq!(ends(&events).len(), 2000);
+    }
+
+    #[test]
+    fn a_logged_disconnection_is_not_counted_as_inferred() {
+        let log = [
+            stderr_line(0, "65.a", "connection authorized: user=u database=d"),
+            stderr_line(
+                10,
+                "65.a",
+                "disconnection: session time: 0:00:00.010 user=u database=d",
+            ),
+            stderr_line(20, "66.a", "connection authorized: user=u database=d"),
+        ]
+        .concat();
+        let (events, asm, _) = read(LogFormat::Stderr, DEFAULT_PREFIX, &log);
+        assert_eq!(ends(&events), vec![(0, 10), (1, 20)]);
+        assert_eq!(asm.counts().ended_pid_reused, 0);
+    }
+
+    #[test]
+    fn a_line_of_a_process_that_is_no_session_ends_the_session_of_its_pid() {
+        // With %q, an autovacuum worker's line has no session id, only its pid.
+        let prefix = "%m [%p] %q%u@%d %c ";
+        let log = "2026-11-28 18:00:00.000 UTC [42] u@d 65.2a LOG:  statement: begin\n\
+2026-11-28 18:00:01.000 UTC [43] u@d 65.2b LOG:  statement: select 1\n\
+2026-11-28 18:00:02.000 UTC [42] LOG:  automatic vacuum of table \"d.public.t\"\n\
+2026-11-28 18:00:03.000 UTC [43] u@d 65.2b LOG:  statement: select 2\n";
+        let (events, asm, _) = read(LogFormat::Stderr, prefix, log);
+        assert_eq!(ends(&events), vec![(0, 2000), (1, 3000)]);
+        assert_eq!(asm.counts().ended_pid_reused, 1);
+    }
+
+    fn csv_line(ms: u32, pid: u32, session: &str, message: &str) -> String {
+        format!(
+            "2026-11-28 18:00:{:02}.{:03} UTC,\"u\",\"d\",{pid},\"[local]\",{session},1,\"\",2026-11-28 18:00:00 UTC,3/1,0,LOG,00000,\"{message}\",,,,,,,,,\"psql\",\"client backend\",,0\n",
+            ms / 1000,
+            ms % 1000
+        )
+    }
+
+    #[test]
+    fn a_server_restart_ends_every_session_but_a_promotion_does_not() {
+        let connect = "connection authorized: user=u database=d";
+        let log = [
+            csv_line(0, 10, "65.a", connect),
+            csv_line(100, 11, "65.b", connect),
+            csv_line(200, 11, "65.b", "statement: select 1"),
+            csv_line(300, 1, "60.1", "selected new timeline ID: 2"),
+            csv_line(
+                400,
+                1,
+                "60.1",
+                "database system is ready to accept connections",
+            ),
+            csv_line(500, 11, "65.b", "statement: select 2"),
+            csv_line(
+                600,
+                1,
+                "60.1",
+                "all server processes terminated; reinitializing",
+            ),
+            csv_line(
+                700,
+                1,
+                "60.1",
+                "database system is ready to accept connections",
+            ),
+            csv_line(800, 12, "70.c", connect),
+            csv_line(
+                900,
+                2,
+                "71.2",
+                "starting PostgreSQL 18.1 on x86_64-pc-linux-gnu",
+            ),
+        ]
+        .concat();
+        let (events, asm, live) = read(LogFormat::Csvlog, DEFAULT_PREFIX, &log);
+        assert_eq!(ends(&events), vec![(0, 600), (1, 600), (2, 900)]);
+        assert_eq!(live, vec![1, 2, 2, 2, 2, 2, 0, 0, 1, 0]);
+        let c = asm.counts();
+        assert_eq!((c.ended_restart, c.ended_pid_reused), (3, 0));
+    }
+
+    #[test]
+    fn jsonlog_pids_end_sessions_whatever_their_ids() {
+        let line = |ms: u32, pid: u32, session: &str, message: &str| {
+            format!(
+                "{{\"timestamp\":\"2026-11-28 18:00:00.{ms:03} UTC\",\"user\":\"u\",\"dbname\":\"d\",\"pid\":{pid},\"session_id\":\"{session}\",\"error_severity\":\"LOG\",\"message\":\"{message}\"}}\n"
+            )
+        };
+        let log = [
+            line(0, 7, "first", "statement: select 1"),
+            line(10, 8, "second", "statement: select 1"),
+            line(20, 7, "third", "statement: select 1"),
+            line(30, 8, "second", "statement: select 2"),
+        ]
+        .concat();
+        let (events, asm, _) = read(LogFormat::Jsonlog, DEFAULT_PREFIX, &log);
+        assert_eq!(ends(&events), vec![(0, 20), (1, 30), (2, 20)]);
+        assert_eq!(asm.counts().ended_pid_reused, 1);
     }
 }

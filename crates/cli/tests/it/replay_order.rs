@@ -1,7 +1,8 @@
 //! `pgsurge replay` timing and order on hand-written logs against the shared test
 //! server: a paced replay keeps the log's schedule (divided by `--speed`), and
 //! `--strict-order` names the statements that wait when the log's order cannot be kept
-//! instead of hanging.
+//! instead of hanging; a session whose end the log does not show closes where the log
+//! proves it had ended (its pid reused, the server restarted), not at the log's end.
 
 use std::path::Path;
 use std::process::Command;
@@ -133,4 +134,81 @@ fn replay_at_a_speed_keeps_the_logs_schedule() {
         .sum();
     assert_eq!(sent, 20, "{r}");
     assert_eq!(r["settings"]["speed"], 2.0);
+}
+
+#[test]
+fn replay_ends_sessions_whose_end_the_log_does_not_show() {
+    let srv = TestServer::shared();
+    let db = srv.create_database("unlogged_ends");
+    srv.psql(&db, "create table t (x int)");
+    let dir = pgsurge_testkit::scratch_dir("replay-order");
+    let at = |ms: u32, session: &str, rest: &str| {
+        format!(
+            "2026-11-28 18:00:{:02}.{:03} UTC|postgres|db|{session}|{rest}\n",
+            ms / 1000,
+            ms % 1000
+        )
+    };
+    let c = "LOG:  connection authorized: user=postgres database=db";
+    // No disconnection is logged. Session 65.a (pid 10) locks t; the next process of
+    // pid 10, 66.a, locks it in turn, and the server restarts before 67.b (pid 11)
+    // reads t. Each waits for the lock at most 20 s, and the log goes on for 25 s: a
+    // replay that kept an ended session's connection until the log's end (read 2 s
+    // before its schedule) would fail both reads. Session 65.d's statements fill the
+    // reader's first batches, so that the replay starts before the log is read through.
+    let lock = ["LOG:  statement: begin", "LOG:  statement: lock table t"];
+    let read = [
+        "LOG:  statement: set lock_timeout = '20s'",
+        "LOG:  statement: select count(*) from t",
+    ];
+    let mut lines = vec![
+        at(0, "65.a", c),
+        at(10, "65.a", lock[0]),
+        at(20, "65.a", lock[1]),
+        at(30, "65.d", c),
+    ];
+    lines.extend((0..2000).map(|i| at(30 + i / 20, "65.d", "LOG:  statement: select 1")));
+    lines.extend([
+        at(200, "66.a", "LOG:  connection received: host=[local]"),
+        at(210, "66.a", c),
+        at(220, "66.a", read[0]),
+        at(230, "66.a", read[1]),
+        at(240, "66.a", lock[0]),
+        at(250, "66.a", lock[1]),
+        at(
+            400,
+            "60.1",
+            "LOG:  all server processes terminated; reinitializing",
+        ),
+        at(500, "67.b", c),
+        at(510, "67.b", read[0]),
+        at(520, "67.b", read[1]),
+        at(25_000, "67.b", "LOG:  statement: select 1"),
+    ]);
+    let log = write_log(dir.path(), "unlogged.log", &lines);
+    let (code, stdout, stderr) = replay(srv, &["-d", &db, "--json", "-", &log]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("report");
+    crate::replay_roundtrip::assert_schema(&r);
+    assert_eq!(
+        r["replay"]["unexpected_errors"], 0,
+        "an ended session kept its lock: {}",
+        r["replay"]["error_examples"]
+    );
+    // 65.a by its pid; 66.a and 65.d by the restart.
+    let ends = &r["read"]["unlogged_ends"];
+    assert_eq!(
+        (&ends["pid_reused"], &ends["server_restart"]),
+        (&Value::from(1), &Value::from(2)),
+        "{}",
+        r["read"]
+    );
+    assert_eq!(r["replay"]["sessions"], 4, "{}", r["replay"]);
+    assert_eq!(r["replay"]["ended_in_transaction"], 2, "{}", r["replay"]);
+    let (code, stdout, stderr) = replay(srv, &["--check", &log]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("sessions without a logged end: 1 ended where another process had their pid, 2 where the server restarted"),
+        "{stdout}"
+    );
 }

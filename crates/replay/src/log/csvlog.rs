@@ -18,6 +18,7 @@ const MIN_COLUMNS: usize = 23;
 const LOG_TIME: usize = 0;
 const USER: usize = 1;
 const DATABASE: usize = 2;
+const PID: usize = 3;
 const SESSION: usize = 5;
 const SEVERITY: usize = 11;
 const SQLSTATE: usize = 12;
@@ -328,6 +329,11 @@ fn fill(
         texts.map(|t| t.ok().flatten());
     e.at = at;
     e.time_us = time_us;
+    // A pid that is not a number is left unknown: it only tells when a session ended.
+    e.pid = rec
+        .get(PID)
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|p| p.parse().ok());
     e.severity = Some(severity);
     set_text(&mut e.message, message.unwrap_or_default());
     spare.set(&mut e.session, session);

@@ -69,6 +69,8 @@ pub struct LogEntry {
     /// The session it belongs to (`%c`, `session_id`); `None` for lines of processes
     /// that are no session (checkpointer, autovacuum…).
     pub session: Option<String>,
+    /// The process that wrote it (`%p`, `process_id`, `pid`), when the log has it.
+    pub pid: Option<u32>,
     /// The session's user (`%u`), when the log has it.
     pub user: Option<String>,
     /// The session's database (`%d`), when the log has it.

@@ -52,6 +52,9 @@ struct Record<'a> {
     dbname: Option<Text<'a>>,
     #[serde(borrow)]
     session_id: Option<Text<'a>>,
+    /// Any JSON value: a pid that is not a number is left unknown (it only tells when a
+    /// session ended).
+    pid: Option<serde_json::Value>,
     #[serde(borrow)]
     error_severity: Option<Text<'a>>,
     #[serde(borrow)]
@@ -119,6 +122,10 @@ impl<R: BufRead> JsonReader<R> {
         let mut e = spare.entry();
         e.at = at;
         e.time_us = time_us;
+        e.pid = r
+            .pid
+            .and_then(|p| p.as_u64())
+            .and_then(|p| u32::try_from(p).ok());
         e.severity = Some(severity);
         set_text(&mut e.message, field(&r.message).unwrap_or_default());
         spare.set(&mut e.session, field(&r.session_id));

@@ -2,7 +2,8 @@
 //! statement (simple, or an extended-protocol execute with its statement name), a
 //! duration, or something a replay does not use. Owns the message texts PostgreSQL
 //! writes under `log_connections`, `log_disconnections`, `log_statement` and
-//! `log_min_duration_statement`; nothing here keeps state.
+//! `log_min_duration_statement`, and the postmaster's lines that tell every session
+//! had ended (a start, a shutdown, a restart after a crash); nothing here keeps state.
 
 /// A message a replay acts on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -133,6 +134,40 @@ fn duration(rest: &str) -> Option<Message<'_>> {
     Some(Message::Duration { us, of })
 }
 
+/// What a postmaster's (or its startup process's) line says about every session at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerState {
+    /// No session of the server runs any more: a postmaster starts (`starting
+    /// PostgreSQL …`), the server is shut down (`database system is shut down`), or
+    /// every process was ended after a crash (`all server processes terminated;
+    /// reinitializing`).
+    Restarted,
+    /// `database system is ready to accept connections`: a (re)start's end, when no
+    /// session can have lived through it, or a standby's promotion, when the sessions
+    /// of the standby go on.
+    Ready,
+    /// `selected new timeline ID: N`: recovery ended on a new timeline (a promotion or
+    /// the end of an archive recovery); the next [`ServerState::Ready`] is its end.
+    NewTimeline,
+}
+
+/// The state of the server a LOG message tells, if it tells one (English only: with
+/// other `lc_messages` these lines are not recognised).
+pub fn server_state(message: &str) -> Option<ServerState> {
+    if message.starts_with("starting PostgreSQL ")
+        || message == "database system is shut down"
+        || message == "all server processes terminated; reinitializing"
+    {
+        Some(ServerState::Restarted)
+    } else if message == "database system is ready to accept connections" {
+        Some(ServerState::Ready)
+    } else if message.starts_with("selected new timeline ID: ") {
+        Some(ServerState::NewTimeline)
+    } else {
+        None
+    }
+}
+
 /// The message of a statement cancelled by its client (SQLSTATE 57014, and not a
 /// `statement_timeout`, which the server does by itself).
 pub fn is_client_cancel(message: &str) -> bool {
@@ -200,6 +235,23 @@ mod tests {
             }
         );
         assert_eq!(classify("checkpoint starting: time"), Message::Other);
+        assert_eq!(server_state("checkpoint starting: time"), None);
+        assert_eq!(
+            server_state("starting PostgreSQL 18.1 on x86_64-pc-linux-gnu, compiled by gcc"),
+            Some(ServerState::Restarted)
+        );
+        assert_eq!(
+            server_state("database system is ready to accept connections"),
+            Some(ServerState::Ready)
+        );
+        assert_eq!(
+            server_state("database system is ready to accept read-only connections"),
+            None
+        );
+        assert_eq!(
+            server_state("selected new timeline ID: 2"),
+            Some(ServerState::NewTimeline)
+        );
         for bad in ["soon", "1e300 ms", "-1 ms", "NaN ms", "inf ms"] {
             assert_eq!(
                 classify(&format!("duration: {bad}")),

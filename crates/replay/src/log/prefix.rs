@@ -24,6 +24,8 @@ enum Field {
     Database,
     /// `%e`.
     Sqlstate,
+    /// `%p`: the process id.
+    Pid,
     /// Any other escape: read and dropped.
     Other,
 }
@@ -56,6 +58,8 @@ pub struct PrefixValues<'a> {
     pub database: Option<&'a str>,
     /// `%e`.
     pub sqlstate: Option<&'a str>,
+    /// `%p`.
+    pub pid: Option<u32>,
 }
 
 impl Prefix {
@@ -88,6 +92,7 @@ impl Prefix {
                 'u' => Field::User,
                 'd' => Field::Database,
                 'e' => Field::Sqlstate,
+                'p' => Field::Pid,
                 'q' => {
                     if !lit.is_empty() {
                         parts.push(Part::Literal(std::mem::take(&mut lit)));
@@ -95,9 +100,7 @@ impl Prefix {
                     parts.push(Part::SessionOnly);
                     continue;
                 }
-                'a' | 'r' | 'h' | 'L' | 'b' | 'p' | 'P' | 'i' | 'l' | 'v' | 'x' | 'Q' => {
-                    Field::Other
-                }
+                'a' | 'r' | 'h' | 'L' | 'b' | 'P' | 'i' | 'l' | 'v' | 'x' | 'Q' => Field::Other,
                 other => {
                     return Err(format!(
                         "log_line_prefix \"{text}\": unknown escape %{other}"
@@ -190,6 +193,7 @@ impl Prefix {
                             Field::User => v.user = value,
                             Field::Database => v.database = value,
                             Field::Sqlstate => v.sqlstate = value,
+                            Field::Pid => v.pid = value.and_then(|p| p.trim().parse().ok()),
                             _ => {}
                         }
                     }
@@ -270,10 +274,11 @@ mod tests {
             (Some("bob"), Some("db"), Some("65.2a"))
         );
         assert_eq!(rest, "LOG:  statement: x");
+        assert_eq!(v.pid, Some(42));
         let (v, rest) = p
             .match_line("2026-11-28 18:00:00.123 UTC [43] LOG:  checkpoint starting: time")
             .unwrap();
-        assert_eq!(v.session, None);
+        assert_eq!((v.session, v.pid), (None, Some(43)));
         assert_eq!(rest, "LOG:  checkpoint starting: time");
     }
 

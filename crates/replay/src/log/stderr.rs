@@ -218,6 +218,7 @@ impl<R: BufRead> StderrReader<R> {
         let mut entry = self.spare.entry();
         entry.at = self.at();
         entry.time_us = time_us;
+        entry.pid = values.pid;
         entry.severity = Severity::from_word(word);
         set_text(&mut entry.message, message);
         let spare = &mut self.spare;
