@@ -16,16 +16,24 @@
 # * with LONG_MB, `--check --skip-unreadable` on a log whose one statement line is
 #   $LONG_MB MiB long (past 1024, the bound on an entry, it is read past unkept): peak RSS.
 #
+# * with CHURN (statements), `--check` on logs of sessions that come and go without a
+#   logged disconnection, 10 statements each: a tenth of them and all of them with pids
+#   reused among $SESSIONS backends (the sessions end where their pid is reused, so
+#   memory stays flat), and all of them with a pid per session (nothing shows an end:
+#   every session is kept to the log's end): peak RSS.
+#
 # Usage: bench/replay_memory.sh   (env: PGSURGE, STATEMENTS=10000000, SESSIONS=16,
 #                                  REPLAY=1: 0 skips the real replay, DISTINCT=1000000:
 #                                  0 skips the log of distinct fingerprints, LONG_MB=0:
-#                                  the long line's MiB, 0 skips it)
+#                                  the long line's MiB, 0 skips it, CHURN=2000000:
+#                                  statements of the logs without logged ends, 0 skips)
 source "$(dirname "$0")/lib.sh"
 STATEMENTS=${STATEMENTS:-10000000}
 SESSIONS=${SESSIONS:-16}
 REPLAY=${REPLAY:-1}
 DISTINCT=${DISTINCT:-1000000}
 LONG_MB=${LONG_MB:-0}
+CHURN=${CHURN:-2000000}
 [ -x "$PGSURGE" ] || { echo "build first: cargo build --release -p pgsurge" >&2; exit 1; }
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -79,6 +87,21 @@ r = json.load(open(sys.argv[1]))["read"]
 print(f"check-long-line: {r['statements']} statements read, {r['skipped']} skipped: {'; '.join(r['skipped_examples'])[:200]}")
 PY
     rm -f "$W/long.log"
+fi
+if [ "$CHURN" -gt 0 ]; then
+    for run in churn-tenth churn-all churn-unique; do
+        n=$CHURN kind=churn
+        [ "$run" = churn-tenth ] && n=$((CHURN / 10))
+        [ "$run" = churn-unique ] && kind=churn-unique
+        $GEN "$n" "$SESSIONS" "$kind" >"$W/$run.log"
+        row "check-$run" "$n" "$W/$run.log" "$PGSURGE" replay --check --json "$W/check-$run.json" "$W/$run.log"
+        python3 - "$run" "$W/check-$run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[2]))["read"]
+print(f"check-{sys.argv[1]}: {r['sessions']} sessions, ended without a logged end: {r.get('unlogged_ends')}")
+PY
+        rm -f "$W/$run.log"
+    done
 fi
 if [ "$REPLAY" = 1 ]; then
     start_cluster
