@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 pub use entry::{LogEntry, LogFormat, Position, Severity, Unreadable};
 pub use prefix::{Prefix, DEFAULT_PREFIX};
 
-use crate::limits::Limits;
+use crate::limits::{Limits, ENTRY_BYTES};
 
 /// Read buffer of each log file.
 const READ_BUFFER: usize = 256 * 1024;
@@ -113,10 +113,17 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, limit: usize) -> io::
     Ok(Line::Read(n))
 }
 
-/// Why an entry longer than `limit` bytes is not read.
+/// Why an entry longer than `limit` bytes is not read: the reason for the bound is
+/// given only when it is the default one (a lowered bound holds out statements that
+/// PostgreSQL does run).
 fn too_long(what: &str, bytes: u64, limit: usize) -> String {
+    let why = if limit >= ENTRY_BYTES {
+        "PostgreSQL runs no statement of 1 GB or more"
+    } else {
+        "lowered from the default of 1 GiB"
+    };
     format!(
-        "{what} longer than {limit} bytes ({bytes} bytes or more), the most a replay reads of one (PostgreSQL runs no statement of 1 GB or more): read past, not kept"
+        "{what} longer than {limit} bytes ({bytes} bytes or more), the most a replay reads of one ({why}): read past, not kept"
     )
 }
 
@@ -327,6 +334,22 @@ pub fn read_entries<'a, R: BufRead + Send + 'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_too_long_names_the_bound_in_force() {
+        let lowered = too_long("line", 5000, 4096);
+        assert!(lowered.contains("longer than 4096 bytes"), "{lowered}");
+        assert!(
+            lowered.contains("lowered") && !lowered.contains("1 GB or more"),
+            "{lowered}"
+        );
+        let default = too_long("line", 1 << 31, ENTRY_BYTES);
+        assert!(
+            default.contains(&format!("longer than {ENTRY_BYTES} bytes"))
+                && default.contains("PostgreSQL runs no statement of 1 GB or more"),
+            "{default}"
+        );
+    }
 
     #[test]
     fn formats_are_found_from_names_and_first_lines() {
