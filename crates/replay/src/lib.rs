@@ -11,8 +11,8 @@
 //! | module | owns |
 //! |---|---|
 //! | [`limits`] | the bounds on what a log can make a replay hold: an entry's length, fingerprints and shapes |
+//! | [`sqlscan`] | one lexical pass over SQL: shape hash and highest `$n`, and whether a point of it is inside a quoted token |
 //! | [`log`] | bytes of the three formats → log entries, with file and line |
-//! | [`sqlscan`] | one lexical pass over SQL: shape hash and highest `$n` |
 //! | [`fingerprint`] | fingerprints (pg_query), once per shape |
 //! | [`events`] | what a log becomes: connect, statement, outcome, disconnect |
 //! | [`sessions`] | entries → events and the logged side of fidelity |

@@ -3,7 +3,8 @@
 //! hash: statements of one shape have one fingerprint, so the parser runs once per
 //! shape) and its highest `$n` parameter reference. Knows PostgreSQL's lexical rules
 //! for comments, strings (`'…'`, `E'…'`, `$tag$…$tag$`), quoted identifiers and
-//! numbers; it builds no tree.
+//! numbers; it builds no tree. The same rules say whether a point of the text is
+//! inside a string, a quoted identifier or a comment ([`outside_quotes`]).
 
 /// What one pass over a statement found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +128,51 @@ pub fn scan(sql: &str) -> Scan {
     }
 }
 
+/// Whether byte `at` of `sql` lies outside every string, quoted identifier and
+/// comment: a point of the text that PostgreSQL's lexer reads as SQL, not as a quoted
+/// token's content. A byte that starts such a token is outside it.
+pub fn outside_quotes(sql: &str, at: usize) -> bool {
+    let s = sql.as_bytes();
+    let mut i = 0;
+    while i < s.len() && i < at {
+        let start = i;
+        let end = match s[i] {
+            b'-' if s.get(i + 1) == Some(&b'-') => s[i..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(s.len(), |n| i + n),
+            b'/' if s.get(i + 1) == Some(&b'*') => block_comment(s, i),
+            b'\'' => quoted(s, i + 1, b'\'', false),
+            b'e' | b'E' if s.get(i + 1) == Some(&b'\'') => quoted(s, i + 2, b'\'', true),
+            b'"' => quoted(s, i + 1, b'"', false),
+            b'$' => match dollar_quoted(s, i) {
+                Some(end) if !s.get(i + 1).is_some_and(u8::is_ascii_digit) => end,
+                _ => i + 1,
+            },
+            c if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 => {
+                // A word or a number, read whole as a token (an `e` inside it starts no
+                // string).
+                i += s[i..]
+                    .iter()
+                    .take_while(|&&b| {
+                        b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+                    })
+                    .count();
+                continue;
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        if start < at && at < end {
+            return false;
+        }
+        i = end;
+    }
+    true
+}
+
 /// The end of a `/* … */` comment (they nest) starting at `i`.
 fn block_comment(s: &[u8], mut i: usize) -> usize {
     let mut depth = 0;
@@ -209,6 +255,22 @@ mod tests {
         assert_eq!(scan("select $$a$$").shape, scan("select 'b'").shape);
         assert_eq!(scan("select $x$it's$x$").shape, scan("select ''").shape);
         assert_ne!(scan("select \"A\"").shape, scan("select a").shape);
+    }
+
+    #[test]
+    fn tells_quoted_text_from_sql() {
+        let sql = "select 'a-b', \"c-d\", $x$e-f$x$, E'g\\'-h' /* i-j */ -- k-l\n, m-n";
+        let at = |what: &str| sql.find(what).unwrap() + 1;
+        for inside in ["a-b", "c-d", "e-f", "g\\'-h", "i-j", "k-l"] {
+            assert!(!outside_quotes(sql, at(inside)), "{inside}");
+        }
+        assert!(outside_quotes(sql, at("m-n")));
+        assert!(outside_quotes(sql, 0));
+        assert!(outside_quotes("select 1", 99));
+        // An unclosed string goes on to the end.
+        assert!(!outside_quotes("select 'abc", 10));
+        // `e` inside a word starts no string: the quote after it opens a plain one.
+        assert!(!outside_quotes("select name'x\\'", 14));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `pgsurge replay` on logs it cannot read as they are: a file cut short, formats mixed,
+//! `pgsurge replay` on logs it cannot read as they are: a file cut short, a line cut short
+//! with the next entry glued to it, formats mixed,
 //! a prefix without session ids, bytes that are not UTF-8, a parameter list that does
 //! not fit its statement. Each is an error naming the file and line, or, with
 //! `--skip-unreadable`, a counted skip; `--check` reads without connecting anywhere.
@@ -195,6 +196,30 @@ fn replay_input_parameters_that_do_not_fit_are_refused() {
     assert_eq!(r["read"]["skipped"], 2, "{r}");
     let examples = r["read"]["skipped_examples"].to_string();
     assert!(examples.contains("expected \\\"$2 = \\\""), "{examples}");
+}
+
+#[test]
+fn replay_input_a_line_cut_short_with_the_next_entry_glued_is_a_skip_and_that_entry() {
+    let dir = pgsurge_testkit::scratch_dir("replay-input");
+    // The second statement's line ends inside its WHERE clause, and the execute's line
+    // follows on the same line.
+    let cut = format!("{PREFIX}LOG:  statement: select * from t where");
+    let mut text = good_log();
+    let at = text
+        .find(&format!("{PREFIX}LOG:  execute"))
+        .expect("the execute");
+    text.insert_str(at, &cut);
+    let log = write(dir.path(), "glued.log", text.as_bytes());
+    let (code, _, stderr) = check(&[&log]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("{log}:3: ")) && stderr.contains("cut short"),
+        "{stderr}"
+    );
+    let r = skipped_report(&log, &[]);
+    assert_eq!(r["read"]["skipped"], 1, "{r}");
+    assert_eq!(r["read"]["statements"], 2, "{r}");
+    assert_eq!(r["read"]["executes"], 1, "the glued execute is read: {r}");
 }
 
 #[test]

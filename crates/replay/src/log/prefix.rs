@@ -205,6 +205,47 @@ impl Prefix {
         Some((v, rest))
     }
 
+    /// The first byte offset in `text` at or past `from` where an entry of this prefix
+    /// starts: the prefix matches there, with its time, and its session id when it has
+    /// one, followed by a severity and its colon. Where a line cut short has the next
+    /// entry glued to it. Only a prefix that begins with its time or with a literal is
+    /// looked for (other first escapes would match almost anywhere).
+    pub fn entry_start(&self, text: &str, from: usize) -> Option<usize> {
+        let b = text.as_bytes();
+        let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+        let has_session = self.has_session();
+        let starts = |i: usize| {
+            i >= from
+                && self.match_line(&text[i..]).is_some_and(|(v, rest)| {
+                    v.time_us.is_some()
+                        && v.session.map_or(!has_session, is_session_id)
+                        && split_severity(rest).is_some()
+                })
+        };
+        // The positions where the prefix's first part can start.
+        match self.parts.first()? {
+            Part::Literal(l) => text
+                .match_indices(l.as_str())
+                .map(|(i, _)| i)
+                .find(|&i| starts(i)),
+            // `2026-11-28 …`: four digits and a dash.
+            Part::Field(Field::Timestamp) => text
+                .match_indices('-')
+                .map(|(i, _)| i)
+                .filter(|&i| i >= 4 && digits(i - 4..i))
+                .map(|i| i - 4)
+                .find(|&i| starts(i)),
+            // `1796025848.423`: ten digits and a dot.
+            Part::Field(Field::Epoch) => text
+                .match_indices('.')
+                .map(|(i, _)| i)
+                .filter(|&i| i >= 10 && digits(i - 10..i))
+                .map(|i| i - 10)
+                .find(|&i| starts(i)),
+            _ => None,
+        }
+    }
+
     /// The literal that follows part `i` directly, if any.
     fn next_literal(&self, i: usize) -> Option<&str> {
         match self.parts.get(i + 1) {
@@ -212,6 +253,13 @@ impl Prefix {
             _ => None,
         }
     }
+}
+
+/// Whether `s` is a session id as PostgreSQL writes one (`%c`: two hex numbers
+/// joined by a dot).
+fn is_session_id(s: &str) -> bool {
+    let hex = |h: &str| !h.is_empty() && h.len() <= 16 && h.bytes().all(|b| b.is_ascii_hexdigit());
+    s.split_once('.').is_some_and(|(a, b)| hex(a) && hex(b))
 }
 
 /// Whether `s` starts with a severity word and its colon (`LOG:  `).
@@ -280,6 +328,30 @@ mod tests {
             .unwrap();
         assert_eq!((v.session, v.pid), (None, Some(43)));
         assert_eq!(rest, "LOG:  checkpoint starting: time");
+    }
+
+    #[test]
+    fn finds_an_entry_glued_inside_a_line() {
+        let line = "select 2026-11-28 - 1, '2026-11-28 18:00:00.123 UTC|u|d|'2026-11-28 18:00:00.200 UTC|u|d|65.b|LOG:  statement: x";
+        let p = Prefix::parse(DEFAULT_PREFIX).unwrap();
+        assert_eq!(p.entry_start(line, 0), line.rfind("'2026").map(|i| i + 1));
+        assert_eq!(
+            p.entry_start("a timestamp 2026-11-28 18:00:00.200 UTC alone", 0),
+            None
+        );
+        let p = Prefix::parse("[%m] %c ").unwrap();
+        let line = "x [2026-11-28 18:00:00.2 UTC] 65.b LOG:  statement: y";
+        assert_eq!(p.entry_start(line, 0), Some(2));
+        assert_eq!(p.entry_start(line, 3), None);
+        let p = Prefix::parse("%n|%c|").unwrap();
+        let line = "select 1796025848.12|65.b|LOG:  statement: y";
+        assert_eq!(p.entry_start(line, 0), Some(7));
+        // A prefix that starts with another escape is not looked for.
+        let p = Prefix::parse("%c|%m|").unwrap();
+        assert_eq!(
+            p.entry_start("x65.b|2026-11-28 18:00:00.2 UTC|LOG:  y", 0),
+            None
+        );
     }
 
     #[test]

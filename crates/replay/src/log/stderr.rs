@@ -11,8 +11,10 @@ use std::collections::VecDeque;
 use std::io::BufRead;
 
 use super::entry::{set_text, LogEntry, Position, Severity, Spare, Unreadable};
+use super::message::{classify, Measured, Message};
 use super::prefix::{split_severity, Prefix};
 use super::{read_line, too_long, Line};
+use crate::sqlscan::outside_quotes;
 
 /// The start of a line longer than the limit that is kept, to tell whose line it was.
 const KEPT_HEAD: usize = 4096;
@@ -128,12 +130,56 @@ impl<R: BufRead> StderrReader<R> {
     }
 
     /// Handles one line (its text, and why it is unusable if it is): entries it ends
-    /// and unreadable lines go to `ready`.
+    /// and unreadable lines go to `ready`. A line cut short with the next entry glued to
+    /// it is an unreadable line and that entry.
     fn line(&mut self, text: &str, bad: Option<Unreadable>) {
         if let Some(u) = bad {
             self.bad_line(text, u);
             return;
         }
+        let mut start = 0;
+        while let Some(glued) = self.one_line(&text[start..]) {
+            start += glued;
+        }
+    }
+
+    /// An unreadable line whose text ends where an entry glued to it starts, at byte
+    /// `glued` (read next).
+    fn cut(&mut self, reason: &str, glued: usize) -> Option<usize> {
+        let u = self.unreadable(format!(
+            "{reason}: the line was cut short, and the next entry, glued to it, starts at column {} (a server stopped while writing it, or processes writing one file without the logging collector)",
+            glued + 1
+        ));
+        self.finish();
+        self.ready.push_back(Err(u));
+        Some(glued)
+    }
+
+    /// Where an entry starts inside the statement of `message`, the end of `text`,
+    /// outside the statement's strings, quoted identifiers and comments (a
+    /// statement PostgreSQL ran holds no log line there); the byte in `text`.
+    fn glued_to_statement(&self, text: &str, message: &str) -> Option<usize> {
+        let sql = match classify(message) {
+            Message::Simple(sql)
+            | Message::Execute { sql, .. }
+            | Message::Duration {
+                of: Measured::Simple(sql) | Measured::Execute { sql, .. },
+                ..
+            } => sql,
+            _ => return None,
+        };
+        let mut from = 0;
+        while let Some(p) = self.prefix.entry_start(sql, from) {
+            if outside_quotes(sql, p) {
+                return Some(text.len() - sql.len() + p);
+            }
+            from = p + 1;
+        }
+        None
+    }
+
+    /// Handles one readable line; `Some(n)`: an entry glued to it starts at byte `n`.
+    fn one_line(&mut self, text: &str) -> Option<usize> {
         if let Some(cont) = text.strip_prefix('\t') {
             let at = self.at();
             let limit = self.limit;
@@ -142,10 +188,10 @@ impl<R: BufRead> StderrReader<R> {
                     "a continuation line (starting with a tab) without a message before it",
                 );
                 self.ready.push_back(Err(u));
-                return;
+                return None;
             };
             if c.grow(text.len(), limit, at) {
-                return;
+                return None;
             }
             let field = match c.last {
                 Field::Message => Some(&mut c.entry.message),
@@ -157,25 +203,32 @@ impl<R: BufRead> StderrReader<R> {
                 f.push('\n');
                 f.push_str(cont);
             }
-            return;
+            return None;
         }
         let Some((values, rest)) = self.prefix.match_line(text) else {
             if !text.is_empty() {
-                let u = self.unreadable(format!(
+                let reason = format!(
                     "does not start with the log_line_prefix \"{}\"",
                     self.prefix.text()
-                ));
+                );
+                if let Some(glued) = self.prefix.entry_start(text, 1) {
+                    return self.cut(&reason, glued);
+                }
+                let u = self.unreadable(reason);
                 self.finish();
                 self.ready.push_back(Err(u));
             }
-            return;
+            return None;
         };
         let Some((word, message)) = split_severity(rest) else {
-            let u =
-                self.unreadable("no severity (LOG:, ERROR:, DETAIL:…) after the log_line_prefix");
+            let reason = "no severity (LOG:, ERROR:, DETAIL:…) after the log_line_prefix";
+            if let Some(glued) = self.prefix.entry_start(text, 1) {
+                return self.cut(reason, glued);
+            }
+            let u = self.unreadable(reason);
             self.finish();
             self.ready.push_back(Err(u));
-            return;
+            return None;
         };
         let secondary = match word {
             "DETAIL" => Some(Field::Detail),
@@ -192,13 +245,13 @@ impl<R: BufRead> StderrReader<R> {
                 let u = self.unreadable(format!("{word}: without the message it belongs to"));
                 self.finish();
                 self.ready.push_back(Err(u));
-                return;
+                return None;
             }
             let limit = self.limit;
             let at = self.at();
             let c = self.current.as_mut().expect("checked above");
             if c.grow(text.len(), limit, at) {
-                return;
+                return None;
             }
             match field {
                 Field::Detail => self.spare.set(&mut c.entry.detail, Some(message)),
@@ -206,14 +259,19 @@ impl<R: BufRead> StderrReader<R> {
                 _ => {}
             }
             c.last = field;
-            return;
+            return None;
         }
         let Some(time_us) = values.time_us else {
             let u = self.unreadable("no time in the line's prefix");
             self.finish();
             self.ready.push_back(Err(u));
-            return;
+            return None;
         };
+        if word == "LOG" {
+            if let Some(glued) = self.glued_to_statement(text, message) {
+                return self.cut("a statement's line holds the start of another entry", glued);
+            }
+        }
         self.finish();
         let mut entry = self.spare.entry();
         entry.at = self.at();
@@ -234,6 +292,7 @@ impl<R: BufRead> StderrReader<R> {
             last: Field::Message,
             broken: None,
         });
+        None
     }
 
     /// An unusable line: when it continues the entry being read (a tab line, or a
@@ -431,6 +490,62 @@ hello\n\
             .contains("continuation line is not UTF-8"));
         assert_eq!(e[0].as_ref().unwrap_err().at.line, 2);
         assert_eq!(e[1].as_ref().unwrap().message, "statement: select 2");
+    }
+
+    #[test]
+    fn an_entry_glued_to_a_cut_line_is_read_after_it() {
+        let p = "2026-11-28 18:00:00.100 UTC|u|d|";
+        let log = format!(
+            "{p}65.a|LOG:  statement: select * from t where x = 1 and{p}65.b|LOG:  execute P_1: select $1\n\
+{p}65.b|DETAIL:  parameters: $1 = '5'\n\
+{p}65.a|LO{p}65.c|LOG:  statement: select 2\n\
+ere x = 1{p}65.d|LOG:  duration: 0.5 ms\n\
+{p}65.e|LOG:  statement: select 3\n"
+        );
+        let e = read(log.as_bytes());
+        assert_eq!(e.len(), 7, "{e:?}");
+        let cut = e[0].as_ref().unwrap_err();
+        assert_eq!(cut.at.line, 1);
+        assert!(
+            cut.reason.contains("cut short") && cut.reason.contains("column 86"),
+            "{cut:?}"
+        );
+        let glued = e[1].as_ref().unwrap();
+        assert_eq!(glued.session.as_deref(), Some("65.b"));
+        assert_eq!(glued.message, "execute P_1: select $1");
+        assert_eq!(glued.detail.as_deref(), Some("parameters: $1 = '5'"));
+        assert!(e[2].as_ref().unwrap_err().reason.contains("no severity"));
+        assert_eq!(e[3].as_ref().unwrap().message, "statement: select 2");
+        assert!(e[4]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .contains("log_line_prefix"));
+        assert_eq!(e[5].as_ref().unwrap().session.as_deref(), Some("65.d"));
+        assert_eq!(e[6].as_ref().unwrap().message, "statement: select 3");
+    }
+
+    #[test]
+    fn a_statement_that_holds_a_log_line_in_its_text_is_one_statement() {
+        let p = "2026-11-28 18:00:00.100 UTC|u|d|";
+        let line = format!("{p}65.b|LOG:  statement: x");
+        let statements = [
+            format!("insert into logs values ('{line}')"),
+            format!("insert into logs values ($${line}$$) -- {line}"),
+            format!("select 1 /* {line} */"),
+            format!("select \"{line}\" from t"),
+            // Timestamps outside quotes, no entry after them.
+            "select 2026-11-28 - 1, now() > '2026-11-28 18:00:00 UTC'".to_string(),
+            // A line cut inside a string cannot be told from a string that holds a log
+            // line: it is read as one statement.
+            format!("select 'abc{line}"),
+        ];
+        for sql in statements {
+            let log = format!("{p}65.a|LOG:  statement: {sql}\n");
+            let e = read(log.as_bytes());
+            assert_eq!(e.len(), 1, "{sql}: {e:?}");
+            assert_eq!(e[0].as_ref().unwrap().message, format!("statement: {sql}"));
+        }
     }
 
     #[test]
