@@ -426,7 +426,8 @@ fn read_entries(entries: &[LogEntry], share: Option<Share>) -> Read {
 }
 
 /// Drives the session assembler with entries made from `data` (three bytes each:
-/// session, severity, message, parameters, statement, time) and every statement it
+/// session, severity, message, parameters, statement, time, a pid shared across
+/// sessions; restarts and promotions among the messages) and every statement it
 /// gives through a session's protocol machine. Must never panic, and: each session
 /// connects once, acts only while connected and disconnects once; statements keep the
 /// log's order; an outcome names a statement its session sent; the counts are the
