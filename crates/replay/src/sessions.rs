@@ -251,7 +251,10 @@ impl Assembler {
     /// it stay good).
     pub fn push(&mut self, e: &LogEntry) -> Result<(), Unreadable> {
         self.counts.entries += 1;
-        if e.severity == Some(Severity::Log) {
+        // A server's line is no session's: the same text from a live session is a
+        // client's own (`RAISE LOG`).
+        let of_live = |s: &str| self.live.contains_key(s);
+        if e.severity == Some(Severity::Log) && !e.session.as_deref().is_some_and(of_live) {
             if let Some(state) = server_state(&e.message) {
                 self.server(state, e.time_us);
                 return Ok(());
@@ -864,6 +867,20 @@ mod tests {
         .concat();
         let (events, asm, live) = read(LogFormat::Csvlog, DEFAULT_PREFIX, &log);
         assert_eq!(ends(&events), vec![(0, 600), (1, 600), (2, 900)]);
+        // The same text from a session (RAISE LOG) is its own message.
+        let raised = [
+            csv_line(0, 10, "65.a", connect),
+            csv_line(100, 10, "65.a", "database system is shut down"),
+        ]
+        .concat();
+        let (raised, raised_asm, raised_live) = read(LogFormat::Csvlog, DEFAULT_PREFIX, &raised);
+        assert_eq!(
+            ends(&raised),
+            vec![(0, 0)],
+            "ended by the log's end, not by the line"
+        );
+        assert_eq!(raised_live, vec![1, 1]);
+        assert_eq!(raised_asm.counts().ended_restart, 0);
         assert_eq!(live, vec![1, 2, 2, 2, 2, 2, 0, 0, 1, 0]);
         let c = asm.counts();
         assert_eq!((c.ended_restart, c.ended_pid_reused), (3, 0));
