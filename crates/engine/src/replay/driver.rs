@@ -211,11 +211,15 @@ impl Driver {
                 return Some("the replay ended before the log's end".into());
             }
             self.take_events();
-            if !self.input_open && self.by_no.is_empty() {
+            if self.finished() {
                 return None;
             }
             let now = self.ctx.clock.now();
             self.run_due(now);
+            // The last session may have ended in this round: no poll to wait out.
+            if self.finished() {
+                return None;
+            }
             if let Some(stall) = self.stalled() {
                 return Some(stall);
             }
@@ -242,6 +246,11 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// The log is read to its end and every session has ended.
+    fn finished(&self) -> bool {
+        !self.input_open && self.by_no.is_empty()
     }
 
     /// Takes batches from the reader while few events are queued.
