@@ -349,3 +349,127 @@ impl Drop for Epoll {
         unsafe { libc::close(self.0) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A directory of its own under the temporary directory, removed at the end.
+    struct TempDir(std::path::PathBuf);
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn message(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+        out.push(kind);
+        out.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        out.extend_from_slice(body);
+    }
+
+    fn connect(path: &str) -> UnixStream {
+        let stream = UnixStream::connect(path).unwrap();
+        // A generous bound: a sink that stops answering fails the test instead of hanging it.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut startup = 0x0003_0000u32.to_be_bytes().to_vec();
+        startup.extend_from_slice(b"user\0u\0\0");
+        let mut out = ((startup.len() + 4) as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(&startup);
+        (&stream).write_all(&out).unwrap();
+        stream
+    }
+
+    /// Reads until `count` ReadyForQuery messages came; the bytes read.
+    fn read_readies(stream: &mut UnixStream, count: usize) -> Vec<u8> {
+        let mut got = Vec::new();
+        let (mut at, mut seen) = (0, 0);
+        let mut buf = [0u8; 65536];
+        while seen < count {
+            let n = stream.read(&mut buf).expect("the sink answers");
+            assert!(n > 0, "the sink closed the connection after {seen} answers");
+            got.extend_from_slice(&buf[..n]);
+            while got.len() - at >= 5 {
+                let len = u32::from_be_bytes(got[at + 1..at + 5].try_into().unwrap()) as usize;
+                if got.len() - at < 1 + len {
+                    break;
+                }
+                seen += usize::from(got[at] == b'Z');
+                at += 1 + len;
+            }
+        }
+        got
+    }
+
+    /// A client that sends many queries before it reads any answer does not stop the
+    /// sink from serving another one, and gets every answer once it reads.
+    fn a_client_that_does_not_read_holds_up_no_other(model: Model) {
+        let dir = std::env::temp_dir().join(format!(
+            "pgsurge-sink-test.{}.{}",
+            std::process::id(),
+            model as u8
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir(dir);
+        let path = format!("{}/.s.PGSQL.5432", dir.0.display());
+        let listener = listen(&path).unwrap();
+        std::thread::spawn(move || match model {
+            Model::Epoll => serve_epoll(listener),
+            Model::Threads => serve_threads(listener),
+        });
+        const QUERIES: usize = 50_000; // about 1 MB of answers: more than a socket buffers
+        let mut flood = connect(&path);
+        let mut queries = Vec::new();
+        for _ in 0..QUERIES {
+            message(&mut queries, b'Q', b"SELECT 1\0");
+        }
+        let writer = {
+            let flood = flood.try_clone().unwrap();
+            std::thread::spawn(move || (&flood).write_all(&queries).unwrap())
+        };
+        let mut other = connect(&path);
+        read_readies(&mut other, 1);
+        let mut query = Vec::new();
+        message(&mut query, b'Q', b"BEGIN\0");
+        other.write_all(&query).unwrap();
+        assert!(read_readies(&mut other, 1).ends_with(b"BEGIN\0Z\0\0\0\x05T"));
+        let answers = read_readies(&mut flood, QUERIES + 1);
+        writer.join().unwrap();
+        let answer = b"C\0\0\0\x0dSELECT 0\0Z\0\0\0\x05I";
+        assert_eq!(
+            answers
+                .windows(answer.len())
+                .filter(|w| w == answer)
+                .count(),
+            QUERIES
+        );
+    }
+
+    #[test]
+    fn epoll_serves_others_while_a_client_does_not_read() {
+        a_client_that_does_not_read_holds_up_no_other(Model::Epoll);
+    }
+
+    #[test]
+    fn threads_serve_others_while_a_client_does_not_read() {
+        a_client_that_does_not_read_holds_up_no_other(Model::Threads);
+    }
+
+    #[test]
+    fn a_socket_that_answers_is_not_replaced() {
+        let dir =
+            std::env::temp_dir().join(format!("pgsurge-sink-test.{}.busy", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir(dir);
+        let path = format!("{}/.s.PGSQL.5432", dir.0.display());
+        let first = listen(&path).unwrap();
+        assert!(listen(&path).is_err());
+        drop(first);
+        // The file a closed listener left is stale: the next start takes its place.
+        assert!(listen(&path).is_ok());
+    }
+}
