@@ -251,13 +251,16 @@ impl Assembler {
     /// it stay good).
     pub fn push(&mut self, e: &LogEntry) -> Result<(), Unreadable> {
         self.counts.entries += 1;
-        // A server's line is no session's: the same text from a live session is a
-        // client's own (`RAISE LOG`).
-        let of_live = |s: &str| self.live.contains_key(s);
-        if e.severity == Some(Severity::Log) && !e.session.as_deref().is_some_and(of_live) {
-            if let Some(state) = server_state(&e.message) {
-                self.server(state, e.time_us);
-                return Ok(());
+        if e.severity == Some(Severity::Log) {
+            // A server's line is no session's: the same text from a live session is a
+            // client's own (`RAISE LOG`).
+            let of_live = |s: &str| self.live.contains_key(s);
+            match server_state(&e.message) {
+                Some(state) if !e.session.as_deref().is_some_and(of_live) => {
+                    self.server(state, e.time_us);
+                    return Ok(());
+                }
+                _ => {}
             }
         }
         self.entry_pid = e.pid.or_else(|| e.session.as_deref().and_then(session_pid));
