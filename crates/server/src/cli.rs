@@ -386,8 +386,13 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
         started_at_ms: now_ms,
         replicas: Vec::new(),
     };
-    let mut rec = record(&cluster, &a.database);
-    rec.replicas = replicas.iter().map(|r| record(r, &a.database)).collect();
+    // A standby holds what its primary holds: nothing was created in it.
+    let database = match standby_dir {
+        Some(_) => standby_database(&cluster, &a.database, err),
+        None => a.database.clone(),
+    };
+    let mut rec = record(&cluster, &database);
+    rec.replicas = replicas.iter().map(|r| record(r, &database)).collect();
     if let Err(e) = state::save(state_dir, &rec) {
         cluster.stop();
         for r in &replicas {
@@ -434,6 +439,34 @@ fn start(state_dir: &Path, a: StartArgs, out: &mut dyn Write, err: &mut dyn Writ
         r.detach();
     }
     Ok(0)
+}
+
+/// The database a started standby's connection string names: `wanted` when the standby
+/// has it, else (said on `err`) `postgres` or another database that takes connections.
+/// When the standby cannot be asked, `wanted`.
+fn standby_database(
+    cluster: &crate::cluster::Cluster,
+    wanted: &str,
+    err: &mut dyn Write,
+) -> String {
+    let sql = format!(
+        "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate \
+         ORDER BY datname <> {}, datname <> 'postgres', datname LIMIT 1",
+        pgsurge_wire::quote_literal(wanted)
+    );
+    let found = match cluster.psql("template1", &sql) {
+        Ok(out) => out.trim().to_string(),
+        Err(_) => return wanted.to_string(),
+    };
+    if found.is_empty() || found == wanted {
+        return wanted.to_string();
+    }
+    let _ = writeln!(
+        err,
+        "pgsurge: the standby has no database \"{wanted}\" (its primary has none): its \
+         connection string names \"{found}\""
+    );
+    found
 }
 
 /// A record's connection string: over its socket, or over every server's socket with

@@ -356,8 +356,27 @@ fn server_start_on_a_standby_data_directory_starts_it_read_only() {
     assert!(out.contains("stopped"), "{out}");
     assert!(data.join("standby.signal").exists(), "the data is kept");
 
-    // A standby cannot be the primary of a topology: refused before anything starts.
+    // A database its primary does not have: the connection string names one the standby
+    // has, and says so.
     let data_s = data.to_str().unwrap();
+    let (code, out, err) = run(&[
+        "start",
+        "--state-dir",
+        sd,
+        "--data",
+        data_s,
+        "--database",
+        "nosuch",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no database \"nosuch\""), "{err}");
+    let conninfo = out.trim().to_string();
+    assert!(!conninfo.contains("nosuch"), "{conninfo}");
+    assert_eq!(psql(&conninfo, "select current_database()"), "postgres");
+    let (code, _, err) = run(&["stop", "--state-dir", sd]);
+    assert_eq!(code, 0, "{err}");
+
+    // A standby cannot be the primary of a topology: refused before anything starts.
     let (code, _, err) = run(&[
         "start",
         "--state-dir",
