@@ -2,12 +2,14 @@
 //! server: a paced replay keeps the log's schedule (divided by `--speed`), and
 //! `--strict-order` names the statements that wait when the log's order cannot be kept
 //! instead of hanging; a session whose end the log does not show closes where the log
-//! proves it had ended (its pid reused, the server restarted), not at the log's end.
+//! proves it had ended (its pid reused, the server restarted), not at the log's end, so
+//! a replay that falls behind a log of many short sessions holds no more connections
+//! than the log had sessions at once.
 
 use std::path::Path;
 use std::process::Command;
 
-use pgsurge_server::testing::TestServer;
+use pgsurge_server::testing::{TestServer, TestServerOptions};
 use serde_json::Value;
 
 fn bin() -> &'static str {
@@ -211,4 +213,60 @@ fn replay_ends_sessions_whose_end_the_log_does_not_show() {
         stdout.contains("sessions without a logged end: 1 ended where another process had their pid, 2 where the server restarted"),
         "{stdout}"
     );
+}
+
+#[test]
+fn replay_behind_a_log_of_short_sessions_holds_only_the_sessions_live_at_once() {
+    // A server of 40 connections, and a log of 400 sessions of two statements each
+    // whose pids are reused among 4, so at most 4 are live at once; every third
+    // session logs its disconnection, the others end where their pid is reused. Ten
+    // sessions start per millisecond, faster than any server accepts connections, so
+    // the replay is late and every connection is due when the driver comes to it: the
+    // open sessions must go on (and end) between the connections it opens.
+    let srv = TestServer::start(TestServerOptions {
+        settings: vec![("max_connections".into(), "40".into())],
+        ..Default::default()
+    });
+    let db = srv.create_database("short_sessions");
+    let dir = pgsurge_testkit::scratch_dir("replay-order");
+    let mut lines = Vec::new();
+    for n in 0..400u32 {
+        let session = format!("{:x}.{:x}", 0x6a00 + n, 10 + n % 4);
+        let ms = n / 10;
+        lines.push(at_ms(
+            ms,
+            &session,
+            "LOG:  connection authorized: user=postgres database=db",
+        ));
+        lines.push(at_ms(ms, &session, &format!("LOG:  statement: select {n}")));
+        lines.push(at_ms(ms, &session, "LOG:  statement: select 1"));
+        if n % 3 == 0 {
+            lines.push(at_ms(ms, &session, "LOG:  disconnection: session time: 0:00:00.001 user=postgres database=db host=[local]"));
+        }
+    }
+    let log = write_log(dir.path(), "short.log", &lines);
+    let (code, stdout, stderr) = replay(&srv, &["-d", &db, "--json", "-", &log]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("report");
+    assert_eq!(
+        r["replay"]["failed_connections"], 0,
+        "connections refused\n{stderr}\n{}",
+        r["replay"]
+    );
+    assert_eq!(r["replay"]["sessions"], 400, "{}", r["replay"]);
+    assert_eq!(r["replay"]["statements"], 800, "{}", r["replay"]);
+    assert_eq!(
+        r["read"]["unlogged_ends"]["pid_reused"], 264,
+        "{}",
+        r["read"]
+    );
+}
+
+/// A stderr log line of session id `session` at `ms` milliseconds past 18:00:00.
+fn at_ms(ms: u32, session: &str, rest: &str) -> String {
+    format!(
+        "2026-11-28 18:00:{:02}.{:03} UTC|postgres|db|{session}|{rest}\n",
+        ms / 1000,
+        ms % 1000
+    )
 }

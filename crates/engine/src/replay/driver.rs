@@ -129,6 +129,8 @@ enum Step {
     At(i64),
     /// Its statement waits for its turn in the log's order.
     Gate(u64),
+    /// Its connection is due, but this round made one already: the next round.
+    NextRound,
     /// The session ended.
     Ended,
 }
@@ -154,6 +156,8 @@ struct Driver {
     gated: HashMap<u64, usize>,
     last_progress_us: i64,
     starved: bool,
+    /// This round opened a connection (see [`Driver::run_due`]).
+    connected: bool,
     connect_messages: u64,
 }
 
@@ -190,6 +194,7 @@ pub(crate) fn drive(ctx: DriverCtx) -> DriverEnd {
         gated: HashMap::new(),
         last_progress_us: now,
         starved: false,
+        connected: false,
         connect_messages: 0,
     };
     let ended_early = d.run();
@@ -310,8 +315,14 @@ impl Driver {
         }
     }
 
-    /// Runs the sessions listed and those whose time has come.
+    /// Runs the sessions listed and those whose time has come. A round opens at most one
+    /// connection: a connection waits for the server's new backend, and while the due
+    /// connections of a late replay were opened one after the other, the answers of the
+    /// sessions already open would wait unread and their ends with them, so the replay
+    /// would hold more connections than the log had sessions at once. Between two
+    /// connections every open session takes its next step.
     fn run_due(&mut self, now: i64) {
+        self.connected = false;
         while let Some(&Reverse((t, i))) = self.timers.peek() {
             if t > now {
                 break;
@@ -357,6 +368,7 @@ impl Driver {
             Step::Gate(seq) => {
                 self.gated.insert(seq, i);
             }
+            Step::NextRound => self.list(i),
             Step::Ended => self.remove(i),
         }
     }
@@ -430,6 +442,9 @@ impl Driver {
                     let due = due(c.offset_us);
                     if due > now {
                         return Step::At(due);
+                    }
+                    if std::mem::replace(&mut self.connected, true) {
+                        return Step::NextRound;
                     }
                     self.connect(i);
                 }
