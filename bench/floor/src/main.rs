@@ -20,10 +20,12 @@
 //! connection time)`.
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+use pgsurge_floor::epoll::Epoll;
 
 const USAGE: &str =
     "usage: pgsurge-floor [--simple] [--tpcb] -c CLIENTS -j THREADS -T SECONDS [-s SCALE] [-P SECONDS]
@@ -465,55 +467,6 @@ fn drive(
         }
     }
     Ok(Driven { txns, marks })
-}
-
-/// A level-triggered epoll instance.
-struct Epoll(RawFd);
-
-impl Epoll {
-    fn new() -> io::Result<Epoll> {
-        // SAFETY: epoll_create1 has no memory arguments.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Epoll(fd))
-    }
-
-    fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
-        let mut event = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
-            u64: token,
-        };
-        // SAFETY: `event` is a valid epoll_event for the duration of the call.
-        if unsafe { libc::epoll_ctl(self.0, libc::EPOLL_CTL_ADD, fd, &mut event) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
-        loop {
-            // SAFETY: the kernel writes at most `events.len()` entries into `events`.
-            let n = unsafe {
-                libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, timeout_ms)
-            };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-}
-
-impl Drop for Epoll {
-    fn drop(&mut self) {
-        // SAFETY: the fd is owned by this value and closed once.
-        unsafe { libc::close(self.0) };
-    }
 }
 
 /// Appends a Parse of every step as statement `s<step>`, without a Sync: the request

@@ -31,11 +31,12 @@ mod protocol;
 mod sql;
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use pgsurge_floor::epoll::Epoll;
 use protocol::{Next, Session};
 
 const USAGE: &str = "usage: pgsurge-sink -k SOCKET_DIR -p PORT [--model epoll|threads]";
@@ -242,7 +243,7 @@ fn serve_epoll(listener: UnixListener) -> io::Result<()> {
     let mut buf = vec![0u8; READ_SIZE];
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; 256];
     loop {
-        let ready = epoll.wait(&mut events)?;
+        let ready = epoll.wait(&mut events, -1)?;
         for event in &events[..ready] {
             let token = event.u64;
             if token == LISTENER {
@@ -299,54 +300,6 @@ fn accept_all(
             written: 0,
             closing: false,
         });
-    }
-}
-
-/// A level-triggered epoll instance.
-struct Epoll(RawFd);
-
-impl Epoll {
-    fn new() -> io::Result<Epoll> {
-        // SAFETY: epoll_create1 has no memory arguments.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Epoll(fd))
-    }
-
-    fn control(&self, op: i32, fd: RawFd, interest: i32, token: u64) -> io::Result<()> {
-        let mut event = libc::epoll_event {
-            events: interest as u32,
-            u64: token,
-        };
-        // SAFETY: `event` is a valid epoll_event for the duration of the call.
-        if unsafe { libc::epoll_ctl(self.0, op, fd, &mut event) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    fn wait(&self, events: &mut [libc::epoll_event]) -> io::Result<usize> {
-        loop {
-            // SAFETY: the kernel writes at most `events.len()` entries into `events`.
-            let n =
-                unsafe { libc::epoll_wait(self.0, events.as_mut_ptr(), events.len() as i32, -1) };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-}
-
-impl Drop for Epoll {
-    fn drop(&mut self) {
-        // SAFETY: the fd is owned by this value and closed once.
-        unsafe { libc::close(self.0) };
     }
 }
 
