@@ -768,8 +768,8 @@ mod tests {
         ]
         .concat();
         let (events, asm, live) = read(LogFormat::Stderr, DEFAULT_PREFIX, &log);
-        // The first session ends at the line of the next process with its pid; the
-        // others at the log's end, after their last line.
+        // Session 0 ends at the line of another process with its pid; sessions 1 and
+        // 2 at the log's end, after their last line.
         assert_eq!(ends(&events), vec![(0, 900), (1, 300), (2, 990)]);
         assert_eq!(live, vec![1, 1, 2, 2, 1, 2, 2]);
         let c = asm.counts();

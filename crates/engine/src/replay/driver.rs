@@ -221,7 +221,7 @@ impl Driver {
             }
             let now = self.ctx.clock.now();
             self.run_due(now);
-            // The last session may have ended in this round: no poll to wait out.
+            // When this round ended the final session, return without polling.
             if self.finished() {
                 return None;
             }
